@@ -1,0 +1,74 @@
+// Runs the whole suite: type check, then the portable tests on Node 22, Bun and Deno, then the
+// Node-only tests (servers, workerd through miniflare, builds). One failing step fails the run.
+// Usage: node scripts/test.mjs [--only node|bun|deno|tsc] [file filter…]
+// Portable tests are tests/**/*.test.ts outside tests/node; tests/node holds the Node-only ones.
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+const args = process.argv.slice(2);
+const only = args[0] === '--only' ? args[1] : undefined;
+const filters = args.slice(only ? 2 : 0);
+
+function testFiles(dir) {
+  const files = [];
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...testFiles(path));
+    else if (entry.name.endsWith('.test.ts')) files.push(path);
+  }
+  return files.sort();
+}
+const pick = (files) => files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
+const portable = pick(testFiles('tests').filter((f) => !f.startsWith(join('tests', 'node') + '/')));
+const nodeOnly = pick(testFiles(join('tests', 'node')));
+
+function run(name, command, commandArgs, count) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    console.log(`\n=== ${name}: ${[relative(root, command) || command, ...commandArgs].join(' ')}`);
+    const child = spawn(command, commandArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    let output = '';
+    const tee = (stream, sink) => stream.on('data', (chunk) => { output += chunk; sink.write(chunk); });
+    tee(child.stdout, process.stdout);
+    tee(child.stderr, process.stderr);
+    child.on('close', (code) => {
+      const counts = count ? count(output.replace(/\x1b\[[0-9;]*m/g, '')) : { passed: 0, failed: 0 };
+      const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      console.log(`=== ${name}: exit ${code}, ${counts.passed} passed, ${counts.failed} failed, ${seconds}s`);
+      resolve({ name, code, ...counts });
+    });
+  });
+}
+
+const lastNumber = (output, pattern) => {
+  const all = [...output.matchAll(pattern)];
+  return all.length ? Number(all[all.length - 1][1]) : 0;
+};
+const nodeCounts = (o) => ({ passed: lastNumber(o, /^(?:ℹ|#) pass (\d+)/gm), failed: lastNumber(o, /^(?:ℹ|#) fail (\d+)/gm) });
+const bunCounts = (o) => ({ passed: lastNumber(o, /^\s*(\d+) pass$/gm), failed: lastNumber(o, /^\s*(\d+) fail$/gm) });
+const denoCounts = (o) => {
+  const m = [...o.matchAll(/^(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/gm)].pop();
+  return m ? { passed: Number(m[1]), failed: Number(m[3]) } : { passed: 0, failed: 0 };
+};
+
+const steps = [];
+const want = (name) => only === undefined || only === name;
+if (want('tsc') && filters.length === 0) steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
+if (want('node') && portable.length + nodeOnly.length) steps.push(() => run('node', bin('node'), ['--test', '--test-reporter=spec', '--test-concurrency=1', ...portable, ...nodeOnly], nodeCounts));
+if (want('bun') && portable.length) steps.push(() => run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => './' + f)], bunCounts));
+if (want('deno') && portable.length) steps.push(() => run('deno', bin('deno'), ['test', '-A', '--no-check', ...portable], denoCounts));
+
+const results = [];
+for (const step of steps) results.push(await step());
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+const broken = results.filter((r) => r.code !== 0).map((r) => r.name);
+console.log('\n' + results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n'));
+if (broken.length) console.log(`failing runtimes: ${broken.join(', ')}`);
+if (results.length > 0 && passed === 0 && !(only === 'tsc')) { console.log('no test ran'); process.exitCode = 1; }
+console.log(`total: ${passed} passed, ${broken.length ? Math.max(failed, 1) : failed} failed`);
+if (broken.length) process.exitCode = 1;

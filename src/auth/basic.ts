@@ -1,0 +1,102 @@
+import { readCredentials } from './authorization.ts';
+import { checkRealm } from './challenges.ts';
+import { constantTimeEqual, sha256 } from './constant-time.ts';
+import { AuthConfigError } from './errors.ts';
+import { makePrincipal } from './principal.ts';
+import type { AuthFn, Principal } from './types.ts';
+
+/** Checks a user name and password itself; it must compare in constant time. */
+export type BasicVerifier = (user: string, password: string) => boolean | Promise<boolean>;
+
+export interface BasicOptions {
+  /** User name to password (plain object or `Map`), or a verifier function. */
+  users: Readonly<Record<string, string>> | ReadonlyMap<string, string> | BasicVerifier;
+  /** Realm of the `WWW-Authenticate` challenge; default `"agent"`. */
+  realm?: string;
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** RFC 7617 user-id and password, NFC-normalized, or `null` for anything malformed. */
+function readBasicCredentials(request: Request): [user: string, password: string] | null {
+  const encoded = readCredentials(request, 'basic');
+  if (encoded === null || !BASE64.test(encoded)) return null;
+  let decoded: string;
+  try {
+    const binary = atob(encoded);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    decoded = utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return null;
+  return [decoded.slice(0, colon).normalize('NFC'), decoded.slice(colon + 1).normalize('NFC')];
+}
+
+function configuredUsers(users: unknown): [string, string][] {
+  const pairs = users instanceof Map ? [...users.entries()] : Object.entries(users as Record<string, unknown>);
+  if (pairs.length === 0) throw new AuthConfigError('basic(): users must name at least one user');
+  const seen = new Set<string>();
+  return pairs.map(([user, password]) => {
+    if (typeof user !== 'string' || user.length === 0) throw new AuthConfigError('basic(): every user name must be a non-empty string');
+    if (user.includes(':')) throw new AuthConfigError('basic(): a user name must not contain ":" (RFC 7617)');
+    if (typeof password !== 'string') throw new AuthConfigError(`basic(): the password of a user must be a string`);
+    const name = user.normalize('NFC');
+    if (seen.has(name)) throw new AuthConfigError('basic(): two user names are the same after NFC normalization');
+    seen.add(name);
+    return [name, password.normalize('NFC')];
+  });
+}
+
+/**
+ * Accepts HTTP Basic credentials (RFC 7617). Names and passwords are NFC-normalized and every
+ * configured user is compared on every request, so an unknown user costs what a wrong password costs.
+ * Use only over HTTPS.
+ * @example
+ * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });
+ */
+export function basic(options: BasicOptions): AuthFn {
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError('basic(): options { users, realm? } are required');
+  const { users, realm = 'agent' } = options;
+  checkRealm('basic()', realm);
+  let entry: AuthFn;
+
+  if (typeof users === 'function') {
+    entry = async (request) => {
+      const credentials = readBasicCredentials(request);
+      if (credentials === null) return null;
+      return (await users(credentials[0], credentials[1])) === true
+        ? makePrincipal({ id: credentials[0], type: 'user', authenticator: 'basic' })
+        : null;
+    };
+  } else {
+    if (typeof users !== 'object' || users === null) {
+      throw new AuthConfigError('basic(): users must be a map of user name to password, or a function (user, password) => boolean');
+    }
+    const pairs = configuredUsers(users);
+    const principals: Principal[] = pairs.map(([id]) => makePrincipal({ id, type: 'user', authenticator: 'basic' }));
+    let digests: Promise<{ names: Uint8Array[]; passwords: Uint8Array[] }> | undefined;
+    const hashUsers = async () => ({
+      names: await Promise.all(pairs.map(([name]) => sha256(name))),
+      passwords: await Promise.all(pairs.map(([, password]) => sha256(password))),
+    });
+
+    entry = async (request) => {
+      const credentials = readBasicCredentials(request);
+      if (credentials === null) return null;
+      digests ??= hashUsers();
+      const [{ names, passwords }, name, password] = await Promise.all([digests, sha256(credentials[0]), sha256(credentials[1])]);
+      let match = 0;
+      for (let i = 0; i < names.length; i++) {
+        const both = Number(constantTimeEqual(names[i]!, name)) & Number(constantTimeEqual(passwords[i]!, password));
+        match |= both * (i + 1);
+      }
+      return match === 0 ? null : principals[match - 1]!;
+    };
+  }
+  entry.challenges = [{ scheme: 'Basic', realm }];
+  return entry;
+}

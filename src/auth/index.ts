@@ -1,0 +1,11 @@
+export { routeAuth, authEntries } from './route-auth.ts';
+export { basic } from './basic.ts';
+export type { BasicOptions, BasicVerifier } from './basic.ts';
+export { apiToken } from './api-token.ts';
+export { anonymous } from './anonymous.ts';
+export { AuthError, AuthConfigError, isAuthError } from './errors.ts';
+export { authResponse, wwwAuthenticateLines } from './responses.ts';
+export { formatChallenge } from './challenges.ts';
+export { constantTimeEqual, secretsEqual, sha256 } from './constant-time.ts';
+export { readBearerToken } from './authorization.ts';
+export type { Principal, PrincipalInput, AuthFn, Challenge, AuthOption, AuthResult, BooleanAuth } from './types.ts';

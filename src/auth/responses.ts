@@ -1,0 +1,25 @@
+const BODIES = {
+  401: '{"error":"Unauthorized"}',
+  403: '{"error":"Forbidden"}',
+  500: '{"error":"Internal Server Error"}',
+} as const;
+
+const challengeLines = new WeakMap<Response, readonly string[]>();
+
+/** Every response the auth layer produces: JSON body, `Cache-Control: no-store`, one `WWW-Authenticate` per challenge on a 401. */
+export function authResponse(status: 401 | 403 | 500, challenges: readonly string[] = []): Response {
+  const headers = new Headers({ 'content-type': 'application/json', 'cache-control': 'no-store' });
+  if (status === 401) for (const line of challenges) headers.append('www-authenticate', line);
+  const response = new Response(BODIES[status], { status, headers });
+  if (status === 401 && challenges.length > 0) challengeLines.set(response, challenges);
+  return response;
+}
+
+/**
+ * The `WWW-Authenticate` challenges of an auth response, one per header line. Fetch `Headers`
+ * joins repeated values with commas, which a quoted realm makes ambiguous; servers that write
+ * header lines themselves (the node server) read them from here.
+ */
+export function wwwAuthenticateLines(response: Response): readonly string[] | undefined {
+  return challengeLines.get(response);
+}

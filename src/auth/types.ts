@@ -1,0 +1,40 @@
+/** Who the caller is, as verified by an auth entry. Frozen (claims deeply) when it leaves the auth layer. */
+export interface Principal {
+  readonly id: string;
+  readonly type: 'user' | 'service';
+  /** `'jwt'`, `'oidc'`, `'basic'`, `'api-token'`, `'anonymous'`, `'custom'`, `'slack'`, `'discord'`, or a custom entry's own name. */
+  readonly authenticator: string;
+  /** JWT `iss`: the same `id` from another issuer is another caller. */
+  readonly issuer?: string;
+  /** Verified claims. Never the raw token, never a password. */
+  readonly claims?: Readonly<Record<string, unknown>>;
+}
+
+/** A challenge that a 401 advertises in `WWW-Authenticate`. */
+export interface Challenge {
+  readonly scheme: string;
+  readonly realm?: string;
+}
+
+/** What a custom entry may return before the layer validates and completes it. */
+export type PrincipalInput = Omit<Principal, 'authenticator'> & { readonly authenticator?: string };
+
+/**
+ * One auth entry: a function of the request that returns a principal (accept), `null` or
+ * `undefined` (skip), or throws `AuthError(401 | 403)` (stop). Any other throw is a bug (500).
+ * `challenges` absent means `[{ scheme: 'Bearer' }]`; an explicit `[]` advertises nothing.
+ */
+export interface AuthFn {
+  (request: Request): PrincipalInput | null | undefined | Promise<PrincipalInput | null | undefined>;
+  challenges?: readonly Challenge[];
+}
+
+/** A function that answers `true` (accept as the anonymous custom principal) or `false` (401). */
+export type BooleanAuth = (request: Request) => boolean | Promise<boolean>;
+
+/** Every form the `auth` option takes: a list, one entry, a token string, or a boolean function. */
+export type AuthOption = AuthFn | readonly AuthFn[] | string | BooleanAuth;
+
+export type AuthResult =
+  | { readonly ok: true; readonly principal: Principal }
+  | { readonly ok: false; readonly response: Response };
