@@ -1,0 +1,165 @@
+// The agent contract (design §6). Shared by src/agent (runtime), src/http (routes) and src/node (server, file store).
+import type { Principal } from '../auth/types.ts';
+
+export type { Principal };
+
+export interface ToolCall { id: string; name: string; arguments: unknown }
+
+export type Message =
+  | { role: 'user' | 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** JSON Schema of a tool's arguments. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolSpec { name: string; description: string; parameters: JsonSchema }
+
+export interface ModelRequest { instructions: string; messages: Message[]; tools: ToolSpec[]; signal?: AbortSignal }
+export interface ModelTurn { text?: string; toolCalls?: ToolCall[] }
+export type ModelDelta = { type: 'text'; text: string } | { type: 'tool-call'; call: ToolCall };
+
+/** Anything that answers a conversation: plug a provider in by implementing this. */
+export interface Model {
+  generate(request: ModelRequest): Promise<ModelTurn>;
+  /** Streams one turn; a model without it is streamed as one text delta. */
+  stream?(request: ModelRequest): AsyncIterable<ModelDelta>;
+}
+
+/** What a run knows: `metadata` is what the caller sent, `principal` what auth verified (frozen, possibly absent). */
+export interface RunContext {
+  readonly principal?: Principal;
+  readonly sessionId: string;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+/** What a tool's `execute` receives besides its arguments: never the principal. */
+export interface ToolContext { readonly sessionId: string; readonly signal?: AbortSignal }
+
+export interface Tool<Args = any> {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  execute(args: Args, context: ToolContext): unknown | Promise<unknown>;
+  /** The approval policy: a boolean, or a function of the arguments (never of the principal). */
+  needsApproval?: boolean | ((args: Args) => boolean | Promise<boolean>);
+}
+
+/** A value (static agent) or a function of the run context, possibly async (dynamic agent). */
+export type Dynamic<T> = T | ((context: RunContext) => T | Promise<T>);
+
+export interface MemoryOptions {
+  /** Names the memory namespace of a run; key it on both `issuer` and `id`. */
+  scope(input: { principal?: Principal }): string | Promise<string>;
+}
+
+export interface AgentOptions {
+  name: string;
+  model: Dynamic<Model>;
+  instructions?: Dynamic<string>;
+  tools?: Dynamic<Tool[]>;
+  memory?: MemoryOptions;
+  store?: Store;
+  /** Bound of the tool loop: model turns per run (default 10). */
+  maxSteps?: number;
+}
+
+export interface PendingApproval { id: string; tool: string; arguments: unknown; toolCallId: string }
+
+export interface RunResult {
+  sessionId: string;
+  status: 'completed' | 'awaiting-approval';
+  text: string;
+  messages: Message[];
+  approvals: PendingApproval[];
+}
+
+/** Events of a run as it happens, for streaming routes. A run's last event is `finish`. */
+export type RunEvent =
+  | { type: 'start'; sessionId: string }
+  | { type: 'step-start' }
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call'; call: ToolCall }
+  | { type: 'approval-request'; approval: PendingApproval }
+  | { type: 'tool-result'; toolCallId: string; output: unknown }
+  | { type: 'tool-error'; toolCallId: string; error: string }
+  | { type: 'tool-denied'; toolCallId: string; reason?: string }
+  | { type: 'step-finish' }
+  | { type: 'error'; error: string }
+  | { type: 'finish'; result: RunResult };
+
+export interface SendOptions {
+  principal?: Principal;
+  sessionId?: string;
+  metadata?: Record<string, unknown>;
+  signal?: AbortSignal;
+  /** Called with each event of the run, in order (streaming routes use it). */
+  onEvent?: (event: RunEvent) => void;
+}
+
+export interface DecideOptions {
+  approved: boolean;
+  reason?: string;
+  /** The decider: recorded in the transcript for audit only; the run keeps the principal it started with. */
+  principal?: Principal;
+  signal?: AbortSignal;
+  onEvent?: (event: RunEvent) => void;
+}
+
+export interface AgentSession {
+  readonly id: string;
+  send(message: string, options?: Omit<SendOptions, 'sessionId'>): Promise<RunResult>;
+}
+
+export interface Agent {
+  readonly name: string;
+  send(message: string, options?: SendOptions): Promise<RunResult>;
+  session(id: string): AgentSession;
+  /** Resumes the paused run waiting on `approvalId`; throws `AgentError` ('APPROVAL_NOT_FOUND') when unknown or already decided. */
+  decide(approvalId: string, decision: DecideOptions): Promise<RunResult>;
+  /** The transcript of a session; throws `AgentError` ('SESSION_NOT_FOUND') when unknown. */
+  transcript(sessionId: string): Promise<{ sessionId: string; messages: Message[]; audit: AuditEntry[] }>;
+  /** Approvals waiting in a session (empty for an unknown session). */
+  pendingApprovals(sessionId: string): Promise<PendingApproval[]>;
+}
+
+/** A decision on an approval, kept beside the transcript for audit. */
+export interface AuditEntry {
+  type: 'approval-decided';
+  approvalId: string;
+  tool: string;
+  approved: boolean;
+  reason?: string;
+  decidedBy?: Principal;
+  at: string;
+}
+
+export interface SessionRecord {
+  id: string;
+  messages: Message[];
+  audit: AuditEntry[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A paused run, JSON-serializable: everything needed to resume it after a restart. */
+export interface Checkpoint {
+  approvalId: string;
+  sessionId: string;
+  /** The principal the run started with (absent for an anonymous or static run's caller). */
+  principal?: Principal;
+  metadata: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+/** Where an agent keeps sessions, transcripts, checkpoints and memory. Async so a database can stand behind it. */
+export interface Store {
+  loadSession(id: string): Promise<SessionRecord | undefined>;
+  saveSession(record: SessionRecord): Promise<void>;
+  loadCheckpoint(approvalId: string): Promise<Checkpoint | undefined>;
+  saveCheckpoint(checkpoint: Checkpoint): Promise<void>;
+  /** Removes a checkpoint; `true` only for the one caller that removed it (decide-once). */
+  deleteCheckpoint(approvalId: string): Promise<boolean>;
+  listCheckpoints(sessionId: string): Promise<Checkpoint[]>;
+  loadMemory(namespace: string): Promise<string[]>;
+  appendMemory(namespace: string, note: string): Promise<void>;
+}
