@@ -32,7 +32,7 @@ async function toRequest(req: IncomingMessage): Promise<Request> {
     for (const value of values ?? []) headers.append(name, value);
   }
   const method = req.method ?? 'GET';
-  let body: Uint8Array | undefined;
+  let body: BodyInit | undefined;
   if (method !== 'GET' && method !== 'HEAD') {
     const chunks: Uint8Array[] = [];
     for await (const chunk of req) chunks.push(chunk as Uint8Array);
