@@ -1,1 +1,1 @@
-export {};
+export { fileStore } from './file-store.ts';
