@@ -1,0 +1,72 @@
+import { HttpError } from './responses.ts';
+
+/** Largest request body a route reads (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const tooLarge = () => new HttpError(413, 'Request body too large (limit 1 MiB)');
+
+/**
+ * Reads a request body of at most `MAX_BODY_BYTES`: a larger `Content-Length` is refused
+ * before reading, and a body without one is counted as it streams in and cut off at the limit.
+ */
+async function readBodyBytes(request: Request): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** The request body as a JSON object; anything else (no body, invalid UTF-8 or JSON, an array) is a 400. */
+export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+  const bytes = await readBodyBytes(request);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new HttpError(400, 'Request body must be valid JSON');
+  }
+  if (!isPlainObject(value)) throw new HttpError(400, 'Request body must be a JSON object');
+  return value;
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `{ message, sessionId?, metadata? }` of `POST <base>` and `POST <base>/chat`. */
+export function parseSendBody(body: Record<string, unknown>): { message: string; sessionId?: string; metadata?: Record<string, unknown> } {
+  const { message, sessionId, metadata } = body;
+  if (typeof message !== 'string') throw new HttpError(400, 'message must be a string');
+  if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
+    throw new HttpError(400, 'sessionId must be a non-empty string');
+  }
+  if (metadata !== undefined && !isPlainObject(metadata)) throw new HttpError(400, 'metadata must be a JSON object');
+  return { message, ...(sessionId !== undefined && { sessionId }), ...(metadata !== undefined && { metadata }) };
+}
+
+/** `{ approved, reason? }` of `POST <base>/approvals/:approvalId`. */
+export function parseDecisionBody(body: Record<string, unknown>): { approved: boolean; reason?: string } {
+  const { approved, reason } = body;
+  if (typeof approved !== 'boolean') throw new HttpError(400, 'approved must be a boolean');
+  if (reason !== undefined && typeof reason !== 'string') throw new HttpError(400, 'reason must be a string');
+  return { approved, ...(reason !== undefined && { reason }) };
+}

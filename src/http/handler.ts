@@ -1,0 +1,141 @@
+import type { Agent, Principal } from '../agent/types.ts';
+import { routeAuth } from '../auth/route-auth.ts';
+import type { AuthOption } from '../auth/types.ts';
+import { isPlainObject, parseDecisionBody, parseSendBody, readJsonObject } from './body.ts';
+import { nodeEnv } from './env.ts';
+import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
+import { errorResponse, failureResponse, HttpError, jsonResponse } from './responses.ts';
+import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
+
+export interface AgentHandlerOptions {
+  /** Prefix of every route, e.g. `/agent`; default `''`. */
+  basePath?: string;
+  /** A list of entries, one entry, a token string, or a boolean function. Without it every route is open. */
+  auth?: AuthOption;
+}
+
+type Route =
+  | { name: 'health' | 'approvals'; method: 'GET' }
+  | { name: 'send' | 'chat' | 'ui'; method: 'POST' }
+  | { name: 'transcript'; method: 'GET'; id: string }
+  | { name: 'decide'; method: 'POST'; id: string };
+
+function normalizeBasePath(basePath: unknown): string {
+  if (typeof basePath !== 'string' || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
+    throw new TypeError('agentHandler(): basePath must be "" or a path starting with "/", without query or fragment');
+  }
+  return basePath.replace(/\/+$/, '');
+}
+
+function decodeSegment(segment: string): string | undefined {
+  try {
+    const decoded = decodeURIComponent(segment);
+    return decoded === '' ? undefined : decoded;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The route a path names under `basePath`, or `undefined` (404). One trailing `/` is ignored. */
+function matchRoute(pathname: string, basePath: string): Route | undefined {
+  if (pathname !== basePath && !pathname.startsWith(basePath + '/')) return undefined;
+  const rest = pathname.slice(basePath.length).replace(/\/$/, '');
+  const [first, second, ...more] = rest === '' ? [] : rest.slice(1).split('/');
+  if (more.length > 0) return undefined;
+  const id = second === undefined ? undefined : decodeSegment(second);
+  if (second !== undefined && id === undefined) return undefined;
+  switch (first) {
+    case undefined: return { name: 'send', method: 'POST' };
+    case 'health': return id === undefined ? { name: 'health', method: 'GET' } : undefined;
+    case 'chat': return id === undefined ? { name: 'chat', method: 'POST' } : { name: 'transcript', method: 'GET', id };
+    case 'approvals': return id === undefined ? { name: 'approvals', method: 'GET' } : { name: 'decide', method: 'POST', id };
+    case 'ui': return id === undefined ? { name: 'ui', method: 'POST' } : undefined;
+    default: return undefined;
+  }
+}
+
+/**
+ * The route handler: a function from a Web `Request` to a `Response` serving an agent on any
+ * runtime or framework that speaks `Request` (Workers, Bun.serve, Deno.serve, Hono, Next.js).
+ *
+ * Routes under `basePath`: `GET /health` (never behind auth), `POST /` and `POST /chat`
+ * (`{ message, sessionId?, metadata? }`; `/chat` streams server-sent events when asked with
+ * `Accept: text/event-stream`), `GET /chat/:id`, `GET /approvals?sessionId=…`,
+ * `POST /approvals/:approvalId` (`{ approved, reason? }`) and `POST /ui` (the AI SDK `useChat`
+ * endpoint). Auth runs before routing, so an unknown path behind auth answers 401, not 404.
+ * The accepted principal reaches the run; nothing in the body can set it.
+ * @example
+ * const handler = agentHandler(agent, { basePath: '/agent', auth: [jwt({ secret, audience: 'agent' }), basic({ users })] });
+ * export default { fetch: handler };
+ */
+export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (request: Request) => Promise<Response> {
+  const basePath = normalizeBasePath(options.basePath ?? '');
+  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth);
+  if (authenticate === undefined && nodeEnv() === 'production') {
+    console.warn('agentgate: agentHandler() was created without auth; every agent route is open to anyone');
+  }
+
+  return async function handleAgentRequest(request: Request): Promise<Response> {
+    const route = matchRoute(new URL(request.url).pathname, basePath);
+    let principal: Principal | undefined;
+    if (authenticate !== undefined && route?.name !== 'health') {
+      const result = await authenticate(request);
+      if (!result.ok) return result.response;
+      principal = result.principal;
+    }
+    if (route === undefined) return errorResponse(404, 'Not Found');
+    if (request.method !== route.method) return errorResponse(405, 'Method Not Allowed', { allow: route.method });
+    try {
+      return await serveRoute(agent, route, request, principal);
+    } catch (error) {
+      return failureResponse(error);
+    }
+  };
+}
+
+async function serveRoute(agent: Agent, route: Route, request: Request, principal: Principal | undefined): Promise<Response> {
+  const signal = request.signal;
+  switch (route.name) {
+    case 'send':
+    case 'chat': {
+      const { message, sessionId, metadata } = parseSendBody(await readJsonObject(request));
+      const options = { principal, sessionId, metadata, signal };
+      if (route.name === 'chat' && acceptsEventStream(request)) {
+        return streamRun((onEvent) => agent.send(message, { ...options, onEvent }), chatEventFormat, {});
+      }
+      return jsonResponse(await agent.send(message, options));
+    }
+    case 'transcript': {
+      const { sessionId, messages } = await agent.transcript(route.id);
+      return jsonResponse({ sessionId, messages });
+    }
+    case 'approvals': {
+      const sessionId = new URL(request.url).searchParams.get('sessionId');
+      if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
+      return jsonResponse({ approvals: await agent.pendingApprovals(sessionId) });
+    }
+    case 'decide': {
+      const { approved, reason } = parseDecisionBody(await readJsonObject(request));
+      return jsonResponse(await agent.decide(route.id, { approved, reason, principal, signal }));
+    }
+    case 'ui': {
+      const body = await readJsonObject(request);
+      const ui = parseUiRequest(body);
+      const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
+      if (ui.kind === 'message') {
+        const run: StreamedRun = (onEvent) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent });
+        return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
+      }
+      const run: StreamedRun = async (onEvent) => {
+        const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });
+        const [first, ...rest] = ui.decisions;
+        let result = await decide(first);
+        for (const decision of rest) result = await decide(decision);
+        return result;
+      };
+      return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
+    }
+    case 'health':
+      return jsonResponse({ status: 'ok' });
+  }
+}

@@ -1,0 +1,125 @@
+// The AI SDK UI message stream that `useChat` reads (protocol notes:
+// shared/protocols/ai-sdk-ui-message-stream.md; chunk shapes: `uiMessageChunkSchema` of the `ai` package).
+import type { RunEvent, RunResult } from '../agent/types.ts';
+import { isPlainObject } from './body.ts';
+import type { EventFormat } from './event-stream.ts';
+import { HttpError } from './responses.ts';
+
+export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
+
+/** What a `useChat` request asks for: a new user message, or the decisions on approvals the user answered. */
+export interface UiDecision { approvalId: string; approved: boolean; reason?: string }
+export type UiRequest =
+  | { kind: 'message'; sessionId: string; text: string }
+  | { kind: 'decisions'; sessionId: string; messageId: string; decisions: [UiDecision, ...UiDecision[]] };
+
+/**
+ * Reads the body `DefaultChatTransport` sends: `{ id, messages, trigger, messageId? }`. The chat
+ * `id` is the session; only the last message is read, because the session's transcript on the
+ * server, not the history the client sends, is what the agent continues.
+ */
+export function parseUiRequest(body: Record<string, unknown>): UiRequest {
+  const { id, messages, trigger } = body;
+  if (typeof id !== 'string' || id.length === 0) throw new HttpError(400, 'id must be a non-empty string');
+  if (trigger !== undefined && trigger !== 'submit-message') throw new HttpError(400, 'only trigger "submit-message" is supported');
+  if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, 'messages must be a non-empty list');
+  const last: unknown = messages[messages.length - 1];
+  if (!isPlainObject(last) || !Array.isArray(last.parts)) throw new HttpError(400, 'each message needs a list of parts');
+  const parts = last.parts.filter(isPlainObject);
+
+  if (last.role === 'user') {
+    const text = parts.filter((part) => part.type === 'text' && typeof part.text === 'string').map((part) => part.text).join('\n');
+    if (text.length === 0) throw new HttpError(400, 'the last user message has no text');
+    return { kind: 'message', sessionId: id, text };
+  }
+  if (last.role === 'assistant' && typeof last.id === 'string') {
+    const decisions = parts.flatMap((part): UiDecision[] => {
+      const approval = part.approval;
+      const isTool = typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
+      if (!isTool || part.state !== 'approval-responded' || !isPlainObject(approval)) return [];
+      if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean') throw new HttpError(400, 'an approval response needs id and approved');
+      const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
+      return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
+    });
+    const [first, ...rest] = decisions;
+    if (first !== undefined) return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest] };
+  }
+  throw new HttpError(400, 'the last message must be a user message or an assistant message with approval responses');
+}
+
+const sse = (chunk: Record<string, unknown>) => `data: ${JSON.stringify(chunk)}\n\n`;
+
+/**
+ * Maps run events to UI message chunks. `start` opens the message (`messageId` repeats the
+ * assistant message being continued); text deltas are wrapped in text parts; a tool call
+ * becomes tool input chunks, and its approval request always follows them; one `finish` ends
+ * the stream (`tool-calls` when the run waits for an approval), then `[DONE]`. Several runs
+ * (several approvals decided at once) share one stream: only the last result finishes it.
+ */
+export function uiEventFormat(messageId: string): EventFormat {
+  const announcedCalls = new Set<string>();
+  let textId: string | undefined;
+  let textParts = 0;
+  let started = false;
+
+  const open = () => {
+    if (started) return '';
+    started = true;
+    return sse({ type: 'start', messageId });
+  };
+
+  const closeText = () => {
+    if (textId === undefined) return '';
+    const chunk = sse({ type: 'text-end', id: textId });
+    textId = undefined;
+    return chunk;
+  };
+  const toolInput = (toolCallId: string, toolName: string, input: unknown) => {
+    announcedCalls.add(toolCallId);
+    return sse({ type: 'tool-input-start', toolCallId, toolName }) + sse({ type: 'tool-input-available', toolCallId, toolName, input });
+  };
+
+  const chunks = (event: RunEvent): string => {
+    switch (event.type) {
+      case 'start':
+        return '';
+      case 'step-start':
+        return sse({ type: 'start-step' });
+      case 'text-delta': {
+        if (event.text === '') return '';
+        let textStart = '';
+        if (textId === undefined) {
+          textId = `text-${++textParts}`;
+          textStart = sse({ type: 'text-start', id: textId });
+        }
+        return textStart + sse({ type: 'text-delta', id: textId, delta: event.text });
+      }
+      case 'tool-call':
+        return closeText() + toolInput(event.call.id, event.call.name, event.call.arguments);
+      case 'approval-request': {
+        const { id, tool, arguments: input, toolCallId } = event.approval;
+        const announce = announcedCalls.has(toolCallId) ? '' : closeText() + toolInput(toolCallId, tool, input);
+        return announce + sse({ type: 'tool-approval-request', approvalId: id, toolCallId });
+      }
+      case 'tool-result':
+        return sse({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.output ?? null });
+      case 'tool-error':
+        return sse({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: event.error });
+      case 'tool-denied':
+        return sse({ type: 'tool-output-denied', toolCallId: event.toolCallId });
+      case 'step-finish':
+        return closeText() + sse({ type: 'finish-step' });
+      case 'error':
+        return closeText() + sse({ type: 'error', errorText: event.error });
+      case 'finish':
+        return closeText();
+    }
+  };
+
+  return {
+    event: (event) => open() + chunks(event),
+    end: (result: RunResult) =>
+      open() + closeText() + sse({ type: 'finish', finishReason: result.status === 'awaiting-approval' ? 'tool-calls' : 'stop' }) + 'data: [DONE]\n\n',
+    failure: () => open() + closeText() + sse({ type: 'error', errorText: 'Internal Server Error' }) + sse({ type: 'finish', finishReason: 'error' }) + 'data: [DONE]\n\n',
+  };
+}
