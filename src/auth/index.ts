@@ -9,3 +9,5 @@ export { formatChallenge } from './challenges.ts';
 export { constantTimeEqual, secretsEqual, sha256 } from './constant-time.ts';
 export { readBearerToken } from './authorization.ts';
 export type { Principal, PrincipalInput, AuthFn, Challenge, AuthOption, AuthResult, BooleanAuth } from './types.ts';
+export { jwt } from './jwt.ts';
+export type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';

@@ -1,0 +1,49 @@
+import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
+import type { JwsHeader } from './compact.ts';
+import { importHmacKey, importPublicKey, type PublicKeySpec } from './keys.ts';
+
+/** A Web Crypto key bound to the one algorithm it verifies. */
+export interface VerifyKey {
+  readonly algorithm: JwsAlgorithm;
+  readonly key: CryptoKey;
+  /** Exact signature length in bytes: HMAC tag, ECDSA `r||s`, or RSA modulus length. */
+  readonly signatureLength: number;
+  readonly kid?: string;
+}
+
+/** Where the verifier gets the keys for a header's `alg` and `kid`: static sources answer synchronously once imported, key sets may fetch. */
+export interface KeySource {
+  keysFor(header: JwsHeader): readonly VerifyKey[] | Promise<readonly VerifyKey[]>;
+}
+
+const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
+
+/** A `VerifyKey` for `spec` and one of its algorithms. */
+export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<VerifyKey> {
+  const key = await importPublicKey(spec, algorithm);
+  const signatureLength = algorithm.signatureLength ?? Math.ceil((spec.bits as number) / 8);
+  return Object.freeze(spec.kid === undefined ? { algorithm, key, signatureLength } : { algorithm, key, signatureLength, kid: spec.kid });
+}
+
+/** A `VerifyKey` for HMAC key bytes and one `HS*` algorithm. */
+export async function importHmacVerifyKey(secret: Uint8Array<ArrayBuffer>, algorithm: JwsAlgorithm): Promise<VerifyKey> {
+  const key = await importHmacKey(secret, algorithm);
+  return Object.freeze({ algorithm, key, signatureLength: algorithm.signatureLength as number });
+}
+
+/**
+ * One configured key, imported once per allowed algorithm on first use (Workers forbid async
+ * work at start-up) and shared by every later request. A failed import fails every request (500).
+ */
+export function staticKeySource(algorithms: readonly AlgorithmName[], load: (algorithm: JwsAlgorithm) => Promise<VerifyKey>): KeySource {
+  const slots = new Map<string, { keys?: readonly VerifyKey[]; pending?: Promise<readonly VerifyKey[]> }>();
+  for (const name of algorithms) slots.set(name, {});
+  return {
+    keysFor(header) {
+      const slot = slots.get(header.alg);
+      if (slot === undefined) return NO_KEYS;
+      if (slot.keys !== undefined) return slot.keys;
+      return (slot.pending ??= load(jwsAlgorithm(header.alg) as JwsAlgorithm).then((key) => (slot.keys = Object.freeze([key]))));
+    },
+  };
+}

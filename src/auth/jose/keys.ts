@@ -1,0 +1,212 @@
+import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm, type NamedCurve } from './algorithms.ts';
+import { decodeBase64url } from './base64url.ts';
+
+/** A public key checked against the key rules, ready to import for each algorithm it allows. */
+export interface PublicKeySpec {
+  readonly kty: 'RSA' | 'EC';
+  readonly curve?: NamedCurve;
+  /** RSA modulus size in bits. */
+  readonly bits?: number;
+  /** The algorithms this key may verify: its family (its curve for EC), narrowed by a JWK `alg`. */
+  readonly algorithms: readonly AlgorithmName[];
+  readonly kid?: string;
+  readonly format: 'spki' | 'jwk';
+  readonly data: Uint8Array<ArrayBuffer> | JsonWebKey;
+}
+
+export const MIN_RSA_BITS = 2048;
+export const MIN_SECRET_BYTES = 32;
+
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
+const COORDINATE_BYTES: Readonly<Record<NamedCurve, number>> = { 'P-256': 32, 'P-384': 48 };
+
+/** A `publicKey` option: PEM `BEGIN PUBLIC KEY` text or a public JWK. A string result is why it was refused. */
+export function readPublicKey(value: unknown): PublicKeySpec | string {
+  if (typeof value === 'string') return readSpkiPem(value);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return readPublicJwk(value);
+  return 'must be a PEM public key (BEGIN PUBLIC KEY) or a JWK object';
+}
+
+const PEM_BLOCK = /^-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]+)-----END PUBLIC KEY-----$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const PEM_KINDS: Readonly<Record<string, string>> = {
+  CERTIFICATE: 'a certificate',
+  'RSA PUBLIC KEY': 'a PKCS#1 RSA public key',
+  'PRIVATE KEY': 'a private key',
+  'RSA PRIVATE KEY': 'a private key',
+  'EC PRIVATE KEY': 'a private key',
+  'ENCRYPTED PRIVATE KEY': 'a private key',
+};
+
+/** PEM text holding one SubjectPublicKeyInfo (`BEGIN PUBLIC KEY`). */
+export function readSpkiPem(pem: string): PublicKeySpec | string {
+  const begin = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(pem);
+  if (begin === null) return 'must be a PEM public key (BEGIN PUBLIC KEY) or a JWK object';
+  const label = begin[1] as string;
+  if (label !== 'PUBLIC KEY') {
+    const kind = Object.hasOwn(PEM_KINDS, label) ? PEM_KINDS[label] : 'another PEM type';
+    return `must be a PEM "BEGIN PUBLIC KEY" (SubjectPublicKeyInfo); got ${kind} (BEGIN ${label})`;
+  }
+  const match = PEM_BLOCK.exec(pem.trim());
+  const body = match === null ? '' : (match[1] as string).replace(/\s+/g, '');
+  if (match === null || !BASE64.test(body)) return 'is not a well-formed PEM block (BEGIN PUBLIC KEY, base64, END PUBLIC KEY)';
+  const binary = atob(body);
+  const der = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) der[i] = binary.charCodeAt(i);
+  return readSpki(der);
+}
+
+interface Tlv {
+  readonly start: number;
+  readonly end: number;
+}
+
+/** One DER element with `tag` at `offset`: definite, minimal length, inside `limit`. */
+function readTlv(der: Uint8Array, offset: number, tag: number, limit: number): Tlv | null {
+  if (offset + 2 > limit || der[offset] !== tag) return null;
+  let length = der[offset + 1] as number;
+  let start = offset + 2;
+  if (length >= 0x80) {
+    const count = length & 0x7f;
+    if (count === 0 || count > 3 || start + count > limit || der[start] === 0) return null;
+    length = 0;
+    for (let i = 0; i < count; i++) length = length * 256 + (der[start + i] as number);
+    if (length < 0x80) return null;
+    start += count;
+  }
+  const end = start + length;
+  return end <= limit ? { start, end } : null;
+}
+
+const OID_RSA = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+const OID_EC = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+const OID_CURVES: readonly (readonly [NamedCurve, readonly number[]])[] = [
+  ['P-256', [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]],
+  ['P-384', [0x2b, 0x81, 0x04, 0x00, 0x22]],
+];
+
+function bytesEqual(der: Uint8Array, tlv: Tlv, expected: readonly number[]): boolean {
+  if (tlv.end - tlv.start !== expected.length) return false;
+  return expected.every((byte, i) => der[tlv.start + i] === byte);
+}
+
+/** DER SubjectPublicKeyInfo (RFC 5280 §4.1, RFC 3279): an RSA key, or an EC key on P-256 or P-384. */
+export function readSpki(der: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
+  const malformed = 'is not a DER SubjectPublicKeyInfo';
+  const spki = readTlv(der, 0, 0x30, der.length);
+  if (spki === null || spki.end !== der.length) return malformed;
+  const algorithm = readTlv(der, spki.start, 0x30, spki.end);
+  if (algorithm === null) return malformed;
+  const oid = readTlv(der, algorithm.start, 0x06, algorithm.end);
+  const bits = readTlv(der, algorithm.end, 0x03, spki.end);
+  if (oid === null || bits === null || bits.end !== spki.end || der[bits.start] !== 0) return malformed;
+  if (bytesEqual(der, oid, OID_RSA)) {
+    const params = readTlv(der, oid.end, 0x05, algorithm.end);
+    if (params === null || params.start !== params.end || params.end !== algorithm.end) return malformed;
+    const sequence = readTlv(der, bits.start + 1, 0x30, bits.end);
+    if (sequence === null || sequence.end !== bits.end) return malformed;
+    const n = readTlv(der, sequence.start, 0x02, sequence.end);
+    const e = n && readTlv(der, n.end, 0x02, sequence.end);
+    if (n === null || e === null || e.end !== sequence.end) return malformed;
+    return rsaSpec(der.subarray(n.start, n.end), der.subarray(e.start, e.end), undefined, undefined, 'spki', der);
+  }
+  if (bytesEqual(der, oid, OID_EC)) {
+    const params = readTlv(der, oid.end, 0x06, algorithm.end);
+    if (params === null || params.end !== algorithm.end) return malformed;
+    const curve = OID_CURVES.find(([, curveOid]) => bytesEqual(der, params, curveOid))?.[0];
+    if (curve === undefined) return 'is an EC key on a curve other than P-256 or P-384';
+    const point = der.subarray(bits.start + 1, bits.end);
+    if (point[0] !== 0x04) return 'is an EC key whose point is not uncompressed';
+    if (point.length !== 1 + 2 * COORDINATE_BYTES[curve]) return malformed;
+    return ecSpec(curve, undefined, undefined, 'spki', der);
+  }
+  return 'must be an RSA key or an EC key on P-256 or P-384';
+}
+
+/** Unsigned big-endian integer bytes without leading zero bytes. */
+function stripZeros(bytes: Uint8Array): Uint8Array {
+  let i = 0;
+  while (i < bytes.length && bytes[i] === 0) i++;
+  return bytes.subarray(i);
+}
+
+function rsaSpec(
+  modulus: Uint8Array, exponent: Uint8Array, alg: AlgorithmName | undefined, kid: string | undefined,
+  format: PublicKeySpec['format'], data: PublicKeySpec['data'],
+): PublicKeySpec | string {
+  if (modulus[0] !== undefined && modulus[0] >= 0x80 && format === 'spki') return 'is not a DER SubjectPublicKeyInfo';
+  const n = stripZeros(modulus);
+  const bits = n.length === 0 ? 0 : (n.length - 1) * 8 + (32 - Math.clz32(n[0] as number));
+  if (bits < MIN_RSA_BITS) return `is an RSA key of ${bits} bits; at least ${MIN_RSA_BITS} are required`;
+  const e = stripZeros(exponent);
+  // Web Crypto accepts e = 1, and with it any signature verifies.
+  if (e.length === 0 || (e.length === 1 && (e[0] as number) < 3) || ((e[e.length - 1] as number) & 1) === 0) {
+    return 'is an RSA key whose public exponent is even or under 3';
+  }
+  return spec({ kty: 'RSA', bits, algorithms: algorithmsFor('RSA'), format, data }, alg, kid);
+}
+
+function ecSpec(curve: NamedCurve, alg: AlgorithmName | undefined, kid: string | undefined, format: PublicKeySpec['format'], data: PublicKeySpec['data']): PublicKeySpec | string {
+  return spec({ kty: 'EC', curve, algorithms: algorithmsFor('EC', curve), format, data }, alg, kid);
+}
+
+function spec(key: PublicKeySpec, alg: AlgorithmName | undefined, kid: string | undefined): PublicKeySpec | string {
+  if (alg !== undefined) {
+    if (!key.algorithms.includes(alg)) return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
+    key = { ...key, algorithms: [alg] };
+  }
+  return Object.freeze(kid === undefined ? key : { ...key, kid });
+}
+
+/** `an RSA key`, `a P-256 EC key`: for messages. */
+export function describeKey(key: Pick<PublicKeySpec, 'kty' | 'curve'>): string {
+  return key.kty === 'RSA' ? 'an RSA key' : `a ${key.curve} EC key`;
+}
+
+/**
+ * A public JWK (RFC 7517/7518): `kty` `RSA` or `EC` (P-256, P-384), no private members,
+ * `use` `sig` and `key_ops` with `verify` when present, an `alg` that fits the key when present.
+ * Shared by `publicKey` and key sets; an `oct` key is always refused (a key set never supplies an HMAC key).
+ */
+export function readPublicJwk(value: object): PublicKeySpec | string {
+  const jwk = value as Record<string, unknown>;
+  const secret = PRIVATE_JWK_MEMBERS.find((member) => Object.hasOwn(jwk, member));
+  if (secret !== undefined) return `is a JWK with the private member "${secret}"; give the public key only`;
+  const { kty, use, key_ops: keyOps, alg, kid } = jwk;
+  if (use !== undefined && use !== 'sig') return 'is a JWK whose "use" is not "sig"';
+  if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify'))) return 'is a JWK whose "key_ops" lacks "verify"';
+  if (kid !== undefined && typeof kid !== 'string') return 'is a JWK whose "kid" is not a string';
+  if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined)) return 'is a JWK whose "alg" is not a supported algorithm';
+  const algName = alg as AlgorithmName | undefined;
+  if (kty === 'RSA') {
+    const n = typeof jwk.n === 'string' ? decodeBase64url(jwk.n) : null;
+    const e = typeof jwk.e === 'string' ? decodeBase64url(jwk.e) : null;
+    if (n === null || e === null) return 'is an RSA JWK without valid base64url "n" and "e"';
+    return rsaSpec(n, e, algName, kid, 'jwk', { kty: 'RSA', n: jwk.n as string, e: jwk.e as string });
+  }
+  if (kty === 'EC') {
+    const { crv } = jwk;
+    if (crv !== 'P-256' && crv !== 'P-384') return 'is an EC JWK on a curve other than P-256 or P-384';
+    const x = typeof jwk.x === 'string' ? decodeBase64url(jwk.x) : null;
+    const y = typeof jwk.y === 'string' ? decodeBase64url(jwk.y) : null;
+    const size = COORDINATE_BYTES[crv];
+    if (x === null || y === null || x.length !== size || y.length !== size) return `is an EC JWK whose "x" and "y" are not ${size}-byte base64url`;
+    return ecSpec(crv, algName, kid, 'jwk', { kty: 'EC', crv, x: jwk.x as string, y: jwk.y as string });
+  }
+  return 'is a JWK whose "kty" is not "RSA" or "EC"';
+}
+
+/** Imports `spec` for verifying with `algorithm` (one of `spec.algorithms`). */
+export function importPublicKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<CryptoKey> {
+  if (!spec.algorithms.includes(algorithm.name)) return Promise.reject(new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`));
+  return spec.format === 'spki'
+    ? crypto.subtle.importKey('spki', spec.data as Uint8Array<ArrayBuffer>, algorithm.importParams, false, ['verify'])
+    : crypto.subtle.importKey('jwk', spec.data as JsonWebKey, algorithm.importParams, false, ['verify']);
+}
+
+/** Imports HMAC key bytes for `algorithm` (an `HS*` entry). */
+export function importHmacKey(secret: Uint8Array<ArrayBuffer>, algorithm: JwsAlgorithm): Promise<CryptoKey> {
+  if (secret.length < MIN_SECRET_BYTES) return Promise.reject(new RangeError(`an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`));
+  if (algorithm.kty !== 'oct') return Promise.reject(new TypeError(`${algorithm.name} is not an HMAC algorithm`));
+  return crypto.subtle.importKey('raw', secret, algorithm.importParams, false, ['verify']);
+}

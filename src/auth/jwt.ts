@@ -1,0 +1,209 @@
+import { readBearerToken } from './authorization.ts';
+import { AuthConfigError } from './errors.ts';
+import { ALGORITHM_NAMES, algorithmsFor, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
+import { checkClaims, type ClaimsPolicy } from './jose/claims.ts';
+import { parseJsonObject } from './jose/json.ts';
+import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource } from './jose/key-source.ts';
+import { describeKey, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
+import { verifyCompactJws } from './jose/verify.ts';
+import { completePrincipal, makePrincipal } from './principal.ts';
+import type { AuthFn, Principal, PrincipalInput } from './types.ts';
+
+/** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
+export type JwtPrincipalMapper = (
+  claims: Readonly<Record<string, unknown>>,
+) => PrincipalInput | null | undefined | Promise<PrincipalInput | null | undefined>;
+
+/** Options of `jwt()`. Exactly one key source: `secret`, `publicKey` or `jwksUrl`. */
+export interface JwtOptions {
+  /** HMAC secret, at least 32 UTF-8 bytes. Allows `HS256`, `HS384`, `HS512`. */
+  secret?: string;
+  /** PEM `BEGIN PUBLIC KEY` or a public JWK: RSA (2048 bits or more) or EC P-256/P-384. */
+  publicKey?: string | JsonWebKey;
+  /** JWKS endpoint: `https:`, or `http:` on localhost. */
+  jwksUrl?: string | URL;
+  /** Allowed `alg` values, compared exactly; default: every algorithm of the key's family. */
+  algorithms?: readonly string[];
+  /** `iss` must equal one of these exactly. */
+  issuer?: string | readonly string[];
+  /** `aud` must contain one of these. Required unless `allowAnyAudience` is `true`. */
+  audience?: string | readonly string[];
+  /** Skips the audience check on purpose. */
+  allowAnyAudience?: boolean;
+  /** Skew allowed for `exp`, `nbf`, `iat`; default 60, at most 300. */
+  clockToleranceSec?: number;
+  /** Replaces the default principal. */
+  principal?: JwtPrincipalMapper;
+}
+
+/** What `createJwtEntry` needs: the checked options and where the keys come from. */
+export interface JwtEntryConfig {
+  /** Names the helper in errors: `'jwt()'`, `'oidc()'`. */
+  readonly helper: string;
+  /** `authenticator` of the default principal and the mapper's default. */
+  readonly authenticator: string;
+  readonly source: KeySource;
+  readonly algorithms: readonly AlgorithmName[];
+  readonly claims: ClaimsPolicy;
+  readonly principal: JwtPrincipalMapper | undefined;
+  /** The clock, in seconds since the epoch. Internal: tests pin it; default `Date.now() / 1000`. */
+  readonly now?: () => number;
+}
+
+const BEARER = Object.freeze([Object.freeze({ scheme: 'Bearer' })]);
+const MAX_TOLERANCE_SEC = 300;
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const systemClock = (): number => Date.now() / 1000;
+
+/**
+ * Accepts `Authorization: Bearer <JWT>` signed by the configured key; every failed check skips.
+ * Options are checked now: what cannot work throws `AuthConfigError` (`AGENT_AUTH_CONFIG_INVALID`).
+ * @example
+ * const entry = jwt({ publicKey: env.JWT_PUBLIC_KEY, issuer: 'https://id.example.com', audience: 'agent-api' });
+ */
+export function jwt(options: JwtOptions): AuthFn {
+  return jwtWithClock(options, systemClock);
+}
+
+/** `jwt()` with an injected clock (seconds). Internal: for tests that pin time. */
+export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
+  const helper = 'jwt()';
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options must be an object`);
+  const given = (['secret', 'publicKey', 'jwksUrl'] as const).filter((name) => options[name] !== undefined);
+  if (given.length !== 1) {
+    const got = given.length === 0 ? 'none' : given.join(' and ');
+    throw new AuthConfigError(`${helper}: give exactly one key source: secret, publicKey or jwksUrl (got ${got})`);
+  }
+  const claims = readClaimsPolicy(helper, options);
+  const principal = readPrincipalMapper(helper, options.principal);
+  let algorithms: readonly AlgorithmName[];
+  let source: KeySource;
+  if (given[0] === 'secret') {
+    if (typeof options.secret !== 'string') throw new AuthConfigError(`${helper}: secret must be a string`);
+    const secret = new TextEncoder().encode(options.secret);
+    if (secret.length < MIN_SECRET_BYTES) {
+      throw new AuthConfigError(`${helper}: secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
+    }
+    algorithms = readAlgorithms(helper, options.algorithms, algorithmsFor('oct'), 'the secret');
+    source = staticKeySource(algorithms, (algorithm) => importHmacVerifyKey(secret, algorithm));
+  } else if (given[0] === 'publicKey') {
+    const spec = readPublicKey(options.publicKey);
+    if (typeof spec === 'string') throw new AuthConfigError(`${helper}: publicKey ${spec}`);
+    algorithms = readAlgorithms(helper, options.algorithms, spec.algorithms, `the publicKey (${describeKey(spec)})`);
+    source = staticKeySource(algorithms, (algorithm) => importVerifyKey(spec, algorithm));
+  } else {
+    throw new AuthConfigError(`${helper}: jwksUrl is not supported yet; use secret or publicKey`);
+  }
+  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, claims, principal, now });
+}
+
+/**
+ * The auth entry shared by `jwt()` and `oidc()`: bearer token, then parse, pick key, verify
+ * signature, check claims, then the principal. Skips return `null` without building an `Error`.
+ */
+export function createJwtEntry(config: JwtEntryConfig): AuthFn {
+  const { helper, authenticator, source, claims: policy, principal: mapper, now = systemClock } = config;
+  const allowed: ReadonlySet<string> = new Set(config.algorithms);
+
+  const toPrincipal = (payload: Uint8Array<ArrayBuffer> | null): PrincipalInput | null | Promise<PrincipalInput | null> => {
+    if (payload === null) return null;
+    const claims = readClaims(payload);
+    if (claims === null || !checkClaims(claims, policy, now())) return null;
+    if (mapper === undefined) {
+      const { sub, iss } = claims;
+      if (typeof sub !== 'string' || sub.length === 0) return null;
+      return makePrincipal({ id: sub, type: 'user', authenticator, issuer: iss as string | undefined, claims });
+    }
+    const mapped = mapper(claims);
+    return isThenable(mapped) ? Promise.resolve(mapped).then(completeMapped) : completeMapped(mapped);
+  };
+
+  const completeMapped = (mapped: PrincipalInput | null | undefined): Principal | null => {
+    if (mapped === null || mapped === undefined) return null;
+    const withDefault = typeof mapped === 'object' && mapped.authenticator === undefined ? { ...mapped, authenticator } : mapped;
+    const principal = completePrincipal(withDefault);
+    if (principal === null) throw new TypeError(`${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`);
+    return principal;
+  };
+
+  const entry: AuthFn = (request) => {
+    const token = readBearerToken(request);
+    if (token === null) return null;
+    const verified = verifyCompactJws(token, allowed, source);
+    return verified === null ? null : verified.then(toPrincipal);
+  };
+  entry.challenges = BEARER;
+  return entry;
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function';
+}
+
+function readClaims(payload: Uint8Array<ArrayBuffer>): Record<string, unknown> | null {
+  let text: string;
+  try {
+    text = utf8.decode(payload);
+  } catch {
+    return null;
+  }
+  return parseJsonObject(text);
+}
+
+/** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
+export function readAlgorithms(helper: string, value: unknown, fits: readonly AlgorithmName[], key: string): readonly AlgorithmName[] {
+  if (value === undefined) return fits;
+  if (!Array.isArray(value) || value.length === 0) throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
+  const algorithms = new Set<AlgorithmName>();
+  for (const name of value as unknown[]) {
+    if (typeof name !== 'string') throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
+    if (name.toLowerCase() === 'none') throw new AuthConfigError(`${helper}: algorithms must not contain "none"`);
+    const shown = JSON.stringify(name.slice(0, 16));
+    if (jwsAlgorithm(name) === undefined) {
+      throw new AuthConfigError(`${helper}: algorithms entry ${shown} is not supported (supported: ${ALGORITHM_NAMES.join(', ')})`);
+    }
+    if (!fits.includes(name as AlgorithmName)) {
+      throw new AuthConfigError(`${helper}: algorithms entry ${shown} does not fit ${key}, which allows ${fits.join(', ')}`);
+    }
+    algorithms.add(name as AlgorithmName);
+  }
+  return Object.freeze([...algorithms]);
+}
+
+function readNames(helper: string, option: string, value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  const names = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(names) || names.length === 0 || !names.every((name) => typeof name === 'string' && name.length > 0)) {
+    throw new AuthConfigError(`${helper}: ${option} must be a non-empty string or a non-empty list of non-empty strings`);
+  }
+  return Object.freeze([...(names as string[])]);
+}
+
+/** Checks `issuer`, `audience`, `allowAnyAudience` and `clockToleranceSec`. */
+export function readClaimsPolicy(
+  helper: string,
+  options: Pick<JwtOptions, 'issuer' | 'audience' | 'allowAnyAudience' | 'clockToleranceSec'>,
+): ClaimsPolicy {
+  const { allowAnyAudience, clockToleranceSec = 60 } = options;
+  const issuers = readNames(helper, 'issuer', options.issuer);
+  const audiences = readNames(helper, 'audience', options.audience);
+  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') {
+    throw new AuthConfigError(`${helper}: allowAnyAudience must be a boolean`);
+  }
+  if (audiences === undefined && allowAnyAudience !== true) {
+    throw new AuthConfigError(`${helper}: audience is required; set allowAnyAudience: true to skip the audience check on purpose`);
+  }
+  if (audiences !== undefined && allowAnyAudience === true) {
+    throw new AuthConfigError(`${helper}: give audience or allowAnyAudience: true, not both`);
+  }
+  if (typeof clockToleranceSec !== 'number' || !Number.isFinite(clockToleranceSec) || clockToleranceSec < 0 || clockToleranceSec > MAX_TOLERANCE_SEC) {
+    throw new AuthConfigError(`${helper}: clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`);
+  }
+  return Object.freeze({ issuers, audiences, clockToleranceSec });
+}
+
+/** Checks the `principal` option. */
+export function readPrincipalMapper(helper: string, value: unknown): JwtPrincipalMapper | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);
+  return value as JwtPrincipalMapper | undefined;
+}
