@@ -1,0 +1,26 @@
+export type AgentErrorCode =
+  | 'INVALID_AGENT'
+  | 'INVALID_INPUT'
+  | 'SESSION_NOT_FOUND'
+  | 'APPROVAL_NOT_FOUND'
+  | 'APPROVAL_PENDING'
+  | 'MODEL_ERROR';
+
+/**
+ * What the agent throws; callers branch on `code`: `INVALID_AGENT` (createAgent options, or
+ * tools a dynamic agent resolved, that cannot work), `INVALID_INPUT` (a bad message, session
+ * id, metadata, principal or decision), `SESSION_NOT_FOUND`, `APPROVAL_NOT_FOUND` (unknown or
+ * already decided), `APPROVAL_PENDING` (a session whose run waits for a decision cannot take
+ * a new message), `MODEL_ERROR` (the model failed; the stored session is left as it was).
+ * @example
+ * try { await agent.transcript(id); } catch (e) { if (e instanceof AgentError && e.code === 'SESSION_NOT_FOUND') … }
+ */
+export class AgentError extends Error {
+  readonly code: AgentErrorCode;
+
+  constructor(code: AgentErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AgentError';
+    this.code = code;
+  }
+}

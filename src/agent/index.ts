@@ -1,0 +1,6 @@
+export { createAgent } from './agent.ts';
+export { AgentError } from './errors.ts';
+export type { AgentErrorCode } from './errors.ts';
+export { echoModel } from './models/echo.ts';
+export { memoryStore } from './store.ts';
+export type * from './types.ts';

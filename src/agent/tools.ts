@@ -1,0 +1,87 @@
+import { AgentError } from './errors.ts';
+import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
+
+/** Checks a tool list (names unique, `execute` a function) and indexes it by name. */
+export function indexTools(tools: unknown, reserved: readonly string[]): Map<string, Tool> {
+  if (!Array.isArray(tools)) throw new AgentError('INVALID_AGENT', 'createAgent(): tools must be an array of tools');
+  const byName = new Map<string, Tool>();
+  for (const tool of tools as unknown[]) {
+    const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
+    if (typeof name !== 'string' || name.length === 0) throw new AgentError('INVALID_AGENT', 'createAgent(): every tool needs a name');
+    const problem =
+      typeof description !== 'string' ? 'a description' :
+      typeof parameters !== 'object' || parameters === null ? 'parameters (a JSON Schema object)' :
+      typeof execute !== 'function' ? 'an execute function' :
+      needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function' ? 'needsApproval as a boolean or a function' :
+      byName.has(name) || reserved.includes(name) ? 'a unique name' :
+      undefined;
+    if (problem) throw new AgentError('INVALID_AGENT', `createAgent(): tool "${name}" needs ${problem}`);
+    byName.set(name, tool as Tool);
+  }
+  return byName;
+}
+
+export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
+  return [...tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters: structuredClone(parameters) }));
+}
+
+export type Answer = { message: Message; event: RunEvent };
+
+const failure = (call: ToolCall, error: string): Answer => ({
+  message: { role: 'tool', toolCallId: call.id, content: `Error: ${error}` },
+  event: { type: 'tool-error', toolCallId: call.id, error },
+});
+
+/**
+ * Asks the tool's approval policy, with the arguments only. A policy that throws or answers
+ * anything but a boolean never lets its tool run: the call is answered with that failure.
+ */
+export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolean | Answer> {
+  const policy = tool.needsApproval;
+  if (typeof policy !== 'function') return policy === true;
+  let answer: unknown;
+  try {
+    answer = await policy(structuredClone(call.arguments));
+  } catch (error) {
+    return failure(call, `the approval policy of "${tool.name}" failed: ${messageOf(error)}`);
+  }
+  if (typeof answer !== 'boolean') return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
+  return answer;
+}
+
+/** Runs one call and turns whatever happens (output, throw, unknown tool) into its tool message. */
+export async function runTool(tool: Tool | undefined, call: ToolCall, context: ToolContext): Promise<Answer> {
+  if (tool === undefined) return failure(call, `unknown tool "${call.name}"`);
+  if ((tool.parameters as { type?: unknown }).type === 'object' && !isPlainObject(call.arguments)) {
+    return failure(call, `the arguments of "${tool.name}" must be a JSON object`);
+  }
+  let content: string | undefined;
+  let output: unknown;
+  try {
+    const raw = await tool.execute(structuredClone(call.arguments), context);
+    content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
+    // The event carries what the model sees: the string itself, or the output's JSON form.
+    output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
+  } catch (error) {
+    return failure(call, messageOf(error));
+  }
+  if (content === undefined) return failure(call, `the output of "${tool.name}" is not JSON`);
+  return { message: { role: 'tool', toolCallId: call.id, content }, event: { type: 'tool-result', toolCallId: call.id, output } };
+}
+
+export function denial(call: ToolCall, reason: string | undefined): Answer {
+  return {
+    message: { role: 'tool', toolCallId: call.id, content: reason ? `Denied by the user: ${reason}` : 'Denied by the user.' },
+    event: reason ? { type: 'tool-denied', toolCallId: call.id, reason } : { type: 'tool-denied', toolCallId: call.id },
+  };
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
