@@ -1,2 +1,3 @@
 export * from './auth/index.ts';
 export * from './http/index.ts';
+export * from './agent/index.ts';
