@@ -24,7 +24,14 @@ async function loadSuites(): Promise<{ specs: SuiteSpec[]; failed: number }> {
 }
 
 async function main(): Promise<void> {
-  const options = parseArgs(process.argv.slice(2));
+  let options: ReturnType<typeof parseArgs>;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    console.error(`bench: ${(error as Error).message}`);
+    process.exitCode = 2;
+    return;
+  }
   const { specs, failed } = await loadSuites();
   const selected = specs.filter((spec) => matchesFilter(spec.suite, options.filter));
   if (selected.length === 0) {
