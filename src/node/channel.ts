@@ -1,0 +1,137 @@
+import { AuthConfigError } from '../auth/errors.ts';
+import type { Agent, RunResult, SendOptions } from '../agent/types.ts';
+
+/** What the server gives a channel besides the request. */
+export interface ChannelContext {
+  readonly agent: Agent;
+  /** Keeps the server's graceful shutdown waiting for work that outlives the response (the run and the reply). */
+  waitUntil(task: Promise<unknown>): void;
+}
+
+/**
+ * A chat platform's endpoint, mounted by `serve()` at `/channels/<key>` outside the auth list:
+ * it verifies its own requests (a bad or missing signature is a 401 that never reaches the agent).
+ */
+export type Channel = (request: Request, context: ChannelContext) => Promise<Response>;
+
+/** Platforms sign a timestamp with each request; older (or further ahead) than this is refused as a replay. */
+export const MAX_SIGNATURE_AGE_SEC = 5 * 60;
+
+/** Largest request body a channel reads (1 MiB). */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A channel's answer: JSON, never cached. */
+export function channelResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
+  });
+}
+
+export const unauthorized = (): Response => channelResponse({ error: 'Unauthorized' }, 401);
+export const methodNotAllowed = (): Response => channelResponse({ error: 'Method Not Allowed' }, 405, { allow: 'POST' });
+export const tooLarge = (): Response => channelResponse({ error: 'Request body too large (limit 1 MiB)' }, 413);
+export const badRequest = (message: string): Response => channelResponse({ error: message }, 400);
+
+/** True when `timestamp` (Unix seconds, digits only) is within `MAX_SIGNATURE_AGE_SEC` of now. */
+export function isFreshTimestamp(timestamp: string | null): timestamp is string {
+  if (timestamp === null || !/^\d{1,12}$/.test(timestamp)) return false;
+  return Math.abs(Date.now() / 1000 - Number(timestamp)) <= MAX_SIGNATURE_AGE_SEC;
+}
+
+/** The raw request body, which signatures cover byte for byte; `null` when it exceeds 1 MiB. */
+export async function readRawBody(request: Request): Promise<Uint8Array<ArrayBuffer> | null> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) return null;
+  if (request.body === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of request.body) {
+    size += chunk.byteLength;
+    if (size > MAX_BODY_BYTES) return null;
+    chunks.push(chunk);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+export function bytesToHex(bytes: Uint8Array): string {
+  let hex = '';
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+/** Decodes lowercase or uppercase hex of exactly `length` bytes, or `null`. */
+export function hexToBytes(hex: string, length: number): Uint8Array<ArrayBuffer> | null {
+  if (hex.length !== length * 2 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
+  const bytes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) bytes[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return bytes;
+}
+
+/** The platform API base: an http(s) URL, without its trailing `/`. */
+export function apiBase(helper: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || !/^https?:\/\//.test(value) || !URL.canParse(value)) {
+    throw new AuthConfigError(`${helper}: apiBaseUrl must be an http(s) URL`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+export function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffer> {
+  const joined = new Uint8Array(a.byteLength + b.byteLength);
+  joined.set(a, 0);
+  joined.set(b, a.byteLength);
+  return joined;
+}
+
+/** Parses a verified body as a JSON object, or `null`. */
+export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The text a channel posts back for a run: its reply, or what it waits for. */
+export function replyText(result: RunResult): string {
+  if (result.status === 'awaiting-approval') {
+    const waiting = result.approvals.map((a) => `${a.tool} (approval ${a.id})`).join(', ');
+    return [result.text, `Waiting for approval: ${waiting}.`].filter(Boolean).join('\n\n');
+  }
+  return result.text;
+}
+
+/** Runs the agent for a platform message and returns the text to post back; a failure is logged and answered generically. */
+export async function runForReply(channel: string, agent: Agent, message: string, options: SendOptions): Promise<string> {
+  try {
+    return replyText(await agent.send(message, options));
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'APPROVAL_PENDING') return 'This conversation is waiting for an approval decision.';
+    console.error(`agentgate: the ${channel} channel's run failed`, error);
+    return 'Sorry, something went wrong.';
+  }
+}
+
+/** Posts JSON to a platform API and returns its status and JSON answer (`undefined` when it is not JSON). */
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  try {
+    return { status: response.status, body: JSON.parse(text) as unknown };
+  } catch {
+    return { status: response.status, body: undefined };
+  }
+}
