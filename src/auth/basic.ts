@@ -73,7 +73,7 @@ export function basic(options: BasicOptions): AuthFn {
         : null;
     };
   } else {
-    if (typeof users !== 'object' || users === null) {
+    if (typeof users !== 'object' || users === null || Array.isArray(users)) {
       throw new AuthConfigError('basic(): users must be a map of user name to password, or a function (user, password) => boolean');
     }
     const pairs = configuredUsers(users);

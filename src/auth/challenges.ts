@@ -5,7 +5,7 @@ import type { AuthFn, Challenge } from './types.ts';
 export const DEFAULT_CHALLENGES: readonly Challenge[] = Object.freeze([Object.freeze({ scheme: 'Bearer' })]);
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Throws `AuthConfigError` when `realm` cannot be written into a header. */
 export function checkRealm(helper: string, realm: unknown): string {

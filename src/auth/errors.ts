@@ -1,10 +1,10 @@
+const AUTH_ERROR = Symbol.for('agentgate.AuthError');
+
 /**
- * Thrown by an auth entry to stop the list with 401 or 403.
+ * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.
  * @example
  * const onlyAdmins: AuthFn = (req) => { if (isBanned(req)) throw new AuthError(403); return null; };
  */
-const AUTH_ERROR = Symbol.for('agentgate.AuthError');
-
 export class AuthError extends Error {
   readonly status: 401 | 403;
   readonly [AUTH_ERROR] = true;

@@ -1,9 +1,14 @@
 import type { Principal } from './types.ts';
 
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+/** Principals this module built: already checked and frozen, so they pass through as they are. */
+const issued = new WeakSet<object>();
+
+function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
+  if (typeof value === 'object' && value !== null && !seen.has(value)) {
+    seen.add(value);
     Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+    // Recurse even when `value` was already frozen: a shallow freeze leaves its members mutable.
+    for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key], seen);
   }
   return value;
 }
@@ -11,31 +16,28 @@ function deepFreeze<T>(value: T): T {
 /**
  * Checks what an entry returned and builds the frozen principal that leaves the layer, or
  * `null` when it is not a valid principal (a bug in the entry). A missing `authenticator`
- * becomes `'custom'`; members outside the principal shape are dropped.
+ * becomes `'custom'`; members outside the principal shape are dropped. Each field is read
+ * once, so a getter cannot answer differently after the check.
  */
 export function completePrincipal(value: unknown): Principal | null {
   if (typeof value !== 'object' || value === null) return null;
-  const { id, type, authenticator = 'custom', issuer, claims } = value as Record<string, unknown>;
-  if (typeof id !== 'string' || id.length === 0) return null;
-  if (type !== 'user' && type !== 'service') return null;
-  if (typeof authenticator !== 'string' || authenticator.length === 0) return null;
-  if (issuer !== undefined && typeof issuer !== 'string') return null;
-  if (claims !== undefined && (typeof claims !== 'object' || claims === null || Array.isArray(claims))) return null;
-  if (Object.isFrozen(value) && (value as Record<string, unknown>).authenticator === authenticator && isExact(value)) {
-    return value as Principal;
+  if (issued.has(value)) return value as Principal;
+  try {
+    const { id, type, authenticator = 'custom', issuer, claims } = value as Record<string, unknown>;
+    if (typeof id !== 'string' || id.length === 0) return null;
+    if (type !== 'user' && type !== 'service') return null;
+    if (typeof authenticator !== 'string' || authenticator.length === 0) return null;
+    if (issuer !== undefined && typeof issuer !== 'string') return null;
+    if (claims !== undefined && (typeof claims !== 'object' || claims === null || Array.isArray(claims))) return null;
+    const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
+    if (issuer !== undefined) principal.issuer = issuer;
+    if (claims !== undefined) principal.claims = deepFreeze(claims as Record<string, unknown>);
+    issued.add(Object.freeze(principal));
+    return principal;
+  } catch {
+    // A throwing getter or claims that cannot be frozen (a typed array): not a valid principal.
+    return null;
   }
-  const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
-  if (issuer !== undefined) principal.issuer = issuer;
-  if (claims !== undefined) principal.claims = deepFreeze(claims as Record<string, unknown>);
-  return Object.freeze(principal);
-}
-
-const KNOWN = new Set(['id', 'type', 'authenticator', 'issuer', 'claims']);
-
-function isExact(value: object): boolean {
-  for (const key of Object.keys(value)) if (!KNOWN.has(key)) return false;
-  const claims = (value as Principal).claims;
-  return claims === undefined || Object.isFrozen(claims);
 }
 
 /** Builds a frozen principal for the built-in helpers. */

@@ -8,15 +8,17 @@ const challengeLines = new WeakMap<Response, readonly string[]>();
 
 /** Every response the auth layer produces: JSON body, `Cache-Control: no-store`, one `WWW-Authenticate` per challenge on a 401. */
 export function authResponse(status: 401 | 403 | 500, challenges: readonly string[] = []): Response {
+  const lines = status === 401 ? challenges : [];
   const headers = new Headers({ 'content-type': 'application/json', 'cache-control': 'no-store' });
-  if (status === 401) for (const line of challenges) headers.append('www-authenticate', line);
+  for (const line of lines) headers.append('www-authenticate', line);
   const response = new Response(BODIES[status], { status, headers });
-  if (status === 401 && challenges.length > 0) challengeLines.set(response, challenges);
+  challengeLines.set(response, lines);
   return response;
 }
 
 /**
- * The `WWW-Authenticate` challenges of an auth response, one per header line. Fetch `Headers`
+ * The `WWW-Authenticate` challenges of an auth response, one per header line (empty on a 403
+ * or 500); `undefined` for a response the auth layer did not build. Fetch `Headers`
  * joins repeated values with commas, which a quoted realm makes ambiguous; servers that write
  * header lines themselves (the node server) read them from here.
  */

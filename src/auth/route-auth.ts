@@ -1,10 +1,9 @@
 import { apiToken } from './api-token.ts';
 import { listChallenges } from './challenges.ts';
-import { isAuthError } from './errors.ts';
+import { AuthConfigError, isAuthError } from './errors.ts';
 import { completePrincipal } from './principal.ts';
 import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
-import { AuthConfigError } from './errors.ts';
 
 const BOOLEAN_PRINCIPAL: Principal = Object.freeze({ id: 'anonymous', type: 'user', authenticator: 'custom' });
 
