@@ -1,0 +1,118 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { B64TOKEN } from '../auth/authorization.ts';
+
+/** The files of an agent directory (design §7). */
+export const AGENT_FILE = 'agent.ts';
+export const AUTH_FILES = ['auth.ts', 'auth.js'] as const;
+export const SPEC_FILE = 'agent.json';
+export const SETTINGS_FILE = 'agentgate.json';
+export const DEFAULT_BASE_PATH = '/agent';
+
+export type BuildTarget = 'node-server' | 'docker' | 'cloudflare-worker';
+export const BUILD_TARGETS: readonly BuildTarget[] = ['node-server', 'docker', 'cloudflare-worker'];
+
+/** `agentgate.json`: project settings. `apiToken` is the token `init` baked in. */
+export interface ProjectSettings {
+  name?: string;
+  basePath?: string;
+  apiToken?: string;
+}
+
+/** `agent.json`: the declarative spec, the part of an agent that the Workers target serves. */
+export interface AgentSpec {
+  name: string;
+  instructions?: string;
+  model?: unknown;
+  [field: string]: unknown;
+}
+
+/** `manifest.json` of a build; the resolver describes a source directory the same way, with target `'source'`. */
+export interface AgentManifest {
+  name: string;
+  target: BuildTarget | 'source';
+  /** True when the directory has `auth.ts` or `auth.js`. */
+  auth: boolean;
+  /** The file that runs: `server.js`, `worker.js`, or `agent.ts` for a source directory. */
+  main: string;
+  basePath: string;
+}
+
+/** What the files of an agent directory say, read and checked, before any of its code runs. */
+export interface AgentDir {
+  dir: string;
+  agentFile: string;
+  authFile: string | undefined;
+  settings: ProjectSettings;
+  spec: AgentSpec | undefined;
+  name: string;
+  basePath: string;
+}
+
+/** One or more path segments of URL-safe characters, no trailing slash: `/agent`, `/v1/support`. */
+const BASE_PATH = /^(?:\/[A-Za-z0-9._~-]+)+$/;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function readJsonFile(file: string): Promise<unknown> {
+  const text = await readFile(file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file}: not valid JSON (${(error as Error).message})`, { cause: error });
+  }
+}
+
+function checkSettings(value: unknown, file: string): ProjectSettings {
+  if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
+  const { name, basePath, apiToken } = value;
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0)) throw new Error(`${file}: "name" must be a non-empty string`);
+  if (basePath !== undefined && (typeof basePath !== 'string' || !BASE_PATH.test(basePath))) {
+    throw new Error(`${file}: "basePath" must be a path such as "/agent" (segments of letters, digits, -._~; no trailing slash)`);
+  }
+  // The message never quotes the token.
+  if (apiToken !== undefined && (typeof apiToken !== 'string' || !B64TOKEN.test(apiToken))) {
+    throw new Error(`${file}: "apiToken" must be a non-empty RFC 6750 b64token`);
+  }
+  return value as ProjectSettings;
+}
+
+function checkSpec(value: unknown, file: string): AgentSpec {
+  if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
+  if (typeof value.name !== 'string' || value.name.length === 0) throw new Error(`${file}: "name" must be a non-empty string`);
+  if (value.instructions !== undefined && typeof value.instructions !== 'string') throw new Error(`${file}: "instructions" must be a string`);
+  return value as AgentSpec;
+}
+
+/** The auth file of a directory, if any; both `auth.ts` and `auth.js` is ambiguous and refused. */
+export function findAuthFile(dir: string): string | undefined {
+  const present = AUTH_FILES.map((name) => join(dir, name)).filter((file) => existsSync(file));
+  if (present.length > 1) throw new Error(`${dir}: holds both auth.ts and auth.js; keep one of them`);
+  return present[0];
+}
+
+/** Reads and checks the files of an agent directory: `agent.ts` must exist; the JSON files are optional. */
+export async function readAgentDir(directory: string): Promise<AgentDir> {
+  const dir = resolve(directory);
+  const agentFile = join(dir, AGENT_FILE);
+  if (!existsSync(agentFile)) {
+    throw new Error(`${agentFile}: not found; an agent directory needs agent.ts whose default export is the agent`);
+  }
+  const authFile = findAuthFile(dir);
+  const settingsFile = join(dir, SETTINGS_FILE);
+  const settings = existsSync(settingsFile) ? checkSettings(await readJsonFile(settingsFile), settingsFile) : {};
+  const specFile = join(dir, SPEC_FILE);
+  const spec = existsSync(specFile) ? checkSpec(await readJsonFile(specFile), specFile) : undefined;
+  return {
+    dir,
+    agentFile,
+    authFile,
+    settings,
+    spec,
+    name: settings.name ?? spec?.name ?? basename(dir),
+    basePath: settings.basePath ?? DEFAULT_BASE_PATH,
+  };
+}

@@ -1,0 +1,208 @@
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from './agent-dir.ts';
+import type { AgentDir, AgentManifest, BuildTarget } from './agent-dir.ts';
+import { bundleModules } from './bundle.ts';
+import { AGENTGATE_ENTRIES } from './resolve.ts';
+import { isTypeScript, javaScriptName, javaScriptSpecifier, packageName, rewriteSpecifiers, stripTypes } from './transpile.ts';
+
+export interface BuildOptions {
+  target: BuildTarget;
+  /** The output folder: created, or replaced when it holds an earlier build. */
+  out: string;
+}
+
+/** Where the runtime code of agentgate is: `src/` beside this file. */
+const sourceRoot = fileURLToPath(new URL('../', import.meta.url));
+const ownExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+const PORT = 3000;
+
+const writeJson = (file: string, value: unknown, mode = 0o644) => writeFile(file, JSON.stringify(value, null, 2) + '\n', { mode });
+
+function isInside(path: string, folder: string): boolean {
+  const rel = relative(folder, path);
+  return rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
+/** A relative module specifier from the folder `from` to the file `to`. */
+function specifierTo(from: string, to: string): string {
+  const rel = relative(from, to).split(sep).join('/');
+  return rel.startsWith('.') ? rel : `./${rel}`;
+}
+
+/** True when `out/manifest.json` is the manifest of an agentgate build. */
+async function holdsBuild(out: string): Promise<boolean> {
+  try {
+    const manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as Partial<AgentManifest>;
+    return BUILD_TARGETS.includes(manifest.target as BuildTarget) && typeof manifest.main === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** Creates `out`, or replaces it when it holds an earlier build; any other non-empty folder is refused, never deleted. */
+async function prepareOut(out: string, dir: string): Promise<void> {
+  if (isInside(dir, out)) throw new Error(`${out}: the output folder must not be the agent directory or contain it`);
+  if (existsSync(out) && (await readdir(out)).length > 0) {
+    if (!(await holdsBuild(out))) throw new Error(`${out}: exists and is not an agentgate build output; refusing to overwrite it`);
+    await rm(out, { recursive: true, force: true });
+  }
+  await mkdir(out, { recursive: true });
+}
+
+/**
+ * Copies a tree of modules: TypeScript transpiled to JavaScript, each specifier passed to
+ * `rewrite` (with the folder of the file that names it), other files copied as they are.
+ */
+async function copyModules(from: string, to: string, skip: (path: string) => boolean, rewrite: (specifier: string, folder: string) => string | undefined): Promise<void> {
+  await mkdir(to, { recursive: true });
+  for (const entry of await readdir(from, { withFileTypes: true })) {
+    const source = join(from, entry.name);
+    if (skip(source) || /\.d\.[mc]?ts$/.test(entry.name)) continue;
+    if (entry.isDirectory()) {
+      await copyModules(source, join(to, entry.name), skip, rewrite);
+    } else if (isTypeScript(entry.name) || /\.[mc]?js$/.test(entry.name)) {
+      const target = join(to, javaScriptName(entry.name));
+      const text = await readFile(source, 'utf8');
+      const code = isTypeScript(entry.name) ? stripTypes(text, source) : text;
+      await writeFile(target, rewriteSpecifiers(code, (specifier) => rewrite(specifier, dirname(target))));
+    } else if (entry.isFile()) {
+      await copyFile(source, join(to, entry.name));
+    }
+  }
+}
+
+/** The versions the directory's nearest package.json asks for; `*` for a package it does not list. */
+async function packageVersions(dir: string, names: Iterable<string>): Promise<Record<string, string>> {
+  let declared: Record<string, unknown> = {};
+  for (let folder = dir; ; folder = dirname(folder)) {
+    const file = join(folder, 'package.json');
+    if (existsSync(file)) {
+      const json = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, unknown> | undefined>;
+      declared = { ...json.peerDependencies, ...json.devDependencies, ...json.dependencies };
+      break;
+    }
+    if (dirname(folder) === folder) break;
+  }
+  const versions: Record<string, string> = {};
+  for (const name of [...names].sort()) versions[name] = typeof declared[name] === 'string' ? declared[name] : '*';
+  return versions;
+}
+
+function serverScript(target: BuildTarget): string {
+  return `// Built by agentgate (target ${target}). Run: node server.js
+// Environment: PORT (default ${PORT}), HOST (default 127.0.0.1), AGENT_API_TOKEN (accepted besides the auth list).
+import { runBuiltServer } from './agentgate/build/server-main.js';
+
+try {
+  await runBuiltServer(new URL('./', import.meta.url));
+} catch (error) {
+  const code = typeof error?.code === 'string' ? \` (\${error.code})\` : '';
+  console.error(\`agentgate: cannot start: \${error?.message ?? error}\${code}\`);
+  process.exit(1);
+}
+`;
+}
+
+function dockerfile(basePath: string, installs: boolean): string {
+  const probe = `fetch('http://127.0.0.1:' + process.env.PORT + '${basePath}/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
+  return `# Built by agentgate (target docker). Build: docker build -t my-agent .  Run: docker run -p ${PORT}:${PORT} -e AGENT_API_TOKEN my-agent
+FROM node:22-slim
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=${PORT}
+WORKDIR /app
+COPY --chown=node:node . .
+${installs ? 'RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund\n' : ''}USER node
+EXPOSE ${PORT}
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["node", "-e", ${JSON.stringify(probe)}]
+CMD ["node", "server.js"]
+`;
+}
+
+async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget): Promise<AgentManifest> {
+  const app = join(out, 'app');
+  const runtime = join(out, 'agentgate');
+  const packages = new Set<string>();
+
+  await copyModules(sourceRoot, runtime, (path) => path === join(sourceRoot, `cli${ownExtension}`), (specifier) => javaScriptSpecifier(specifier));
+
+  const skipInDir = (path: string) => {
+    const name = path.slice(path.lastIndexOf(sep) + 1);
+    return isInside(path, out) || name === 'node_modules' || name.startsWith('.') || path === join(info.dir, SETTINGS_FILE);
+  };
+  await copyModules(info.dir, app, skipInDir, (specifier, folder) => {
+    const entry = AGENTGATE_ENTRIES.get(specifier);
+    if (entry !== undefined) return specifierTo(folder, join(runtime, `${entry}.js`));
+    if (specifier.startsWith('agentgate/')) {
+      throw new Error(`${info.dir}: imports ${specifier}, which is not an entry point of agentgate (${[...AGENTGATE_ENTRIES.keys()].join(', ')})`);
+    }
+    const name = packageName(specifier);
+    if (name !== undefined) packages.add(name);
+    return javaScriptSpecifier(specifier);
+  });
+
+  // With an auth file the baked token is not used, so it is not shipped either.
+  const settings = { name: info.name, basePath: info.basePath, ...(info.authFile === undefined && info.settings.apiToken !== undefined && { apiToken: info.settings.apiToken }) };
+  await writeJson(join(app, SETTINGS_FILE), settings, 0o600);
+  await writeFile(join(out, 'server.js'), serverScript(target));
+  const dependencies = await packageVersions(info.dir, packages);
+  await writeJson(join(out, 'package.json'), { name: info.name, private: true, type: 'module', main: 'server.js', scripts: { start: 'node server.js' }, dependencies });
+  if (target === 'docker') {
+    await writeFile(join(out, 'Dockerfile'), dockerfile(info.basePath, packages.size > 0));
+    await writeFile(join(out, '.dockerignore'), 'node_modules\nnpm-debug.log\n');
+  }
+  return { name: info.name, target, auth: info.authFile !== undefined, main: 'server.js', basePath: info.basePath };
+}
+
+/** A Workers script name: lower-case letters, digits and dashes, at most 63 characters. */
+function workerName(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'agent';
+}
+
+function checkWorkerDir(info: AgentDir): void {
+  if (info.authFile !== undefined) {
+    throw new Error(`${info.authFile}: the cloudflare-worker target has no auth list (it is protected by the AGENT_API_TOKEN binding alone), so it cannot serve an agent with this file; build for node-server or docker, or remove the file`);
+  }
+  if (info.spec === undefined) throw new Error(`${join(info.dir, 'agent.json')}: not found; the cloudflare-worker target serves this declarative spec`);
+}
+
+async function buildWorker(info: AgentDir, out: string): Promise<AgentManifest> {
+  const { code, entryName } = await bundleModules(fileURLToPath(new URL(`./spec-worker${ownExtension}`, import.meta.url)));
+  const worker = `// Built by agentgate (target cloudflare-worker): serves agent.json of ${JSON.stringify(info.name)} behind the AGENT_API_TOKEN binding.
+${code}
+export default ${entryName}.createSpecWorker({ spec: ${JSON.stringify(info.spec)}, basePath: ${JSON.stringify(info.basePath)} });
+`;
+  await writeFile(join(out, 'worker.js'), worker);
+  await writeFile(join(out, 'wrangler.toml'), `# Built by agentgate (target cloudflare-worker). Deploy: npx wrangler deploy
+# Every route but ${info.basePath}/health answers 401 until the token is set: npx wrangler secret put AGENT_API_TOKEN
+name = "${workerName(info.name)}"
+main = "worker.js"
+compatibility_date = "2025-01-01"
+`);
+  return { name: info.name, target: 'cloudflare-worker', auth: false, main: 'worker.js', basePath: info.basePath };
+}
+
+/**
+ * Builds an agent directory for a target and returns the manifest written to `<out>/manifest.json`.
+ * - `node-server`: the transpiled directory (`app/`), agentgate's runtime (`agentgate/`),
+ *   `server.js` and `package.json`; runs as `node <out>/server.js` with no install step unless
+ *   the directory imports third-party packages (listed in package.json).
+ * - `docker`: the same plus a `Dockerfile`.
+ * - `cloudflare-worker`: `worker.js` serving agent.json behind the `AGENT_API_TOKEN` binding
+ *   alone, and `wrangler.toml`; a directory with `auth.ts`/`auth.js` is refused.
+ * @example
+ * await build('./my-agent', { target: 'node-server', out: './dist' });
+ */
+export async function build(dir: string, options: BuildOptions): Promise<AgentManifest> {
+  const { target, out: outOption } = options ?? {};
+  if (!BUILD_TARGETS.includes(target)) throw new Error(`build(): target must be one of ${BUILD_TARGETS.join(', ')}`);
+  if (typeof outOption !== 'string' || outOption === '') throw new Error('build(): out must be the path of the output folder');
+  const info = await readAgentDir(dir);
+  if (target === 'cloudflare-worker') checkWorkerDir(info);
+  const out = resolve(outOption);
+  await prepareOut(out, info.dir);
+  const manifest = target === 'cloudflare-worker' ? await buildWorker(info, out) : await buildNodeServer(info, out, target);
+  await writeJson(join(out, 'manifest.json'), manifest);
+  return manifest;
+}

@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from './agent-dir.ts';
+
+const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentgate';
+import spec from './agent.json' with { type: 'json' };
+
+// Replace echoModel() with a real model, e.g. openAICompatible({ baseURL, apiKey, model }).
+export default createAgent({
+  name: spec.name,
+  instructions: spec.instructions,
+  model: echoModel(),
+});
+`;
+
+/** A fresh API token: 32 random bytes, base64url (a valid RFC 6750 b64token). */
+export function newApiToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/**
+ * Scaffolds an agent directory: `agent.ts`, `agent.json`, and `agentgate.json` holding a fresh
+ * API token (file mode 0600). Refuses a directory that already holds an agent, so nothing is
+ * overwritten. Returns the token so the caller can show it once.
+ * @example
+ * const { apiToken } = await initAgentDir('./my-agent');
+ */
+export async function initAgentDir(directory: string): Promise<{ dir: string; files: string[]; apiToken: string }> {
+  const dir = resolve(directory);
+  const files = [AGENT_FILE, SPEC_FILE, SETTINGS_FILE];
+  const existing = [...files, ...AUTH_FILES].filter((name) => existsSync(join(dir, name)));
+  if (existing.length > 0) throw new Error(`${dir}: already holds ${existing.join(', ')}; refusing to overwrite an existing agent`);
+
+  const name = basename(dir).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'agent';
+  const apiToken = newApiToken();
+  await mkdir(dir, { recursive: true });
+  // `wx`: fail rather than overwrite, even if a file appeared since the check above.
+  await writeFile(join(dir, AGENT_FILE), AGENT_SOURCE, { flag: 'wx' });
+  await writeFile(join(dir, SPEC_FILE), JSON.stringify({ name, instructions: 'You are a helpful assistant.', model: { provider: 'echo' } }, null, 2) + '\n', { flag: 'wx' });
+  await writeFile(join(dir, SETTINGS_FILE), JSON.stringify({ name, basePath: DEFAULT_BASE_PATH, apiToken }, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
+  return { dir, files, apiToken };
+}

@@ -1,0 +1,60 @@
+import { isBuiltin, stripTypeScriptTypes } from 'node:module';
+
+/**
+ * A module specifier after `from`, `import` or `import(`. A regular expression, not a parser:
+ * the same text inside a string or comment is matched too, which at worst rewrites that text.
+ */
+const SPECIFIER = /(\bfrom\s*|\bimport\s*(?:\(\s*)?)(['"])([^'"\r\n]*)\2/g;
+
+const TS_EXTENSIONS: Readonly<Record<string, string>> = { '.ts': '.js', '.mts': '.mjs', '.cts': '.cjs' };
+
+/** The JavaScript name of a TypeScript file (`agent.ts` → `agent.js`); other names are unchanged. */
+export function javaScriptName(name: string): string {
+  const match = /\.[mc]?ts$/.exec(name);
+  return match === null ? name : name.slice(0, match.index) + TS_EXTENSIONS[match[0]];
+}
+
+export function isTypeScript(name: string): boolean {
+  return /\.[mc]?ts$/.test(name) && !/\.d\.[mc]?ts$/.test(name);
+}
+
+/**
+ * Erases the types of a TypeScript module with Node's own type stripping, the same that runs
+ * `agent.ts` from source: what `agentgate start` runs, the build transpiles, and erasable
+ * syntax only (no enums, no namespaces). Types become blanks, so line numbers stay.
+ */
+export function stripTypes(source: string, file: string): string {
+  try {
+    return stripTypeScriptTypes(source, { mode: 'strip' });
+  } catch (error) {
+    throw new Error(`${file}: cannot be transpiled: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Rewrites each module specifier for which `rewrite` returns a new one. */
+export function rewriteSpecifiers(code: string, rewrite: (specifier: string) => string | undefined): string {
+  return code.replace(SPECIFIER, (match, lead: string, quote: string, specifier: string) => {
+    const next = rewrite(specifier);
+    return next === undefined ? match : lead + quote + next + quote;
+  });
+}
+
+/** Every module specifier the code names. */
+export function moduleSpecifiers(code: string): string[] {
+  return [...code.matchAll(SPECIFIER)].map((match) => match[3] as string);
+}
+
+/** `./tools.ts` → `./tools.js`: a relative specifier of a TypeScript file names its transpiled file. */
+export function javaScriptSpecifier(specifier: string): string | undefined {
+  if (!specifier.startsWith('./') && !specifier.startsWith('../')) return undefined;
+  const renamed = javaScriptName(specifier);
+  return renamed === specifier ? undefined : renamed;
+}
+
+/** The package a bare specifier names (`@scope/pkg/sub` → `@scope/pkg`), or undefined for relative paths, URLs and Node built-ins. */
+export function packageName(specifier: string): string | undefined {
+  if (specifier === '' || specifier.startsWith('.') || specifier.startsWith('#') || specifier.startsWith('/') || /^[a-z][a-z0-9+.-]*:/i.test(specifier)) return undefined;
+  if (isBuiltin(specifier)) return undefined;
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
