@@ -4,3 +4,5 @@ export type { AgentErrorCode } from './errors.ts';
 export { echoModel } from './models/echo.ts';
 export { memoryStore } from './store.ts';
 export type * from './types.ts';
+export { openAICompatible } from './models/openai.ts';
+export type { OpenAICompatibleOptions } from './models/openai.ts';
