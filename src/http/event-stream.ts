@@ -4,20 +4,19 @@ import { failureResponse } from './responses.ts';
 /** Turns a run's events into the text of a server-sent-event stream. */
 export interface EventFormat {
   event(event: RunEvent): string;
-  /** Written after the run resolved. */
-  end(result: RunResult): string;
-  /** Written when the run failed after the stream began. */
-  failure(): string;
+  /** Written last: after the run resolved (`result`), or after it failed midway (`undefined`). */
+  end(result: RunResult | undefined): string;
 }
 
 /** A run started with the route's `onEvent` callback. */
 export type StreamedRun = (onEvent: (event: RunEvent) => void) => Promise<RunResult>;
 
 /**
- * Answers with a server-sent-event stream of a run. The response is returned once the run has
- * emitted its first event, so a run that fails at once (unknown session or approval, invalid
- * input) is answered with its error status instead of a stream that breaks. A failure after
- * that is logged and written into the stream as the format's failure event, never its text.
+ * Answers with a server-sent-event stream of a run. The response waits for the run's first
+ * event of substance (not `start`, not `error`), so a run that fails at once (unknown session
+ * or approval, invalid input, a pending approval) is answered with its error status instead of
+ * a stream. A failure after that is logged; the stream then carries an `error` event (the
+ * agent's own, or a generic one), never the error's text, and ends.
  */
 export async function streamRun(run: StreamedRun, format: EventFormat, headers: Record<string, string>): Promise<Response> {
   const encoder = new TextEncoder();
@@ -31,11 +30,12 @@ export async function streamRun(run: StreamedRun, format: EventFormat, headers: 
   const close = () => { if (readable) controller.close(); readable = false; };
 
   let streaming = false;
-  let firstEvent!: () => void;
-  const started = new Promise<void>((resolve) => { firstEvent = resolve; });
+  let errorSent = false;
+  let markStreaming!: () => void;
+  const started = new Promise<void>((resolve) => { markStreaming = resolve; });
   const finished = run((event) => {
-    streaming = true;
-    firstEvent();
+    if (event.type === 'error') errorSent = true;
+    else if (event.type !== 'start') { streaming = true; markStreaming(); }
     write(format.event(event));
   });
   finished.then(
@@ -43,7 +43,8 @@ export async function streamRun(run: StreamedRun, format: EventFormat, headers: 
     (error) => {
       if (!streaming) return;
       console.error('agentgate: a streamed run failed', error);
-      write(format.failure());
+      if (!errorSent) write(format.event({ type: 'error', error: 'the run failed' }));
+      write(format.end(undefined));
       close();
     },
   );
@@ -61,14 +62,13 @@ export async function streamRun(run: StreamedRun, format: EventFormat, headers: 
 
 /**
  * The event format of `POST <base>/chat` with `Accept: text/event-stream`: one event per
- * RunEvent, `event: <RunEvent type>` then `data: <the RunEvent as JSON>`, ending with the
+ * RunEvent, `event: <RunEvent type>\ndata: <the RunEvent as JSON>\n\n`, from `start` to the
  * `finish` event whose data holds the run result. A run that fails midway ends instead with
- * `event: error` and `data: {"type":"error","error":"Internal Server Error"}`.
+ * an `error` event, e.g. `data: {"type":"error","error":"the model failed"}`.
  */
 export const chatEventFormat: EventFormat = {
   event: (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`,
   end: () => '',
-  failure: () => `event: error\ndata: ${JSON.stringify({ type: 'error', error: 'Internal Server Error' })}\n\n`,
 };
 
 /** True when the `Accept` header names `text/event-stream`. */

@@ -1,13 +1,11 @@
 /** A route's refusal: its status and the message that becomes `{"error":"<message>"}`. */
 export class HttpError extends Error {
   readonly status: number;
-  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(status: number, message: string, headers: Record<string, string> = {}) {
+  constructor(status: number, message: string) {
     super(message);
     this.name = 'HttpError';
     this.status = status;
-    this.headers = headers;
   }
 }
 
@@ -23,8 +21,14 @@ export function errorResponse(status: number, message: string, headers: Record<s
   return jsonResponse({ error: message }, status, headers);
 }
 
-const AGENT_ERRORS: Readonly<Record<string, number>> = { INVALID_INPUT: 400, SESSION_NOT_FOUND: 404, APPROVAL_NOT_FOUND: 404 };
-const NOT_FOUND_MESSAGES: Readonly<Record<string, string>> = { SESSION_NOT_FOUND: 'Session not found', APPROVAL_NOT_FOUND: 'Approval not found' };
+/** `AgentError` codes a caller can act on: status and message (`null`: the agent's own message, which names the bad input). */
+const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> = {
+  INVALID_INPUT: [400, null],
+  SESSION_NOT_FOUND: [404, 'Session not found'],
+  APPROVAL_NOT_FOUND: [404, 'Approval not found'],
+  APPROVAL_PENDING: [409, 'The session is waiting for an approval decision'],
+  MODEL_ERROR: [502, 'The model failed'],
+};
 
 /**
  * The answer to an error thrown while serving a route: a route refusal or an `AgentError`
@@ -32,11 +36,13 @@ const NOT_FOUND_MESSAGES: Readonly<Record<string, string>> = { SESSION_NOT_FOUND
  * generic 500 that never carries the error's text.
  */
 export function failureResponse(error: unknown): Response {
-  if (error instanceof HttpError) return errorResponse(error.status, error.message, { ...error.headers });
-  const code = (error as { code?: unknown } | null)?.code;
-  const status = typeof code === 'string' ? AGENT_ERRORS[code] : undefined;
-  if (status === 400) return errorResponse(400, String((error as Error).message));
-  if (status === 404) return errorResponse(404, NOT_FOUND_MESSAGES[code as string] ?? 'Not Found');
+  if (error instanceof HttpError) return errorResponse(error.status, error.message);
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  const known = typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
+  if (known !== undefined) {
+    if (known[0] >= 500) console.error('agentgate: an agent route failed', error);
+    return errorResponse(known[0], known[1] ?? (error as Error).message);
+  }
   console.error('agentgate: an agent route failed; answering 500', error);
   return errorResponse(500, 'Internal Server Error');
 }

@@ -118,8 +118,9 @@ export function uiEventFormat(messageId: string): EventFormat {
 
   return {
     event: (event) => open() + chunks(event),
-    end: (result: RunResult) =>
-      open() + closeText() + sse({ type: 'finish', finishReason: result.status === 'awaiting-approval' ? 'tool-calls' : 'stop' }) + 'data: [DONE]\n\n',
-    failure: () => open() + closeText() + sse({ type: 'error', errorText: 'Internal Server Error' }) + sse({ type: 'finish', finishReason: 'error' }) + 'data: [DONE]\n\n',
+    end: (result: RunResult | undefined) => {
+      const finishReason = result === undefined ? 'error' : result.status === 'awaiting-approval' ? 'tool-calls' : 'stop';
+      return open() + closeText() + sse({ type: 'finish', finishReason }) + 'data: [DONE]\n\n';
+    },
   };
 }
