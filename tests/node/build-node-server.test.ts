@@ -1,0 +1,120 @@
+// The node-server target, run for real: `node <out>/server.js` as a child process answering HTTP on loopback.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { build } from '../../src/build/index.ts';
+import {
+  BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, runBuiltServerToExit, sendMessage, startBuiltServer, tempFolder, writeDir,
+} from './build-helpers.ts';
+
+describe('node-server target: a directory with auth.ts', () => {
+  test('building with target node-server bundles auth.ts and the built server uses its list', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('with-auth'), { target: 'node-server', out });
+    const server = await startBuiltServer(out);
+    t.after(() => server.stop());
+
+    assert.match(server.agentUrl, /^http:\/\/127\.0\.0\.1:\d+\/support$/, 'basePath from agentgate.json');
+    const refused = await sendMessage(server.agentUrl);
+    assert.equal(refused.status, 401);
+    assert.deepEqual(refused.headers.get('www-authenticate'), 'Basic realm="agent", charset="UTF-8", Bearer');
+    assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text, 'basic:ada');
+    assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'wrong'))).status, 401);
+    assert.equal((await sendMessage(server.agentUrl, bearer(LIST_TOKEN))).text, 'api-token:ci-bot');
+  });
+
+  test('with an auth.ts, a token baked in at scaffold time is not used; AGENT_API_TOKEN still is', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('with-auth'), { target: 'node-server', out });
+    assert.equal(readFileSync(join(out, 'app', 'agentgate.json'), 'utf8').includes(BAKED_TOKEN), false, 'the unused baked token is not shipped');
+    const server = await startBuiltServer(out, { AGENT_API_TOKEN: ENV_TOKEN });
+    t.after(() => server.stop());
+
+    assert.equal((await sendMessage(server.agentUrl, bearer(BAKED_TOKEN))).status, 401);
+    const viaEnv = await sendMessage(server.agentUrl, bearer(ENV_TOKEN));
+    assert.equal(viaEnv.status, 200);
+    assert.equal(viaEnv.text, 'api-token:api-token');
+    assert.equal((await sendMessage(server.agentUrl, bearer(LIST_TOKEN))).text, 'api-token:ci-bot', 'the list still applies');
+  });
+
+  test('an auth.js whose default export is one entry is bundled and used', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('auth-js'), { target: 'node-server', out });
+    const server = await startBuiltServer(out);
+    t.after(() => server.stop());
+    assert.equal((await sendMessage(server.agentUrl)).status, 401);
+    const accepted = await sendMessage(server.agentUrl, bearer('fixture-js-token-0123456789'));
+    assert.equal(accepted.status, 200);
+    assert.equal(accepted.text, 'who am I?', 'echoModel answers');
+  });
+
+  test('configuration errors in auth.ts (AGENT_AUTH_CONFIG_INVALID) stop the built server at start-up with the message, before it listens', async (t) => {
+    const dir = writeDir(tempFolder(t), {
+      'auth.ts': "import { jwt } from 'agentgate/auth';\nexport default [jwt({ secret: 'too-short', audience: 'agent' })];\n",
+    }, fixture('plain'));
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const { code, stdout, stderr } = await runBuiltServerToExit(out);
+    assert.notEqual(code, 0);
+    assert.match(stderr, /jwt\(\): secret must be at least 32 bytes \(got 9\)/);
+    assert.match(stderr, /AGENT_AUTH_CONFIG_INVALID/);
+    assert.doesNotMatch(stdout, /listening/);
+  });
+});
+
+describe('node-server target: a directory without auth.ts', () => {
+  test('the token baked into agentgate.json is the auth, and AGENT_API_TOKEN is accepted besides it', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('plain'), { target: 'node-server', out });
+    const server = await startBuiltServer(out, { AGENT_API_TOKEN: ENV_TOKEN });
+    t.after(() => server.stop());
+
+    assert.equal((await sendMessage(server.agentUrl)).status, 401);
+    assert.equal((await sendMessage(server.agentUrl, bearer('not-the-token'))).status, 401);
+    const baked = await sendMessage(server.agentUrl, bearer(BAKED_TOKEN));
+    assert.equal(baked.status, 200);
+    assert.equal(baked.text, 'api-token:api-token');
+    assert.equal((await sendMessage(server.agentUrl, bearer(ENV_TOKEN))).status, 200);
+    const health = await fetch(`${server.agentUrl}/health`);
+    assert.equal(health.status, 200, 'GET <basePath>/health is never behind auth');
+  });
+
+  test('the output runs with no install step: transpiled directory, agentgate runtime, server.js, package.json', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('plain'), { target: 'node-server', out });
+    for (const file of ['server.js', 'manifest.json', 'package.json', 'app/agent.js', 'app/lib/caller.js', 'agentgate/index.js', 'agentgate/auth/index.js', 'agentgate/node/index.js']) {
+      assert.ok(existsSync(join(out, file)), file);
+    }
+    assert.equal(existsSync(join(out, 'node_modules')), false);
+    assert.equal(existsSync(join(out, 'app', 'agent.ts')), false, 'TypeScript is transpiled at build time');
+    const agentJs = readFileSync(join(out, 'app', 'agent.js'), 'utf8');
+    assert.match(agentJs, /from '\.\.\/agentgate\/index\.js'/);
+    assert.match(agentJs, /from '\.\/lib\/caller\.js'/);
+    const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
+    assert.equal(pkg.type, 'module');
+    assert.deepEqual(pkg.dependencies, {});
+    assert.equal(statSync(join(out, 'app', 'agentgate.json')).mode & 0o777, 0o600, 'the baked token is readable by its owner only');
+  });
+
+  test('third-party packages the directory imports are listed in the output package.json', async (t) => {
+    const dir = writeDir(tempFolder(t), {
+      'package.json': JSON.stringify({ dependencies: { 'left-pad': '^1.3.0' } }),
+      'lib/tools.ts': [
+        "import leftPad from 'left-pad';",
+        "import { z } from '@scope/schemas/v4';",
+        "import { readFile } from 'node:fs/promises';",
+        "import path from 'path';",
+        "import type { Thing } from 'types-only';",
+        "import { apiToken } from 'agentgate/auth';",
+        'export const used = [leftPad, z, readFile, path, apiToken];',
+        'export type T = Thing;',
+      ].join('\n'),
+    }, fixture('plain'));
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
+    assert.deepEqual(pkg.dependencies, { '@scope/schemas': '*', 'left-pad': '^1.3.0' });
+    assert.match(readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8'), /from '\.\.\/\.\.\/agentgate\/auth\/index\.js'/);
+  });
+});
