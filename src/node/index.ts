@@ -4,3 +4,5 @@ export type { SlackChannelOptions } from './slack.ts';
 export { discordChannel } from './discord.ts';
 export type { DiscordChannelOptions } from './discord.ts';
 export type { Channel, ChannelContext } from './channel.ts';
+export { serve, closeOnSignals } from './server.ts';
+export type { ServeOptions, AgentServer } from './server.ts';

@@ -1,0 +1,245 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { createAgent } from '../agent/agent.ts';
+import type { Agent, AgentOptions, Store } from '../agent/types.ts';
+import { apiToken } from '../auth/api-token.ts';
+import { AuthConfigError } from '../auth/errors.ts';
+import { wwwAuthenticateLines } from '../auth/responses.ts';
+import { authEntries } from '../auth/route-auth.ts';
+import type { AuthFn, AuthOption } from '../auth/types.ts';
+import { agentHandler } from '../http/handler.ts';
+import { type Channel, channelResponse } from './channel.ts';
+import { fileStore } from './file-store.ts';
+
+export interface ServeOptions {
+  /**
+   * The agent, or the options of `createAgent`: then the server creates it with `store`
+   * (default: `fileStore(AGENT_DATA_DIR or './.data')`). A created agent keeps the store it
+   * was created with: give it `createAgent({ store: fileStore(dir) })`.
+   */
+  agent: Agent | AgentOptions;
+  /** The same list or one entry as the route handler's `auth`; `AGENT_API_TOKEN` is appended. */
+  auth?: AuthOption;
+  /** Prefix of the agent routes; default `/agent`. */
+  basePath?: string;
+  /** Default 3000; `0` picks a free port. */
+  port?: number;
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Mounted at `/channels/<key>`, outside the auth list: each verifies its own requests. */
+  channels?: Readonly<Record<string, Channel>>;
+  /** The store of an agent given as options. */
+  store?: Store;
+  /** How long `close()` lets requests and channel runs in flight finish before aborting them; default 10 000. */
+  shutdownTimeoutMs?: number;
+}
+
+export interface AgentServer {
+  /** The server's origin, e.g. `http://127.0.0.1:3000` (the agent routes are under `basePath`). */
+  readonly url: string;
+  /** Stops accepting connections, lets requests in flight finish (within `shutdownTimeoutMs`, then aborts them), and resolves once all is closed. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves an agent over `node:http`: the agent routes under `basePath` behind `auth`, the
+ * channels at `/channels/<key>` outside it. `AGENT_API_TOKEN`, read now, appends
+ * `apiToken(AGENT_API_TOKEN)` after the configured entries (it is the whole list when none
+ * are configured). A client that disconnects aborts its request's `signal`, so its run stops.
+ * Each `WWW-Authenticate` challenge is written as its own header line.
+ * @example
+ * const server = await serve({ agent, auth: [jwt({ secret, audience: 'agent' })], port: 8787 });
+ * process.once('SIGTERM', () => server.close());
+ */
+export async function serve(options: ServeOptions): Promise<AgentServer> {
+  const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
+  const agent = serverAgent(options);
+  const handler = agentHandler(agent, { basePath, auth: serverAuth(options.auth, process.env.AGENT_API_TOKEN) });
+  const channelByPath = new Map<string, Channel>();
+  for (const [key, channel] of Object.entries(channels)) {
+    if (!/^[A-Za-z0-9_-]+$/.test(key)) throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);
+    if (typeof channel !== 'function') throw new TypeError(`serve(): channel "${key}" must be a channel such as slackChannel(…)`);
+    channelByPath.set(`/channels/${key}`, channel);
+  }
+
+  const inFlight = new Set<AbortController>();
+  const background = new Set<Promise<unknown>>();
+  const waitUntil = (task: Promise<unknown>) => {
+    const settled = task.then(
+      () => undefined,
+      () => undefined,
+    );
+    background.add(settled);
+    void settled.then(() => background.delete(settled));
+  };
+  let whenIdle: (() => void) | undefined;
+  let closing: Promise<void> | undefined;
+
+  const server = createServer((req, res) => {
+    answer(req, res).catch((error: unknown) => {
+      console.error('agentgate: writing a response failed', error);
+      res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port: boundPort } = server.address() as AddressInfo;
+  const origin = `http://${urlHost(host)}:${boundPort}`;
+
+  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const controller = new AbortController();
+    inFlight.add(controller);
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+      inFlight.delete(controller);
+      if (inFlight.size === 0) whenIdle?.();
+    });
+    let response: Response;
+    const url = req.url ?? '';
+    if (!url.startsWith('/')) {
+      response = channelResponse({ error: 'Bad Request' }, 400);
+    } else {
+      try {
+        const request = toRequest(req, origin + url, controller.signal);
+        const query = url.indexOf('?');
+        const channel = channelByPath.get(query === -1 ? url : url.slice(0, query));
+        response = await (channel ? channel(request, { agent, waitUntil }) : handler(request));
+      } catch (error) {
+        console.error('agentgate: a request failed; answering 500', error);
+        response = channelResponse({ error: 'Internal Server Error' }, 500);
+      }
+    }
+    if (closing !== undefined) res.shouldKeepAlive = false;
+    await writeResponse(response, res);
+  }
+
+  function close(): Promise<void> {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const requestsDone = new Promise<void>((resolve) => {
+        whenIdle = resolve;
+        if (inFlight.size === 0) resolve();
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, shutdownTimeoutMs, 'timeout')));
+      const outcome = await Promise.race([Promise.all([requestsDone, ...background]), timedOut]);
+      clearTimeout(timer);
+      if (outcome === 'timeout') {
+        console.error(`agentgate: ${inFlight.size} request(s) still running after ${shutdownTimeoutMs} ms; aborting them`);
+        for (const controller of inFlight) controller.abort();
+      }
+      server.closeAllConnections();
+      await closed;
+    })();
+    return closing;
+  }
+
+  return { url: origin, close };
+}
+
+/**
+ * Installs SIGTERM and SIGINT handlers that close `server` gracefully, then exit 0 (1 when
+ * closing failed). The handlers are removed at the first signal, so a second one ends the
+ * process at once. The CLI and the built server use it; `serve()` itself installs nothing.
+ */
+export function closeOnSignals(server: Pick<AgentServer, 'close'>, signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): void {
+  const onSignal = (signal: NodeJS.Signals) => {
+    for (const name of signals) process.off(name, onSignal);
+    console.log(`agentgate: ${signal} received; finishing requests in flight`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('agentgate: closing the server failed', error);
+        process.exit(1);
+      },
+    );
+  };
+  for (const name of signals) process.on(name, onSignal);
+}
+
+function serverAgent(options: ServeOptions): Agent {
+  const { agent, store } = options;
+  if (typeof (agent as Agent)?.send === 'function') {
+    if (store !== undefined) console.warn('agentgate: serve() was given a created agent and a store; the agent keeps the store it was created with');
+    return agent as Agent;
+  }
+  const agentOptions = agent as AgentOptions;
+  return createAgent({ ...agentOptions, store: store ?? agentOptions.store ?? fileStore(process.env.AGENT_DATA_DIR || '.data') });
+}
+
+/** The configured entries, then `apiToken(AGENT_API_TOKEN)` when it is set; no auth at all when neither is. */
+export function serverAuth(auth: AuthOption | undefined, token: string | undefined): AuthOption | undefined {
+  if (token === undefined) return auth;
+  let tokenEntry: AuthFn;
+  try {
+    tokenEntry = apiToken(token);
+  } catch {
+    throw new AuthConfigError('serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =)');
+  }
+  return [...(auth === undefined ? [] : authEntries(auth)), tokenEntry];
+}
+
+function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
+  const method = req.method ?? 'GET';
+  const length = req.headers['content-length'];
+  const hasBody = method !== 'GET' && method !== 'HEAD' && ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined);
+  if (!hasBody) return new Request(url, { method, headers, signal });
+  return new Request(url, { method, headers, signal, body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } as RequestInit);
+}
+
+async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  const head: string[] = [];
+  for (const [name, value] of response.headers) {
+    if (name !== 'www-authenticate') head.push(name, value);
+  }
+  const challenge = response.headers.get('www-authenticate');
+  if (challenge !== null) for (const line of wwwAuthenticateLines(response) ?? [challenge]) head.push('www-authenticate', line);
+  res.writeHead(response.status, head);
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  const cancel = () => void reader.cancel().catch(() => undefined);
+  res.once('close', cancel);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value)) await drained(res);
+    }
+    res.end();
+  } catch (error) {
+    console.error('agentgate: a response body failed while streaming', error);
+    res.destroy();
+  } finally {
+    res.off('close', cancel);
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
+}
