@@ -1,0 +1,110 @@
+// The docker target's files (no Docker engine runs here), the manifest of every target, and the output folder rules.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { build } from '../../src/build/index.ts';
+import { spawnSync } from 'node:child_process';
+import { fixture, nodeBin, startBuiltServer, tempFolder, writeDir } from './build-helpers.ts';
+
+const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
+
+describe('docker target', () => {
+  test('the output holds the node-server files plus a Dockerfile: small Node 22 base, non-root user, health check on <basePath>/health', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('with-auth'), { target: 'docker', out });
+    for (const file of ['server.js', 'manifest.json', 'package.json', 'app/agent.js', 'app/auth.js', 'agentgate/index.js', 'Dockerfile']) {
+      assert.ok(existsSync(join(out, file)), file);
+    }
+    const dockerfile = readFileSync(join(out, 'Dockerfile'), 'utf8');
+    const lines = dockerfile.split('\n');
+    assert.match(dockerfile, /^FROM node:22-(slim|alpine)$/m);
+    assert.match(dockerfile, /^USER node$/m);
+    assert.match(dockerfile, /^HEALTHCHECK .*\/support\/health/m);
+    assert.match(dockerfile, /^ENV .*HOST=0\.0\.0\.0/m, 'reachable from outside the container');
+    assert.equal(lines.filter((line) => line.startsWith('CMD ')).at(-1), 'CMD ["node", "server.js"]');
+    assert.ok(lines.indexOf('USER node') < lines.indexOf('CMD ["node", "server.js"]'), 'the server runs as the non-root user');
+    assert.doesNotMatch(dockerfile, /npm install/, 'nothing to install: the directory imports only agentgate');
+    assert.deepEqual(readJson(join(out, 'manifest.json')), { name: 'with-auth', target: 'docker', auth: true, main: 'server.js', basePath: '/support' });
+  });
+
+  test('the health check command the Dockerfile runs gets 200 from the built server', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('plain'), { target: 'docker', out });
+    const server = await startBuiltServer(out);
+    t.after(() => server.stop());
+    const probe = JSON.parse(/^HEALTHCHECK .* CMD (\[.*\])$/m.exec(readFileSync(join(out, 'Dockerfile'), 'utf8'))?.[1] ?? '[]') as string[];
+    assert.deepEqual(probe.slice(0, 2), ['node', '-e']);
+    const port = new URL(server.agentUrl).port;
+    const result = spawnSync(nodeBin, ['-e', probe[2] as string], { env: { ...process.env, PORT: port }, timeout: 10_000 });
+    assert.equal(result.status, 0);
+  });
+
+  test('a directory importing third-party packages gets an npm install step', async (t) => {
+    const dir = writeDir(tempFolder(t), { 'lib/pad.ts': "import leftPad from 'left-pad';\nexport const pad = leftPad;\n" }, fixture('plain'));
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'docker', out });
+    assert.match(readFileSync(join(out, 'Dockerfile'), 'utf8'), /^RUN npm install --omit=dev/m);
+    assert.deepEqual(readJson(join(out, 'package.json')).dependencies, { 'left-pad': '*' });
+  });
+});
+
+describe('manifest.json', () => {
+  const cases = [
+    ['plain', false],
+    ['with-auth', true],
+    ['auth-js', true],
+  ] as const;
+  for (const target of ['node-server', 'docker'] as const) {
+    for (const [name, auth] of cases) {
+      test(`${target}: the manifest states auth: ${auth} for ${name} (${auth ? 'auth file present' : 'no auth.ts or auth.js'})`, async (t) => {
+        const out = join(tempFolder(t), 'out');
+        const manifest = await build(fixture(name), { target, out });
+        assert.deepEqual(readJson(join(out, 'manifest.json')), manifest);
+        assert.equal(manifest.auth, auth);
+        assert.equal(manifest.target, target);
+        assert.equal(manifest.main, 'server.js');
+        assert.equal(existsSync(join(out, 'app', 'auth.js')), auth);
+      });
+    }
+  }
+
+  test('cloudflare-worker: the manifest states auth: false and main worker.js', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('plain'), { target: 'cloudflare-worker', out });
+    assert.deepEqual(readJson(join(out, 'manifest.json')), { name: 'plain', target: 'cloudflare-worker', auth: false, main: 'worker.js', basePath: '/agent' });
+    assert.deepEqual(readdirSync(out).sort(), ['manifest.json', 'worker.js', 'wrangler.toml']);
+  });
+});
+
+describe('build output folder', () => {
+  test('an earlier build output is replaced', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await build(fixture('with-auth'), { target: 'node-server', out });
+    await build(fixture('plain'), { target: 'cloudflare-worker', out });
+    assert.equal(existsSync(join(out, 'server.js')), false);
+    assert.equal(readJson(join(out, 'manifest.json')).target, 'cloudflare-worker');
+  });
+
+  test('a folder that is not a build output is refused, never emptied', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    mkdirSync(out);
+    writeFileSync(join(out, 'manifest.json'), '{"name":"a browser extension"}');
+    await assert.rejects(build(fixture('plain'), { target: 'node-server', out }), /not an agentgate build output/);
+    assert.deepEqual(readdirSync(out), ['manifest.json']);
+  });
+
+  test('an output folder inside the agent directory is not copied into itself', async (t) => {
+    const dir = writeDir(tempFolder(t), {}, fixture('plain'));
+    const out = join(dir, 'dist');
+    await build(dir, { target: 'node-server', out });
+    await build(dir, { target: 'node-server', out });
+    assert.equal(existsSync(join(out, 'app', 'dist')), false);
+    await assert.rejects(build(dir, { target: 'node-server', out: dir }), /must not be the agent directory/);
+  });
+
+  test('an unknown target is refused', async (t) => {
+    const out = join(tempFolder(t), 'out');
+    await assert.rejects(build(fixture('plain'), { target: 'lambda' as never, out }), /target must be one of node-server, docker, cloudflare-worker/);
+  });
+});
