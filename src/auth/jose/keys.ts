@@ -143,7 +143,28 @@ function rsaSpec(
   if (e.length === 0 || (e.length === 1 && (e[0] as number) < 3) || ((e[e.length - 1] as number) & 1) === 0) {
     return 'is an RSA key whose public exponent is even or under 3';
   }
+  if (hasRocaFingerprint(n)) return 'is an RSA key with the ROCA fingerprint (CVE-2017-15361): its private key can be computed';
   return spec({ kty: 'RSA', bits, algorithms: algorithmsFor('RSA'), format, data }, alg, kid);
+}
+
+const ROCA_PRIMES = [3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167];
+let rocaPowers: readonly ReadonlySet<number>[] | undefined;
+
+/**
+ * ROCA (Nemec et al., CCS 2017): Infineon moduli are `k·M + (65537^a mod M)`, so for every
+ * small prime `p` of `M`, `n mod p` lies in the subgroup that 65537 generates mod `p`.
+ */
+function hasRocaFingerprint(modulus: Uint8Array): boolean {
+  rocaPowers ??= ROCA_PRIMES.map((p) => {
+    const powers = new Set<number>();
+    for (let x = 1; !powers.has(x); x = (x * (65537 % p)) % p) powers.add(x);
+    return powers;
+  });
+  return ROCA_PRIMES.every((p, i) => {
+    let rest = 0;
+    for (const byte of modulus) rest = (rest * 256 + byte) % p;
+    return (rocaPowers as readonly ReadonlySet<number>[])[i]!.has(rest);
+  });
 }
 
 function ecSpec(curve: NamedCurve, alg: AlgorithmName | undefined, kid: string | undefined, format: PublicKeySpec['format'], data: PublicKeySpec['data']): PublicKeySpec | string {
