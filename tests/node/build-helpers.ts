@@ -38,7 +38,7 @@ export interface BuiltServer {
 }
 
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env, PORT: '0', HOST: '127.0.0.1', ...extra };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', ...extra };
   if (!('AGENT_API_TOKEN' in extra)) delete env.AGENT_API_TOKEN;
   return env;
 }

@@ -1,0 +1,55 @@
+// `agentgate init`: scaffolds an agent directory with a fresh baked API token.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { build, initAgentDir, resolveAgentDir } from '../../src/build/index.ts';
+import { bearer, sendMessage, startBuiltServer, tempFolder } from './build-helpers.ts';
+
+const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
+
+describe('agentgate init', () => {
+  test('scaffolds agent.ts, agent.json and agentgate.json with a fresh token of 32 random bytes (base64url)', async (t) => {
+    const dir = join(tempFolder(t), 'my-agent');
+    const first = await initAgentDir(dir);
+    const second = await initAgentDir(join(tempFolder(t), 'other'));
+    assert.deepEqual(first.files, ['agent.ts', 'agent.json', 'agentgate.json']);
+    assert.match(first.apiToken, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(Buffer.from(first.apiToken, 'base64url').length, 32);
+    assert.notEqual(first.apiToken, second.apiToken);
+    assert.deepEqual(readJson(join(dir, 'agentgate.json')), { name: 'my-agent', basePath: '/agent', apiToken: first.apiToken });
+    assert.equal(statSync(join(dir, 'agentgate.json')).mode & 0o777, 0o600);
+    assert.equal(readJson(join(dir, 'agent.json')).name, 'my-agent');
+  });
+
+  test('refuses to overwrite an existing agent', async (t) => {
+    const dir = tempFolder(t);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'agent.ts'), '// mine\n');
+    await assert.rejects(initAgentDir(dir), /already holds agent\.ts; refusing to overwrite an existing agent/);
+    assert.equal(readFileSync(join(dir, 'agent.ts'), 'utf8'), '// mine\n');
+    const again = join(tempFolder(t), 'again');
+    await initAgentDir(again);
+    const settings = readFileSync(join(again, 'agentgate.json'), 'utf8');
+    await assert.rejects(initAgentDir(again), /refusing to overwrite/);
+    assert.equal(readFileSync(join(again, 'agentgate.json'), 'utf8'), settings, 'the baked token is kept');
+  });
+
+  test('the scaffolded directory resolves, and its built server accepts the baked token', async (t) => {
+    const dir = join(tempFolder(t), 'fresh');
+    const { apiToken } = await initAgentDir(dir);
+    const { agent, auth, manifest } = await resolveAgentDir(dir);
+    assert.equal(auth, undefined);
+    assert.equal(manifest.name, 'fresh');
+    assert.equal((await agent.send('hello')).text, 'hello');
+
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const server = await startBuiltServer(out);
+    t.after(() => server.stop());
+    assert.equal((await sendMessage(server.agentUrl)).status, 401);
+    const accepted = await sendMessage(server.agentUrl, bearer(apiToken));
+    assert.equal(accepted.status, 200);
+    assert.equal(accepted.text, 'who am I?');
+  });
+});
