@@ -1,0 +1,280 @@
+import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
+import type { JwsHeader } from './compact.ts';
+import { parseJsonObject } from './json.ts';
+import { importVerifyKey, type KeySource, type VerifyKey } from './key-source.ts';
+import { readPublicJwk } from './keys.ts';
+import { AuthConfigError } from '../errors.ts';
+
+/** Limits of a key-set (and discovery) fetch and of the cache. */
+export const KEY_SET_TIMEOUT_MS = 5_000;
+export const MAX_KEY_SET_BYTES = 1024 * 1024;
+export const KEY_SET_FRESH_MS = 10 * 60_000;
+export const KEY_SET_RETRY_MS = 30_000;
+export const MAX_KEY_SET_KEYS = 100;
+/** Keys tried for a token without `kid`. */
+export const MAX_KEYS_TRIED = 8;
+
+/** What a key set may serve: RSA and EC keys, never an HMAC key. */
+export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze([
+  ...algorithmsFor('RSA'),
+  ...algorithmsFor('EC', 'P-256'),
+  ...algorithmsFor('EC', 'P-384'),
+]);
+export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['RS256', 'ES256'] as const);
+
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+/**
+ * Internal options for tests and benchmarks, kept out of the public option tables: a fake
+ * clock (ms), a fetch (e.g. undici's with a `MockAgent`), a shorter timeout, and the Workers
+ * mode forced on or off (default: detected). Given to `jwt()`/`oidc()` through
+ * `withKeySetInternals(options, internals)`.
+ */
+export interface KeySetInternals {
+  readonly fetch?: FetchLike;
+  readonly now?: () => number;
+  readonly timeoutMs?: number;
+  readonly perRequestFetch?: boolean;
+}
+
+/** The option key under which `jwt()` and `oidc()` find `KeySetInternals`. */
+export const KEY_SET_INTERNALS: unique symbol = Symbol('agentgate.keySetInternals');
+
+/** `options` with internals attached for `jwt({ jwksUrl })` or `oidc()`. Internal: tests and benchmarks. */
+export function withKeySetInternals<T extends object>(options: T, internals: KeySetInternals): T {
+  return { ...options, [KEY_SET_INTERNALS]: internals };
+}
+
+/** The internals attached to `options`, or none. */
+export function keySetInternals(options: object): KeySetInternals {
+  return (options as { [KEY_SET_INTERNALS]?: KeySetInternals })[KEY_SET_INTERNALS] ?? {};
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Checks a key-set or discovery URL at creation: `https:`, or `http:` on localhost, without user info. */
+export function readKeySetUrl(helper: string, option: string, value: unknown): string {
+  let url: URL | undefined;
+  if (typeof value === 'string' || value instanceof URL) {
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+  }
+  if (url === undefined) throw new AuthConfigError(`${helper}: ${option} must be an absolute URL`);
+  const local = url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname);
+  if (url.protocol !== 'https:' && !local) {
+    throw new AuthConfigError(`${helper}: ${option} must use https: (http: only on localhost, 127.0.0.1 or [::1]); got ${url.protocol}`);
+  }
+  if (url.username !== '' || url.password !== '') throw new AuthConfigError(`${helper}: ${option} must not contain a user name or password`);
+  return url.href;
+}
+
+/** True inside Cloudflare Workers, where a request must not wait on I/O begun by another request. */
+export function isWorkersRuntime(): boolean {
+  return typeof navigator !== 'undefined' && navigator.userAgent === 'Cloudflare-Workers';
+}
+
+class KeySetFetchError extends Error {
+  override name = 'KeySetFetchError';
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * GETs `url` and returns its body as a JSON object. Throws on timeout (the whole exchange,
+ * body included), any answer but 2xx (a redirect is not followed), a body over 1 MiB, or a
+ * body that is not a JSON object.
+ */
+export async function fetchJsonObject(url: string, fetchImpl: FetchLike, timeoutMs: number): Promise<Record<string, unknown>> {
+  const controller = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new KeySetFetchError(`no answer within ${timeoutMs} ms`));
+      controller.abort();
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([readJsonObject(url, fetchImpl, controller.signal), timedOut]);
+  } finally {
+    clearTimeout(timer);
+    // Releases a body left unread (a refused answer) and whatever a timed-out exchange still holds.
+    controller.abort();
+  }
+}
+
+async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const response = await fetchImpl(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
+  // `redirect: 'manual'` yields the 3xx itself (Node, workerd) or an `opaqueredirect` of status 0 (browsers).
+  if (!response.ok) throw new KeySetFetchError(response.type === 'opaqueredirect' ? 'answered a redirect' : `answered ${response.status}`);
+  const bytes = await readBody(response, MAX_KEY_SET_BYTES);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new KeySetFetchError('answered a body that is not UTF-8');
+  }
+  const object = parseJsonObject(text);
+  if (object === null) throw new KeySetFetchError('answered a body that is not a JSON object');
+  return object;
+}
+
+/** The body bytes, reading no further than `limit`. */
+async function readBody(response: Response, limit: number): Promise<Uint8Array<ArrayBuffer>> {
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      reader.cancel().catch(() => {});
+      throw new KeySetFetchError(`answered more than ${limit} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** The imported keys of one fetch, indexed for the two ways a header picks keys. */
+interface KeyIndex {
+  readonly fetchedAt: number;
+  readonly kids: ReadonlySet<string>;
+  /** `alg` → `kid` → keys. */
+  readonly byKid: ReadonlyMap<string, ReadonlyMap<string, readonly VerifyKey[]>>;
+  /** `alg` → the first keys of that algorithm, for a token without `kid`. */
+  readonly byAlg: ReadonlyMap<string, readonly VerifyKey[]>;
+}
+
+const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
+
+/**
+ * The keys of a JWKS document that can serve `algorithms`, imported. Each member of `keys`
+ * that cannot serve (not a public RSA/EC JWK, `kty` `oct`, RSA under 2048 bits or with a bad
+ * exponent, `use` other than `sig`, `key_ops` without `verify`, an `alg` not allowed,
+ * malformed, refused by Web Crypto) is dropped on its own; at most 100 keys are kept.
+ */
+export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[]): Promise<VerifyKey[]> {
+  const { keys } = document;
+  if (!Array.isArray(keys)) throw new KeySetFetchError('answered JSON without a "keys" array');
+  const candidates: { spec: Exclude<ReturnType<typeof readPublicJwk>, string>; algorithms: JwsAlgorithm[] }[] = [];
+  for (const jwk of keys as unknown[]) {
+    if (candidates.length === MAX_KEY_SET_KEYS) break;
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) continue;
+    const spec = readPublicJwk(jwk);
+    if (typeof spec === 'string') continue;
+    const usable = spec.algorithms.filter((name) => algorithms.includes(name)).map((name) => jwsAlgorithm(name) as JwsAlgorithm);
+    if (usable.length > 0) candidates.push({ spec, algorithms: usable });
+  }
+  const imported = await Promise.all(
+    candidates.map(({ spec, algorithms: usable }) =>
+      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm))).catch(() => NO_KEYS),
+    ),
+  );
+  return imported.flat();
+}
+
+function indexKeys(keys: readonly VerifyKey[], fetchedAt: number): KeyIndex {
+  const kids = new Set<string>();
+  const byKid = new Map<string, Map<string, VerifyKey[]>>();
+  const byAlg = new Map<string, VerifyKey[]>();
+  for (const key of keys) {
+    const alg = key.algorithm.name;
+    const first = byAlg.get(alg) ?? [];
+    if (first.length < MAX_KEYS_TRIED) first.push(key);
+    byAlg.set(alg, first);
+    if (key.kid === undefined) continue;
+    kids.add(key.kid);
+    const forAlg = byKid.get(alg) ?? new Map<string, VerifyKey[]>();
+    byKid.set(alg, forAlg);
+    const same = forAlg.get(key.kid) ?? [];
+    if (same.length < MAX_KEYS_TRIED) same.push(key);
+    forAlg.set(key.kid, same);
+  }
+  return { fetchedAt, kids, byKid, byAlg };
+}
+
+/** The keys for `header`, or `undefined` when its `kid` is not in the set. */
+function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefined {
+  if (header.kid === undefined) return index.byAlg.get(header.alg) ?? NO_KEYS;
+  if (!index.kids.has(header.kid)) return undefined;
+  return index.byKid.get(header.alg)?.get(header.kid) ?? NO_KEYS;
+}
+
+/**
+ * The remote key set of `jwt({ jwksUrl })` and `oidc()` (design §3 "Key sets"). Fetched on
+ * first use, never at creation; fresh for 10 minutes after a successful fetch; a `kid` not in
+ * the set refetches only when the last attempt began 30 s ago or more, and a failed fetch is
+ * retried on the same bound (requests in between skip). Concurrent requests share one fetch,
+ * except on Workers, where each request that needs keys fetches for itself and the imported
+ * keys are still shared. Every failure gives no keys (a skip), never an error.
+ * @example
+ * const source = keySetCache('https://id.example.com/jwks.json', ['RS256', 'ES256']);
+ */
+export function keySetCache(url: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals = {}): KeySource {
+  const fetchImpl: FetchLike = internals.fetch ?? ((input, init) => fetch(input, init));
+  const now = internals.now ?? Date.now;
+  const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
+  const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
+  let index: KeyIndex | undefined;
+  let attemptedAt = -Infinity;
+  let pending: Promise<void> | undefined;
+  let inFlight = 0;
+  let started = 0;
+  let installed = 0;
+
+  const load = async (attempt: number): Promise<void> => {
+    try {
+      const keys = await importKeySet(await fetchJsonObject(url, fetchImpl, timeoutMs), algorithms);
+      // On Workers fetches overlap: an older answer never replaces a newer one.
+      if (attempt > installed) {
+        installed = attempt;
+        index = indexKeys(keys, now());
+      }
+    } catch (error) {
+      console.warn(`agentgate: key set ${url} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
+    }
+  };
+
+  const refresh = (): Promise<void> => {
+    attemptedAt = now();
+    inFlight++;
+    const run = load(++started).finally(() => {
+      inFlight--;
+      if (pending === run) pending = undefined;
+    });
+    if (!perRequest) pending = run;
+    return run;
+  };
+
+  const afterFetch = (header: JwsHeader) => (): readonly VerifyKey[] => {
+    if (index === undefined || now() - index.fetchedAt >= KEY_SET_FRESH_MS) return NO_KEYS;
+    return pick(index, header) ?? NO_KEYS;
+  };
+
+  return {
+    keysFor(header) {
+      const time = now();
+      const fresh = index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
+      if (fresh) {
+        const keys = pick(index as KeyIndex, header);
+        if (keys !== undefined) return keys;
+      }
+      if (pending !== undefined) return pending.then(afterFetch(header));
+      // Workers: a request without fresh keys may not wait on another request's fetch, so it makes its own.
+      const ownFetch = perRequest && !fresh && inFlight > 0;
+      if (!ownFetch && time - attemptedAt < KEY_SET_RETRY_MS) return NO_KEYS;
+      return refresh().then(afterFetch(header));
+    },
+  };
+}
