@@ -6,3 +6,5 @@ export type { DiscordChannelOptions } from './discord.ts';
 export type { Channel, ChannelContext } from './channel.ts';
 export { serve, closeOnSignals } from './server.ts';
 export type { ServeOptions, AgentServer } from './server.ts';
+export { resolveAgentDir, build } from '../build/index.ts';
+export type { ResolvedAgentDir, BuildOptions, AgentManifest, BuildTarget } from '../build/index.ts';
