@@ -127,9 +127,12 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
 
   await copyModules(sourceRoot, runtime, (path) => path === join(sourceRoot, `cli${ownExtension}`), (specifier) => javaScriptSpecifier(specifier));
 
+  // The directory's own package.json stays behind: its "type" could make the transpiled ES modules CommonJS,
+  // and the packages it names are listed in the output's package.json.
+  const notCopied = new Set([SETTINGS_FILE, 'package.json', 'package-lock.json'].map((name) => join(info.dir, name)));
   const skipInDir = (path: string) => {
     const name = path.slice(path.lastIndexOf(sep) + 1);
-    return isInside(path, out) || name === 'node_modules' || name.startsWith('.') || path === join(info.dir, SETTINGS_FILE);
+    return isInside(path, out) || name === 'node_modules' || name.startsWith('.') || notCopied.has(path);
   };
   await copyModules(info.dir, app, skipInDir, (specifier, folder) => {
     const entry = AGENTGATE_ENTRIES.get(specifier);

@@ -97,6 +97,15 @@ describe('node-server target: a directory without auth.ts', () => {
     assert.equal(statSync(join(out, 'app', 'agentgate.json')).mode & 0o777, 0o600, 'the baked token is readable by its owner only');
   });
 
+  test('a directory whose package.json says "type": "commonjs" still runs: the output is ES modules', async (t) => {
+    const dir = writeDir(tempFolder(t), { 'package.json': JSON.stringify({ name: 'legacy', type: 'commonjs' }) }, fixture('plain'));
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const server = await startBuiltServer(out);
+    t.after(() => server.stop());
+    assert.equal((await sendMessage(server.agentUrl, bearer(BAKED_TOKEN))).status, 200);
+  });
+
   test('third-party packages the directory imports are listed in the output package.json', async (t) => {
     const dir = writeDir(tempFolder(t), {
       'package.json': JSON.stringify({ dependencies: { 'left-pad': '^1.3.0' } }),
