@@ -1,4 +1,4 @@
-import { registerHooks } from 'node:module';
+import nodeModule from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
 import type { AuthFn } from '../auth/types.ts';
@@ -22,8 +22,10 @@ let hooked = false;
  */
 function resolveAgentgateToThisCopy(): void {
   if (hooked) return;
+  // Read at call time: the built server never calls this, and runs on Node 22.13, before registerHooks (22.15).
+  if (typeof nodeModule.registerHooks !== 'function') throw new Error('resolveAgentDir() needs Node 22.15 or later (module.registerHooks)');
   hooked = true;
-  registerHooks({
+  nodeModule.registerHooks({
     resolve(specifier, context, nextResolve) {
       const entry = AGENTGATE_ENTRIES.get(specifier);
       if (entry === undefined) return nextResolve(specifier, context);
