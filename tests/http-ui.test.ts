@@ -198,6 +198,24 @@ test('useChat endpoint on the wire: the approval request follows the tool input 
   assert.equal(replay.status, 404, 'an approval is decided once');
 });
 
+test('useChat endpoint: an approval response is only decided in the chat whose session waits for it', async () => {
+  const { agent, deployed } = principalAgent();
+  const handler = agentHandler(agent, { basePath: '/agent' });
+  const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: DEPLOY_MESSAGE }] };
+  await wire(await handler(uiBody('chat-a', [user])));
+  const [pending] = await agent.pendingApprovals('chat-a');
+  const assistant = {
+    id: 'm1',
+    role: 'assistant',
+    parts: [{ type: 'tool-deploy', toolCallId: pending!.toolCallId, state: 'approval-responded', input: {}, approval: { id: pending!.id, approved: true } }],
+  };
+  const elsewhere = await handler(uiBody('chat-b', [user, assistant], { messageId: 'm1' }));
+  assert.equal(elsewhere.status, 404);
+  assert.deepEqual(await elsewhere.json(), { error: 'Approval not found' });
+  assert.deepEqual(deployed, []);
+  assert.deepEqual(await agent.pendingApprovals('chat-a'), [pending]);
+});
+
 test('useChat endpoint: the chat body never sets the principal, and a history sent by the client is not trusted', async () => {
   const { agent, modelSaw } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });

@@ -126,6 +126,9 @@ async function serveRoute(agent: Agent, route: Route, request: Request, principa
         const run: StreamedRun = (onEvent) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent });
         return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
       }
+      // An approval decided through a chat must wait in that chat's session.
+      const pending = new Set((await agent.pendingApprovals(ui.sessionId)).map((approval) => approval.id));
+      if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
       const run: StreamedRun = async (onEvent) => {
         const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });
         const [first, ...rest] = ui.decisions;
