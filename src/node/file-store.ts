@@ -21,7 +21,7 @@ export function fileStore(dir: string): Store {
   const root = resolve(dir);
   let ready: Promise<void> | undefined;
   const ensureDirs = () =>
-    (ready ??= Promise.all((['sessions', 'checkpoints', 'memory'] as const).map((kind) => mkdir(join(root, kind), { recursive: true }))).then(
+    (ready ??= Promise.all((['sessions', 'checkpoints', 'memory'] as const).map((kind) => mkdir(join(root, kind), { recursive: true, mode: 0o700 }))).then(
       () => undefined,
       (error: unknown) => {
         ready = undefined;
