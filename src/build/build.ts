@@ -167,7 +167,24 @@ function checkWorkerDir(info: AgentDir): void {
   if (info.authFile !== undefined) {
     throw new Error(`${info.authFile}: the cloudflare-worker target has no auth list (it is protected by the AGENT_API_TOKEN binding alone), so it cannot serve an agent with this file; build for node-server or docker, or remove the file`);
   }
-  if (info.spec === undefined) throw new Error(`${join(info.dir, 'agent.json')}: not found; the cloudflare-worker target serves this declarative spec`);
+  const specFile = join(info.dir, 'agent.json');
+  if (info.spec === undefined) throw new Error(`${specFile}: not found; the cloudflare-worker target serves this declarative spec`);
+  const secret = secretLookingField(info.spec);
+  if (secret !== undefined) {
+    throw new Error(`${specFile}: "${secret}" looks like a secret, and the cloudflare-worker target serves this file to its callers; keep secrets in Workers secrets`);
+  }
+}
+
+/** The path of the first field whose name says it holds a secret (`apiKey`, `token`, `password`…), or undefined. */
+function secretLookingField(value: unknown, path = ''): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, member] of Object.entries(value)) {
+    const here = path === '' ? key : `${path}.${key}`;
+    if (/(?:key|token)$|secret|password|credential/i.test(key)) return here;
+    const nested = secretLookingField(member, here);
+    if (nested !== undefined) return nested;
+  }
+  return undefined;
 }
 
 async function buildWorker(info: AgentDir, out: string): Promise<AgentManifest> {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build } from '../../src/build/index.ts';
-import { BAKED_TOKEN, ENV_TOKEN, bearer, fixture, tempFolder } from './build-helpers.ts';
+import { BAKED_TOKEN, ENV_TOKEN, bearer, fixture, tempFolder, writeDir } from './build-helpers.ts';
 import { startWorker, type RunningWorker } from './workerd-harness.ts';
 
 const spec = JSON.parse(readFileSync(join(fixture('plain'), 'agent.json'), 'utf8'));
@@ -129,6 +129,15 @@ describe('cloudflare-worker target and auth files', () => {
       assert.equal(existsSync(out), false, 'nothing is written');
     });
   }
+
+  test('an agent.json with a field that looks like a secret is refused, the value never echoed', async (t) => {
+    const dir = writeDir(tempFolder(t), { 'agent.json': JSON.stringify({ name: 'x', model: { provider: 'openai', apiKey: 'sk-do-not-echo' } }) }, fixture('plain'));
+    await assert.rejects(build(dir, { target: 'cloudflare-worker', out: join(tempFolder(t), 'out') }), (error: Error) => {
+      assert.match(error.message, /agent\.json: "model\.apiKey" looks like a secret/);
+      assert.equal(error.message.includes('sk-do-not-echo'), false);
+      return true;
+    });
+  });
 
   test('wrangler.toml names worker.js and holds no token', async (t) => {
     const out = await buildWorker(t);
