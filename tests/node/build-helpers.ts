@@ -45,7 +45,12 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs `node <out>/server.js` and resolves once it prints where it listens. */
 export function startBuiltServer(out: string, env: Record<string, string> = {}): Promise<BuiltServer> {
-  const child = spawn(nodeBin, [join(out, 'server.js')], { cwd: tmpdir(), env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return startNodeServer([join(out, 'server.js')], env);
+}
+
+/** Runs `node <args>` (a server: server.js, or the CLI's start) and resolves once it prints where it listens. */
+export function startNodeServer(args: string[], env: Record<string, string> = {}): Promise<BuiltServer> {
+  const child = spawn(nodeBin, args, { cwd: tmpdir(), env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stdout = '';
   let stderr = '';
@@ -56,7 +61,7 @@ export function startBuiltServer(out: string, env: Record<string, string> = {}):
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
       if (match) resolve({ agentUrl: match[1] as string, stop: () => (child.kill('SIGTERM'), exited) });
     });
-    void exited.then((code) => reject(new Error(`server.js exited (${code}) before listening:\n${stdout}\n${stderr}`)));
+    void exited.then((code) => reject(new Error(`${args.join(' ')} exited (${code}) before listening:\n${stdout}\n${stderr}`)));
   });
 }
 
