@@ -1,9 +1,11 @@
 // The directory resolver on good and broken agent directories.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { resolveAgentDir } from '../../src/build/index.ts';
-import { basicAuth, bearer, fixture, tempFolder, writeDir } from './build-helpers.ts';
+import { AGENTGATE_ENTRIES } from '../../src/build/resolve.ts';
+import { basicAuth, bearer, fixture, root, tempFolder, writeDir } from './build-helpers.ts';
 
 const AGENT = "import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
 
@@ -43,6 +45,12 @@ describe('resolveAgentDir on good directories', () => {
     assert.equal(manifest.basePath, '/agent');
     const result = await agent.send('hi', { principal: { id: 'u1', type: 'user', authenticator: 'custom' } });
     assert.equal(result.text, 'custom:u1');
+  });
+
+  test('the specifiers mapped to the running copy are the entry points of package.json exports', () => {
+    const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, string> };
+    const fromPackage = Object.entries(exports).map(([path, file]) => [join('agentgate', path), file.replace(/^\.\/src\//, '').replace(/\.ts$/, '')]);
+    assert.deepEqual(fromPackage, [...AGENTGATE_ENTRIES]);
   });
 
   test('a directory outside the package imports agentgate and agentgate/auth as an installed package', async (t) => {
