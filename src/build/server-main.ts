@@ -10,6 +10,7 @@ import type { AgentServer } from '../node/server.ts';
 import { SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentManifest, ProjectSettings } from './agent-dir.ts';
 import { loadAgentDir, loadAgentFiles } from './resolve.ts';
+import { NO_AUTH_CONFIGURED } from './spec-worker.ts';
 
 /**
  * The list the server is given: the auth file's list when there is one (the baked token is
@@ -27,9 +28,17 @@ function portFrom(value: string | undefined): number | undefined {
   return Number(value);
 }
 
-/** Serves the agent on PORT and HOST from the environment, prints where, and closes gracefully on SIGTERM/SIGINT. */
+/**
+ * Serves the agent on PORT and HOST from the environment, prints where, and closes gracefully
+ * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
+ * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
+ */
 export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string }): Promise<AgentServer> {
-  const { name, agent, auth, basePath } = options;
+  const { name, agent, basePath } = options;
+  if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
+    console.warn('agentgate: no auth configured (no auth.ts or auth.js, no apiToken in agentgate.json, no AGENT_API_TOKEN): every agent route answers 401');
+  }
+  const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined });
   closeOnSignals(server);
   console.log(`agentgate: ${name} listening on ${server.url}${basePath}`);

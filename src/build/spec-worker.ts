@@ -20,8 +20,11 @@ export interface SpecWorkerEnv {
 /** Paths under the base and their methods. */
 const ROUTES: ReadonlyMap<string, readonly string[]> = new Map([['', ['GET', 'POST']], ['/spec', ['GET']], ['/chat', ['POST']]]);
 
-/** Without the binding nothing but health is served: a worker deployed before its secret is set stays closed. */
-const NO_TOKEN_CONFIGURED: AuthFn = Object.assign(() => null, { challenges: [{ scheme: 'Bearer' }] });
+/**
+ * The entry of a deployment with no credential configured: it accepts nobody, so an agent is
+ * never served open by omission (a worker before its secret is set, a server without any auth).
+ */
+export const NO_AUTH_CONFIGURED: AuthFn = Object.assign(() => null, { challenges: [{ scheme: 'Bearer' }] });
 
 /**
  * A Workers module serving an agent's spec, behind `Authorization: Bearer <AGENT_API_TOKEN>`:
@@ -38,7 +41,7 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): { fetch
   function authenticatorFor(env: SpecWorkerEnv): (request: Request) => Promise<AuthResult> {
     const token = typeof env?.AGENT_API_TOKEN === 'string' && env.AGENT_API_TOKEN !== '' ? env.AGENT_API_TOKEN : undefined;
     if (current === undefined || current.token !== token) {
-      current = { token, authenticate: routeAuth(token === undefined ? NO_TOKEN_CONFIGURED : apiToken(token)) };
+      current = { token, authenticate: routeAuth(token === undefined ? NO_AUTH_CONFIGURED : apiToken(token)) };
     }
     return current.authenticate;
   }

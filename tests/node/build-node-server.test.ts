@@ -80,6 +80,21 @@ describe('node-server target: a directory without auth.ts', () => {
     assert.equal(health.status, 200, 'GET <basePath>/health is never behind auth');
   });
 
+  test('with no auth at all (no auth file, no baked token), the agent routes refuse everyone until AGENT_API_TOKEN is set', async (t) => {
+    const dir = writeDir(tempFolder(t), { 'agent.ts': "import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'bare', model: echoModel() });\n" });
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const closed = await startBuiltServer(out);
+    t.after(() => closed.stop());
+    assert.equal((await fetch(`${closed.agentUrl}/health`)).status, 200);
+    const refused = await sendMessage(closed.agentUrl);
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('www-authenticate'), 'Bearer');
+    const withToken = await startBuiltServer(out, { AGENT_API_TOKEN: ENV_TOKEN });
+    t.after(() => withToken.stop());
+    assert.equal((await sendMessage(withToken.agentUrl, bearer(ENV_TOKEN))).status, 200);
+  });
+
   test('the output runs with no install step: transpiled directory, agentgate runtime, server.js, package.json', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('plain'), { target: 'node-server', out });
