@@ -1,0 +1,39 @@
+/**
+ * A Workers entry behind `jwt({ jwksUrl })`, for tests/node/jwks-workerd.test.ts. The key set
+ * is served by the test's own server at the `JWKS_URL` binding (`/`) and `BROKEN_JWKS_URL`
+ * (`/broken`, answers 500). Both answer `{ principal }` or the auth response; `/runtime` tells
+ * whether the key set sees a Workers runtime.
+ * The entry is built on the first request, since the URL is a binding (creating it does no I/O).
+ */
+import { routeAuth, type AuthResult } from '../../src/auth/index.ts';
+import { DEFAULT_KEY_SET_ALGORITHMS, isWorkersRuntime, keySetCache, readKeySetUrl } from '../../src/auth/jose/key-set.ts';
+import { createJwtEntry, readClaimsPolicy } from '../../src/auth/jwt.ts';
+
+interface Env {
+  JWKS_URL: string;
+  BROKEN_JWKS_URL: string;
+  AUDIENCE: string;
+}
+
+let routes: Record<string, (request: Request) => Promise<AuthResult>> | undefined;
+
+function jwksJwt(jwksUrl: string, env: Env) {
+  const algorithms = DEFAULT_KEY_SET_ALGORITHMS;
+  return createJwtEntry({
+    helper: 'jwt()', authenticator: 'jwt', algorithms, principal: undefined,
+    source: keySetCache(readKeySetUrl('jwt()', 'jwksUrl', jwksUrl), algorithms),
+    claims: readClaimsPolicy('jwt()', { audience: env.AUDIENCE }),
+  });
+}
+
+export default {
+  async fetch(request: Request, env: Env): Promise<Response> {
+    const path = new URL(request.url).pathname;
+    if (path === '/runtime') return Response.json({ workers: isWorkersRuntime() });
+    routes ??= { '/': routeAuth([jwksJwt(env.JWKS_URL, env)]), '/broken': routeAuth([jwksJwt(env.BROKEN_JWKS_URL, env)]) };
+    const authenticate = routes[path];
+    if (authenticate === undefined) return new Response(null, { status: 404 });
+    const result = await authenticate(request);
+    return result.ok ? Response.json({ principal: result.principal }) : result.response;
+  },
+};
