@@ -112,6 +112,7 @@ function dockerfile(basePath: string, installs: boolean): string {
 FROM node:22-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=${PORT}
 WORKDIR /app
+# Owned by the runtime user: it reads the 0600 app/agentgate.json, and a file store writes under /app/.data.
 COPY --chown=node:node . .
 ${installs ? 'RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund\n' : ''}USER node
 EXPOSE ${PORT}
