@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { Agent, Model, Principal } from '../../src/agent/types.ts';
 import { anonymous } from '../../src/auth/anonymous.ts';
@@ -9,7 +12,7 @@ import { apiToken } from '../../src/auth/api-token.ts';
 import { basic } from '../../src/auth/basic.ts';
 import { AuthError } from '../../src/auth/errors.ts';
 import type { AuthFn, AuthOption } from '../../src/auth/types.ts';
-import { serve, slackChannel, type ServeOptions } from '../../src/node/index.ts';
+import { fileStore, serve, slackChannel, type ServeOptions } from '../../src/node/index.ts';
 import { basicAuth, headerLines, send } from '../fixtures-node/http-client.ts';
 import { platformApi } from '../fixtures-node/channel-helpers.ts';
 
@@ -282,4 +285,63 @@ test('node server: close() aborts runs still in flight after the shutdown bound'
   } finally {
     console.error = original;
   }
+});
+
+test('node server: an agent given as createAgent options is created with `store`, by default a file store in AGENT_DATA_DIR', async (t) => {
+  const given = await mkdtemp(join(tmpdir(), 'agentgate-serve-store-'));
+  const fallback = await mkdtemp(join(tmpdir(), 'agentgate-serve-default-'));
+  t.after(() => Promise.all([rm(given, { recursive: true, force: true }), rm(fallback, { recursive: true, force: true })]).then(() => undefined));
+
+  const withStore = await start(t, { agent: { name: 'opts', model: echoModel() }, store: fileStore(given) });
+  assert.equal((await send(`${withStore.url}/agent`, { method: 'POST', body: '{"message":"hi"}' })).status, 200);
+  assert.equal((await readdir(join(given, 'sessions'))).length, 1);
+
+  process.env.AGENT_DATA_DIR = fallback;
+  try {
+    const byDefault = await start(t, { agent: { name: 'opts', model: echoModel() } });
+    assert.equal((await send(`${byDefault.url}/agent`, { method: 'POST', body: '{"message":"hi"}' })).status, 200);
+  } finally {
+    delete process.env.AGENT_DATA_DIR;
+  }
+  assert.equal((await readdir(join(fallback, 'sessions'))).length, 1);
+});
+
+test('node server: a created agent keeps its own store; a `store` given beside it is reported, not silently dropped', async (t) => {
+  const warnings: unknown[] = [];
+  const original = console.warn;
+  console.warn = (...args: unknown[]) => void warnings.push(args.join(' '));
+  try {
+    await start(t, { agent: principalEcho(), store: memoryStore() });
+  } finally {
+    console.warn = original;
+  }
+  assert.match(String(warnings[0]), /keeps the store it was created with/);
+});
+
+test('node server: a server-sent event reaches the client before the run has finished', { timeout: 10_000 }, async (t) => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const model: Model = {
+    generate: async () => ({ text: 'unused' }),
+    async *stream() {
+      yield { type: 'text', text: 'first ' };
+      await gate; // released only once the client has seen "first"
+      yield { type: 'text', text: 'second' };
+    },
+  };
+  const server = await start(t, { agent: createAgent({ name: 'stream', model }) });
+  const text = await new Promise<string>((resolve, reject) => {
+    const req = httpRequest(`${server.url}/agent/chat`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, agent: false }, (res) => {
+      let received = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        received += chunk;
+        if (received.includes('first')) release();
+      });
+      res.on('end', () => resolve(received));
+    });
+    req.on('error', reject);
+    req.end('{"message":"go"}');
+  });
+  assert.match(text, /first[\s\S]*second/);
 });
