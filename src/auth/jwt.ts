@@ -52,7 +52,6 @@ export interface JwtEntryConfig {
 
 const BEARER = Object.freeze([Object.freeze({ scheme: 'Bearer' })]);
 const MAX_TOLERANCE_SEC = 300;
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const systemClock = (): number => Date.now() / 1000;
 
 /**
@@ -105,9 +104,9 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const { helper, authenticator, source, claims: policy, principal: mapper, now = systemClock } = config;
   const allowed: ReadonlySet<string> = new Set(config.algorithms);
 
-  const toPrincipal = (payload: Uint8Array<ArrayBuffer> | null): PrincipalInput | null | Promise<PrincipalInput | null> => {
+  const toPrincipal = (payload: string | null): PrincipalInput | null | Promise<PrincipalInput | null> => {
     if (payload === null) return null;
-    const claims = readClaims(payload);
+    const claims = parseJsonObject(payload);
     if (claims === null || !checkClaims(claims, policy, now())) return null;
     if (mapper === undefined) {
       const { sub, iss } = claims;
@@ -138,16 +137,6 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as PromiseLike<T> | null)?.then === 'function';
-}
-
-function readClaims(payload: Uint8Array<ArrayBuffer>): Record<string, unknown> | null {
-  let text: string;
-  try {
-    text = utf8.decode(payload);
-  } catch {
-    return null;
-  }
-  return parseJsonObject(text);
 }
 
 /** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */

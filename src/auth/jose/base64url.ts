@@ -1,41 +1,45 @@
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const VALUES = new Int8Array(128).fill(-1);
+// Sextet value of each ASCII code, 64 for characters outside the URL alphabet.
+const VALUES = new Uint8Array(128).fill(64);
 for (let i = 0; i < ALPHABET.length; i++) VALUES[ALPHABET.charCodeAt(i)] = i;
-
-function sextet(text: string, index: number): number {
-  const code = text.charCodeAt(index);
-  return code < 128 ? (VALUES[code] as number) : -1;
-}
 
 /**
  * Strict base64url (RFC 4648 §5, RFC 7515 §2): URL alphabet only, no padding, no whitespace,
  * and canonical (the unused low bits of the last character are zero). `null` otherwise.
  */
 export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> | null {
+  if ((text.length & 3) === 1) return null;
+  const bytes = new Uint8Array((text.length * 3) >> 2);
+  return decodeBase64urlInto(text, bytes) < 0 ? null : bytes;
+}
+
+/** `decodeBase64url` into `bytes` (at least `⌊3·length/4⌋` long): the number of bytes written, or -1. */
+export function decodeBase64urlInto(text: string, bytes: Uint8Array): number {
   const length = text.length;
   const tail = length & 3;
-  if (tail === 1) return null;
-  const bytes = new Uint8Array((length * 3) >> 2);
+  if (tail === 1) return -1;
+  let invalid = 0;
   let out = 0;
   let i = 0;
   for (const end = length - tail; i < end; i += 4) {
-    const a = sextet(text, i), b = sextet(text, i + 1), c = sextet(text, i + 2), d = sextet(text, i + 3);
-    if ((a | b | c | d) < 0) return null;
+    const ca = text.charCodeAt(i), cb = text.charCodeAt(i + 1), cc = text.charCodeAt(i + 2), cd = text.charCodeAt(i + 3);
+    if ((ca | cb | cc | cd) > 127) return -1;
+    const a = VALUES[ca]!, b = VALUES[cb]!, c = VALUES[cc]!, d = VALUES[cd]!;
+    invalid |= a | b | c | d;
     bytes[out++] = (a << 2) | (b >> 4);
-    bytes[out++] = ((b & 15) << 4) | (c >> 2);
-    bytes[out++] = ((c & 3) << 6) | d;
+    bytes[out++] = (b << 4) | (c >> 2);
+    bytes[out++] = (c << 6) | d;
   }
-  if (tail === 2) {
-    const a = sextet(text, i), b = sextet(text, i + 1);
-    if ((a | b) < 0 || (b & 15) !== 0) return null;
-    bytes[out] = (a << 2) | (b >> 4);
-  } else if (tail === 3) {
-    const a = sextet(text, i), b = sextet(text, i + 1), c = sextet(text, i + 2);
-    if ((a | b | c) < 0 || (c & 3) !== 0) return null;
+  if (tail !== 0) {
+    const ca = text.charCodeAt(i), cb = text.charCodeAt(i + 1), cc = tail === 3 ? text.charCodeAt(i + 2) : 65;
+    if ((ca | cb | cc) > 127) return -1;
+    const a = VALUES[ca]!, b = VALUES[cb]!, c = VALUES[cc]!;
+    // The bits after the last whole byte must be zero: one encoding per byte string.
+    invalid |= a | b | c | ((tail === 2 ? b & 15 : c & 3) + 63);
     bytes[out++] = (a << 2) | (b >> 4);
-    bytes[out] = ((b & 15) << 4) | (c >> 2);
+    if (tail === 3) bytes[out++] = (b << 4) | (c >> 2);
   }
-  return bytes;
+  return invalid & 64 ? -1 : out;
 }
 
 /** Base64url without padding (RFC 7515 §2). */

@@ -1,8 +1,15 @@
-import { parseCompactJws, type CompactJws } from './compact.ts';
+import { MAX_TOKEN_LENGTH, parseCompactJws, type CompactJws } from './compact.ts';
 import type { KeySource, VerifyKey } from './key-source.ts';
 
 const encoder = new TextEncoder();
 const INVALID: Promise<boolean> = Promise.resolve(false);
+// Web Crypto copies `data` when verify() is called, so one buffer serves every call; it is
+// filled right before each call, with no await in between. The signing input is ASCII.
+const signingBytes = new Uint8Array(MAX_TOKEN_LENGTH);
+
+function encodeSigningInput(text: string): Uint8Array<ArrayBuffer> {
+  return signingBytes.subarray(0, encoder.encodeInto(text, signingBytes).written);
+}
 
 /**
  * Verifies `signature` over `data` with one imported key: the length must be exact (full HMAC
@@ -15,24 +22,23 @@ export function verifySignature(key: VerifyKey, signature: Uint8Array<ArrayBuffe
 }
 
 /**
- * The verify path: parse, pick key, verify signature. Resolves to the payload bytes of a
+ * The verify path: parse, pick key, verify signature. Resolves to the payload text of a
  * valid JWS, or `null`. Returns `null` synchronously, with no crypto, for a token that fails
  * before the signature (malformed, `alg` not allowed, `crit`).
  */
-export function verifyCompactJws(token: string, algorithms: ReadonlySet<string>, source: KeySource): Promise<Uint8Array<ArrayBuffer> | null> | null {
+export function verifyCompactJws(token: string, algorithms: ReadonlySet<string>, source: KeySource): Promise<string | null> | null {
   const jws = parseCompactJws(token);
   if (jws === null || !algorithms.has(jws.header.alg)) return null;
   return checkSignature(jws, source.keysFor(jws.header));
 }
 
-async function checkSignature(jws: CompactJws, found: readonly VerifyKey[] | Promise<readonly VerifyKey[]>): Promise<Uint8Array<ArrayBuffer> | null> {
+async function checkSignature(jws: CompactJws, found: readonly VerifyKey[] | Promise<readonly VerifyKey[]>): Promise<string | null> {
   const keys = 'then' in found ? await found : found;
-  const data = encoder.encode(jws.signingInput);
   for (const key of keys) {
     // The key decides the algorithm: a key is only ever used with the algorithm it was imported for.
     if (key.algorithm.name !== jws.header.alg) continue;
     try {
-      if (await verifySignature(key, jws.signature, data)) return jws.payload;
+      if (await verifySignature(key, jws.signature, encodeSigningInput(jws.signingInput))) return jws.payload;
     } catch {
       // A signature the runtime refuses to process is not a valid one.
     }

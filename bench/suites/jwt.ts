@@ -1,0 +1,112 @@
+// Suites `jwt-hs256`, `jwt-rs256`, `jwt-es256`: raw crypto.subtle.verify on an imported key (the
+// floor), the jwt() entry on a prebuilt Request, and jose jwtVerify with the same checks on the
+// same token. Suite `jwt-skip`: how fast jwt() skips a malformed or alg-none token next to
+// accepting a valid ES256 one.
+import { jwtVerify } from 'jose';
+import { jwt } from '../../src/auth/index.ts';
+import type { AuthFn } from '../../src/auth/index.ts';
+import { encodeBase64url } from '../../src/auth/jose/base64url.ts';
+import type { SuiteSpec } from '../lib.ts';
+
+const ISSUER = 'https://issuer.example.com';
+const AUDIENCE = 'agent-api';
+const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
+const encoder = new TextEncoder();
+const b64json = (value: unknown) => encodeBase64url(encoder.encode(JSON.stringify(value)));
+
+interface Fixture {
+  floor: () => Promise<boolean>;
+  entry: AuthFn;
+  request: Request;
+  token: string;
+  joseKey: CryptoKey;
+}
+
+const TARGETS: Record<string, number> = { HS256: 0.6, RS256: 0.8, ES256: 0.9 };
+
+async function fixture(alg: 'HS256' | 'RS256' | 'ES256'): Promise<Fixture> {
+  let signKey: CryptoKey;
+  let verifyKey: CryptoKey;
+  let options: Parameters<typeof jwt>[0];
+  let params: AlgorithmIdentifier | EcdsaParams;
+  if (alg === 'HS256') {
+    params = 'HMAC';
+    signKey = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    verifyKey = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    options = { secret: SECRET };
+  } else {
+    const rsa = alg === 'RS256';
+    params = rsa ? 'RSASSA-PKCS1-v1_5' : { name: 'ECDSA', hash: 'SHA-256' };
+    const generate = rsa
+      ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
+      : { name: 'ECDSA', namedCurve: 'P-256' };
+    const pair = (await crypto.subtle.generateKey(generate, true, ['sign', 'verify'])) as CryptoKeyPair;
+    signKey = pair.privateKey;
+    verifyKey = pair.publicKey;
+    const { key_ops: _ops, ext: _ext, ...jwk } = await crypto.subtle.exportKey('jwk', pair.publicKey);
+    options = { publicKey: jwk };
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 24 * 3600, scope: 'agent:call agent:chat' };
+  const input = `${b64json({ alg, typ: 'JWT' })}.${b64json(claims)}`;
+  const data = encoder.encode(input);
+  const signature = new Uint8Array(await crypto.subtle.sign(params, signKey, data));
+  const token = `${input}.${encodeBase64url(signature)}`;
+  const entry = jwt({ ...options, issuer: ISSUER, audience: AUDIENCE });
+  const request = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
+  const fixture = { floor: () => crypto.subtle.verify(params, verifyKey, signature, data), entry, request, token, joseKey: verifyKey };
+  if (!(await fixture.floor()) || (await entry(request))?.id !== 'user-1234') throw new Error(`jwt suite: ${alg} fixture does not verify`);
+  return fixture;
+}
+
+function joseVerify(f: Fixture, alg: string): () => Promise<unknown> {
+  const options = { issuer: ISSUER, audience: AUDIENCE, algorithms: [alg], requiredClaims: ['exp', 'sub'] };
+  return () => jwtVerify(f.token, f.joseKey, options);
+}
+
+function ratioVerdict(alg: string) {
+  return (ops: Readonly<Record<string, number>>): string => {
+    const ours = ops.agentgate! / ops.floor!;
+    const theirs = ops.jose! / ops.floor!;
+    const target = TARGETS[alg]!;
+    return `${alg}: agentgate ${ours.toFixed(2)}x the floor (target ≥ ${target}x: ${ours >= target ? 'met' : 'MISSED'}), jose ${theirs.toFixed(2)}x; agentgate/jose ${(ops.agentgate! / ops.jose!).toFixed(2)}x`;
+  };
+}
+
+export default async function suites(): Promise<SuiteSpec[]> {
+  const specs: SuiteSpec[] = [];
+  const fixtures = {} as Record<string, Fixture>;
+  for (const alg of ['HS256', 'RS256', 'ES256'] as const) {
+    const f = (fixtures[alg] = await fixture(alg));
+    await joseVerify(f, alg)();
+    specs.push({
+      suite: `jwt-${alg.toLowerCase()}`,
+      baseline: 'floor',
+      cases: { floor: f.floor, agentgate: () => f.entry(f.request), jose: joseVerify(f, alg) },
+      verdict: ratioVerdict(alg),
+    });
+  }
+
+  const es = fixtures.ES256!;
+  const [header, payload, signature] = es.token.split('.') as [string, string, string];
+  const malformed = new Request('https://agent.example/agent', { headers: { authorization: `Bearer +${header.slice(1)}.${payload}.${signature}` } });
+  const none = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${b64json({ alg: 'none', typ: 'JWT' })}.${payload}.` } });
+  for (const request of [malformed, none]) {
+    if ((await es.entry(request)) !== null) throw new Error('jwt suite: a skip case was not skipped');
+  }
+  specs.push({
+    suite: 'jwt-skip',
+    baseline: 'valid-es256',
+    cases: {
+      'valid-es256': () => es.entry(es.request),
+      malformed: () => es.entry(malformed),
+      'alg-none': () => es.entry(none),
+    },
+    note: 'Target: malformed and alg-none skip at least 20x faster than a valid ES256 token is accepted.',
+    verdict: (ops) => {
+      const slowest = Math.min(ops.malformed!, ops['alg-none']!) / ops['valid-es256']!;
+      return `skip speed-up: ${slowest.toFixed(0)}x (target ≥ 20x: ${slowest >= 20 ? 'met' : 'MISSED'})`;
+    },
+  });
+  return specs;
+}
