@@ -423,16 +423,20 @@ test('a body over 1 MiB answers 413: refused by Content-Length before reading, a
   assert.deepEqual(Object.keys(await refused.json()), ['error']);
   assert.equal(pulled, false);
 
+  // A valid JSON body of 4 MiB (a message padded with spaces), streamed in 64 KiB chunks without Content-Length.
+  const chunk = 64 * 1024;
   let sent = 0;
-  const endless = new ReadableStream<Uint8Array>({
+  const oversized = new ReadableStream<Uint8Array>({
     pull(controller) {
-      sent += 64 * 1024;
-      controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+      if (sent === 0) controller.enqueue(new TextEncoder().encode('{"message":"hi"}'));
+      else if (sent < 4 * MAX_BODY_BYTES) controller.enqueue(new Uint8Array(chunk).fill(0x20));
+      else controller.close();
+      sent += chunk;
     },
-  });
-  const streamed = await handler(new Request(BASE, { method: 'POST', body: endless, duplex: 'half' } as RequestInit));
+  }, { highWaterMark: 0 });
+  const streamed = await handler(new Request(BASE, { method: 'POST', body: oversized, duplex: 'half' } as RequestInit));
   assert.equal(streamed.status, 413);
-  assert.ok(sent <= MAX_BODY_BYTES + 2 * 64 * 1024, 'reading stopped at the limit');
+  assert.ok(sent <= MAX_BODY_BYTES + 2 * chunk, 'reading stopped at the limit');
 
   const padded = (size: number) => {
     const prefix = '{"message":"';
