@@ -100,13 +100,14 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       inFlight.delete(controller);
       if (inFlight.size === 0) whenIdle?.();
     });
-    let response: Response;
     const url = req.url ?? '';
-    if (!url.startsWith('/')) {
+    // The origin is the server's own, never the Host header: routes see only the path and query.
+    const request = url.startsWith('/') ? toRequest(req, origin + url, controller.signal) : undefined;
+    let response: Response;
+    if (request === undefined) {
       response = channelResponse({ error: 'Bad Request' }, 400);
     } else {
       try {
-        const request = toRequest(req, origin + url, controller.signal);
         const query = url.indexOf('?');
         const channel = channelByPath.get(query === -1 ? url : url.slice(0, query));
         response = await (channel ? channel(request, { agent, waitUntil }) : handler(request));
@@ -129,7 +130,12 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       });
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, shutdownTimeoutMs, 'timeout')));
-      const outcome = await Promise.race([Promise.all([requestsDone, ...background]), timedOut]);
+      // Channel runs outlive their requests, and a request in flight may still start one.
+      const finished = (async () => {
+        await requestsDone;
+        while (background.size > 0) await Promise.all(background);
+      })();
+      const outcome = await Promise.race([finished, timedOut]);
       clearTimeout(timer);
       if (outcome === 'timeout') {
         console.error(`agentgate: ${inFlight.size} request(s) still running after ${shutdownTimeoutMs} ms; aborting them`);
@@ -186,7 +192,16 @@ export function serverAuth(auth: AuthOption | undefined, token: string | undefin
   return [...(auth === undefined ? [] : authEntries(auth)), tokenEntry];
 }
 
-function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request {
+/** The Web `Request` of a node request, its body streamed; `undefined` when the URL or a header cannot be one. */
+function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request | undefined {
+  try {
+    return webRequest(req, url, signal);
+  } catch {
+    return undefined;
+  }
+}
+
+function webRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request {
   const headers = new Headers();
   const raw = req.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
