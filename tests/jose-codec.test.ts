@@ -1,0 +1,119 @@
+// The primitives under the verify path: strict base64url, the duplicate-refusing JSON object
+// parser, the compact-JWS split and the SubjectPublicKeyInfo reader.
+import { test, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { parseJsonObject } from '../src/auth/jose/json.ts';
+import { parseCompactJws } from '../src/auth/jose/compact.ts';
+import { readSpki, readSpkiPem } from '../src/auth/jose/keys.ts';
+import { b64json, testKey, toPem } from './jwt-support.ts';
+
+describe('base64url (RFC 7515 §2: URL alphabet, no padding, canonical)', () => {
+  test('decodes what it encodes, for every length and byte value', () => {
+    for (let length = 0; length < 70; length++) {
+      const bytes = Uint8Array.from({ length }, (_, i) => (i * 73 + length * 31) & 255);
+      const text = encodeBase64url(bytes);
+      assert.match(text, /^[A-Za-z0-9_-]*$/);
+      assert.deepEqual(decodeBase64url(text), bytes);
+    }
+    assert.deepEqual(decodeBase64url('-_8'), Uint8Array.from([0xfb, 0xff]));
+  });
+
+  test('refuses padding, the standard alphabet, whitespace, other characters and an impossible length', () => {
+    for (const text of ['AA==', 'AAA=', '+/8', 'A A', 'AA\n', 'A', 'AAAAA', 'AA.', 'Zm9v\u00e9', 'Zm9\u0000']) {
+      assert.equal(decodeBase64url(text), null, JSON.stringify(text));
+    }
+  });
+
+  test('refuses a last character whose unused bits are not zero', () => {
+    assert.deepEqual(decodeBase64url('AA'), Uint8Array.from([0]));
+    assert.equal(decodeBase64url('AB'), null);
+    assert.equal(decodeBase64url('AP'), null);
+    assert.deepEqual(decodeBase64url('AAA'), Uint8Array.from([0, 0]));
+    assert.equal(decodeBase64url('AAB'), null);
+    assert.equal(decodeBase64url('AAD'), null);
+  });
+});
+
+describe('JSON object parser (RFC 8259, duplicate member names refused)', () => {
+  test('parses what JSON.parse parses', () => {
+    const texts = [
+      '{}', ' {"a" : 1 , "b":[true,false,null,-0.5e+3,"x"]}\r\n', '{"s":"\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00"}',
+      '{"n":{"m":{"o":[[],{}]}}}', '{"big":1e400,"neg":-1E-2,"zero":0}', '{"é":"ü"}', '{"__proto__":{"x":1}}',
+    ];
+    for (const text of texts) {
+      const parsed = parseJsonObject(text);
+      assert.deepEqual(parsed, JSON.parse(text), text);
+    }
+    assert.equal(Object.getPrototypeOf(parseJsonObject('{"__proto__":{"x":1}}')), Object.prototype);
+  });
+
+  test('refuses a duplicated member name at any depth', () => {
+    for (const text of ['{"a":1,"a":1}', '{"a":1,"b":{"c":1,"c":2}}', '{"a":[{"x":1,"x":1}]}', '{"a":1,"\\u0061":2}']) {
+      assert.equal(parseJsonObject(text), null, text);
+    }
+  });
+
+  test('refuses what is not a JSON object, and invalid JSON', () => {
+    const texts = [
+      '', '[]', '"x"', '1', 'null', '{', '{"a":1,}', '{"a":01}', '{"a":1.}', '{"a":.5}', '{"a":+1}', '{"a":NaN}',
+      '{"a":Infinity}', "{'a':1}", '{a:1}', '{"a":"\u0001"}', '{"a":"\\x"}', '{"a":"\\u12"}', '{"a":1}{}', '\uFEFF{}',
+      '{"a":tru}', '{"a" 1}', '{"a":[1,]}', '{"a":1 "b":2}',
+    ];
+    for (const text of texts) assert.equal(parseJsonObject(text), null, JSON.stringify(text));
+  });
+
+  test('refuses nesting deeper than 32 levels, without a stack overflow', () => {
+    assert.notEqual(parseJsonObject(`{"a":${'['.repeat(31)}${']'.repeat(31)}}`), null);
+    assert.equal(parseJsonObject(`{"a":${'['.repeat(32)}${']'.repeat(32)}}`), null);
+    assert.equal(parseJsonObject(`{"a":${'['.repeat(100_000)}`), null);
+  });
+});
+
+describe('compact JWS split', () => {
+  const token = `${b64json({ alg: 'HS256', kid: 'k1' })}.${b64json({ sub: 'x' })}.${encodeBase64url(new Uint8Array(32).fill(1))}`;
+
+  test('splits a JWS into header (alg, kid), signing input, payload text and signature', () => {
+    const jws = parseCompactJws(token);
+    assert.ok(jws !== null);
+    assert.deepEqual(jws.header, { alg: 'HS256', kid: 'k1' });
+    assert.equal(jws.signingInput, token.slice(0, token.lastIndexOf('.')));
+    assert.equal(jws.payload, '{"sub":"x"}');
+    assert.deepEqual(jws.signature, new Uint8Array(32).fill(1));
+    assert.deepEqual(parseCompactJws(token)?.header, jws.header, 'a repeated header decodes the same');
+  });
+
+  test('refuses empty header, empty signature and segment counts other than three', () => {
+    const [h, p, s] = token.split('.');
+    for (const bad of [`.${p}.${s}`, `${h}.${p}.`, `${h}.${p}`, `${h}.${p}.${s}.${s}`, `${h}..${s}.${s}.${s}`, '', '..']) {
+      assert.equal(parseCompactJws(bad), null, bad);
+    }
+    assert.notEqual(parseCompactJws(`${h}..${s}`), null, 'an empty payload is a valid JWS');
+  });
+});
+
+describe('SubjectPublicKeyInfo reader', () => {
+  test('reads RSA and EC keys, and refuses trailing bytes, non-minimal lengths, other key types and compressed points', async () => {
+    const rsa = await testKey('RS256');
+    const ec = await testKey('ES384');
+    const rsaSpec = readSpki(rsa.spki);
+    const ecSpec = readSpki(ec.spki);
+    assert.ok(typeof rsaSpec === 'object' && rsaSpec.kty === 'RSA' && rsaSpec.bits === 2048);
+    assert.deepEqual(rsaSpec.algorithms, ['RS256', 'RS384', 'RS512']);
+    assert.ok(typeof ecSpec === 'object' && ecSpec.kty === 'EC' && ecSpec.curve === 'P-384');
+    assert.deepEqual(ecSpec.algorithms, ['ES384']);
+    assert.equal(typeof readSpkiPem(rsa.pem), 'object');
+    assert.equal(typeof readSpkiPem(rsa.pem.replace(/\n/g, '\r\n')), 'object');
+    const withTrailing = Uint8Array.from([...rsa.spki, 0]);
+    assert.match(readSpki(withTrailing) as string, /not a DER SubjectPublicKeyInfo/);
+    // 30 82 01 22 -> 30 83 00 01 22: a non-minimal length.
+    const nonMinimal = Uint8Array.from([0x30, 0x83, 0x00, ...rsa.spki.subarray(2)]);
+    assert.match(readSpki(nonMinimal) as string, /not a DER/);
+    const ed25519 = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00, ...new Uint8Array(32)]);
+    assert.match(readSpki(ed25519) as string, /must be an RSA key or an EC key/);
+    const compressed = Uint8Array.from(ec.spki);
+    compressed[compressed.length - 97] = 0x02;
+    assert.match(readSpki(compressed) as string, /not uncompressed/);
+    assert.match(readSpkiPem(toPem(ed25519)) as string, /must be an RSA key or an EC key/);
+  });
+});
