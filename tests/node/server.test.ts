@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
@@ -344,4 +345,21 @@ test('node server: a server-sent event reaches the client before the run has fin
     req.end('{"message":"go"}');
   });
   assert.match(text, /first[\s\S]*second/);
+});
+
+test('node server: a request target that is not a path (absolute-form, asterisk) is a 400, and the Host header never reaches routing', async (t) => {
+  const server = await start(t, {});
+  const { port } = new URL(server.url);
+  const raw = (head: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.end(head));
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+  assert.match(await raw('GET http://elsewhere.example/agent/health HTTP/1.1\r\nHost: elsewhere.example\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  assert.match(await raw('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  assert.match(await raw('GET /agent/health HTTP/1.1\r\nHost: elsewhere.example:1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
 });
