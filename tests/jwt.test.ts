@@ -203,6 +203,40 @@ describe('jwt() check 7: the default principal, and the principal mapper', () =>
   });
 });
 
+describe('jwt() keys', () => {
+  test('a JWK alg restricts the key to that algorithm', async () => {
+    const entry = at({ publicKey: { ...rsa.jwk, alg: 'RS256' }, ...base });
+    assert.equal(await statusOf(entry, await signToken({ alg: 'RS256' }, claims(), rsa.sign)), 200);
+    const rs384 = await testKey('RS384');
+    const other = at({ publicKey: { ...rs384.jwk, alg: 'RS256' }, ...base });
+    assert.equal(await statusOf(other, await signToken({ alg: 'RS384' }, claims(), rs384.sign)), 401);
+    assert.throws(() => jwt({ publicKey: { ...rsa.jwk, alg: 'RS256' }, algorithms: ['RS384'], ...base }), AuthConfigError);
+  });
+
+  test('keys are imported once, on first use, never per request', async () => {
+    const original = crypto.subtle.importKey;
+    let imports = 0;
+    crypto.subtle.importKey = function (this: SubtleCrypto, ...args: Parameters<SubtleCrypto['importKey']>) {
+      imports++;
+      return original.apply(this, args);
+    } as SubtleCrypto['importKey'];
+    try {
+      const entry = at({ publicKey: es256.pem, ...base });
+      const hs = at({ secret: SECRET, ...base });
+      assert.equal(imports, 0, 'creation does no async work (Workers forbid it at start-up)');
+      const token = await signToken({ alg: 'ES256' }, claims(), es256.sign);
+      await Promise.all([statusOf(entry, token), statusOf(entry, token)]);
+      for (let i = 0; i < 5; i++) assert.equal(await statusOf(entry, token), 200);
+      assert.equal(imports, 1);
+      for (let i = 0; i < 3; i++) assert.equal(await statusOf(hs, await hsToken()), 200);
+      assert.equal(await statusOf(hs, await signToken({ alg: 'HS384' }, claims(), hs384)), 200);
+      assert.equal(imports, 3, 'one import per HMAC algorithm used');
+    } finally {
+      crypto.subtle.importKey = original;
+    }
+  });
+});
+
 describe('jwt(): failures, challenges and two issuers', () => {
   test('every failed check ends in the same 401: JSON body, Bearer challenge, Cache-Control no-store', async () => {
     const entry = at({ secret: SECRET, ...base });
