@@ -72,12 +72,14 @@ export function leakReport(a: readonly number[], b: readonly number[]): LeakRepo
  * Times `calls[0]` and `calls[1]` `samples` times each, in one random interleaved order (so
  * drift and bursts of load fall on both classes alike), after `warmup` untimed calls of each.
  * Each sample is the milliseconds `performance.now()` measures around one awaited call.
+ * Resolves `null` when `deadline` (a `performance.now()` value) passes first: on a machine so
+ * overloaded that the calls crawl, the caller reports that it could not measure.
  */
 export async function measureInterleaved(
   calls: readonly [() => Promise<unknown>, () => Promise<unknown>],
-  options: { samples: number; warmup: number; random: Random },
-): Promise<[number[], number[]]> {
-  const { samples, warmup, random } = options;
+  options: { samples: number; warmup: number; random: Random; deadline?: number },
+): Promise<[number[], number[]] | null> {
+  const { samples, warmup, random, deadline = Infinity } = options;
   for (let i = 0; i < warmup; i++) {
     await calls[0]();
     await calls[1]();
@@ -89,7 +91,8 @@ export async function measureInterleaved(
     [order[i], order[j]] = [order[j]!, order[i]!];
   }
   const times: [number[], number[]] = [[], []];
-  for (const which of order) {
+  for (const [i, which] of order.entries()) {
+    if (i % 256 === 0 && performance.now() > deadline) return null;
     const call = calls[which as 0 | 1];
     const start = performance.now();
     await call();
