@@ -84,7 +84,7 @@ export function sourceManifest(info: AgentDir): AgentManifest {
   return { name: info.name, target: 'source', auth: info.authFile !== undefined, main: AGENT_FILE, basePath: info.basePath };
 }
 
-/** Loads an agent directory from source (Node only): its agent, its auth list, its manifest. */
+/** What `resolveAgentDir` returns: the agent, the auth list of the directory, its manifest. */
 export interface ResolvedAgentDir {
   agent: Agent;
   /** The list from `auth.ts`/`auth.js` (one entry becomes a list of one); `undefined` without the file. */
