@@ -131,14 +131,20 @@ describe('node-server target: a directory without auth.ts', () => {
         "import path from 'path';",
         "import type { Thing } from 'types-only';",
         "import { apiToken } from 'agentgate/auth';",
+        "export * from './more.ts';",
+        "export const lazy = () => import('./more.ts');",
         'export const used = [leftPad, z, readFile, path, apiToken];',
         'export type T = Thing;',
       ].join('\n'),
+      'lib/more.ts': 'export const more: number = 1;\n',
     }, fixture('plain'));
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
     assert.deepEqual(pkg.dependencies, { '@scope/schemas': '*', 'left-pad': '^1.3.0' });
-    assert.match(readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8'), /from '\.\.\/\.\.\/agentgate\/auth\/index\.js'/);
+    const tools = readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8');
+    assert.match(tools, /from '\.\.\/\.\.\/agentgate\/auth\/index\.js'/);
+    assert.match(tools, /export \* from '\.\/more\.js'/);
+    assert.match(tools, /import\('\.\/more\.js'\)/);
   });
 });

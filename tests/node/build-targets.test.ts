@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { build } from '../../src/build/index.ts';
+import { bundleModules } from '../../src/build/bundle.ts';
 import { spawnSync } from 'node:child_process';
 import { fixture, nodeBin, startBuiltServer, tempFolder, writeDir } from './build-helpers.ts';
 
@@ -74,6 +75,19 @@ describe('manifest.json', () => {
     await build(fixture('plain'), { target: 'cloudflare-worker', out });
     assert.deepEqual(readJson(join(out, 'manifest.json')), { name: 'plain', target: 'cloudflare-worker', auth: false, main: 'worker.js', basePath: '/agent' });
     assert.deepEqual(readdirSync(out).sort(), ['manifest.json', 'worker.js', 'wrangler.toml']);
+  });
+});
+
+describe('the worker bundler', () => {
+  test('module syntax it does not know fails the build, naming the file', async (t) => {
+    const dir = writeDir(tempFolder(t), {
+      'entry.ts': "import { value } from './dep.ts';\nexport function read() { return value; }\n",
+      'dep.ts': 'const value = 1;\nexport default value;\n',
+    });
+    await assert.rejects(bundleModules(join(dir, 'entry.ts')), (error: Error) => {
+      assert.ok(error.message.startsWith(`${join(dir, 'dep.ts')}: cannot bundle`), error.message);
+      return true;
+    });
   });
 });
 
