@@ -141,6 +141,9 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
     if (specifier.startsWith('agentgate/')) {
       throw new Error(`${info.dir}: imports ${specifier}, which is not an entry point of agentgate (${[...AGENTGATE_ENTRIES.keys()].join(', ')})`);
     }
+    if (specifier.startsWith('.') && !isInside(resolve(info.dir, relative(app, folder), specifier), info.dir)) {
+      throw new Error(`${info.dir}: imports ${specifier}, outside the agent directory; the build copies only the directory (import agentgate as 'agentgate')`);
+    }
     const name = packageName(specifier);
     if (name !== undefined) packages.add(name);
     return javaScriptSpecifier(specifier);

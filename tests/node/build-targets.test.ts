@@ -117,6 +117,11 @@ describe('build output folder', () => {
     await assert.rejects(build(dir, { target: 'node-server', out: dir }), /must not be the agent directory/);
   });
 
+  test('a relative import that leaves the agent directory fails the build: only the directory is copied', async (t) => {
+    const dir = writeDir(tempFolder(t), { 'lib/up.ts': "export { apiToken } from '../../elsewhere/auth.ts';\n" }, fixture('plain'));
+    await assert.rejects(build(dir, { target: 'node-server', out: join(tempFolder(t), 'out') }), /imports \.\.\/\.\.\/elsewhere\/auth\.ts, outside the agent directory/);
+  });
+
   test('an unknown target is refused', async (t) => {
     const out = join(tempFolder(t), 'out');
     await assert.rejects(build(fixture('plain'), { target: 'lambda' as never, out }), /target must be one of node-server, docker, cloudflare-worker/);
