@@ -104,6 +104,28 @@ test('useChat endpoint: a tool call that needs approval appears as approval-requ
   assert.deepEqual((await agent.transcript('ui-approve')).audit.map((entry) => [entry.approved, entry.decidedBy]), [[true, ada]]);
 });
 
+test('useChat endpoint: two calls of one turn that need approval are asked one after the other in the same message', async () => {
+  const { agent, deployed } = principalAgent();
+  const chat = chatWith(agentHandler(agent, { basePath: '/agent' }), 'ui-two');
+  await chat.sendMessage({ text: '/tool deploy {"env":"eu"}\n/tool deploy {"env":"us"}' });
+  const deployParts = () => chat.messages.at(-1)!.parts.filter((part) => part.type === 'tool-deploy').map((part) => plain(part) as Record<string, unknown>);
+  assert.deepEqual(deployParts().map((part) => part.state), ['approval-requested'], 'a call is shown when it is asked, so the step can be answered');
+
+  const [first] = await agent.pendingApprovals('ui-two');
+  await chat.addToolApprovalResponse({ id: first!.id, approved: true });
+  await settled(chat, () => deployParts()[1]?.state === 'approval-requested');
+  assert.equal(chat.error, undefined);
+  const [second] = await agent.pendingApprovals('ui-two');
+  assert.deepEqual(deployParts().map((part) => [part.state, (part.approval as { id: string }).id]), [['output-available', first!.id], ['approval-requested', second!.id]]);
+
+  await chat.addToolApprovalResponse({ id: second!.id, approved: true });
+  await settled(chat, () => deployParts()[1]?.state === 'output-available');
+  assert.equal(chat.error, undefined);
+  assert.deepEqual(deployParts().map((part) => part.output), [{ deployed: 'eu' }, { deployed: 'us' }]);
+  assert.deepEqual(deployed, [{ env: 'eu' }, { env: 'us' }]);
+  assert.equal(chat.messages.filter((m) => m.role === 'assistant').length, 1);
+});
+
 test('useChat endpoint: denying the approval in the client ends the tool part as output-denied without running it', async () => {
   const { agent, deployed } = principalAgent();
   const chat = chatWith(agentHandler(agent, { basePath: '/agent' }), 'ui-deny');
@@ -214,6 +236,22 @@ test('useChat endpoint: an approval response is only decided in the chat whose s
   assert.deepEqual(await elsewhere.json(), { error: 'Approval not found' });
   assert.deepEqual(deployed, []);
   assert.deepEqual(await agent.pendingApprovals('chat-a'), [pending]);
+});
+
+test('useChat endpoint on the wire: a tool that runs without approval is shown with its input, then its output, before the reply', async () => {
+  const { agent } = principalAgent();
+  const handler = agentHandler(agent, { basePath: '/agent' });
+  const chunks = await wire(await handler(uiBody('wire-lookup', [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: '/tool lookup {"key":"k"}' }] }])));
+  const toolCallId = ((await agent.transcript('wire-lookup')).messages[1] as { toolCalls: { id: string }[] }).toolCalls[0]!.id;
+  assert.deepEqual(chunks.slice(1, 6), [
+    { type: 'start-step' },
+    { type: 'tool-input-start', toolCallId, toolName: 'lookup' },
+    { type: 'tool-input-available', toolCallId, toolName: 'lookup', input: { key: 'k' } },
+    { type: 'tool-output-available', toolCallId, output: { value: 'value of k' } },
+    { type: 'finish-step' },
+  ]);
+  assert.deepEqual(chunks.slice(6, 8), [{ type: 'start-step' }, { type: 'text-start', id: 'text-1' }]);
+  assert.deepEqual(chunks.at(-1), { type: 'finish', finishReason: 'stop' });
 });
 
 test('useChat endpoint: the chat body never sets the principal, and a history sent by the client is not trusted', async () => {

@@ -11,7 +11,7 @@ export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-messa
 export interface UiDecision { approvalId: string; approved: boolean; reason?: string }
 export type UiRequest =
   | { kind: 'message'; sessionId: string; text: string }
-  | { kind: 'decisions'; sessionId: string; messageId: string; decisions: [UiDecision, ...UiDecision[]] };
+  | { kind: 'decisions'; sessionId: string; messageId: string; decisions: [UiDecision, ...UiDecision[]]; knownCalls: string[] };
 
 /**
  * Reads the body `DefaultChatTransport` sends: `{ id, messages, trigger, messageId? }`. The chat
@@ -41,8 +41,9 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
       const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
       return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
     });
+    const knownCalls = parts.flatMap((part) => (typeof part.toolCallId === 'string' ? [part.toolCallId] : []));
     const [first, ...rest] = decisions;
-    if (first !== undefined) return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest] };
+    if (first !== undefined) return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest], knownCalls };
   }
   throw new HttpError(400, 'the last message must be a user message or an assistant message with approval responses');
 }
@@ -51,13 +52,18 @@ const sse = (chunk: Record<string, unknown>) => `data: ${JSON.stringify(chunk)}\
 
 /**
  * Maps run events to UI message chunks. `start` opens the message (`messageId` repeats the
- * assistant message being continued); text deltas are wrapped in text parts; a tool call
- * becomes tool input chunks, and its approval request always follows them; one `finish` ends
+ * assistant message being continued); text deltas are wrapped in text parts; one `finish` ends
  * the stream (`tool-calls` when the run waits for an approval), then `[DONE]`. Several runs
  * (several approvals decided at once) share one stream: only the last result finishes it.
+ *
+ * A tool call is shown (tool input chunks) when it is asked for approval or answered, not when
+ * the model makes it: the agent asks approvals one at a time, and the client resends after an
+ * approval only once every call shown in the step is answered. Calls the client already shows
+ * (`knownCalls`, from the message it continues) are never shown twice.
  */
-export function uiEventFormat(messageId: string): EventFormat {
-  const announcedCalls = new Set<string>();
+export function uiEventFormat(messageId: string, knownCalls: Iterable<string> = []): EventFormat {
+  const shownCalls = new Set(knownCalls);
+  const madeCalls = new Map<string, { name: string; input: unknown }>();
   let textId: string | undefined;
   let textParts = 0;
   let started = false;
@@ -74,9 +80,11 @@ export function uiEventFormat(messageId: string): EventFormat {
     textId = undefined;
     return chunk;
   };
-  const toolInput = (toolCallId: string, toolName: string, input: unknown) => {
-    announcedCalls.add(toolCallId);
-    return sse({ type: 'tool-input-start', toolCallId, toolName }) + sse({ type: 'tool-input-available', toolCallId, toolName, input });
+  const showCall = (toolCallId: string, call = madeCalls.get(toolCallId)) => {
+    if (shownCalls.has(toolCallId) || call === undefined) return '';
+    shownCalls.add(toolCallId);
+    const { name: toolName, input } = call;
+    return closeText() + sse({ type: 'tool-input-start', toolCallId, toolName }) + sse({ type: 'tool-input-available', toolCallId, toolName, input });
   };
 
   const chunks = (event: RunEvent): string => {
@@ -95,18 +103,18 @@ export function uiEventFormat(messageId: string): EventFormat {
         return textStart + sse({ type: 'text-delta', id: textId, delta: event.text });
       }
       case 'tool-call':
-        return closeText() + toolInput(event.call.id, event.call.name, event.call.arguments);
+        madeCalls.set(event.call.id, { name: event.call.name, input: event.call.arguments });
+        return '';
       case 'approval-request': {
         const { id, tool, arguments: input, toolCallId } = event.approval;
-        const announce = announcedCalls.has(toolCallId) ? '' : closeText() + toolInput(toolCallId, tool, input);
-        return announce + sse({ type: 'tool-approval-request', approvalId: id, toolCallId });
+        return showCall(toolCallId, { name: tool, input }) + sse({ type: 'tool-approval-request', approvalId: id, toolCallId });
       }
       case 'tool-result':
-        return sse({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.output ?? null });
+        return showCall(event.toolCallId) + sse({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.output ?? null });
       case 'tool-error':
-        return sse({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: event.error });
+        return showCall(event.toolCallId) + sse({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: event.error });
       case 'tool-denied':
-        return sse({ type: 'tool-output-denied', toolCallId: event.toolCallId });
+        return showCall(event.toolCallId) + sse({ type: 'tool-output-denied', toolCallId: event.toolCallId });
       case 'step-finish':
         return closeText() + sse({ type: 'finish-step' });
       case 'error':

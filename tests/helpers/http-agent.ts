@@ -14,7 +14,7 @@ export interface PrincipalAgent {
   deployed: unknown[];
 }
 
-/** `deploy` needs approval; echoModel calls it for the message `/tool deploy {"env":"prod"}`. */
+/** `deploy` needs approval; echoModel calls it for the message `/tool deploy {"env":"prod"}`. `lookup` runs without approval. */
 export const DEPLOY_MESSAGE = '/tool deploy {"env":"prod"}';
 
 export function principalAgent(): PrincipalAgent {
@@ -32,6 +32,12 @@ export function principalAgent(): PrincipalAgent {
       return { deployed: args.env };
     },
   };
+  const lookup: Tool<{ key: string }> = {
+    name: 'lookup',
+    description: 'Looks a key up',
+    parameters: { type: 'object', properties: { key: { type: 'string' } } },
+    execute: (args) => ({ value: `value of ${args.key}` }),
+  };
   const agent = createAgent({
     name: 'route-test',
     model: ({ principal, metadata }) => {
@@ -43,7 +49,7 @@ export function principalAgent(): PrincipalAgent {
       instructionsSaw.push(principal);
       return 'Answer briefly.';
     },
-    tools: [deploy],
+    tools: [deploy, lookup],
     store: memoryStore(),
   });
   return { agent, modelSaw, instructionsSaw, metadataSaw, deployed };
