@@ -136,7 +136,7 @@ async function serveRoute(agent: Agent, route: Route, request: Request, principa
         for (const decision of rest) result = await decide(decision);
         return result;
       };
-      return streamRun(run, uiEventFormat(ui.messageId, ui.knownCalls), UI_STREAM_HEADERS);
+      return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
     }
     case 'health':
       return jsonResponse({ status: 'ok' });

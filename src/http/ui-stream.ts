@@ -11,7 +11,7 @@ export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-messa
 export interface UiDecision { approvalId: string; approved: boolean; reason?: string }
 export type UiRequest =
   | { kind: 'message'; sessionId: string; text: string }
-  | { kind: 'decisions'; sessionId: string; messageId: string; decisions: [UiDecision, ...UiDecision[]]; knownCalls: string[] };
+  | { kind: 'decisions'; sessionId: string; messageId: string; decisions: [UiDecision, ...UiDecision[]] };
 
 /**
  * Reads the body `DefaultChatTransport` sends: `{ id, messages, trigger, messageId? }`. The chat
@@ -41,9 +41,8 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
       const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
       return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
     });
-    const knownCalls = parts.flatMap((part) => (typeof part.toolCallId === 'string' ? [part.toolCallId] : []));
     const [first, ...rest] = decisions;
-    if (first !== undefined) return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest], knownCalls };
+    if (first !== undefined) return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest] };
   }
   throw new HttpError(400, 'the last message must be a user message or an assistant message with approval responses');
 }
@@ -56,13 +55,13 @@ const sse = (chunk: Record<string, unknown>) => `data: ${JSON.stringify(chunk)}\
  * the stream (`tool-calls` when the run waits for an approval), then `[DONE]`. Several runs
  * (several approvals decided at once) share one stream: only the last result finishes it.
  *
- * A tool call is shown (tool input chunks) when it is asked for approval or answered, not when
- * the model makes it: the agent asks approvals one at a time, and the client resends after an
- * approval only once every call shown in the step is answered. Calls the client already shows
- * (`knownCalls`, from the message it continues) are never shown twice.
+ * A tool call is shown (tool input chunks) when it is asked for approval or answered in this
+ * stream, not when the model makes it: the agent asks approvals one at a time, and the client
+ * resends after an approval only once every call shown in the step is answered. A call made
+ * by an earlier run is already shown in the message this stream continues.
  */
-export function uiEventFormat(messageId: string, knownCalls: Iterable<string> = []): EventFormat {
-  const shownCalls = new Set(knownCalls);
+export function uiEventFormat(messageId: string): EventFormat {
+  const shownCalls = new Set<string>();
   const madeCalls = new Map<string, { name: string; input: unknown }>();
   let textId: string | undefined;
   let textParts = 0;
