@@ -1,7 +1,8 @@
 // Spec "apiToken()", "Route handler auth option"; design §3 (credential parsing, apiToken()).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthConfigError, apiToken, routeAuth } from '../src/auth/index.ts';
+import { apiToken, routeAuth } from '../src/auth/index.ts';
+import { assertConfigError } from './helpers/config-error.ts';
 import { bearerRequest, requestWith } from './helpers/requests.ts';
 
 const TOKEN = 'sk_live_4eC39HqLyjWDarjtT1zdp7dc';
@@ -100,15 +101,7 @@ test('apiToken() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, ne
     ['an empty id', () => apiToken(TOKEN, { id: '' }), TOKEN],
     ['a non-string id', () => apiToken(TOKEN, { id: 42 as never }), TOKEN],
   ];
-  for (const [what, create, secret] of cases) {
-    assert.throws(create, (error: unknown) => {
-      assert.ok(error instanceof AuthConfigError, `${what}: AuthConfigError`);
-      assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID', what);
-      assert.match(error.message, /^apiToken\(\): /, `${what}: the message names the helper`);
-      if (secret !== undefined) assert.ok(!String(error).includes(secret), `${what}: the message never contains the token`);
-      return true;
-    }, what);
-  }
+  for (const [what, create, secret] of cases) assertConfigError(create, 'apiToken()', what, secret === undefined ? [] : [secret]);
 });
 
 test('apiToken() advertises the Bearer challenge', () => {

@@ -1,7 +1,8 @@
 // Spec "basic()", rule 5 and 6 of "Evaluation of the auth list"; design §3 (credential parsing, basic()).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthConfigError, basic, routeAuth, type AuthFn } from '../src/auth/index.ts';
+import { basic, routeAuth, type AuthFn } from '../src/auth/index.ts';
+import { assertConfigError } from './helpers/config-error.ts';
 import { base64, basicAuthorization, basicRequest, requestWith } from './helpers/requests.ts';
 
 const PASSWORD = 'Sup3r-Secret!pw';
@@ -130,16 +131,6 @@ test('basic() users as an async function', async () => {
   assert.equal(principal.ok, true);
 });
 
-function assertConfigError(create: () => unknown, what: string, secrets: string[] = [PASSWORD]): void {
-  assert.throws(create, (error: unknown) => {
-    assert.ok(error instanceof AuthConfigError, `${what}: AuthConfigError`);
-    assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID', what);
-    assert.match(error.message, /^basic\(\): /, `${what}: the message names the helper`);
-    for (const secret of secrets) assert.ok(!String(error).includes(secret) && !error.message.includes(secret), `${what}: the message never contains the password`);
-    return true;
-  }, what);
-}
-
 test('basic() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, never echoing a password)', () => {
   const cases: [string, unknown][] = [
     ['no options', undefined],
@@ -165,7 +156,7 @@ test('basic() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, never
     ['a realm outside Latin-1', { users: { ada: PASSWORD }, realm: '\u65e5\u672c' }],
     ['a non-string realm', { users: { ada: PASSWORD }, realm: 42 }],
   ];
-  for (const [what, options] of cases) assertConfigError(() => basic(options as never), what, [PASSWORD, '12345']);
+  for (const [what, options] of cases) assertConfigError(() => basic(options as never), 'basic()', what, [PASSWORD, '12345']);
 });
 
 test('basic() accepts a realm with quotes and backslashes, and an empty password', async () => {
