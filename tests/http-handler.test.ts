@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { agentHandler, MAX_BODY_BYTES } from '../src/http/index.ts';
 import { apiToken, AuthError, basic, jwt, wwwAuthenticateLines } from '../src/auth/index.ts';
+import { createAgent, memoryStore } from '../src/agent/index.ts';
 import type { AuthFn, AuthOption, Principal } from '../src/auth/index.ts';
 import { captureConsoleError } from './helpers/console.ts';
 import { basicAuthorization } from './helpers/requests.ts';
@@ -465,6 +466,16 @@ test('a run that fails answers a generic 500 and logs, never the error text', as
   const { result: response, calls } = await captureConsoleError(() => handler(post('', { message: 'hi' })));
   assert.equal(response.status, 500);
   assert.equal(await response.text(), '{"error":"Internal Server Error"}');
+  assert.equal(calls.length, 1);
+});
+
+test('a model that fails answers 502 {"error":"The model failed"}, logged, without the model error\'s text', async () => {
+  const secret = 'sk-provider-key-0123';
+  const agent = createAgent({ name: 'down', model: { generate: async () => { throw new Error(`bad key ${secret}`); } }, store: memoryStore() });
+  const handler = agentHandler(agent, { basePath: '/agent' });
+  const { result: response, calls } = await captureConsoleError(() => handler(post('', { message: 'hi' })));
+  assert.equal(response.status, 502);
+  assert.equal(await response.text(), '{"error":"The model failed"}');
   assert.equal(calls.length, 1);
 });
 

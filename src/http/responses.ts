@@ -37,7 +37,7 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
  */
 export function failureResponse(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.message);
-  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  const code = error instanceof Error && error.name === 'AgentError' ? (error as { code?: unknown }).code : undefined;
   const known = typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
     if (known[0] >= 500) console.error('agentgate: an agent route failed', error);
