@@ -78,22 +78,23 @@ export function basic(options: BasicOptions): AuthFn {
     }
     const pairs = configuredUsers(users);
     const principals: Principal[] = pairs.map(([id]) => makePrincipal({ id, type: 'user', authenticator: 'basic' }));
-    let digests: Promise<{ names: Uint8Array[]; passwords: Uint8Array[] }> | undefined;
-    const hashUsers = async () => ({
-      names: await Promise.all(pairs.map(([name]) => sha256(name))),
-      passwords: await Promise.all(pairs.map(([, password]) => sha256(password))),
-    });
+    // Each user is one 16-word row: SHA-256 of the name, then of the password.
+    let table: Promise<Uint32Array[]> | undefined;
+    const row = async (name: string, password: string) => {
+      const words = new Uint32Array(16);
+      const [nameDigest, passwordDigest] = await Promise.all([sha256(name), sha256(password)]);
+      words.set(new Uint32Array(nameDigest.buffer), 0);
+      words.set(new Uint32Array(passwordDigest.buffer), 8);
+      return words;
+    };
 
     entry = async (request) => {
       const credentials = readBasicCredentials(request);
       if (credentials === null) return null;
-      digests ??= hashUsers();
-      const [{ names, passwords }, name, password] = await Promise.all([digests, sha256(credentials[0]), sha256(credentials[1])]);
+      table ??= Promise.all(pairs.map(([name, password]) => row(name, password)));
+      const [rows, presented] = await Promise.all([table, row(credentials[0], credentials[1])]);
       let match = 0;
-      for (let i = 0; i < names.length; i++) {
-        const both = Number(constantTimeEqual(names[i]!, name)) & Number(constantTimeEqual(passwords[i]!, password));
-        match |= both * (i + 1);
-      }
+      for (let i = 0; i < rows.length; i++) match |= Number(constantTimeEqual(rows[i]!, presented)) * (i + 1);
       return match === 0 ? null : principals[match - 1]!;
     };
   }

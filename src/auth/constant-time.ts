@@ -6,15 +6,14 @@ export async function sha256(text: string): Promise<Uint8Array> {
 }
 
 /**
- * The one constant-time comparison of the project: no early exit, time depends only on the
- * longer length. Compare fixed-size digests with it, so that length leaks nothing either.
+ * The one constant-time comparison of the project: no early exit on content, so the time
+ * depends on the length alone. Lengths are not secret here: compare fixed-size digests (or
+ * their 32-bit words), so that length leaks nothing either.
  */
-export function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  const length = Math.max(a.length, b.length);
-  let diff = a.length ^ b.length;
-  for (let i = 0; i < length; i++) {
-    diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
-  }
+export function constantTimeEqual(a: Uint8Array | Uint32Array, b: Uint8Array | Uint32Array): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
   return diff === 0;
 }
 
