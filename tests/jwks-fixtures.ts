@@ -3,10 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
-import type { AlgorithmName } from '../src/auth/jose/algorithms.ts';
-import { DEFAULT_KEY_SET_ALGORITHMS, keySetCache, readKeySetUrl, type KeySetInternals } from '../src/auth/jose/key-set.ts';
-import { createJwtEntry, readClaimsPolicy, type JwtOptions } from '../src/auth/jwt.ts';
-import type { AuthFn } from '../src/auth/types.ts';
+import { withKeySetInternals, type KeySetInternals } from '../src/auth/jose/key-set.ts';
+import { jwt, type AuthFn, type JwtOptions } from '../src/auth/index.ts';
 
 const encoder = new TextEncoder();
 
@@ -123,11 +121,5 @@ export function bearer(token: string): Request {
 
 /** `jwt({ jwksUrl, audience: AUDIENCE, ...options })` with the key-set internals of a test. */
 export function jwksJwt(jwksUrl: string, internals: KeySetInternals, options: Partial<JwtOptions> = {}): AuthFn {
-  const config = { audience: AUDIENCE, ...options };
-  const algorithms = (config.algorithms ?? DEFAULT_KEY_SET_ALGORITHMS) as AlgorithmName[];
-  return createJwtEntry({
-    helper: 'jwt()', authenticator: 'jwt', algorithms, principal: undefined,
-    source: keySetCache(readKeySetUrl('jwt()', 'jwksUrl', jwksUrl), algorithms, internals),
-    claims: readClaimsPolicy('jwt()', config),
-  });
+  return jwt(withKeySetInternals({ jwksUrl, audience: AUDIENCE, ...options }, internals));
 }

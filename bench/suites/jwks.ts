@@ -7,8 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { jwt, routeAuth } from '../../src/auth/index.ts';
 import type { AuthFn } from '../../src/auth/index.ts';
 import { encodeBase64url } from '../../src/auth/jose/base64url.ts';
-import { DEFAULT_KEY_SET_ALGORITHMS, keySetCache } from '../../src/auth/jose/key-set.ts';
-import { createJwtEntry, readClaimsPolicy } from '../../src/auth/jwt.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 const ISSUER = 'https://issuer.example.com';
@@ -17,13 +15,7 @@ const TARGET = 0.95;
 const encoder = new TextEncoder();
 const b64json = (value: unknown) => encodeBase64url(encoder.encode(JSON.stringify(value)));
 
-function jwksJwt(jwksUrl: string): AuthFn {
-  return createJwtEntry({
-    helper: 'jwt()', authenticator: 'jwt', algorithms: DEFAULT_KEY_SET_ALGORITHMS, principal: undefined,
-    source: keySetCache(jwksUrl, DEFAULT_KEY_SET_ALGORITHMS),
-    claims: readClaimsPolicy('jwt()', { issuer: ISSUER, audience: AUDIENCE }),
-  });
-}
+const jwksJwt = (jwksUrl: string): AuthFn => jwt({ jwksUrl, issuer: ISSUER, audience: AUDIENCE });
 
 export default async function suites(): Promise<SuiteSpec[]> {
   const pair = (await crypto.subtle.generateKey(

@@ -11,3 +11,4 @@ export { readBearerToken } from './authorization.ts';
 export type { Principal, PrincipalInput, AuthFn, Challenge, AuthOption, AuthResult, BooleanAuth } from './types.ts';
 export { jwt } from './jwt.ts';
 export type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
+export { oidc, type OidcOptions } from './oidc.ts';

@@ -4,6 +4,7 @@ import { ALGORITHM_NAMES, algorithmsFor, jwsAlgorithm, type AlgorithmName } from
 import { checkClaims, type ClaimsPolicy } from './jose/claims.ts';
 import { parseJsonObject } from './jose/json.ts';
 import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource } from './jose/key-source.ts';
+import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, keySetCache, keySetInternals, readKeySetUrl } from './jose/key-set.ts';
 import { describeKey, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
 import { verifyCompactJws } from './jose/verify.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
@@ -91,7 +92,10 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
     algorithms = readAlgorithms(helper, options.algorithms, spec.algorithms, `the publicKey (${describeKey(spec)})`);
     source = staticKeySource(algorithms, (algorithm) => importVerifyKey(spec, algorithm));
   } else {
-    throw new AuthConfigError(`${helper}: jwksUrl is not supported yet; use secret or publicKey`);
+    algorithms = options.algorithms === undefined
+      ? DEFAULT_KEY_SET_ALGORITHMS
+      : readAlgorithms(helper, options.algorithms, KEY_SET_ALGORITHMS, 'a key set (RSA and EC keys only, never HMAC)');
+    source = keySetCache(readKeySetUrl(helper, 'jwksUrl', options.jwksUrl), algorithms, keySetInternals(options));
   }
   return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, claims, principal, now });
 }

@@ -5,9 +5,8 @@
  * whether the key set sees a Workers runtime.
  * The entry is built on the first request, since the URL is a binding (creating it does no I/O).
  */
-import { routeAuth, type AuthResult } from '../../src/auth/index.ts';
-import { DEFAULT_KEY_SET_ALGORITHMS, isWorkersRuntime, keySetCache, readKeySetUrl } from '../../src/auth/jose/key-set.ts';
-import { createJwtEntry, readClaimsPolicy } from '../../src/auth/jwt.ts';
+import { jwt, routeAuth, type AuthResult } from '../../src/auth/index.ts';
+import { isWorkersRuntime } from '../../src/auth/jose/key-set.ts';
 
 interface Env {
   JWKS_URL: string;
@@ -17,20 +16,14 @@ interface Env {
 
 let routes: Record<string, (request: Request) => Promise<AuthResult>> | undefined;
 
-function jwksJwt(jwksUrl: string, env: Env) {
-  const algorithms = DEFAULT_KEY_SET_ALGORITHMS;
-  return createJwtEntry({
-    helper: 'jwt()', authenticator: 'jwt', algorithms, principal: undefined,
-    source: keySetCache(readKeySetUrl('jwt()', 'jwksUrl', jwksUrl), algorithms),
-    claims: readClaimsPolicy('jwt()', { audience: env.AUDIENCE }),
-  });
-}
-
 export default {
   async fetch(request: Request, env: Env): Promise<Response> {
     const path = new URL(request.url).pathname;
     if (path === '/runtime') return Response.json({ workers: isWorkersRuntime() });
-    routes ??= { '/': routeAuth([jwksJwt(env.JWKS_URL, env)]), '/broken': routeAuth([jwksJwt(env.BROKEN_JWKS_URL, env)]) };
+    routes ??= {
+      '/': routeAuth([jwt({ jwksUrl: env.JWKS_URL, audience: env.AUDIENCE })]),
+      '/broken': routeAuth([jwt({ jwksUrl: env.BROKEN_JWKS_URL, audience: env.AUDIENCE })]),
+    };
     const authenticate = routes[path];
     if (authenticate === undefined) return new Response(null, { status: 404 });
     const result = await authenticate(request);
