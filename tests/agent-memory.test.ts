@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Model, ModelRequest, Principal } from '../src/agent/index.ts';
 
-const byIssuerAndId = { scope: ({ principal }: { principal?: Principal }) => (principal ? `${principal.issuer ?? principal.authenticator}|${principal.id}` : 'anonymous') };
+const byIssuerAndId = { scope: ({ principal }: { principal?: Principal }) => (principal ? JSON.stringify([principal.issuer ?? principal.authenticator, principal.id]) : 'anonymous') };
 
 function recording(requests: ModelRequest[]): Model {
   const echo = echoModel();
@@ -19,7 +19,7 @@ test('the remember tool keeps a note in the run\'s namespace and later runs ther
   assert.equal(first.messages[2]!.content, 'Remembered: prefers metric units');
   assert.equal(requests[0]!.instructions, 'Be kind.');
   assert.ok(requests[0]!.tools.some((tool) => tool.name === 'remember'));
-  assert.deepEqual(await store.loadMemory('https://a.example|ada'), ['prefers metric units']);
+  assert.deepEqual(await store.loadMemory('["https://a.example","ada"]'), ['prefers metric units']);
   await agent.send('hello again', { principal: ada });
   assert.equal(requests.at(-1)!.instructions, 'Be kind.\n\nNotes remembered from earlier conversations:\n- prefers metric units');
 });
