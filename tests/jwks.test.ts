@@ -101,6 +101,23 @@ describe('jwt({ jwksUrl }): fetch and cache', () => {
     assert.equal(fetches(), 2);
   });
 
+  test('without an injected clock, freshness follows the system clock (Date.now)', async () => {
+    server.hits.clear();
+    fetchCalls = 0;
+    server.answer(json({ keys: [rsaA.jwk] }));
+    const authenticate = routeAuth([jwksJwt(jwksUrl(), { fetch: countingFetch })]);
+    const token = await sign(rsaA, claimsFor('ada'));
+    assert.equal(await outcome(authenticate, token), 'ada');
+    const realNow = Date.now;
+    Date.now = () => realNow() + KEY_SET_FRESH_MS;
+    try {
+      assert.equal(await outcome(authenticate, token), 'ada');
+    } finally {
+      Date.now = realNow;
+    }
+    assert.equal(fetches(), 2);
+  });
+
   test('after 10 minutes a failed refetch is a skip, not a use of the stale keys', async () => {
     const { clock, authenticate } = setup([rsaA.jwk]);
     const token = await sign(rsaA, claimsFor('ada'));

@@ -64,7 +64,7 @@ export function oidc(options: OidcOptions): AuthFn {
  */
 function discoveredKeySet(url: string, issuer: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals): KeySource {
   const fetchImpl = internals.fetch ?? ((input: string, init: RequestInit) => fetch(input, init));
-  const now = internals.now ?? Date.now;
+  const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
   let keys: KeySource | undefined;
   let pending: Promise<void> | undefined;

@@ -2,7 +2,7 @@ import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } fr
 import type { JwsHeader } from './compact.ts';
 import { parseJsonObject } from './json.ts';
 import { importVerifyKey, type KeySource, type VerifyKey } from './key-source.ts';
-import { readPublicJwk } from './keys.ts';
+import { readPublicJwk, type PublicKeySpec } from './keys.ts';
 import { AuthConfigError } from '../errors.ts';
 
 /** Limits of a key-set (and discovery) fetch and of the cache. */
@@ -167,7 +167,7 @@ const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
 export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[]): Promise<VerifyKey[]> {
   const { keys } = document;
   if (!Array.isArray(keys)) throw new KeySetFetchError('answered JSON without a "keys" array');
-  const candidates: { spec: Exclude<ReturnType<typeof readPublicJwk>, string>; algorithms: JwsAlgorithm[] }[] = [];
+  const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
   for (const jwk of keys as unknown[]) {
     if (candidates.length === MAX_KEY_SET_KEYS) break;
     if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) continue;
@@ -223,7 +223,7 @@ function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefi
  */
 export function keySetCache(url: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals = {}): KeySource {
   const fetchImpl: FetchLike = internals.fetch ?? ((input, init) => fetch(input, init));
-  const now = internals.now ?? Date.now;
+  const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
   const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
   let index: KeyIndex | undefined;
