@@ -85,7 +85,7 @@ export function createAgent(options: AgentOptions): Agent {
   if (memory !== undefined && typeof memory?.scope !== 'function') throw new AgentError('INVALID_AGENT', 'createAgent(): memory.scope must be a function');
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new AgentError('INVALID_AGENT', 'createAgent(): maxSteps must be a positive integer');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  if (typeof tools !== 'function') indexTools(tools, reserved);
+  if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
   // A static agent never calls a function with a run context, so nothing of it can use the
   // principal: its checkpoints keep none, and a paused static run resumes without one.
   const dynamic = typeof model === 'function' || typeof instructions === 'function' || typeof tools === 'function';
@@ -95,7 +95,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (typeof runModel?.generate !== 'function') throw new AgentError('INVALID_AGENT', 'the model function must return a Model');
     const text = typeof instructions === 'function' ? await instructions(context) : instructions;
     if (typeof text !== 'string') throw new AgentError('INVALID_AGENT', 'the instructions function must return a string');
-    const byName = indexTools(typeof tools === 'function' ? await tools(context) : tools, reserved);
+    const byName = typeof tools === 'function' ? indexTools(await tools(context), reserved, 'the tools function result') : indexTools(tools, reserved, 'tools');
     if (namespace === undefined) return { model: runModel, instructions: text, tools: byName };
     byName.set(REMEMBER, rememberTool(store, namespace));
     return { model: runModel, instructions: withNotes(text, await store.loadMemory(namespace)), tools: byName };
@@ -115,7 +115,12 @@ export function createAgent(options: AgentOptions): Agent {
     return next;
   }
 
-  async function observe(onEvent: ((event: RunEvent) => void) | undefined, sessionId: string, body: (emit: (event: RunEvent) => void) => Promise<RunResult>): Promise<RunResult> {
+  /** Runs `body` as one observed run: `start` first, then its events, then `finish`, or `error` when it fails. */
+  async function observe(
+    { onEvent, signal }: { onEvent?: (event: RunEvent) => void; signal?: AbortSignal },
+    sessionId: string,
+    body: (emit: (event: RunEvent) => void) => Promise<RunResult>,
+  ): Promise<RunResult> {
     const emit = (event: RunEvent) => {
       if (onEvent === undefined) return;
       try {
@@ -130,7 +135,8 @@ export function createAgent(options: AgentOptions): Agent {
       emit({ type: 'finish', result });
       return result;
     } catch (error) {
-      emit({ type: 'error', error: error instanceof AgentError ? error.message : 'the run failed' });
+      // Only the agent's own messages go out: what a dynamic function or the store throws may hold internals.
+      emit({ type: 'error', error: error instanceof AgentError ? error.message : signal?.aborted ? 'the run was aborted' : 'the run failed' });
       throw error;
     }
   }
@@ -230,12 +236,12 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function send(message: string, sendOptions: SendOptions = {}): Promise<RunResult> {
     if (typeof message !== 'string' || message === '') throw new AgentError('INVALID_INPUT', 'message must be a non-empty string');
-    const { signal, onEvent } = sendOptions;
+    const { signal } = sendOptions;
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
     return exclusive(sessionId, () =>
-      observe(onEvent, sessionId, async (emit) => {
+      observe(sendOptions, sessionId, async (emit) => {
         if ((await store.listCheckpoints(sessionId)).length > 0) {
           throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
         }
@@ -253,7 +259,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
       throw new AgentError('INVALID_INPUT', 'the decision needs approved: true or false');
     }
-    const { approved, reason, signal, onEvent } = decision;
+    const { approved, reason, signal } = decision;
     if (reason !== undefined && typeof reason !== 'string') throw new AgentError('INVALID_INPUT', 'the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
     const notFound = () => new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
@@ -261,7 +267,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (found === undefined) throw notFound();
     const { sessionId } = found;
     return exclusive(sessionId, () =>
-      observe(onEvent, sessionId, async (emit) => {
+      observe(decision, sessionId, async (emit) => {
         const checkpoint = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
         if (checkpoint === undefined) throw notFound();
         // The run resumes as the principal it started with; the decider is only recorded.

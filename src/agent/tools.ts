@@ -1,13 +1,13 @@
 import { AgentError } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
-/** Checks a tool list (names unique, `execute` a function) and indexes it by name. */
-export function indexTools(tools: unknown, reserved: readonly string[]): Map<string, Tool> {
-  if (!Array.isArray(tools)) throw new AgentError('INVALID_AGENT', 'createAgent(): tools must be an array of tools');
+/** Checks a tool list (names unique, `execute` a function) and indexes it by name; `source` names it in errors. */
+export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
+  if (!Array.isArray(tools)) throw new AgentError('INVALID_AGENT', `${source} must be an array of tools`);
   const byName = new Map<string, Tool>();
   for (const tool of tools as unknown[]) {
     const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
-    if (typeof name !== 'string' || name.length === 0) throw new AgentError('INVALID_AGENT', 'createAgent(): every tool needs a name');
+    if (typeof name !== 'string' || name.length === 0) throw new AgentError('INVALID_AGENT', `${source}: every tool needs a name`);
     const problem =
       typeof description !== 'string' ? 'a description' :
       typeof parameters !== 'object' || parameters === null ? 'parameters (a JSON Schema object)' :
@@ -15,7 +15,7 @@ export function indexTools(tools: unknown, reserved: readonly string[]): Map<str
       needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function' ? 'needsApproval as a boolean or a function' :
       byName.has(name) || reserved.includes(name) ? 'a unique name' :
       undefined;
-    if (problem) throw new AgentError('INVALID_AGENT', `createAgent(): tool "${name}" needs ${problem}`);
+    if (problem) throw new AgentError('INVALID_AGENT', `${source}: tool "${name}" needs ${problem}`);
     byName.set(name, tool as Tool);
   }
   return byName;
@@ -37,11 +37,10 @@ const failure = (call: ToolCall, error: string): Answer => ({
  * anything but a boolean never lets its tool run: the call is answered with that failure.
  */
 export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolean | Answer> {
-  const policy = tool.needsApproval;
-  if (typeof policy !== 'function') return policy === true;
+  if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
   let answer: unknown;
   try {
-    answer = await policy(structuredClone(call.arguments));
+    answer = await tool.needsApproval(structuredClone(call.arguments));
   } catch (error) {
     return failure(call, `the approval policy of "${tool.name}" failed: ${messageOf(error)}`);
   }

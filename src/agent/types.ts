@@ -48,7 +48,12 @@ export interface Tool<Args = any> {
 export type Dynamic<T> = T | ((context: RunContext) => T | Promise<T>);
 
 export interface MemoryOptions {
-  /** Names the memory namespace of a run; key it on both `issuer` and `id`. */
+  /**
+   * Names the memory namespace of a run; key it on both `issuer` and `id`, since ids from
+   * different issuers can collide (see examples/memory-scoping.ts).
+   * @example
+   * scope: ({ principal }) => (principal ? JSON.stringify([principal.issuer ?? principal.authenticator, principal.id]) : 'anonymous')
+   */
   scope(input: { principal?: Principal }): string | Promise<string>;
 }
 
@@ -73,7 +78,7 @@ export interface RunResult {
   approvals: PendingApproval[];
 }
 
-/** Events of a run as it happens, for streaming routes. A run's last event is `finish`. */
+/** Events of a run as it happens, for streaming routes. A run's last event is `finish`, or `error` when the run fails. */
 export type RunEvent =
   | { type: 'start'; sessionId: string }
   | { type: 'step-start' }
