@@ -162,3 +162,17 @@ test('an aborted run stops with the signal\'s reason before the next model turn'
   // The turn was complete before the abort: the transcript holds it, every call answered.
   assert.equal((await agent.transcript('ab')).messages.at(-1)?.role, 'tool');
 });
+
+test('the error event carries only the agent\'s own messages: what a dynamic function throws stays out of it', async () => {
+  const agent = createAgent({
+    name: 't',
+    model: echoModel(),
+    instructions: () => {
+      throw new Error('cannot reach postgres://admin:hunter2@db');
+    },
+  });
+  const events: RunEvent[] = [];
+  await assert.rejects(agent.send('hi', { onEvent: (e) => events.push(e) }), /hunter2/);
+  assert.deepEqual(events.map((e) => e.type), ['start', 'error']);
+  assert.deepEqual(events[1], { type: 'error', error: 'the run failed' });
+});

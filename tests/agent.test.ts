@@ -142,3 +142,22 @@ test('createAgent rejects options that cannot work with AgentError INVALID_AGENT
   invalid({ name: 't', model: echoModel(), tools: [{ ...add, name: 'remember' }], memory: { scope: () => 'n' } });
   invalid({ name: 't', model: echoModel(), memory: {} });
 });
+
+test('runs of one session take turns: concurrent sends all land in the transcript, in order', async () => {
+  const agent = createAgent({ name: 't', model: echoModel() });
+  const results = await Promise.all(['a', 'b', 'c'].map((text) => agent.send(text, { sessionId: 'busy' })));
+  assert.deepEqual(results.map((r) => r.text), ['a', 'b', 'c']);
+  assert.deepEqual((await agent.transcript('busy')).messages.map((m) => m.content), ['a', 'a', 'b', 'b', 'c', 'c']);
+});
+
+test('a listener that throws does not stop the run', async () => {
+  const agent = createAgent({ name: 't', model: echoModel(), tools: [add] });
+  const result = await agent.send('/tool add {"a":1,"b":1}', {
+    sessionId: 'listener',
+    onEvent: () => {
+      throw new Error('stream closed');
+    },
+  });
+  assert.equal(result.status, 'completed');
+  assert.equal((await agent.transcript('listener')).messages.length, 4);
+});
