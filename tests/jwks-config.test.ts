@@ -2,7 +2,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthConfigError, jwt, routeAuth } from '../src/auth/index.ts';
 import type { JwtOptions } from '../src/auth/jwt.ts';
-import { withKeySetInternals } from '../src/auth/jose/key-set.ts';
 import { AUDIENCE, bearer, claimsFor, ecKey, json, rsaKey, sign, startServer, type SigningKey, type TestServer } from './jwks-fixtures.ts';
 
 const isConfigError = (helperOption: string) => (error: unknown) =>
@@ -51,7 +50,7 @@ describe('jwt({ jwksUrl }): algorithms and principal', () => {
   after(() => server.close());
 
   const authenticate = (options: Partial<JwtOptions> = {}) =>
-    routeAuth([jwt(withKeySetInternals({ jwksUrl: `${server.origin}/jwks`, audience: AUDIENCE, ...options }, { timeoutMs: 1000 }))]);
+    routeAuth([jwt({ jwksUrl: `${server.origin}/jwks`, audience: AUDIENCE, ...options })]);
   const outcome = async (auth: ReturnType<typeof authenticate>, token: string) => {
     const result = await auth(bearer(token));
     return result.ok ? result.principal.id : result.response.status;

@@ -50,14 +50,13 @@ beforeEach(() => {
 /** https goes to the MockAgent origin, http to the servers the test runs. */
 const internals = (): KeySetInternals => ({
   now: clock.now,
-  timeoutMs: 300,
   fetch: (url, init) => (url.startsWith('https:')
     ? (undiciFetch(url, { ...init, dispatcher: agent } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>)
     : fetch(url, init)),
 });
 
-function authenticator(options: Partial<OidcOptions> = {}): (request: Request) => Promise<AuthResult> {
-  return routeAuth([oidc(withKeySetInternals({ issuer: ISSUER, audience: AUDIENCE, ...options }, internals()))]);
+function authenticator(options: Partial<OidcOptions> = {}, more: KeySetInternals = {}): (request: Request) => Promise<AuthResult> {
+  return routeAuth([oidc(withKeySetInternals({ issuer: ISSUER, audience: AUDIENCE, ...options }, { ...internals(), ...more }))]);
 }
 
 async function outcome(authenticate: (request: Request) => Promise<AuthResult>, token: string): Promise<string | number> {
@@ -156,7 +155,7 @@ describe('oidc(): discovery', () => {
     let answer = (): void => {};
     const until = new Promise<void>((resolve) => { answer = resolve; });
     routes.set(WELL_KNOWN, () => ({ status: 200, body: { issuer: ISSUER, jwks_uri: `${ISSUER}/keys` }, until }));
-    assert.equal(await outcome(authenticator(), await issued('ada')), 401);
+    assert.equal(await outcome(authenticator({}, { timeoutMs: 300 }), await issued('ada')), 401);
     answer();
   });
 
@@ -171,7 +170,7 @@ describe('oidc(): discovery', () => {
 
   test('on Workers each request that needs discovery makes its own, and the key set is then shared', async () => {
     routes.set(WELL_KNOWN, () => ({ status: 200, body: { issuer: ISSUER, jwks_uri: `${ISSUER}/keys` }, delayMs: 30 }));
-    const authenticate = routeAuth([oidc(withKeySetInternals({ issuer: ISSUER, audience: AUDIENCE }, { ...internals(), perRequestFetch: true }))]);
+    const authenticate = authenticator({}, { perRequestFetch: true });
     const token = await issued('ada');
     const results = await Promise.all(Array.from({ length: 5 }, () => outcome(authenticate, token)));
     assert.deepEqual(results, Array(5).fill('ada'));
