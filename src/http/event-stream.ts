@@ -1,5 +1,5 @@
 import type { RunEvent, RunResult } from '../agent/types.ts';
-import { failureResponse } from './responses.ts';
+import { failureResponse, isAbort } from './responses.ts';
 
 /** Turns a run's events into the text of a server-sent-event stream. */
 export interface EventFormat {
@@ -42,7 +42,7 @@ export async function streamRun(run: StreamedRun, format: EventFormat, headers: 
     (result) => { write(format.end(result)); close(); },
     (error) => {
       if (!streaming) return;
-      console.error('agentgate: a streamed run failed', error);
+      if (!isAbort(error)) console.error('agentgate: a streamed run failed', error);
       if (!errorSent) write(format.event({ type: 'error', error: 'the run failed' }));
       write(format.end(undefined));
       close();

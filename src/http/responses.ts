@@ -37,6 +37,8 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
  */
 export function failureResponse(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.message);
+  // The caller went away and aborted the run: nobody reads this answer, and it is no bug to log.
+  if (isAbort(error)) return errorResponse(503, 'Request aborted');
   const code = error instanceof Error && error.name === 'AgentError' ? (error as { code?: unknown }).code : undefined;
   const known = typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
@@ -45,4 +47,9 @@ export function failureResponse(error: unknown): Response {
   }
   console.error('agentgate: an agent route failed; answering 500', error);
   return errorResponse(500, 'Internal Server Error');
+}
+
+/** True for the reason of an aborted `AbortSignal` (a client that disconnected). */
+export function isAbort(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
 }
