@@ -1,3 +1,4 @@
+import { readBoundedBody } from '../auth/bounded-body.ts';
 import { HttpError } from './responses.ts';
 
 /** Largest request body a route reads (1 MiB). */
@@ -12,26 +13,8 @@ const tooLarge = () => new HttpError(413, 'Request body too large (limit 1 MiB)'
 async function readBodyBytes(request: Request): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
-  if (request.body === null) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
+  const bytes = await readBoundedBody(request.body, MAX_BODY_BYTES);
+  if (bytes === null) throw tooLarge();
   return bytes;
 }
 

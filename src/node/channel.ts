@@ -1,3 +1,4 @@
+import { readBoundedBody } from '../auth/bounded-body.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import type { Agent, RunResult, SendOptions } from '../agent/types.ts';
 
@@ -43,21 +44,7 @@ export function isFreshTimestamp(timestamp: string | null): timestamp is string 
 export async function readRawBody(request: Request): Promise<Uint8Array<ArrayBuffer> | null> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) return null;
-  if (request.body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of request.body) {
-    size += chunk.byteLength;
-    if (size > MAX_BODY_BYTES) return null;
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
+  return readBoundedBody(request.body, MAX_BODY_BYTES);
 }
 
 export function bytesToHex(bytes: Uint8Array): string {

@@ -3,6 +3,7 @@ import type { JwsHeader } from './compact.ts';
 import { parseJsonObject } from './json.ts';
 import { importVerifyKey, type KeySource, type VerifyKey } from './key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from './keys.ts';
+import { readBoundedBody } from '../bounded-body.ts';
 import { AuthConfigError } from '../errors.ts';
 
 /** Limits of a key-set (and discovery) fetch and of the cache. */
@@ -109,7 +110,8 @@ async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSi
   const response = await fetchImpl(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
   // `redirect: 'manual'` yields the 3xx itself (Node, workerd) or an `opaqueredirect` of status 0 (browsers).
   if (!response.ok) throw new KeySetFetchError(response.type === 'opaqueredirect' ? 'answered a redirect' : `answered ${response.status}`);
-  const bytes = await readBody(response, MAX_KEY_SET_BYTES);
+  const bytes = await readBoundedBody(response.body, MAX_KEY_SET_BYTES);
+  if (bytes === null) throw new KeySetFetchError(`answered more than ${MAX_KEY_SET_BYTES} bytes`);
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -119,31 +121,6 @@ async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSi
   const object = parseJsonObject(text);
   if (object === null) throw new KeySetFetchError('answered a body that is not a JSON object');
   return object;
-}
-
-/** The body bytes, reading no further than `limit`. */
-async function readBody(response: Response, limit: number): Promise<Uint8Array<ArrayBuffer>> {
-  if (response.body === null) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      reader.cancel().catch(() => {});
-      throw new KeySetFetchError(`answered more than ${limit} bytes`);
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
 }
 
 /** The imported keys of one fetch, indexed for the two ways a header picks keys. */
