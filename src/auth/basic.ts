@@ -79,12 +79,12 @@ export function basic(options: BasicOptions): AuthFn {
     const pairs = configuredUsers(users);
     const principals: Principal[] = pairs.map(([id]) => makePrincipal({ id, type: 'user', authenticator: 'basic' }));
     // Each user is one 16-word row: SHA-256 of the name, then of the password.
-    let table: Promise<Uint32Array[]> | undefined;
+    let table: Promise<Int32Array[]> | undefined;
     const row = async (name: string, password: string) => {
-      const words = new Uint32Array(16);
+      const words = new Int32Array(16);
       const [nameDigest, passwordDigest] = await Promise.all([sha256(name), sha256(password)]);
-      words.set(new Uint32Array(nameDigest.buffer), 0);
-      words.set(new Uint32Array(passwordDigest.buffer), 8);
+      words.set(new Int32Array(nameDigest.buffer), 0);
+      words.set(new Int32Array(passwordDigest.buffer), 8);
       return words;
     };
 

@@ -10,7 +10,7 @@ export async function sha256(text: string): Promise<Uint8Array> {
  * depends on the length alone. Lengths are not secret here: compare fixed-size digests (or
  * their 32-bit words), so that length leaks nothing either.
  */
-export function constantTimeEqual(a: Uint8Array | Uint32Array, b: Uint8Array | Uint32Array): boolean {
+export function constantTimeEqual(a: Uint8Array | Int32Array, b: Uint8Array | Int32Array): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
   for (let i = 0; i < a.length; i++) diff |= a[i]! ^ b[i]!;
