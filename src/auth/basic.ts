@@ -1,4 +1,5 @@
 import { readCredentials } from './authorization.ts';
+import { decodeBase64 } from './jose/base64url.ts';
 import { checkRealm } from './challenges.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { AuthConfigError } from './errors.ts';
@@ -15,18 +16,15 @@ export interface BasicOptions {
   realm?: string;
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 7617 user-id and password, NFC-normalized, or `null` for anything malformed. */
 function readBasicCredentials(request: Request): [user: string, password: string] | null {
   const encoded = readCredentials(request, 'basic');
-  if (encoded === null || !BASE64.test(encoded)) return null;
+  const bytes = encoded === null ? null : decodeBase64(encoded);
+  if (bytes === null) return null;
   let decoded: string;
   try {
-    const binary = atob(encoded);
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
     decoded = utf8.decode(bytes);
   } catch {
     return null;

@@ -60,3 +60,14 @@ export function encodeBase64url(bytes: Uint8Array): string {
   }
   return text;
 }
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Standard base64 with its padding (RFC 4648 §4: HTTP Basic, PEM bodies), no whitespace; `null` otherwise. */
+export function decodeBase64(text: string): Uint8Array<ArrayBuffer> | null {
+  if (!BASE64.test(text)) return null;
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}

@@ -1,5 +1,5 @@
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm, type NamedCurve } from './algorithms.ts';
-import { decodeBase64url } from './base64url.ts';
+import { decodeBase64, decodeBase64url } from './base64url.ts';
 
 /** A public key checked against the key rules, ready to import for each algorithm it allows. */
 export interface PublicKeySpec {
@@ -28,7 +28,6 @@ export function readPublicKey(value: unknown): PublicKeySpec | string {
 }
 
 const PEM_BLOCK = /^-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]+)-----END PUBLIC KEY-----$/;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const PEM_KINDS: Readonly<Record<string, string>> = {
   CERTIFICATE: 'a certificate',
   'RSA PUBLIC KEY': 'a PKCS#1 RSA public key',
@@ -49,10 +48,8 @@ export function readSpkiPem(pem: string): PublicKeySpec | string {
   }
   const match = PEM_BLOCK.exec(pem.trim());
   const body = match === null ? '' : (match[1] as string).replace(/\s+/g, '');
-  if (match === null || !BASE64.test(body)) return 'is not a well-formed PEM block (BEGIN PUBLIC KEY, base64, END PUBLIC KEY)';
-  const binary = atob(body);
-  const der = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) der[i] = binary.charCodeAt(i);
+  const der = decodeBase64(body);
+  if (match === null || der === null) return 'is not a well-formed PEM block (BEGIN PUBLIC KEY, base64, END PUBLIC KEY)';
   return readSpki(der);
 }
 
