@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The `agentgate` command. Node only; run with type stripping (Node 22.18+ does it by default).
-import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -10,7 +9,7 @@ import type { AuthFn } from './auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './build/agent-dir.ts';
 import { build } from './build/build.ts';
 import { loadAgentDir } from './build/resolve.ts';
-import { initAgentDir } from './build/scaffold.ts';
+import { initAgentDir, newApiToken } from './build/scaffold.ts';
 import { directoryAuth, startAgentDir, startAgentServer } from './build/server-main.ts';
 
 const USAGE = `usage:
@@ -70,7 +69,7 @@ async function start(dir: string): Promise<void> {
   } else if (auth === undefined && info.settings.apiToken !== undefined && !folder.includes("'")) {
     credential = `"Authorization: Bearer $(node -p 'require(${JSON.stringify(join(folder, SETTINGS_FILE))}).apiToken')"`;
   } else if (list === undefined) {
-    const token = randomBytes(32).toString('base64url');
+    const token = newApiToken();
     list = [apiToken(token)];
     console.log(`agentgate: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this run:`);
     console.log(`  ${token}`);

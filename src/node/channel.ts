@@ -1,4 +1,6 @@
 import { readBoundedBody } from '../auth/bounded-body.ts';
+import { MAX_BODY_BYTES } from '../http/body.ts';
+import { errorResponse, jsonResponse } from '../http/responses.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import type { Agent, RunResult, SendOptions } from '../agent/types.ts';
 
@@ -18,21 +20,13 @@ export type Channel = (request: Request, context: ChannelContext) => Promise<Res
 /** Platforms sign a timestamp with each request; older (or further ahead) than this is refused as a replay. */
 export const MAX_SIGNATURE_AGE_SEC = 5 * 60;
 
-/** Largest request body a channel reads (1 MiB). */
-const MAX_BODY_BYTES = 1024 * 1024;
+/** A channel's answer: the route handler's JSON response, never cached. */
+export const channelResponse = jsonResponse;
 
-/** A channel's answer: JSON, never cached. */
-export function channelResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers },
-  });
-}
-
-export const unauthorized = (): Response => channelResponse({ error: 'Unauthorized' }, 401);
-export const methodNotAllowed = (): Response => channelResponse({ error: 'Method Not Allowed' }, 405, { allow: 'POST' });
-export const tooLarge = (): Response => channelResponse({ error: 'Request body too large (limit 1 MiB)' }, 413);
-export const badRequest = (message: string): Response => channelResponse({ error: message }, 400);
+export const unauthorized = (): Response => errorResponse(401, 'Unauthorized');
+export const methodNotAllowed = (): Response => errorResponse(405, 'Method Not Allowed', { allow: 'POST' });
+export const tooLarge = (): Response => errorResponse(413, 'Request body too large (limit 1 MiB)');
+export const badRequest = (message: string): Response => errorResponse(400, message);
 
 /** True when `timestamp` (Unix seconds, digits only) is within `MAX_SIGNATURE_AGE_SEC` of now. */
 export function isFreshTimestamp(timestamp: string | null): timestamp is string {
