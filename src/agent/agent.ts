@@ -1,4 +1,5 @@
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
+import { keyedQueue } from './key-queue.ts';
 import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
@@ -101,19 +102,7 @@ export function createAgent(options: AgentOptions): Agent {
     return { model: runModel, instructions: withNotes(text, await store.loadMemory(namespace)), tools: byName };
   }
 
-  const queues = new Map<string, Promise<unknown>>();
-  function exclusive<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
-    const next = (queues.get(sessionId) ?? Promise.resolve()).then(task, task);
-    const tail = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    queues.set(sessionId, tail);
-    void tail.then(() => {
-      if (queues.get(sessionId) === tail) queues.delete(sessionId);
-    });
-    return next;
-  }
+  const exclusive = keyedQueue();
 
   /** Runs `body` as one observed run: `start` first, then its events, then `finish`, or `error` when it fails. */
   async function observe(

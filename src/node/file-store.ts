@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { keyedQueue } from '../agent/key-queue.ts';
 import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Checkpoint, SessionRecord, Store } from '../agent/types.ts';
@@ -32,20 +33,7 @@ export function fileStore(dir: string): Store {
   const pathOf = (kind: Kind, key: string) => join(root, kind, `${createHash('sha256').update(key, 'utf8').digest('hex')}.json`);
 
   // One promise chain per record: each mutation starts after the previous one settled.
-  const queues = new Map<string, Promise<unknown>>();
-  function serialized<T>(path: string, task: () => Promise<T>): Promise<T> {
-    const previous = queues.get(path) ?? Promise.resolve();
-    const next = previous.then(task, task);
-    const tail = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    queues.set(path, tail);
-    void tail.then(() => {
-      if (queues.get(path) === tail) queues.delete(path);
-    });
-    return next;
-  }
+  const serialized = keyedQueue();
 
   async function read<T>(path: string): Promise<T | undefined> {
     let text: string;
