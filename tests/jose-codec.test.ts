@@ -48,6 +48,25 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
     assert.equal(Object.getPrototypeOf(parseJsonObject('{"__proto__":{"x":1}}')), Object.prototype);
   });
 
+  test('numbers read as JSON.parse reads them: integers of every length, fractions, exponents, signs', () => {
+    const numbers = [
+      '0', '7', '10', '1800000000', '123456789012345', '1234567890123456', '9007199254740993', '12345678901234567890123',
+      '-0', '-1', '-1800000000', '1.5', '0.25', '1e3', '1E3', '1e-3', '12e+2', '123456789012345.5', '123456789012345e2', '1e400', '-1e400',
+    ];
+    for (const number of numbers) {
+      const text = `{"n":${number},"m":[${number}]}`;
+      assert.deepEqual(parseJsonObject(text), JSON.parse(text), number);
+    }
+    for (const number of ['01', '00', '1.', '1e', '1e+', '-', '--1', '1a', '0x10', '1_000', '.1', '+1']) {
+      assert.equal(parseJsonObject(`{"n":${number}}`), null, number);
+    }
+  });
+
+  test('returns objects and arrays frozen at every depth', () => {
+    const parsed = parseJsonObject('{"a":{"b":[1,{"c":[]}]},"d":{}}') as any;
+    for (const value of [parsed, parsed.a, parsed.a.b, parsed.a.b[1], parsed.a.b[1].c, parsed.d]) assert.ok(Object.isFrozen(value));
+  });
+
   test('refuses a duplicated member name at any depth', () => {
     for (const text of ['{"a":1,"a":1}', '{"a":1,"b":{"c":1,"c":2}}', '{"a":[{"x":1,"x":1}]}', '{"a":1,"\\u0061":2}']) {
       assert.equal(parseJsonObject(text), null, text);
@@ -81,6 +100,25 @@ describe('compact JWS split', () => {
     assert.equal(jws.payload, '{"sub":"x"}');
     assert.deepEqual(jws.signature, new Uint8Array(32).fill(1));
     assert.deepEqual(parseCompactJws(token)?.header, jws.header, 'a repeated header decodes the same');
+  });
+
+  test('reads the JWS from an offset in a longer text, as in an Authorization value', () => {
+    const jws = parseCompactJws(`Bearer   ${token}`, 9);
+    assert.ok(jws !== null);
+    assert.deepEqual(jws, parseCompactJws(token));
+    assert.equal(parseCompactJws(`Bearer ${token}`, 6), null, 'a space is not base64url');
+    assert.equal(parseCompactJws(`x.${token}`, 0), null, 'four segments from the start');
+  });
+
+  test('every parsed signature keeps its own bytes, however many tokens are parsed after it', () => {
+    const [h, p] = token.split('.');
+    const expected = Array.from({ length: 1500 }, (_, i) => Uint8Array.from({ length: 256 + (i % 7) * 97 }, (_, j) => (i * 31 + j * 7) & 255));
+    const parsed = expected.map((bytes) => parseCompactJws(`${h}.${p}.${encodeBase64url(bytes)}`));
+    // A malformed signature in between must not claim or clobber bytes either.
+    for (let i = 0; i < 50; i++) assert.equal(parseCompactJws(`${h}.${p}.${'A'.repeat(340)}*`), null);
+    expected.forEach((bytes, i) => assert.deepEqual(parsed[i]?.signature, bytes, `token ${i}`));
+    const big = Uint8Array.from({ length: 12_000 }, (_, j) => j & 255);
+    assert.deepEqual(parseCompactJws(`${h}.${p}.${encodeBase64url(big)}`)?.signature, big, 'a signature near the token limit');
   });
 
   test('refuses empty header, empty signature and segment counts other than three', () => {

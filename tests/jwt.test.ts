@@ -269,6 +269,22 @@ describe('jwt(): failures, challenges and two issuers', () => {
     assert.equal(await entry(new Request('https://agent.example/', { headers: { authorization: `Basic ${btoa('a:b')}` } })), null);
   });
 
+  test('the Bearer scheme is case-insensitive (ASCII only) and may be followed by several spaces; anything else around the token skips', async () => {
+    const entry = at({ secret: SECRET, ...base });
+    const token = await hsToken();
+    const read = (value: string) => entry(new Request('https://agent.example/', { headers: { authorization: value } }));
+    for (const value of [`Bearer ${token}`, `bearer ${token}`, `BEARER ${token}`, `bEaReR    ${token}`]) {
+      assert.equal((await read(value))?.id, 'user-1', value.slice(0, 12));
+    }
+    const [h, p, s] = token.split('.') as [string, string, string];
+    const bad = [
+      `Bearer\t${token}`, `Bearer${token}`, `Bearer ${token} x`, `Bearer  `, `Bearers ${token}`,
+      `\u00c2earer ${token}`, `\u00e2earer ${token}`, `Bearer ${token}=`, `Bearer ${h}.${p}.${s}.`, `Bearer .${h}.${p}.${s}`, `Bearer ${h}.${p}.~${s}`,
+      `Bearer ${h}.${p}`, `Bearer ${token.replace('.', '..')}`,
+    ];
+    for (const value of bad) assert.equal(await read(value), null, JSON.stringify(value.slice(0, 24)));
+  });
+
   test('two jwt() entries for two issuers in one list both work; anything else ends in the same 401', async () => {
     const first = at({ secret: SECRET, issuer: 'https://one.example', audience: AUDIENCE });
     const second = at({ publicKey: es256.pem, issuer: 'https://two.example', audience: AUDIENCE });

@@ -1,4 +1,4 @@
-import { readBearerToken } from './authorization.ts';
+import { credentialsStart } from './authorization.ts';
 import { AuthConfigError } from './errors.ts';
 import { ALGORITHM_NAMES, algorithmsFor, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
 import { checkClaims, type ClaimsPolicy } from './jose/claims.ts';
@@ -7,7 +7,7 @@ import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource }
 import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, keySetCache, keySetInternals, readKeySetUrl } from './jose/key-set.ts';
 import { describeKey, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
 import { verifyCompactJws } from './jose/verify.ts';
-import { completePrincipal, makePrincipal } from './principal.ts';
+import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
@@ -115,7 +115,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     if (mapper === undefined) {
       const { sub, iss } = claims;
       if (typeof sub !== 'string' || sub.length === 0) return null;
-      return makePrincipal({ id: sub, type: 'user', authenticator, issuer: iss as string | undefined, claims });
+      return principalOfClaims(sub, authenticator, iss as string | undefined, claims);
     }
     const mapped = mapper(claims);
     return isThenable(mapped) ? Promise.resolve(mapped).then(completeMapped) : completeMapped(mapped);
@@ -130,9 +130,12 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   };
 
   const entry: AuthFn = (request) => {
-    const token = readBearerToken(request);
-    if (token === null) return null;
-    const verified = verifyCompactJws(token, allowed, source);
+    // The token is read in place, unsliced, and without the b64token pattern: the compact parser
+    // accepts only base64url segments and dots, a strict subset of it.
+    const value = request.headers.get('authorization');
+    const start = value === null ? -1 : credentialsStart(value, 'bearer');
+    if (start < 0) return null;
+    const verified = verifyCompactJws(value as string, allowed, source, start);
     return verified === null ? null : verified.then(toPrincipal);
   };
   entry.challenges = BEARER;

@@ -44,3 +44,20 @@ export function completePrincipal(value: unknown): Principal | null {
 export function makePrincipal(fields: Principal): Principal {
   return completePrincipal(fields) as Principal;
 }
+
+/**
+ * The default principal of a verified JWT, built without a second walk over the claims:
+ * `parseJsonObject` returns them deeply frozen already. `id` is the non-empty `sub`.
+ */
+export function principalOfClaims(
+  id: string,
+  authenticator: string,
+  issuer: string | undefined,
+  claims: Readonly<Record<string, unknown>>,
+): Principal {
+  const principal: Principal = issuer === undefined
+    ? { id, type: 'user', authenticator, claims }
+    : { id, type: 'user', authenticator, issuer, claims };
+  issued.add(Object.freeze(principal));
+  return principal;
+}

@@ -10,18 +10,21 @@ for (let i = 0; i < ALPHABET.length; i++) VALUES[ALPHABET.charCodeAt(i)] = i;
 export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> | null {
   if ((text.length & 3) === 1) return null;
   const bytes = new Uint8Array((text.length * 3) >> 2);
-  return decodeBase64urlInto(text, bytes) < 0 ? null : bytes;
+  return decodeBase64urlInto(text, 0, text.length, bytes) < 0 ? null : bytes;
 }
 
-/** `decodeBase64url` into `bytes` (at least `⌊3·length/4⌋` long): the number of bytes written, or -1. */
-export function decodeBase64urlInto(text: string, bytes: Uint8Array): number {
-  const length = text.length;
-  const tail = length & 3;
+/**
+ * `decodeBase64url` of `text` from `start` to `end` into `bytes` (at least `⌊3·(end-start)/4⌋`
+ * long): the number of bytes written, or -1. The range spares a slice: V8 reads a sliced string
+ * about half as fast.
+ */
+export function decodeBase64urlInto(text: string, start: number, end: number, bytes: Uint8Array): number {
+  const tail = (end - start) & 3;
   if (tail === 1) return -1;
   let invalid = 0;
   let out = 0;
-  let i = 0;
-  for (const end = length - tail; i < end; i += 4) {
+  let i = start;
+  for (const last = end - tail; i < last; i += 4) {
     const ca = text.charCodeAt(i), cb = text.charCodeAt(i + 1), cc = text.charCodeAt(i + 2), cd = text.charCodeAt(i + 3);
     if ((ca | cb | cc | cd) > 127) return -1;
     const a = VALUES[ca]!, b = VALUES[cb]!, c = VALUES[cc]!, d = VALUES[cd]!;

@@ -27,25 +27,46 @@ const encoder = new TextEncoder();
 const payloadBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
 const headerCache = new Map<string, JwsHeader | null>();
 const HEADER_CACHE_SIZE = 256;
+// Signatures are views into a shared slab, each over its own bytes: allocating an ArrayBuffer
+// per token costs more than the rest of the parse. A slab is freed once its views are.
+const SLAB_SIZE = 64 * 1024;
+let slab = new ArrayBuffer(SLAB_SIZE);
+let slabUsed = 0;
 
 /**
- * Splits a JWS compact serialization (RFC 7515 §7.1): exactly three segments of canonical
- * base64url, a JSON object header with a string `alg`, no `crit`, a UTF-8 payload and a non-empty signature.
- * `null` for anything else, JWE's five segments included. Never throws.
+ * Splits a JWS compact serialization (RFC 7515 §7.1), `text` from `start` on: exactly three
+ * segments of canonical base64url, a JSON object header with a string `alg`, no `crit`, a UTF-8
+ * payload and a non-empty signature. `null` for anything else, JWE's five segments included.
+ * Never throws. (`start` lets a caller pass a whole `Authorization` value instead of a slice.)
  */
-export function parseCompactJws(token: string): CompactJws | null {
-  if (token.length > MAX_TOKEN_LENGTH) return null;
-  const first = token.indexOf('.');
-  const second = token.indexOf('.', first + 1);
-  if (first <= 0 || second < 0 || token.indexOf('.', second + 1) >= 0) return null;
-  const header = readHeader(token.slice(0, first));
+export function parseCompactJws(text: string, start = 0): CompactJws | null {
+  if (text.length - start > MAX_TOKEN_LENGTH) return null;
+  const first = text.indexOf('.', start);
+  const second = text.indexOf('.', first + 1);
+  if (first <= start || second < 0 || text.indexOf('.', second + 1) >= 0) return null;
+  const header = readHeader(text.slice(start, first));
   if (header === null) return null;
-  const signature = decodeBase64url(token.slice(second + 1));
-  if (signature === null || signature.length === 0) return null;
-  const payloadLength = decodeBase64urlInto(token.slice(first + 1, second), payloadBytes);
+  const signature = decodeSignature(text, second + 1);
+  if (signature === null) return null;
+  const payloadLength = decodeBase64urlInto(text, first + 1, second, payloadBytes);
   const payload = payloadLength < 0 ? null : readUtf8(payloadBytes.subarray(0, payloadLength));
   if (payload === null) return null;
-  return { header, signingInput: token.slice(0, second), payload, signature };
+  return { header, signingInput: text.slice(start, second), payload, signature };
+}
+
+/** The bytes of the non-empty base64url signature segment from `start` to the end of `text`, in a view no other token shares; `null` when malformed. */
+function decodeSignature(text: string, start: number): Uint8Array<ArrayBuffer> | null {
+  const length = text.length - start;
+  const size = (length * 3) >> 2;
+  if (size === 0 || (length & 3) === 1) return null;
+  if (slabUsed + size > SLAB_SIZE) {
+    slab = new ArrayBuffer(Math.max(SLAB_SIZE, size));
+    slabUsed = 0;
+  }
+  const bytes = new Uint8Array(slab, slabUsed, size);
+  if (decodeBase64urlInto(text, start, text.length, bytes) < 0) return null;
+  slabUsed += size;
+  return bytes;
 }
 
 // The decision depends on the segment text alone, so repeated headers are decoded once.

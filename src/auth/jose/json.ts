@@ -10,9 +10,9 @@ interface Cursor {
 }
 
 /**
- * Parses RFC 8259 JSON whose top level is an object. `null` (never a throw) when the text is
- * not JSON, not an object, nested deeper than 32 levels, or names a member twice in one object
- * (the confusion RFC 7515 §5.2 and RFC 7519 §4 warn about). A `__proto__` member is
+ * Parses RFC 8259 JSON whose top level is an object, deeply frozen. `null` (never a throw) when
+ * the text is not JSON, not an object, nested deeper than 32 levels, or names a member twice in
+ * one object (the confusion RFC 7515 §5.2 and RFC 7519 §4 warn about). A `__proto__` member is
  * an own property, as with `JSON.parse`.
  */
 export function parseJsonObject(text: string): Record<string, unknown> | null {
@@ -50,7 +50,7 @@ function readObject(cursor: Cursor, depth: number): Record<string, unknown> | ty
   skipSpace(cursor);
   if (cursor.text.charCodeAt(cursor.at) === 0x7d) {
     cursor.at++;
-    return object;
+    return Object.freeze(object);
   }
   for (;;) {
     if (cursor.text.charCodeAt(cursor.at) !== 0x22) return FAIL;
@@ -65,19 +65,19 @@ function readObject(cursor: Cursor, depth: number): Record<string, unknown> | ty
     else object[name] = value;
     skipSpace(cursor);
     const next = cursor.text.charCodeAt(cursor.at++);
-    if (next === 0x7d) return object;
+    if (next === 0x7d) return Object.freeze(object);
     if (next !== 0x2c) return FAIL;
     skipSpace(cursor);
   }
 }
 
-function readArray(cursor: Cursor, depth: number): unknown[] | typeof FAIL {
+function readArray(cursor: Cursor, depth: number): readonly unknown[] | typeof FAIL {
   const array: unknown[] = [];
   cursor.at++;
   skipSpace(cursor);
   if (cursor.text.charCodeAt(cursor.at) === 0x5d) {
     cursor.at++;
-    return array;
+    return Object.freeze(array);
   }
   for (;;) {
     const value = readValue(cursor, depth);
@@ -85,7 +85,7 @@ function readArray(cursor: Cursor, depth: number): unknown[] | typeof FAIL {
     array.push(value);
     skipSpace(cursor);
     const next = cursor.text.charCodeAt(cursor.at++);
-    if (next === 0x5d) return array;
+    if (next === 0x5d) return Object.freeze(array);
     if (next !== 0x2c) return FAIL;
     skipSpace(cursor);
   }
@@ -129,6 +129,21 @@ function readLiteral(cursor: Cursor, word: string, value: boolean | null): boole
 }
 
 function readNumber(cursor: Cursor): number | typeof FAIL {
+  // Fast path for the common case, a small non-negative integer (`exp`, `iat`): exact below 2^53.
+  const { text } = cursor;
+  let i = cursor.at;
+  let value = 0;
+  let code = text.charCodeAt(i);
+  if (code > 0x30 && code <= 0x39) {
+    do {
+      value = value * 10 + (code - 0x30);
+      code = text.charCodeAt(++i);
+    } while (code >= 0x30 && code <= 0x39 && i - cursor.at < 15);
+    if (code !== 0x2e && code !== 0x65 && code !== 0x45 && !(code >= 0x30 && code <= 0x39)) {
+      cursor.at = i;
+      return value;
+    }
+  }
   NUMBER.lastIndex = cursor.at;
   const match = NUMBER.exec(cursor.text);
   if (match === null) return FAIL;

@@ -23,25 +23,38 @@ export function verifySignature(key: VerifyKey, signature: Uint8Array<ArrayBuffe
 
 /**
  * The verify path: parse, pick key, verify signature. Resolves to the payload text of a
- * valid JWS, or `null`. Returns `null` synchronously, with no crypto, for a token that fails
+ * valid JWS, or `null`. The JWS is `token` from `start` on. Returns `null` synchronously, with no crypto, for a token that fails
  * before the signature (malformed, `alg` not allowed, `crit`).
  */
-export function verifyCompactJws(token: string, algorithms: ReadonlySet<string>, source: KeySource): Promise<string | null> | null {
-  const jws = parseCompactJws(token);
+export function verifyCompactJws(token: string, algorithms: ReadonlySet<string>, source: KeySource, start = 0): Promise<string | null> | null {
+  const jws = parseCompactJws(token, start);
   if (jws === null || !algorithms.has(jws.header.alg)) return null;
   return checkSignature(jws, source.keysFor(jws.header));
 }
 
-async function checkSignature(jws: CompactJws, found: readonly VerifyKey[] | Promise<readonly VerifyKey[]>): Promise<string | null> {
-  const keys = 'then' in found ? await found : found;
-  for (const key of keys) {
+const NO_PAYLOAD: Promise<string | null> = Promise.resolve(null);
+
+function checkSignature(jws: CompactJws, found: readonly VerifyKey[] | Promise<readonly VerifyKey[]>): Promise<string | null> {
+  return 'then' in found ? found.then((keys) => tryKeys(jws, keys, 0)) : tryKeys(jws, found, 0);
+}
+
+/** Tries `keys` from `index` on, in order, until one verifies the signature; no `async` frame on the hot path. */
+function tryKeys(jws: CompactJws, keys: readonly VerifyKey[], index: number): Promise<string | null> {
+  for (let i = index; i < keys.length; i++) {
+    const key = keys[i]!;
     // The key decides the algorithm: a key is only ever used with the algorithm it was imported for.
     if (key.algorithm.name !== jws.header.alg) continue;
+    let verified: Promise<boolean>;
     try {
-      if (await verifySignature(key, jws.signature, encodeSigningInput(jws.signingInput))) return jws.payload;
+      verified = verifySignature(key, jws.signature, encodeSigningInput(jws.signingInput));
     } catch {
-      // A signature the runtime refuses to process is not a valid one.
+      // A signature the runtime refuses to process, by a throw or a rejection, is not a valid one.
+      return tryKeys(jws, keys, i + 1);
     }
+    return verified.then(
+      (valid) => (valid ? jws.payload : tryKeys(jws, keys, i + 1)),
+      () => tryKeys(jws, keys, i + 1),
+    );
   }
-  return null;
+  return NO_PAYLOAD;
 }
