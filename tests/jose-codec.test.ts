@@ -110,6 +110,16 @@ describe('compact JWS split', () => {
     assert.equal(parseCompactJws(`x.${token}`, 0), null, 'four segments from the start');
   });
 
+  test('refuses a token with any character outside ASCII, in any segment', () => {
+    const [h, p, s] = token.split('.') as [string, string, string];
+    for (const char of ['\u00e9', '\u2028', '\ud800', '\ud83d\ude00', '\u0100']) {
+      for (const bad of [`${char}${h}.${p}.${s}`, `${h}.${p}${char}.${s}`, `${h}.${p}.${s}${char}`, `${h.slice(0, 4)}${char}${h.slice(4)}.${p}.${s}`]) {
+        assert.equal(parseCompactJws(bad), null, JSON.stringify(bad.slice(0, 8)));
+        assert.equal(parseCompactJws(`Bearer ${bad}`, 7), null);
+      }
+    }
+  });
+
   test('every parsed signature keeps its own bytes, however many tokens are parsed after it', () => {
     const [h, p] = token.split('.');
     const expected = Array.from({ length: 1500 }, (_, i) => Uint8Array.from({ length: 256 + (i % 7) * 97 }, (_, j) => (i * 31 + j * 7) & 255));

@@ -1,42 +1,40 @@
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-// Sextet value of each ASCII code, 64 for characters outside the URL alphabet.
-const VALUES = new Uint8Array(128).fill(64);
+// Sextet value of each byte, 64 for bytes outside the URL alphabet (every byte over 127 among them).
+const VALUES = new Uint8Array(256).fill(64);
 for (let i = 0; i < ALPHABET.length; i++) VALUES[ALPHABET.charCodeAt(i)] = i;
+const encoder = new TextEncoder();
 
 /**
  * Strict base64url (RFC 4648 §5, RFC 7515 §2): URL alphabet only, no padding, no whitespace,
  * and canonical (the unused low bits of the last character are zero). `null` otherwise.
  */
 export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> | null {
-  if ((text.length & 3) === 1) return null;
-  const bytes = new Uint8Array((text.length * 3) >> 2);
-  return decodeBase64urlInto(text, 0, text.length, bytes) < 0 ? null : bytes;
+  // Non-ASCII text becomes bytes over 127, which are outside the alphabet.
+  const ascii = encoder.encode(text);
+  const bytes = new Uint8Array((ascii.length * 3) >> 2);
+  return decodeBase64urlInto(ascii, 0, ascii.length, bytes) < 0 ? null : bytes;
 }
 
 /**
- * `decodeBase64url` of `text` from `start` to `end` into `bytes` (at least `⌊3·(end-start)/4⌋`
- * long): the number of bytes written, or -1. The range spares a slice: V8 reads a sliced string
- * about half as fast.
+ * `decodeBase64url` of the ASCII `text` bytes from `start` to `end`, into `bytes` (at least
+ * `⌊3·(end-start)/4⌋` long): the number of bytes written, or -1. Reading bytes rather than a
+ * string keeps the speed independent of how the engine happens to store the string.
  */
-export function decodeBase64urlInto(text: string, start: number, end: number, bytes: Uint8Array): number {
+export function decodeBase64urlInto(text: Uint8Array, start: number, end: number, bytes: Uint8Array): number {
   const tail = (end - start) & 3;
   if (tail === 1) return -1;
   let invalid = 0;
   let out = 0;
   let i = start;
   for (const last = end - tail; i < last; i += 4) {
-    const ca = text.charCodeAt(i), cb = text.charCodeAt(i + 1), cc = text.charCodeAt(i + 2), cd = text.charCodeAt(i + 3);
-    if ((ca | cb | cc | cd) > 127) return -1;
-    const a = VALUES[ca]!, b = VALUES[cb]!, c = VALUES[cc]!, d = VALUES[cd]!;
+    const a = VALUES[text[i]!]!, b = VALUES[text[i + 1]!]!, c = VALUES[text[i + 2]!]!, d = VALUES[text[i + 3]!]!;
     invalid |= a | b | c | d;
     bytes[out++] = (a << 2) | (b >> 4);
     bytes[out++] = (b << 4) | (c >> 2);
     bytes[out++] = (c << 6) | d;
   }
   if (tail !== 0) {
-    const ca = text.charCodeAt(i), cb = text.charCodeAt(i + 1), cc = tail === 3 ? text.charCodeAt(i + 2) : 65;
-    if ((ca | cb | cc) > 127) return -1;
-    const a = VALUES[ca]!, b = VALUES[cb]!, c = VALUES[cc]!;
+    const a = VALUES[text[i]!]!, b = VALUES[text[i + 1]!]!, c = tail === 3 ? VALUES[text[i + 2]!]! : 0;
     // The bits after the last whole byte must be zero: one encoding per byte string.
     invalid |= a | b | c | ((tail === 2 ? b & 15 : c & 3) + 63);
     bytes[out++] = (a << 2) | (b >> 4);

@@ -1,4 +1,4 @@
-import { decodeBase64url, decodeBase64urlInto } from './base64url.ts';
+import { decodeBase64urlInto } from './base64url.ts';
 import { parseJsonObject } from './json.ts';
 
 /** A token longer than this is skipped unread (the `Authorization` header has the same cap). */
@@ -23,7 +23,9 @@ export interface CompactJws {
 // ignoreBOM keeps a byte order mark in the text, where the JSON parser refuses it.
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const encoder = new TextEncoder();
-// Payload bytes live here only until they are decoded to text, in the same synchronous call.
+// The token's ASCII bytes, and its payload's decoded bytes, live here only within one
+// synchronous parse: every value that outlives it is copied out.
+const tokenBytes = new Uint8Array(MAX_TOKEN_LENGTH);
 const payloadBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
 const headerCache = new Map<string, JwsHeader | null>();
 const HEADER_CACHE_SIZE = 256;
@@ -40,40 +42,44 @@ let slabUsed = 0;
  * Never throws. (`start` lets a caller pass a whole `Authorization` value instead of a slice.)
  */
 export function parseCompactJws(text: string, start = 0): CompactJws | null {
-  if (text.length - start > MAX_TOKEN_LENGTH) return null;
+  const length = text.length - start;
+  if (length > MAX_TOKEN_LENGTH) return null;
   const first = text.indexOf('.', start);
   const second = text.indexOf('.', first + 1);
   if (first <= start || second < 0 || text.indexOf('.', second + 1) >= 0) return null;
-  const header = readHeader(text.slice(start, first));
+  // One pass into bytes, which the decoder reads at one speed whatever the string's representation.
+  const { read, written } = encoder.encodeInto(start === 0 ? text : text.slice(start), tokenBytes);
+  if (read !== length || written !== length) return null; // not ASCII: no JWS
+  const header = readHeader(text.slice(start, first), first - start);
   if (header === null) return null;
-  const signature = decodeSignature(text, second + 1);
+  const signature = decodeSignature(second + 1 - start, length);
   if (signature === null) return null;
-  const payloadLength = decodeBase64urlInto(text, first + 1, second, payloadBytes);
+  const payloadLength = decodeBase64urlInto(tokenBytes, first + 1 - start, second - start, payloadBytes);
   const payload = payloadLength < 0 ? null : readUtf8(payloadBytes.subarray(0, payloadLength));
   if (payload === null) return null;
   return { header, signingInput: text.slice(start, second), payload, signature };
 }
 
-/** The bytes of the non-empty base64url signature segment from `start` to the end of `text`, in a view no other token shares; `null` when malformed. */
-function decodeSignature(text: string, start: number): Uint8Array<ArrayBuffer> | null {
-  const length = text.length - start;
-  const size = (length * 3) >> 2;
-  if (size === 0 || (length & 3) === 1) return null;
+/** The bytes of the non-empty signature segment `tokenBytes[from, to)`, in a view no other token shares; `null` when malformed. */
+function decodeSignature(from: number, to: number): Uint8Array<ArrayBuffer> | null {
+  const size = ((to - from) * 3) >> 2;
+  if (size === 0) return null;
   if (slabUsed + size > SLAB_SIZE) {
     slab = new ArrayBuffer(Math.max(SLAB_SIZE, size));
     slabUsed = 0;
   }
   const bytes = new Uint8Array(slab, slabUsed, size);
-  if (decodeBase64urlInto(text, start, text.length, bytes) < 0) return null;
+  if (decodeBase64urlInto(tokenBytes, from, to, bytes) < 0) return null;
   slabUsed += size;
   return bytes;
 }
 
 // The decision depends on the segment text alone, so repeated headers are decoded once.
-function readHeader(segment: string): JwsHeader | null {
+// `segment` is the text of `tokenBytes[0, end)`.
+function readHeader(segment: string, end: number): JwsHeader | null {
   let header = headerCache.get(segment);
   if (header === undefined) {
-    header = decodeHeader(segment);
+    header = decodeHeader(end);
     if (headerCache.size >= HEADER_CACHE_SIZE) headerCache.clear();
     headerCache.set(segment, header);
   }
@@ -89,9 +95,10 @@ function readUtf8(bytes: Uint8Array): string | null {
   return again.length === bytes.length && again.every((byte, i) => byte === bytes[i]) ? text : null;
 }
 
-function decodeHeader(segment: string): JwsHeader | null {
-  const bytes = decodeBase64url(segment);
-  const text = bytes === null ? null : readUtf8(bytes);
+function decodeHeader(end: number): JwsHeader | null {
+  const bytes = new Uint8Array((end * 3) >> 2);
+  const length = decodeBase64urlInto(tokenBytes, 0, end, bytes);
+  const text = length < 0 ? null : readUtf8(bytes.subarray(0, length));
   if (text === null) return null;
   const members = parseJsonObject(text);
   if (members === null) return null;
