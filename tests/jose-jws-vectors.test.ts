@@ -53,7 +53,7 @@ function keySetSource(jwks: readonly object[]): KeySource {
 }
 
 async function accepts(token: unknown, algorithms: readonly string[], source: KeySource): Promise<boolean> {
-  const verified = verifyCompactJws(typeof token === 'string' ? token : JSON.stringify(token), new Set(algorithms), source);
+  const verified = verifyCompactJws(typeof token === 'string' ? token : JSON.stringify(token), 0, new Set(algorithms), source, (payload) => payload);
   return verified !== null && (await verified) !== null;
 }
 

@@ -108,8 +108,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const { helper, authenticator, source, claims: policy, principal: mapper, now = systemClock } = config;
   const allowed: ReadonlySet<string> = new Set(config.algorithms);
 
-  const toPrincipal = (payload: string | null): PrincipalInput | null | Promise<PrincipalInput | null> => {
-    if (payload === null) return null;
+  const toPrincipal = (payload: string): PrincipalInput | null | Promise<PrincipalInput | null> => {
     const claims = parseJsonObject(payload);
     if (claims === null || !checkClaims(claims, policy, now())) return null;
     if (mapper === undefined) {
@@ -135,8 +134,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const value = request.headers.get('authorization');
     const start = value === null ? -1 : credentialsStart(value, 'bearer');
     if (start < 0) return null;
-    const verified = verifyCompactJws(value as string, allowed, source, start);
-    return verified === null ? null : verified.then(toPrincipal);
+    return verifyCompactJws(value as string, start, allowed, source, toPrincipal);
   };
   entry.challenges = BEARER;
   return entry;

@@ -22,24 +22,28 @@ export function verifySignature(key: VerifyKey, signature: Uint8Array<ArrayBuffe
 }
 
 /**
- * The verify path: parse, pick key, verify signature. Resolves to the payload text of a
- * valid JWS, or `null`. The JWS is `token` from `start` on. Returns `null` synchronously, with no crypto, for a token that fails
- * before the signature (malformed, `alg` not allowed, `crit`).
+ * The verify path: parse, pick key, verify signature, then `accept` the payload text of the
+ * valid JWS (the caller checks the claims there); resolves to what `accept` returns, or `null`.
+ * The JWS is `token` from `start` on. Returns `null` synchronously, with no crypto, for a token
+ * that fails before the signature (malformed, `alg` not allowed, `crit`).
  */
-export function verifyCompactJws(token: string, algorithms: ReadonlySet<string>, source: KeySource, start = 0): Promise<string | null> | null {
+export function verifyCompactJws<T>(
+  token: string,
+  start: number,
+  algorithms: ReadonlySet<string>,
+  source: KeySource,
+  accept: (payload: string) => T,
+): Promise<Awaited<T> | null> | null {
   const jws = parseCompactJws(token, start);
   if (jws === null || !algorithms.has(jws.header.alg)) return null;
-  return checkSignature(jws, source.keysFor(jws.header));
+  const found = source.keysFor(jws.header);
+  return 'then' in found ? found.then((keys) => tryKeys(jws, keys, 0, accept)) : tryKeys(jws, found, 0, accept);
 }
 
-const NO_PAYLOAD: Promise<string | null> = Promise.resolve(null);
+const NOT_VERIFIED: Promise<null> = Promise.resolve(null);
 
-function checkSignature(jws: CompactJws, found: readonly VerifyKey[] | Promise<readonly VerifyKey[]>): Promise<string | null> {
-  return 'then' in found ? found.then((keys) => tryKeys(jws, keys, 0)) : tryKeys(jws, found, 0);
-}
-
-/** Tries `keys` from `index` on, in order, until one verifies the signature; no `async` frame on the hot path. */
-function tryKeys(jws: CompactJws, keys: readonly VerifyKey[], index: number): Promise<string | null> {
+/** Tries `keys` from `index` on, in order, until one verifies the signature; one promise per key, no `async` frame. */
+function tryKeys<T>(jws: CompactJws, keys: readonly VerifyKey[], index: number, accept: (payload: string) => T): Promise<Awaited<T> | null> {
   for (let i = index; i < keys.length; i++) {
     const key = keys[i]!;
     // The key decides the algorithm: a key is only ever used with the algorithm it was imported for.
@@ -49,12 +53,13 @@ function tryKeys(jws: CompactJws, keys: readonly VerifyKey[], index: number): Pr
       verified = verifySignature(key, jws.signature, encodeSigningInput(jws.signingInput));
     } catch {
       // A signature the runtime refuses to process, by a throw or a rejection, is not a valid one.
-      return tryKeys(jws, keys, i + 1);
+      return tryKeys(jws, keys, i + 1, accept);
     }
+    // What `accept` throws is the caller's (a mapper's AuthError), never another key's turn.
     return verified.then(
-      (valid) => (valid ? jws.payload : tryKeys(jws, keys, i + 1)),
-      () => tryKeys(jws, keys, i + 1),
-    );
+      (valid) => (valid ? accept(jws.payload) : tryKeys(jws, keys, i + 1, accept)),
+      () => tryKeys(jws, keys, i + 1, accept),
+    ) as Promise<Awaited<T> | null>;
   }
-  return NO_PAYLOAD;
+  return NOT_VERIFIED;
 }
