@@ -10,16 +10,17 @@ export interface JwsAlgorithm {
   readonly kty: KeyType;
   readonly curve?: NamedCurve;
   readonly importParams: HmacImportParams | RsaHashedImportParams | EcKeyImportParams;
-  readonly verifyParams: Algorithm | EcdsaParams;
+  /** A bare name where the algorithm takes no parameters: runtimes normalize a string faster than an object. */
+  readonly verifyParams: string | EcdsaParams;
   /** Signature length in bytes: the full HMAC tag, or raw `r||s` (RFC 7518 §3.4). RSA: the modulus length. */
   readonly signatureLength?: number;
 }
 
 const hmac = (name: AlgorithmName, hash: string, length: number): JwsAlgorithm => ({
-  name, kty: 'oct', importParams: { name: 'HMAC', hash }, verifyParams: { name: 'HMAC' }, signatureLength: length,
+  name, kty: 'oct', importParams: { name: 'HMAC', hash }, verifyParams: 'HMAC', signatureLength: length,
 });
 const rsa = (name: AlgorithmName, hash: string): JwsAlgorithm => ({
-  name, kty: 'RSA', importParams: { name: 'RSASSA-PKCS1-v1_5', hash }, verifyParams: { name: 'RSASSA-PKCS1-v1_5' },
+  name, kty: 'RSA', importParams: { name: 'RSASSA-PKCS1-v1_5', hash }, verifyParams: 'RSASSA-PKCS1-v1_5',
 });
 const ecdsa = (name: AlgorithmName, curve: NamedCurve, hash: string, length: number): JwsAlgorithm => ({
   name, kty: 'EC', curve, importParams: { name: 'ECDSA', namedCurve: curve }, verifyParams: { name: 'ECDSA', hash }, signatureLength: length,
