@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { parseJsonObject } from '../src/auth/jose/json.ts';
 import { parseCompactJws } from '../src/auth/jose/compact.ts';
-import { readSpki, readSpkiPem } from '../src/auth/jose/keys.ts';
+import { readPublicJwk, readSpki, readSpkiPem } from '../src/auth/jose/keys.ts';
 import { b64json, testKey, toPem } from './jwt-support.ts';
 
 describe('base64url (RFC 7515 §2: URL alphabet, no padding, canonical)', () => {
@@ -141,6 +141,25 @@ describe('compact JWS split', () => {
 });
 
 describe('SubjectPublicKeyInfo reader', () => {
+  test('a JWK is imported as the SPKI it describes: the same DER bytes the runtime exports for that key', async () => {
+    const keys: [string, RsaHashedKeyGenParams | EcKeyGenParams][] = [
+      ['RSA 2048, e = 65537', { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' }],
+      ['RSA 2056, e = 3', { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2056, publicExponent: Uint8Array.of(3), hash: 'SHA-256' }],
+      ['RSA 4096', { name: 'RSASSA-PKCS1-v1_5', modulusLength: 4096, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' }],
+      ['P-256', { name: 'ECDSA', namedCurve: 'P-256' }],
+      ['P-384', { name: 'ECDSA', namedCurve: 'P-384' }],
+    ];
+    for (const [label, params] of keys) {
+      const pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
+      const { kty, n, e, crv, x, y } = await crypto.subtle.exportKey('jwk', pair.publicKey);
+      const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
+      const spec = readPublicJwk({ kty, n, e, crv, x, y });
+      assert.ok(typeof spec !== 'string', `${label}: ${spec}`);
+      assert.deepEqual(spec.spki, spki, label);
+      assert.deepEqual(readSpki(spki), { ...spec }, `${label}: the PEM route reads the same key`);
+    }
+  });
+
   test('reads RSA and EC keys, and refuses trailing bytes, non-minimal lengths, other key types and compressed points', async () => {
     const rsa = await testKey('RS256');
     const ec = await testKey('ES384');
