@@ -37,7 +37,8 @@ export function verifyCompactJws<T>(
   const jws = parseCompactJws(token, start);
   if (jws === null || !algorithms.has(jws.header.alg)) return null;
   const found = source.keysFor(jws.header);
-  return 'then' in found ? found.then((keys) => tryKeys(jws, keys, 0, accept)) : tryKeys(jws, found, 0, accept);
+  if (Array.isArray(found)) return tryKeys(jws, found as readonly VerifyKey[], 0, accept);
+  return (found as Promise<readonly VerifyKey[]>).then((keys) => tryKeys(jws, keys, 0, accept));
 }
 
 const NOT_VERIFIED: Promise<null> = Promise.resolve(null);
