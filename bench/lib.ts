@@ -117,6 +117,17 @@ async function calibrate(op: Op, targetMs: number): Promise<number> {
   }
 }
 
+/**
+ * A full collection before each slice (when run with `--expose-gc`, as `npm run bench` is), so
+ * that a case pays for its own garbage and not for what the case before it left behind (the
+ * jwks suite's cold-1000 left enough to swing its neighbours by 20%). `npm run bench` also fixes
+ * the young generation at 16 MiB, its size in a busy server, so that a collection does not
+ * shrink it and bill the next case for more scavenges.
+ */
+function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 /** Calls `op` in batches for `sliceMs`; returns ops/s. */
 async function measureSlice(op: Op, batch: number, sliceMs: number): Promise<number> {
   let ops = 0;
@@ -150,6 +161,7 @@ export async function measureSuite(spec: SuiteSpec, options: Pick<BenchOptions, 
   const samples = new Map<string, number[]>(names.map((name) => [name, []]));
   for (let round = 0; round < options.rounds; round++) {
     for (const name of shuffle(names)) {
+      collectGarbage();
       samples.get(name)!.push(await measureSlice(spec.cases[name]!, batches.get(name)!, sliceMs));
     }
   }
