@@ -23,10 +23,10 @@ export interface CompactJws {
 // ignoreBOM keeps a byte order mark in the text, where the JSON parser refuses it.
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const encoder = new TextEncoder();
-// The token's ASCII bytes, and its payload's decoded bytes, live here only within one
-// synchronous parse: every value that outlives it is copied out.
+// The token's ASCII bytes, and the decoded bytes of its header or payload, live here only
+// within one synchronous parse: every value that outlives it is copied out.
 const tokenBytes = new Uint8Array(MAX_TOKEN_LENGTH);
-const payloadBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
+const segmentBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
 const headerCache = new Map<string, JwsHeader | null>();
 const HEADER_CACHE_SIZE = 256;
 // Signatures are views into a shared slab, each over its own bytes: allocating an ArrayBuffer
@@ -54,8 +54,7 @@ export function parseCompactJws(text: string, start = 0): CompactJws | null {
   if (header === null) return null;
   const signature = decodeSignature(second + 1 - start, length);
   if (signature === null) return null;
-  const payloadLength = decodeBase64urlInto(tokenBytes, first + 1 - start, second - start, payloadBytes);
-  const payload = payloadLength < 0 ? null : readUtf8(payloadBytes.subarray(0, payloadLength));
+  const payload = readSegmentText(first + 1 - start, second - start);
   if (payload === null) return null;
   return { header, signingInput: text.slice(start, second), payload, signature };
 }
@@ -95,10 +94,14 @@ function readUtf8(bytes: Uint8Array): string | null {
   return again.length === bytes.length && again.every((byte, i) => byte === bytes[i]) ? text : null;
 }
 
+/** The UTF-8 text of the base64url segment `tokenBytes[from, to)`, or `null` when either layer is malformed. */
+function readSegmentText(from: number, to: number): string | null {
+  const length = decodeBase64urlInto(tokenBytes, from, to, segmentBytes);
+  return length < 0 ? null : readUtf8(segmentBytes.subarray(0, length));
+}
+
 function decodeHeader(end: number): JwsHeader | null {
-  const bytes = new Uint8Array((end * 3) >> 2);
-  const length = decodeBase64urlInto(tokenBytes, 0, end, bytes);
-  const text = length < 0 ? null : readUtf8(bytes.subarray(0, length));
+  const text = readSegmentText(0, end);
   if (text === null) return null;
   const members = parseJsonObject(text);
   if (members === null) return null;
