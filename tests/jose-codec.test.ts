@@ -2,7 +2,7 @@
 // parser, the compact-JWS split and the SubjectPublicKeyInfo reader.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { decodeBase64url, decodeBase64urlInto, encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { parseJsonObject } from '../src/auth/jose/json.ts';
 import { parseCompactJws } from '../src/auth/jose/compact.ts';
 import { readPublicJwk, readSpki, readSpkiPem } from '../src/auth/jose/keys.ts';
@@ -17,6 +17,35 @@ describe('base64url (RFC 7515 §2: URL alphabet, no padding, canonical)', () => 
       assert.deepEqual(decodeBase64url(text), bytes);
     }
     assert.deepEqual(decodeBase64url('-_8'), Uint8Array.from([0xfb, 0xff]));
+  });
+
+  test('every pair of bytes, in either half of a group of four, at any offset, decodes as the alphabet says', () => {
+    // A reference decoder, one character at a time, against the decoder's table of character pairs.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const sextet = (byte: number) => (byte < 128 ? alphabet.indexOf(String.fromCharCode(byte)) : -1);
+    const input = new Uint8Array(7);
+    const view = new DataView(input.buffer);
+    const out = new Uint8Array(3);
+    for (let x = 0; x < 256; x++) {
+      for (let y = 0; y < 256; y++) {
+        const offset = 1 + ((x + y) & 1); // odd and even offsets
+        for (const half of [0, 2]) {
+          input.fill(0x41); // 'A'
+          input[offset + half] = x;
+          input[offset + half + 1] = y;
+          const valid = sextet(x) >= 0 && sextet(y) >= 0;
+          const written = decodeBase64urlInto(view, offset, offset + 4, out);
+          if (!valid) {
+            if (written !== -1) assert.fail(`bytes ${x},${y} at ${half} were accepted`);
+            continue;
+          }
+          const bits = half === 0 ? (sextet(x) << 18) | (sextet(y) << 12) : (sextet(x) << 6) | sextet(y);
+          if (written !== 3 || out[0] !== bits >> 16 || out[1] !== ((bits >> 8) & 255) || out[2] !== (bits & 255)) {
+            assert.fail(`bytes ${x},${y} at ${half} decoded to ${written}: ${out.join()}`);
+          }
+        }
+      }
+    }
   });
 
   test('refuses padding, the standard alphabet, whitespace, other characters and an impossible length', () => {

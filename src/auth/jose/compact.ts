@@ -26,6 +26,7 @@ const encoder = new TextEncoder();
 // The token's ASCII bytes, and the decoded bytes of its header or payload, live here only
 // within one synchronous parse: every value that outlives it is copied out.
 const tokenBytes = new Uint8Array(MAX_TOKEN_LENGTH);
+const tokenView = new DataView(tokenBytes.buffer);
 const segmentBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
 const headerCache = new Map<string, JwsHeader | null>();
 const HEADER_CACHE_SIZE = 256;
@@ -68,7 +69,7 @@ function decodeSignature(from: number, to: number): Uint8Array<ArrayBuffer> | nu
     slabUsed = 0;
   }
   const bytes = new Uint8Array(slab, slabUsed, size);
-  if (decodeBase64urlInto(tokenBytes, from, to, bytes) < 0) return null;
+  if (decodeBase64urlInto(tokenView, from, to, bytes) < 0) return null;
   slabUsed += size;
   return bytes;
 }
@@ -96,7 +97,7 @@ function readUtf8(bytes: Uint8Array): string | null {
 
 /** The UTF-8 text of the base64url segment `tokenBytes[from, to)`, or `null` when either layer is malformed. */
 function readSegmentText(from: number, to: number): string | null {
-  const length = decodeBase64urlInto(tokenBytes, from, to, segmentBytes);
+  const length = decodeBase64urlInto(tokenView, from, to, segmentBytes);
   return length < 0 ? null : readUtf8(segmentBytes.subarray(0, length));
 }
 
