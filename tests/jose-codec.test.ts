@@ -77,6 +77,19 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
     assert.equal(Object.getPrototypeOf(parseJsonObject('{"__proto__":{"x":1}}')), Object.prototype);
   });
 
+  test('common member names read as the same strings however they are spelled, and a duplicate among them is refused', () => {
+    const texts = [
+      '{"alg":"RS256","typ":"JWT","kid":"k","cty":"x","crit":["b64"]}',
+      '{"iss":"i","sub":"s","aud":["a"],"exp":1,"nbf":2,"iat":3,"jti":"j","scope":"r w"}',
+      '{"su":1,"subject":2,"sub2":3,"s":4,"a":5,"al":6,"algs":7,"scopes":8,"scop":9,"":10}',
+      '{"s\\u0075b":1,"\\u0061lg":2,"sco\\u0070e":3}',
+    ];
+    for (const text of texts) assert.deepEqual(parseJsonObject(text), JSON.parse(text), text);
+    for (const text of ['{"sub":1,"s\\u0075b":2}', '{"s\\u0075b":1,"sub":2}', '{"scope":1,"scope":2}', '{"exp":1,"nbf":2,"exp":3}']) {
+      assert.equal(parseJsonObject(text), null, text);
+    }
+  });
+
   test('numbers read as JSON.parse reads them: integers of every length, fractions, exponents, signs', () => {
     const numbers = [
       '0', '7', '10', '1800000000', '123456789012345', '1234567890123456', '9007199254740993', '12345678901234567890123',
@@ -106,7 +119,7 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
     const texts = [
       '', '[]', '"x"', '1', 'null', '{', '{"a":1,}', '{"a":01}', '{"a":1.}', '{"a":.5}', '{"a":+1}', '{"a":NaN}',
       '{"a":Infinity}', "{'a':1}", '{a:1}', '{"a":"\u0001"}', '{"a":"\\x"}', '{"a":"\\u12"}', '{"a":1}{}', '\uFEFF{}',
-      '{"a":tru}', '{"a" 1}', '{"a":[1,]}', '{"a":1 "b":2}',
+      '{"a":tru}', '{"a" 1}', '{"a":[1,]}', '{"a":1 "b":2}', '{"sub', '{"sub"', '{"sub":', '{"sub":1', '{"scope"1}',
     ];
     for (const text of texts) assert.equal(parseJsonObject(text), null, JSON.stringify(text));
   });

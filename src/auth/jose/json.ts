@@ -3,6 +3,14 @@ const MAX_DEPTH = 32;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
 const HEX4 = /^[0-9A-Fa-f]{4}$/;
+// Member names that JWS headers and JWT payloads repeat (RFC 7515 §4.1, RFC 7519 §4.1, and
+// `scope`), by first character. Read as these literals, which the engine has interned, rather
+// than sliced from the text, a name costs no string-table lookup when it becomes a property.
+const COMMON_NAMES = ['alg', 'typ', 'kid', 'cty', 'crit', 'iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti', 'scope'];
+const NAMES_BY_FIRST: readonly (readonly string[] | undefined)[] = Array.from({ length: 128 }, (_, code) => {
+  const names = COMMON_NAMES.filter((name) => name.charCodeAt(0) === code);
+  return names.length > 0 ? names : undefined;
+});
 
 interface Cursor {
   readonly text: string;
@@ -54,7 +62,7 @@ function readObject(cursor: Cursor, depth: number): Record<string, unknown> | ty
   }
   for (;;) {
     if (cursor.text.charCodeAt(cursor.at) !== 0x22) return FAIL;
-    const name = readString(cursor);
+    const name = readName(cursor);
     if (name === FAIL || Object.hasOwn(object, name)) return FAIL;
     skipSpace(cursor);
     if (cursor.text.charCodeAt(cursor.at++) !== 0x3a) return FAIL;
@@ -120,6 +128,24 @@ function readString(cursor: Cursor): string | typeof FAIL {
     }
   }
   return FAIL;
+}
+
+/** A member name: one of `COMMON_NAMES` when the text spells it without escapes, else `readString`. */
+function readName(cursor: Cursor): string | typeof FAIL {
+  const { text, at } = cursor;
+  const first = text.charCodeAt(at + 1);
+  const names = first < 128 ? NAMES_BY_FIRST[first] : undefined;
+  if (names !== undefined) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const end = at + 1 + name.length;
+      if (text.charCodeAt(end) === 0x22 && text.startsWith(name, at + 1)) {
+        cursor.at = end + 1;
+        return name;
+      }
+    }
+  }
+  return readString(cursor);
 }
 
 function readLiteral(cursor: Cursor, word: string, value: boolean | null): boolean | null | typeof FAIL {
