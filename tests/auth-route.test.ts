@@ -202,6 +202,28 @@ test('a principal frozen by the entry still leaves with its claims frozen deeply
   assert.ok(Object.isFrozen(nested), 'a member of shallowly frozen claims must be frozen too');
 });
 
+test('a principal the layer built passes through as it is; a copy or a Proxy of it is checked again', async () => {
+  const built = principalOf(await routeAuth([() => ({ id: 'svc', type: 'service', claims: { tier: 'gold' } })])(requestWith()));
+  assert.equal(principalOf(await routeAuth([() => built])(requestWith())), built);
+  // The mark is invisible: a plain, frozen object with exactly the principal's members.
+  assert.equal(Object.getPrototypeOf(built), Object.prototype);
+  assert.deepEqual(Reflect.ownKeys(built).sort(), ['authenticator', 'claims', 'id', 'type']);
+  assert.deepEqual(structuredClone(built), { ...built, claims: { tier: 'gold' } });
+  let reads = 0;
+  const proxy = new Proxy(built, { get: (target, key) => (reads++, Reflect.get(target, key)) });
+  const copy = { ...built };
+  for (const forged of [proxy, copy, structuredClone(built)]) {
+    const principal = principalOf(await routeAuth([() => forged])(requestWith()));
+    assert.notEqual(principal, forged, 'a value the layer did not build is rebuilt after its check');
+    assert.deepEqual(principal, built);
+  }
+  assert.ok(reads > 0, 'the Proxy was read, so it was checked');
+  // A value that fails the check is refused even when it looks like a built principal.
+  const emptied = new Proxy(built, { get: (target, key) => (key === 'id' ? '' : Reflect.get(target, key)) });
+  const { result } = await captureConsoleError(() => routeAuth([() => emptied as Principal])(requestWith()));
+  await refusal(result, 500, BODY_500);
+});
+
 test('the principal holds only id, type, authenticator, issuer and claims (never a raw token or a password)', async () => {
   const principal = principalOf(await routeAuth([() => ({ id: 'u', type: 'user', password: 'hunter2', token: 'raw' }) as unknown as Principal])(requestWith()));
   assert.deepEqual(Object.keys(principal).sort(), ['authenticator', 'id', 'type']);
