@@ -20,7 +20,7 @@ describe('base64url (RFC 7515 §2: URL alphabet, no padding, canonical)', () => 
   });
 
   test('every pair of bytes, in either half of a group of four, at any offset, decodes as the alphabet says', () => {
-    // A reference decoder, one character at a time, against the decoder's table of character pairs.
+    // A reference decoder, one character at a time, against the decoder's 32-bit reads of four.
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
     const sextet = (byte: number) => (byte < 128 ? alphabet.indexOf(String.fromCharCode(byte)) : -1);
     const input = new Uint8Array(7);

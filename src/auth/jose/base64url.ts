@@ -1,15 +1,7 @@
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-const INVALID = 0x1000;
 // Sextet value of each byte, 64 for bytes outside the URL alphabet (every byte over 127 among them).
 const VALUES = new Uint8Array(256).fill(64);
 for (let i = 0; i < ALPHABET.length; i++) VALUES[ALPHABET.charCodeAt(i)] = i;
-// The 12 bits of each pair of characters, indexed by the pair read as a little-endian 16-bit
-// word (second byte high); INVALID when either byte is outside the alphabet. Decoding two
-// characters per lookup from one 32-bit read halves the work of the byte-wise loop.
-const PAIRS = new Uint16Array(1 << 16).fill(INVALID);
-for (let i = 0; i < 64; i++) {
-  for (let j = 0; j < 64; j++) PAIRS[(ALPHABET.charCodeAt(j) << 8) | ALPHABET.charCodeAt(i)] = (i << 6) | j;
-}
 const encoder = new TextEncoder();
 
 /**
@@ -20,7 +12,7 @@ export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> | null {
   // Non-ASCII text becomes bytes over 127, which are outside the alphabet.
   const ascii = encoder.encode(text);
   const bytes = new Uint8Array((ascii.length * 3) >> 2);
-  return decodeBase64urlInto(new DataView(ascii.buffer), 0, ascii.length, bytes) < 0 ? null : bytes;
+  return decodeBase64urlInto(new DataView(ascii.buffer, ascii.byteOffset, ascii.length), 0, ascii.length, bytes) < 0 ? null : bytes;
 }
 
 /**
@@ -35,23 +27,23 @@ export function decodeBase64urlInto(text: DataView, start: number, end: number, 
   let out = 0;
   let i = start;
   for (const last = end - tail; i < last; i += 4) {
-    // Little-endian whatever the host: the first character is the low byte.
+    // One 32-bit read per four characters, little-endian whatever the host: the first is the low byte.
     const word = text.getUint32(i, true);
-    const high = PAIRS[word & 0xffff]!, low = PAIRS[word >>> 16]!;
-    invalid |= high | low;
-    bytes[out] = high >> 4;
-    bytes[out + 1] = ((high & 15) << 4) | (low >> 8);
-    bytes[out + 2] = low;
+    const a = VALUES[word & 255]!, b = VALUES[(word >> 8) & 255]!, c = VALUES[(word >> 16) & 255]!, d = VALUES[word >>> 24]!;
+    invalid |= a | b | c | d;
+    bytes[out] = (a << 2) | (b >> 4);
+    bytes[out + 1] = (b << 4) | (c >> 2);
+    bytes[out + 2] = (c << 6) | d;
     out += 3;
   }
   if (tail !== 0) {
     const a = VALUES[text.getUint8(i)]!, b = VALUES[text.getUint8(i + 1)]!, c = tail === 3 ? VALUES[text.getUint8(i + 2)]! : 0;
     // The bits after the last whole byte must be zero: one encoding per byte string.
-    if ((a | b | c | ((tail === 2 ? b & 15 : c & 3) + 63)) & 64) invalid |= INVALID;
+    invalid |= a | b | c | ((tail === 2 ? b & 15 : c & 3) + 63);
     bytes[out++] = (a << 2) | (b >> 4);
     if (tail === 3) bytes[out++] = (b << 4) | (c >> 2);
   }
-  return invalid & INVALID ? -1 : out;
+  return invalid & 64 ? -1 : out;
 }
 
 /** Base64url without padding (RFC 7515 §2). */
