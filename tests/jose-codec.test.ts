@@ -4,7 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeBase64url, decodeBase64urlInto, encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { parseJsonObject } from '../src/auth/jose/json.ts';
-import { parseCompactJws } from '../src/auth/jose/compact.ts';
+import { parseCompactJws, signatureOf, signingInputOf } from '../src/auth/jose/compact.ts';
 import { readPublicJwk, readSpki, readSpkiPem } from '../src/auth/jose/keys.ts';
 import { b64json, testKey, toPem } from './jwt-support.ts';
 
@@ -138,9 +138,11 @@ describe('compact JWS split', () => {
     const jws = parseCompactJws(token);
     assert.ok(jws !== null);
     assert.deepEqual(jws.header, { alg: 'HS256', kid: 'k1' });
-    assert.equal(jws.signingInput, token.slice(0, token.lastIndexOf('.')));
+    assert.equal(jws.token, token);
+    assert.equal(jws.signingLength, token.lastIndexOf('.'));
+    assert.deepEqual(signingInputOf(jws), new TextEncoder().encode(token.slice(0, token.lastIndexOf('.'))));
     assert.equal(jws.payload, '{"sub":"x"}');
-    assert.deepEqual(jws.signature, new Uint8Array(32).fill(1));
+    assert.deepEqual(signatureOf(jws), new Uint8Array(32).fill(1));
     assert.deepEqual(parseCompactJws(token)?.header, jws.header, 'a repeated header decodes the same');
   });
 
@@ -162,15 +164,24 @@ describe('compact JWS split', () => {
     }
   });
 
-  test('every parsed signature keeps its own bytes, however many tokens are parsed after it', () => {
+  test('the bytes of every parsed token stay its own, however many tokens are parsed after it', () => {
     const [h, p] = token.split('.');
     const expected = Array.from({ length: 1500 }, (_, i) => Uint8Array.from({ length: 256 + (i % 7) * 97 }, (_, j) => (i * 31 + j * 7) & 255));
-    const parsed = expected.map((bytes) => parseCompactJws(`${h}.${p}.${encodeBase64url(bytes)}`));
+    const payloads = expected.map((_, i) => b64json({ sub: `user-${i}`, n: i }));
+    const parsed = expected.map((bytes, i) => parseCompactJws(`${h}.${payloads[i]}.${encodeBase64url(bytes)}`));
     // A malformed signature in between must not claim or clobber bytes either.
     for (let i = 0; i < 50; i++) assert.equal(parseCompactJws(`${h}.${p}.${'A'.repeat(340)}*`), null);
-    expected.forEach((bytes, i) => assert.deepEqual(parsed[i]?.signature, bytes, `token ${i}`));
+    // Read in an order unlike the parse, each token's bytes are loaded back as they were.
+    for (const i of [0, 1499, 1, 750, 1498, 2, 0, 0, 1499]) {
+      const jws = parsed[i]!;
+      assert.deepEqual(signatureOf(jws), expected[i], `signature of token ${i}`);
+      assert.equal(new TextDecoder().decode(signingInputOf(jws)), `${h}.${payloads[i]}`, `signing input of token ${i}`);
+      assert.deepEqual(signatureOf(jws), expected[i], `signature of token ${i}, after its signing input`);
+    }
+    expected.forEach((bytes, i) => assert.deepEqual(signatureOf(parsed[i]!), bytes, `token ${i}`));
     const big = Uint8Array.from({ length: 12_000 }, (_, j) => j & 255);
-    assert.deepEqual(parseCompactJws(`${h}.${p}.${encodeBase64url(big)}`)?.signature, big, 'a signature near the token limit');
+    const near = parseCompactJws(`${h}.${p}.${encodeBase64url(big)}`)!;
+    assert.deepEqual(signatureOf(near), big, 'a signature near the token limit');
   });
 
   test('refuses empty header, empty signature and segment counts other than three', () => {

@@ -4,8 +4,12 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwt, AuthError, AuthConfigError } from '../src/auth/index.ts';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
+import { jwsAlgorithm } from '../src/auth/jose/algorithms.ts';
+import { importVerifyKey, type KeySource } from '../src/auth/jose/key-source.ts';
+import { readPublicKey, type PublicKeySpec } from '../src/auth/jose/keys.ts';
+import { verifyCompactJws } from '../src/auth/jose/verify.ts';
 import {
-  AUDIENCE, ISSUER, NOW, SECRET, authenticate, capturingErrors, claims, hmacSigner, signToken, statusOf, testKey,
+  AUDIENCE, ISSUER, NOW, SECRET, authenticate, bearer, capturingErrors, claims, hmacSigner, signToken, statusOf, testKey,
   type Sign, type TestKey,
 } from './jwt-support.ts';
 
@@ -234,6 +238,40 @@ describe('jwt() keys', () => {
     } finally {
       crypto.subtle.importKey = original;
     }
+  });
+});
+
+describe('jwt(): requests in flight together', () => {
+  // The parser keeps a token's bytes in buffers the next token overwrites; Web Crypto must have
+  // copied them when verify() returned. Every request below starts before any is awaited.
+  test('each of many concurrent tokens, valid and tampered, RS256, ES256 and HS256 mixed, gets its own answer', async () => {
+    const entries = { RS256: at({ publicKey: rsa.jwk, ...base }), ES256: at({ publicKey: es256.jwk, ...base }), HS256: at({ secret: SECRET, ...base }) };
+    const signers: Record<keyof typeof entries, Sign> = { RS256: rsa.sign, ES256: es256.sign, HS256: hs256 };
+    const cases = await Promise.all(Array.from({ length: 90 }, async (_, i) => {
+      const alg = (['RS256', 'ES256', 'HS256'] as const)[i % 3]!;
+      const token = await signToken({ alg, typ: 'JWT' }, claims({ sub: `user-${i}` }), signers[alg]);
+      // Every fourth token has its signature's first character changed: it must skip.
+      const tampered = i % 4 === 3;
+      const sent = tampered ? token.replace(/\.(.)([^.]*)$/, (_, c: string, rest: string) => `.${c === 'A' ? 'B' : 'A'}${rest}`) : token;
+      return { alg, sent, expected: tampered ? null : `user-${i}` };
+    }));
+    for (let round = 0; round < 3; round++) {
+      const pending = cases.map(({ alg, sent }) => entries[alg](bearer(sent)));
+      const results = await Promise.all(pending);
+      results.forEach((result, i) => assert.equal(result?.id ?? null, cases[i]!.expected, `token ${i} (${cases[i]!.alg}), round ${round}`));
+    }
+  });
+
+  test('a key list tried in order: the bytes are loaded again for the second key after other tokens were parsed', async () => {
+    const other = await testKey('RS256');
+    const algorithm = jwsAlgorithm('RS256')!;
+    const [wrong, right] = await Promise.all([other, rsa].map((key) => importVerifyKey(readPublicKey(key.jwk) as PublicKeySpec, algorithm)));
+    const source: KeySource = { keysFor: () => [wrong!, right!] };
+    const tokens = await Promise.all(Array.from({ length: 40 }, (_, i) => signToken({ alg: 'RS256' }, { sub: `user-${i}` }, rsa.sign)));
+    const results = await Promise.all(tokens.map((token) => verifyCompactJws(token, 0, new Set(['RS256']), source, (payload) => JSON.parse(payload).sub)));
+    assert.deepEqual(results, tokens.map((_, i) => `user-${i}`));
+    const forged = await signToken({ alg: 'RS256' }, { sub: 'mallory' }, (await testKey('RS256')).sign);
+    assert.equal(await verifyCompactJws(forged, 0, new Set(['RS256']), source, () => 'accepted'), null);
   });
 });
 

@@ -13,28 +13,31 @@ export interface JwsHeader {
 /** A JWS compact serialization, split and decoded, its signature not yet checked. */
 export interface CompactJws {
   readonly header: JwsHeader;
-  /** `<header>.<payload>` exactly as received: the bytes the signature covers. */
-  readonly signingInput: string;
+  /** The JWS exactly as received: `<header>.<payload>.<signature>`. */
+  readonly token: string;
+  /** The length of `<header>.<payload>`, the part the signature covers. */
+  readonly signingLength: number;
   /** The payload, decoded from UTF-8. */
   readonly payload: string;
-  readonly signature: Uint8Array<ArrayBuffer>;
 }
 
 // ignoreBOM keeps a byte order mark in the text, where the JSON parser refuses it.
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const encoder = new TextEncoder();
-// The token's ASCII bytes, and the decoded bytes of its header or payload, live here only
-// within one synchronous parse: every value that outlives it is copied out.
+// Scratch buffers shared by every token. `tokenBytes` holds the ASCII bytes of one token and
+// `signatureBytes` its decoded signature; `loaded` says which parsed token that is. A parse
+// overwrites them, so a caller gets their bytes through `signingInputOf` and `signatureOf`,
+// which load them again when another token was parsed since. Allocating per token cost more
+// than the rest of the parse. `segmentBytes` holds a decoded header or payload, only within
+// one synchronous call.
 const tokenBytes = new Uint8Array(MAX_TOKEN_LENGTH);
 const tokenView = new DataView(tokenBytes.buffer);
+const signatureBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
+let signatureView = signatureBytes.subarray(0, 0);
 const segmentBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
+let loaded: CompactJws | null = null;
 const headerCache = new Map<string, JwsHeader | null>();
 const HEADER_CACHE_SIZE = 256;
-// Signatures are views into a shared slab, each over its own bytes: allocating an ArrayBuffer
-// per token costs more than the rest of the parse. A slab is freed once its views are.
-const SLAB_SIZE = 64 * 1024;
-let slab = new ArrayBuffer(SLAB_SIZE);
-let slabUsed = 0;
 
 /**
  * Splits a JWS compact serialization (RFC 7515 §7.1), `text` from `start` on: exactly three
@@ -48,30 +51,48 @@ export function parseCompactJws(text: string, start = 0): CompactJws | null {
   const first = text.indexOf('.', start);
   const second = text.indexOf('.', first + 1);
   if (first <= start || second < 0 || text.indexOf('.', second + 1) >= 0) return null;
+  loaded = null;
+  const token = start === 0 ? text : text.slice(start);
   // One pass into bytes, which the decoder reads at one speed whatever the string's representation.
-  const { read, written } = encoder.encodeInto(start === 0 ? text : text.slice(start), tokenBytes);
+  const { read, written } = encoder.encodeInto(token, tokenBytes);
   if (read !== length || written !== length) return null; // not ASCII: no JWS
   const header = readHeader(text.slice(start, first), first - start);
   if (header === null) return null;
-  const signature = decodeSignature(second + 1 - start, length);
-  if (signature === null) return null;
-  const payload = readSegmentText(first + 1 - start, second - start);
+  const signingLength = second - start;
+  if (!decodeSignature(signingLength + 1, length)) return null;
+  const payload = readSegmentText(first + 1 - start, signingLength);
   if (payload === null) return null;
-  return { header, signingInput: text.slice(start, second), payload, signature };
+  return (loaded = { header, token, signingLength, payload });
 }
 
-/** The bytes of the non-empty signature segment `tokenBytes[from, to)`, in a view no other token shares; `null` when malformed. */
-function decodeSignature(from: number, to: number): Uint8Array<ArrayBuffer> | null {
+/**
+ * The bytes of `<header>.<payload>` of a parsed JWS, in a buffer every token shares: pass them
+ * to `verify()` at once, which copies them (Web Crypto reads its inputs when called).
+ */
+export function signingInputOf(jws: CompactJws): Uint8Array<ArrayBuffer> {
+  if (loaded !== jws) load(jws);
+  return tokenBytes.subarray(0, jws.signingLength);
+}
+
+/** The decoded signature of a parsed JWS, in a buffer every token shares: as `signingInputOf`. */
+export function signatureOf(jws: CompactJws): Uint8Array<ArrayBuffer> {
+  if (loaded !== jws) load(jws);
+  return signatureView;
+}
+
+/** Puts the bytes of `jws`, parsed earlier, back into the shared buffers. */
+function load(jws: CompactJws): void {
+  encoder.encodeInto(jws.token, tokenBytes);
+  decodeSignature(jws.signingLength + 1, jws.token.length);
+  loaded = jws;
+}
+
+/** Decodes the non-empty signature segment `tokenBytes[from, to)` into `signatureBytes`; `false` when malformed. */
+function decodeSignature(from: number, to: number): boolean {
   const size = ((to - from) * 3) >> 2;
-  if (size === 0) return null;
-  if (slabUsed + size > SLAB_SIZE) {
-    slab = new ArrayBuffer(Math.max(SLAB_SIZE, size));
-    slabUsed = 0;
-  }
-  const bytes = new Uint8Array(slab, slabUsed, size);
-  if (decodeBase64urlInto(tokenView, from, to, bytes) < 0) return null;
-  slabUsed += size;
-  return bytes;
+  if (size === 0) return false;
+  if (signatureView.length !== size) signatureView = signatureBytes.subarray(0, size);
+  return decodeBase64urlInto(tokenView, from, to, signatureView) >= 0;
 }
 
 // The decision depends on the segment text alone, so repeated headers are decoded once.

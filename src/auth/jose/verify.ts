@@ -1,15 +1,7 @@
-import { MAX_TOKEN_LENGTH, parseCompactJws, type CompactJws } from './compact.ts';
+import { parseCompactJws, signatureOf, signingInputOf, type CompactJws } from './compact.ts';
 import type { KeySource, VerifyKey } from './key-source.ts';
 
-const encoder = new TextEncoder();
 const INVALID: Promise<boolean> = Promise.resolve(false);
-// Web Crypto copies `data` when verify() is called, so one buffer serves every call; it is
-// filled right before each call, with no await in between. The signing input is ASCII.
-const signingBytes = new Uint8Array(MAX_TOKEN_LENGTH);
-
-function encodeSigningInput(text: string): Uint8Array<ArrayBuffer> {
-  return signingBytes.subarray(0, encoder.encodeInto(text, signingBytes).written);
-}
 
 /**
  * Verifies `signature` over `data` with one imported key: the length must be exact (full HMAC
@@ -18,6 +10,9 @@ function encodeSigningInput(text: string): Uint8Array<ArrayBuffer> {
  */
 export function verifySignature(key: VerifyKey, signature: Uint8Array<ArrayBuffer>, data: Uint8Array<ArrayBuffer>): Promise<boolean> {
   if (signature.length !== key.signatureLength) return INVALID;
+  // verify() takes a copy of the bytes of `signature` and `data` before it returns (its first
+  // steps in the Web Cryptography API), so they may sit in buffers the next token overwrites.
+  // A test checks this on every runtime.
   return crypto.subtle.verify(key.algorithm.verifyParams, key.key, signature, data);
 }
 
@@ -51,7 +46,7 @@ function tryKeys<T>(jws: CompactJws, keys: readonly VerifyKey[], index: number, 
     if (key.algorithm.name !== jws.header.alg) continue;
     let verified: Promise<boolean>;
     try {
-      verified = verifySignature(key, jws.signature, encodeSigningInput(jws.signingInput));
+      verified = verifySignature(key, signatureOf(jws), signingInputOf(jws));
     } catch {
       // A signature the runtime refuses to process, by a throw or a rejection, is not a valid one.
       return tryKeys(jws, keys, i + 1, accept);
