@@ -141,10 +141,8 @@ function rsaSpec(
     return 'is an RSA key whose public exponent is even or under 3';
   }
   if (hasRocaFingerprint(n)) return 'is an RSA key with the ROCA fingerprint (CVE-2017-15361): its private key can be computed';
-  const spki = der ?? encodeDer(0x30, [
-    encodeDer(0x30, [encodeDer(0x06, [Uint8Array.from(OID_RSA)]), Uint8Array.of(0x05, 0x00)]),
-    encodeDer(0x03, [Uint8Array.of(0), encodeDer(0x30, [derUnsignedInteger(n), derUnsignedInteger(e)])]),
-  ]);
+  // RSA's AlgorithmIdentifier has NULL parameters (RFC 3279 §2.3.1).
+  const spki = der ?? encodeSpki([derOid(OID_RSA), Uint8Array.of(0x05, 0x00)], [encodeDer(0x30, [derUnsignedInteger(n), derUnsignedInteger(e)])]);
   return spec({ kty: 'RSA', bits, algorithms: algorithmsFor('RSA'), spki }, alg, kid);
 }
 
@@ -172,11 +170,19 @@ function hasRocaFingerprint(modulus: Uint8Array): boolean {
 function ecSpec(
   curve: NamedCurve, alg: AlgorithmName | undefined, kid: string | undefined, der: Uint8Array<ArrayBuffer> | { x: Uint8Array; y: Uint8Array },
 ): PublicKeySpec | string {
-  const spki = der instanceof Uint8Array ? der : encodeDer(0x30, [
-    encodeDer(0x30, [encodeDer(0x06, [Uint8Array.from(OID_EC)]), encodeDer(0x06, [Uint8Array.from(OID_CURVES.find(([name]) => name === curve)![1])])]),
-    encodeDer(0x03, [Uint8Array.of(0, 0x04), der.x, der.y]),
-  ]);
+  const spki = der instanceof Uint8Array
+    ? der
+    : encodeSpki([derOid(OID_EC), derOid(OID_CURVES.find(([name]) => name === curve)![1])], [Uint8Array.of(0x04), der.x, der.y]);
   return spec({ kty: 'EC', curve, algorithms: algorithmsFor('EC', curve), spki }, alg, kid);
+}
+
+/** A SubjectPublicKeyInfo (RFC 5280 §4.1): the AlgorithmIdentifier of `algorithm`, then `key` in a BIT STRING. */
+function encodeSpki(algorithm: readonly Uint8Array[], key: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
+  return encodeDer(0x30, [encodeDer(0x30, algorithm), encodeDer(0x03, [Uint8Array.of(0), ...key])]);
+}
+
+function derOid(oid: readonly number[]): Uint8Array<ArrayBuffer> {
+  return encodeDer(0x06, [Uint8Array.from(oid)]);
 }
 
 /** One DER element: `tag`, the definite minimal length, then `parts` in order. */
