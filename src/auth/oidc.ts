@@ -1,9 +1,9 @@
 import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
-import type { KeySource, VerifyKey } from './jose/key-source.ts';
+import { NO_KEYS, type KeySource } from './jose/key-source.ts';
 import {
-  DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, KEY_SET_RETRY_MS, KEY_SET_TIMEOUT_MS,
-  fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, type KeySetInternals,
+  DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, KEY_SET_TIMEOUT_MS,
+  attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, type KeySetInternals,
 } from './jose/key-set.ts';
 import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, type JwtPrincipalMapper } from './jwt.ts';
 import type { AuthFn } from './types.ts';
@@ -25,8 +25,6 @@ export interface OidcOptions {
   /** Replaces the default principal. */
   principal?: JwtPrincipalMapper;
 }
-
-const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
 
 /**
  * A `jwt()` whose keys come from an OpenID Connect provider: the discovery document is fetched
@@ -65,11 +63,7 @@ export function oidc(options: OidcOptions): AuthFn {
 function discoveredKeySet(url: string, issuer: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals): KeySource {
   const fetchImpl = internals.fetch ?? ((input: string, init: RequestInit) => fetch(input, init));
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
-  const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
   let keys: KeySource | undefined;
-  let pending: Promise<void> | undefined;
-  let attemptedAt = -Infinity;
-  let inFlight = 0;
 
   const discover = async (): Promise<void> => {
     try {
@@ -84,25 +78,13 @@ function discoveredKeySet(url: string, issuer: string, algorithms: readonly Algo
       console.warn(`agentgate: OIDC discovery at ${url} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
     }
   };
-
-  const keysAfter = (run: Promise<void>, header: Parameters<KeySource['keysFor']>[0]) =>
-    run.then(() => (keys === undefined ? NO_KEYS : keys.keysFor(header)));
+  const discoveries = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), discover);
 
   return {
     keysFor(header) {
       if (keys !== undefined) return keys.keysFor(header);
-      if (pending !== undefined) return keysAfter(pending, header);
-      const time = now();
-      // Workers: a request may not wait on another request's discovery, so it makes its own.
-      if (!(perRequest && inFlight > 0) && time - attemptedAt < KEY_SET_RETRY_MS) return NO_KEYS;
-      attemptedAt = time;
-      inFlight++;
-      const run = discover().finally(() => {
-        inFlight--;
-        if (pending === run) pending = undefined;
-      });
-      if (!perRequest) pending = run;
-      return keysAfter(run, header);
+      const discovered = discoveries.next(now());
+      return discovered === undefined ? NO_KEYS : discovered.then(() => (keys === undefined ? NO_KEYS : keys.keysFor(header)));
     },
   };
 }

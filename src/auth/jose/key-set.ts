@@ -1,7 +1,7 @@
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
 import { parseJsonObject } from './json.ts';
-import { importVerifyKey, type KeySource, type VerifyKey } from './key-source.ts';
+import { importVerifyKey, NO_KEYS, type KeySource, type VerifyKey } from './key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from './keys.ts';
 import { readBoundedBody } from '../bounded-body.ts';
 import { AuthConfigError } from '../errors.ts';
@@ -133,8 +133,6 @@ interface KeyIndex {
   readonly byAlg: ReadonlyMap<string, readonly VerifyKey[]>;
 }
 
-const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
-
 /**
  * The keys of a JWKS document that can serve `algorithms`, imported. Each member of `keys`
  * that cannot serve (not a public RSA/EC JWK, `kty` `oct`, RSA under 2048 bits or with a bad
@@ -202,11 +200,7 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
   const fetchImpl: FetchLike = internals.fetch ?? ((input, init) => fetch(input, init));
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
-  const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
   let index: KeyIndex | undefined;
-  let attemptedAt = -Infinity;
-  let pending: Promise<void> | undefined;
-  let inFlight = 0;
   let started = 0;
   let installed = 0;
 
@@ -222,36 +216,52 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
       console.warn(`agentgate: key set ${url} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
     }
   };
+  const fetches = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), () => load(++started));
+  const isFresh = (time: number): boolean => index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
 
-  const refresh = (): Promise<void> => {
-    attemptedAt = now();
-    inFlight++;
-    const run = load(++started).finally(() => {
-      inFlight--;
-      if (pending === run) pending = undefined;
-    });
-    if (!perRequest) pending = run;
-    return run;
-  };
-
-  const afterFetch = (header: JwsHeader) => (): readonly VerifyKey[] => {
-    if (index === undefined || now() - index.fetchedAt >= KEY_SET_FRESH_MS) return NO_KEYS;
-    return pick(index, header) ?? NO_KEYS;
-  };
+  const afterFetch = (header: JwsHeader) => (): readonly VerifyKey[] =>
+    isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : NO_KEYS;
 
   return {
     keysFor(header) {
       const time = now();
-      const fresh = index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
+      const fresh = isFresh(time);
       if (fresh) {
         const keys = pick(index as KeyIndex, header);
         if (keys !== undefined) return keys;
       }
-      if (pending !== undefined) return pending.then(afterFetch(header));
-      // Workers: a request without fresh keys may not wait on another request's fetch, so it makes its own.
-      const ownFetch = perRequest && !fresh && inFlight > 0;
-      if (!ownFetch && time - attemptedAt < KEY_SET_RETRY_MS) return NO_KEYS;
-      return refresh().then(afterFetch(header));
+      // Without fresh keys a request on Workers makes its own fetch; with them (an unknown kid) it keeps to the 30 s bound.
+      const fetched = fetches.next(time, !fresh);
+      return fetched === undefined ? NO_KEYS : fetched.then(afterFetch(header));
+    },
+  };
+}
+
+/**
+ * How key-set fetches and OIDC discovery start (design §3). Concurrent requests share the
+ * attempt in flight, except on Workers (`perRequest`): there a request may not wait on I/O that
+ * another request began, so it starts its own. Otherwise a new attempt starts at most once per
+ * 30 s, and `next()` answers `undefined` in between: those requests skip.
+ */
+export function attemptGate(perRequest: boolean, attempt: () => Promise<void>): {
+  /** The attempt to wait for at `time`; `own`: on Workers, this request starts its own while another is in flight. */
+  next(time: number, own?: boolean): Promise<void> | undefined;
+} {
+  let pending: Promise<void> | undefined;
+  let inFlight = 0;
+  let attemptedAt = -Infinity;
+  return {
+    next(time, own = true) {
+      if (pending !== undefined) return pending;
+      if (!(own && perRequest && inFlight > 0) && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
+      attemptedAt = time;
+      inFlight++;
+      const run = attempt().finally(() => {
+        inFlight--;
+        if (pending === run) pending = undefined;
+      });
+      if (!perRequest) pending = run;
+      return run;
     },
   };
 }

@@ -16,7 +16,8 @@ export interface KeySource {
   keysFor(header: JwsHeader): readonly VerifyKey[] | Promise<readonly VerifyKey[]>;
 }
 
-const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
+/** No key: a token that needs one skips. */
+export const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
 
 /** A `VerifyKey` for `spec` and one of its algorithms. */
 export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<VerifyKey> {
