@@ -1,4 +1,4 @@
-import { completePrincipal } from '../auth/principal.ts';
+import { completePrincipal, deepFreeze } from '../auth/principal.ts';
 import { AgentError } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { Principal, RunContext } from './types.ts';
@@ -38,14 +38,6 @@ const SESSION_ID = /^[^\s\p{Cc}]{1,256}$/u;
 export function checkSessionId(value: unknown): string {
   if (typeof value !== 'string' || !SESSION_ID.test(value)) {
     throw new AgentError('INVALID_INPUT', 'sessionId must be 1 to 256 characters without whitespace or control characters');
-  }
-  return value;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    Object.freeze(value);
-    for (const member of Object.values(value)) deepFreeze(member);
   }
   return value;
 }

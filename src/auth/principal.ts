@@ -24,7 +24,8 @@ class Issued extends Stamp {
   }
 }
 
-function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
+/** Freezes `value` and everything reachable from it through own enumerable members; cycles are fine. */
+export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
   if (typeof value === 'object' && value !== null && !seen.has(value)) {
     seen.add(value);
     Object.freeze(value);
