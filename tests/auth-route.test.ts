@@ -271,6 +271,7 @@ test('auth option: a function returning true accepts as { id: "anonymous", type:
     const principal = principalOf(await routeAuth(check)(requestWith()));
     assert.deepEqual(principal, { id: 'anonymous', type: 'user', authenticator: 'custom' });
     assert.ok(Object.isFrozen(principal));
+    assert.equal(principalOf(await routeAuth([() => principal])(requestWith())), principal, 'a principal the layer built passes through');
   }
 });
 

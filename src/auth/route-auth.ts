@@ -1,11 +1,12 @@
 import { apiToken } from './api-token.ts';
 import { listChallenges } from './challenges.ts';
 import { AuthConfigError, isAuthError } from './errors.ts';
-import { completePrincipal } from './principal.ts';
+import { completePrincipal, makePrincipal } from './principal.ts';
 import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
 
-const BOOLEAN_PRINCIPAL: Principal = Object.freeze({ id: 'anonymous', type: 'user', authenticator: 'custom' });
+// Built like every other principal, so the run context takes it as it is instead of rebuilding it per request.
+const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', type: 'user', authenticator: 'custom' });
 
 /** Turns every form of the `auth` option into a list of entries. */
 export function authEntries(auth: AuthOption): readonly AuthFn[] {
