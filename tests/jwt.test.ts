@@ -422,6 +422,13 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
     }
     refuses({ publicKey: es256.privateJwk, ...base }, /private member "d"/, es256.privateJwk.d);
     refuses({ publicKey: { kty: 'oct', k: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA' }, ...base }, /private member "k"/, 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA');
+    refuses({ publicKey: { ...rsa.jwk, d: null }, ...base }, /private member "d"/);
+  });
+
+  test('a private member set to undefined is absent, as in a public JWK that workerd exports', async () => {
+    const absent = Object.fromEntries(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'].map((member) => [member, undefined]));
+    const entry = at({ publicKey: { ...rsa.jwk, ...absent }, ...base });
+    assert.equal((await entry(bearer(await signToken({ alg: 'RS256' }, claims(), rsa.sign))))?.id, claims().sub);
   });
 
   test('other unusable public keys: wrong kty, curve, coordinates, alg, use', () => {

@@ -226,7 +226,8 @@ export function describeKey(key: Pick<PublicKeySpec, 'kty' | 'curve'>): string {
  */
 export function readPublicJwk(value: object): PublicKeySpec | string {
   const jwk = value as Record<string, unknown>;
-  const secret = PRIVATE_JWK_MEMBERS.find((member) => Object.hasOwn(jwk, member));
+  // A member set to `undefined` is absent: workerd's exportKey("jwk") lists every member, the private ones undefined.
+  const secret = PRIVATE_JWK_MEMBERS.find((member) => jwk[member] !== undefined);
   if (secret !== undefined) return `is a JWK with the private member "${secret}"; give the public key only`;
   const { kty, use, key_ops: keyOps, alg, kid } = jwk;
   if (use !== undefined && use !== 'sig') return 'is a JWK whose "use" is not "sig"';
