@@ -1,45 +1,182 @@
 #!/usr/bin/env node
 // The `agentgate` command. Node only; run with type stripping (Node 22.18+ does it by default).
-import { existsSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+// Exit codes: 0 done (and --help, --version), 1 the command failed, 2 the command line is wrong.
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiToken } from './auth/api-token.ts';
 import type { AuthFn } from './auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './build/agent-dir.ts';
 import { build } from './build/build.ts';
+import { runDevLoop } from './build/dev.ts';
 import { loadAgentDir } from './build/resolve.ts';
 import { initAgentDir, newApiToken } from './build/scaffold.ts';
-import { directoryAuth, startAgentDir, startAgentServer } from './build/server-main.ts';
+import { builtOutputTarget, dataDirOf, directoryAuth, startAgentDir, startAgentServer, type ServerFlags } from './build/server-main.ts';
 
-const USAGE = `usage:
-  agentgate init <dir>      scaffold an agent directory (agent.ts, agent.json, agentgate.json with an API token)
-  agentgate dev <dir>       serve an agent directory, restarting when its files change
-  agentgate start <dir|out> serve an agent directory, or run a build output
-  agentgate build <dir> --target node-server|docker|cloudflare-worker --out <folder>
+interface CommandSpec {
+  synopsis: string;
+  summary: string;
+  details: string;
+  /** Flags that take a value; every other flag is a switch. */
+  values: readonly string[];
+  switches: readonly string[];
+}
 
-environment: PORT (default 3000), HOST (default 127.0.0.1), AGENT_API_TOKEN (appended to the auth list)`;
+const ENVIRONMENT = `environment:
+  PORT             port to listen on (default 3000; 0 picks a free port)
+  HOST             address to listen on (default 127.0.0.1)
+  AGENT_API_TOKEN  a token accepted besides the directory's auth (appended to the auth list)
+  AGENT_LOG        request log: text (default), json (one JSON object per line), off
+  AGENT_DATA_DIR   where a file store keeps sessions (dev and start: <dir>/.data)`;
 
-class UsageError extends Error {}
+const COMMANDS: Readonly<Record<string, CommandSpec>> = {
+  init: {
+    synopsis: 'agentgate init <dir>',
+    summary: 'scaffold an agent directory',
+    details: `Creates <dir> with agent.ts (the agent), agent.json (name, instructions, model),
+agentgate.json (name, basePath, and a fresh API token, file mode 0600) and package.json
+("type": "module", so the files load as ES modules in any npm project). The token is
+printed once. Refuses a directory that already holds an agent.`,
+    values: [],
+    switches: [],
+  },
+  dev: {
+    synopsis: 'agentgate dev <dir> [--quiet]',
+    summary: 'serve an agent directory with the playground, restarting when its files change',
+    details: `Serves <dir> like start, plus the browser playground at <base>/playground, and restarts
+when a file of the directory changes (dot-folders such as .data and node_modules excepted).
+Sessions are kept in <dir>/.data unless AGENT_DATA_DIR says otherwise.
+
+options:
+  --quiet   no request log`,
+    values: [],
+    switches: ['--quiet'],
+  },
+  start: {
+    synopsis: 'agentgate start <dir|out> [--quiet] [--playground]',
+    summary: 'serve an agent directory, or run a node-server/docker build output',
+    details: `Serves the agent of <dir> (agent.ts, auth.ts, agentgate.json) at its base path, or runs
+the server.js of a node-server or docker build output. A directory with no auth at all is
+not served open: a token is generated for the run and printed once.
+
+options:
+  --quiet        no request log
+  --playground   also serve the browser playground at <base>/playground (dev does it)`,
+    values: [],
+    switches: ['--quiet', '--playground'],
+  },
+  build: {
+    synopsis: `agentgate build <dir> --target ${BUILD_TARGETS.join('|')} --out <folder>`,
+    summary: 'build an agent directory for a deployment target',
+    details: `Writes the build into <folder> (created, or replaced when it holds an earlier build).
+  node-server        server.js, the transpiled directory and agentgate's runtime: node server.js
+  docker             the same plus a Dockerfile and .dockerignore
+  cloudflare-worker  worker.js and wrangler.toml serving agent.json: npx wrangler dev
+The baked API token is never written out, only its SHA-256 digest.
+
+options:
+  --target <name>   ${BUILD_TARGETS.join(', ')}
+  --out <folder>    the output folder`,
+    values: ['--target', '--out'],
+    switches: [],
+  },
+};
+
+const COMMAND_NAMES = Object.keys(COMMANDS);
+
+const USAGE = `usage: agentgate <command> [options]
+
+commands:
+${COMMAND_NAMES.map((name) => `  ${COMMANDS[name]!.synopsis}\n      ${COMMANDS[name]!.summary}`).join('\n')}
+
+options:
+  -h, --help      show this help, or a command's help (agentgate <command> --help)
+  -v, --version   print the version
+
+${ENVIRONMENT}`;
+
+const commandHelp = (name: string) => `usage: ${COMMANDS[name]!.synopsis}\n\n${COMMANDS[name]!.details}\n\n${ENVIRONMENT}`;
+
+/** A wrong command line: exit code 2, with a pointer to the help. */
+class UsageError extends Error {
+  readonly command: string | undefined;
+  constructor(message: string, command?: string) {
+    super(message);
+    this.command = command;
+  }
+}
+
+function version(): string {
+  const file = new URL('../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+interface Parsed { positionals: string[]; values: Map<string, string>; switches: Set<string>; help: boolean }
+
+/** Reads `args` against a command's flags: `--flag value` or `--flag=value`; anything unknown is a usage error. */
+function parseArgs(command: string, args: readonly string[]): Parsed {
+  const spec = COMMANDS[command]!;
+  const parsed: Parsed = { positionals: [], values: new Map(), switches: new Set(), help: false };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--help' || arg === '-h') {
+      parsed.help = true;
+      continue;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      parsed.positionals.push(arg);
+      continue;
+    }
+    const equals = arg.indexOf('=');
+    const flag = equals === -1 ? arg : arg.slice(0, equals);
+    if (spec.values.includes(flag)) {
+      const value = equals === -1 ? args[++i] : arg.slice(equals + 1);
+      if (value === undefined || value === '' || (equals === -1 && value.startsWith('-'))) throw new UsageError(`${command}: ${flag} needs a value`, command);
+      parsed.values.set(flag, value);
+    } else if (spec.switches.includes(flag) && equals === -1) {
+      parsed.switches.add(flag);
+    } else {
+      throw new UsageError(`${command}: unknown option "${flag}"`, command);
+    }
+  }
+  return parsed;
+}
+
+/** The one directory argument of a command. */
+function directoryArgument(command: string, { positionals }: Parsed): string {
+  const [dir, extra] = positionals;
+  if (dir === undefined) throw new UsageError(`${command}: the directory is missing`, command);
+  if (extra !== undefined) throw new UsageError(`${command}: unexpected argument "${extra}"`, command);
+  return dir;
+}
 
 async function main(args: readonly string[]): Promise<void> {
-  const [command, dir, ...rest] = args;
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-    console.log(USAGE);
-    return;
+  const [first, ...rest] = args;
+  if (first === '--help' || first === '-h') return void console.log(USAGE);
+  if (first === '--version' || first === '-v') return void console.log(version());
+  if (first === 'help') {
+    const [topic] = rest;
+    if (topic === undefined) return void console.log(USAGE);
+    if (!Object.hasOwn(COMMANDS, topic)) throw new UsageError(`unknown command "${topic}"`);
+    return void console.log(commandHelp(topic));
   }
-  if (dir === undefined || dir.startsWith('-')) throw new UsageError(`${command}: the directory is missing`);
-  switch (command) {
+  if (first === undefined) throw new UsageError('a command is missing');
+  if (first.startsWith('-')) throw new UsageError(`unknown option "${first}"`);
+  if (!Object.hasOwn(COMMANDS, first)) throw new UsageError(`unknown command "${first}"`);
+
+  const parsed = parseArgs(first, rest);
+  if (parsed.help) return void console.log(commandHelp(first));
+  const dir = directoryArgument(first, parsed);
+  const flags: ServerFlags = { quiet: parsed.switches.has('--quiet'), playground: parsed.switches.has('--playground') };
+  switch (first) {
     case 'init':
       return init(dir);
     case 'start':
-      return start(dir);
+      return start(dir, flags);
     case 'dev':
-      return dev(dir);
+      return runDevLoop(dir, { cli: fileURLToPath(import.meta.url), quiet: flags.quiet === true });
     case 'build':
-      return buildCommand(dir, rest);
-    default:
-      throw new UsageError(`unknown command "${command}"`);
+      return buildCommand(dir, parsed.values);
   }
 }
 
@@ -57,10 +194,14 @@ async function init(dir: string): Promise<void> {
  * all is not served open: a token is generated for this run and shown once. (To serve
  * openly on purpose, export `anonymous()` from auth.ts.)
  */
-async function start(dir: string): Promise<void> {
+async function start(dir: string, flags: ServerFlags): Promise<void> {
   const folder = resolve(dir);
-  if (existsSync(join(folder, 'manifest.json')) && existsSync(join(folder, 'server.js'))) return startAgentDir(folder);
+  if (!existsSync(folder)) throw new Error(`${folder}: does not exist`);
+  const target = await builtOutputTarget(folder);
+  if (target !== undefined) return startAgentDir(folder, flags);
 
+  // A file store of the directory keeps its sessions in the directory (dev restarts keep them).
+  process.env.AGENT_DATA_DIR ||= dataDirOf(folder);
   const { agent, auth, manifest, info } = await loadAgentDir(folder);
   let list: readonly AuthFn[] | undefined = directoryAuth(auth, info.settings.apiToken);
   let credential: string | undefined;
@@ -75,7 +216,7 @@ async function start(dir: string): Promise<void> {
     console.log(`  ${token}`);
     credential = `'Authorization: Bearer ${token}'`;
   }
-  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath });
+  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath, ...flags });
   console.log('try:');
   console.log(
     `  curl -X POST ${server.url}${manifest.basePath} -H 'Content-Type: application/json'${credential ? ` -H ${credential}` : ''} -d '{"message":"hello"}'`,
@@ -83,39 +224,21 @@ async function start(dir: string): Promise<void> {
   if (credential === undefined) console.log('  (add the credentials your auth.ts accepts)');
 }
 
-/** `start` in a child process that Node restarts whenever a file of the directory changes. */
-async function dev(dir: string): Promise<void> {
-  const folder = resolve(dir);
-  if (!existsSync(folder)) throw new UsageError(`dev: ${folder} does not exist`);
-  const cli = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, ['--watch-path', folder, '--watch-preserve-output', cli, 'start', folder], {
-    stdio: 'inherit',
-    env: { NODE_ENV: 'development', ...process.env },
-  });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
-  const code = await new Promise<number>((done) => child.on('exit', (exitCode, signal) => done(exitCode ?? (signal ? 0 : 1))));
-  process.exit(code);
-}
-
-async function buildCommand(dir: string, args: readonly string[]): Promise<void> {
-  let target: string | undefined;
-  let out: string | undefined;
-  for (let i = 0; i < args.length; i += 2) {
-    const [flag, value] = [args[i], args[i + 1]];
-    if (value === undefined) throw new UsageError(`build: ${flag} needs a value`);
-    if (flag === '--target') target = value;
-    else if (flag === '--out') out = value;
-    else throw new UsageError(`build: unknown option ${flag}`);
-  }
-  if (!BUILD_TARGETS.includes(target as BuildTarget)) throw new UsageError(`build: --target must be one of ${BUILD_TARGETS.join(', ')}`);
-  if (out === undefined) throw new UsageError('build: --out <folder> is required');
+async function buildCommand(dir: string, values: ReadonlyMap<string, string>): Promise<void> {
+  const target = values.get('--target');
+  const out = values.get('--out');
+  if (target === undefined) throw new UsageError(`build: --target <${BUILD_TARGETS.join('|')}> is required`, 'build');
+  if (!BUILD_TARGETS.includes(target as BuildTarget)) throw new UsageError(`build: --target must be one of ${BUILD_TARGETS.join(', ')}`, 'build');
+  if (out === undefined) throw new UsageError('build: --out <folder> is required', 'build');
   const manifest = await build(dir, { target: target as BuildTarget, out });
   console.log(`agentgate: built ${manifest.name} for ${manifest.target} in ${resolve(out)} (run: ${manifest.main})`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
-    console.error(`agentgate: ${error.message}\n\n${USAGE}`);
+    const help = error.command === undefined ? 'agentgate --help' : `agentgate ${error.command} --help`;
+    const commands = error.command === undefined ? `\ncommands: ${COMMAND_NAMES.join(', ')}` : '';
+    console.error(`agentgate: ${error.message}${commands}\nrun "${help}" for usage`);
     process.exit(2);
   }
   // Messages of the project's errors never hold a secret; a stack adds nothing for a user.

@@ -18,6 +18,8 @@ export interface ProjectSettings {
   name?: string;
   basePath?: string;
   apiToken?: string;
+  /** In a build output only: the lowercase hex SHA-256 digest of `apiToken`, which is not copied. */
+  apiTokenSha256?: string;
 }
 
 /** `agent.json`: the declarative spec, the part of an agent that the Workers target serves. */

@@ -3,9 +3,10 @@ import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promi
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from './agent-dir.ts';
-import type { AgentDir, AgentManifest, BuildTarget } from './agent-dir.ts';
+import type { AgentDir, AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
 import { bundleModules } from './bundle.ts';
 import { AGENTGATE_ENTRIES } from './resolve.ts';
+import { tokenDigest } from './token-digest.ts';
 import { isTypeScript, javaScriptName, javaScriptSpecifier, packageName, rewriteSpecifiers, stripTypes } from './transpile.ts';
 
 export interface BuildOptions {
@@ -106,6 +107,29 @@ try {
 `;
 }
 
+/** What never goes into the image: secrets, local data, installs, logs, VCS and editor files. */
+const DOCKER_IGNORE = `# Built by agentgate: kept out of the image context.
+.env
+.env.*
+*.env
+.data
+.data/
+node_modules
+npm-debug.log*
+*.log
+.git
+.gitignore
+.npmrc
+.yarnrc*
+*.pem
+*.key
+.DS_Store
+.vscode
+.idea
+Dockerfile
+.dockerignore
+`;
+
 function dockerfile(basePath: string, installs: boolean): string {
   const probe = `fetch('http://127.0.0.1:' + process.env.PORT + '${basePath}/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
   return `# Built by agentgate (target docker). Build: docker build -t my-agent .  Run: docker run -p ${PORT}:${PORT} -e AGENT_API_TOKEN my-agent
@@ -149,15 +173,16 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
     return javaScriptSpecifier(specifier);
   });
 
-  // With an auth file the baked token is not used, so it is not shipped either.
-  const settings = { name: info.name, basePath: info.basePath, ...(info.authFile === undefined && info.settings.apiToken !== undefined && { apiToken: info.settings.apiToken }) };
+  // With an auth file the baked token is not used, so nothing of it is shipped; without one, only its digest.
+  const baked = info.authFile === undefined ? info.settings.apiToken : undefined;
+  const settings: ProjectSettings = { name: info.name, basePath: info.basePath, ...(baked !== undefined && { apiTokenSha256: await tokenDigest(baked) }) };
   await writeJson(join(app, SETTINGS_FILE), settings, 0o600);
   await writeFile(join(out, 'server.js'), serverScript(target));
   const dependencies = await packageVersions(info.dir, packages);
   await writeJson(join(out, 'package.json'), { name: info.name, private: true, type: 'module', main: 'server.js', scripts: { start: 'node server.js' }, dependencies });
   if (target === 'docker') {
     await writeFile(join(out, 'Dockerfile'), dockerfile(info.basePath, packages.size > 0));
-    await writeFile(join(out, '.dockerignore'), 'node_modules\nnpm-debug.log\n');
+    await writeFile(join(out, '.dockerignore'), DOCKER_IGNORE);
   }
   return { name: info.name, target, auth: info.authFile !== undefined, main: 'server.js', basePath: info.basePath };
 }

@@ -7,9 +7,10 @@ import { apiToken } from '../auth/api-token.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { closeOnSignals, serve } from '../node/server.ts';
 import type { AgentServer } from '../node/server.ts';
-import { SETTINGS_FILE } from './agent-dir.ts';
-import type { AgentManifest, ProjectSettings } from './agent-dir.ts';
+import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
+import type { AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
 import { loadAgentDir, loadAgentFiles } from './resolve.ts';
+import { apiTokenDigest } from './token-digest.ts';
 import { NO_AUTH_CONFIGURED } from './spec-worker.ts';
 
 /**
@@ -20,6 +21,25 @@ import { NO_AUTH_CONFIGURED } from './spec-worker.ts';
 export function directoryAuth(auth: readonly AuthFn[] | undefined, bakedToken: string | undefined): readonly AuthFn[] | undefined {
   if (auth !== undefined) return auth;
   return bakedToken === undefined ? undefined : [apiToken(bakedToken)];
+}
+
+/** What the CLI's switches ask of the server: no request log, the playground. */
+export interface ServerFlags {
+  quiet?: boolean;
+  playground?: boolean;
+}
+
+/** Where `start` and `dev` keep a directory's sessions when AGENT_DATA_DIR is not set. */
+export const dataDirOf = (dir: string) => join(dir, '.data');
+
+/** The target of the build output in `dir` (a `manifest.json` of a build), or undefined for anything else. */
+export async function builtOutputTarget(dir: string): Promise<BuildTarget | undefined> {
+  try {
+    const { target } = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as Partial<AgentManifest>;
+    return BUILD_TARGETS.includes(target as BuildTarget) ? (target as BuildTarget) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function portFrom(value: string | undefined): number | undefined {
@@ -33,15 +53,17 @@ function portFrom(value: string | undefined): number | undefined {
  * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
  * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
  */
-export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string }): Promise<AgentServer> {
-  const { name, agent, basePath } = options;
+export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string } & ServerFlags): Promise<AgentServer> {
+  const { name, agent, basePath, quiet, playground = false } = options;
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
     console.warn('agentgate: no auth configured (no auth.ts or auth.js, no apiToken in agentgate.json, no AGENT_API_TOKEN): every agent route answers 401');
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
-  const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined });
+  const log = quiet ? 'off' : undefined;
+  const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined, log, playground });
   closeOnSignals(server);
   console.log(`agentgate: ${name} listening on ${server.url}${basePath}`);
+  if (playground) console.log(`agentgate: playground at ${server.url}${basePath}/playground (paste an API token there)`);
   return server;
 }
 
@@ -51,19 +73,34 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   const settings = JSON.parse(await readFile(new URL(`app/${SETTINGS_FILE}`, outUrl), 'utf8')) as ProjectSettings;
   const authFile = manifest.auth ? fileURLToPath(new URL('app/auth.js', outUrl)) : undefined;
   const { agent, auth } = await loadAgentFiles(fileURLToPath(new URL('app/agent.js', outUrl)), authFile);
-  return startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, settings.apiToken), basePath: manifest.basePath });
+  // A build holds the digest of the baked token, never the token.
+  const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
+  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath });
 }
+
+/** How a build output of each target runs. */
+const RUN_HINTS: Readonly<Record<BuildTarget, string>> = {
+  'node-server': 'node server.js',
+  docker: 'docker build -t my-agent . && docker run -p 3000:3000 my-agent',
+  'cloudflare-worker': 'npx wrangler dev (locally) or npx wrangler deploy',
+};
 
 /**
  * `agentgate start <dir|out>`: serves an agent directory from source, or runs a build output
  * (a folder with `manifest.json` and `server.js`) with its own copy of agentgate.
  */
-export async function startAgentDir(dir: string): Promise<void> {
-  const serverFile = join(resolve(dir), 'server.js');
-  if (existsSync(join(resolve(dir), 'manifest.json')) && existsSync(serverFile)) {
+export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promise<void> {
+  const folder = resolve(dir);
+  const target = await builtOutputTarget(folder);
+  const serverFile = join(folder, 'server.js');
+  if (target !== undefined && !existsSync(serverFile)) {
+    throw new Error(`${folder}: is a ${target} build output, which agentgate start does not run; run it with: cd ${folder} && ${RUN_HINTS[target]}`);
+  }
+  if (target !== undefined) {
+    if (flags.quiet) process.env.AGENT_LOG = 'off';
     await import(pathToFileURL(serverFile).href);
     return;
   }
-  const { agent, auth, manifest, info } = await loadAgentDir(dir);
-  await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath });
+  const { agent, auth, manifest, info } = await loadAgentDir(folder);
+  await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath, ...flags });
 }

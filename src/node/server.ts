@@ -11,6 +11,8 @@ import type { AuthFn, AuthOption } from '../auth/types.ts';
 import { agentHandler } from '../http/handler.ts';
 import { type Channel, channelResponse } from './channel.ts';
 import { fileStore } from './file-store.ts';
+import { playgroundRoute } from './playground.ts';
+import { requestLog, requestLogFormat, type RequestLogFormat } from './request-log.ts';
 
 export interface ServeOptions {
   /**
@@ -31,6 +33,10 @@ export interface ServeOptions {
   channels?: Readonly<Record<string, Channel>>;
   /** The store of an agent given as options. */
   store?: Store;
+  /** One line per request on stdout: `text`, `json` or `off`; default `AGENT_LOG`, else `text`. Never a credential. */
+  log?: RequestLogFormat;
+  /** Serve the browser chat page at `<basePath>/playground` (outside auth: the user pastes a token into it); default false. */
+  playground?: boolean;
   /** How long `close()` lets requests and channel runs in flight finish before aborting them; default 10 000. */
   shutdownTimeoutMs?: number;
 }
@@ -55,7 +61,9 @@ export interface AgentServer {
 export async function serve(options: ServeOptions): Promise<AgentServer> {
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
   const agent = serverAgent(options);
-  const handler = agentHandler(agent, { basePath, auth: serverAuth(options.auth, process.env.AGENT_API_TOKEN) });
+  const log = requestLog(requestLogFormat(options.log));
+  const handler = agentHandler(agent, { basePath, auth: log.auth(serverAuth(options.auth, process.env.AGENT_API_TOKEN)) });
+  const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
     if (!/^[A-Za-z0-9_-]+$/.test(key)) throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);
@@ -103,14 +111,16 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
     const url = req.url ?? '';
     // The origin is the server's own, never the Host header: routes see only the path and query.
     const request = url.startsWith('/') ? toRequest(req, origin + url, controller.signal) : undefined;
+    log.track(req, res, request);
     let response: Response;
     if (request === undefined) {
       response = channelResponse({ error: 'Bad Request' }, 400);
     } else {
       try {
         const query = url.indexOf('?');
-        const channel = channelByPath.get(query === -1 ? url : url.slice(0, query));
-        response = await (channel ? channel(request, { agent, waitUntil }) : handler(request));
+        const path = query === -1 ? url : url.slice(0, query);
+        const channel = channelByPath.get(path);
+        response = await (channel ? channel(request, { agent, waitUntil }) : (playground?.(path, request) ?? handler(request)));
       } catch (error) {
         console.error('agentgate: a request failed; answering 500', error);
         response = channelResponse({ error: 'Internal Server Error' }, 500);

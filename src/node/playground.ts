@@ -1,0 +1,277 @@
+// The playground: one self-contained chat page (no dependency, no external file) that talks
+// to `<base>/ui` with a token the user pastes, kept in the page's memory only (no storage, no
+// cookie). Served outside auth, since the page holds nothing; every call it makes is behind auth.
+// The page finds its base path in its own URL, so its text is constant and its CSP hashes too.
+import { createHash } from 'node:crypto';
+
+const STYLE = String.raw`
+*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,sans-serif;background:#f5f5f4;color:#1c1917;display:flex;flex-direction:column;height:100vh}
+header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.6rem 1rem;background:#1c1917;color:#fafaf9}
+header h1{font-size:1rem;margin:0}header form{display:flex;gap:.4rem;align-items:center}
+input,textarea,button{font:inherit}input,textarea{border:1px solid #a8a29e;border-radius:6px;padding:.35rem .5rem}
+button{border:0;border-radius:6px;padding:.35rem .8rem;background:#44403c;color:#fff;cursor:pointer}button:disabled{opacity:.5;cursor:default}
+.approve{background:#15803d}.deny{background:#b91c1c}#token-state,#chat-id{font-size:.8rem;opacity:.8}
+main{flex:1;display:flex;min-height:0}#sessions{width:14rem;overflow:auto;border-right:1px solid #d6d3d1;padding:.5rem}
+#sessions ul{list-style:none;margin:0;padding:0}#sessions button{width:100%;margin:.15rem 0;text-align:left;background:#e7e5e4;color:#1c1917}
+#chat{flex:1;display:flex;flex-direction:column;min-width:0}#log{flex:1;overflow:auto;padding:1rem;display:flex;flex-direction:column;gap:.6rem}
+.msg{max-width:46rem;padding:.5rem .75rem;border-radius:8px;background:#fff;border:1px solid #e7e5e4}
+.msg.user{align-self:flex-end;background:#e0f2fe}.msg.error{background:#fee2e2;border-color:#fca5a5}
+.who{font-size:.75rem;font-weight:600;opacity:.6}.text{white-space:pre-wrap;overflow-wrap:anywhere}
+.tool{margin-top:.4rem;padding:.4rem .6rem;border:1px dashed #a8a29e;border-radius:6px;background:#fafaf9}
+.tool-name{font-weight:600}.tool pre{margin:.2rem 0;white-space:pre-wrap;font-size:.8rem}.actions{display:flex;gap:.4rem;margin-top:.3rem}
+#send-form{display:flex;gap:.5rem;padding:.75rem 1rem;border-top:1px solid #d6d3d1;background:#fff}#message{flex:1;resize:vertical;min-height:2.6rem}
+`;
+
+const SCRIPT = String.raw`
+'use strict';
+const base = location.pathname.replace(/\/playground\/?$/, '');
+const $ = (id) => document.getElementById(id);
+let token = '';
+let chatId = crypto.randomUUID();
+$('chat-id').textContent = 'chat ' + chatId;
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+const headers = () => ({ 'content-type': 'application/json', authorization: 'Bearer ' + token });
+const scroll = () => { $('log').scrollTop = $('log').scrollHeight; };
+function bubble(role, text) {
+  const node = el('div', 'msg ' + role);
+  node.append(el('div', 'who', role === 'user' ? 'You' : role === 'error' ? 'Error' : 'Agent'), el('div', 'text', text));
+  $('log').append(node);
+  scroll();
+  return node;
+}
+const showError = (text) => bubble('error', text);
+async function errorText(response) {
+  let detail = '';
+  try { detail = (await response.json()).error || ''; } catch {}
+  return response.status + (detail ? ' ' + detail : '') + (response.status === 401 ? ' (paste a valid API token above)' : '');
+}
+function setBusy(busy) {
+  $('send').disabled = busy;
+}
+
+$('token-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  token = $('token').value.trim();
+  $('token').value = '';
+  $('token-state').textContent = token ? 'token set (kept in this page only)' : 'no token';
+  refreshSessions();
+});
+$('new-chat').addEventListener('click', () => {
+  chatId = crypto.randomUUID();
+  $('chat-id').textContent = 'chat ' + chatId;
+  $('log').replaceChildren();
+});
+$('send-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const text = $('message').value;
+  if (text.trim() === '' || $('send').disabled) return;
+  $('message').value = '';
+  send(text);
+});
+$('message').addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey) { event.preventDefault(); $('send-form').requestSubmit(); }
+});
+
+async function send(text) {
+  bubble('user', text);
+  setBusy(true);
+  try {
+    const message = { id: crypto.randomUUID(), role: 'user', parts: [{ type: 'text', text }] };
+    const response = await fetch(base + '/ui', { method: 'POST', headers: headers(), body: JSON.stringify({ id: chatId, messages: [message], trigger: 'submit-message' }) });
+    if (!response.ok) return showError(await errorText(response));
+    await readStream(response);
+  } catch (error) {
+    showError(String((error && error.message) || error));
+  } finally {
+    setBusy(false);
+    refreshSessions();
+  }
+}
+
+async function readStream(response) {
+  const reply = bubble('assistant', '');
+  const text = reply.querySelector('.text');
+  const tools = new Map();
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buffered += value;
+    let end;
+    while ((end = buffered.indexOf('\n\n')) !== -1) {
+      const event = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const data = event.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');
+      if (data === '' || data === '[DONE]') continue;
+      let chunk;
+      try { chunk = JSON.parse(data); } catch { continue; }
+      onChunk(chunk, reply, text, tools);
+    }
+  }
+  reply.classList.add('done');
+}
+
+function onChunk(chunk, reply, text, tools) {
+  switch (chunk.type) {
+    case 'text-delta': text.textContent += chunk.delta; break;
+    case 'tool-input-available': tools.set(chunk.toolCallId, toolCard(reply, chunk.toolName, chunk.input)); break;
+    case 'tool-approval-request': askApproval(tools.get(chunk.toolCallId) || toolCard(reply, 'tool', null), chunk.approvalId); break;
+    case 'tool-output-available': setToolState(tools.get(chunk.toolCallId), 'output: ' + JSON.stringify(chunk.output)); break;
+    case 'tool-output-error': setToolState(tools.get(chunk.toolCallId), 'failed: ' + chunk.errorText); break;
+    case 'tool-output-denied': setToolState(tools.get(chunk.toolCallId), 'denied'); break;
+    case 'error': showError(chunk.errorText); break;
+  }
+  scroll();
+}
+
+function toolCard(parent, name, input) {
+  const card = el('div', 'tool');
+  card.append(el('div', 'tool-name', 'tool ' + name), el('pre', 'tool-input', JSON.stringify(input, null, 2)), el('div', 'tool-state', 'called'));
+  parent.append(card);
+  return card;
+}
+function setToolState(card, text) {
+  if (card) card.querySelector('.tool-state').textContent = text;
+}
+
+function askApproval(card, approvalId) {
+  setToolState(card, 'waiting for your approval');
+  const actions = el('div', 'actions');
+  const approve = el('button', 'approve', 'Approve');
+  const deny = el('button', 'deny', 'Deny');
+  approve.type = deny.type = 'button';
+  approve.addEventListener('click', () => decide(card, actions, approvalId, true));
+  deny.addEventListener('click', () => decide(card, actions, approvalId, false));
+  actions.append(approve, deny);
+  card.append(actions);
+  scroll();
+}
+
+async function decide(card, actions, approvalId, approved) {
+  const buttons = [...actions.querySelectorAll('button')];
+  buttons.forEach((button) => { button.disabled = true; });
+  try {
+    const response = await fetch(base + '/approvals/' + encodeURIComponent(approvalId), { method: 'POST', headers: headers(), body: JSON.stringify({ approved }) });
+    if (!response.ok) {
+      buttons.forEach((button) => { button.disabled = false; });
+      return showError(await errorText(response));
+    }
+    const result = await response.json();
+    actions.remove();
+    setToolState(card, approved ? 'approved' : 'denied');
+    const reply = bubble('assistant', result.text || '');
+    for (const approval of result.approvals || []) askApproval(toolCard(reply, approval.tool, approval.arguments), approval.id);
+    reply.classList.add('done');
+  } catch (error) {
+    buttons.forEach((button) => { button.disabled = false; });
+    showError(String((error && error.message) || error));
+  }
+}
+
+// Listed only when the server has a sessions route that answers this caller; otherwise hidden.
+async function refreshSessions() {
+  const box = $('sessions');
+  try {
+    if (token === '') throw new Error('no token');
+    const response = await fetch(base + '/sessions', { headers: headers() });
+    if (response.status !== 200) throw new Error('no sessions route');
+    const body = await response.json();
+    const list = Array.isArray(body) ? body : body && Array.isArray(body.sessions) ? body.sessions : undefined;
+    if (list === undefined) throw new Error('not a list');
+    const items = list.map((session) => (typeof session === 'string' ? session : session && (session.sessionId || session.id))).filter((id) => typeof id === 'string');
+    $('session-list').replaceChildren(...items.map((id) => {
+      const item = el('li');
+      const button = el('button', '', id.length > 14 ? id.slice(0, 12) + '…' : id);
+      button.type = 'button';
+      button.title = id;
+      button.addEventListener('click', () => openSession(id));
+      item.append(button);
+      return item;
+    }));
+    box.hidden = false;
+  } catch {
+    box.hidden = true;
+  }
+}
+
+async function openSession(id) {
+  const response = await fetch(base + '/chat/' + encodeURIComponent(id), { headers: headers() });
+  if (!response.ok) return showError(await errorText(response));
+  const { messages } = await response.json();
+  chatId = id;
+  $('chat-id').textContent = 'chat ' + id;
+  $('log').replaceChildren();
+  for (const message of messages || []) {
+    if (message.role !== 'user' && message.role !== 'assistant') continue;
+    const node = bubble(message.role, typeof message.content === 'string' ? message.content : '');
+    for (const call of message.toolCalls || []) toolCard(node, call.name, call.arguments);
+  }
+  const pending = await fetch(base + '/approvals?sessionId=' + encodeURIComponent(id), { headers: headers() });
+  if (pending.ok) {
+    const node = $('log').lastElementChild || bubble('assistant', '');
+    for (const approval of (await pending.json()).approvals || []) askApproval(toolCard(node, approval.tool, approval.arguments), approval.id);
+  }
+}
+`;
+
+const BODY = `<header>
+<h1>agentgate playground</h1>
+<form id="token-form" autocomplete="off"><input id="token" type="password" placeholder="API token" aria-label="API token" autocomplete="off" spellcheck="false"><button id="use-token">Use token</button></form>
+<span id="token-state">no token</span>
+<button id="new-chat" type="button">New chat</button><span id="chat-id"></span>
+</header>
+<main>
+<nav id="sessions" hidden><strong>Sessions</strong><ul id="session-list"></ul></nav>
+<section id="chat">
+<div id="log" aria-live="polite"></div>
+<form id="send-form"><textarea id="message" rows="2" placeholder="Message (Enter sends; try: /tool NAME {&quot;json&quot;: 1})" aria-label="Message"></textarea><button id="send">Send</button></form>
+</section>
+</main>`;
+
+const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>agentgate playground</title>
+<style>${STYLE}</style></head>
+<body>
+${BODY}
+<script>${SCRIPT}</script>
+</body></html>
+`;
+
+const HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy': [
+    "default-src 'none'",
+    `script-src ${hash(SCRIPT)}`,
+    `style-src ${hash(STYLE)}`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+/** The page of `<basePath>/playground` for `GET` (and `HEAD`); `undefined` for every other path, left to the handler. */
+export function playgroundRoute(basePath: string): (path: string, request: Request) => Response | undefined {
+  const pagePath = `${basePath.replace(/\/+$/, '')}/playground`;
+  return (path, request) => {
+    if (path !== pagePath && path !== `${pagePath}/`) return undefined;
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      return Response.json({ error: 'Method Not Allowed' }, { status: 405, headers: { allow: 'GET, HEAD' } });
+    }
+    return new Response(request.method === 'HEAD' ? null : PAGE, { headers: HEADERS });
+  };
+}

@@ -1,0 +1,68 @@
+// The request log of the node server: one line per request, written when its response ends.
+// It holds the time, method, path (never the query string), status, duration and principal
+// (`authenticator:id`); never a header, so never a token, password or Authorization value.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { authEntries } from '../auth/route-auth.ts';
+import type { AuthFn, AuthOption } from '../auth/types.ts';
+
+/** `text` (default): one readable line; `json`: one JSON object per line; `off`: nothing. */
+export type RequestLogFormat = 'text' | 'json' | 'off';
+
+export interface RequestLog {
+  /** The auth list, each entry wrapped to note the principal it accepts for the log. */
+  auth(auth: AuthOption | undefined): AuthOption | undefined;
+  /** Logs `req` once `res` has ended (or the connection has closed). */
+  track(req: IncomingMessage, res: ServerResponse, request: Request | undefined): void;
+}
+
+const FORMATS: readonly RequestLogFormat[] = ['text', 'json', 'off'];
+
+/** The format asked for, else `AGENT_LOG` (`text`, `json` or `off`), else `text`. */
+export function requestLogFormat(option: RequestLogFormat | undefined, env = process.env.AGENT_LOG): RequestLogFormat {
+  const format = option ?? (env === undefined || env === '' ? 'text' : env.toLowerCase());
+  if (!FORMATS.includes(format as RequestLogFormat)) {
+    throw new TypeError(`serve(): ${option === undefined ? 'AGENT_LOG' : 'log'} must be one of ${FORMATS.join(', ')}`);
+  }
+  return format as RequestLogFormat;
+}
+
+/** Control characters and spaces escaped, so a path cannot forge a line or a field. */
+const printable = (text: string) => text.replace(/[\s\p{Cc}\p{Cf}\\"]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+export function requestLog(format: RequestLogFormat, write: (line: string) => void = (line) => process.stdout.write(line + '\n')): RequestLog {
+  if (format === 'off') return { auth: (auth) => auth, track: () => undefined };
+  const principals = new WeakMap<Request, string>();
+
+  const noted = (entry: AuthFn): AuthFn => {
+    const wrapped: AuthFn = async (request) => {
+      const outcome = await entry(request);
+      if (outcome === (true as unknown)) principals.set(request, 'custom:anonymous');
+      else if (typeof outcome?.id === 'string') principals.set(request, `${outcome.authenticator ?? 'custom'}:${outcome.id}`);
+      return outcome;
+    };
+    if (entry.challenges !== undefined) wrapped.challenges = entry.challenges;
+    return wrapped;
+  };
+
+  return {
+    auth: (auth) => (auth === undefined ? undefined : authEntries(auth).map(noted)),
+    track(req, res, request) {
+      const started = performance.now();
+      res.once('close', () => {
+        const time = new Date().toISOString();
+        const method = req.method ?? '-';
+        const url = req.url ?? '';
+        const query = url.indexOf('?');
+        const path = query === -1 ? url : url.slice(0, query);
+        const status = res.writableFinished || res.headersSent ? res.statusCode : 499;
+        const durationMs = Math.round((performance.now() - started) * 10) / 10;
+        const principal = request === undefined ? undefined : principals.get(request);
+        if (format === 'json') {
+          write(JSON.stringify({ time, method, path, status, durationMs, principal: principal ?? null }));
+        } else {
+          write(`${time} ${printable(method)} ${printable(path)} ${status} ${durationMs}ms ${principal === undefined ? '-' : printable(principal)}`);
+        }
+      });
+    },
+  };
+}
