@@ -75,21 +75,24 @@ async function copyModules(from: string, to: string, skip: (path: string) => boo
   }
 }
 
-/** The versions the directory's nearest package.json asks for; `*` for a package it does not list. */
+/**
+ * The versions the package.json files above the directory ask for, the nearest first (the
+ * directory's own, often only `"type": "module"`, then the project's); `*` for a package none lists.
+ */
 async function packageVersions(dir: string, names: Iterable<string>): Promise<Record<string, string>> {
-  let declared: Record<string, unknown> = {};
+  const versions: Record<string, string> = {};
+  const wanted = [...names].sort();
   for (let folder = dir; ; folder = dirname(folder)) {
     const file = join(folder, 'package.json');
     if (existsSync(file)) {
       const json = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, unknown> | undefined>;
-      declared = { ...json.peerDependencies, ...json.devDependencies, ...json.dependencies };
-      break;
+      const declared: Record<string, unknown> = { ...json.peerDependencies, ...json.devDependencies, ...json.dependencies };
+      for (const name of wanted) if (versions[name] === undefined && typeof declared[name] === 'string') versions[name] = declared[name];
     }
     if (dirname(folder) === folder) break;
   }
-  const versions: Record<string, string> = {};
-  for (const name of [...names].sort()) versions[name] = typeof declared[name] === 'string' ? declared[name] : '*';
-  return versions;
+  for (const name of wanted) versions[name] ??= '*';
+  return Object.fromEntries(wanted.map((name) => [name, versions[name] as string]));
 }
 
 function serverScript(target: BuildTarget): string {

@@ -1,9 +1,11 @@
+import { readFileSync } from 'node:fs';
 import nodeModule from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { AGENT_FILE, readAgentDir } from './agent-dir.ts';
 import type { AgentDir, AgentManifest } from './agent-dir.ts';
+import { loadError } from './load-error.ts';
 
 /** The entry points of agentgate (package.json `exports`), as paths under `src/` without extension. */
 export const AGENTGATE_ENTRIES: ReadonlyMap<string, string> = new Map([
@@ -15,12 +17,26 @@ export const AGENTGATE_ENTRIES: ReadonlyMap<string, string> = new Map([
 const sourceRoot = new URL('../', import.meta.url);
 const ownExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 let hooked = false;
+/** The URLs (ending in `/`) of the agent directories loaded, whose modules are ES modules. */
+const agentDirs = new Set<string>();
+
+/** CommonJS formats Node picked from a surrounding package.json (`"type": "commonjs"`), and what the agent directory means. */
+const AS_MODULE: Readonly<Record<string, string>> = { commonjs: 'module', 'commonjs-typescript': 'module-typescript' };
+
+function inAgentDir(url: string): boolean {
+  if (!url.startsWith('file:') || /\.c[jt]s$/.test(url) || url.includes('/node_modules/')) return false;
+  for (const dir of agentDirs) if (url.startsWith(dir)) return true;
+  return false;
+}
 
 /**
  * Makes `agentgate`, `agentgate/auth` and `agentgate/node` resolve to the running copy of
- * agentgate from any directory, installed or not, so the agent and the server share one copy.
+ * agentgate from any directory, installed or not, so the agent and the server share one copy;
+ * and loads the `.ts`/`.js` files of an agent directory as ES modules whatever the surrounding
+ * package.json says (a fresh `npm init -y` project is `"type": "commonjs"`), as the build does.
  */
-function resolveAgentgateToThisCopy(): void {
+function resolveAgentgateToThisCopy(dir: string): void {
+  agentDirs.add(pathToFileURL(dir + '/').href);
   if (hooked) return;
   // Read at call time: the built server never calls this, and runs on Node 22.13, before registerHooks (22.15).
   if (typeof nodeModule.registerHooks !== 'function') throw new Error('resolveAgentDir() needs Node 22.15 or later (module.registerHooks)');
@@ -30,6 +46,12 @@ function resolveAgentgateToThisCopy(): void {
       const entry = AGENTGATE_ENTRIES.get(specifier);
       if (entry === undefined) return nextResolve(specifier, context);
       return { url: new URL(entry + ownExtension, sourceRoot).href, shortCircuit: true };
+    },
+    load(url, context, nextLoad) {
+      const loaded = nextLoad(url, context);
+      const format = AS_MODULE[loaded.format ?? ''];
+      if (format === undefined || !inAgentDir(url)) return loaded;
+      return { ...loaded, format, source: loaded.source ?? readFileSync(new URL(url)) };
     },
   });
 }
@@ -48,7 +70,7 @@ async function importDefault(file: string): Promise<unknown> {
   } catch (error) {
     // A helper refusing its options at import keeps its code and message (AGENT_AUTH_CONFIG_INVALID).
     if ((error as { code?: unknown } | null)?.code === 'AGENT_AUTH_CONFIG_INVALID') throw error;
-    throw new Error(`${file}: cannot be loaded: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    throw loadError(error, file, () => readFileSync(file, 'utf8'));
   }
   if (!('default' in module)) throw new Error(`${file}: has no default export`);
   return module.default;
@@ -108,7 +130,7 @@ export async function resolveAgentDir(dir: string): Promise<ResolvedAgentDir> {
 /** `resolveAgentDir` plus what the directory's files said (the baked token among them), for the server. */
 export async function loadAgentDir(dir: string): Promise<ResolvedAgentDir & { info: AgentDir }> {
   const info = await readAgentDir(dir);
-  resolveAgentgateToThisCopy();
+  resolveAgentgateToThisCopy(info.dir);
   const { agent, auth } = await loadAgentFiles(info.agentFile, info.authFile);
   return { agent, auth, manifest: sourceManifest(info), info };
 }

@@ -5,15 +5,25 @@ import { basename, join, resolve } from 'node:path';
 import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from './agent-dir.ts';
 
 const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentgate';
+import { fileStore } from 'agentgate/node';
 import spec from './agent.json' with { type: 'json' };
 
-// Replace echoModel() with a real model, e.g. openAICompatible({ baseURL, apiKey, model }).
+// echoModel() replies with your message, and a line \`/tool NAME {"json":"arguments"}\` makes it
+// call tool NAME. Replace it with a real model, e.g.
+// openAICompatible({ baseURL: 'https://api.example.com/v1', apiKey: process.env.MODEL_API_KEY, model: 'small' }).
 export default createAgent({
   name: spec.name,
   instructions: spec.instructions,
   model: echoModel(),
+  tools: [],
+  // Sessions and paused approvals survive restarts; agentgate dev and start keep them in this directory's .data.
+  store: fileStore(process.env.AGENT_DATA_DIR || '.data'),
 });
 `;
+
+/** The directory's own package.json: its files are ES modules even in a `"type": "commonjs"` project. */
+const PACKAGE_JSON = JSON.stringify({ private: true, type: 'module' }, null, 2) + '\n';
+const GITIGNORE = '.data/\n.env*\n';
 
 /** A fresh API token: 32 random bytes, base64url (a valid RFC 6750 b64token). */
 export function newApiToken(): string {
@@ -21,9 +31,10 @@ export function newApiToken(): string {
 }
 
 /**
- * Scaffolds an agent directory: `agent.ts`, `agent.json`, and `agentgate.json` holding a fresh
- * API token (file mode 0600). Refuses a directory that already holds an agent, so nothing is
- * overwritten. Returns the token so the caller can show it once.
+ * Scaffolds an agent directory: `agent.ts`, `agent.json`, `agentgate.json` holding a fresh
+ * API token (file mode 0600), and, when absent, `package.json` (`"type": "module"`) and
+ * `.gitignore`. Refuses a directory that already holds an agent, so nothing is overwritten.
+ * Returns the token so the caller can show it once.
  * @example
  * const { apiToken } = await initAgentDir('./my-agent');
  */
@@ -40,5 +51,11 @@ export async function initAgentDir(directory: string): Promise<{ dir: string; fi
   await writeFile(join(dir, AGENT_FILE), AGENT_SOURCE, { flag: 'wx' });
   await writeFile(join(dir, SPEC_FILE), JSON.stringify({ name, instructions: 'You are a helpful assistant.', model: { provider: 'echo' } }, null, 2) + '\n', { flag: 'wx' });
   await writeFile(join(dir, SETTINGS_FILE), JSON.stringify({ name, basePath: DEFAULT_BASE_PATH, apiToken }, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
+  // A package.json or .gitignore already there is the user's: kept as it is.
+  for (const [file, content] of [['package.json', PACKAGE_JSON], ['.gitignore', GITIGNORE]] as const) {
+    if (existsSync(join(dir, file))) continue;
+    await writeFile(join(dir, file), content, { flag: 'wx' });
+    files.push(file);
+  }
   return { dir, files, apiToken };
 }

@@ -19,13 +19,31 @@ export function isTypeScript(name: string): boolean {
 }
 
 /**
+ * Runs `fn` without Node's ExperimentalWarning about `stripTypeScriptTypes`: the build uses it
+ * on purpose, and the warning would be printed on every `agentgate build`. Other warnings pass.
+ */
+export function quietly<T>(fn: () => T): T {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
+    const text = typeof warning === 'string' ? warning : warning?.message;
+    if (typeof text === 'string' && text.includes('stripTypeScriptTypes')) return;
+    return (emitWarning as (...args: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  try {
+    return fn();
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
+/**
  * Erases the types of a TypeScript module with Node's own type stripping, the same that runs
  * `agent.ts` from source: what `agentgate start` runs, the build transpiles, and erasable
  * syntax only (no enums, no namespaces). Types become blanks, so line numbers stay.
  */
 export function stripTypes(source: string, file: string): string {
   try {
-    return stripTypeScriptTypes(source, { mode: 'strip' });
+    return quietly(() => stripTypeScriptTypes(source, { mode: 'strip' }));
   } catch (error) {
     throw new Error(`${file}: cannot be transpiled: ${(error as Error).message}`, { cause: error });
   }
