@@ -239,7 +239,7 @@ const hash = (text: string) => `'sha256-${createHash('sha256').update(text).dige
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><title>agentgate playground</title>
+<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>agentgate playground</title>
 <style>${STYLE}</style></head>
 <body>
 ${BODY}
@@ -255,6 +255,7 @@ const HEADERS: Readonly<Record<string, string>> = {
     `script-src ${hash(SCRIPT)}`,
     `style-src ${hash(STYLE)}`,
     "connect-src 'self'",
+    'img-src data:',
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
