@@ -9,11 +9,13 @@ import { bearer, sendMessage, startBuiltServer, tempFolder } from './build-helpe
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
 
 describe('agentgate init', () => {
-  test('scaffolds agent.ts, agent.json and agentgate.json with a fresh token of 32 random bytes (base64url)', async (t) => {
+  test('scaffolds agent.ts, agent.json, agentgate.json with a fresh token of 32 random bytes (base64url), package.json (type module) and .gitignore', async (t) => {
     const dir = join(tempFolder(t), 'my-agent');
     const first = await initAgentDir(dir);
     const second = await initAgentDir(join(tempFolder(t), 'other'));
-    assert.deepEqual(first.files, ['agent.ts', 'agent.json', 'agentgate.json']);
+    assert.deepEqual(first.files, ['agent.ts', 'agent.json', 'agentgate.json', 'package.json', '.gitignore']);
+    assert.equal(readJson(join(dir, 'package.json')).type, 'module');
+    assert.match(readFileSync(join(dir, '.gitignore'), 'utf8'), /^\.data\/$/m);
     assert.match(first.apiToken, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(Buffer.from(first.apiToken, 'base64url').length, 32);
     assert.notEqual(first.apiToken, second.apiToken);
