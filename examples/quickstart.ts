@@ -1,5 +1,6 @@
-// Temporary quick start (`npm start`): a node:http server whose Web handler sits behind
-// routeAuth([basic(), apiToken()]). PORT (default 3000), DEMO_PASSWORD, AGENT_API_TOKEN.
+// The auth layer alone, with no agent (`node examples/quickstart.ts`): a node:http server whose
+// Web handler sits behind routeAuth([basic(), apiToken()]) and answers who the caller is.
+// PORT (default 3000), DEMO_PASSWORD, AGENT_API_TOKEN; a missing secret is generated and printed once.
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
