@@ -80,7 +80,7 @@ async function main(): Promise<void> {
   };
   const agent = createAgent({ name: 'bench', model: echoModel(), store: discardStore() });
   const servers = new Map<string, Awaited<ReturnType<typeof serve>>>();
-  for (const [name, { auth }] of Object.entries(cases)) servers.set(name, await serve({ agent, auth, port: 0 }));
+  for (const [name, { auth }] of Object.entries(cases)) servers.set(name, await serve({ agent, auth, port: 0, log: 'off' }));
 
   const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const measure = (load: Load) =>

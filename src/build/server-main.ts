@@ -98,6 +98,7 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
   }
   if (target !== undefined) {
     if (flags.quiet) process.env.AGENT_LOG = 'off';
+    if (flags.playground) console.warn('agentgate: --playground is for agent directories; a build output never serves the playground');
     await import(pathToFileURL(serverFile).href);
     return;
   }

@@ -41,7 +41,7 @@ test('playground: GET <base>/playground is a self-contained page with a strict C
   const page = await send(`${server.url}/agent/playground`);
   assert.equal(page.status, 200);
   assert.match(page.headers['content-type'] ?? '', /^text\/html; charset=utf-8/);
-  const csp = page.headers['content-security-policy'] ?? '';
+  const csp = String(page.headers['content-security-policy'] ?? '');
   assert.match(csp, /default-src 'none'/);
   assert.match(csp, /script-src 'sha256-[A-Za-z0-9+/]+=*'/);
   assert.match(csp, /connect-src 'self'/);
