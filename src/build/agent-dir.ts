@@ -68,10 +68,18 @@ async function readJsonFile(file: string): Promise<unknown> {
   }
 }
 
+/** A name is one line of text: no control character, no line or paragraph separator (U+2028, U+2029). */
+const NOT_A_NAME = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+
+function checkName(name: unknown, file: string): void {
+  if (typeof name !== 'string' || name.length === 0) throw new Error(`${file}: "name" must be a non-empty string`);
+  if (NOT_A_NAME.test(name)) throw new Error(`${file}: "name" must be one line of text, without control characters or line separators (U+2028, U+2029)`);
+}
+
 function checkSettings(value: unknown, file: string): ProjectSettings {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
   const { name, basePath, apiToken } = value;
-  if (name !== undefined && (typeof name !== 'string' || name.length === 0)) throw new Error(`${file}: "name" must be a non-empty string`);
+  if (name !== undefined) checkName(name, file);
   if (basePath !== undefined && (typeof basePath !== 'string' || !BASE_PATH.test(basePath))) {
     throw new Error(`${file}: "basePath" must be a path such as "/agent" (segments of letters, digits, -._~; no trailing slash)`);
   }
@@ -84,7 +92,7 @@ function checkSettings(value: unknown, file: string): ProjectSettings {
 
 function checkSpec(value: unknown, file: string): AgentSpec {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
-  if (typeof value.name !== 'string' || value.name.length === 0) throw new Error(`${file}: "name" must be a non-empty string`);
+  checkName(value.name, file);
   if (value.instructions !== undefined && typeof value.instructions !== 'string') throw new Error(`${file}: "instructions" must be a string`);
   return value as AgentSpec;
 }

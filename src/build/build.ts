@@ -182,12 +182,25 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
   await writeJson(join(app, SETTINGS_FILE), settings, 0o600);
   await writeFile(join(out, 'server.js'), serverScript(target));
   const dependencies = await packageVersions(info.dir, packages);
-  await writeJson(join(out, 'package.json'), { name: info.name, private: true, type: 'module', main: 'server.js', scripts: { start: 'node server.js' }, dependencies });
+  await writeJson(join(out, 'package.json'), { name: packageNameOf(info.name), private: true, type: 'module', main: 'server.js', scripts: { start: 'node server.js' }, dependencies });
   if (target === 'docker') {
     await writeFile(join(out, 'Dockerfile'), dockerfile(info.basePath, packages.size > 0));
     await writeFile(join(out, '.dockerignore'), DOCKER_IGNORE);
   }
   return { name: info.name, target, auth: info.authFile !== undefined, main: 'server.js', basePath: info.basePath };
+}
+
+/**
+ * A JavaScript string literal of any text: JSON's escapes, plus U+2028 and U+2029, which older
+ * parsers take as line ends, and `<`, so the literal can never close a surrounding tag or comment.
+ */
+export function jsString(text: string): string {
+  return JSON.stringify(text).replace(/[\u2028\u2029<]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** An npm package name for the output's package.json (npm refuses spaces, capitals and most punctuation). */
+function packageNameOf(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[-._]+|-+$/g, '').slice(0, 214) || 'agent';
 }
 
 /** A Workers script name: lower-case letters, digits and dashes, at most 63 characters. */
@@ -221,9 +234,10 @@ function secretLookingField(value: unknown, path = ''): string | undefined {
 
 async function buildWorker(info: AgentDir, out: string): Promise<AgentManifest> {
   const { code, entryName } = await bundleModules(fileURLToPath(new URL(`./spec-worker${ownExtension}`, import.meta.url)));
-  const worker = `// Built by agentgate (target cloudflare-worker): serves agent.json of ${JSON.stringify(info.name)} behind the AGENT_API_TOKEN binding.
+  // The directory's text reaches the code only inside string literals, parsed at start-up.
+  const worker = `// Built by agentgate (target cloudflare-worker): serves agent.json behind the AGENT_API_TOKEN binding.
 ${code}
-export default ${entryName}.createSpecWorker({ spec: ${JSON.stringify(info.spec)}, basePath: ${JSON.stringify(info.basePath)} });
+export default ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(info.spec))}), basePath: ${jsString(info.basePath)} });
 `;
   await writeFile(join(out, 'worker.js'), worker);
   await writeFile(join(out, 'wrangler.toml'), `# Built by agentgate (target cloudflare-worker). Deploy: npx wrangler deploy
