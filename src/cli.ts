@@ -27,7 +27,8 @@ const ENVIRONMENT = `environment:
   HOST             address to listen on (default 127.0.0.1)
   AGENT_API_TOKEN  a token accepted besides the directory's auth (appended to the auth list)
   AGENT_LOG        request log: text (default), json (one JSON object per line), off
-  AGENT_DATA_DIR   where a file store keeps sessions (dev and start: <dir>/.data)`;
+  AGENT_DATA_DIR   where a file store keeps sessions (dev and start: <dir>/.data)
+  AGENT_PLAYGROUND on: a built server serves the playground too`;
 
 const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   init: {
@@ -61,7 +62,8 @@ not served open: a token is generated for the run and printed once.
 
 options:
   --quiet        no request log
-  --playground   also serve the browser playground at <base>/playground (dev does it)`,
+  --playground   also serve the browser playground at <base>/playground (dev does it;
+                 a build output is asked through AGENT_PLAYGROUND=on)`,
     values: [],
     switches: ['--quiet', '--playground'],
   },

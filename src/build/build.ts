@@ -97,7 +97,8 @@ async function packageVersions(dir: string, names: Iterable<string>): Promise<Re
 
 function serverScript(target: BuildTarget): string {
   return `// Built by agentgate (target ${target}). Run: node server.js
-// Environment: PORT (default ${PORT}), HOST (default 127.0.0.1), AGENT_API_TOKEN (accepted besides the auth list).
+// Environment: PORT (default ${PORT}), HOST (default 127.0.0.1), AGENT_API_TOKEN (accepted besides the auth list),
+// AGENT_LOG (text, json or off), AGENT_PLAYGROUND (on: serve the playground at <basePath>/playground).
 import { runBuiltServer } from './agentgate/build/server-main.js';
 
 try {
@@ -112,12 +113,13 @@ try {
 
 /** What never goes into the image: secrets, local data, installs, logs, VCS and editor files. */
 const DOCKER_IGNORE = `# Built by agentgate: kept out of the image context.
-.env
-.env.*
+.env*
+**/.env*
 *.env
 .data
-.data/
+**/.data
 node_modules
+**/node_modules
 npm-debug.log*
 *.log
 .git

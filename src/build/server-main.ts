@@ -75,7 +75,8 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   const { agent, auth } = await loadAgentFiles(fileURLToPath(new URL('app/agent.js', outUrl)), authFile);
   // A build holds the digest of the baked token, never the token.
   const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
-  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath });
+  // The playground only when asked: AGENT_PLAYGROUND=on (what `agentgate start <out> --playground` sets).
+  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath, playground: process.env.AGENT_PLAYGROUND === 'on' });
 }
 
 /** How a build output of each target runs. */
@@ -98,7 +99,7 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
   }
   if (target !== undefined) {
     if (flags.quiet) process.env.AGENT_LOG = 'off';
-    if (flags.playground) console.warn('agentgate: --playground is for agent directories; a build output never serves the playground');
+    if (flags.playground) process.env.AGENT_PLAYGROUND = 'on';
     await import(pathToFileURL(serverFile).href);
     return;
   }

@@ -139,4 +139,22 @@ describe('agentgate dev', () => {
     t.after(() => asked.stop());
     assert.equal((await send(`${asked.agentUrl}/playground`)).status, 200);
   });
+
+  test('a built server serves the playground only with AGENT_PLAYGROUND=on (or start <out> --playground)', async (t) => {
+    const project = npmProject(t);
+    assert.equal(agentgate(['init', 'bot'], project).status, 0);
+    const out = join(project, 'out');
+    assert.equal(agentgate(['build', join(project, 'bot'), '--target', 'node-server', '--out', out], project).status, 0);
+    const env = { AGENT_LOG: 'off', AGENT_DATA_DIR: join(project, 'data') };
+    for (const [args, extra, status] of [
+      [[join(out, 'server.js')], {}, 401],
+      [[join(out, 'server.js')], { AGENT_PLAYGROUND: 'on' }, 200],
+      [[cliFile, 'start', out], {}, 401],
+      [[cliFile, 'start', out, '--playground'], {}, 200],
+    ] as const) {
+      const server = await startNodeServer([...args], { ...env, ...extra });
+      t.after(() => server.stop());
+      assert.equal((await send(`${server.agentUrl}/playground`)).status, status, args.join(' '));
+    }
+  });
 });

@@ -69,7 +69,7 @@ describe('build outputs hold no usable secret', () => {
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'docker', out });
     const ignored = readFileSync(join(out, '.dockerignore'), 'utf8').split('\n');
-    for (const pattern of ['.env', '.env.*', '.data', 'node_modules', '*.log', '.git', '.npmrc']) assert.ok(ignored.includes(pattern), pattern);
+    for (const pattern of ['.env*', '**/.env*', '.data', '**/.data', 'node_modules', '*.log', '.git', '.npmrc', '*.pem', '*.key']) assert.ok(ignored.includes(pattern), pattern);
   });
 });
 
