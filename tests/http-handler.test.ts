@@ -363,7 +363,7 @@ test('a wrong method answers 405 with Allow (behind auth: 401 first)', async () 
   const cases: [string, string, string][] = [
     ['GET', '', 'POST'],
     ['PUT', '/chat', 'POST'],
-    ['DELETE', '/chat/abc', 'GET'],
+    ['PUT', '/chat/abc', 'GET'],
     ['POST', '/approvals', 'GET'],
     ['GET', '/approvals/abc', 'POST'],
     ['GET', '/ui', 'POST'],

@@ -55,7 +55,11 @@ export interface AgentServer {
 export async function serve(options: ServeOptions): Promise<AgentServer> {
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
   const agent = serverAgent(options);
-  const handler = agentHandler(agent, { basePath, auth: serverAuth(options.auth, process.env.AGENT_API_TOKEN) });
+  const auth = serverAuth(options.auth, process.env.AGENT_API_TOKEN);
+  if (agent.sessions === 'owned' && auth === undefined) {
+    throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
+  }
+  const handler = agentHandler(agent, { basePath, auth });
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
     if (!/^[A-Za-z0-9_-]+$/.test(key)) throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);

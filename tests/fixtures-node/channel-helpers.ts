@@ -33,6 +33,7 @@ export function recordingAgent(): { agent: Agent; sends: { message: string; opti
   const unused = () => Promise.reject(new Error('not used by channels'));
   const agent: Agent = {
     name: 'recorder',
+    sessions: 'shared',
     async send(message, options) {
       sends.push({ message, options });
       return { sessionId: options?.sessionId ?? 'session', status: 'completed', text: `echo: ${message}`, messages: [], approvals: [] };
@@ -43,6 +44,8 @@ export function recordingAgent(): { agent: Agent; sends: { message: string; opti
     decide: unused,
     transcript: unused,
     pendingApprovals: unused,
+    listSessions: unused,
+    deleteSession: unused,
   };
   return { agent, sends };
 }
