@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryStore } from '../src/agent/index.ts';
 import type { Checkpoint, SessionRecord } from '../src/agent/index.ts';
+import { storeContract } from './helpers/store-contract.ts';
 
 const session = (): SessionRecord => ({ id: 's1', messages: [{ role: 'user', content: 'hi' }], audit: [], createdAt: 't0', updatedAt: 't0' });
 
@@ -45,4 +46,10 @@ test('memoryStore keys cannot reach the object prototype', async () => {
   await store.saveSession({ ...session(), id: '__proto__' });
   assert.equal((await store.loadSession('__proto__'))!.id, '__proto__');
   assert.equal(await store.loadSession('constructor'), undefined);
+});
+
+// The contract's records carry fixed past dates: without a ttl they are never too old.
+storeContract('memoryStore', async () => {
+  const data = new Map<string, string>();
+  return { store: memoryStore({ data, ttl: Infinity }), reopen: () => memoryStore({ data, ttl: Infinity }) };
 });

@@ -81,7 +81,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
         const record = JSON.parse(text) as SessionRecord;
         const owner = ownerText(record);
         if (owner !== undefined) add(fresh.sessionsOf, owner, record.id);
-        sessions.push([record.id, Date.parse(record.updatedAt) || Date.now()]);
+        sessions.push([record.id, Math.min(Date.parse(record.updatedAt) || Infinity, Date.now())]);
       }
     }
     for (const [id, at] of sessions.sort((a, b) => a[1] - b[1])) fresh.recency.set(id, at);
