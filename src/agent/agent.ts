@@ -21,6 +21,7 @@ import type {
   RunEvent,
   RunResult,
   SendOptions,
+  OwnerKey,
   SessionMode,
   SessionRecord,
   Store,
@@ -29,6 +30,8 @@ import type {
 } from './types.ts';
 
 const DEFAULT_MAX_STEPS = 10;
+/** Default of `maxPendingApprovals`: approvals one principal may have pending at once. */
+export const DEFAULT_MAX_PENDING_APPROVALS = 100;
 
 /** What a paused run keeps, besides the `Checkpoint` fields: all of it JSON. */
 interface RunCheckpoint extends Checkpoint {
@@ -58,6 +61,8 @@ interface Run {
   emit: (event: RunEvent) => void;
   /** The store of this turn (a database store's locked connection). */
   store: Store;
+  /** Whose pending approvals this run's checkpoint counts against. */
+  owner: OwnerKey | undefined;
 }
 
 /**
@@ -87,6 +92,7 @@ interface Run {
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'createAgent(): options must be an object');
   const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared' } = options;
+  const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   if (typeof name !== 'string' || name === '') throw new AgentError('INVALID_AGENT', 'createAgent(): name must be a non-empty string');
   if (typeof model !== 'function' && typeof model?.generate !== 'function') {
     throw new AgentError('INVALID_AGENT', 'createAgent(): model must be a Model or a function returning one');
@@ -101,6 +107,9 @@ export function createAgent(options: AgentOptions): Agent {
     throw new AgentError('INVALID_AGENT', "createAgent(): sessions: 'owned' needs a store with listSessions and deleteSession");
   }
   const mode: SessionMode = sessions;
+  if (!Number.isInteger(maxPendingApprovals) || maxPendingApprovals < 1) {
+    throw new AgentError('INVALID_AGENT', 'createAgent(): maxPendingApprovals must be a positive integer');
+  }
   const reserved = memory === undefined ? [] : [REMEMBER];
   if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
   // A static agent never calls a function with a run context, so nothing of it can use the
@@ -185,6 +194,9 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function pause(run: Run, call: ToolCall): Promise<RunResult> {
+    if (run.owner !== undefined && typeof run.store.countCheckpoints === 'function' && (await run.store.countCheckpoints(run.owner)) >= maxPendingApprovals) {
+      throw new AgentError('APPROVAL_LIMIT', `this caller already has ${maxPendingApprovals} approvals pending; decide some before starting runs that need one`);
+    }
     const approval: PendingApproval = { id: randomId(), tool: call.name, arguments: call.arguments, toolCallId: call.id };
     const { principal, sessionId, metadata } = run.context;
     const checkpoint: RunCheckpoint = {
@@ -199,6 +211,7 @@ export function createAgent(options: AgentOptions): Agent {
       createdAt: new Date().toISOString(),
     };
     if (dynamic && principal !== undefined) checkpoint.principal = principal;
+    if (run.owner !== undefined) checkpoint.owner = run.owner;
     if (run.namespace !== undefined) checkpoint.namespace = run.namespace;
     // The checkpoint first: a session whose call is unanswered always has one.
     await run.store.saveCheckpoint(checkpoint);
@@ -281,7 +294,8 @@ export function createAgent(options: AgentOptions): Agent {
         const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
         const setup = await prepare(context, namespace, turnStore);
         const messages: Message[] = [...session.messages, { role: 'user', content: message }];
-        return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, store: turnStore }, false);
+        const owner = principal === undefined ? undefined : ownerKey(principal);
+        return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, store: turnStore, owner }, false);
       });
     });
   }
@@ -328,6 +342,7 @@ export function createAgent(options: AgentOptions): Agent {
           signal,
           emit,
           store: turnStore,
+          owner: checkpoint.owner,
         };
         emit({ type: 'step-start' });
         record(run, approved ? await runTool(setup.tools.get(pending.name), pending, toolContext(run)) : denial(pending, reason));

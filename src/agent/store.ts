@@ -16,6 +16,8 @@ export const MEMORY_STORE_DEFAULTS = Object.freeze({ maxSessions: 1000, ttl: 24 
 /** What one instance derives from `data` on first use and keeps in step: the indexes and the sessions' recency. */
 interface Index {
   checkpointsOf: Map<string, Set<string>>;
+  /** Owner key (JSON) → approval ids of the checkpoints it has pending. */
+  pendingOf: Map<string, Set<string>>;
   sessionsOf: Map<string, Set<string>>;
   /** Session id → time of its last save; iteration order is oldest first. */
   recency: Map<string, number>;
@@ -54,7 +56,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   const sessionKey = (id: string) => `session:${id}`;
   const checkpointKey = (approvalId: string) => `checkpoint:${approvalId}`;
   const memoryKey = (namespace: string) => `memory:${namespace}`;
-  const ownerText = (record: SessionRecord | undefined) => (Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined);
+  const ownerText = (record: { owner?: unknown } | undefined) => (Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined);
 
   const add = (map: Map<string, Set<string>>, key: string, value: string) => {
     const set = map.get(key);
@@ -71,12 +73,14 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   let built: Index | undefined;
   function index(): Index {
     if (built !== undefined) return built;
-    const fresh: Index = { checkpointsOf: new Map(), sessionsOf: new Map(), recency: new Map() };
+    const fresh: Index = { checkpointsOf: new Map(), pendingOf: new Map(), sessionsOf: new Map(), recency: new Map() };
     const sessions: [string, number][] = [];
     for (const [key, text] of data) {
       if (key.startsWith('checkpoint:')) {
-        const { approvalId, sessionId } = JSON.parse(text) as Checkpoint;
-        add(fresh.checkpointsOf, sessionId, approvalId);
+        const checkpoint = JSON.parse(text) as Checkpoint;
+        add(fresh.checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
+        const owner = ownerText(checkpoint);
+        if (owner !== undefined) add(fresh.pendingOf, owner, checkpoint.approvalId);
       } else if (key.startsWith('session:')) {
         const record = JSON.parse(text) as SessionRecord;
         const owner = ownerText(record);
@@ -94,9 +98,18 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     remove(sessionsOf, ownerText(record), id);
     recency.delete(id);
     let removed = data.delete(sessionKey(id));
-    for (const approvalId of checkpointsOf.get(id) ?? []) removed = data.delete(checkpointKey(approvalId)) || removed;
+    for (const approvalId of checkpointsOf.get(id) ?? []) removed = forgetCheckpoint(approvalId) || removed;
     checkpointsOf.delete(id);
     return removed;
+  }
+
+  function forgetCheckpoint(approvalId: string): boolean {
+    const checkpoint = read<Checkpoint>(checkpointKey(approvalId));
+    if (checkpoint === undefined) return false;
+    const { checkpointsOf, pendingOf } = index();
+    remove(checkpointsOf, checkpoint.sessionId, approvalId);
+    remove(pendingOf, ownerText(checkpoint), approvalId);
+    return data.delete(checkpointKey(approvalId));
   }
 
   /** Drops expired sessions and those past `maxSessions`, oldest first. */
@@ -132,16 +145,18 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
       return read<Checkpoint>(checkpointKey(approvalId));
     },
     async saveCheckpoint(checkpoint) {
-      const { checkpointsOf } = index();
-      remove(checkpointsOf, read<Checkpoint>(checkpointKey(checkpoint.approvalId))?.sessionId, checkpoint.approvalId);
+      forgetCheckpoint(checkpoint.approvalId);
       write(checkpointKey(checkpoint.approvalId), checkpoint);
-      add(checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
+      add(index().checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
+      const owner = ownerText(checkpoint);
+      if (owner !== undefined) add(index().pendingOf, owner, checkpoint.approvalId);
     },
     async deleteCheckpoint(approvalId) {
-      const checkpoint = read<Checkpoint>(checkpointKey(approvalId));
-      if (checkpoint === undefined) return false;
-      remove(index().checkpointsOf, checkpoint.sessionId, approvalId);
-      return data.delete(checkpointKey(approvalId));
+      return forgetCheckpoint(approvalId);
+    },
+    async countCheckpoints(owner) {
+      sweep();
+      return index().pendingOf.get(JSON.stringify(owner))?.size ?? 0;
     },
     async listCheckpoints(sessionId) {
       sweep();

@@ -73,6 +73,12 @@ export interface AgentOptions {
    * `deleteSession`.
    */
   sessions?: SessionMode;
+  /**
+   * Most approvals one principal may have pending at once, over all its sessions (default 100):
+   * a run that would pause past it fails with `APPROVAL_LIMIT` (HTTP 429). Calls without a
+   * principal are not counted. Needs a store with `countCheckpoints`.
+   */
+  maxPendingApprovals?: number;
 }
 
 export type SessionMode = 'shared' | 'owned';
@@ -221,6 +227,8 @@ export interface Checkpoint {
   sessionId: string;
   /** The principal the run started with (absent for an anonymous or static run's caller). */
   principal?: Principal;
+  /** The owner key of the principal the run started with, for the bound on pending approvals (absent: trusted code). */
+  owner?: OwnerKey;
   metadata: Record<string, unknown>;
   [field: string]: unknown;
 }
@@ -243,6 +251,8 @@ export interface Store {
   listCheckpoints(sessionId: string): Promise<Checkpoint[]>;
   loadMemory(namespace: string): Promise<string[]>;
   appendMemory(namespace: string, note: string): Promise<void>;
+  /** How many checkpoints carry this `owner` (an index on the checkpoints' owner, not a scan). */
+  countCheckpoints?(owner: OwnerKey): Promise<number>;
   /** One owner's sessions, a page at a time (required by `sessions: 'owned'`). */
   listSessions?(query: SessionQuery): Promise<SessionSummary[]>;
   /** Removes a session with all its checkpoints; `true` when there was anything to remove (required by `sessions: 'owned'`). */

@@ -1,13 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { keyedQueue } from '../agent/key-queue.ts';
-import { mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
+import { access, mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pageOf, sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 
-type Kind = 'sessions' | 'checkpoints' | 'memory' | 'session-checkpoints' | 'owners';
-const KINDS: readonly Kind[] = ['sessions', 'checkpoints', 'memory', 'session-checkpoints', 'owners'];
-/** Written once the checkpoints of a folder made before the session index are indexed. */
+type Kind = 'sessions' | 'checkpoints' | 'memory' | 'session-checkpoints' | 'owner-checkpoints' | 'owners';
+const KINDS: readonly Kind[] = ['sessions', 'checkpoints', 'memory', 'session-checkpoints', 'owner-checkpoints', 'owners'];
+/** Written once the checkpoints of a folder made before the indexes are indexed. */
 const INDEX_MARK = 'index-v1';
 
 interface MemoryFile { namespace: string; notes: string[] }
@@ -47,6 +47,8 @@ export function fileStore(dir: string): Store {
   const pathOf = (kind: 'sessions' | 'checkpoints' | 'memory', key: string) => join(root, kind, `${hash(key)}.json`);
   const checkpointsOf = (sessionId: string) => join(root, 'session-checkpoints', hash(sessionId));
   const entryOf = (sessionId: string, approvalId: string) => join(checkpointsOf(sessionId), `${hash(approvalId)}.json`);
+  const pendingOf = (owner: readonly unknown[]) => join(root, 'owner-checkpoints', hash(JSON.stringify(owner)));
+  const pendingEntryOf = (owner: readonly unknown[], approvalId: string) => join(pendingOf(owner), `${hash(approvalId)}.json`);
   const sessionsOf = (owner: readonly unknown[]) => join(root, 'owners', hash(JSON.stringify(owner)));
   const ownerEntryOf = (owner: readonly unknown[], sessionId: string) => join(sessionsOf(owner), `${hash(sessionId)}.json`);
 
@@ -100,9 +102,13 @@ export function fileStore(dir: string): Store {
     await writeFileDurably(join(root, INDEX_MARK), { indexed: true });
   }
 
-  // The index entry is written before the checkpoint, so a crash between them leaves an entry
-  // that names nothing (skipped), never a checkpoint that listing cannot find.
-  const writeEntry = (checkpoint: Checkpoint) => writeFileDurably(entryOf(checkpoint.sessionId, checkpoint.approvalId), { approvalId: checkpoint.approvalId }, true);
+  // Index entries are written before the checkpoint, so a crash between them leaves an entry
+  // that names nothing (skipped), never a checkpoint that an index cannot find.
+  async function writeEntry(checkpoint: Checkpoint): Promise<void> {
+    const entry: CheckpointEntry = { approvalId: checkpoint.approvalId };
+    await writeFileDurably(entryOf(checkpoint.sessionId, checkpoint.approvalId), entry, true);
+    if (Array.isArray(checkpoint.owner)) await writeFileDurably(pendingEntryOf(checkpoint.owner, checkpoint.approvalId), entry, true);
+  }
   /** The write itself (usable while `ensureDirs` runs): a temporary file, fsynced, renamed over `path`, the folder fsynced. */
   async function writeFileDurably(path: string, value: unknown, nested = false): Promise<void> {
     if (nested) await mkdir(dirname(path), { recursive: true, mode: 0o700 });
@@ -137,7 +143,10 @@ export function fileStore(dir: string): Store {
     const checkpoint = await read<Checkpoint>(path);
     // unlink succeeds for exactly one caller, also across processes sharing the folder.
     const removed = await remove(path);
-    if (removed && checkpoint !== undefined) await remove(entryOf(checkpoint.sessionId, approvalId));
+    if (removed && checkpoint !== undefined) {
+      await remove(entryOf(checkpoint.sessionId, approvalId));
+      if (Array.isArray(checkpoint.owner)) await remove(pendingEntryOf(checkpoint.owner, approvalId));
+    }
     return removed;
   }
 
@@ -167,6 +176,14 @@ export function fileStore(dir: string): Store {
       return serialized(pathOf('checkpoints', approvalId), () => dropCheckpoint(approvalId));
     },
     listCheckpoints,
+    async countCheckpoints(owner) {
+      let count = 0;
+      for (const name of await names(pendingOf(owner))) {
+        const entry = await read<CheckpointEntry>(join(pendingOf(owner), name));
+        if (entry !== undefined && (await exists(pathOf('checkpoints', entry.approvalId)))) count++;
+      }
+      return count;
+    },
 
     async loadMemory(namespace) {
       const file = await read<MemoryFile>(pathOf('memory', namespace));
@@ -209,6 +226,16 @@ export function fileStore(dir: string): Store {
     withSession: (sessionId, turn) => turns(sessionId, () => turn(store)),
   };
   return store;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch (error) {
+    if (isMissing(error)) return false;
+    throw error;
+  }
 }
 
 function isMissing(error: unknown): boolean {

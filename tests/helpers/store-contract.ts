@@ -133,6 +133,29 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     assert.equal(await store.deleteSession!('never-existed'), false);
   });
 
+  test(`${name} (store contract): countCheckpoints counts one owner's pending checkpoints over all its sessions`, async (t) => {
+    const { store, reopen } = await open(t);
+    const owned = (approvalId: string, sessionId: string, owner: OwnerKey): Checkpoint => ({ ...checkpoint(approvalId, sessionId), owner });
+    await store.saveCheckpoint(owned('c1', 's1', ALICE));
+    await store.saveCheckpoint(owned('c2', 's2', ALICE));
+    await store.saveCheckpoint(owned('c3', 's3', ALICE_ELSEWHERE));
+    await store.saveCheckpoint(owned('c4', 's3', ALICE_NO_ISSUER));
+    await store.saveCheckpoint(checkpoint('c5', 's4'));
+    assert.equal(await store.countCheckpoints!(ALICE), 2);
+    assert.equal(await store.countCheckpoints!(ALICE_ELSEWHERE), 1);
+    assert.equal(await store.countCheckpoints!(ALICE_NO_ISSUER), 1);
+    assert.equal(await store.countCheckpoints!(BOB), 0);
+    await store.deleteCheckpoint('c1');
+    await store.saveSession(sessionRecord('s3', { owner: ALICE_ELSEWHERE }));
+    await store.deleteSession!('s3');
+    const again = await reopen();
+    for (const view of [store, again]) {
+      assert.equal(await view.countCheckpoints!(ALICE), 1);
+      assert.equal(await view.countCheckpoints!(ALICE_ELSEWHERE), 0);
+      assert.equal(await view.countCheckpoints!(ALICE_NO_ISSUER), 0);
+    }
+  });
+
   test(`${name} (store contract): withSession runs the turns of one session one after another, other sessions alongside`, async (t) => {
     const { store } = await open(t);
     if (typeof store.withSession !== 'function') return;

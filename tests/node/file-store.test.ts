@@ -150,3 +150,28 @@ storeContract('fileStore', async (t) => {
   const dir = await tempDir(t);
   return { store: fileStore(dir), reopen: () => fileStore(dir) };
 });
+
+test('file store: checkpoints are found by session, and counted by owner, without reading any other session\'s checkpoint', async (t) => {
+  const dir = await tempDir(t);
+  const store = fileStore(dir);
+  await store.saveCheckpoint({ approvalId: 'mine', sessionId: 'mine', metadata: {}, owner: ['jwt', null, 'me'] });
+  await store.saveCheckpoint({ approvalId: 'foreign', sessionId: 'foreign', metadata: {}, owner: ['jwt', null, 'other'] });
+  // Foreign checkpoint files that cannot even be parsed: a scan would stumble on them.
+  for (let i = 0; i < 50; i++) await writeFile(join(dir, 'checkpoints', `${'f'.repeat(60)}${String(i).padStart(4, '0')}.json`), '{not json');
+  assert.deepEqual((await store.listCheckpoints('mine')).map((c) => c.approvalId), ['mine']);
+  assert.equal(await store.countCheckpoints!(['jwt', null, 'me']), 1);
+  assert.deepEqual(await store.listCheckpoints('nobody'), []);
+});
+
+test('file store: a folder written before the indexes existed is indexed once, at first use', async (t) => {
+  const dir = await tempDir(t);
+  const legacy = { approvalId: 'old', sessionId: 'old-session', metadata: {} };
+  const { createHash } = await import('node:crypto');
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(join(dir, 'checkpoints'), { recursive: true });
+  await writeFile(join(dir, 'checkpoints', `${createHash('sha256').update('old').digest('hex')}.json`), JSON.stringify(legacy));
+  assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), [legacy]);
+  assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), [legacy]);
+  assert.equal(await fileStore(dir).deleteCheckpoint('old'), true);
+  assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), []);
+});
