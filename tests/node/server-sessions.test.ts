@@ -97,3 +97,37 @@ test('owned: the owner key survives a restart on the file store', async (t) => {
   await restarted.deleteSession('kept', { principal: alice });
   assert.deepEqual((await make().listSessions({ principal: alice })).sessions, []);
 });
+
+for (const sessions of ['shared', 'owned'] as const) {
+  test(`the review's scenario fails (${sessions}): an anonymous HTTP caller cannot read, continue or approve a Slack user's session`, async (t) => {
+    const api = await platformApi();
+    t.after(() => api.close());
+    const executed: unknown[] = [];
+    const tool: Tool = { ...deploy, execute: (args) => (executed.push(args), 'deployed') };
+    const agent = createAgent({ name: 'o', model: echoModel(), store: memoryStore(), tools: [tool], sessions });
+    const server = await serve({
+      agent,
+      port: 0,
+      auth: [anonymous()],
+      channels: { slack: slackChannel({ signingSecret: SLACK_SECRET, botToken: 'xoxb-test', apiBaseUrl: api.baseUrl }) },
+    });
+    t.after(() => server.close());
+    assert.equal((await signedSlack(`${server.url}/channels/slack`, { text: '/tool deploy {"env":"prod"}' })).status, 200);
+    for (let i = 0; i < 100 && api.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    // What the review did: the session id made of the public Slack ids.
+    for (const guess of ['slack:T1:C1:U1', 'slack:T1:C1', 'discord:C1:U1']) {
+      const id = encodeURIComponent(guess);
+      assert.equal((await send(`${server.url}/agent/chat/${id}`)).status, 404);
+      const approvals = await send(`${server.url}/agent/approvals?sessionId=${id}`);
+      if (sessions === 'shared') assert.equal(approvals.text, '{"approvals":[]}');
+      else assert.equal(approvals.status, 404);
+      const continued = await send(`${server.url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'hi', sessionId: guess }) });
+      assert.equal(continued.status, sessions === 'shared' ? 200 : 400, 'shared: a new session of its own; owned: refused');
+    }
+    const slackUser: Principal = { id: 'U1', type: 'user', authenticator: 'slack', issuer: 'T1' };
+    const pending = await Promise.all(['slack:T1:C1:U1'].map((id) => agent.pendingApprovals(id).catch(() => [])));
+    assert.deepEqual(pending, [[]], 'nothing of the Slack user\'s lives under the guessable id');
+    assert.deepEqual(executed, [], 'the tool never ran');
+    if (sessions === 'owned') assert.equal((await agent.listSessions({ principal: slackUser })).sessions[0]?.pendingApprovals, 1);
+  });
+}
