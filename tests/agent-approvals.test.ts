@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Principal, RunEvent, Tool } from '../src/agent/index.ts';
+import { captureConsoleError } from './helpers/console.ts';
 
 const boss: Principal = Object.freeze({ id: 'boss', type: 'user', authenticator: 'jwt', issuer: 'https://idp.example' });
 const isCode = (code: string) => (error: unknown) => error instanceof AgentError && error.code === code;
@@ -156,11 +157,13 @@ test('an approval policy that throws or answers no boolean never lets its tool r
     model: echoModel(),
     tools: [tool('throws', () => { throw new Error('policy bug'); }), tool('vague', () => 'yes'), tool('fine', () => false)],
   });
-  const result = await agent.send('/tool throws {}\n/tool vague {}\n/tool fine {}');
+  const { result, calls } = await captureConsoleError(() => agent.send('/tool throws {}\n/tool vague {}\n/tool fine {}'));
   assert.equal(result.status, 'completed');
   assert.deepEqual(ran, ['fine']);
+  assert.equal(calls.length, 1, 'the policy error is logged');
+  assert.match((calls[0]![1] as Error).message, /policy bug/);
   assert.deepEqual(result.messages.filter((m) => m.role === 'tool').map((m) => m.content), [
-    'Error: the approval policy of "throws" failed: policy bug',
+    'Error: tool "throws" failed',
     'Error: the approval policy of "vague" did not answer a boolean',
     '1',
   ]);

@@ -42,6 +42,12 @@ export interface Tool<Args = any> {
   execute(args: Args, context: ToolContext): unknown | Promise<unknown>;
   /** The approval policy: a boolean, or a function of the arguments (never of the principal). */
   needsApproval?: boolean | ((args: Args) => boolean | Promise<boolean>);
+  /**
+   * `true`: what `execute` (or the approval policy) throws is shown as is to the model, the
+   * transcript and the caller, e.g. "city not found". Default: they see only
+   * `tool "<name>" failed`, and the error goes to the server log.
+   */
+  exposeErrors?: boolean;
 }
 
 /** A value (static agent) or a function of the run context, possibly async (dynamic agent). */
