@@ -18,9 +18,10 @@ type OwnerEntry = Omit<SessionSummary, 'pendingApprovals'>;
 
 /**
  * A durable `Store` on the file system: one JSON file per session, checkpoint and memory
- * namespace under `dir` (`sessions/`, `checkpoints/`, `memory/`), and two indexes: each
- * session's checkpoints (`session-checkpoints/<session>/`) and each owner's sessions
- * (`owners/<owner>/`), so no call reads other sessions' files. File names are the SHA-256 of
+ * namespace under `dir` (`sessions/`, `checkpoints/`, `memory/`), and three indexes: each
+ * session's checkpoints (`session-checkpoints/<session>/`), each owner's pending checkpoints
+ * (`owner-checkpoints/<owner>/`) and each owner's sessions (`owners/<owner>/`), so no call
+ * reads other sessions' files. File names are the SHA-256 of
  * the id in hex, so no id can reach outside `dir` and names never collide on case-insensitive
  * file systems. Every write goes to a temporary file in the same folder, is fsynced, renamed
  * over the record, and the folder is fsynced: a crash leaves either the old record or the new
