@@ -1,13 +1,14 @@
 // HTTP benchmark of the node server (`npm run bench:http [--json] [--seconds <n>] [--rounds <n>]`):
 // requests/s on loopback at 50 connections, for `POST /agent` (suite `http`) and
 // `GET /agent/health` (suite `http-health`), with the auth list open, apiToken(), HS256 jwt()
-// and ES256 jwt(). The servers run in this process; autocannon runs in a child process, so
+// and ES256 jwt(), and `owned`: apiToken() in front of an agent with `sessions: 'owned'` (what
+// ownership costs is `owned` against `api-token`; target ≥ 0.95). The servers run in this process; autocannon runs in a child process, so
 // the load generator never shares an event loop with the server. Cases are interleaved:
 // each round measures every case once, in a fresh random order; the result is the median.
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createAgent, echoModel } from '../src/agent/index.ts';
-import type { Store } from '../src/agent/types.ts';
+import type { Agent, Store } from '../src/agent/types.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
 import type { AuthOption } from '../src/auth/index.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
@@ -19,6 +20,7 @@ const AUDIENCE = 'agent-api';
 const ISSUER = 'https://issuer.example.com';
 const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const TARGETS: Readonly<Record<string, number>> = { 'api-token': 0.9, 'jwt-hs256': 0.7 };
+const OWNED_TARGET = 0.95;
 
 /** One measurement the load generator runs. */
 interface Load { key: string; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds: number }
@@ -34,6 +36,8 @@ function discardStore(): Store {
     listCheckpoints: async () => [],
     loadMemory: async () => [],
     appendMemory: async () => undefined,
+    listSessions: async () => [],
+    deleteSession: async () => false,
   };
 }
 
@@ -72,15 +76,17 @@ async function main(): Promise<void> {
 
   const hs256 = await signedToken('HS256');
   const es256 = await signedToken('ES256');
-  const cases: Record<string, { auth: AuthOption | undefined; authorization?: string }> = {
+  const agent = createAgent({ name: 'bench', model: echoModel(), store: discardStore() });
+  const ownedAgent = createAgent({ name: 'bench', model: echoModel(), store: discardStore(), sessions: 'owned' });
+  const cases: Record<string, { auth: AuthOption | undefined; authorization?: string; agent?: Agent }> = {
     open: { auth: undefined },
     'api-token': { auth: [apiToken('bench-api-token-0123456789')], authorization: 'Bearer bench-api-token-0123456789' },
+    owned: { auth: [apiToken('bench-api-token-0123456789')], authorization: 'Bearer bench-api-token-0123456789', agent: ownedAgent },
     'jwt-hs256': { auth: hs256.auth, authorization: `Bearer ${hs256.token}` },
     'jwt-es256': { auth: es256.auth, authorization: `Bearer ${es256.token}` },
   };
-  const agent = createAgent({ name: 'bench', model: echoModel(), store: discardStore() });
   const servers = new Map<string, Awaited<ReturnType<typeof serve>>>();
-  for (const [name, { auth }] of Object.entries(cases)) servers.set(name, await serve({ agent, auth, port: 0, log: 'off' }));
+  for (const [name, { auth, agent: served }] of Object.entries(cases)) servers.set(name, await serve({ agent: served ?? agent, auth, port: 0, log: 'off' }));
 
   const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const measure = (load: Load) =>
@@ -136,6 +142,8 @@ async function main(): Promise<void> {
             })
             .join('; '),
         );
+        const owned = results.find((r) => r.case === 'owned')!.opsPerSec / results.find((r) => r.case === 'api-token')!.opsPerSec;
+        human(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${owned >= OWNED_TARGET ? 'met' : 'MISSED'})`);
       }
       if (!options.json) human('');
     }

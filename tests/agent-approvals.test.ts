@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Principal, RunEvent, Tool } from '../src/agent/index.ts';
+import { captureConsoleError } from './helpers/console.ts';
 
 const boss: Principal = Object.freeze({ id: 'boss', type: 'user', authenticator: 'jwt', issuer: 'https://idp.example' });
 const isCode = (code: string) => (error: unknown) => error instanceof AgentError && error.code === code;
@@ -156,11 +157,13 @@ test('an approval policy that throws or answers no boolean never lets its tool r
     model: echoModel(),
     tools: [tool('throws', () => { throw new Error('policy bug'); }), tool('vague', () => 'yes'), tool('fine', () => false)],
   });
-  const result = await agent.send('/tool throws {}\n/tool vague {}\n/tool fine {}');
+  const { result, calls } = await captureConsoleError(() => agent.send('/tool throws {}\n/tool vague {}\n/tool fine {}'));
   assert.equal(result.status, 'completed');
   assert.deepEqual(ran, ['fine']);
+  assert.equal(calls.length, 1, 'the policy error is logged');
+  assert.match((calls[0]![1] as Error).message, /policy bug/);
   assert.deepEqual(result.messages.filter((m) => m.role === 'tool').map((m) => m.content), [
-    'Error: the approval policy of "throws" failed: policy bug',
+    'Error: tool "throws" failed',
     'Error: the approval policy of "vague" did not answer a boolean',
     '1',
   ]);
@@ -171,4 +174,31 @@ test('decide rejects a decision without a boolean approved with INVALID_INPUT', 
   await assert.rejects(agent.decide('x', { approved: 'yes' } as never), isCode('INVALID_INPUT'));
   await assert.rejects(agent.decide('x', { approved: true, reason: 5 } as never), isCode('INVALID_INPUT'));
   await assert.rejects(agent.decide('x', { approved: true, principal: { id: 'x' } } as never), isCode('INVALID_INPUT'));
+});
+
+test('pending approvals per principal are bounded (maxPendingApprovals, default 100): past it a run that would pause fails with APPROVAL_LIMIT', async () => {
+  const log: string[] = [];
+  const static_ = createAgent({ name: 't', model: echoModel(), tools: [deleteTool(log)], store: memoryStore(), maxPendingApprovals: 3 });
+  const other: Principal = { ...boss, issuer: 'https://elsewhere.example' };
+  const paused = [];
+  for (let i = 0; i < 3; i++) paused.push(await static_.send(`/tool delete {"path":"/etc/f${i}"}`, { principal: boss }));
+  const refused = static_.send('/tool delete {"path":"/etc/over"}', { principal: boss, sessionId: 'over' });
+  await assert.rejects(refused, (error: unknown) => isCode('APPROVAL_LIMIT')(error) && /3 approvals pending/.test((error as Error).message));
+  await assert.rejects(static_.transcript('over'), isCode('SESSION_NOT_FOUND'), 'the refused run stored nothing');
+  // Other principals, calls without one, and runs that need no approval are not held back.
+  assert.equal((await static_.send('/tool delete {"path":"/etc/x"}', { principal: other })).status, 'awaiting-approval');
+  assert.equal((await static_.send('/tool delete {"path":"/etc/y"}')).status, 'awaiting-approval');
+  assert.equal((await static_.send('/tool delete {"path":"/tmp/z"}', { principal: boss })).status, 'completed');
+  // A decision frees a place.
+  await static_.decide(paused[0]!.approvals[0]!.id, { approved: false, principal: boss });
+  const again = await static_.send('/tool delete {"path":"/etc/again"}', { principal: boss });
+  assert.equal(again.status, 'awaiting-approval');
+  await assert.rejects(static_.send('/tool delete {"path":"/etc/more"}', { principal: boss }), isCode('APPROVAL_LIMIT'));
+  assert.throws(() => createAgent({ name: 't', model: echoModel(), maxPendingApprovals: 0 }), isCode('INVALID_AGENT'));
+});
+
+test('the default bound is 100 pending approvals per principal', async () => {
+  const agent = createAgent({ name: 't', model: echoModel(), tools: [deleteTool([])], store: memoryStore() });
+  for (let i = 0; i < 100; i++) assert.equal((await agent.send(`/tool delete {"path":"/etc/${i}"}`, { principal: boss })).status, 'awaiting-approval');
+  await assert.rejects(agent.send('/tool delete {"path":"/etc/101"}', { principal: boss }), isCode('APPROVAL_LIMIT'));
 });

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Model, ModelDelta, RunEvent, Tool } from '../src/agent/index.ts';
+import { captureConsoleError } from './helpers/console.ts';
 
 const isCode = (code: string) => (error: unknown) => error instanceof AgentError && error.code === code;
 
@@ -35,15 +36,30 @@ test('bad send input is INVALID_INPUT: message, session id, metadata, principal'
   await assert.rejects(agent.transcript('bad id'), isCode('INVALID_INPUT'));
 });
 
-test('a tool that throws is recorded as a tool error message and the run continues', async () => {
-  const agent = createAgent({ name: 't', model: echoModel(), tools: [flaky] });
+test('a tool that throws is recorded as a generic tool failure (tool "<name>" failed), the error goes to the server log, and the run continues', async () => {
+  const leaky: Tool = { ...flaky, name: 'db', execute: () => { throw new Error('connect postgres://app:s3cret-pw@db/prod failed'); } };
+  const agent = createAgent({ name: 't', model: echoModel(), tools: [leaky] });
   const events: RunEvent[] = [];
-  const result = await agent.send('/tool flaky {}', { onEvent: (e) => events.push(e) });
+  const { result, calls } = await captureConsoleError(() => agent.send('/tool db {}', { onEvent: (e) => events.push(e) }));
   assert.equal(result.status, 'completed');
+  assert.deepEqual(result.messages[2], { role: 'tool', toolCallId: 'call_1_0', content: 'Error: tool "db" failed' });
+  assert.equal(result.text, 'Tool results: db: Error: tool "db" failed', 'the model saw only the generic text');
+  assert.ok(events.some((e) => e.type === 'tool-error' && e.error === 'tool "db" failed'));
+  assert.deepEqual((await agent.transcript(result.sessionId)).messages, result.messages);
+  assert.ok(!JSON.stringify([result, events]).includes('s3cret'), 'the secret reaches neither the caller, the transcript nor the model');
+  assert.equal(calls.length, 1);
+  assert.match(String(calls[0]![0]), /tool "db" failed/);
+  assert.match((calls[0]![1] as Error).message, /s3cret/, 'the details are in the server log');
+});
+
+test('a tool that opts in with exposeErrors: true shows its error as is', async () => {
+  const agent = createAgent({ name: 't', model: echoModel(), tools: [{ ...flaky, exposeErrors: true }] });
+  const events: RunEvent[] = [];
+  const { result, calls } = await captureConsoleError(() => agent.send('/tool flaky {}', { onEvent: (e) => events.push(e) }));
   assert.deepEqual(result.messages[2], { role: 'tool', toolCallId: 'call_1_0', content: 'Error: disk full' });
   assert.equal(result.text, 'Tool results: flaky: Error: disk full');
   assert.ok(events.some((e) => e.type === 'tool-error' && e.error === 'disk full'));
-  assert.deepEqual((await agent.transcript(result.sessionId)).messages, result.messages);
+  assert.equal(calls.length, 0);
 });
 
 test('a model that calls an unknown tool gets a recorded failure, not a crash', async () => {
@@ -141,7 +157,7 @@ test('a model error before it pauses leaves no checkpoint and the session unchan
   assert.deepEqual((await agent.transcript('s')).messages, [
     { role: 'user', content: 'go' },
     { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'flaky', arguments: {} }] },
-    { role: 'tool', toolCallId: 'c1', content: 'Error: disk full' },
+    { role: 'tool', toolCallId: 'c1', content: 'Error: tool "flaky" failed' },
   ]);
   assert.equal([...data.keys()].some((key) => key.startsWith('checkpoint:')), false);
 });

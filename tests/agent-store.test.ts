@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { memoryStore } from '../src/agent/index.ts';
+import { MEMORY_STORE_DEFAULTS, memoryStore } from '../src/agent/index.ts';
 import type { Checkpoint, SessionRecord } from '../src/agent/index.ts';
+import { storeContract } from './helpers/store-contract.ts';
 
 const session = (): SessionRecord => ({ id: 's1', messages: [{ role: 'user', content: 'hi' }], audit: [], createdAt: 't0', updatedAt: 't0' });
 
@@ -45,4 +46,72 @@ test('memoryStore keys cannot reach the object prototype', async () => {
   await store.saveSession({ ...session(), id: '__proto__' });
   assert.equal((await store.loadSession('__proto__'))!.id, '__proto__');
   assert.equal(await store.loadSession('constructor'), undefined);
+});
+
+// The contract's records carry fixed past dates: without a ttl they are never too old.
+storeContract('memoryStore', async () => {
+  const data = new Map<string, string>();
+  return { store: memoryStore({ data, ttl: Infinity }), reopen: () => memoryStore({ data, ttl: Infinity }) };
+});
+
+/** A Map that counts how many entries were walked over by iteration (a scan). */
+class CountingMap extends Map<string, string> {
+  walked = 0;
+  override *entries(): MapIterator<[string, string]> {
+    for (const entry of super.entries()) {
+      this.walked++;
+      yield entry;
+    }
+  }
+  override [Symbol.iterator]() {
+    return this.entries();
+  }
+}
+
+test('memoryStore finds checkpoints by session and counts pending approvals by owner without walking other sessions\' records', async () => {
+  const data = new CountingMap();
+  const store = memoryStore({ data });
+  await store.saveCheckpoint({ approvalId: 'mine', sessionId: 'mine', metadata: {}, owner: ['jwt', null, 'me'] });
+  for (let i = 0; i < 2000; i++) await store.saveCheckpoint({ approvalId: `a${i}`, sessionId: `s${i}`, metadata: {}, owner: ['jwt', null, `u${i}`] });
+  data.walked = 0;
+  assert.equal((await store.listCheckpoints('mine')).length, 1);
+  assert.equal(await store.countCheckpoints!(['jwt', null, 'me']), 1);
+  assert.equal((await store.listSessions!({ owner: ['jwt', null, 'me'], limit: 10 })).length, 0);
+  assert.equal(data.walked, 0);
+});
+
+test('memoryStore({ maxSessions, ttl }) bounds what it keeps: past maxSessions the least recently updated session goes, with its checkpoints', async () => {
+  const store = memoryStore({ maxSessions: 3 });
+  for (const id of ['s1', 's2', 's3']) await store.saveSession({ ...session(), id });
+  await store.saveCheckpoint({ approvalId: 'a1', sessionId: 's1', metadata: {} });
+  await store.saveSession({ ...session(), id: 's2' });
+  await store.saveSession({ ...session(), id: 's4' });
+  assert.equal(await store.loadSession('s1'), undefined, 's1 was the least recently updated');
+  assert.equal(await store.loadCheckpoint('a1'), undefined);
+  for (const id of ['s2', 's3', 's4']) assert.equal((await store.loadSession(id))?.id, id);
+  for (let i = 0; i < 100; i++) await store.saveSession({ ...session(), id: `many-${i}` });
+  const kept = await Promise.all(Array.from({ length: 100 }, (_, i) => store.loadSession(`many-${i}`)));
+  assert.equal(kept.filter(Boolean).length, 3);
+});
+
+test('memoryStore({ ttl }): a session not updated for ttl ms is gone, with its checkpoints; an updated one stays', async () => {
+  const store = memoryStore({ ttl: 40 });
+  await store.saveSession({ ...session(), id: 'idle' });
+  await store.saveSession({ ...session(), id: 'busy' });
+  await store.saveCheckpoint({ approvalId: 'a-idle', sessionId: 'idle', metadata: {} });
+  for (let i = 0; i < 4; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 15));
+    await store.saveSession({ ...session(), id: 'busy' });
+  }
+  assert.equal(await store.loadSession('idle'), undefined);
+  assert.equal(await store.loadCheckpoint('a-idle'), undefined);
+  assert.equal((await store.loadSession('busy'))?.id, 'busy');
+});
+
+test('memoryStore: defaults are documented values that bound memory; options that cannot work are refused', () => {
+  assert.deepEqual({ ...MEMORY_STORE_DEFAULTS }, { maxSessions: 1000, ttl: 24 * 60 * 60 * 1000 });
+  for (const options of [{ maxSessions: 0 }, { maxSessions: 1.5 }, { ttl: 0 }, { ttl: -1 }, { ttl: Number.NaN }, { data: {} as never }]) {
+    assert.throws(() => memoryStore(options), TypeError, JSON.stringify(options));
+  }
+  memoryStore({ ttl: Infinity, maxSessions: 1 });
 });

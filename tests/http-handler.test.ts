@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { agentHandler, MAX_BODY_BYTES } from '../src/http/index.ts';
 import { apiToken, AuthError, basic, jwt, wwwAuthenticateLines } from '../src/auth/index.ts';
-import { createAgent, memoryStore } from '../src/agent/index.ts';
+import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { AuthFn, AuthOption, Principal } from '../src/auth/index.ts';
 import { captureConsoleError } from './helpers/console.ts';
 import { basicAuthorization } from './helpers/requests.ts';
@@ -363,7 +363,7 @@ test('a wrong method answers 405 with Allow (behind auth: 401 first)', async () 
   const cases: [string, string, string][] = [
     ['GET', '', 'POST'],
     ['PUT', '/chat', 'POST'],
-    ['DELETE', '/chat/abc', 'GET'],
+    ['PUT', '/chat/abc', 'GET'],
     ['POST', '/approvals', 'GET'],
     ['GET', '/approvals/abc', 'POST'],
     ['GET', '/ui', 'POST'],
@@ -542,4 +542,20 @@ test('no warning with auth, or without auth outside production', async () => {
     withNodeEnv(undefined, () => agentHandler(agent));
   });
   assert.deepEqual(warnings, []);
+});
+
+test('a tool failure reaches the HTTP caller (JSON and event stream) only as tool "<name>" failed; the details go to the server log', async () => {
+  const secretTool = { name: 'db', description: '', parameters: { type: 'object' }, execute: () => { throw new Error('password=hunter2-secret'); } };
+  const agent = createAgent({ name: 't', model: echoModel(), tools: [secretTool], store: memoryStore() });
+  const handler = agentHandler(agent, { basePath: '/agent' });
+  const { result: bodies, calls } = await captureConsoleError(async () => [
+    await (await handler(post('', { message: '/tool db {}' }))).text(),
+    await (await handler(post('/chat', { message: '/tool db {}' }, { accept: 'text/event-stream' }))).text(),
+  ]);
+  for (const body of bodies) {
+    assert.match(body, /tool \\"db\\" failed/);
+    assert.ok(!body.includes('hunter2'), body);
+  }
+  assert.equal(calls.length, 2);
+  assert.ok(calls.every((args) => String((args[1] as Error).message).includes('hunter2')));
 });

@@ -4,6 +4,7 @@ import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import { modelTurn } from './model-turn.ts';
+import { checkLimit, decodeCursor, encodeCursor, isAnonymous, mayUse, ownerKey, titleOf } from './sessions.ts';
 import { memoryStore } from './store.ts';
 import { approvalNeeded, denial, indexTools, runTool, toolSpecs, type Answer } from './tools.ts';
 import type {
@@ -15,16 +16,22 @@ import type {
   Message,
   Model,
   PendingApproval,
+  Principal,
   RunContext,
   RunEvent,
   RunResult,
   SendOptions,
+  OwnerKey,
+  SessionMode,
   SessionRecord,
+  Store,
   Tool,
   ToolCall,
 } from './types.ts';
 
 const DEFAULT_MAX_STEPS = 10;
+/** Default of `maxPendingApprovals`: approvals one principal may have pending at once. */
+export const DEFAULT_MAX_PENDING_APPROVALS = 100;
 
 /** What a paused run keeps, besides the `Checkpoint` fields: all of it JSON. */
 interface RunCheckpoint extends Checkpoint {
@@ -52,6 +59,10 @@ interface Run {
   setup: Setup;
   signal: AbortSignal | undefined;
   emit: (event: RunEvent) => void;
+  /** The store of this turn (a database store's locked connection). */
+  store: Store;
+  /** Whose pending approvals this run's checkpoint counts against. */
+  owner: OwnerKey | undefined;
 }
 
 /**
@@ -64,7 +75,12 @@ interface Run {
  * caller-chosen id that does not exist yet is created by its first send. The stored
  * transcript only ever moves between consistent states (a user message with the model's
  * answer, every tool call answered or waiting in a checkpoint): a run that fails leaves it at
- * the last one. Runs of one session on one agent take turns.
+ * the last one. Runs of one session take turns (under the store's `withSession` lock when it
+ * has one, else within this agent).
+ *
+ * `sessions: 'owned'` binds each session to the principal that created it (design §9): for any
+ * other principal every call answers exactly as for an unknown id; a call without a principal
+ * is trusted server code and reaches every session.
  * @example
  * const agent = createAgent({
  *   name: 'support',
@@ -75,7 +91,8 @@ interface Run {
  */
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'createAgent(): options must be an object');
-  const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS } = options;
+  const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared' } = options;
+  const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   if (typeof name !== 'string' || name === '') throw new AgentError('INVALID_AGENT', 'createAgent(): name must be a non-empty string');
   if (typeof model !== 'function' && typeof model?.generate !== 'function') {
     throw new AgentError('INVALID_AGENT', 'createAgent(): model must be a Model or a function returning one');
@@ -85,13 +102,21 @@ export function createAgent(options: AgentOptions): Agent {
   }
   if (memory !== undefined && typeof memory?.scope !== 'function') throw new AgentError('INVALID_AGENT', 'createAgent(): memory.scope must be a function');
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new AgentError('INVALID_AGENT', 'createAgent(): maxSteps must be a positive integer');
+  if (sessions !== 'shared' && sessions !== 'owned') throw new AgentError('INVALID_AGENT', "createAgent(): sessions must be 'shared' or 'owned'");
+  if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
+    throw new AgentError('INVALID_AGENT', "createAgent(): sessions: 'owned' needs a store with listSessions and deleteSession");
+  }
+  const mode: SessionMode = sessions;
+  if (!Number.isInteger(maxPendingApprovals) || maxPendingApprovals < 1) {
+    throw new AgentError('INVALID_AGENT', 'createAgent(): maxPendingApprovals must be a positive integer');
+  }
   const reserved = memory === undefined ? [] : [REMEMBER];
   if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
   // A static agent never calls a function with a run context, so nothing of it can use the
   // principal: its checkpoints keep none, and a paused static run resumes without one.
   const dynamic = typeof model === 'function' || typeof instructions === 'function' || typeof tools === 'function';
 
-  async function prepare(context: RunContext, namespace: string | undefined): Promise<Setup> {
+  async function prepare(context: RunContext, namespace: string | undefined, store: Store): Promise<Setup> {
     const runModel = typeof model === 'function' ? await model(context) : model;
     if (typeof runModel?.generate !== 'function') throw new AgentError('INVALID_AGENT', 'the model function must return a Model');
     const text = typeof instructions === 'function' ? await instructions(context) : instructions;
@@ -103,6 +128,9 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   const exclusive = keyedQueue();
+  /** Runs one turn of a session under the store's per-session lock, or this agent's own queue. */
+  const turn = <T>(sessionId: string, body: (store: Store) => Promise<T>): Promise<T> =>
+    typeof store.withSession === 'function' ? store.withSession(sessionId, body) : exclusive(sessionId, () => body(store));
 
   /** Runs `body` as one observed run: `start` first, then its events, then `finish`, or `error` when it fails. */
   async function observe(
@@ -133,7 +161,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function commit(run: Run): Promise<void> {
     run.session.messages = run.messages;
     run.session.updatedAt = new Date().toISOString();
-    await store.saveSession(run.session);
+    await run.store.saveSession(run.session);
   }
 
   const result = (run: Run, status: RunResult['status'], approvals: PendingApproval[]): RunResult => ({
@@ -166,6 +194,9 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function pause(run: Run, call: ToolCall): Promise<RunResult> {
+    if (run.owner !== undefined && typeof run.store.countCheckpoints === 'function' && (await run.store.countCheckpoints(run.owner)) >= maxPendingApprovals) {
+      throw new AgentError('APPROVAL_LIMIT', `this caller already has ${maxPendingApprovals} approvals pending; decide some before starting runs that need one`);
+    }
     const approval: PendingApproval = { id: randomId(), tool: call.name, arguments: call.arguments, toolCallId: call.id };
     const { principal, sessionId, metadata } = run.context;
     const checkpoint: RunCheckpoint = {
@@ -180,9 +211,10 @@ export function createAgent(options: AgentOptions): Agent {
       createdAt: new Date().toISOString(),
     };
     if (dynamic && principal !== undefined) checkpoint.principal = principal;
+    if (run.owner !== undefined) checkpoint.owner = run.owner;
     if (run.namespace !== undefined) checkpoint.namespace = run.namespace;
     // The checkpoint first: a session whose call is unanswered always has one.
-    await store.saveCheckpoint(checkpoint);
+    await run.store.saveCheckpoint(checkpoint);
     await commit(run);
     run.emit({ type: 'approval-request', approval });
     run.emit({ type: 'step-finish' });
@@ -223,24 +255,49 @@ export function createAgent(options: AgentOptions): Agent {
     return { id, messages: [], audit: [], createdAt: now, updatedAt: now };
   };
 
+  const sessionNotFound = () => new AgentError('SESSION_NOT_FOUND', 'no session has this id');
+
+  /** The session `principal` may use, or `undefined`: unknown and not the caller's look the same. */
+  async function usableSession(turnStore: Store, sessionId: string, principal: Principal | undefined): Promise<SessionRecord | undefined> {
+    const session = await turnStore.loadSession(sessionId);
+    return session !== undefined && mayUse(mode, session, principal) ? session : undefined;
+  }
+
+  /** The session a send continues or creates, or the refusal that answers it (design §9). */
+  async function sessionToSend(turnStore: Store, sessionId: string, chosen: boolean, principal: Principal | undefined, message: string): Promise<SessionRecord> {
+    const stored = await turnStore.loadSession(sessionId);
+    if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
+    if (mode === 'owned' && principal !== undefined && chosen && isAnonymous(principal)) {
+      // An anonymous caller's new sessions get server-made ids; an id of someone else's session answers the same.
+      throw new AgentError('INVALID_INPUT', 'an anonymous caller cannot choose the sessionId of a new session; send without sessionId');
+    }
+    if (stored !== undefined) throw sessionNotFound();
+    const session = newSession(sessionId);
+    session.title = titleOf(message);
+    if (mode === 'owned' && principal !== undefined) session.owner = ownerKey(principal);
+    return session;
+  }
+
   async function send(message: string, sendOptions: SendOptions = {}): Promise<RunResult> {
     if (typeof message !== 'string' || message === '') throw new AgentError('INVALID_INPUT', 'message must be a non-empty string');
     const { signal } = sendOptions;
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
-    return exclusive(sessionId, () =>
-      observe(sendOptions, sessionId, async (emit) => {
-        if ((await store.listCheckpoints(sessionId)).length > 0) {
+    return turn(sessionId, async (turnStore) => {
+      // Checked before the run is observed: a refused caller sees no event of someone else's session.
+      const session = await sessionToSend(turnStore, sessionId, sendOptions.sessionId !== undefined, principal, message);
+      return observe(sendOptions, sessionId, async (emit) => {
+        if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
           throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
         }
-        const session = (await store.loadSession(sessionId)) ?? newSession(sessionId);
         const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
-        const setup = await prepare(context, namespace);
+        const setup = await prepare(context, namespace, turnStore);
         const messages: Message[] = [...session.messages, { role: 'user', content: message }];
-        return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit }, false);
-      }),
-    );
+        const owner = principal === undefined ? undefined : ownerKey(principal);
+        return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, store: turnStore, owner }, false);
+      });
+    });
   }
 
   async function decide(approvalId: string, decision: DecideOptions): Promise<RunResult> {
@@ -255,16 +312,19 @@ export function createAgent(options: AgentOptions): Agent {
     const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
     if (found === undefined) throw notFound();
     const { sessionId } = found;
-    return exclusive(sessionId, () =>
-      observe(decision, sessionId, async (emit) => {
-        const checkpoint = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
-        if (checkpoint === undefined) throw notFound();
+    return turn(sessionId, async (turnStore) => {
+      const checkpoint = (await turnStore.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
+      if (checkpoint === undefined) throw notFound();
+      const stored = await turnStore.loadSession(sessionId);
+      // Someone else's approval answers as an unknown one, before any event names its session.
+      if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy))) throw notFound();
+      const session = stored ?? newSession(sessionId);
+      return observe(decision, sessionId, async (emit) => {
         // The run resumes as the principal it started with; the decider is only recorded.
         const context = runContext(checkPrincipal(checkpoint.principal, 'the checkpoint principal'), sessionId, checkMetadata(checkpoint.metadata));
-        const setup = await prepare(context, checkpoint.namespace);
-        const session = (await store.loadSession(sessionId)) ?? newSession(sessionId);
+        const setup = await prepare(context, checkpoint.namespace, turnStore);
         // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
-        if (!(await store.deleteCheckpoint(approvalId))) throw notFound();
+        if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
         const { pending } = checkpoint;
         const entry: AuditEntry = { type: 'approval-decided', approvalId, tool: pending.name, approved, at: new Date().toISOString() };
         if (reason !== undefined) entry.reason = reason;
@@ -281,29 +341,69 @@ export function createAgent(options: AgentOptions): Agent {
           setup,
           signal,
           emit,
+          store: turnStore,
+          owner: checkpoint.owner,
         };
         emit({ type: 'step-start' });
         record(run, approved ? await runTool(setup.tools.get(pending.name), pending, toolContext(run)) : denial(pending, reason));
         return loop(run, true);
-      }),
-    );
+      });
+    });
+  }
+
+  const callerOf = (options: { principal?: unknown } | undefined) => checkPrincipal(options?.principal);
+
+  async function pendingApprovals(sessionId: string, options?: { principal?: Principal }): Promise<PendingApproval[]> {
+    const id = checkSessionId(sessionId);
+    const principal = callerOf(options);
+    if (mode === 'owned' && (await usableSession(store, id, principal)) === undefined) throw sessionNotFound();
+    const checkpoints = (await store.listCheckpoints(id)) as RunCheckpoint[];
+    return checkpoints.map(({ approvalId, pending }) => ({ id: approvalId, tool: pending.name, arguments: pending.arguments, toolCallId: pending.id }));
+  }
+
+  async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
+    if (mode !== 'owned') throw new AgentError('INVALID_INPUT', "listSessions() needs an agent created with sessions: 'owned'");
+    if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_INPUT', 'listSessions() needs { principal }');
+    const principal = callerOf(options);
+    if (principal === undefined) throw new AgentError('INVALID_INPUT', 'listSessions() needs the principal whose sessions to list');
+    if (isAnonymous(principal)) throw new AgentError('FORBIDDEN', 'an anonymous caller owns no sessions');
+    const limit = checkLimit(options.limit);
+    const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    const rows = await store.listSessions!({ owner: ownerKey(principal), limit: limit + 1, ...(after !== undefined && { after }) });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      sessions: page.map(({ id, createdAt, updatedAt, title, pendingApprovals }) => ({ sessionId: id, createdAt, updatedAt, title, pendingApprovals })),
+      nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last) : null,
+    };
+  }
+
+  async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
+    const id = checkSessionId(sessionId);
+    const principal = callerOf(options);
+    if (typeof store.deleteSession !== 'function') throw new AgentError('INVALID_AGENT', 'deleteSession() needs a store with deleteSession');
+    await turn(id, async (turnStore) => {
+      const session = await usableSession(turnStore, id, principal);
+      if (session === undefined) throw sessionNotFound();
+      await turnStore.deleteSession!(id);
+    });
   }
 
   return Object.freeze({
     name,
+    sessions: mode,
     send,
     session(id: string) {
       return Object.freeze({ id, send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) => send(message, { ...sessionOptions, sessionId: id }) });
     },
     decide,
-    async transcript(sessionId: string) {
-      const session = await store.loadSession(checkSessionId(sessionId));
-      if (session === undefined) throw new AgentError('SESSION_NOT_FOUND', 'no session has this id');
+    async transcript(sessionId: string, options?: { principal?: Principal }) {
+      const session = await usableSession(store, checkSessionId(sessionId), callerOf(options));
+      if (session === undefined) throw sessionNotFound();
       return { sessionId, messages: session.messages, audit: session.audit };
     },
-    async pendingApprovals(sessionId: string) {
-      const checkpoints = (await store.listCheckpoints(checkSessionId(sessionId))) as RunCheckpoint[];
-      return checkpoints.map(({ approvalId, pending }) => ({ id: approvalId, tool: pending.name, arguments: pending.arguments, toolCallId: pending.id }));
-    },
+    pendingApprovals,
+    listSessions,
+    deleteSession,
   });
 }

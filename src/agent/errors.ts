@@ -4,6 +4,8 @@ export type AgentErrorCode =
   | 'SESSION_NOT_FOUND'
   | 'APPROVAL_NOT_FOUND'
   | 'APPROVAL_PENDING'
+  | 'FORBIDDEN'
+  | 'APPROVAL_LIMIT'
   | 'MODEL_ERROR';
 
 /**
@@ -11,7 +13,8 @@ export type AgentErrorCode =
  * tools a dynamic agent resolved, that cannot work), `INVALID_INPUT` (a bad message, session
  * id, metadata, principal or decision), `SESSION_NOT_FOUND`, `APPROVAL_NOT_FOUND` (unknown or
  * already decided), `APPROVAL_PENDING` (a session whose run waits for a decision cannot take
- * a new message), `MODEL_ERROR` (the model failed; the stored session is left as it was).
+ * a new message), `FORBIDDEN` (an anonymous principal listing sessions: it owns none),
+ * `APPROVAL_LIMIT` (the principal already has `maxPendingApprovals` approvals pending), `MODEL_ERROR` (the model failed; the stored session is left as it was).
  * @example
  * try { await agent.transcript(id); } catch (e) { if (e instanceof AgentError && e.code === 'SESSION_NOT_FOUND') … }
  */

@@ -15,6 +15,8 @@ export async function memoryNamespace(memory: MemoryOptions, principal: Principa
 export function rememberTool(store: Store, namespace: string): Tool<{ note: string }> {
   return {
     name: REMEMBER,
+    // Its errors are its own input checks, written for the model.
+    exposeErrors: true,
     description: 'Save a short note to remember in later conversations (a fact or preference worth keeping).',
     parameters: { type: 'object', properties: { note: { type: 'string', maxLength: MAX_NOTE } }, required: ['note'], additionalProperties: false },
     async execute({ note }) {

@@ -1,15 +1,51 @@
+import { keyedQueue } from './key-queue.ts';
+import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, SessionRecord, Store } from './types.ts';
 
+export interface MemoryStoreOptions {
+  /** Most sessions kept; past it the least recently updated session is dropped, with its checkpoints. Default 1,000. */
+  maxSessions?: number;
+  /** Milliseconds a session is kept after its last update, then dropped with its checkpoints. Default 24 hours. */
+  ttl?: number;
+  /** The map the records live in (JSON text), to hand the contents to a later instance, as a restart would. */
+  data?: Map<string, string>;
+}
+
+export const MEMORY_STORE_DEFAULTS = Object.freeze({ maxSessions: 1000, ttl: 24 * 60 * 60 * 1000 });
+
+/** What one instance derives from `data` on first use and keeps in step: the indexes and the sessions' recency. */
+interface Index {
+  checkpointsOf: Map<string, Set<string>>;
+  /** Owner key (JSON) → approval ids of the checkpoints it has pending. */
+  pendingOf: Map<string, Set<string>>;
+  sessionsOf: Map<string, Set<string>>;
+  /** Session id → time of its last save; iteration order is oldest first. */
+  recency: Map<string, number>;
+}
+
 /**
- * An in-memory `Store`. Records are kept as JSON text, so what a caller loads is always a
- * fresh copy (mutating it never changes the store) and only JSON-serializable data gets in,
- * exactly as with a durable store. Pass `data` to share the contents between instances, as a
- * process restarting on the same database would; `new Map(JSON.parse(JSON.stringify([...data])))`
- * round-trips it.
+ * An in-memory `Store`, for development and tests: everything is lost when the process ends,
+ * and to bound memory it keeps at most `maxSessions` sessions (default 1,000; the least
+ * recently updated goes first) for at most `ttl` ms after their last update (default 24 h);
+ * a dropped session's checkpoints (pending approvals) go with it. Memory notes are kept.
+ * Records are kept as JSON text, so what a caller loads is always a fresh copy and only
+ * JSON-serializable data gets in, exactly as with a durable store. Checkpoints are indexed by
+ * session and sessions by owner, so no call reads other sessions' records.
+ *
+ * `data` hands the contents to a later instance, as a process restarting on the same database
+ * would (`new Map(JSON.parse(JSON.stringify([...data])))` round-trips it); an instance reads
+ * `data` once, at its first call, so two instances must not share it at the same time.
+ * A `Map` in place of the options is taken as `data`.
  * @example
- * const agent = createAgent({ name: 'demo', model: echoModel(), store: memoryStore() });
+ * const agent = createAgent({ name: 'demo', model: echoModel(), store: memoryStore({ maxSessions: 100, ttl: 60 * 60_000 }) });
  */
-export function memoryStore(data: Map<string, string> = new Map()): Store {
+export function memoryStore(options: MemoryStoreOptions | Map<string, string> = {}): Store {
+  const settings = options instanceof Map ? { data: options } : options;
+  const { data = new Map<string, string>(), maxSessions = MEMORY_STORE_DEFAULTS.maxSessions, ttl = MEMORY_STORE_DEFAULTS.ttl } = settings;
+  if (!(data instanceof Map)) throw new TypeError('memoryStore(): data must be a Map');
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new TypeError('memoryStore(): maxSessions must be a positive integer');
+  if (typeof ttl !== 'number' || !(ttl > 0)) throw new TypeError('memoryStore(): ttl must be a positive number of milliseconds (Infinity: never)');
+
   const read = <T>(key: string): T | undefined => {
     const text = data.get(key);
     return text === undefined ? undefined : (JSON.parse(text) as T);
@@ -20,31 +56,111 @@ export function memoryStore(data: Map<string, string> = new Map()): Store {
   const sessionKey = (id: string) => `session:${id}`;
   const checkpointKey = (approvalId: string) => `checkpoint:${approvalId}`;
   const memoryKey = (namespace: string) => `memory:${namespace}`;
+  const ownerText = (record: { owner?: unknown } | undefined) => (Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined);
 
-  return {
+  const add = (map: Map<string, Set<string>>, key: string, value: string) => {
+    const set = map.get(key);
+    if (set === undefined) map.set(key, new Set([value]));
+    else set.add(value);
+  };
+  const remove = (map: Map<string, Set<string>>, key: string | undefined, value: string) => {
+    const set = key === undefined ? undefined : map.get(key);
+    if (set === undefined) return;
+    set.delete(value);
+    if (set.size === 0) map.delete(key as string);
+  };
+
+  let built: Index | undefined;
+  function index(): Index {
+    if (built !== undefined) return built;
+    const fresh: Index = { checkpointsOf: new Map(), pendingOf: new Map(), sessionsOf: new Map(), recency: new Map() };
+    const sessions: [string, number][] = [];
+    for (const [key, text] of data) {
+      if (key.startsWith('checkpoint:')) {
+        const checkpoint = JSON.parse(text) as Checkpoint;
+        add(fresh.checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
+        const owner = ownerText(checkpoint);
+        if (owner !== undefined) add(fresh.pendingOf, owner, checkpoint.approvalId);
+      } else if (key.startsWith('session:')) {
+        const record = JSON.parse(text) as SessionRecord;
+        const owner = ownerText(record);
+        if (owner !== undefined) add(fresh.sessionsOf, owner, record.id);
+        sessions.push([record.id, Math.min(Date.parse(record.updatedAt) || Infinity, Date.now())]);
+      }
+    }
+    for (const [id, at] of sessions.sort((a, b) => a[1] - b[1])) fresh.recency.set(id, at);
+    return (built = fresh);
+  }
+
+  function drop(id: string): boolean {
+    const { checkpointsOf, sessionsOf, recency } = index();
+    const record = read<SessionRecord>(sessionKey(id));
+    remove(sessionsOf, ownerText(record), id);
+    recency.delete(id);
+    let removed = data.delete(sessionKey(id));
+    for (const approvalId of checkpointsOf.get(id) ?? []) removed = forgetCheckpoint(approvalId) || removed;
+    checkpointsOf.delete(id);
+    return removed;
+  }
+
+  function forgetCheckpoint(approvalId: string): boolean {
+    const checkpoint = read<Checkpoint>(checkpointKey(approvalId));
+    if (checkpoint === undefined) return false;
+    const { checkpointsOf, pendingOf } = index();
+    remove(checkpointsOf, checkpoint.sessionId, approvalId);
+    remove(pendingOf, ownerText(checkpoint), approvalId);
+    return data.delete(checkpointKey(approvalId));
+  }
+
+  /** Drops expired sessions and those past `maxSessions`, oldest first. */
+  function sweep(): void {
+    const now = Date.now();
+    const { recency } = index();
+    for (const [id, at] of recency) {
+      if (recency.size <= maxSessions && now - at < ttl) break;
+      drop(id);
+    }
+  }
+
+  const listIds = (sessionId: string) => [...(index().checkpointsOf.get(sessionId) ?? [])];
+
+  const exclusive = keyedQueue();
+  const store: Store = {
     async loadSession(id) {
+      sweep();
       return read<SessionRecord>(sessionKey(id));
     },
     async saveSession(record) {
+      const { sessionsOf, recency } = index();
+      remove(sessionsOf, ownerText(read<SessionRecord>(sessionKey(record.id))), record.id);
       write(sessionKey(record.id), record);
+      const owner = ownerText(record);
+      if (owner !== undefined) add(sessionsOf, owner, record.id);
+      recency.delete(record.id);
+      recency.set(record.id, Date.now());
+      sweep();
     },
     async loadCheckpoint(approvalId) {
+      sweep();
       return read<Checkpoint>(checkpointKey(approvalId));
     },
     async saveCheckpoint(checkpoint) {
+      forgetCheckpoint(checkpoint.approvalId);
       write(checkpointKey(checkpoint.approvalId), checkpoint);
+      add(index().checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
+      const owner = ownerText(checkpoint);
+      if (owner !== undefined) add(index().pendingOf, owner, checkpoint.approvalId);
     },
     async deleteCheckpoint(approvalId) {
-      return data.delete(checkpointKey(approvalId));
+      return forgetCheckpoint(approvalId);
+    },
+    async countCheckpoints(owner) {
+      sweep();
+      return index().pendingOf.get(JSON.stringify(owner))?.size ?? 0;
     },
     async listCheckpoints(sessionId) {
-      const found: Checkpoint[] = [];
-      for (const [key, text] of data) {
-        if (!key.startsWith('checkpoint:')) continue;
-        const checkpoint = JSON.parse(text) as Checkpoint;
-        if (checkpoint.sessionId === sessionId) found.push(checkpoint);
-      }
-      return found;
+      sweep();
+      return listIds(sessionId).flatMap((approvalId) => read<Checkpoint>(checkpointKey(approvalId)) ?? []);
     },
     async loadMemory(namespace) {
       return read<string[]>(memoryKey(namespace)) ?? [];
@@ -54,5 +170,16 @@ export function memoryStore(data: Map<string, string> = new Map()): Store {
       notes.push(note);
       write(memoryKey(namespace), notes);
     },
+    async listSessions(query) {
+      sweep();
+      const ids = index().sessionsOf.get(JSON.stringify(query.owner)) ?? [];
+      const records = [...ids].flatMap((id) => read<SessionRecord>(sessionKey(id)) ?? []);
+      return pageOf(records, query).map((record) => summaryOf(record, listIds(record.id).length));
+    },
+    async deleteSession(id) {
+      return drop(id);
+    },
+    withSession: (sessionId, turn) => exclusive(sessionId, () => turn(store)),
   };
+  return store;
 }

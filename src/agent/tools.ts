@@ -27,6 +27,19 @@ export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
 
 export type Answer = { message: Message; event: RunEvent };
 
+/**
+ * What a tool's own failure (its `execute` or its approval policy threw) shows the model, the
+ * transcript and the caller: `tool "<name>" failed`, unless the tool opts in with
+ * `exposeErrors: true`. The error itself goes to the server log, since its text may hold
+ * anything (a connection string with its password).
+ */
+function toolFailure(tool: Tool, call: ToolCall, error: unknown, source: 'execute' | 'policy'): Answer {
+  const detail = source === 'policy' ? `the approval policy of "${tool.name}" failed: ${messageOf(error)}` : messageOf(error);
+  if (tool.exposeErrors === true) return failure(call, detail);
+  console.error(`agentgate: tool "${tool.name}" failed${source === 'policy' ? ' (its approval policy)' : ''}`, error);
+  return failure(call, `tool "${tool.name}" failed`);
+}
+
 const failure = (call: ToolCall, error: string): Answer => ({
   message: { role: 'tool', toolCallId: call.id, content: `Error: ${error}` },
   event: { type: 'tool-error', toolCallId: call.id, error },
@@ -42,7 +55,7 @@ export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolea
   try {
     answer = await tool.needsApproval(structuredClone(call.arguments));
   } catch (error) {
-    return failure(call, `the approval policy of "${tool.name}" failed: ${messageOf(error)}`);
+    return toolFailure(tool, call, error, 'policy');
   }
   if (typeof answer !== 'boolean') return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
   return answer;
@@ -62,7 +75,7 @@ export async function runTool(tool: Tool | undefined, call: ToolCall, context: T
     // The event carries what the model sees: the string itself, or the output's JSON form.
     output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
   } catch (error) {
-    return failure(call, messageOf(error));
+    return toolFailure(tool, call, error, 'execute');
   }
   if (content === undefined) return failure(call, `the output of "${tool.name}" is not JSON`);
   return { message: { role: 'tool', toolCallId: call.id, content }, event: { type: 'tool-result', toolCallId: call.id, output } };

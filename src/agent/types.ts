@@ -42,6 +42,12 @@ export interface Tool<Args = any> {
   execute(args: Args, context: ToolContext): unknown | Promise<unknown>;
   /** The approval policy: a boolean, or a function of the arguments (never of the principal). */
   needsApproval?: boolean | ((args: Args) => boolean | Promise<boolean>);
+  /**
+   * `true`: what `execute` (or the approval policy) throws is shown as is to the model, the
+   * transcript and the caller, e.g. "city not found". Default: they see only
+   * `tool "<name>" failed`, and the error goes to the server log.
+   */
+  exposeErrors?: boolean;
 }
 
 /** A value (static agent) or a function of the run context, possibly async (dynamic agent). */
@@ -66,7 +72,22 @@ export interface AgentOptions {
   store?: Store;
   /** Bound of the tool loop: model turns per run (default 10). */
   maxSteps?: number;
+  /**
+   * `'shared'` (default, the spec's rule): any caller who passes auth and knows a session id may
+   * use it. `'owned'`: each session belongs to the principal that created it, and every other
+   * principal gets exactly what an unknown id gets. The store must implement `listSessions` and
+   * `deleteSession`.
+   */
+  sessions?: SessionMode;
+  /**
+   * Most approvals one principal may have pending at once, over all its sessions (default 100):
+   * a run that would pause past it fails with `APPROVAL_LIMIT` (HTTP 429). Calls without a
+   * principal are not counted. Needs a store with `countCheckpoints`.
+   */
+  maxPendingApprovals?: number;
 }
+
+export type SessionMode = 'shared' | 'owned';
 
 export interface PendingApproval { id: string; tool: string; arguments: unknown; toolCallId: string }
 
@@ -110,6 +131,30 @@ export interface DecideOptions {
   onEvent?: (event: RunEvent) => void;
 }
 
+/** The caller of a reading or deleting call: without `principal` the call is trusted server code and sees every session. */
+export interface CallerOptions { principal?: Principal }
+
+export interface ListSessionsOptions {
+  /** Whose sessions: required (an anonymous principal owns none and is refused with `FORBIDDEN`). */
+  principal: Principal;
+  /** 1 to 100, default 20. */
+  limit?: number;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** One of a principal's sessions as `listSessions` lists it. */
+export interface SessionListing {
+  sessionId: string;
+  createdAt: string;
+  updatedAt: string;
+  /** The first user message, cut to 80 characters. */
+  title: string;
+  pendingApprovals: number;
+}
+
+export interface SessionPage { sessions: SessionListing[]; nextCursor: string | null }
+
 export interface AgentSession {
   readonly id: string;
   send(message: string, options?: Omit<SendOptions, 'sessionId'>): Promise<RunResult>;
@@ -117,14 +162,20 @@ export interface AgentSession {
 
 export interface Agent {
   readonly name: string;
+  /** Who may use a session: `'shared'` (anyone with its id) or `'owned'` (its creator only). */
+  readonly sessions: SessionMode;
   send(message: string, options?: SendOptions): Promise<RunResult>;
   session(id: string): AgentSession;
   /** Resumes the paused run waiting on `approvalId`; throws `AgentError` ('APPROVAL_NOT_FOUND') when unknown or already decided. */
   decide(approvalId: string, decision: DecideOptions): Promise<RunResult>;
-  /** The transcript of a session; throws `AgentError` ('SESSION_NOT_FOUND') when unknown. */
-  transcript(sessionId: string): Promise<{ sessionId: string; messages: Message[]; audit: AuditEntry[] }>;
-  /** Approvals waiting in a session (empty for an unknown session). */
-  pendingApprovals(sessionId: string): Promise<PendingApproval[]>;
+  /** The transcript of a session; throws `AgentError` ('SESSION_NOT_FOUND') when unknown (or, under `'owned'`, not the caller's). */
+  transcript(sessionId: string, options?: CallerOptions): Promise<{ sessionId: string; messages: Message[]; audit: AuditEntry[] }>;
+  /** Approvals waiting in a session: empty for an unknown session under `'shared'`, `SESSION_NOT_FOUND` under `'owned'`. */
+  pendingApprovals(sessionId: string, options?: CallerOptions): Promise<PendingApproval[]>;
+  /** The principal's own sessions, most recently updated first (`'owned'` agents only). */
+  listSessions(options: ListSessionsOptions): Promise<SessionPage>;
+  /** Removes a session with its transcript, checkpoints and pending approvals; `SESSION_NOT_FOUND` as for `transcript`. */
+  deleteSession(sessionId: string, options?: CallerOptions): Promise<void>;
 }
 
 /** A decision on an approval, kept beside the transcript for audit. */
@@ -138,12 +189,42 @@ export interface AuditEntry {
   at: string;
 }
 
+/**
+ * Who owns a session: `[authenticator, issuer ?? null, id]` of the principal that created it.
+ * Two principals own the same session only when all three are equal. A SQL store keeps it as
+ * three columns (issuer nullable) with an index on them and `updated_at`.
+ */
+export type OwnerKey = readonly [authenticator: string, issuer: string | null, id: string];
+
 export interface SessionRecord {
   id: string;
   messages: Message[];
   audit: AuditEntry[];
   createdAt: string;
   updatedAt: string;
+  /** Set once, when an `'owned'` agent creates the session with a principal; absent: no owner (only trusted code reaches it). */
+  owner?: OwnerKey;
+  /** The first user message, cut to 80 characters. */
+  title?: string;
+}
+
+/** One row of `Store.listSessions`. */
+export interface SessionSummary {
+  id: string;
+  createdAt: string;
+  updatedAt: string;
+  title: string;
+  /** How many checkpoints (pending approvals) the session has. */
+  pendingApprovals: number;
+}
+
+/** A page of one owner's sessions in the order `updatedAt` descending, then `id` descending. */
+export interface SessionQuery {
+  owner: OwnerKey;
+  /** At most this many rows (1 to 101). */
+  limit: number;
+  /** Only rows strictly after this one in that order (keyset paging). */
+  after?: { updatedAt: string; id: string };
 }
 
 /** A paused run, JSON-serializable: everything needed to resume it after a restart. */
@@ -152,19 +233,40 @@ export interface Checkpoint {
   sessionId: string;
   /** The principal the run started with (absent for an anonymous or static run's caller). */
   principal?: Principal;
+  /** The owner key of the principal the run started with, for the bound on pending approvals (absent: trusted code). */
+  owner?: OwnerKey;
   metadata: Record<string, unknown>;
   [field: string]: unknown;
 }
 
-/** Where an agent keeps sessions, transcripts, checkpoints and memory. Async so a database can stand behind it. */
+/**
+ * Where an agent keeps sessions, transcripts, checkpoints and memory. Async so a database can
+ * stand behind it. Every call is answerable by an indexed lookup: by session id, by approval
+ * id, by the checkpoints' session id, by owner; none needs a scan of other sessions' data.
+ * `tests/helpers/store-contract.ts` holds the tests every store passes.
+ */
 export interface Store {
   loadSession(id: string): Promise<SessionRecord | undefined>;
+  /** Creates or replaces the record (with its `owner` and `title`). */
   saveSession(record: SessionRecord): Promise<void>;
   loadCheckpoint(approvalId: string): Promise<Checkpoint | undefined>;
   saveCheckpoint(checkpoint: Checkpoint): Promise<void>;
   /** Removes a checkpoint; `true` only for the one caller that removed it (decide-once). */
   deleteCheckpoint(approvalId: string): Promise<boolean>;
+  /** The checkpoints of one session, found through the session (never by reading other sessions' checkpoints). */
   listCheckpoints(sessionId: string): Promise<Checkpoint[]>;
   loadMemory(namespace: string): Promise<string[]>;
   appendMemory(namespace: string, note: string): Promise<void>;
+  /** How many checkpoints carry this `owner` (an index on the checkpoints' owner, not a scan). */
+  countCheckpoints?(owner: OwnerKey): Promise<number>;
+  /** One owner's sessions, a page at a time (required by `sessions: 'owned'`). */
+  listSessions?(query: SessionQuery): Promise<SessionSummary[]>;
+  /** Removes a session with all its checkpoints; `true` when there was anything to remove (required by `sessions: 'owned'`). */
+  deleteSession?(id: string): Promise<boolean>;
+  /**
+   * Runs one turn of a session under a per-session lock and hands it the store to use for the
+   * turn's reads and writes (a database store: one connection holding a transaction-scoped lock).
+   * Without it, the agent serializes the turns of a session within its own process.
+   */
+  withSession?<T>(sessionId: string, turn: (store: Store) => Promise<T>): Promise<T>;
 }

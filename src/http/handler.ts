@@ -1,4 +1,5 @@
 import type { Agent, Principal } from '../agent/types.ts';
+import { AuthConfigError } from '../auth/errors.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { AuthOption } from '../auth/types.ts';
 import { isPlainObject, parseDecisionBody, parseSendBody, readJsonObject } from './body.ts';
@@ -15,10 +16,13 @@ export interface AgentHandlerOptions {
 }
 
 type Route =
-  | { name: 'health' | 'approvals'; method: 'GET' }
-  | { name: 'send' | 'chat' | 'ui'; method: 'POST' }
-  | { name: 'transcript'; method: 'GET'; id: string }
-  | { name: 'decide'; method: 'POST'; id: string };
+  | { name: 'health' | 'approvals' | 'sessions'; methods: readonly ['GET'] }
+  | { name: 'send' | 'chat' | 'ui'; methods: readonly ['POST'] }
+  | { name: 'session'; methods: readonly ['GET'] | readonly ['GET', 'DELETE']; id: string }
+  | { name: 'decide'; methods: readonly ['POST']; id: string };
+
+const GET = ['GET'] as const;
+const POST = ['POST'] as const;
 
 function normalizeBasePath(basePath: unknown): string {
   if (typeof basePath !== 'string' || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
@@ -36,8 +40,11 @@ function decodeSegment(segment: string): string | undefined {
   }
 }
 
-/** The route a path names under `basePath`, or `undefined` (404). One trailing `/` is ignored. */
-function matchRoute(pathname: string, basePath: string): Route | undefined {
+/**
+ * The route a path names under `basePath`, or `undefined` (404). One trailing `/` is ignored.
+ * `GET /sessions` and `DELETE /chat/:id` exist for `'owned'` agents only.
+ */
+function matchRoute(pathname: string, basePath: string, owned: boolean): Route | undefined {
   if (pathname !== basePath && !pathname.startsWith(basePath + '/')) return undefined;
   const rest = pathname.slice(basePath.length).replace(/\/$/, '');
   const [first, second, ...more] = rest === '' ? [] : rest.slice(1).split('/');
@@ -45,11 +52,12 @@ function matchRoute(pathname: string, basePath: string): Route | undefined {
   const id = second === undefined ? undefined : decodeSegment(second);
   if (second !== undefined && id === undefined) return undefined;
   switch (first) {
-    case undefined: return { name: 'send', method: 'POST' };
-    case 'health': return id === undefined ? { name: 'health', method: 'GET' } : undefined;
-    case 'chat': return id === undefined ? { name: 'chat', method: 'POST' } : { name: 'transcript', method: 'GET', id };
-    case 'approvals': return id === undefined ? { name: 'approvals', method: 'GET' } : { name: 'decide', method: 'POST', id };
-    case 'ui': return id === undefined ? { name: 'ui', method: 'POST' } : undefined;
+    case undefined: return { name: 'send', methods: POST };
+    case 'health': return id === undefined ? { name: 'health', methods: GET } : undefined;
+    case 'chat': return id === undefined ? { name: 'chat', methods: POST } : { name: 'session', methods: owned ? ['GET', 'DELETE'] : GET, id };
+    case 'approvals': return id === undefined ? { name: 'approvals', methods: GET } : { name: 'decide', methods: POST, id };
+    case 'ui': return id === undefined ? { name: 'ui', methods: POST } : undefined;
+    case 'sessions': return owned && id === undefined ? { name: 'sessions', methods: GET } : undefined;
     default: return undefined;
   }
 }
@@ -62,21 +70,28 @@ function matchRoute(pathname: string, basePath: string): Route | undefined {
  * (`{ message, sessionId?, metadata? }`; `/chat` streams server-sent events when asked with
  * `Accept: text/event-stream`), `GET /chat/:id`, `GET /approvals?sessionId=…`,
  * `POST /approvals/:approvalId` (`{ approved, reason? }`) and `POST /ui` (the AI SDK `useChat`
- * endpoint). Auth runs before routing, so an unknown path behind auth answers 401, not 404.
- * The accepted principal reaches the run; nothing in the body can set it.
+ * endpoint); for an agent with `sessions: 'owned'` also `GET /sessions?limit=&cursor=` (the
+ * caller's sessions) and `DELETE /chat/:id`. Auth runs before routing, so an unknown path
+ * behind auth answers 401, not 404. The accepted principal reaches the run and every
+ * ownership check; nothing in the body can set it. An `'owned'` agent without `auth` is a
+ * configuration error: without a principal every call would be trusted.
  * @example
  * const handler = agentHandler(agent, { basePath: '/agent', auth: [jwt({ secret, audience: 'agent' }), basic({ users })] });
  * export default { fetch: handler };
  */
 export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (request: Request) => Promise<Response> {
   const basePath = normalizeBasePath(options.basePath ?? '');
+  const owned = agent.sessions === 'owned';
+  if (owned && options.auth === undefined) {
+    throw new AuthConfigError("agentHandler(): an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)");
+  }
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth);
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn('agentgate: agentHandler() was created without auth; every agent route is open to anyone');
   }
 
   return async function handleAgentRequest(request: Request): Promise<Response> {
-    const route = matchRoute(new URL(request.url).pathname, basePath);
+    const route = matchRoute(new URL(request.url).pathname, basePath, owned);
     let principal: Principal | undefined;
     if (authenticate !== undefined && route?.name !== 'health') {
       const result = await authenticate(request);
@@ -84,7 +99,11 @@ export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (
       principal = result.principal;
     }
     if (route === undefined) return errorResponse(404, 'Not Found');
-    if (request.method !== route.method) return errorResponse(405, 'Method Not Allowed', { allow: route.method });
+    if (!(route.methods as readonly string[]).includes(request.method)) {
+      // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
+      if (route.name === 'session' && request.method === 'DELETE') return errorResponse(404, 'Not Found');
+      return errorResponse(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
+    }
     try {
       return await serveRoute(agent, route, request, principal);
     } catch (error) {
@@ -105,14 +124,27 @@ async function serveRoute(agent: Agent, route: Route, request: Request, principa
       }
       return jsonResponse(await agent.send(message, options));
     }
-    case 'transcript': {
-      const { sessionId, messages } = await agent.transcript(route.id);
+    case 'session': {
+      if (request.method === 'DELETE') {
+        await agent.deleteSession(route.id, { principal });
+        return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+      }
+      const { sessionId, messages } = await agent.transcript(route.id, { principal });
       return jsonResponse({ sessionId, messages });
     }
     case 'approvals': {
       const sessionId = new URL(request.url).searchParams.get('sessionId');
       if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
-      return jsonResponse({ approvals: await agent.pendingApprovals(sessionId) });
+      return jsonResponse({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
+    }
+    case 'sessions': {
+      const query = new URL(request.url).searchParams;
+      const limit = query.get('limit');
+      const cursor = query.get('cursor');
+      if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw new HttpError(400, 'limit must be an integer from 1 to 100');
+      return jsonResponse(
+        await agent.listSessions({ principal: principal!, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }),
+      );
     }
     case 'decide': {
       const { approved, reason } = parseDecisionBody(await readJsonObject(request));
@@ -127,7 +159,7 @@ async function serveRoute(agent: Agent, route: Route, request: Request, principa
         return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
       }
       // An approval decided through a chat must wait in that chat's session.
-      const pending = new Set((await agent.pendingApprovals(ui.sessionId)).map((approval) => approval.id));
+      const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
       if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
       const run: StreamedRun = async (onEvent) => {
         const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });

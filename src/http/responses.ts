@@ -27,6 +27,8 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
   SESSION_NOT_FOUND: [404, 'Session not found'],
   APPROVAL_NOT_FOUND: [404, 'Approval not found'],
   APPROVAL_PENDING: [409, 'The session is waiting for an approval decision'],
+  FORBIDDEN: [403, 'Forbidden'],
+  APPROVAL_LIMIT: [429, 'Too many pending approvals'],
   MODEL_ERROR: [502, 'The model failed'],
 };
 

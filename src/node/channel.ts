@@ -1,3 +1,4 @@
+import { encodeBase64url } from '../auth/jose/base64url.ts';
 import { readBoundedBody } from '../auth/bounded-body.ts';
 import { MAX_BODY_BYTES } from '../http/body.ts';
 import { errorResponse, jsonResponse } from '../http/responses.ts';
@@ -19,6 +20,61 @@ export type Channel = (request: Request, context: ChannelContext) => Promise<Res
 
 /** Platforms sign a timestamp with each request; older (or further ahead) than this is refused as a replay. */
 export const MAX_SIGNATURE_AGE_SEC = 5 * 60;
+
+/** Signed requests a channel remembers to refuse their replays; past it the oldest are forgotten first. */
+export const MAX_REMEMBERED_REQUESTS = 10_000;
+
+/**
+ * Remembers the signed requests a channel has handled, by their signature and their platform
+ * id (Slack `event_id`, Discord interaction `id`), for as long as their timestamp can pass the
+ * freshness check (twice the window: it runs both ways). `seen(keys)` is true when any key was
+ * seen (a replay), and records them otherwise. At most `max` requests are kept, so a flood
+ * cannot grow it; a replay of a forgotten request runs again. Kept in this process only.
+ */
+export function replayGuard(max = MAX_REMEMBERED_REQUESTS): (keys: readonly string[]) => boolean {
+  const expiries = new Map<string, number>();
+  const keep = 2 * MAX_SIGNATURE_AGE_SEC * 1000;
+  return function seen(keys) {
+    const now = Date.now();
+    for (const [key, expiry] of expiries) {
+      if (expiry > now && expiries.size <= max) break;
+      expiries.delete(key);
+    }
+    if (keys.some((key) => expiries.has(key))) return true;
+    for (const key of keys) expiries.set(key, now + keep);
+    while (expiries.size > max) expiries.delete(expiries.keys().next().value as string);
+    return false;
+  };
+}
+
+const encoder = new TextEncoder();
+const hmacKey = (secret: Uint8Array<ArrayBuffer>) => crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+
+/**
+ * The session ids of a channel: `<channel>:` then the base64url HMAC-SHA256 of the platform ids
+ * under a key derived from `secret`. Nobody without the secret can compute one from the public
+ * platform ids, and every process configured with the same secret computes the same ids, so
+ * a conversation survives restarts and spans instances.
+ */
+export function channelSessionIds(channel: string, secret: string): (platformIds: readonly string[]) => Promise<string> {
+  // A key of its own for this use, so the platform secret itself never signs anything but requests.
+  const key = hmacKey(encoder.encode(secret)).then(async (root) =>
+    hmacKey(new Uint8Array(await crypto.subtle.sign('HMAC', root, encoder.encode(`agentgate channel session ids v1 ${channel}`)))),
+  );
+  return async (platformIds) => {
+    const mac = await crypto.subtle.sign('HMAC', await key, encoder.encode(JSON.stringify(platformIds)));
+    return `${channel}:${encodeBase64url(new Uint8Array(mac))}`;
+  };
+}
+
+/** `sessionSecret` when given (at least 32 bytes), else the fallback; names the helper in its error. */
+export function sessionSecretOf(helper: string, sessionSecret: unknown, fallback: string | undefined): string | undefined {
+  if (sessionSecret === undefined) return fallback;
+  if (typeof sessionSecret !== 'string' || encoder.encode(sessionSecret).byteLength < 32) {
+    throw new AuthConfigError(`${helper}: sessionSecret must be a string of at least 32 bytes`);
+  }
+  return sessionSecret;
+}
 
 /** A channel's answer: the route handler's JSON response, never cached. */
 export const channelResponse = jsonResponse;

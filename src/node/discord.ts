@@ -1,10 +1,13 @@
 import { AuthConfigError } from '../auth/errors.ts';
+import { encodeBase64url } from '../auth/jose/base64url.ts';
 import type { Principal } from '../agent/types.ts';
 import {
   apiBase,
   badRequest,
+  bytesToHex,
   type Channel,
   channelResponse,
+  channelSessionIds,
   concatBytes,
   hexToBytes,
   isFreshTimestamp,
@@ -12,7 +15,9 @@ import {
   parseJsonObject,
   postJson,
   readRawBody,
+  replayGuard,
   runForReply,
+  sessionSecretOf,
   tooLarge,
   unauthorized,
 } from './channel.ts';
@@ -20,15 +25,21 @@ import {
 export interface DiscordChannelOptions {
   /** The application's public key, 64 hex characters (Developer Portal → General Information). */
   publicKey: string;
-  /** Not needed for replies, which the interaction's own token authorizes; accepted for symmetry with Slack. */
+  /** Not needed for replies, which the interaction's own token authorizes; when set and `sessionSecret` is not, it keys the session ids. */
   botToken?: string;
+  /**
+   * Keys the session ids (at least 32 bytes); default: `botToken`. The public key is public, so
+   * with neither a random key is made per process: the ids stay secret, but conversations start
+   * over after a restart and differ between instances (a warning says so once).
+   */
+  sessionSecret?: string;
   /** Discord API base; default `https://discord.com/api/v10`. */
   apiBaseUrl?: string;
   /** When set, interactions for another application are refused (400). */
   applicationId?: string;
 }
 
-interface Command { applicationId: string; token: string; user: string; channel: string; text: string }
+interface Command { id?: string; applicationId: string; token: string; user: string; channel: string; text: string }
 
 const PING = 1;
 const APPLICATION_COMMAND = 2;
@@ -44,10 +55,13 @@ const encoder = new TextEncoder();
  * the agent. PING is answered with PONG. An application command is answered at once with a
  * deferred response (type 5, Discord's 3-second limit leaves no time for a model); the agent
  * then runs with the invoking user as principal `{ id: <user id>, type: 'user',
- * authenticator: 'discord' }` in the session `discord:<channel id>:<user id>`, and its reply
+ * authenticator: 'discord' }` in the session of (channel, user), whose id is `discord:` and an
+ * HMAC of those ids keyed with `sessionSecret` (default `botToken`), and its reply
  * (cut to 2000 characters) is posted as the follow-up message to
  * `<apiBaseUrl>/webhooks/<application id>/<interaction token>`. The message given to the
- * agent is the command's string options joined by spaces, or the command's name.
+ * agent is the command's string options joined by spaces, or the command's name. A replay (a
+ * signature or an interaction id already handled within the signature window) is answered the
+ * same deferred response and not run again.
  * @example
  * serve({ agent, channels: { discord: discordChannel({ publicKey: env.DISCORD_PUBLIC_KEY }) } });
  */
@@ -60,6 +74,13 @@ export function discordChannel(options: DiscordChannelOptions): Channel {
   }
   const base = apiBase('discordChannel()', apiBaseUrl, 'https://discord.com/api/v10');
   const keyBytes = rawKey;
+  let secret = sessionSecretOf('discordChannel()', options.sessionSecret, typeof options.botToken === 'string' && options.botToken !== '' ? options.botToken : undefined);
+  if (secret === undefined) {
+    console.warn('agentgate: discordChannel() has neither sessionSecret nor botToken: its session ids are keyed per process, so conversations start over after a restart');
+    secret = encodeBase64url(crypto.getRandomValues(new Uint8Array(32)));
+  }
+  const sessionIdOf = channelSessionIds('discord', secret);
+  const seen = replayGuard();
   let key: Promise<CryptoKey> | undefined;
 
   async function isSigned(timestamp: string, body: Uint8Array, signature: Uint8Array<ArrayBuffer>): Promise<boolean> {
@@ -84,12 +105,15 @@ export function discordChannel(options: DiscordChannelOptions): Channel {
     const command = readCommand(interaction);
     if (command === null) return badRequest('Malformed application command');
 
+    if (seen([`signature:${bytesToHex(signature)}`, ...(command.id === undefined ? [] : [`interaction:${command.id}`])])) {
+      return channelResponse({ type: DEFERRED_CHANNEL_MESSAGE });
+    }
     const principal: Principal = Object.freeze({ id: command.user, type: 'user', authenticator: 'discord' });
     waitUntil(
       (async () => {
         const text = await runForReply('discord', agent, command.text, {
           principal,
-          sessionId: `discord:${command.channel}:${command.user}`,
+          sessionId: await sessionIdOf([command.channel, command.user]),
           metadata: { discord: { channel: command.channel } },
         });
         const url = `${base}/webhooks/${encodeURIComponent(command.applicationId)}/${encodeURIComponent(command.token)}`;
@@ -102,7 +126,7 @@ export function discordChannel(options: DiscordChannelOptions): Channel {
 }
 
 function readCommand(interaction: Record<string, unknown>): Command | null {
-  const { application_id: applicationId, token, channel_id: channel, data } = interaction;
+  const { id, application_id: applicationId, token, channel_id: channel, data } = interaction;
   const member = interaction.member as { user?: { id?: unknown } } | undefined;
   const user = member?.user?.id ?? (interaction.user as { id?: unknown } | undefined)?.id;
   if (!isId(applicationId) || !isId(token) || !isId(channel) || !isId(user)) return null;
@@ -113,7 +137,7 @@ function readCommand(interaction: Record<string, unknown>): Command | null {
     : [];
   const text = strings.length > 0 ? strings.join(' ') : typeof name === 'string' ? name : '';
   if (text === '') return null;
-  return { applicationId, token, user, channel, text };
+  return { ...(isId(id) && { id }), applicationId, token, user, channel, text };
 }
 
 const isId = (value: unknown): value is string => typeof value === 'string' && value.length > 0;

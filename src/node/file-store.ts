@@ -1,20 +1,34 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { keyedQueue } from '../agent/key-queue.ts';
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import type { Checkpoint, SessionRecord, Store } from '../agent/types.ts';
+import { access, mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { pageOf, sessionTitle } from '../agent/sessions.ts';
+import type { Checkpoint, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 
-type Kind = 'sessions' | 'checkpoints' | 'memory';
+type Kind = 'sessions' | 'checkpoints' | 'memory' | 'session-checkpoints' | 'owner-checkpoints' | 'owners';
+const KINDS: readonly Kind[] = ['sessions', 'checkpoints', 'memory', 'session-checkpoints', 'owner-checkpoints', 'owners'];
+/** Written once the checkpoints of a folder made before the indexes are indexed. */
+const INDEX_MARK = 'index-v1';
 
 interface MemoryFile { namespace: string; notes: string[] }
+/** An entry of `session-checkpoints/<session>/`: names its checkpoint. */
+interface CheckpointEntry { approvalId: string }
+/** An entry of `owners/<owner>/`: what listing the owner's sessions needs, without reading transcripts. */
+type OwnerEntry = Omit<SessionSummary, 'pendingApprovals'>;
 
 /**
  * A durable `Store` on the file system: one JSON file per session, checkpoint and memory
- * namespace under `dir` (`sessions/`, `checkpoints/`, `memory/`). File names are the SHA-256
- * of the id in hex, so no id can reach outside `dir` and names never collide on
- * case-insensitive file systems. Every write goes to a temporary file in the same folder,
- * is fsynced, renamed over the record, and the folder is fsynced: a crash leaves either the
- * old record or the new one, never a partial file. Writes to one record are serialized.
+ * namespace under `dir` (`sessions/`, `checkpoints/`, `memory/`), and three indexes: each
+ * session's checkpoints (`session-checkpoints/<session>/`), each owner's pending checkpoints
+ * (`owner-checkpoints/<owner>/`) and each owner's sessions (`owners/<owner>/`), so no call
+ * reads other sessions' files. File names are the SHA-256 of
+ * the id in hex, so no id can reach outside `dir` and names never collide on case-insensitive
+ * file systems. Every write goes to a temporary file in the same folder, is fsynced, renamed
+ * over the record, and the folder is fsynced: a crash leaves either the old record or the new
+ * one, never a partial file. Writes to one record are serialized, and so are the turns of one
+ * session (`withSession`) within this process; several processes on one folder are not
+ * serialized (use the PostgreSQL store for that). A folder written before the indexes existed
+ * is indexed once, at first use.
  * @example
  * const agent = createAgent({ name: 'demo', model: echoModel(), store: fileStore('./.data') });
  */
@@ -22,18 +36,26 @@ export function fileStore(dir: string): Store {
   const root = resolve(dir);
   let ready: Promise<void> | undefined;
   const ensureDirs = () =>
-    (ready ??= Promise.all((['sessions', 'checkpoints', 'memory'] as const).map((kind) => mkdir(join(root, kind), { recursive: true, mode: 0o700 }))).then(
-      () => undefined,
-      (error: unknown) => {
-        ready = undefined;
-        throw error;
-      },
-    ));
+    (ready ??= (async () => {
+      await Promise.all(KINDS.map((kind) => mkdir(join(root, kind), { recursive: true, mode: 0o700 })));
+      await indexLegacyCheckpoints();
+    })().catch((error: unknown) => {
+      ready = undefined;
+      throw error;
+    }));
 
-  const pathOf = (kind: Kind, key: string) => join(root, kind, `${createHash('sha256').update(key, 'utf8').digest('hex')}.json`);
+  const hash = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
+  const pathOf = (kind: 'sessions' | 'checkpoints' | 'memory', key: string) => join(root, kind, `${hash(key)}.json`);
+  const checkpointsOf = (sessionId: string) => join(root, 'session-checkpoints', hash(sessionId));
+  const entryOf = (sessionId: string, approvalId: string) => join(checkpointsOf(sessionId), `${hash(approvalId)}.json`);
+  const pendingOf = (owner: readonly unknown[]) => join(root, 'owner-checkpoints', hash(JSON.stringify(owner)));
+  const pendingEntryOf = (owner: readonly unknown[], approvalId: string) => join(pendingOf(owner), `${hash(approvalId)}.json`);
+  const sessionsOf = (owner: readonly unknown[]) => join(root, 'owners', hash(JSON.stringify(owner)));
+  const ownerEntryOf = (owner: readonly unknown[], sessionId: string) => join(sessionsOf(owner), `${hash(sessionId)}.json`);
 
   // One promise chain per record: each mutation starts after the previous one settled.
   const serialized = keyedQueue();
+  const turns = keyedQueue();
 
   async function read<T>(path: string): Promise<T | undefined> {
     let text: string;
@@ -46,8 +68,51 @@ export function fileStore(dir: string): Store {
     return JSON.parse(text) as T;
   }
 
-  async function write(kind: Kind, path: string, value: unknown): Promise<void> {
+  async function names(folder: string): Promise<string[]> {
+    try {
+      return (await readdir(folder)).filter((name) => name.endsWith('.json')).sort();
+    } catch (error) {
+      if (isMissing(error)) return [];
+      throw error;
+    }
+  }
+
+  async function write(path: string, value: unknown, nested = false): Promise<void> {
     await ensureDirs();
+    await writeFileDurably(path, value, nested);
+  }
+
+  /** Removes a file; `true` when it was there. */
+  async function remove(path: string): Promise<boolean> {
+    try {
+      await unlink(path);
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+    await syncDirectory(dirname(path));
+    return true;
+  }
+
+  async function indexLegacyCheckpoints(): Promise<void> {
+    if ((await read(join(root, INDEX_MARK))) !== undefined) return;
+    for (const name of await names(join(root, 'checkpoints'))) {
+      const checkpoint = await read<Checkpoint>(join(root, 'checkpoints', name));
+      if (checkpoint !== undefined) await writeEntry(checkpoint);
+    }
+    await writeFileDurably(join(root, INDEX_MARK), { indexed: true });
+  }
+
+  // Index entries are written before the checkpoint, so a crash between them leaves an entry
+  // that names nothing (skipped), never a checkpoint that an index cannot find.
+  async function writeEntry(checkpoint: Checkpoint): Promise<void> {
+    const entry: CheckpointEntry = { approvalId: checkpoint.approvalId };
+    await writeFileDurably(entryOf(checkpoint.sessionId, checkpoint.approvalId), entry, true);
+    if (Array.isArray(checkpoint.owner)) await writeFileDurably(pendingEntryOf(checkpoint.owner, checkpoint.approvalId), entry, true);
+  }
+  /** The write itself (usable while `ensureDirs` runs): a temporary file, fsynced, renamed over `path`, the folder fsynced. */
+  async function writeFileDurably(path: string, value: unknown, nested = false): Promise<void> {
+    if (nested) await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     const temporary = `${path}.${randomBytes(8).toString('hex')}.tmp`;
     const file = await open(temporary, 'wx', 0o600);
     try {
@@ -60,49 +125,65 @@ export function fileStore(dir: string): Store {
     }
     await file.close();
     await rename(temporary, path);
-    await syncDirectory(join(root, kind));
+    await syncDirectory(dirname(path));
   }
 
-  return {
+  async function listCheckpoints(sessionId: string): Promise<Checkpoint[]> {
+    await ensureDirs();
+    const found: Checkpoint[] = [];
+    for (const name of await names(checkpointsOf(sessionId))) {
+      const entry = await read<CheckpointEntry>(join(checkpointsOf(sessionId), name));
+      const checkpoint = entry === undefined ? undefined : await read<Checkpoint>(pathOf('checkpoints', entry.approvalId));
+      if (checkpoint?.sessionId === sessionId) found.push(checkpoint);
+    }
+    return found;
+  }
+
+  async function dropCheckpoint(approvalId: string): Promise<boolean> {
+    const path = pathOf('checkpoints', approvalId);
+    const checkpoint = await read<Checkpoint>(path);
+    // unlink succeeds for exactly one caller, also across processes sharing the folder.
+    const removed = await remove(path);
+    if (removed && checkpoint !== undefined) {
+      await remove(entryOf(checkpoint.sessionId, approvalId));
+      if (Array.isArray(checkpoint.owner)) await remove(pendingEntryOf(checkpoint.owner, approvalId));
+    }
+    return removed;
+  }
+
+  const store: Store = {
     loadSession: (id) => read<SessionRecord>(pathOf('sessions', id)),
     saveSession(record) {
       const path = pathOf('sessions', record.id);
-      return serialized(path, () => write('sessions', path, record));
+      return serialized(path, async () => {
+        await write(path, record);
+        if (!Array.isArray(record.owner)) return;
+        const { id, createdAt, updatedAt } = record;
+        const entry: OwnerEntry = { id, createdAt, updatedAt, title: record.title ?? sessionTitle(record.messages) };
+        await write(ownerEntryOf(record.owner, id), entry, true);
+      });
     },
 
     loadCheckpoint: (approvalId) => read<Checkpoint>(pathOf('checkpoints', approvalId)),
     saveCheckpoint(checkpoint) {
       const path = pathOf('checkpoints', checkpoint.approvalId);
-      return serialized(path, () => write('checkpoints', path, checkpoint));
-    },
-    deleteCheckpoint(approvalId) {
-      const path = pathOf('checkpoints', approvalId);
-      // unlink succeeds for exactly one caller, also across processes sharing the folder.
       return serialized(path, async () => {
-        try {
-          await unlink(path);
-        } catch (error) {
-          if (isMissing(error)) return false;
-          throw error;
-        }
-        await syncDirectory(join(root, 'checkpoints'));
-        return true;
+        await ensureDirs();
+        await writeEntry(checkpoint);
+        await write(path, checkpoint);
       });
     },
-    async listCheckpoints(sessionId) {
-      let names: string[];
-      try {
-        names = await readdir(join(root, 'checkpoints'));
-      } catch (error) {
-        if (isMissing(error)) return [];
-        throw error;
+    deleteCheckpoint(approvalId) {
+      return serialized(pathOf('checkpoints', approvalId), () => dropCheckpoint(approvalId));
+    },
+    listCheckpoints,
+    async countCheckpoints(owner) {
+      let count = 0;
+      for (const name of await names(pendingOf(owner))) {
+        const entry = await read<CheckpointEntry>(join(pendingOf(owner), name));
+        if (entry !== undefined && (await exists(pathOf('checkpoints', entry.approvalId)))) count++;
       }
-      const found: Checkpoint[] = [];
-      for (const name of names.filter((n) => n.endsWith('.json')).sort()) {
-        const checkpoint = await read<Checkpoint>(join(root, 'checkpoints', name));
-        if (checkpoint?.sessionId === sessionId) found.push(checkpoint);
-      }
-      return found;
+      return count;
     },
 
     async loadMemory(namespace) {
@@ -113,10 +194,49 @@ export function fileStore(dir: string): Store {
       const path = pathOf('memory', namespace);
       return serialized(path, async () => {
         const notes = (await read<MemoryFile>(path))?.notes ?? [];
-        await write('memory', path, { namespace, notes: [...notes, note] } satisfies MemoryFile);
+        await write(path, { namespace, notes: [...notes, note] } satisfies MemoryFile);
       });
     },
+
+    async listSessions(query) {
+      const folder = sessionsOf(query.owner);
+      const entries: OwnerEntry[] = [];
+      for (const name of await names(folder)) {
+        const entry = await read<OwnerEntry>(join(folder, name));
+        if (entry !== undefined) entries.push(entry);
+      }
+      const page: SessionSummary[] = [];
+      for (const entry of pageOf(entries, query)) page.push({ ...entry, pendingApprovals: (await listCheckpoints(entry.id)).length });
+      return page;
+    },
+    deleteSession(id) {
+      const path = pathOf('sessions', id);
+      return serialized(path, async () => {
+        await ensureDirs();
+        const record = await read<SessionRecord>(path);
+        // The owner's entry first, the session file last: a crash midway never lists a session that is gone.
+        if (Array.isArray(record?.owner)) await remove(ownerEntryOf(record.owner, id));
+        let removed = false;
+        for (const checkpoint of await listCheckpoints(id)) {
+          removed = (await serialized(pathOf('checkpoints', checkpoint.approvalId), () => dropCheckpoint(checkpoint.approvalId))) || removed;
+        }
+        await rmdir(checkpointsOf(id)).catch(() => undefined);
+        return (await remove(path)) || removed;
+      });
+    },
+    withSession: (sessionId, turn) => turns(sessionId, () => turn(store)),
   };
+  return store;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch (error) {
+    if (isMissing(error)) return false;
+    throw error;
+  }
 }
 
 function isMissing(error: unknown): boolean {

@@ -62,7 +62,11 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
   const agent = serverAgent(options);
   const log = requestLog(requestLogFormat(options.log));
-  const handler = agentHandler(agent, { basePath, auth: log.auth(serverAuth(options.auth, process.env.AGENT_API_TOKEN)) });
+  const auth = serverAuth(options.auth, process.env.AGENT_API_TOKEN);
+  if (agent.sessions === 'owned' && auth === undefined) {
+    throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
+  }
+  const handler = agentHandler(agent, { basePath, auth: log.auth(auth) });
   const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {

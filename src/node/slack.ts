@@ -6,13 +6,16 @@ import {
   badRequest,
   bytesToHex,
   type Channel,
+  channelSessionIds,
   concatBytes,
   isFreshTimestamp,
   methodNotAllowed,
   parseJsonObject,
   postJson,
   readRawBody,
+  replayGuard,
   runForReply,
+  sessionSecretOf,
   tooLarge,
   unauthorized,
 } from './channel.ts';
@@ -24,9 +27,14 @@ export interface SlackChannelOptions {
   botToken: string;
   /** Slack Web API base; default `https://slack.com/api`. */
   apiBaseUrl?: string;
+  /**
+   * Keys the session ids (at least 32 bytes); default: derived from `signingSecret`. Set it to
+   * keep conversations across a rotation of the signing secret. Every instance must use the same.
+   */
+  sessionSecret?: string;
 }
 
-interface SlackMessage { team: string; user: string; channel: string; text: string; ts?: string; threadTs?: string }
+interface SlackMessage { team: string; user: string; channel: string; text: string; ts?: string; threadTs?: string; eventId?: string }
 
 const encoder = new TextEncoder();
 
@@ -36,10 +44,12 @@ const encoder = new TextEncoder();
  * timestamp within 5 minutes; anything else is a 401 that never reaches the agent.
  * `url_verification` is answered with its challenge. A user's `message` event is acknowledged
  * at once; the agent then runs with the sender as principal `{ id: <user>, type: 'user',
- * authenticator: 'slack', issuer: <team id> }` in the session `slack:<team>:<channel>:<user>`,
- * and the reply is posted with `chat.postMessage` (in the thread when the message was in one).
- * Bot messages, edits and other subtypes, and Slack's retries (`X-Slack-Retry-Num`) are
- * acknowledged and ignored.
+ * authenticator: 'slack', issuer: <team id> }` in the session of (team, channel, user), whose id
+ * is `slack:` and an HMAC of those ids keyed with `sessionSecret` (default: derived from the
+ * signing secret), so it cannot be computed from public Slack ids; and the reply is posted
+ * with `chat.postMessage` (in the thread when the message was in one). Bot messages, edits
+ * and other subtypes, Slack's retries (`X-Slack-Retry-Num`) and replays (a signature or an
+ * `event_id` already handled within the signature window) are acknowledged and ignored.
  * @example
  * serve({ agent, channels: { slack: slackChannel({ signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN }) } });
  */
@@ -50,6 +60,8 @@ export function slackChannel(options: SlackChannelOptions): Channel {
   }
   if (typeof botToken !== 'string' || botToken.length === 0) throw new AuthConfigError('slackChannel(): botToken must be a non-empty string');
   const postMessageUrl = `${apiBase('slackChannel()', apiBaseUrl, 'https://slack.com/api')}/chat.postMessage`;
+  const sessionIdOf = channelSessionIds('slack', sessionSecretOf('slackChannel()', options.sessionSecret, signingSecret)!);
+  const seen = replayGuard();
   const key = crypto.subtle.importKey('raw', encoder.encode(signingSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
 
   async function isSigned(timestamp: string, body: Uint8Array, signature: string): Promise<boolean> {
@@ -73,13 +85,14 @@ export function slackChannel(options: SlackChannelOptions): Channel {
       return Response.json({ challenge: payload.challenge }, { headers: { 'cache-control': 'no-store' } });
     }
     const message = request.headers.has('x-slack-retry-num') ? null : userMessage(payload);
-    if (message !== null) {
+    const replayed = message !== null && seen([`signature:${signature}`, ...(message.eventId === undefined ? [] : [`event:${message.team}:${message.eventId}`])]);
+    if (message !== null && !replayed) {
       const principal: Principal = Object.freeze({ id: message.user, type: 'user', authenticator: 'slack', issuer: message.team });
       waitUntil(
         (async () => {
           const text = await runForReply('slack', agent, message.text, {
             principal,
-            sessionId: `slack:${message.team}:${message.channel}:${message.user}`,
+            sessionId: await sessionIdOf([message.team, message.channel, message.user]),
             metadata: { slack: { team: message.team, channel: message.channel, ts: message.ts } },
           });
           if (text === '') return;
@@ -99,7 +112,7 @@ function userMessage(payload: Record<string, unknown>): SlackMessage | null {
   const event = payload.event as Record<string, unknown> | null | undefined;
   if (typeof event !== 'object' || event === null || event.type !== 'message') return null;
   if (event.subtype !== undefined || event.bot_id !== undefined) return null;
-  const { team_id: team } = payload;
+  const { team_id: team, event_id: eventId } = payload;
   const { user, channel, text, ts, thread_ts: threadTs } = event;
   if (!isId(team) || !isId(user) || !isId(channel) || typeof text !== 'string' || text === '') return null;
   return {
@@ -109,6 +122,7 @@ function userMessage(payload: Record<string, unknown>): SlackMessage | null {
     text,
     ...(typeof ts === 'string' && { ts }),
     ...(typeof threadTs === 'string' && { threadTs }),
+    ...(isId(eventId) && { eventId }),
   };
 }
 

@@ -1,10 +1,20 @@
 // Shared by the channel tests: a local stand-in for a platform's Web API, and an agent that records what reaches it.
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Agent, SendOptions } from '../../src/agent/types.ts';
 import type { ChannelContext } from '../../src/node/channel.ts';
 
 export interface RecordedCall { method: string; url: string; headers: IncomingHttpHeaders; body: unknown }
+
+/**
+ * A channel's session id computed independently: `<channel>:` + base64url HMAC-SHA256 of the JSON
+ * list of platform ids, keyed with HMAC-SHA256(secret, "agentgate channel session ids v1 <channel>").
+ */
+export function expectedSessionId(channel: string, secret: string, platformIds: string[]): string {
+  const key = createHmac('sha256', secret).update(`agentgate channel session ids v1 ${channel}`).digest();
+  return `${channel}:${createHmac('sha256', key).update(JSON.stringify(platformIds)).digest('base64url')}`;
+}
 
 /** A local HTTP server that records each request and answers `answer` as JSON. */
 export async function platformApi(answer: unknown = { ok: true }): Promise<{ baseUrl: string; calls: RecordedCall[]; close(): Promise<void> }> {
@@ -33,6 +43,7 @@ export function recordingAgent(): { agent: Agent; sends: { message: string; opti
   const unused = () => Promise.reject(new Error('not used by channels'));
   const agent: Agent = {
     name: 'recorder',
+    sessions: 'shared',
     async send(message, options) {
       sends.push({ message, options });
       return { sessionId: options?.sessionId ?? 'session', status: 'completed', text: `echo: ${message}`, messages: [], approvals: [] };
@@ -43,6 +54,8 @@ export function recordingAgent(): { agent: Agent; sends: { message: string; opti
     decide: unused,
     transcript: unused,
     pendingApprovals: unused,
+    listSessions: unused,
+    deleteSession: unused,
   };
   return { agent, sends };
 }

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { discordChannel } from '../../src/node/discord.ts';
 import { AuthConfigError } from '../../src/auth/errors.ts';
-import { channelContext, platformApi, recordingAgent } from '../fixtures-node/channel-helpers.ts';
+import { channelContext, expectedSessionId, platformApi, recordingAgent } from '../fixtures-node/channel-helpers.ts';
+
+const BOT_TOKEN = 'discord-bot-token-for-the-tests-0123456789';
 
 const application = generateKeyPairSync('ed25519');
 const stranger = generateKeyPairSync('ed25519');
@@ -49,7 +51,7 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
   t.after(() => api.close());
   const { agent, sends } = recordingAgent();
   const context = channelContext(agent);
-  const discord = discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: api.baseUrl });
+  const discord = discordChannel({ publicKey: publicKeyHex(application.publicKey), botToken: BOT_TOKEN, apiBaseUrl: api.baseUrl });
   return { api, sends, context, discord };
 }
 
@@ -72,7 +74,7 @@ test('discord: a signed application command reaches the agent with the invoking 
   assert.equal(sends[0]?.message, 'hello agent');
   assert.deepEqual(sends[0]?.options?.principal, { id: '4400', type: 'user', authenticator: 'discord' });
   assert.ok(Object.isFrozen(sends[0]?.options?.principal));
-  assert.equal(sends[0]?.options?.sessionId, 'discord:2200:4400');
+  assert.equal(sends[0]?.options?.sessionId, expectedSessionId('discord', BOT_TOKEN, ['2200', '4400']));
 
   assert.equal(api.calls.length, 1);
   assert.equal(api.calls[0]?.method, 'POST');
@@ -136,4 +138,55 @@ test('discordChannel(): options that cannot work are configuration errors', () =
   assert.throws(() => discordChannel({ publicKey: 'g'.repeat(64) }), AuthConfigError);
   assert.throws(() => discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: 'not a url' }), AuthConfigError);
   assert.throws(() => discordChannel(undefined as never), AuthConfigError);
+});
+
+test('discord: session ids are keyed (sessionSecret, else botToken), stable across instances, never the public Discord ids', async (t) => {
+  const api = await platformApi({ id: 'm1' });
+  t.after(() => api.close());
+  const idWith = async (options: { botToken?: string; sessionSecret?: string }, interactionId: string) => {
+    const { agent, sends } = recordingAgent();
+    const context = channelContext(agent);
+    await discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: api.baseUrl, ...options })(discordRequest(command({ id: interactionId })), context);
+    await context.settled();
+    return sends[0]?.options?.sessionId;
+  };
+  const first = await idWith({ botToken: BOT_TOKEN }, 'i1');
+  assert.equal(await idWith({ botToken: BOT_TOKEN }, 'i2'), first);
+  assert.match(first!, /^discord:[A-Za-z0-9_-]{43}$/);
+  assert.ok(!first!.includes('2200') && !first!.includes('4400'));
+  const secret = 'a-discord-session-secret-of-32-bytes!!';
+  assert.equal(await idWith({ botToken: BOT_TOKEN, sessionSecret: secret }, 'i3'), expectedSessionId('discord', secret, ['2200', '4400']));
+  // Neither: a random key per process, with one warning at creation.
+  const warnings: unknown[] = [];
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => void warnings.push(args);
+  try {
+    const a = await idWith({}, 'i4');
+    const b = await idWith({}, 'i5');
+    assert.notEqual(a, b);
+    assert.ok(a !== first && b !== first);
+  } finally {
+    console.warn = warn;
+  }
+  assert.equal(warnings.length, 2);
+  assert.match(String((warnings[0] as unknown[])[0]), /sessionSecret/);
+  assert.throws(() => discordChannel({ publicKey: publicKeyHex(application.publicKey), sessionSecret: 'short' }), AuthConfigError);
+});
+
+test('discord: a replayed interaction (same signature, or the same interaction id) is acknowledged and not run again', async (t) => {
+  const { discord, context, sends, api } = await setup(t);
+  const body = command();
+  const timestamp = now();
+  for (let i = 0; i < 5; i++) {
+    const response = await discord(discordRequest(body, { timestamp }), context);
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { type: 5 });
+  }
+  await discord(discordRequest(body, { timestamp: timestamp - 1 }), context);
+  await context.settled();
+  assert.equal(sends.length, 1);
+  assert.equal(api.calls.length, 1);
+  await discord(discordRequest(command({ id: '1101' })), context);
+  await context.settled();
+  assert.equal(sends.length, 2, 'a new interaction runs');
 });

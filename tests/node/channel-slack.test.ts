@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { slackChannel } from '../../src/node/slack.ts';
 import { AuthConfigError } from '../../src/auth/errors.ts';
-import { channelContext, platformApi, recordingAgent } from '../fixtures-node/channel-helpers.ts';
+import { channelContext, expectedSessionId, platformApi, recordingAgent } from '../fixtures-node/channel-helpers.ts';
 
 const SIGNING_SECRET = '8f742231b10e8888abcd99yyyzzz85a5';
 const BOT_TOKEN = 'xoxb-test-bot-token';
@@ -62,7 +62,7 @@ test('slack: a signed message event reaches the agent with the sender as princip
   assert.equal(sends[0]?.message, 'hello agent');
   assert.deepEqual(sends[0]?.options?.principal, { id: 'U0042', type: 'user', authenticator: 'slack', issuer: 'T0001' });
   assert.ok(Object.isFrozen(sends[0]?.options?.principal));
-  assert.equal(sends[0]?.options?.sessionId, 'slack:T0001:C0007:U0042');
+  assert.equal(sends[0]?.options?.sessionId, expectedSessionId('slack', SIGNING_SECRET, ['T0001', 'C0007', 'U0042']));
 
   assert.equal(api.calls.length, 1);
   assert.equal(api.calls[0]?.method, 'POST');
@@ -157,4 +157,62 @@ test('slackChannel(): options that cannot work are configuration errors', () => 
   assert.throws(() => slackChannel({ signingSecret: SIGNING_SECRET, botToken: '' }), AuthConfigError);
   assert.throws(() => slackChannel({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiBaseUrl: 'ftp://x' }), AuthConfigError);
   assert.throws(() => slackChannel(undefined as never), AuthConfigError);
+});
+
+test('slack: session ids cannot be computed from public Slack ids: keyed with a secret, stable for every instance with that secret', async (t) => {
+  const api = await platformApi();
+  t.after(() => api.close());
+  const idFrom = async (options: { signingSecret: string; sessionSecret?: string }, request: Request) => {
+    const { agent, sends } = recordingAgent();
+    const context = channelContext(agent);
+    await slackChannel({ ...options, botToken: BOT_TOKEN, apiBaseUrl: api.baseUrl })(request, context);
+    await context.settled();
+    return sends[0]?.options?.sessionId;
+  };
+  const first = await idFrom({ signingSecret: SIGNING_SECRET }, slackRequest(messageEvent()));
+  const restarted = await idFrom({ signingSecret: SIGNING_SECRET }, slackRequest(messageEvent({ text: 'later' })));
+  assert.equal(first, restarted, 'another instance (or a restart) with the same secret continues the conversation');
+  assert.match(first!, /^slack:[A-Za-z0-9_-]{43}$/);
+  for (const publicId of ['T0001', 'C0007', 'U0042']) assert.ok(!first!.includes(publicId));
+  const otherSecret = 'another-signing-secret-0123456789ab';
+  const other = await idFrom({ signingSecret: otherSecret }, slackRequest(messageEvent(), { secret: otherSecret }));
+  assert.notEqual(other, first);
+  const chosen = 'a-session-secret-of-at-least-32-bytes!!';
+  const withOption = await idFrom({ signingSecret: otherSecret, sessionSecret: chosen }, slackRequest(messageEvent(), { secret: otherSecret }));
+  assert.equal(withOption, expectedSessionId('slack', chosen, ['T0001', 'C0007', 'U0042']), 'sessionSecret keys the ids, so rotating the signing secret keeps them');
+  assert.throws(() => slackChannel({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, sessionSecret: 'short' }), AuthConfigError);
+});
+
+test('slack: a replayed request (same signature, or the same event_id) is acknowledged and not run again; the memory of seen requests is bounded', async (t) => {
+  const { slack, context, sends, api } = await setup(t);
+  const body = messageEvent();
+  const timestamp = now();
+  for (let i = 0; i < 5; i++) assert.equal((await slack(slackRequest(body, { timestamp }), context)).status, 200);
+  // The same event signed again at another second (Slack would not; the event_id says it is the same).
+  assert.equal((await slack(slackRequest(body, { timestamp: timestamp - 1 }), context)).status, 200);
+  await context.settled();
+  assert.equal(sends.length, 1);
+  assert.equal(api.calls.length, 1);
+  const next = JSON.stringify({ ...JSON.parse(body), event_id: 'Ev2' });
+  await slack(slackRequest(next), context);
+  await context.settled();
+  assert.equal(sends.length, 2, 'a new event runs');
+});
+
+test('replayGuard: remembers at most max requests (oldest forgotten first), each for twice the signature window', async () => {
+  const { replayGuard, MAX_SIGNATURE_AGE_SEC } = await import('../../src/node/channel.ts');
+  const seen = replayGuard(3);
+  assert.equal(seen(['a', 'a-id']), false);
+  assert.equal(seen(['x', 'a-id']), true, 'the platform id alone marks a replay');
+  for (const key of ['b', 'c', 'd']) assert.equal(seen([key]), false);
+  assert.equal(seen(['a']), false, 'forgotten: only 3 are kept');
+  assert.equal(seen(['d']), true);
+  const realNow = Date.now;
+  try {
+    const start = realNow();
+    Date.now = () => start + 2 * MAX_SIGNATURE_AGE_SEC * 1000 + 1;
+    assert.equal(seen(['d']), false, 'past the window its timestamp is refused anyway: forgotten');
+  } finally {
+    Date.now = realNow;
+  }
 });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fileStore } from '../../src/node/file-store.ts';
+import { storeContract } from '../helpers/store-contract.ts';
 import type { Checkpoint, SessionRecord } from '../../src/agent/types.ts';
 
 const writer = fileURLToPath(new URL('../fixtures-node/file-store-writer.ts', import.meta.url));
@@ -66,9 +67,12 @@ test('file store: ids never name a path outside the folder', async (t) => {
     await store.appendMemory(id, 'n');
     await store.saveCheckpoint({ approvalId: id, sessionId: id, metadata: {} });
   }
-  const files = await filesUnder(dir);
-  assert.equal(files.length, ids.length * 3, 'one file per record: "A" and "a" do not collide');
-  for (const file of files) assert.match(file, new RegExp(`^(sessions|checkpoints|memory)\\${sep}[0-9a-f]{64}\\.json$`));
+  for (const id of ids) await store.saveSession({ ...session(id, 1), owner: ['jwt', id, id] });
+  const files = (await filesUnder(dir)).filter((file) => file !== 'index-v1');
+  assert.equal(files.length, ids.length * 5, 'one file per record and index entry: "A" and "a" do not collide');
+  const hex = '[0-9a-f]{64}';
+  const s = `\\${sep}`;
+  for (const file of files) assert.match(file, new RegExp(`^((sessions|checkpoints|memory)${s}${hex}|(session-checkpoints|owners)${s}${hex}${s}${hex})\\.json$`));
   for (const id of ids) assert.equal((await store.loadSession(id))?.id, id);
 });
 
@@ -140,4 +144,34 @@ test('file store: every acknowledged write survives SIGKILL in the middle of a s
       assert.deepEqual(await store.loadCheckpoint(`approval-${n}`), { approvalId: `approval-${n}`, sessionId: 'session-1', metadata: { n } });
     }
   }
+});
+
+storeContract('fileStore', async (t) => {
+  const dir = await tempDir(t);
+  return { store: fileStore(dir), reopen: () => fileStore(dir) };
+});
+
+test('file store: checkpoints are found by session, and counted by owner, without reading any other session\'s checkpoint', async (t) => {
+  const dir = await tempDir(t);
+  const store = fileStore(dir);
+  await store.saveCheckpoint({ approvalId: 'mine', sessionId: 'mine', metadata: {}, owner: ['jwt', null, 'me'] });
+  await store.saveCheckpoint({ approvalId: 'foreign', sessionId: 'foreign', metadata: {}, owner: ['jwt', null, 'other'] });
+  // Foreign checkpoint files that cannot even be parsed: a scan would stumble on them.
+  for (let i = 0; i < 50; i++) await writeFile(join(dir, 'checkpoints', `${'f'.repeat(60)}${String(i).padStart(4, '0')}.json`), '{not json');
+  assert.deepEqual((await store.listCheckpoints('mine')).map((c) => c.approvalId), ['mine']);
+  assert.equal(await store.countCheckpoints!(['jwt', null, 'me']), 1);
+  assert.deepEqual(await store.listCheckpoints('nobody'), []);
+});
+
+test('file store: a folder written before the indexes existed is indexed once, at first use', async (t) => {
+  const dir = await tempDir(t);
+  const legacy = { approvalId: 'old', sessionId: 'old-session', metadata: {} };
+  const { createHash } = await import('node:crypto');
+  const { mkdir } = await import('node:fs/promises');
+  await mkdir(join(dir, 'checkpoints'), { recursive: true });
+  await writeFile(join(dir, 'checkpoints', `${createHash('sha256').update('old').digest('hex')}.json`), JSON.stringify(legacy));
+  assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), [legacy]);
+  assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), [legacy]);
+  assert.equal(await fileStore(dir).deleteCheckpoint('old'), true);
+  assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), []);
 });

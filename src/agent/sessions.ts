@@ -1,0 +1,96 @@
+// Session ownership (design §9) and the listing order every store shares.
+import { decodeBase64url, encodeBase64url } from '../auth/jose/base64url.ts';
+import { AgentError } from './errors.ts';
+import type { Message, OwnerKey, Principal, SessionMode, SessionQuery, SessionRecord, SessionSummary } from './types.ts';
+
+const TITLE_LENGTH = 80;
+export const DEFAULT_PAGE = 20;
+export const MAX_PAGE = 100;
+
+export const ownerKey = (principal: Principal): OwnerKey => [principal.authenticator, principal.issuer ?? null, principal.id];
+
+/** `anonymous()` principals, and any principal with `authenticator: 'anonymous'`, own nothing. */
+export const isAnonymous = (principal: Principal): boolean => principal.authenticator === 'anonymous';
+
+function isOwnerKey(value: unknown): value is OwnerKey {
+  return (
+    Array.isArray(value) &&
+    value.length === 3 &&
+    typeof value[0] === 'string' &&
+    (value[1] === null || typeof value[1] === 'string') &&
+    typeof value[2] === 'string'
+  );
+}
+
+export const sameOwner = (a: OwnerKey, b: OwnerKey): boolean => a[0] === b[0] && a[1] === b[1] && a[2] === b[2];
+
+/**
+ * May `principal` use `session` under `mode`? Trusted code (no principal) and `'shared'` agents
+ * may use every session. Under `'owned'`: the owner may; a session an anonymous caller made is
+ * reachable by its (server-made, unguessable) id only; a session without an owner (made while
+ * the agent was `'shared'`, or by trusted code) by no principal.
+ */
+export function mayUse(mode: SessionMode, session: SessionRecord, principal: Principal | undefined): boolean {
+  if (mode === 'shared' || principal === undefined) return true;
+  const { owner } = session;
+  if (!isOwnerKey(owner)) return false;
+  if (owner[0] === 'anonymous') return true;
+  return sameOwner(owner, ownerKey(principal));
+}
+
+/** The first user message, cut to 80 characters (code points, so no surrogate is split). */
+export function sessionTitle(messages: readonly Message[]): string {
+  const first = messages.find((message) => message.role === 'user');
+  return first === undefined ? '' : titleOf(first.content);
+}
+
+export const titleOf = (text: string): string => Array.from(text).slice(0, TITLE_LENGTH).join('');
+
+/** `SessionSummary` of a record, for stores that keep whole records. */
+export function summaryOf(record: SessionRecord, pendingApprovals: number): SessionSummary {
+  const { id, createdAt, updatedAt } = record;
+  return { id, createdAt, updatedAt, title: record.title ?? sessionTitle(record.messages), pendingApprovals };
+}
+
+/** The listing order: `updatedAt` descending, then `id` descending. Negative when `a` comes first. */
+export function listingOrder(a: { updatedAt: string; id: string }, b: { updatedAt: string; id: string }): number {
+  if (a.updatedAt !== b.updatedAt) return a.updatedAt > b.updatedAt ? -1 : 1;
+  return a.id === b.id ? 0 : a.id > b.id ? -1 : 1;
+}
+
+/** One page of `rows` (any order) as `Store.listSessions` answers `query`: for stores that hold the owner's rows in hand. */
+export function pageOf<T extends { updatedAt: string; id: string }>(rows: T[], query: SessionQuery): T[] {
+  const { after, limit } = query;
+  return rows
+    .filter((row) => after === undefined || listingOrder(after, row) < 0)
+    .sort(listingOrder)
+    .slice(0, limit);
+}
+
+export function encodeCursor(row: { updatedAt: string; id: string }): string {
+  return encodeBase64url(new TextEncoder().encode(JSON.stringify([row.updatedAt, row.id])));
+}
+
+/** The position a cursor names; `INVALID_INPUT` for anything that is not one of ours. */
+export function decodeCursor(cursor: unknown): { updatedAt: string; id: string } {
+  const invalid = () => new AgentError('INVALID_INPUT', 'cursor must be the nextCursor of a previous page');
+  if (typeof cursor !== 'string' || cursor.length > 2048) throw invalid();
+  let value: unknown;
+  try {
+    const bytes = decodeBase64url(cursor);
+    if (bytes === null) throw invalid();
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw invalid();
+  }
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== 'string' || typeof value[1] !== 'string') throw invalid();
+  return { updatedAt: value[0], id: value[1] };
+}
+
+export function checkLimit(limit: unknown): number {
+  if (limit === undefined) return DEFAULT_PAGE;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new AgentError('INVALID_INPUT', `limit must be an integer from 1 to ${MAX_PAGE}`);
+  }
+  return limit;
+}
