@@ -1,4 +1,4 @@
-import { isBuiltin, stripTypeScriptTypes } from 'node:module';
+import nodeModule from 'node:module';
 
 /**
  * A module specifier after `from`, `import` or `import(`. A regular expression, not a parser:
@@ -25,7 +25,8 @@ export function isTypeScript(name: string): boolean {
  */
 export function stripTypes(source: string, file: string): string {
   try {
-    return stripTypeScriptTypes(source, { mode: 'strip' });
+    // Read at call time: Bun has no stripTypeScriptTypes, and agentgate/node must still import there.
+    return nodeModule.stripTypeScriptTypes(source, { mode: 'strip' });
   } catch (error) {
     throw new Error(`${file}: cannot be transpiled: ${(error as Error).message}`, { cause: error });
   }
@@ -54,7 +55,7 @@ export function javaScriptSpecifier(specifier: string): string | undefined {
 /** The package a bare specifier names (`@scope/pkg/sub` → `@scope/pkg`), or undefined for relative paths, URLs and Node built-ins. */
 export function packageName(specifier: string): string | undefined {
   if (specifier === '' || specifier.startsWith('.') || specifier.startsWith('#') || specifier.startsWith('/') || /^[a-z][a-z0-9+.-]*:/i.test(specifier)) return undefined;
-  if (isBuiltin(specifier)) return undefined;
+  if (nodeModule.isBuiltin(specifier)) return undefined;
   const parts = specifier.split('/');
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
