@@ -82,23 +82,32 @@ describe('the packed tarball', () => {
   });
 });
 
-const ENTRY_CHECK = `import * as root from 'agentgate';
-import * as auth from 'agentgate/auth';
-import * as node from 'agentgate/node';
-const names = (m) => Object.keys(m).sort();
-console.log(JSON.stringify({ root: names(root), auth: names(auth), node: names(node) }));
-`;
+/** A module importing every entry point the installed package.json exports, printing the names each one exports. */
+function entryCheck(): { source: string; entries: string[] } {
+  const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'agentgate', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  const entries = Object.keys(pkg.exports).filter((key) => key !== './package.json').map((key) => `agentgate${key.slice(1)}`);
+  const imports = entries.map((entry, i) => `import * as entry${i} from '${entry}';`).join('\n');
+  const names = entries.map((entry, i) => `${JSON.stringify(entry)}: Object.keys(entry${i}).sort()`).join(', ');
+  return { source: `${imports}\nconsole.log(JSON.stringify({ ${names} }));\n`, entries };
+}
+
+/** How to run a file of the consumer project on Node 22 (no flags), Bun and Deno. */
+const runtimes = (file: string): [name: string, command: string, args: string[]][] => [
+  ['Node 22 with no flags', node22, [file]],
+  ['Bun', bin('bun'), [file]],
+  ['Deno', bin('deno'), ['run', '-A', file]],
+];
 
 describe('every entry imports from the installed package', () => {
-  const runtimes: [string, string[]][] = [
-    ['node', [node22, 'entries.mjs']],
-    ['bun', [bin('bun'), 'entries.mjs']],
-    ['deno', [bin('deno'), 'run', '-A', 'entries.mjs']],
-  ];
-  for (const [name, [command, ...args]] of runtimes) {
+  for (const [name, command, args] of runtimes('entries.mjs')) {
     test(`on ${name}`, () => {
-      write('entries.mjs', ENTRY_CHECK);
-      const { root: rootNames, auth, node } = JSON.parse(ok(command!, args, app)) as Record<string, string[]>;
+      const { source, entries } = entryCheck();
+      assert.deepEqual(entries.slice(0, 3), ['agentgate', 'agentgate/auth', 'agentgate/node']);
+      write('entries.mjs', source);
+      const exported = JSON.parse(ok(command, args, app)) as Record<string, string[]>;
+      assert.deepEqual(Object.keys(exported), entries);
+      for (const entry of entries) assert.ok(exported[entry]!.length > 0, `${entry} exports something`);
+      const { agentgate: rootNames, 'agentgate/auth': auth, 'agentgate/node': node } = exported;
       for (const name of ['routeAuth', 'jwt', 'oidc', 'basic', 'apiToken', 'anonymous', 'AuthError', 'AuthConfigError']) {
         assert.ok(auth!.includes(name), `agentgate/auth exports ${name}`);
         assert.ok(rootNames!.includes(name), `agentgate re-exports ${name}`);
@@ -131,16 +140,11 @@ console.log(JSON.stringify(answers));
 `;
 
 describe("the README's first example runs from the installed package", () => {
-  const runtimes: [string, string[]][] = [
-    ['Node 22 with no flags', [node22, 'first-example.ts']],
-    ['Bun', [bin('bun'), 'first-example.ts']],
-    ['Deno', [bin('deno'), 'run', '-A', 'first-example.ts']],
-  ];
-  for (const [name, [command, ...args]] of runtimes) {
+  for (const [name, command, args] of runtimes('first-example.ts')) {
     test(`on ${name}`, () => {
       const prelude = `const ADA_PASSWORD = ${JSON.stringify(ADA_PASSWORD)};\nconst AGENT_API_TOKEN = ${JSON.stringify(TOKEN)};\n`;
       write('first-example.ts', prelude + readmeFirstExample() + EXAMPLE_DRIVER);
-      const answers = JSON.parse(ok(command!, args, app).trim().split('\n').pop()!) as { status: number; challenge: string | null; body: Record<string, unknown> }[];
+      const answers = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as { status: number; challenge: string | null; body: Record<string, unknown> }[];
       assert.equal(answers[0]!.status, 401);
       assert.equal(answers[0]!.challenge, 'Basic realm="agent", charset="UTF-8", Bearer');
       assert.deepEqual(answers[1], { status: 200, challenge: null, body: { hello: 'ada', via: 'basic' } });
