@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import { build } from '../../src/build/index.ts';
 import {
@@ -146,5 +147,27 @@ describe('node-server target: a directory without auth.ts', () => {
     assert.match(tools, /from '\.\.\/\.\.\/agentgate\/auth\/index\.js'/);
     assert.match(tools, /export \* from '\.\/more\.js'/);
     assert.match(tools, /import\('\.\/more\.js'\)/);
+  });
+
+  test('only real imports are rewritten: the same text in a comment, a string or a template stays as written', async (t) => {
+    const comment = "// before: import { createAgent } from 'agentgate'; export * from './more.ts';";
+    const text = "export const doc = \"import { apiToken } from 'agentgate/auth'; import('./more.ts')\";";
+    const template = "export const shown = `export * from './more.ts' and ${'from'} 'agentgate'`;";
+    const dir = writeDir(tempFolder(t), {
+      'lib/tools.ts': [comment, "import { apiToken } from 'agentgate/auth';", "export * from './more.ts';", text, template, 'export const used = apiToken;'].join('\n'),
+      'lib/more.ts': 'export const more: number = 1;\n',
+    }, fixture('plain'));
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const lines = readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8').split('\n');
+    assert.equal(lines[0], comment);
+    assert.equal(lines[1], "import { apiToken } from '../../agentgate/auth/index.js';");
+    assert.equal(lines[2], "export * from './more.js';");
+    assert.equal(lines[3], text);
+    assert.equal(lines[4], template);
+    const { doc, shown, more } = await import(pathToFileURL(join(out, 'app', 'lib', 'tools.js')).href);
+    assert.equal(doc, "import { apiToken } from 'agentgate/auth'; import('./more.ts')");
+    assert.equal(shown, "export * from './more.ts' and from 'agentgate'");
+    assert.equal(more, 1);
   });
 });
