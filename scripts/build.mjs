@@ -1,5 +1,6 @@
 // `npm run build`: compiles src/ into dist/ with the pinned TypeScript (ES modules, .d.ts,
-// source maps holding their sources; `.ts` import specifiers become `.js`), then adds the
+// source maps naming the repository's src/ files, which the package does not ship: stack
+// traces point at them; `.ts` import specifiers become `.js`), then adds the
 // command's launcher as dist/bin/agentgate.js. `prepack` runs it, so a packed tarball is
 // always built from the sources it was packed with.
 import { spawnSync } from 'node:child_process';
