@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import { build } from '../../src/build/index.ts';
 import {
-  BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, runBuiltServerToExit, sendMessage, startBuiltServer, tempFolder, writeDir,
+  BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, root, runBuiltServerToExit, sendMessage, startBuiltServer, tempFolder, writeDir,
 } from './build-helpers.ts';
 
 describe('node-server target: a directory with auth.ts', () => {
@@ -104,6 +104,11 @@ describe('node-server target: a directory without auth.ts', () => {
     }
     assert.equal(existsSync(join(out, 'node_modules')), false);
     assert.equal(existsSync(join(out, 'app', 'agent.ts')), false, 'TypeScript is transpiled at build time');
+    for (const file of ['index.js', 'auth/index.js', 'auth/jwt.js', 'http/handler.js', 'node/server.js', 'build/server-main.js']) {
+      assert.equal(readFileSync(join(out, 'agentgate', file), 'utf8'), readFileSync(join(root, 'dist', file), 'utf8'), `agentgate/${file} is the compiled package's file as installed`);
+    }
+    assert.equal(existsSync(join(out, 'agentgate', 'index.d.ts')), false, 'no declarations in a server');
+    assert.equal(existsSync(join(out, 'agentgate', 'cli.js')), false, 'no command in a server');
     const agentJs = readFileSync(join(out, 'app', 'agent.js'), 'utf8');
     assert.match(agentJs, /from '\.\.\/agentgate\/index\.js'/);
     assert.match(agentJs, /from '\.\/lib\/caller\.js'/);
