@@ -1,10 +1,21 @@
 #!/usr/bin/env node
-// Runs src/cli.ts with Node's type stripping: in this process when Node strips types by
-// default (22.18+), else in a child started with --experimental-strip-types (22.6+).
+// The `agentgate` command. Plain JavaScript, so that it runs (and can refuse) on any Node.
+// In the package it is dist/bin/agentgate.js and runs the compiled dist/cli.js; in the
+// repository it is bin/agentgate.js and runs src/cli.ts. Agent directories hold TypeScript
+// (agent.ts), so the CLI runs with Node's type stripping: in this process when Node strips
+// types by default (22.18+), else in a child started with --experimental-strip-types.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const cli = new URL('../src/cli.ts', import.meta.url);
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 22 || (major === 22 && minor < 13)) {
+  console.error(`agentgate needs Node 22.13 or newer (found ${process.version})`);
+  process.exit(1);
+}
+
+const compiled = new URL('../cli.js', import.meta.url);
+const cli = existsSync(compiled) ? compiled : new URL('../src/cli.ts', import.meta.url);
 
 if (process.features.typescript) {
   await import(cli.href);

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from './agent-dir.ts';
@@ -15,8 +15,11 @@ export interface BuildOptions {
   out: string;
 }
 
-/** Where the runtime code of agentgate is: `src/` beside this file. */
-const sourceRoot = fileURLToPath(new URL('../', import.meta.url));
+/**
+ * agentgate as users install it: `dist/` of this package (`npm run build`, or `prepack`),
+ * found from here whether this file runs from `src/build/` or from `dist/build/`.
+ */
+const compiledRoot = fileURLToPath(new URL('../../dist/', import.meta.url));
 const ownExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 const PORT = 3000;
 
@@ -73,6 +76,18 @@ async function copyModules(from: string, to: string, skip: (path: string) => boo
       await copyFile(source, join(to, entry.name));
     }
   }
+}
+
+/**
+ * Copies the compiled package, file for file as it is installed, without its types, its
+ * command and the command's launcher: the built server runs the same code a user installs.
+ */
+async function copyCompiledPackage(to: string): Promise<void> {
+  if (!existsSync(join(compiledRoot, 'index.js'))) {
+    throw new Error(`${compiledRoot}: agentgate's compiled package is missing; run \`npm run build\` in ${dirname(compiledRoot)}`);
+  }
+  const left = new Set([join(compiledRoot, 'bin'), join(compiledRoot, 'cli.js'), join(compiledRoot, 'cli.js.map')]);
+  await cp(compiledRoot, to, { recursive: true, filter: (path) => !left.has(path) && !path.endsWith('.d.ts') });
 }
 
 /**
@@ -155,7 +170,7 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
   const runtime = join(out, 'agentgate');
   const packages = new Set<string>();
 
-  await copyModules(sourceRoot, runtime, (path) => path === join(sourceRoot, `cli${ownExtension}`), (specifier) => javaScriptSpecifier(specifier));
+  await copyCompiledPackage(runtime);
 
   // The directory's own package.json stays behind: its "type" could make the transpiled ES modules CommonJS,
   // and the packages it names are listed in the output's package.json.
@@ -253,7 +268,7 @@ compatibility_date = "2025-01-01"
 
 /**
  * Builds an agent directory for a target and returns the manifest written to `<out>/manifest.json`.
- * - `node-server`: the transpiled directory (`app/`), agentgate's runtime (`agentgate/`),
+ * - `node-server`: the transpiled directory (`app/`), agentgate's compiled package (`agentgate/`),
  *   `server.js` and `package.json`; runs as `node <out>/server.js` with no install step unless
  *   the directory imports third-party packages (listed in package.json).
  * - `docker`: the same plus a `Dockerfile`.

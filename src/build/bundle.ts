@@ -41,7 +41,8 @@ export async function bundleModules(entry: string): Promise<{ code: string; entr
     if (known !== undefined) return known;
     if (visiting.has(file)) throw new Error(`${file}: import cycle; cannot bundle`);
     visiting.add(file);
-    let body = stripTypes(await readFile(file, 'utf8'), file);
+    // Run from the compiled package, a module ends with a source map comment naming a file the bundle does not ship.
+    let body = stripTypes(await readFile(file, 'utf8'), file).replace(/^\/\/# sourceMappingURL=\S*\s*$/m, '');
     const exports: string[] = [];
     const dependencies = new Map<string, string>();
     const dependency = async (specifier: string) => {
@@ -78,7 +79,7 @@ export async function bundleModules(entry: string): Promise<{ code: string; entr
   const entryName = await visit(resolve(entry));
   const code = [...modules.values()].map((module) => {
     const name = names.get(module.file) as string;
-    return `// ${module.file.split('/src/').pop()}\nconst ${name} = (() => {\n${module.body.trim()}\nreturn { ${module.exports.join(', ')} };\n})();\n`;
+    return `// ${module.file.split(/[\\/](?:src|dist)[\\/]/).pop()}\nconst ${name} = (() => {\n${module.body.trim()}\nreturn { ${module.exports.join(', ')} };\n})();\n`;
   }).join('\n');
   return { code, entryName };
 }

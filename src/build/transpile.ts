@@ -1,10 +1,5 @@
-import { isBuiltin, stripTypeScriptTypes } from 'node:module';
-
-/**
- * A module specifier after `from`, `import` or `import(`. A regular expression, not a parser:
- * the same text inside a string or comment is matched too, which at worst rewrites that text.
- */
-const SPECIFIER = /(\bfrom\s*|\bimport\s*(?:\(\s*)?)(['"])([^'"\r\n]*)\2/g;
+import nodeModule from 'node:module';
+import { specifierStrings } from './source-scan.ts';
 
 const TS_EXTENSIONS: Readonly<Record<string, string>> = { '.ts': '.js', '.mts': '.mjs', '.cts': '.cjs' };
 
@@ -43,23 +38,27 @@ export function quietly<T>(fn: () => T): T {
  */
 export function stripTypes(source: string, file: string): string {
   try {
-    return quietly(() => stripTypeScriptTypes(source, { mode: 'strip' }));
+    // Read at call time: Bun has no stripTypeScriptTypes, and agentgate/node must still import there.
+    return quietly(() => nodeModule.stripTypeScriptTypes(source, { mode: 'strip' }));
   } catch (error) {
     throw new Error(`${file}: cannot be transpiled: ${(error as Error).message}`, { cause: error });
   }
 }
 
-/** Rewrites each module specifier for which `rewrite` returns a new one. */
+/**
+ * Rewrites each module specifier for which `rewrite` returns a new one: only the specifiers of
+ * real imports and re-exports, found by a lexer, never the same text in a comment or a string.
+ */
 export function rewriteSpecifiers(code: string, rewrite: (specifier: string) => string | undefined): string {
-  return code.replace(SPECIFIER, (match, lead: string, quote: string, specifier: string) => {
-    const next = rewrite(specifier);
-    return next === undefined ? match : lead + quote + next + quote;
-  });
-}
-
-/** Every module specifier the code names. */
-export function moduleSpecifiers(code: string): string[] {
-  return [...code.matchAll(SPECIFIER)].map((match) => match[3] as string);
+  let rewritten = '';
+  let copied = 0;
+  for (const { at, value } of specifierStrings(code)) {
+    const next = rewrite(value);
+    if (next === undefined) continue;
+    rewritten += code.slice(copied, at + 1) + next;
+    copied = at + 1 + value.length;
+  }
+  return rewritten + code.slice(copied);
 }
 
 /** `./tools.ts` → `./tools.js`: a relative specifier of a TypeScript file names its transpiled file. */
@@ -72,7 +71,7 @@ export function javaScriptSpecifier(specifier: string): string | undefined {
 /** The package a bare specifier names (`@scope/pkg/sub` → `@scope/pkg`), or undefined for relative paths, URLs and Node built-ins. */
 export function packageName(specifier: string): string | undefined {
   if (specifier === '' || specifier.startsWith('.') || specifier.startsWith('#') || specifier.startsWith('/') || /^[a-z][a-z0-9+.-]*:/i.test(specifier)) return undefined;
-  if (isBuiltin(specifier)) return undefined;
+  if (nodeModule.isBuiltin(specifier)) return undefined;
   const parts = specifier.split('/');
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }

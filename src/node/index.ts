@@ -8,3 +8,5 @@ export { serve, closeOnSignals } from './server.ts';
 export type { ServeOptions, AgentServer } from './server.ts';
 export { resolveAgentDir, build } from '../build/index.ts';
 export type { ResolvedAgentDir, BuildOptions, AgentManifest, BuildTarget } from '../build/index.ts';
+export { toNodeListener } from './listener.ts';
+export type { NodeListener, NodeListenerOptions, WebHandler } from './listener.ts';

@@ -1,16 +1,15 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Readable } from 'node:stream';
 import { createAgent } from '../agent/agent.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
 import { AuthConfigError } from '../auth/errors.ts';
-import { wwwAuthenticateLines } from '../auth/responses.ts';
 import { authEntries } from '../auth/route-auth.ts';
 import type { AuthFn, AuthOption } from '../auth/types.ts';
 import { agentHandler } from '../http/handler.ts';
-import { type Channel, channelResponse } from './channel.ts';
+import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
+import { type NodeListener, nodeBridge } from './listener.ts';
 import { playgroundRoute } from './playground.ts';
 import { requestLog, requestLogFormat, type RequestLogFormat } from './request-log.ts';
 
@@ -88,12 +87,8 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   let whenIdle: (() => void) | undefined;
   let closing: Promise<void> | undefined;
 
-  const server = createServer((req, res) => {
-    answer(req, res).catch((error: unknown) => {
-      console.error('agentgate: writing a response failed', error);
-      res.destroy();
-    });
-  });
+  let listener: NodeListener | undefined;
+  const server = createServer((req, res) => listener?.(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -104,35 +99,29 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   const { port: boundPort } = server.address() as AddressInfo;
   const origin = `http://${urlHost(host)}:${boundPort}`;
 
-  async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const controller = new AbortController();
-    inFlight.add(controller);
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort();
-      inFlight.delete(controller);
-      if (inFlight.size === 0) whenIdle?.();
-    });
-    const url = req.url ?? '';
-    // The origin is the server's own, never the Host header: routes see only the path and query.
-    const request = url.startsWith('/') ? toRequest(req, origin + url, controller.signal) : undefined;
-    log.track(req, res, request);
-    let response: Response;
-    if (request === undefined) {
-      response = channelResponse({ error: 'Bad Request' }, 400);
-    } else {
-      try {
-        const query = url.indexOf('?');
-        const path = query === -1 ? url : url.slice(0, query);
-        const channel = channelByPath.get(path);
-        response = await (channel ? channel(request, { agent, waitUntil }) : (playground?.(path, request) ?? handler(request)));
-      } catch (error) {
-        console.error('agentgate: a request failed; answering 500', error);
-        response = channelResponse({ error: 'Internal Server Error' }, 500);
-      }
-    }
-    if (closing !== undefined) res.shouldKeepAlive = false;
-    await writeResponse(response, res);
-  }
+  listener = nodeBridge(
+    (request, req, res) => {
+      log.track(req, res, request);
+      const url = req.url ?? '';
+      const query = url.indexOf('?');
+      const path = query === -1 ? url : url.slice(0, query);
+      const channel = channelByPath.get(path);
+      return channel ? channel(request, { agent, waitUntil }) : (playground?.(path, request) ?? handler(request));
+    },
+    {
+      origin,
+      onRequest(controller, res) {
+        inFlight.add(controller);
+        res.once('close', () => {
+          inFlight.delete(controller);
+          if (inFlight.size === 0) whenIdle?.();
+        });
+      },
+      beforeWrite(res) {
+        if (closing !== undefined) res.shouldKeepAlive = false;
+      },
+    },
+  );
 
   function close(): Promise<void> {
     closing ??= (async () => {
@@ -204,68 +193,6 @@ export function serverAuth(auth: AuthOption | undefined, token: string | undefin
     throw new AuthConfigError('serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =)');
   }
   return [...(auth === undefined ? [] : authEntries(auth)), tokenEntry];
-}
-
-/** The Web `Request` of a node request, its body streamed; `undefined` when the URL or a header cannot be one. */
-function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request | undefined {
-  try {
-    return webRequest(req, url, signal);
-  } catch {
-    return undefined;
-  }
-}
-
-function webRequest(req: IncomingMessage, url: string, signal: AbortSignal): Request {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
-  const method = req.method ?? 'GET';
-  const length = req.headers['content-length'];
-  const hasBody = method !== 'GET' && method !== 'HEAD' && ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined);
-  if (!hasBody) return new Request(url, { method, headers, signal });
-  return new Request(url, { method, headers, signal, body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } as RequestInit);
-}
-
-async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
-  const head: string[] = [];
-  for (const [name, value] of response.headers) {
-    if (name !== 'www-authenticate') head.push(name, value);
-  }
-  const challenge = response.headers.get('www-authenticate');
-  if (challenge !== null) for (const line of wwwAuthenticateLines(response) ?? [challenge]) head.push('www-authenticate', line);
-  res.writeHead(response.status, head);
-  if (response.body === null) {
-    res.end();
-    return;
-  }
-  const reader = response.body.getReader();
-  const cancel = () => void reader.cancel().catch(() => undefined);
-  res.once('close', cancel);
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done || res.destroyed) break;
-      if (!res.write(value)) await drained(res);
-    }
-    res.end();
-  } catch (error) {
-    console.error('agentgate: a response body failed while streaming', error);
-    res.destroy();
-  } finally {
-    res.off('close', cancel);
-  }
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.once('drain', done);
-    res.once('close', done);
-  });
 }
 
 function urlHost(host: string): string {

@@ -2,10 +2,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import { build } from '../../src/build/index.ts';
 import {
-  BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, runBuiltServerToExit, sendMessage, startBuiltServer, tempFolder, writeDir,
+  BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, root, runBuiltServerToExit, sendMessage, startBuiltServer, tempFolder, writeDir,
 } from './build-helpers.ts';
 
 describe('node-server target: a directory with auth.ts', () => {
@@ -103,6 +104,11 @@ describe('node-server target: a directory without auth.ts', () => {
     }
     assert.equal(existsSync(join(out, 'node_modules')), false);
     assert.equal(existsSync(join(out, 'app', 'agent.ts')), false, 'TypeScript is transpiled at build time');
+    for (const file of ['index.js', 'auth/index.js', 'auth/jwt.js', 'http/handler.js', 'node/server.js', 'build/server-main.js']) {
+      assert.equal(readFileSync(join(out, 'agentgate', file), 'utf8'), readFileSync(join(root, 'dist', file), 'utf8'), `agentgate/${file} is the compiled package's file as installed`);
+    }
+    assert.equal(existsSync(join(out, 'agentgate', 'index.d.ts')), false, 'no declarations in a server');
+    assert.equal(existsSync(join(out, 'agentgate', 'cli.js')), false, 'no command in a server');
     const agentJs = readFileSync(join(out, 'app', 'agent.js'), 'utf8');
     assert.match(agentJs, /from '\.\.\/agentgate\/index\.js'/);
     assert.match(agentJs, /from '\.\/lib\/caller\.js'/);
@@ -146,5 +152,27 @@ describe('node-server target: a directory without auth.ts', () => {
     assert.match(tools, /from '\.\.\/\.\.\/agentgate\/auth\/index\.js'/);
     assert.match(tools, /export \* from '\.\/more\.js'/);
     assert.match(tools, /import\('\.\/more\.js'\)/);
+  });
+
+  test('only real imports are rewritten: the same text in a comment, a string or a template stays as written', async (t) => {
+    const comment = "// before: import { createAgent } from 'agentgate'; export * from './more.ts';";
+    const text = "export const doc = \"import { apiToken } from 'agentgate/auth'; import('./more.ts')\";";
+    const template = "export const shown = `export * from './more.ts' and ${'from'} 'agentgate'`;";
+    const dir = writeDir(tempFolder(t), {
+      'lib/tools.ts': [comment, "import { apiToken } from 'agentgate/auth';", "export * from './more.ts';", text, template, 'export const used = apiToken;'].join('\n'),
+      'lib/more.ts': 'export const more: number = 1;\n',
+    }, fixture('plain'));
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const lines = readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8').split('\n');
+    assert.equal(lines[0], comment);
+    assert.equal(lines[1], "import { apiToken } from '../../agentgate/auth/index.js';");
+    assert.equal(lines[2], "export * from './more.js';");
+    assert.equal(lines[3], text);
+    assert.equal(lines[4], template);
+    const { doc, shown, more } = await import(pathToFileURL(join(out, 'app', 'lib', 'tools.js')).href);
+    assert.equal(doc, "import { apiToken } from 'agentgate/auth'; import('./more.ts')");
+    assert.equal(shown, "export * from './more.ts' and from 'agentgate'");
+    assert.equal(more, 1);
   });
 });

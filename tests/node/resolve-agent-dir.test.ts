@@ -48,9 +48,10 @@ describe('resolveAgentDir on good directories', () => {
   });
 
   test('the specifiers mapped to the running copy are the entry points of package.json exports', () => {
-    const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, string> };
-    const fromPackage = Object.entries(exports).map(([path, file]) => [join('agentgate', path), file.replace(/^\.\/src\//, '').replace(/\.ts$/, '')]);
+    const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
+    const fromPackage = Object.entries(exports).map(([path, file]) => [join('agentgate', path), file.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '')]);
     assert.deepEqual(fromPackage, [...AGENTGATE_ENTRIES]);
+    for (const file of Object.values(exports)) assert.equal(file.types, file.default.replace(/\.js$/, '.d.ts'));
   });
 
   test('a directory outside the package imports agentgate and agentgate/auth as an installed package', async (t) => {

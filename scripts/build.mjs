@@ -1,0 +1,21 @@
+// `npm run build`: compiles src/ into dist/ with the pinned TypeScript (ES modules, .d.ts,
+// source maps naming the repository's src/ files, which the package does not ship: stack
+// traces point at them; `.ts` import specifiers become `.js`), then adds the
+// command's launcher as dist/bin/agentgate.js. `prepack` runs it, so a packed tarball is
+// always built from the sources it was packed with.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+rmSync(dist, { recursive: true, force: true });
+const tsc = spawnSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+if (tsc.status !== 0) {
+  console.error(`build: tsc failed (exit ${tsc.status ?? tsc.signal})`);
+  process.exit(1);
+}
+mkdirSync(join(dist, 'bin'), { recursive: true });
+copyFileSync(join(root, 'bin', 'agentgate.js'), join(dist, 'bin', 'agentgate.js'));
+chmodSync(join(dist, 'bin', 'agentgate.js'), 0o755);

@@ -1,0 +1,329 @@
+// agentgate as users install it: `npm pack` (prepack builds dist/), `npm install <tarball>` into a
+// fresh project outside the repository, then everything on the installed copy: every entry on
+// Node 22 (no flags), Bun and Deno; the README's first example on the three; a Worker bundled
+// with esbuild and run in workerd; a strict type check of a consumer; the CLI through npx;
+// publint and attw on the tarball. One pack and one install, shared by the tests.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { bundleWorker, startWorker } from './workerd-harness.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const bin = (name: string) => join(root, 'node_modules', '.bin', name);
+const node22 = realpathSync(bin('node'));
+/** PATH with Node 22 first: npx, npm and `#!/usr/bin/env node` scripts run on it, as on a user's machine with Node 22. */
+const PATH = `${dirname(node22)}:${process.env.PATH ?? ''}`;
+const TOKEN = 'package-test-token-0123456789';
+const ADA_PASSWORD = 'correct horse battery staple';
+
+let work = '';
+let tarball = '';
+let app = '';
+
+interface Ran { status: number | null; stdout: string; stderr: string }
+
+function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Ran {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, PATH, NO_COLOR: '1', ...env }, timeout: 180_000 });
+  if (result.error) throw result.error;
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function ok(command: string, args: string[], cwd: string, env: Record<string, string> = {}): string {
+  const result = run(command, args, cwd, env);
+  assert.equal(result.status, 0, `${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+const write = (file: string, text: string) => {
+  mkdirSync(dirname(join(app, file)), { recursive: true });
+  writeFileSync(join(app, file), text);
+};
+
+before(() => {
+  work = mkdtempSync(join(tmpdir(), 'agentgate-package-'));
+  const packed = JSON.parse(ok('npm', ['pack', '--json', '--pack-destination', work], root)) as { filename: string }[];
+  tarball = join(work, packed[0]!.filename);
+  app = join(work, 'app');
+  mkdirSync(app);
+  write('package.json', JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
+  ok('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);
+});
+
+after(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed tarball', () => {
+  test('holds dist/, README.md, LICENSE and package.json only, and is installed as a real copy outside the repository', () => {
+    const listing = ok('tar', ['-tzf', tarball], work).trim().split('\n').map((line) => line.replace(/^package\//, ''));
+    assert.deepEqual(listing.filter((path) => !path.startsWith('dist/')).sort(), ['LICENSE', 'README.md', 'package.json']);
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'dist/auth/index.js', 'dist/node/index.js', 'dist/bin/agentgate.js']) {
+      assert.ok(listing.includes(file), `${file} is in the tarball`);
+    }
+    assert.equal(listing.some((path) => path.endsWith('.ts') && !path.endsWith('.d.ts')), false, 'no TypeScript source is shipped');
+    const installed = join(app, 'node_modules', 'agentgate');
+    assert.equal(lstatSync(installed).isSymbolicLink(), false);
+    assert.equal(realpathSync(installed).startsWith(root), false);
+    const compiled = readFileSync(join(installed, 'dist', 'index.js'), 'utf8');
+    assert.match(compiled, /from '\.\/auth\/index\.js'/, 'relative specifiers name .js files');
+  });
+
+  test('publint reports nothing', () => {
+    const output = ok(node22, [bin('publint'), 'run', tarball, '--level', 'suggestion'], work);
+    assert.match(output, /All good!/);
+  });
+
+  test('attw (ESM-only profile: the package is ESM only) reports no problem', () => {
+    const output = ok(node22, [bin('attw'), tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color'], work);
+    for (const entry of ['"agentgate"', '"agentgate/auth"', '"agentgate/node"']) assert.ok(output.includes(entry), `attw checked ${entry}`);
+    assert.doesNotMatch(output.replace(/\(ignored[^)]*\)[^\n]*/g, ''), /💀|⚠️|❌|Resolution failed/);
+  });
+});
+
+/** A module importing every entry point the installed package.json exports, printing the names each one exports. */
+function entryCheck(): { source: string; entries: string[] } {
+  const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'agentgate', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  const entries = Object.keys(pkg.exports).filter((key) => key !== './package.json').map((key) => `agentgate${key.slice(1)}`);
+  const imports = entries.map((entry, i) => `import * as entry${i} from '${entry}';`).join('\n');
+  const names = entries.map((entry, i) => `${JSON.stringify(entry)}: Object.keys(entry${i}).sort()`).join(', ');
+  return { source: `${imports}\nconsole.log(JSON.stringify({ ${names} }));\n`, entries };
+}
+
+/** How to run a file of the consumer project on Node 22 (no flags), Bun and Deno. */
+const runtimes = (file: string): [name: string, command: string, args: string[]][] => [
+  ['Node 22 with no flags', node22, [file]],
+  ['Bun', bin('bun'), [file]],
+  ['Deno', bin('deno'), ['run', '-A', file]],
+];
+
+describe('every entry imports from the installed package', () => {
+  for (const [name, command, args] of runtimes('entries.mjs')) {
+    test(`on ${name}`, () => {
+      const { source, entries } = entryCheck();
+      assert.deepEqual(entries.slice(0, 3), ['agentgate', 'agentgate/auth', 'agentgate/node']);
+      write('entries.mjs', source);
+      const exported = JSON.parse(ok(command, args, app)) as Record<string, string[]>;
+      assert.deepEqual(Object.keys(exported), entries);
+      for (const entry of entries) assert.ok(exported[entry]!.length > 0, `${entry} exports something`);
+      const { agentgate: rootNames, 'agentgate/auth': auth, 'agentgate/node': node } = exported;
+      for (const name of ['routeAuth', 'jwt', 'oidc', 'basic', 'apiToken', 'anonymous', 'AuthError', 'AuthConfigError']) {
+        assert.ok(auth!.includes(name), `agentgate/auth exports ${name}`);
+        assert.ok(rootNames!.includes(name), `agentgate re-exports ${name}`);
+      }
+      for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore']) assert.ok(rootNames!.includes(name), `agentgate exports ${name}`);
+      for (const name of ['serve', 'toNodeListener', 'fileStore', 'slackChannel', 'discordChannel', 'resolveAgentDir', 'build']) {
+        assert.ok(node!.includes(name), `agentgate/node exports ${name}`);
+      }
+    });
+  }
+});
+
+/** The first TypeScript block of the README's "First example", from the installed README. */
+function readmeFirstExample(): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentgate', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## First example'));
+  const block = /```ts\n([\s\S]*?)```/.exec(section);
+  assert.ok(block, 'the README has a "First example" with a ts block');
+  return block[1]!;
+}
+
+const EXAMPLE_DRIVER = `
+const basicHeader = 'Basic ' + btoa('ada:' + ADA_PASSWORD);
+const answers = [];
+for (const authorization of [undefined, basicHeader, 'Bearer ' + AGENT_API_TOKEN, 'Bearer wrong-token']) {
+  const response = await handle(new Request('http://localhost/agent', { headers: authorization ? { authorization } : {} }));
+  answers.push({ status: response.status, challenge: response.headers.get('www-authenticate'), body: await response.json() });
+}
+console.log(JSON.stringify(answers));
+`;
+
+describe("the README's first example runs from the installed package", () => {
+  for (const [name, command, args] of runtimes('first-example.ts')) {
+    test(`on ${name}`, () => {
+      const prelude = `const ADA_PASSWORD = ${JSON.stringify(ADA_PASSWORD)};\nconst AGENT_API_TOKEN = ${JSON.stringify(TOKEN)};\n`;
+      write('first-example.ts', prelude + readmeFirstExample() + EXAMPLE_DRIVER);
+      const answers = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as { status: number; challenge: string | null; body: Record<string, unknown> }[];
+      assert.equal(answers[0]!.status, 401);
+      assert.equal(answers[0]!.challenge, 'Basic realm="agent", charset="UTF-8", Bearer');
+      assert.deepEqual(answers[1], { status: 200, challenge: null, body: { hello: 'ada', via: 'basic' } });
+      assert.deepEqual(answers[2], { status: 200, challenge: null, body: { hello: 'ci-bot', via: 'api-token' } });
+      assert.equal(answers[3]!.status, 401);
+    });
+  }
+});
+
+test('a Worker importing agentgate, bundled with esbuild from the installed package, runs in workerd', async () => {
+  write('worker.ts', `import { agentHandler, apiToken, createAgent, echoModel, memoryStore } from 'agentgate';
+
+interface Env { AGENT_API_TOKEN: string }
+let handler: ((request: Request) => Promise<Response>) | undefined;
+
+export default {
+  fetch(request: Request, env: Env): Promise<Response> {
+    handler ??= agentHandler(createAgent({ name: 'worker', model: echoModel(), store: memoryStore() }), { basePath: '/agent', auth: [apiToken(env.AGENT_API_TOKEN)] });
+    return handler(request);
+  },
+};
+`);
+  const entry = join(app, 'worker.ts');
+  const bundle = await bundleWorker(entry);
+  assert.match(bundle, /node_modules\/agentgate\/dist\/auth\//, 'the bundle holds the installed, compiled package');
+  assert.doesNotMatch(bundle, /\/src\/auth\//);
+  const worker = await startWorker({ entry, bindings: { AGENT_API_TOKEN: TOKEN } });
+  try {
+    assert.equal((await worker.fetch('http://worker/agent/health')).status, 200);
+    const refused = await worker.fetch('http://worker/agent', { method: 'POST', body: '{"message":"hi"}', headers: { 'content-type': 'application/json' } });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('www-authenticate'), 'Bearer');
+    const ran = await worker.fetch('http://worker/agent', {
+      method: 'POST',
+      body: JSON.stringify({ message: 'hello from workerd' }),
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    });
+    assert.equal(ran.status, 200);
+    assert.equal(((await ran.json()) as { text: string }).text, 'hello from workerd');
+  } finally {
+    await worker.dispose();
+  }
+});
+
+const CONSUMER = `import {
+  AuthConfigError, AuthError, anonymous, apiToken, basic, jwt, oidc, routeAuth,
+  type AuthFn, type AuthOption, type AuthResult, type Challenge, type Principal, type PrincipalInput,
+} from 'agentgate/auth';
+import { agentHandler, createAgent, echoModel, memoryStore, type Agent, type RunResult } from 'agentgate';
+import { fileStore, serve, toNodeListener, type AgentServer, type NodeListener } from 'agentgate/node';
+import { createServer } from 'node:http';
+
+const challenges: readonly Challenge[] = [{ scheme: 'Key', realm: 'agent' }];
+const custom: AuthFn = Object.assign(
+  async (request: Request): Promise<PrincipalInput | null> => (request.headers.get('x-key') === 'k' ? { id: 'svc', type: 'service' } : null),
+  { challenges },
+);
+const list: AuthOption = [
+  jwt({ secret: 'a-secret-of-at-least-thirty-two-bytes!!', audience: 'agent', issuer: 'https://id.example.com' }),
+  jwt({ jwksUrl: 'https://id.example.com/jwks.json', audience: 'agent' }),
+  oidc({ issuer: 'https://id.example.com', audience: 'agent' }),
+  basic({ users: { ada: 'pw' }, realm: 'agent' }),
+  apiToken('token-0123456789', { id: 'ci-bot' }),
+  anonymous(),
+  custom,
+];
+const authenticate = routeAuth(list);
+const alsoBoolean = routeAuth((request: Request) => request.headers.has('x-ok'));
+export async function who(request: Request): Promise<string> {
+  const result: AuthResult = await authenticate(request);
+  if (!result.ok) return String(result.response.status);
+  const principal: Principal = result.principal;
+  const issuer: string | undefined = principal.issuer;
+  return principal.id + principal.type + principal.authenticator + (issuer ?? '');
+}
+
+const agent: Agent = createAgent({
+  name: 'typed',
+  model: echoModel(),
+  store: memoryStore(),
+  instructions: ({ principal }) => 'You help ' + (principal?.id ?? 'a guest'),
+});
+export const handler: (request: Request) => Promise<Response> = agentHandler(agent, { basePath: '/agent', auth: list });
+export const listener: NodeListener = toNodeListener(handler);
+createServer(listener);
+export async function start(): Promise<AgentServer> {
+  const result: RunResult = await agent.send('hi');
+  void result.text;
+  return serve({ agent: { name: 'served', model: echoModel(), store: fileStore('.data') }, auth: [apiToken('token-0123456789')], port: 0 });
+}
+export const errors = [new AuthConfigError('x'), AuthError, alsoBoolean] as const;
+`;
+
+describe('a consumer type-checks against the installed declarations', () => {
+  before(() => {
+    // `tsc --init` as a user runs it; a Node project has @types/node (linked from the repository's dev dependencies).
+    ok(bin('tsc'), ['--init'], app);
+    mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
+    symlinkSync(join(root, 'node_modules', '@types', 'node'), join(app, 'node_modules', '@types', 'node'), 'dir');
+    write('consumer.ts', CONSUMER);
+    write('wrong.ts', "import { routeAuth } from 'agentgate/auth';\nimport { toNodeListener } from 'agentgate/node';\nrouteAuth(42);\ntoNodeListener('not a handler');\n");
+    const config = (files: string[], options: Record<string, unknown>) =>
+      JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, types: ['node'], ...options }, files });
+    write('tsconfig.strict.json', config(['consumer.ts'], { strict: true }));
+    write('tsconfig.exact.json', config(['consumer.ts'], { strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false }));
+    write('tsconfig.wrong.json', config(['wrong.ts'], { strict: true }));
+  });
+
+  test('tsc --init defaults with strict', () => {
+    ok(bin('tsc'), ['-p', 'tsconfig.strict.json'], app);
+  });
+
+  test('and with exactOptionalPropertyTypes, checking the library declarations too (skipLibCheck off)', () => {
+    ok(bin('tsc'), ['-p', 'tsconfig.exact.json'], app);
+  });
+
+  test('the check can fail: wrong arguments to the public API are type errors', () => {
+    const result = run(bin('tsc'), ['-p', 'tsconfig.wrong.json'], app);
+    assert.notEqual(result.status, 0);
+    assert.equal((result.stdout.match(/error TS2345/g) ?? []).length, 2, result.stdout);
+  });
+});
+
+describe('the agentgate command from the installed package (npx)', () => {
+  test('npx agentgate --help prints the usage', () => {
+    const output = ok('npx', ['--no-install', 'agentgate', '--help'], app);
+    assert.match(output, /agentgate init <dir>/);
+    assert.match(output, /agentgate start <dir\|out>/);
+  });
+
+  test('npx agentgate init, then start: a request to the started server answers', async (t) => {
+    const created = ok('npx', ['--no-install', 'agentgate', 'init', 'my-agent'], app);
+    const token = /API token: (\S+)/.exec(created)?.[1];
+    assert.ok(token, created);
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1' };
+    delete env.AGENT_API_TOKEN;
+    const child = spawn('npx', ['--no-install', 'agentgate', 'start', 'my-agent'], {
+      cwd: app,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    t.after(async () => {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    });
+    let output = '';
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk) => {
+        output += chunk;
+        const match = /listening on (http:\/\/\S+)/.exec(output);
+        if (match) resolve(match[1]!);
+      });
+      void exited.then((code) => reject(new Error(`agentgate start exited (${code}):\n${output}`)));
+    });
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+    const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ message: 'hello from npx' }) });
+    assert.equal(response.status, 200);
+    assert.equal(((await response.json()) as { text: string }).text, 'hello from npx');
+    assert.equal((await fetch(url, { method: 'POST', body: '{"message":"x"}' })).status, 401);
+  });
+
+  test('on Node older than 22.13 the command says which Node it needs and exits 1', () => {
+    // Node 22 pretending to be 22.12 (process.versions is patched before the launcher runs).
+    const pretend = `data:text/javascript,Object.defineProperty(process,'version',{value:'v22.12.0'});Object.defineProperty(process,'versions',{value:{...process.versions,node:'22.12.0'}})`;
+    const launcher = join(app, 'node_modules', 'agentgate', 'dist', 'bin', 'agentgate.js');
+    const result = run(node22, ['--import', pretend, launcher, '--help'], app);
+    assert.equal(result.status, 1);
+    assert.equal(result.stderr.trim(), 'agentgate needs Node 22.13 or newer (found v22.12.0)');
+    assert.equal(result.stdout, '');
+    const system = spawnSync('node', ['-p', 'process.versions.node'], { encoding: 'utf8' });
+    const [major = 0, minor = 0] = (system.stdout ?? '').trim().split('.').map(Number);
+    if (system.status === 0 && (major < 22 || (major === 22 && minor < 13))) {
+      // A real older Node on this machine too (PATH without the repository's Node 22).
+      const real = spawnSync('node', [launcher, '--help'], { encoding: 'utf8' });
+      assert.equal(real.status, 1);
+      assert.equal(real.stderr.trim(), `agentgate needs Node 22.13 or newer (found v${system.stdout.trim()})`);
+    }
+  });
+});
