@@ -1,5 +1,5 @@
 // A module of an agent directory that fails to load is named with the line and column at fault.
-import { stripTypeScriptTypes } from 'node:module';
+import nodeModule from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { quietly } from './transpile.ts';
 
@@ -30,7 +30,8 @@ export function errorLocation(error: unknown, dir: string, fallbackFile: string)
 /** Node reports a JavaScript syntax error of an ES module without its place; a parse of the text finds it. */
 function syntaxErrorLocation(source: string, file: string): SourceLocation | undefined {
   try {
-    quietly(() => stripTypeScriptTypes(source, { mode: 'strip' }));
+    // Read at call time, as in transpile.ts: Bun has no stripTypeScriptTypes.
+    quietly(() => nodeModule.stripTypeScriptTypes(source, { mode: 'strip' }));
     return undefined;
   } catch (error) {
     return errorLocation(error, '', file);
