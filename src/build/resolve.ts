@@ -22,16 +22,26 @@ let hooked = false;
  */
 function resolveAgentgateToThisCopy(): void {
   if (hooked) return;
-  // Read at call time: the built server never calls this, and runs on Node 22.13, before registerHooks (22.15).
-  if (typeof nodeModule.registerHooks !== 'function') throw new Error('resolveAgentDir() needs Node 22.15 or later (module.registerHooks)');
   hooked = true;
-  nodeModule.registerHooks({
-    resolve(specifier, context, nextResolve) {
-      const entry = AGENTGATE_ENTRIES.get(specifier);
-      if (entry === undefined) return nextResolve(specifier, context);
-      return { url: new URL(entry + ownExtension, sourceRoot).href, shortCircuit: true };
-    },
-  });
+  const urls = new Map([...AGENTGATE_ENTRIES].map(([specifier, entry]) => [specifier, new URL(entry + ownExtension, sourceRoot).href]));
+  // Read at call time: module.registerHooks arrived in Node 22.15.
+  if (typeof nodeModule.registerHooks === 'function') {
+    nodeModule.registerHooks({
+      resolve(specifier, context, nextResolve) {
+        const url = urls.get(specifier);
+        return url === undefined ? nextResolve(specifier, context) : { url, shortCircuit: true };
+      },
+    });
+    return;
+  }
+  // Node 22.13 and 22.14: the same hook, run off-thread by module.register.
+  const hook = `const urls = new Map(${JSON.stringify([...urls])});
+export async function resolve(specifier, context, nextResolve) {
+  const url = urls.get(specifier);
+  return url === undefined ? nextResolve(specifier, context) : { url, shortCircuit: true };
+}
+`;
+  nodeModule.register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
 /** What a value is, for an error message; never the value itself (it could be a secret). */
