@@ -5,8 +5,8 @@
 // share one memory namespace, and each would read the other's notes. Scoped on issuer + id,
 // every caller keeps their own notes. The notes are added to the instructions of that
 // caller's later runs; the built-in `remember` tool (present whenever `memory` is set) writes them.
-import { createAgent, echoModel, memoryStore } from 'agentgate';
-import type { Model, Principal } from 'agentgate';
+import { createAgent, echoModel, memoryStore } from '../src/index.ts';
+import type { Model, Principal } from '../src/index.ts';
 
 const store = memoryStore();
 

@@ -4,7 +4,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { apiToken, basic, routeAuth, wwwAuthenticateLines } from 'agentgate/auth';
+import { apiToken, basic, routeAuth, wwwAuthenticateLines } from '../src/auth/index.ts';
 
 const host = '127.0.0.1';
 const port = Number(process.env.PORT ?? 3000);

@@ -2,9 +2,8 @@
 // Node-only tests (servers, workerd through miniflare, builds). One failing step fails the run.
 // Usage: node scripts/test.mjs [--only node|bun|deno|tsc] [file filter…]
 // Portable tests are tests/**/*.test.ts outside tests/node; tests/node holds the Node-only ones.
-// Before the Node-only tests, `npm run build` compiles dist/: the build targets ship it, and the
-// examples import the package by name. tests/node/package.test.ts packs and installs the package
-// (publint, attw, every runtime, the CLI through npx).
+// tests/node/package.test.ts packs the package (prepack builds dist/) and installs it into a
+// fresh project: publint, attw, every runtime, the CLI through npx.
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -61,7 +60,6 @@ const denoCounts = (o) => {
 const steps = [];
 const want = (name) => only === undefined || only === name;
 if (want('tsc') && filters.length === 0) steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
-if (want('node') && nodeOnly.length) steps.push(() => run('build', bin('node'), [join(root, 'scripts', 'build.mjs')]));
 if (want('node') && portable.length + nodeOnly.length) steps.push(() => run('node', bin('node'), ['--test', '--test-reporter=spec', '--test-concurrency=1', ...portable, ...nodeOnly], nodeCounts));
 if (want('bun') && portable.length) steps.push(() => run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => './' + f)], bunCounts));
 if (want('deno') && portable.length) steps.push(() => run('deno', bin('deno'), ['test', '-A', '--no-check', ...portable], denoCounts));

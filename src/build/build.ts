@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
-import { copyFile, cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from './agent-dir.ts';
@@ -15,12 +17,34 @@ export interface BuildOptions {
   out: string;
 }
 
-/**
- * agentgate as users install it: `dist/` of this package (`npm run build`, or `prepack`),
- * found from here whether this file runs from `src/build/` or from `dist/build/`.
- */
-const compiledRoot = fileURLToPath(new URL('../../dist/', import.meta.url));
 const ownExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+let compiled: Promise<string> | undefined;
+
+/**
+ * agentgate as users install it. In the package, `dist/` (where this file runs from). Run from
+ * the repository's sources, those sources compiled now with the package's own build settings
+ * (`tsconfig.build.json`), once per process, into a temporary folder removed at exit: a build
+ * never ships a missing or stale `dist/`.
+ */
+function compiledPackage(): Promise<string> {
+  compiled ??= ownExtension === '.ts' ? compileSources() : Promise.resolve(fileURLToPath(new URL('../', import.meta.url)));
+  return compiled;
+}
+
+async function compileSources(): Promise<string> {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const outDir = await mkdtemp(join(tmpdir(), 'agentgate-compiled-'));
+  process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
+  const args = ['-p', join(root, 'tsconfig.build.json'), '--outDir', outDir, '--declaration', 'false'];
+  await new Promise<void>((done, fail) => {
+    execFile(join(root, 'node_modules', '.bin', 'tsc'), args, (error, stdout) => {
+      if (error) fail(new Error(`compiling agentgate's sources (tsc ${args.join(' ')}) failed: ${stdout || error.message}`));
+      else done();
+    });
+  });
+  return outDir;
+}
+
 const PORT = 3000;
 
 const writeJson = (file: string, value: unknown, mode = 0o644) => writeFile(file, JSON.stringify(value, null, 2) + '\n', { mode });
@@ -83,11 +107,10 @@ async function copyModules(from: string, to: string, skip: (path: string) => boo
  * command and the command's launcher: the built server runs the same code a user installs.
  */
 async function copyCompiledPackage(to: string): Promise<void> {
-  if (!existsSync(join(compiledRoot, 'index.js'))) {
-    throw new Error(`${compiledRoot}: agentgate's compiled package is missing; run \`npm run build\` in ${dirname(compiledRoot)}`);
-  }
-  const left = new Set([join(compiledRoot, 'bin'), join(compiledRoot, 'cli.js'), join(compiledRoot, 'cli.js.map')]);
-  await cp(compiledRoot, to, { recursive: true, filter: (path) => !left.has(path) && !path.endsWith('.d.ts') });
+  const from = await compiledPackage();
+  if (!existsSync(join(from, 'index.js'))) throw new Error(`${from}: agentgate's compiled package is incomplete (no index.js); reinstall agentgate`);
+  const left = new Set([join(from, 'bin'), join(from, 'cli.js'), join(from, 'cli.js.map')]);
+  await cp(from, to, { recursive: true, filter: (path) => !left.has(path) && !path.endsWith('.d.ts') });
 }
 
 /**

@@ -36,24 +36,44 @@ function inAgentDir(url: string): boolean {
  * package.json says (a fresh `npm init -y` project is `"type": "commonjs"`), as the build does.
  */
 function resolveAgentgateToThisCopy(dir: string): void {
-  agentDirs.add(pathToFileURL(dir + '/').href);
-  if (hooked) return;
-  // Read at call time: the built server never calls this, and runs on Node 22.13, before registerHooks (22.15).
-  if (typeof nodeModule.registerHooks !== 'function') throw new Error('resolveAgentDir() needs Node 22.15 or later (module.registerHooks)');
-  hooked = true;
-  nodeModule.registerHooks({
-    resolve(specifier, context, nextResolve) {
-      const entry = AGENTGATE_ENTRIES.get(specifier);
-      if (entry === undefined) return nextResolve(specifier, context);
-      return { url: new URL(entry + ownExtension, sourceRoot).href, shortCircuit: true };
-    },
-    load(url, context, nextLoad) {
-      const loaded = nextLoad(url, context);
-      const format = AS_MODULE[loaded.format ?? ''];
-      if (format === undefined || !inAgentDir(url)) return loaded;
-      return { ...loaded, format, source: loaded.source ?? readFileSync(new URL(url)) };
-    },
-  });
+  const dirUrl = pathToFileURL(dir + '/').href;
+  agentDirs.add(dirUrl);
+  const urls = new Map([...AGENTGATE_ENTRIES].map(([specifier, entry]) => [specifier, new URL(entry + ownExtension, sourceRoot).href]));
+  // Read at call time: module.registerHooks arrived in Node 22.15.
+  if (typeof nodeModule.registerHooks === 'function') {
+    if (hooked) return;
+    hooked = true;
+    nodeModule.registerHooks({
+      resolve(specifier, context, nextResolve) {
+        const url = urls.get(specifier);
+        return url === undefined ? nextResolve(specifier, context) : { url, shortCircuit: true };
+      },
+      load(url, context, nextLoad) {
+        const loaded = nextLoad(url, context);
+        const format = AS_MODULE[loaded.format ?? ''];
+        if (format === undefined || !inAgentDir(url)) return loaded;
+        return { ...loaded, format, source: loaded.source ?? readFileSync(new URL(url)) };
+      },
+    });
+    return;
+  }
+  // Node 22.13 and 22.14: the same hooks, run off-thread by module.register, one per directory.
+  const hook = `import { readFileSync } from 'node:fs';
+const urls = new Map(${JSON.stringify([...urls])});
+const dir = ${JSON.stringify(dirUrl)};
+const asModule = ${JSON.stringify(AS_MODULE)};
+export async function resolve(specifier, context, nextResolve) {
+  const url = urls.get(specifier);
+  return url === undefined ? nextResolve(specifier, context) : { url, shortCircuit: true };
+}
+export async function load(url, context, nextLoad) {
+  const loaded = await nextLoad(url, context);
+  const format = asModule[loaded.format ?? ''];
+  if (format === undefined || !url.startsWith(dir) || /\\.c[jt]s$/.test(url) || url.includes('/node_modules/')) return loaded;
+  return { ...loaded, format, source: loaded.source ?? readFileSync(new URL(url)) };
+}
+`;
+  nodeModule.register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
 /** What a value is, for an error message; never the value itself (it could be a secret). */

@@ -1,5 +1,6 @@
 // The node-server target, run for real: `node <out>/server.js` as a child process answering HTTP on loopback.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -104,8 +105,12 @@ describe('node-server target: a directory without auth.ts', () => {
     }
     assert.equal(existsSync(join(out, 'node_modules')), false);
     assert.equal(existsSync(join(out, 'app', 'agent.ts')), false, 'TypeScript is transpiled at build time');
+    // What `npm run build` makes of the same sources (tsc with tsconfig.build.json), file for file.
+    const compiled = tempFolder(t);
+    execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json'), '--outDir', compiled]);
     for (const file of ['index.js', 'auth/index.js', 'auth/jwt.js', 'http/handler.js', 'node/server.js', 'build/server-main.js']) {
-      assert.equal(readFileSync(join(out, 'agentgate', file), 'utf8'), readFileSync(join(root, 'dist', file), 'utf8'), `agentgate/${file} is the compiled package's file as installed`);
+      assert.equal(readFileSync(join(out, 'agentgate', file), 'utf8'), readFileSync(join(compiled, file), 'utf8'), `agentgate/${file} is the compiled package's file`);
+      assert.ok(existsSync(join(out, 'agentgate', `${file}.map`)), `${file}.map`);
     }
     assert.equal(existsSync(join(out, 'agentgate', 'index.d.ts')), false, 'no declarations in a server');
     assert.equal(existsSync(join(out, 'agentgate', 'cli.js')), false, 'no command in a server');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { resolveAgentDir } from '../../src/build/index.ts';
 import { AGENTGATE_ENTRIES } from '../../src/build/resolve.ts';
-import { basicAuth, bearer, fixture, root, tempFolder, writeDir } from './build-helpers.ts';
+import { BAKED_TOKEN, basicAuth, bearer, fixture, root, sendMessage, startNodeServer, tempFolder, writeDir } from './build-helpers.ts';
 
 const AGENT = "import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
 
@@ -123,4 +123,14 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
       return true;
     });
   });
+});
+
+test('without module.registerHooks (Node 22.13 and 22.14), agentgate start still resolves agentgate to the running copy', async (t) => {
+  // Node 22 with registerHooks removed before the CLI runs, as on Node 22.13.
+  const without = 'data:text/javascript,import m from "node:module"; delete m.registerHooks;';
+  const server = await startNodeServer(['--import', without, join(root, 'src', 'cli.ts'), 'start', fixture('with-auth')]);
+  t.after(() => server.stop());
+  assert.equal((await sendMessage(server.agentUrl)).status, 401);
+  assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text, 'basic:ada');
+  assert.equal((await sendMessage(server.agentUrl, bearer(BAKED_TOKEN))).status, 401, 'with an auth.ts the baked token is not used');
 });
