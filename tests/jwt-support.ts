@@ -118,3 +118,43 @@ export async function capturingErrors<T>(run: () => Promise<T>): Promise<{ value
     console.error = original;
   }
 }
+
+/** The runtime running the tests, detected: `node`, `bun`, `deno` or `workerd`. */
+export function runtimeName(): string {
+  const g = globalThis as { Bun?: unknown; Deno?: unknown; navigator?: { userAgent?: string } };
+  if (g.navigator?.userAgent === 'Cloudflare-Workers') return 'workerd';
+  return g.Bun !== undefined ? 'bun' : g.Deno !== undefined ? 'deno' : 'node';
+}
+
+// One Wycheproof key and its first valid vector per algorithm that some runtime may lack.
+const PROBES: Record<string, [file: string, params: Algorithm | EcKeyImportParams | RsaHashedImportParams, verify: string | EcdsaParams | RsaPssParams]> = {
+  EdDSA: ['ed25519_test.json', { name: 'Ed25519' }, 'Ed25519'],
+  ES512: ['ecdsa_secp521r1_sha512_p1363_test.json', { name: 'ECDSA', namedCurve: 'P-521' }, { name: 'ECDSA', hash: 'SHA-512' }],
+  PS256: ['rsa_pss_2048_sha256_mgf1_32_test.json', { name: 'RSA-PSS', hash: 'SHA-256' }, { name: 'RSA-PSS', saltLength: 32 }],
+};
+const support = new Map<string, Promise<string | undefined>>();
+
+/**
+ * Why this runtime cannot verify `alg` (`EdDSA`, `ES512`, `PS256`), or `undefined` when it can:
+ * detected by importing a Wycheproof key and verifying its first valid vector, never assumed.
+ */
+export function runtimeLacks(alg: string): Promise<string | undefined> {
+  const probe = PROBES[alg];
+  if (probe === undefined) return Promise.resolve(undefined);
+  let known = support.get(alg);
+  if (known === undefined) {
+    known = (async () => {
+      const [file, params, verify] = probe;
+      const group = readVectors(`wycheproof/${file}`).testGroups[0];
+      const vector = group.tests.find((t: { result: string }) => t.result === 'valid');
+      try {
+        const key = await crypto.subtle.importKey('spki', hexBytes(group.publicKeyDer), params, false, ['verify']);
+        return (await crypto.subtle.verify(verify, key, hexBytes(vector.sig), hexBytes(vector.msg))) ? undefined : 'a valid signature does not verify';
+      } catch (error) {
+        return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      }
+    })();
+    support.set(alg, known);
+  }
+  return known;
+}

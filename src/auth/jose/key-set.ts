@@ -1,7 +1,7 @@
-import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
+import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
 import { parseJsonObject } from './json.ts';
-import { importVerifyKey, NO_KEYS, type KeySource, type VerifyKey } from './key-source.ts';
+import { importFailed, importVerifyKey, KEY_SET_UNAVAILABLE, NO_KEYS, type KeySource, type VerifyKey } from './key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from './keys.ts';
 import { readBoundedBody } from '../bounded-body.ts';
 import { AuthConfigError } from '../errors.ts';
@@ -15,12 +15,8 @@ export const MAX_KEY_SET_KEYS = 100;
 /** Keys tried for a token without `kid`. */
 export const MAX_KEYS_TRIED = 8;
 
-/** What a key set may serve: RSA and EC keys, never an HMAC key. */
-export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze([
-  ...algorithmsFor('RSA'),
-  ...algorithmsFor('EC', 'P-256'),
-  ...algorithmsFor('EC', 'P-384'),
-]);
+/** What a key set may serve: RSA, EC and Ed25519 keys, never an HMAC key. */
+export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct'));
 export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['RS256', 'ES256'] as const);
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -153,10 +149,10 @@ export async function importKeySet(document: Record<string, unknown>, algorithms
   }
   const imported = await Promise.all(
     candidates.map(({ spec, algorithms: usable }) =>
-      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm))).catch(() => NO_KEYS),
+      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm).catch((error: unknown) => importFailed(algorithm, error)))),
     ),
   );
-  return imported.flat();
+  return imported.flat(2);
 }
 
 function indexKeys(keys: readonly VerifyKey[], fetchedAt: number): KeyIndex {
@@ -220,7 +216,7 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
   const isFresh = (time: number): boolean => index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
 
   const afterFetch = (header: JwsHeader) => (): readonly VerifyKey[] =>
-    isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : NO_KEYS;
+    isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : KEY_SET_UNAVAILABLE;
 
   return {
     keysFor(header) {
@@ -232,7 +228,8 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
       }
       // Without fresh keys a request on Workers makes its own fetch; with them (an unknown kid) it keeps to the 30 s bound.
       const fetched = fetches.next(time, !fresh);
-      return fetched === undefined ? NO_KEYS : fetched.then(afterFetch(header));
+      if (fetched === undefined) return fresh ? NO_KEYS : KEY_SET_UNAVAILABLE;
+      return fetched.then(afterFetch(header));
     },
   };
 }
