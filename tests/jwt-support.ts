@@ -62,15 +62,19 @@ export function toPem(der: Uint8Array, label = 'PUBLIC KEY'): string {
   return `-----BEGIN ${label}-----\n${btoa(binary).replace(/.{64}/g, '$&\n').replace(/\n$/, '')}\n-----END ${label}-----\n`;
 }
 
-/** A fresh key pair for `RS256`/`RS384`/`RS512` (2048 bits unless given), `ES256` or `ES384`. */
+const CURVES: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
+
+/** A fresh key pair for `RS*`/`PS*` (2048 bits unless given), `ES256`, `ES384`, `ES512` or `EdDSA` (Ed25519). */
 export async function testKey(alg: string, modulusLength = 2048): Promise<TestKey> {
   const hash = HASH[alg.slice(2)]!;
-  const rsa = alg.startsWith('RS');
-  const params = rsa
-    ? { name: 'RSASSA-PKCS1-v1_5', modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash }
-    : { name: 'ECDSA', namedCurve: alg === 'ES256' ? 'P-256' : 'P-384' };
+  const family = alg.slice(0, 2);
+  const rsaName = family === 'PS' ? 'RSA-PSS' : 'RSASSA-PKCS1-v1_5';
+  const params = family === 'RS' || family === 'PS'
+    ? { name: rsaName, modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash }
+    : alg === 'EdDSA' ? { name: 'Ed25519' } : { name: 'ECDSA', namedCurve: CURVES[alg]! };
   const pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const signParams = rsa ? { name: 'RSASSA-PKCS1-v1_5' } : { name: 'ECDSA', hash };
+  const signParams = family === 'RS' ? { name: rsaName } : family === 'PS' ? { name: rsaName, saltLength: Number(alg.slice(2)) / 8 }
+    : alg === 'EdDSA' ? { name: 'Ed25519' } : { name: 'ECDSA', hash };
   const { key_ops: _ops, ext: _ext, alg: _alg, ...jwk } = await crypto.subtle.exportKey('jwk', pair.publicKey);
   const { key_ops: _pops, ext: _pext, ...privateJwk } = await crypto.subtle.exportKey('jwk', pair.privateKey);
   const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));

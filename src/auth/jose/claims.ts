@@ -34,10 +34,8 @@ export function checkClaims(claims: Readonly<Record<string, unknown>>, policy: C
 
 /** True when every one of `required` is granted by `scope` (space separated, RFC 9068) or `scp` (a list, or space separated). */
 export function hasScopes(claims: Readonly<Record<string, unknown>>, required: readonly string[]): boolean {
-  const granted = new Set<unknown>();
-  for (const value of [claims.scope, claims.scp]) {
-    if (typeof value === 'string') for (const scope of value.split(' ')) granted.add(scope);
-    else if (Array.isArray(value)) for (const scope of value) granted.add(scope);
-  }
+  const { scope, scp } = claims;
+  const granted = new Set<unknown>(Array.isArray(scp) ? scp : typeof scp === 'string' ? scp.split(' ') : []);
+  if (typeof scope === 'string') for (const name of scope.split(' ')) granted.add(name);
   return required.every((scope) => granted.has(scope));
 }

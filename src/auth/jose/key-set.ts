@@ -135,7 +135,7 @@ interface KeyIndex {
  * exponent, `use` other than `sig`, `key_ops` without `verify`, an `alg` not allowed,
  * malformed, refused by Web Crypto) is dropped on its own; at most 100 keys are kept.
  */
-export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[]): Promise<VerifyKey[]> {
+export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[], warned = new Set<string>()): Promise<VerifyKey[]> {
   const { keys } = document;
   if (!Array.isArray(keys)) throw new KeySetFetchError('answered JSON without a "keys" array');
   const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
@@ -149,7 +149,7 @@ export async function importKeySet(document: Record<string, unknown>, algorithms
   }
   const imported = await Promise.all(
     candidates.map(({ spec, algorithms: usable }) =>
-      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm).catch((error: unknown) => importFailed(algorithm, error)))),
+      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm).catch((error: unknown) => importFailed(algorithm, error, warned)))),
     ),
   );
   return imported.flat(2);
@@ -197,12 +197,13 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
   let index: KeyIndex | undefined;
+  const warned = new Set<string>();
   let started = 0;
   let installed = 0;
 
   const load = async (attempt: number): Promise<void> => {
     try {
-      const keys = await importKeySet(await fetchJsonObject(url, fetchImpl, timeoutMs), algorithms);
+      const keys = await importKeySet(await fetchJsonObject(url, fetchImpl, timeoutMs), algorithms, warned);
       // On Workers fetches overlap: an older answer never replaces a newer one.
       if (attempt > installed) {
         installed = attempt;

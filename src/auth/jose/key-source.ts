@@ -21,13 +21,11 @@ export const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
 /** No key because the key set (or discovery) could not be fetched: a skip, told apart for `onRefused`. */
 export const KEY_SET_UNAVAILABLE: readonly VerifyKey[] = Object.freeze([]);
 
-const warned = new Set<string>();
-
 /**
  * A key the runtime would not import for `algorithm` (one without Ed25519 or P-521, or a key it
- * refuses): the tokens that need it skip, and one warning per algorithm names it, not one per request.
+ * refuses): the tokens that need it skip, and one warning per algorithm and key source (`warned`) names it, not one per request.
  */
-export function importFailed(algorithm: JwsAlgorithm, error: unknown): readonly VerifyKey[] {
+export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Set<string>): readonly VerifyKey[] {
   if (!warned.has(algorithm.name)) {
     warned.add(algorithm.name);
     const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
@@ -55,6 +53,7 @@ export async function importHmacVerifyKey(secret: Uint8Array<ArrayBuffer>, algor
  */
 export function staticKeySource(algorithms: readonly AlgorithmName[], load: (algorithm: JwsAlgorithm) => Promise<VerifyKey>): KeySource {
   const slots = new Map<string, { keys?: readonly VerifyKey[]; pending?: Promise<readonly VerifyKey[]> }>();
+  const warned = new Set<string>();
   for (const name of algorithms) slots.set(name, {});
   return {
     keysFor(header) {
@@ -64,7 +63,7 @@ export function staticKeySource(algorithms: readonly AlgorithmName[], load: (alg
       const algorithm = jwsAlgorithm(header.alg) as JwsAlgorithm;
       return (slot.pending ??= load(algorithm).then(
         (key) => (slot.keys = Object.freeze([key])),
-        (error: unknown) => (slot.keys = importFailed(algorithm, error)),
+        (error: unknown) => (slot.keys = importFailed(algorithm, error, warned)),
       ));
     },
   };
