@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiToken } from './auth/api-token.ts';
+import type { Refusal } from './auth/refusals.ts';
 import type { AuthFn } from './auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './build/agent-dir.ts';
 import { build } from './build/build.ts';
@@ -33,7 +34,7 @@ async function main(args: readonly string[]): Promise<void> {
     case 'init':
       return init(dir);
     case 'start':
-      return start(dir);
+      return start(dir, rest.includes('--log-refusals'));
     case 'dev':
       return dev(dir);
     case 'build':
@@ -57,7 +58,7 @@ async function init(dir: string): Promise<void> {
  * all is not served open: a token is generated for this run and shown once. (To serve
  * openly on purpose, export `anonymous()` from auth.ts.)
  */
-async function start(dir: string): Promise<void> {
+async function start(dir: string, logRefusals = false): Promise<void> {
   const folder = resolve(dir);
   if (existsSync(join(folder, 'manifest.json')) && existsSync(join(folder, 'server.js'))) return startAgentDir(folder);
 
@@ -75,7 +76,9 @@ async function start(dir: string): Promise<void> {
     console.log(`  ${token}`);
     credential = `'Authorization: Bearer ${token}'`;
   }
-  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath });
+  // `dev` prints why each bearer token was refused (design §12): the reason, kid and iss, never the token.
+  const onRefused = logRefusals ? (r: Refusal) => console.log(`agentgate: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid=${JSON.stringify(r.kid)}`}${r.iss === undefined ? '' : ` iss=${JSON.stringify(r.iss)}`}`) : undefined;
+  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath, onRefused });
   console.log('try:');
   console.log(
     `  curl -X POST ${server.url}${manifest.basePath} -H 'Content-Type: application/json'${credential ? ` -H ${credential}` : ''} -d '{"message":"hello"}'`,
@@ -88,7 +91,7 @@ async function dev(dir: string): Promise<void> {
   const folder = resolve(dir);
   if (!existsSync(folder)) throw new UsageError(`dev: ${folder} does not exist`);
   const cli = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, ['--watch-path', folder, '--watch-preserve-output', cli, 'start', folder], {
+  const child = spawn(process.execPath, ['--watch-path', folder, '--watch-preserve-output', cli, 'start', folder, '--log-refusals'], {
     stdio: 'inherit',
     env: { NODE_ENV: 'development', ...process.env },
   });

@@ -6,7 +6,7 @@ import type { Agent } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { closeOnSignals, serve } from '../node/server.ts';
-import type { AgentServer } from '../node/server.ts';
+import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentManifest, ProjectSettings } from './agent-dir.ts';
 import { loadAgentDir, loadAgentFiles } from './resolve.ts';
@@ -33,13 +33,13 @@ function portFrom(value: string | undefined): number | undefined {
  * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
  * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
  */
-export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string }): Promise<AgentServer> {
+export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; onRefused?: ServeOptions['onRefused'] }): Promise<AgentServer> {
   const { name, agent, basePath } = options;
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
     console.warn('agentgate: no auth configured (no auth.ts or auth.js, no apiToken in agentgate.json, no AGENT_API_TOKEN): every agent route answers 401');
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
-  const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined });
+  const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined, onRefused: options.onRefused });
   closeOnSignals(server);
   console.log(`agentgate: ${name} listening on ${server.url}${basePath}`);
   return server;

@@ -1,5 +1,6 @@
 import type { Agent, Principal } from '../agent/types.ts';
 import { routeAuth } from '../auth/route-auth.ts';
+import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
 import { isPlainObject, parseDecisionBody, parseSendBody, readJsonObject } from './body.ts';
 import { nodeEnv } from './env.ts';
@@ -12,6 +13,8 @@ export interface AgentHandlerOptions {
   basePath?: string;
   /** A list of entries, one entry, a token string, or a boolean function. Without it every route is open. */
   auth?: AuthOption;
+  /** Hears why a bearer token was refused, once per refused request (`routeAuth`'s `onRefused`); never the token. */
+  onRefused?: RefusalListener;
 }
 
 type Route =
@@ -70,7 +73,7 @@ function matchRoute(pathname: string, basePath: string): Route | undefined {
  */
 export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (request: Request) => Promise<Response> {
   const basePath = normalizeBasePath(options.basePath ?? '');
-  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth);
+  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn('agentgate: agentHandler() was created without auth; every agent route is open to anyone');
   }

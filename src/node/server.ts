@@ -8,7 +8,7 @@ import { AuthConfigError } from '../auth/errors.ts';
 import { wwwAuthenticateLines } from '../auth/responses.ts';
 import { authEntries } from '../auth/route-auth.ts';
 import type { AuthFn, AuthOption } from '../auth/types.ts';
-import { agentHandler } from '../http/handler.ts';
+import { agentHandler, type AgentHandlerOptions } from '../http/handler.ts';
 import { type Channel, channelResponse } from './channel.ts';
 import { fileStore } from './file-store.ts';
 
@@ -21,6 +21,8 @@ export interface ServeOptions {
   agent: Agent | AgentOptions;
   /** The same list or one entry as the route handler's `auth`; `AGENT_API_TOKEN` is appended. */
   auth?: AuthOption;
+  /** Hears why a bearer token was refused, once per refused request (`routeAuth`'s `onRefused`); never the token. */
+  onRefused?: AgentHandlerOptions['onRefused'];
   /** Prefix of the agent routes; default `/agent`. */
   basePath?: string;
   /** Default 3000; `0` picks a free port. */
@@ -55,7 +57,7 @@ export interface AgentServer {
 export async function serve(options: ServeOptions): Promise<AgentServer> {
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
   const agent = serverAgent(options);
-  const handler = agentHandler(agent, { basePath, auth: serverAuth(options.auth, process.env.AGENT_API_TOKEN) });
+  const handler = agentHandler(agent, { basePath, auth: serverAuth(options.auth, process.env.AGENT_API_TOKEN), onRefused: options.onRefused });
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
     if (!/^[A-Za-z0-9_-]+$/.test(key)) throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);

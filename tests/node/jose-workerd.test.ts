@@ -24,6 +24,7 @@ const FILES = [
   'tests/jose-wycheproof.test.ts',
   'tests/jose-jws-vectors.test.ts',
   'tests/jwt-algorithms.test.ts',
+  'tests/jwt-policy.test.ts',
 ];
 
 function listFiles(dir: string): string[] {
