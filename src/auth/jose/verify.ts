@@ -52,7 +52,15 @@ export function verifyCompactJws<T>(
   if (policy.typ !== undefined && jws.header.typ !== policy.typ) return skip(refuse, 'type', jws);
   const found = source.keysFor(jws.header);
   if (Array.isArray(found)) return tryKeys(jws, found as readonly VerifyKey[], 0, accept, refuse);
-  return (found as Promise<readonly VerifyKey[]>).then((keys) => tryKeys(jws, keys, 0, accept, refuse));
+  return whenKeys(found as Promise<readonly VerifyKey[]>, jws, accept, refuse);
+}
+
+// Its own function: a closure in verifyCompactJws made every call allocate its context, skips
+// included (measured on Node 22: 152 bytes per malformed skip instead of 96; see `npm run bench`, jwt-skip).
+function whenKeys<T>(
+  found: Promise<readonly VerifyKey[]>, jws: CompactJws, accept: (jws: CompactJws, refuse: Refuse | undefined) => T, refuse: Refuse | undefined,
+): Promise<Awaited<T> | null> {
+  return found.then((keys) => tryKeys(jws, keys, 0, accept, refuse));
 }
 
 const NOT_VERIFIED: Promise<null> = Promise.resolve(null);
