@@ -3,7 +3,7 @@ import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import {
   DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, KEY_SET_TIMEOUT_MS,
-  attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, type KeySetInternals,
+  attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, withoutQuery, type KeySetInternals,
 } from './jose/key-set.ts';
 import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, readTokenPolicy, type JwtPrincipalMapper } from './jwt.ts';
 import type { AuthFn } from './types.ts';
@@ -79,7 +79,7 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   let keys: KeySource | undefined;
 
-  const discover = async (): Promise<void> => {
+  const discover = async (): Promise<boolean> => {
     try {
       const document = await fetchJsonObject(url, fetchImpl, internals.timeoutMs ?? KEY_SET_TIMEOUT_MS);
       if (document.issuer !== issuer) {
@@ -89,8 +89,10 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
       const local = issuerUrl.protocol === 'http:' && jwksUri?.protocol === 'http:' && jwksUri.hostname === issuerUrl.hostname;
       if (jwksUri?.protocol !== 'https:' && !local) throw new Error('its jwks_uri is not an https: URL (http: only on the host of a local http: issuer)');
       keys ??= keySetCache((jwksUri as URL).href, algorithms, internals);
+      return true;
     } catch (error) {
-      console.warn(`agentgate: OIDC discovery at ${url} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
+      console.warn(`agentgate: OIDC discovery at ${withoutQuery(url)} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
+      return false;
     }
   };
   const discoveries = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), discover);

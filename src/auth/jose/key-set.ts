@@ -201,7 +201,7 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
   let started = 0;
   let installed = 0;
 
-  const load = async (attempt: number): Promise<void> => {
+  const load = async (attempt: number): Promise<boolean> => {
     try {
       const keys = await importKeySet(await fetchJsonObject(url, fetchImpl, timeoutMs), algorithms, warned);
       // On Workers fetches overlap: an older answer never replaces a newer one.
@@ -209,8 +209,10 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
         installed = attempt;
         index = indexKeys(keys, now());
       }
+      return true;
     } catch (error) {
-      console.warn(`agentgate: key set ${url} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
+      console.warn(`agentgate: key set ${withoutQuery(url)} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
+      return false;
     }
   };
   const fetches = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), () => load(++started));
@@ -235,26 +237,41 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
   };
 }
 
+/** A URL for the logs: its query (which may hold a key) and fragment left out. */
+export function withoutQuery(url: string): string {
+  const { origin, pathname } = new URL(url);
+  return origin + pathname;
+}
+
+/** Attempts that may overlap on Workers while none has failed (a cold start's concurrent requests). */
+const MAX_OVERLAPPING = 8;
+
 /**
  * How key-set fetches and OIDC discovery start (design §3). Concurrent requests share the
  * attempt in flight, except on Workers (`perRequest`): there a request may not wait on I/O that
- * another request began, so it starts its own. Otherwise a new attempt starts at most once per
- * 30 s, and `next()` answers `undefined` in between: those requests skip.
+ * another request began, so it starts its own (at most 8 at once), unless the last attempt
+ * failed. Otherwise a new attempt starts at most once per 30 s, and `next()` answers
+ * `undefined` in between: those requests skip. So while attempts fail, one starts per 30 s on
+ * every runtime.
  */
-export function attemptGate(perRequest: boolean, attempt: () => Promise<void>): {
+export function attemptGate(perRequest: boolean, attempt: () => Promise<boolean>): {
   /** The attempt to wait for at `time`; `own`: on Workers, this request starts its own while another is in flight. */
-  next(time: number, own?: boolean): Promise<void> | undefined;
+  next(time: number, own?: boolean): Promise<unknown> | undefined;
 } {
-  let pending: Promise<void> | undefined;
+  let pending: Promise<unknown> | undefined;
   let inFlight = 0;
+  let failing = false;
   let attemptedAt = -Infinity;
   return {
     next(time, own = true) {
       if (pending !== undefined) return pending;
-      if (!(own && perRequest && inFlight > 0) && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
+      const overlap = own && perRequest && !failing && inFlight > 0 && inFlight < MAX_OVERLAPPING;
+      if (!overlap && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
       attemptedAt = time;
       inFlight++;
-      const run = attempt().finally(() => {
+      const run = attempt().then((succeeded) => {
+        failing = !succeeded;
+      }).finally(() => {
         inFlight--;
         if (pending === run) pending = undefined;
       });
