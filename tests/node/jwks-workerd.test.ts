@@ -64,7 +64,7 @@ test('workerd: a key set failing slowly (503 after 300 ms) is fetched once per 3
   const statuses = await Promise.all(answers.map(async (answer) => (await answer).status));
   assert.deepEqual(new Set(statuses), new Set([401]));
   const fetched = server.hits.get('/slow-broken') ?? 0;
-  // Before the first failure is known, a cold start's requests may overlap their fetches (design §3, at most 8): here
+  // Before the first failure is known, a cold start's requests overlap their fetches (design §3): here
   // the 6 that came within the first fetch's 300 ms. From the first failure on, none for 30 s (the old code made 60).
   assert.ok(fetched >= 1 && fetched <= 7, `${fetched} fetches for 60 requests`);
 });

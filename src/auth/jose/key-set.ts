@@ -243,13 +243,10 @@ export function withoutQuery(url: string): string {
   return origin + pathname;
 }
 
-/** Attempts that may overlap on Workers while none has failed (a cold start's concurrent requests). */
-const MAX_OVERLAPPING = 8;
-
 /**
  * How key-set fetches and OIDC discovery start (design §3). Concurrent requests share the
  * attempt in flight, except on Workers (`perRequest`): there a request may not wait on I/O that
- * another request began, so it starts its own (at most 8 at once), unless the last attempt
+ * another request began, so it starts its own, unless the last attempt
  * failed. Otherwise a new attempt starts at most once per 30 s, and `next()` answers
  * `undefined` in between: those requests skip. So while attempts fail, one starts per 30 s on
  * every runtime.
@@ -265,7 +262,7 @@ export function attemptGate(perRequest: boolean, attempt: () => Promise<boolean>
   return {
     next(time, own = true) {
       if (pending !== undefined) return pending;
-      const overlap = own && perRequest && !failing && inFlight > 0 && inFlight < MAX_OVERLAPPING;
+      const overlap = own && perRequest && !failing && inFlight > 0;
       if (!overlap && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
       attemptedAt = time;
       inFlight++;
