@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiToken } from './auth/api-token.ts';
+import type { Refusal } from './auth/refusals.ts';
 import type { AuthFn } from './auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './build/agent-dir.ts';
 import { build } from './build/build.ts';
@@ -54,7 +55,7 @@ options:
     switches: ['--quiet'],
   },
   start: {
-    synopsis: 'agentgate start <dir|out> [--quiet] [--playground]',
+    synopsis: 'agentgate start <dir|out> [--quiet] [--playground] [--log-refusals]',
     summary: 'serve an agent directory, or run a node-server/docker build output',
     details: `Serves the agent of <dir> (agent.ts, auth.ts, agentgate.json) at its base path, or runs
 the server.js of a node-server or docker build output. A directory with no auth at all is
@@ -63,9 +64,11 @@ not served open: a token is generated for the run and printed once.
 options:
   --quiet        no request log
   --playground   also serve the browser playground at <base>/playground (dev does it;
-                 a build output is asked through AGENT_PLAYGROUND=on)`,
+                 a build output is asked through AGENT_PLAYGROUND=on)
+  --log-refusals print why each bearer token was refused: reason, kid, iss, never the
+                 token (dev does it)`,
     values: [],
-    switches: ['--quiet', '--playground'],
+    switches: ['--quiet', '--playground', '--log-refusals'],
   },
   build: {
     synopsis: `agentgate build <dir> --target ${BUILD_TARGETS.join('|')} --out <folder>`,
@@ -169,7 +172,7 @@ async function main(args: readonly string[]): Promise<void> {
   const parsed = parseArgs(first, rest);
   if (parsed.help) return void console.log(commandHelp(first));
   const dir = directoryArgument(first, parsed);
-  const flags: ServerFlags = { quiet: parsed.switches.has('--quiet'), playground: parsed.switches.has('--playground') };
+  const flags: ServerFlags = { quiet: parsed.switches.has('--quiet'), playground: parsed.switches.has('--playground'), logRefusals: parsed.switches.has('--log-refusals') };
   switch (first) {
     case 'init':
       return init(dir);

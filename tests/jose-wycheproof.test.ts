@@ -1,4 +1,5 @@
-// Wycheproof primitive vectors (HMAC, ECDSA P1363 P-256/P-384, RSASSA-PKCS1-v1_5) run through the
+// Wycheproof primitive vectors (HMAC, ECDSA P1363 P-256/P-384/P-521, RSASSA-PKCS1-v1_5, RSASSA-PSS,
+// Ed25519) run through the
 // verifier's own key import (PEM SubjectPublicKeyInfo and JWK) and its verifySignature().
 // Differences from the Wycheproof labels are named per tcId, with the reason, and checked
 // against ../shared/vectors/wycheproof_webcrypto_notes.json.
@@ -9,7 +10,7 @@ import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { importHmacVerifyKey, importVerifyKey, type VerifyKey } from '../src/auth/jose/key-source.ts';
 import { readPublicJwk, readSpki, readSpkiPem, type PublicKeySpec } from '../src/auth/jose/keys.ts';
 import { verifySignature } from '../src/auth/jose/verify.ts';
-import { hexBytes, readVectors } from './jwt-support.ts';
+import { hexBytes, readVectors, runtimeLacks, runtimeName } from './jwt-support.ts';
 
 const notes = readVectors('wycheproof_webcrypto_notes.json').files as Record<string, { caveats?: { tcIds?: number[]; issue: string }[] }>;
 
@@ -82,7 +83,7 @@ describe('Wycheproof HMAC (HS256, HS384, HS512 primitive)', () => {
 
 /** A JWK from Wycheproof `wx`/`wy`: strip the sign byte, left-pad to the field size (vectors README). */
 function jwkFromCoordinates(publicKey: { curve: string; wx: string; wy: string }): JsonWebKey {
-  const size = publicKey.curve === 'secp256r1' ? 32 : 48;
+  const size = ({ secp256r1: 32, secp384r1: 48, secp521r1: 66 } as Record<string, number>)[publicKey.curve]!;
   const coordinate = (hex: string) => {
     const bytes = hexBytes(hex.length % 2 ? `0${hex}` : hex);
     const value = bytes.subarray(Math.max(0, bytes.length - size));
@@ -90,13 +91,26 @@ function jwkFromCoordinates(publicKey: { curve: string; wx: string; wy: string }
     padded.set(value, size - value.length);
     return encodeBase64url(padded);
   };
-  return { kty: 'EC', crv: size === 32 ? 'P-256' : 'P-384', x: coordinate(publicKey.wx), y: coordinate(publicKey.wy) };
+  return { kty: 'EC', crv: `P-${size === 66 ? 521 : size * 8}`, x: coordinate(publicKey.wx), y: coordinate(publicKey.wy) };
 }
 
-describe('Wycheproof ECDSA P1363 (ES256, ES384 primitive)', () => {
-  for (const [file, alg] of [['ecdsa_secp256r1_sha256_p1363_test.json', 'ES256'], ['ecdsa_secp384r1_sha384_p1363_test.json', 'ES384']] as const) {
+/** True when this runtime lacks `alg`: the test says so and checks that tokens of it skip elsewhere (tests/jwt-algorithms.test.ts). */
+async function lacking(alg: string, file: string): Promise<boolean> {
+  const why = await runtimeLacks(alg);
+  if (why !== undefined) console.log(`${runtimeName()} lacks ${alg} (${why}): ${file} is not run here`);
+  return why !== undefined;
+}
+
+describe('Wycheproof ECDSA P1363 (ES256, ES384, ES512 primitive)', () => {
+  const files = [
+    ['ecdsa_secp256r1_sha256_p1363_test.json', 'ES256'],
+    ['ecdsa_secp384r1_sha384_p1363_test.json', 'ES384'],
+    ['ecdsa_secp521r1_sha512_p1363_test.json', 'ES512'],
+  ] as const;
+  for (const [file, alg] of files) {
     for (const route of ['PEM', 'DER', 'JWK'] as const) {
       test(`${file} via ${route}: every vector gives the expected result`, async () => {
+        if (await lacking(alg, file)) return;
         const data = readVectors(`wycheproof/${file}`);
         const algorithm = jwsAlgorithm(alg)!;
         const mismatches: Mismatch[] = [];
@@ -121,7 +135,7 @@ describe('Wycheproof ECDSA P1363 (ES256, ES384 primitive)', () => {
           }
         }
         report(file, route, mismatches, checked);
-        if (route === 'JWK') assert.deepEqual(builtJwk.sort((a, b) => a - b), notedTcIds(file, /without publicKeyJwk/));
+        if (route === 'JWK' && alg !== 'ES512') assert.deepEqual(builtJwk.sort((a, b) => a - b), notedTcIds(file, /without publicKeyJwk/));
       });
     }
   }
@@ -153,6 +167,69 @@ describe('Wycheproof RSASSA-PKCS1-v1_5 (RS256, RS384, RS512 primitive), 2048 to 
         report(file, route, mismatches, checked);
       }
       assert.deepEqual(acceptable, notedTcIds(file, /acceptable/));
+    });
+  }
+});
+
+const PSS_FILES = [
+  ['rsa_pss_2048_sha256_mgf1_32_test.json', 'PS256'],
+  ['rsa_pss_2048_sha384_mgf1_48_test.json', 'PS384'],
+  ['rsa_pss_3072_sha256_mgf1_32_test.json', 'PS256'],
+  ['rsa_pss_4096_sha256_mgf1_32_test.json', 'PS256'],
+  ['rsa_pss_4096_sha384_mgf1_48_test.json', 'PS384'],
+  ['rsa_pss_4096_sha512_mgf1_64_test.json', 'PS512'],
+] as const;
+
+describe('Wycheproof RSASSA-PSS (PS256, PS384, PS512 primitive: MGF1 with the same hash, salt = hash length)', () => {
+  for (const [file, alg] of PSS_FILES) {
+    test(`${file} via PEM and JWK: every vector gives the expected result`, async () => {
+      if (await lacking('PS256', file)) return;
+      const data = readVectors(`wycheproof/${file}`);
+      const algorithm = jwsAlgorithm(alg)!;
+      for (const route of ['PEM', 'JWK'] as const) {
+        const mismatches: Mismatch[] = [];
+        let checked = 0;
+        for (const group of data.testGroups) {
+          // The JWS parameters of the algorithm, and nothing else, are what these files test.
+          assert.equal(group.sLen, Number(alg.slice(2)) / 8);
+          assert.equal(group.mgfSha, group.sha);
+          const { kid: _kid, ...jwk } = group.publicKeyJwk;
+          assert.equal(jwk.alg, alg);
+          const key = await importSpec(route === 'PEM' ? readSpkiPem(group.publicKeyPem) : readPublicJwk(jwk), algorithm);
+          for (const t of group.tests) {
+            const expected = t.result === 'valid';
+            const got = await verifies(key, t.sig, t.msg);
+            checked++;
+            if (got !== expected) mismatches.push({ tcId: t.tcId, expected, got });
+          }
+        }
+        report(file, route, mismatches, checked);
+      }
+    });
+  }
+});
+
+describe('Wycheproof Ed25519 (EdDSA primitive)', () => {
+  const file = 'ed25519_test.json';
+  for (const route of ['PEM', 'DER', 'JWK'] as const) {
+    test(`${file} via ${route}: every vector gives the expected result`, async () => {
+      if (await lacking('EdDSA', file)) return;
+      const data = readVectors(`wycheproof/${file}`);
+      const algorithm = jwsAlgorithm('EdDSA')!;
+      const mismatches: Mismatch[] = [];
+      let checked = 0;
+      for (const group of data.testGroups) {
+        const { kid: _kid, ...jwk } = group.publicKeyJwk;
+        const spec = route === 'PEM' ? readSpkiPem(group.publicKeyPem) : route === 'DER' ? readSpki(hexBytes(group.publicKeyDer)) : readPublicJwk(jwk);
+        const key = await importSpec(spec, algorithm);
+        for (const t of group.tests) {
+          const expected = t.result === 'valid';
+          const got = await verifies(key, t.sig, t.msg);
+          checked++;
+          if (got !== expected) mismatches.push({ tcId: t.tcId, expected, got });
+        }
+      }
+      report(file, route, mismatches, checked);
     });
   }
 });

@@ -62,15 +62,19 @@ export function toPem(der: Uint8Array, label = 'PUBLIC KEY'): string {
   return `-----BEGIN ${label}-----\n${btoa(binary).replace(/.{64}/g, '$&\n').replace(/\n$/, '')}\n-----END ${label}-----\n`;
 }
 
-/** A fresh key pair for `RS256`/`RS384`/`RS512` (2048 bits unless given), `ES256` or `ES384`. */
+const CURVES: Record<string, string> = { ES256: 'P-256', ES384: 'P-384', ES512: 'P-521' };
+
+/** A fresh key pair for `RS*`/`PS*` (2048 bits unless given), `ES256`, `ES384`, `ES512` or `EdDSA` (Ed25519). */
 export async function testKey(alg: string, modulusLength = 2048): Promise<TestKey> {
   const hash = HASH[alg.slice(2)]!;
-  const rsa = alg.startsWith('RS');
-  const params = rsa
-    ? { name: 'RSASSA-PKCS1-v1_5', modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash }
-    : { name: 'ECDSA', namedCurve: alg === 'ES256' ? 'P-256' : 'P-384' };
+  const family = alg.slice(0, 2);
+  const rsaName = family === 'PS' ? 'RSA-PSS' : 'RSASSA-PKCS1-v1_5';
+  const params = family === 'RS' || family === 'PS'
+    ? { name: rsaName, modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash }
+    : alg === 'EdDSA' ? { name: 'Ed25519' } : { name: 'ECDSA', namedCurve: CURVES[alg]! };
   const pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const signParams = rsa ? { name: 'RSASSA-PKCS1-v1_5' } : { name: 'ECDSA', hash };
+  const signParams = family === 'RS' ? { name: rsaName } : family === 'PS' ? { name: rsaName, saltLength: Number(alg.slice(2)) / 8 }
+    : alg === 'EdDSA' ? { name: 'Ed25519' } : { name: 'ECDSA', hash };
   const { key_ops: _ops, ext: _ext, alg: _alg, ...jwk } = await crypto.subtle.exportKey('jwk', pair.publicKey);
   const { key_ops: _pops, ext: _pext, ...privateJwk } = await crypto.subtle.exportKey('jwk', pair.privateKey);
   const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
@@ -117,4 +121,44 @@ export async function capturingErrors<T>(run: () => Promise<T>): Promise<{ value
   } finally {
     console.error = original;
   }
+}
+
+/** The runtime running the tests, detected: `node`, `bun`, `deno` or `workerd`. */
+export function runtimeName(): string {
+  const g = globalThis as { Bun?: unknown; Deno?: unknown; navigator?: { userAgent?: string } };
+  if (g.navigator?.userAgent === 'Cloudflare-Workers') return 'workerd';
+  return g.Bun !== undefined ? 'bun' : g.Deno !== undefined ? 'deno' : 'node';
+}
+
+// One Wycheproof key and its first valid vector per algorithm that some runtime may lack.
+const PROBES: Record<string, [file: string, params: Algorithm | EcKeyImportParams | RsaHashedImportParams, verify: string | EcdsaParams | RsaPssParams]> = {
+  EdDSA: ['ed25519_test.json', { name: 'Ed25519' }, 'Ed25519'],
+  ES512: ['ecdsa_secp521r1_sha512_p1363_test.json', { name: 'ECDSA', namedCurve: 'P-521' }, { name: 'ECDSA', hash: 'SHA-512' }],
+  PS256: ['rsa_pss_2048_sha256_mgf1_32_test.json', { name: 'RSA-PSS', hash: 'SHA-256' }, { name: 'RSA-PSS', saltLength: 32 }],
+};
+const support = new Map<string, Promise<string | undefined>>();
+
+/**
+ * Why this runtime cannot verify `alg` (`EdDSA`, `ES512`, `PS256`), or `undefined` when it can:
+ * detected by importing a Wycheproof key and verifying its first valid vector, never assumed.
+ */
+export function runtimeLacks(alg: string): Promise<string | undefined> {
+  const probe = PROBES[alg];
+  if (probe === undefined) return Promise.resolve(undefined);
+  let known = support.get(alg);
+  if (known === undefined) {
+    known = (async () => {
+      const [file, params, verify] = probe;
+      const group = readVectors(`wycheproof/${file}`).testGroups[0];
+      const vector = group.tests.find((t: { result: string }) => t.result === 'valid');
+      try {
+        const key = await crypto.subtle.importKey('spki', hexBytes(group.publicKeyDer), params, false, ['verify']);
+        return (await crypto.subtle.verify(verify, key, hexBytes(vector.sig), hexBytes(vector.msg))) ? undefined : 'a valid signature does not verify';
+      } catch (error) {
+        return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+      }
+    })();
+    support.set(alg, known);
+  }
+  return known;
 }

@@ -268,10 +268,10 @@ describe('jwt(): requests in flight together', () => {
     const [wrong, right] = await Promise.all([other, rsa].map((key) => importVerifyKey(readPublicKey(key.jwk) as PublicKeySpec, algorithm)));
     const source: KeySource = { keysFor: () => [wrong!, right!] };
     const tokens = await Promise.all(Array.from({ length: 40 }, (_, i) => signToken({ alg: 'RS256' }, { sub: `user-${i}` }, rsa.sign)));
-    const results = await Promise.all(tokens.map((token) => verifyCompactJws(token, 0, new Set(['RS256']), source, (payload) => JSON.parse(payload).sub)));
+    const results = await Promise.all(tokens.map((token) => verifyCompactJws(token, 0, { algorithms: new Set(['RS256']), typ: undefined }, source, (jws) => JSON.parse(jws.payload).sub)));
     assert.deepEqual(results, tokens.map((_, i) => `user-${i}`));
     const forged = await signToken({ alg: 'RS256' }, { sub: 'mallory' }, (await testKey('RS256')).sign);
-    assert.equal(await verifyCompactJws(forged, 0, new Set(['RS256']), source, () => 'accepted'), null);
+    assert.equal(await verifyCompactJws(forged, 0, { algorithms: new Set(['RS256']), typ: undefined }, source, () => 'accepted'), null);
   });
 });
 
@@ -375,7 +375,8 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
     const fifteenChars = 'é'.repeat(15); // 30 bytes
     refuses({ secret: fifteenChars, ...base }, /secret .*\(got 30\)/, fifteenChars);
     assert.doesNotThrow(() => jwt({ secret: 'é'.repeat(16), ...base }));
-    refuses({ secret: 42, ...base }, /secret must be a string/);
+    refuses({ secret: 42, ...base }, /secret must be a string or a Uint8Array/);
+    refuses({ secret: new Uint8Array(31), ...base }, /secret must be at least 32 bytes \(got 31\)/);
   });
 
   test('an algorithms entry outside the key family or curve', () => {
@@ -384,7 +385,10 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
     refuses({ publicKey: rsa.jwk, algorithms: ['ES256'], ...base }, /"ES256" does not fit the publicKey/);
     refuses({ publicKey: es256.pem, algorithms: ['ES384'], ...base }, /"ES384" does not fit the publicKey \(a P-256 EC key\)/);
     refuses({ publicKey: es384.jwk, algorithms: ['ES256'], ...base }, /"ES256" does not fit/);
-    refuses({ publicKey: es256.pem, algorithms: ['PS256'], ...base }, /algorithms entry "PS256" is not supported/);
+    refuses({ publicKey: es256.pem, algorithms: ['PS256'], ...base }, /algorithms entry "PS256" does not fit the publicKey \(a P-256 EC key\)/);
+    refuses({ publicKey: rsa.pem, algorithms: ['EdDSA'], ...base }, /"EdDSA" does not fit the publicKey \(an RSA key\)/);
+    refuses({ publicKey: es256.pem, algorithms: ['ES512'], ...base }, /"ES512" does not fit/);
+    refuses({ publicKey: rsa.pem, algorithms: ['PS257'], ...base }, /algorithms entry "PS257" is not supported/);
     refuses({ publicKey: es256.pem, algorithms: [], ...base }, /algorithms must be a non-empty list/);
   });
 
@@ -405,15 +409,17 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
     assert.doesNotThrow(() => jwt({ publicKey: { ...rsa.jwk, e: 'Aw' }, ...base }));
   });
 
-  test('a PEM that is not BEGIN PUBLIC KEY names what was given', () => {
+  test('a PEM that is not a public key or a certificate names what was given', () => {
     const pem = (label: string) => `-----BEGIN ${label}-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END ${label}-----\n`;
-    refuses({ publicKey: pem('CERTIFICATE'), ...base }, /publicKey must be a PEM "BEGIN PUBLIC KEY".*got a certificate/);
-    refuses({ publicKey: pem('RSA PUBLIC KEY'), ...base }, /got a PKCS#1 RSA public key/);
+    refuses({ publicKey: pem('CERTIFICATE'), ...base }, /publicKey is not a DER X.509 certificate/);
+    refuses({ publicKey: pem('RSA PUBLIC KEY'), ...base }, /publicKey is not a DER PKCS#1 RSAPublicKey/);
+    refuses({ publicKey: pem('X509 CRL'), ...base }, /publicKey must be a PEM public key .*got BEGIN X509 CRL/);
     for (const label of ['PRIVATE KEY', 'RSA PRIVATE KEY', 'EC PRIVATE KEY', 'ENCRYPTED PRIVATE KEY']) {
       refuses({ publicKey: pem(label), ...base }, /got a private key/, 'MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA');
     }
     refuses({ publicKey: 'not a key', ...base }, /publicKey must be a PEM public key/);
-    refuses({ publicKey: rsa.pem.replace('M', '*'), ...base }, /publicKey is not a well-formed PEM/);
+    refuses({ publicKey: rsa.pem.replace('M', '*'), ...base }, /publicKey is not one well-formed PEM block/);
+    refuses({ publicKey: rsa.pem + rsa.pem, ...base }, /publicKey is not one well-formed PEM block/);
   });
 
   test('a JWK with private members', () => {
@@ -432,10 +438,15 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
   });
 
   test('other unusable public keys: wrong kty, curve, coordinates, alg, use', () => {
-    refuses({ publicKey: { ...es256.jwk, crv: 'P-521' }, ...base }, /publicKey is an EC JWK on a curve other than P-256 or P-384/);
-    refuses({ publicKey: { ...es256.jwk, x: es256.jwk.x!.slice(2) }, ...base }, /"x" and "y" are not 32-byte/);
-    refuses({ publicKey: { kty: 'OKP', crv: 'Ed25519', x: 'AAAA' }, ...base }, /"kty" is not "RSA" or "EC"/);
-    refuses({ publicKey: { ...rsa.jwk, alg: 'PS256' }, ...base }, /"alg" is not a supported algorithm/);
+    refuses({ publicKey: { ...es256.jwk, crv: 'P-224' }, ...base }, /publicKey is an EC JWK on a curve other than P-256, P-384 or P-521/);
+    refuses({ publicKey: { ...es256.jwk, crv: 'P-521' }, ...base }, /coordinates are not 66-byte/);
+    refuses({ publicKey: { ...es256.jwk, x: es256.jwk.x!.slice(2) }, ...base }, /coordinates are not 32-byte/);
+    refuses({ publicKey: { kty: 'OKP', crv: 'Ed25519', x: 'AAAA' }, ...base }, /OKP JWK whose coordinates are not 32-byte/);
+    refuses({ publicKey: { kty: 'OKP', crv: 'Ed448', x: 'AAAA' }, ...base }, /OKP JWK whose "crv" is not "Ed25519"/);
+    refuses({ publicKey: { kty: 'OKP', crv: 'X25519', x: 'AAAA' }, ...base }, /OKP JWK whose "crv" is not "Ed25519"/);
+    refuses({ publicKey: { kty: 'oct2' }, ...base }, /"kty" is not "RSA", "EC" or "OKP"/);
+    refuses({ publicKey: { ...rsa.jwk, alg: 'RS1' }, ...base }, /"alg" is not a supported algorithm/);
+    refuses({ publicKey: { ...rsa.jwk, alg: 'EdDSA' }, ...base }, /"alg": "EdDSA", which does not fit its key type \(an RSA key\)/);
     refuses({ publicKey: { ...es256.jwk, alg: 'ES384' }, ...base }, /"alg": "ES384", which does not fit/);
     refuses({ publicKey: { ...es256.jwk, use: 'enc' }, ...base }, /"use" is not "sig"/);
     refuses({ publicKey: 42, ...base }, /publicKey must be a PEM public key/);

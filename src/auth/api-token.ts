@@ -1,7 +1,8 @@
-import { B64TOKEN, readBearerToken } from './authorization.ts';
+import { B64TOKEN, readCredentials } from './authorization.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { AuthConfigError } from './errors.ts';
 import { makePrincipal } from './principal.ts';
+import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
 import type { AuthFn } from './types.ts';
 
 /**
@@ -18,13 +19,22 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   const principal = makePrincipal({ id, type: 'service', authenticator: 'api-token' });
   let expected: Promise<Uint8Array> | undefined;
 
-  const entry: AuthFn = async (request) => {
-    const presented = readBearerToken(request);
+  const check = async (request: Request, report?: ReportRefusal) => {
+    const presented = readCredentials(request, 'bearer');
     if (presented === null) return null;
+    if (!B64TOKEN.test(presented)) {
+      report?.('apiToken', 'malformed', undefined, undefined);
+      return null;
+    }
     expected ??= sha256(token);
     const [want, got] = await Promise.all([expected, sha256(presented)]);
-    return constantTimeEqual(want, got) ? principal : null;
+    if (constantTimeEqual(want, got)) return principal;
+    // Not the configured token: its proof of possession failed, as a bad signature's does.
+    report?.('apiToken', 'signature', undefined, undefined);
+    return null;
   };
+  const entry: AuthFn = (request) => check(request);
+  Object.defineProperty(entry, WITH_REFUSALS, { value: check });
   entry.challenges = [{ scheme: 'Bearer' }];
   return entry;
 }

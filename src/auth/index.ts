@@ -1,4 +1,6 @@
 export { routeAuth, authEntries } from './route-auth.ts';
+export type { RouteAuthOptions } from './route-auth.ts';
+export type { Refusal, RefusalListener, RefusalReason } from './refusals.ts';
 export { basic } from './basic.ts';
 export type { BasicOptions, BasicVerifier } from './basic.ts';
 export { apiToken } from './api-token.ts';

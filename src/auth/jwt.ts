@@ -1,13 +1,15 @@
 import { credentialsStart } from './authorization.ts';
-import { AuthConfigError } from './errors.ts';
-import { ALGORITHM_NAMES, algorithmsFor, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
-import { checkClaims, type ClaimsPolicy } from './jose/claims.ts';
+import { AuthConfigError, AuthError } from './errors.ts';
+import { ALGORITHM_NAMES, algorithmsFor, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
+import { checkClaims, hasScopes, type ClaimsPolicy } from './jose/claims.ts';
+import { mediaType, type CompactJws } from './jose/compact.ts';
 import { parseJsonObject } from './jose/json.ts';
 import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource } from './jose/key-source.ts';
 import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, keySetCache, keySetInternals, readKeySetUrl } from './jose/key-set.ts';
 import { describeKey, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
-import { verifyCompactJws } from './jose/verify.ts';
+import { skip, verifyCompactJws, type HeaderPolicy, type Refuse } from './jose/verify.ts';
 import { completePrincipal, principalOfClaims } from './principal.ts';
+import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
@@ -17,14 +19,24 @@ export type JwtPrincipalMapper = (
 
 /** Options of `jwt()`. Exactly one key source: `secret`, `publicKey` or `jwksUrl`. */
 export interface JwtOptions {
-  /** HMAC secret, at least 32 UTF-8 bytes. Allows `HS256`, `HS384`, `HS512`. */
-  secret?: string;
-  /** PEM `BEGIN PUBLIC KEY` or a public JWK: RSA (2048 bits or more) or EC P-256/P-384. */
+  /** HMAC secret: a string (its UTF-8 bytes) or bytes, 32 or more. Allows `HS256`, `HS384`, `HS512`. */
+  secret?: string | Uint8Array;
+  /**
+   * A PEM (`BEGIN PUBLIC KEY`, `BEGIN RSA PUBLIC KEY`, or `BEGIN CERTIFICATE`: its key is used, its
+   * dates and chain are not checked) or a public JWK: RSA (2048 bits or more), EC P-256/P-384/P-521, Ed25519.
+   */
   publicKey?: string | JsonWebKey;
   /** JWKS endpoint: `https:`, or `http:` on localhost. */
   jwksUrl?: string | URL;
-  /** Allowed `alg` values, compared exactly; default: every algorithm of the key's family. */
+  /**
+   * Allowed `alg` values, compared exactly. Default: the key's family (RSA: `RS256/384/512`;
+   * `PS*` only when named here), a key set's `RS256`, `ES256`.
+   */
   algorithms?: readonly string[];
+  /** Required header `typ`, e.g. `'at+jwt'` (RFC 9068 access tokens); compared case-insensitively, `application/` optional. */
+  typ?: string;
+  /** Scopes the token must grant, all of them, read from `scope` or `scp`; a valid token without them stops the list with 403. */
+  scopes?: readonly string[];
   /** `iss` must equal one of these exactly. */
   issuer?: string | readonly string[];
   /** `aud` must contain one of these. Required unless `allowAnyAudience` is `true`. */
@@ -46,6 +58,8 @@ export interface JwtEntryConfig {
   readonly source: KeySource;
   readonly algorithms: readonly AlgorithmName[];
   readonly claims: ClaimsPolicy;
+  /** `typ` and `scopes`; default none. */
+  readonly token?: TokenPolicy;
   readonly principal: JwtPrincipalMapper | undefined;
   /** The clock, in seconds since the epoch. Internal: tests pin it; default `Date.now() / 1000`. */
   readonly now?: () => number;
@@ -75,12 +89,15 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
     throw new AuthConfigError(`${helper}: give exactly one key source: secret, publicKey or jwksUrl (got ${got})`);
   }
   const claims = readClaimsPolicy(helper, options);
+  const token = readTokenPolicy(helper, options);
   const principal = readPrincipalMapper(helper, options.principal);
   let algorithms: readonly AlgorithmName[];
   let source: KeySource;
   if (given[0] === 'secret') {
-    if (typeof options.secret !== 'string') throw new AuthConfigError(`${helper}: secret must be a string`);
-    const secret = new TextEncoder().encode(options.secret);
+    const given = options.secret;
+    if (typeof given !== 'string' && !(given instanceof Uint8Array)) throw new AuthConfigError(`${helper}: secret must be a string or a Uint8Array`);
+    // A copy: a later change to the caller's bytes does not change the key.
+    const secret = typeof given === 'string' ? new TextEncoder().encode(given) : new Uint8Array(given);
     if (secret.length < MIN_SECRET_BYTES) {
       throw new AuthConfigError(`${helper}: secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
     }
@@ -94,30 +111,42 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
   } else {
     algorithms = options.algorithms === undefined
       ? DEFAULT_KEY_SET_ALGORITHMS
-      : readAlgorithms(helper, options.algorithms, KEY_SET_ALGORITHMS, 'a key set (RSA and EC keys only, never HMAC)');
+      : readAlgorithms(helper, options.algorithms, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
     source = keySetCache(readKeySetUrl(helper, 'jwksUrl', options.jwksUrl), algorithms, keySetInternals(options));
   }
-  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, claims, principal, now });
+  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, claims, token, principal, now });
 }
 
 /**
  * The auth entry shared by `jwt()` and `oidc()`: bearer token, then parse, pick key, verify
- * signature, check claims, then the principal. Skips return `null` without building an `Error`.
+ * signature, check claims and scopes, then the principal. Skips return `null` without building
+ * an `Error`; the reporting form (`WITH_REFUSALS`, used only with an `onRefused` listener) also
+ * says why.
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const { helper, authenticator, source, claims: policy, principal: mapper, now = systemClock } = config;
-  const allowed: ReadonlySet<string> = new Set(config.algorithms);
+  const { typ, scopes } = config.token ?? {};
+  const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
 
-  const toPrincipal = (payload: string): PrincipalInput | null | Promise<PrincipalInput | null> => {
-    const claims = parseJsonObject(payload);
-    if (claims === null || !checkClaims(claims, policy, now())) return null;
+  const toPrincipal = (jws: CompactJws, refuse: Refuse | undefined): PrincipalInput | null | Promise<PrincipalInput | null> => {
+    const claims = parseJsonObject(jws.payload);
+    if (claims === null) return skip(refuse, 'malformed', jws);
+    const failed = checkClaims(claims, policy, now());
+    if (failed !== null) return skip(refuse, failed, jws, claims);
+    if (scopes !== undefined && !hasScopes(claims, scopes)) {
+      skip(refuse, 'scope', jws, claims);
+      throw new AuthError(403); // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed.
+    }
     if (mapper === undefined) {
       const { sub, iss } = claims;
-      if (typeof sub !== 'string' || sub.length === 0) return null;
-      return principalOfClaims(sub, authenticator, iss as string | undefined, claims);
+      if (typeof sub !== 'string' || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
+      // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
+      const type = claims.client_id === sub || claims.azp === sub ? 'service' : 'user';
+      return principalOfClaims(sub, type, authenticator, iss as string | undefined, claims);
     }
     const mapped = mapper(claims);
-    return isThenable(mapped) ? Promise.resolve(mapped).then(completeMapped) : completeMapped(mapped);
+    const complete = (value: PrincipalInput | null | undefined) => completeMapped(value) ?? skip(refuse, 'no-subject', jws, claims);
+    return isThenable(mapped) ? Promise.resolve(mapped).then(complete) : complete(mapped);
   };
 
   const completeMapped = (mapped: PrincipalInput | null | undefined): Principal | null => {
@@ -134,8 +163,22 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const value = request.headers.get('authorization');
     const start = value === null ? -1 : credentialsStart(value, 'bearer');
     if (start < 0) return null;
-    return verifyCompactJws(value as string, start, allowed, source, toPrincipal);
+    return verifyCompactJws(value as string, start, header, source, toPrincipal);
   };
+  Object.defineProperty(entry, WITH_REFUSALS, {
+    value: (request: Request, report: ReportRefusal) => {
+      const value = request.headers.get('authorization');
+      const start = value === null ? -1 : credentialsStart(value, 'bearer');
+      if (start < 0) return null;
+      const refuse: Refuse = (reason, jws, claims) => {
+        // The unverified payload's `iss` too: it tells the operator whose token it was.
+        const iss = (claims ?? (jws === null ? null : parseJsonObject(jws.payload)))?.iss;
+        report(authenticator, reason, jws?.header.kid, typeof iss === 'string' ? iss : undefined);
+        return null;
+      };
+      return verifyCompactJws(value as string, start, header, source, toPrincipal, refuse);
+    },
+  });
   entry.challenges = BEARER;
   return entry;
 }
@@ -146,7 +189,7 @@ function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
 
 /** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
 export function readAlgorithms(helper: string, value: unknown, fits: readonly AlgorithmName[], key: string): readonly AlgorithmName[] {
-  if (value === undefined) return fits;
+  if (value === undefined) return defaultAlgorithms(fits);
   if (!Array.isArray(value) || value.length === 0) throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
   const algorithms = new Set<AlgorithmName>();
   for (const name of value as unknown[]) {
@@ -194,6 +237,22 @@ export function readClaimsPolicy(
     throw new AuthConfigError(`${helper}: clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`);
   }
   return Object.freeze({ issuers, audiences, clockToleranceSec });
+}
+
+/** `typ` (normalized as the header's) and `scopes`, of `jwt()` and `oidc()`. */
+export interface TokenPolicy {
+  readonly typ: string | undefined;
+  readonly scopes: readonly string[] | undefined;
+}
+
+/** Checks `typ` and `scopes`. */
+export function readTokenPolicy(helper: string, options: Pick<JwtOptions, 'typ' | 'scopes'>): TokenPolicy {
+  const { typ, scopes } = options;
+  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throw new AuthConfigError(`${helper}: typ must be a non-empty string, e.g. "at+jwt"`);
+  if (scopes !== undefined && (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)))) {
+    throw new AuthConfigError(`${helper}: scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`);
+  }
+  return Object.freeze({ typ: typ === undefined ? undefined : mediaType(typ), scopes: scopes === undefined ? undefined : Object.freeze([...scopes]) });
 }
 
 /** Checks the `principal` option. */

@@ -1,25 +1,33 @@
 import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
-import { NO_KEYS, type KeySource } from './jose/key-source.ts';
+import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import {
   DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, KEY_SET_TIMEOUT_MS,
-  attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, type KeySetInternals,
+  attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, withoutQuery, type KeySetInternals,
 } from './jose/key-set.ts';
-import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, type JwtPrincipalMapper } from './jwt.ts';
+import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, readTokenPolicy, type JwtPrincipalMapper } from './jwt.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`. */
 export interface OidcOptions {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
-  /** `aud` must contain one of these. Required unless `allowAnyAudience` is `true`. */
+  /**
+   * `aud` must contain one of these: the API's resource identifier (the access token's audience),
+   * never the client id, which is the `aud` of the provider's ID tokens: those must not open an API.
+   * Required unless `allowAnyAudience` is `true`.
+   */
   audience?: string | readonly string[];
   /** Skips the audience check on purpose. */
   allowAnyAudience?: boolean;
   /** Replaces `<issuer>/.well-known/openid-configuration`. */
   discoveryUrl?: string | URL;
-  /** Allowed `alg` values among `RS256`, `RS384`, `RS512`, `ES256`, `ES384`; default `RS256`, `ES256`. */
+  /** Allowed `alg` values among `RS*`, `PS*`, `ES256`, `ES384`, `ES512`, `EdDSA`; default `RS256`, `ES256`. */
   algorithms?: readonly string[];
+  /** Required header `typ`, e.g. `'at+jwt'` (RFC 9068 access tokens); compared case-insensitively, `application/` optional. */
+  typ?: string;
+  /** Scopes the token must grant, all of them, from `scope` or `scp`; a valid token without them stops the list with 403. */
+  scopes?: readonly string[];
   /** Skew allowed for `exp`, `nbf`, `iat`; default 60, at most 300. */
   clockToleranceSec?: number;
   /** Replaces the default principal. */
@@ -29,27 +37,33 @@ export interface OidcOptions {
 /**
  * A `jwt()` whose keys come from an OpenID Connect provider: the discovery document is fetched
  * once, on first use; its `issuer` must equal `issuer` exactly and its `jwks_uri` must be
- * `https:`. Principal: `authenticator: 'oidc'`, `issuer` = the token's `iss`.
+ * `https:` (an `http:` issuer is allowed only on localhost, 127.0.0.1 or [::1], and then an
+ * `http:` `jwks_uri` on the same host name). Principal: `authenticator: 'oidc'`, `issuer` = the
+ * token's `iss`. Access tokens: set `audience` to the API's resource identifier, and `typ:
+ * 'at+jwt'` where the provider issues RFC 9068 tokens; never the client id (ID tokens carry it).
  * @example
- * const entry = oidc({ issuer: 'https://accounts.example.com', audience: 'agent-api' });
+ * const entry = oidc({ issuer: 'https://accounts.example.com', audience: 'https://agent.example.com/api', typ: 'at+jwt' });
  */
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
   if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { issuer, audience } are required`);
   const { issuer } = options;
   if (typeof issuer !== 'string' || issuer.length === 0) throw new AuthConfigError(`${helper}: issuer is required (a non-empty string)`);
+  // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
+  const issuerUrl = new URL(readKeySetUrl(helper, 'issuer', issuer));
   const discoveryUrl = options.discoveryUrl === undefined
     ? readKeySetUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
     : readKeySetUrl(helper, 'discoveryUrl', options.discoveryUrl);
   const algorithms = options.algorithms === undefined
     ? DEFAULT_KEY_SET_ALGORITHMS
-    : readAlgorithms(helper, options.algorithms, KEY_SET_ALGORITHMS, 'a key set (RSA and EC keys only, never HMAC)');
+    : readAlgorithms(helper, options.algorithms, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
   return createJwtEntry({
     helper,
     authenticator: 'oidc',
-    source: discoveredKeySet(discoveryUrl, issuer, algorithms, keySetInternals(options)),
+    source: discoveredKeySet(discoveryUrl, issuerUrl, issuer, algorithms, keySetInternals(options)),
     algorithms,
     claims: readClaimsPolicy(helper, { ...options, issuer }),
+    token: readTokenPolicy(helper, options),
     principal: readPrincipalMapper(helper, options.principal),
   });
 }
@@ -60,22 +74,25 @@ export function oidc(options: OidcOptions): AuthFn {
  * (on Workers each makes its own); a failed one is retried at most once per 30 s and the
  * requests in between skip.
  */
-function discoveredKeySet(url: string, issuer: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals): KeySource {
+function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals): KeySource {
   const fetchImpl = internals.fetch ?? ((input: string, init: RequestInit) => fetch(input, init));
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   let keys: KeySource | undefined;
 
-  const discover = async (): Promise<void> => {
+  const discover = async (): Promise<boolean> => {
     try {
       const document = await fetchJsonObject(url, fetchImpl, internals.timeoutMs ?? KEY_SET_TIMEOUT_MS);
       if (document.issuer !== issuer) {
         throw new Error(`its issuer ${JSON.stringify(String(document.issuer).slice(0, 200))} is not the configured issuer`);
       }
       const jwksUri = typeof document.jwks_uri === 'string' && URL.canParse(document.jwks_uri) ? new URL(document.jwks_uri) : undefined;
-      if (jwksUri?.protocol !== 'https:') throw new Error('its jwks_uri is not an https: URL');
-      keys ??= keySetCache(jwksUri.href, algorithms, internals);
+      const local = issuerUrl.protocol === 'http:' && jwksUri?.protocol === 'http:' && jwksUri.hostname === issuerUrl.hostname;
+      if (jwksUri?.protocol !== 'https:' && !local) throw new Error('its jwks_uri is not an https: URL (http: only on the host of a local http: issuer)');
+      keys ??= keySetCache((jwksUri as URL).href, algorithms, internals);
+      return true;
     } catch (error) {
-      console.warn(`agentgate: OIDC discovery at ${url} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
+      console.warn(`agentgate: OIDC discovery at ${withoutQuery(url)} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
+      return false;
     }
   };
   const discoveries = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), discover);
@@ -84,7 +101,7 @@ function discoveredKeySet(url: string, issuer: string, algorithms: readonly Algo
     keysFor(header) {
       if (keys !== undefined) return keys.keysFor(header);
       const discovered = discoveries.next(now());
-      return discovered === undefined ? NO_KEYS : discovered.then(() => (keys === undefined ? NO_KEYS : keys.keysFor(header)));
+      return discovered === undefined ? KEY_SET_UNAVAILABLE : discovered.then(() => (keys === undefined ? KEY_SET_UNAVAILABLE : keys.keysFor(header)));
     },
   };
 }

@@ -73,13 +73,14 @@ export function makePrincipal(fields: Principal): Principal {
  */
 export function principalOfClaims(
   id: string,
+  type: 'user' | 'service',
   authenticator: string,
   issuer: string | undefined,
   claims: Readonly<Record<string, unknown>>,
 ): Principal {
   const principal: Principal = issuer === undefined
-    ? { id, type: 'user', authenticator, claims }
-    : { id, type: 'user', authenticator, issuer, claims };
+    ? { id, type, authenticator, claims }
+    : { id, type, authenticator, issuer, claims };
   Object.freeze(Issued.stamp(principal));
   return principal;
 }

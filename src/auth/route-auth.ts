@@ -2,6 +2,7 @@ import { apiToken } from './api-token.ts';
 import { listChallenges } from './challenges.ts';
 import { AuthConfigError, isAuthError } from './errors.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
+import { readRefusalListener, RequestRefusals, WITH_REFUSALS, type RefusalListener, type ReportingEntry } from './refusals.ts';
 import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
 
@@ -21,6 +22,14 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
   throw new AuthConfigError('routeAuth(): auth must be a list of entries, one entry, a token string, or a function returning a boolean');
 }
 
+export interface RouteAuthOptions {
+  /**
+   * Hears why a bearer token was refused, once per refused request: `{ entry, reason, kid?, iss? }`
+   * (design §12), never the token. The client's answer is unchanged.
+   */
+  onRefused?: RefusalListener;
+}
+
 /**
  * Evaluates an auth list for each request: entries in order, the first principal wins,
  * `null`/`undefined` skips, `AuthError(401|403)` stops, anything else thrown is a 500.
@@ -29,33 +38,42 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
  * const result = await authenticate(request);
  * if (!result.ok) return result.response;
  * result.principal.id;
+ * // Why tokens are refused, for the operator:
+ * routeAuth([jwt({ jwksUrl, audience })], { onRefused: ({ entry, reason, kid }) => console.warn(entry, reason, kid) });
  */
-export function routeAuth(auth: AuthOption): (request: Request) => Promise<AuthResult> {
+export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): (request: Request) => Promise<AuthResult> {
   const entries = authEntries(auth);
   const challenges = listChallenges(entries);
-  const refuse = (status: 401 | 403 | 500): AuthResult => ({ ok: false, response: authResponse(status, challenges) });
+  const listener = readRefusalListener('routeAuth()', options?.onRefused);
+  const refusing = (status: 401 | 403 | 500, refusals: RequestRefusals | undefined): AuthResult => {
+    if (status !== 500) refusals?.tell();
+    return { ok: false, response: authResponse(status, challenges) };
+  };
 
   return async function authenticate(request: Request): Promise<AuthResult> {
+    // Only with a listener: without one, nothing is allocated for it.
+    const refusals = listener === undefined ? undefined : new RequestRefusals(listener);
     for (const entry of entries) {
       let outcome: unknown;
       try {
-        outcome = entry(request);
+        const reporting = refusals === undefined ? undefined : (entry as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS];
+        outcome = reporting === undefined ? entry(request) : reporting(request, (refusals as RequestRefusals).report);
         if (typeof (outcome as PromiseLike<unknown> | null)?.then === 'function') outcome = await outcome;
       } catch (error) {
-        if (isAuthError(error)) return refuse(error.status);
+        if (isAuthError(error)) return refusing(error.status, refusals);
         console.error('agentgate: an auth entry threw; answering 500', error);
-        return refuse(500);
+        return refusing(500, refusals);
       }
       if (outcome === null || outcome === undefined) continue;
       if (outcome === true) return { ok: true, principal: BOOLEAN_PRINCIPAL };
-      if (outcome === false) return refuse(401);
+      if (outcome === false) return refusing(401, refusals);
       const principal = completePrincipal(outcome);
       if (principal === null) {
         console.error('agentgate: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500');
-        return refuse(500);
+        return refusing(500, refusals);
       }
       return { ok: true, principal };
     }
-    return refuse(401);
+    return refusing(401, refusals);
   };
 }

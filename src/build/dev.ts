@@ -18,7 +18,7 @@ const RESTART_DELAY_MS = 100;
 export async function runDevLoop(dir: string, options: { cli: string; quiet: boolean }): Promise<void> {
   const folder = resolve(dir);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new Error(`${folder}: is not a directory`);
-  const args = [...process.execArgv, options.cli, 'start', folder, '--playground', ...(options.quiet ? ['--quiet'] : [])];
+  const args = [...process.execArgv, options.cli, 'start', folder, '--playground', '--log-refusals', ...(options.quiet ? ['--quiet'] : [])];
   const env = { NODE_ENV: 'development', ...process.env, AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder) };
 
   /** The server that runs now; `stopped` is one ending for a restart. */

@@ -4,9 +4,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
+import type { Refusal } from '../auth/refusals.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { closeOnSignals, serve } from '../node/server.ts';
-import type { AgentServer } from '../node/server.ts';
+import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
 import { loadAgentDir, loadAgentFiles } from './resolve.ts';
@@ -27,6 +28,12 @@ export function directoryAuth(auth: readonly AuthFn[] | undefined, bakedToken: s
 export interface ServerFlags {
   quiet?: boolean;
   playground?: boolean;
+  /** Print why each bearer token was refused (design §12): the reason, kid and iss, never the token. */
+  logRefusals?: boolean;
+}
+
+function printRefusal(r: Refusal): void {
+  console.log(`agentgate: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid=${JSON.stringify(r.kid)}`}${r.iss === undefined ? '' : ` iss=${JSON.stringify(r.iss)}`}`);
 }
 
 /** Where `start` and `dev` keep a directory's sessions when AGENT_DATA_DIR is not set. */
@@ -53,14 +60,14 @@ function portFrom(value: string | undefined): number | undefined {
  * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
  * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
  */
-export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string } & ServerFlags): Promise<AgentServer> {
-  const { name, agent, basePath, quiet, playground = false } = options;
+export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
+  const { name, agent, basePath, quiet, playground = false, logRefusals = false } = options;
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
     console.warn('agentgate: no auth configured (no auth.ts or auth.js, no apiToken in agentgate.json, no AGENT_API_TOKEN): every agent route answers 401');
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
-  const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined, log, playground });
+  const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) });
   closeOnSignals(server);
   console.log(`agentgate: ${name} listening on ${server.url}${basePath}`);
   if (playground) console.log(`agentgate: playground at ${server.url}${basePath}/playground (paste an API token there)`);

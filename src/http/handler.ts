@@ -1,6 +1,7 @@
 import type { Agent, Principal } from '../agent/types.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import { routeAuth } from '../auth/route-auth.ts';
+import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
 import { isPlainObject, parseDecisionBody, parseSendBody, readJsonObject } from './body.ts';
 import { nodeEnv } from './env.ts';
@@ -13,6 +14,8 @@ export interface AgentHandlerOptions {
   basePath?: string;
   /** A list of entries, one entry, a token string, or a boolean function. Without it every route is open. */
   auth?: AuthOption;
+  /** Hears why a bearer token was refused, once per refused request (`routeAuth`'s `onRefused`); never the token. */
+  onRefused?: RefusalListener;
 }
 
 type Route =
@@ -85,7 +88,7 @@ export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (
   if (owned && options.auth === undefined) {
     throw new AuthConfigError("agentHandler(): an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)");
   }
-  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth);
+  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn('agentgate: agentHandler() was created without auth; every agent route is open to anyone');
   }

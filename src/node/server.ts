@@ -6,7 +6,7 @@ import { apiToken } from '../auth/api-token.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import { authEntries } from '../auth/route-auth.ts';
 import type { AuthFn, AuthOption } from '../auth/types.ts';
-import { agentHandler } from '../http/handler.ts';
+import { agentHandler, type AgentHandlerOptions } from '../http/handler.ts';
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
 import { type NodeListener, nodeBridge } from './listener.ts';
@@ -22,6 +22,8 @@ export interface ServeOptions {
   agent: Agent | AgentOptions;
   /** The same list or one entry as the route handler's `auth`; `AGENT_API_TOKEN` is appended. */
   auth?: AuthOption;
+  /** Hears why a bearer token was refused, once per refused request (`routeAuth`'s `onRefused`); never the token. */
+  onRefused?: AgentHandlerOptions['onRefused'];
   /** Prefix of the agent routes; default `/agent`. */
   basePath?: string;
   /** Default 3000; `0` picks a free port. */
@@ -65,7 +67,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (agent.sessions === 'owned' && auth === undefined) {
     throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
   }
-  const handler = agentHandler(agent, { basePath, auth: log.auth(auth) });
+  const handler = agentHandler(agent, { basePath, auth: log.auth(auth), onRefused: options.onRefused });
   const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {

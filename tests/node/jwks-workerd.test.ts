@@ -12,9 +12,10 @@ before(async () => {
   const body = JSON.stringify({ keys: [key.jwk] });
   server = await startServer((request, response) => {
     if (request.url === '/broken') return void response.writeHead(500).end();
+    if (request.url === '/slow-broken') return void setTimeout(() => response.writeHead(503).end(), 300);
     setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end(body), 100);
   });
-  worker = await startWorker({ entry: 'tests/workerd/jwks-worker.ts', bindings: { JWKS_URL: `${server.origin}/jwks`, BROKEN_JWKS_URL: `${server.origin}/broken`, AUDIENCE } });
+  worker = await startWorker({ entry: 'tests/workerd/jwks-worker.ts', bindings: { JWKS_URL: `${server.origin}/jwks`, BROKEN_JWKS_URL: `${server.origin}/broken`, SLOW_BROKEN_JWKS_URL: `${server.origin}/slow-broken`, AUDIENCE } });
 });
 after(async () => {
   await worker?.dispose();
@@ -50,4 +51,20 @@ test('workerd: a key set that answers 500 makes every request skip (401), never 
   assert.deepEqual(responses.map((response) => response.status), Array(4).fill(401));
   assert.equal((await send(token, '/broken')).status, 401);
   assert.ok(!worker.logs.some((line) => line.level === 'error'), JSON.stringify(worker.logs));
+});
+
+test('workerd: a key set failing slowly (503 after 300 ms) is fetched once per 30 s, not once per request (issue 14 item 3)', async () => {
+  const token = await sign(key, claimsFor('ada'));
+  const answers: Promise<Response>[] = [];
+  // The review's scenario: 60 requests 50 ms apart while every fetch fails after 300 ms.
+  for (let i = 0; i < 60; i++) {
+    answers.push(send(token, '/slow-broken'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const statuses = await Promise.all(answers.map(async (answer) => (await answer).status));
+  assert.deepEqual(new Set(statuses), new Set([401]));
+  const fetched = server.hits.get('/slow-broken') ?? 0;
+  // Before the first failure is known, a cold start's requests overlap their fetches (design §3): here
+  // the 6 that came within the first fetch's 300 ms. From the first failure on, none for 30 s (the old code made 60).
+  assert.ok(fetched >= 1 && fetched <= 7, `${fetched} fetches for 60 requests`);
 });

@@ -1,7 +1,7 @@
 /**
  * A Workers entry behind `jwt({ jwksUrl })`, for tests/node/jwks-workerd.test.ts. The key set
  * is served by the test's own server at the `JWKS_URL` binding (`/`) and `BROKEN_JWKS_URL`
- * (`/broken`, answers 500). Both answer `{ principal }` or the auth response; `/runtime` tells
+ * (`/broken`, answers 500) and `SLOW_BROKEN_JWKS_URL` (`/slow-broken`, answers 503 after 300 ms). Both answer `{ principal }` or the auth response; `/runtime` tells
  * whether the key set sees a Workers runtime.
  * The entry is built on the first request, since the URL is a binding (creating it does no I/O).
  */
@@ -11,6 +11,7 @@ import { isWorkersRuntime } from '../../src/auth/jose/key-set.ts';
 interface Env {
   JWKS_URL: string;
   BROKEN_JWKS_URL: string;
+  SLOW_BROKEN_JWKS_URL: string;
   AUDIENCE: string;
 }
 
@@ -23,6 +24,7 @@ export default {
     routes ??= {
       '/': routeAuth([jwt({ jwksUrl: env.JWKS_URL, audience: env.AUDIENCE })]),
       '/broken': routeAuth([jwt({ jwksUrl: env.BROKEN_JWKS_URL, audience: env.AUDIENCE })]),
+      '/slow-broken': routeAuth([jwt({ jwksUrl: env.SLOW_BROKEN_JWKS_URL, audience: env.AUDIENCE })]),
     };
     const authenticate = routes[path];
     if (authenticate === undefined) return new Response(null, { status: 404 });

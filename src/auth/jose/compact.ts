@@ -8,6 +8,8 @@ export const MAX_TOKEN_LENGTH = 16 * 1024;
 export interface JwsHeader {
   readonly alg: string;
   readonly kid: string | undefined;
+  /** `typ`, lower case, without an `application/` prefix (RFC 7515 §4.1.9); `undefined` when absent or not a string. */
+  readonly typ?: string | undefined;
 }
 
 /** A JWS compact serialization, split and decoded, its signature not yet checked. */
@@ -127,9 +129,15 @@ function decodeHeader(end: number): JwsHeader | null {
   if (text === null) return null;
   const members = parseJsonObject(text);
   if (members === null) return null;
-  const { alg, kid } = members;
+  const { alg, kid, typ } = members;
   // RFC 7515 §4.1.11: no extension is understood, so any `crit` refuses the token.
   if (typeof alg !== 'string' || Object.hasOwn(members, 'crit')) return null;
   if (kid !== undefined && typeof kid !== 'string') return null;
-  return Object.freeze({ alg, kid });
+  return Object.freeze({ alg, kid, typ: typeof typ === 'string' ? mediaType(typ) : undefined });
+}
+
+/** A `typ` or `cty` value as compared (RFC 7515 §4.1.9, RFC 8725 §3.11): case-insensitive, `application/` optional. */
+export function mediaType(value: string): string {
+  const lower = value.toLowerCase();
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
 }

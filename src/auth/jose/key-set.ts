@@ -1,7 +1,7 @@
-import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
+import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
 import { parseJsonObject } from './json.ts';
-import { importVerifyKey, NO_KEYS, type KeySource, type VerifyKey } from './key-source.ts';
+import { importFailed, importVerifyKey, KEY_SET_UNAVAILABLE, NO_KEYS, type KeySource, type VerifyKey } from './key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from './keys.ts';
 import { readBoundedBody } from '../bounded-body.ts';
 import { AuthConfigError } from '../errors.ts';
@@ -15,12 +15,8 @@ export const MAX_KEY_SET_KEYS = 100;
 /** Keys tried for a token without `kid`. */
 export const MAX_KEYS_TRIED = 8;
 
-/** What a key set may serve: RSA and EC keys, never an HMAC key. */
-export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze([
-  ...algorithmsFor('RSA'),
-  ...algorithmsFor('EC', 'P-256'),
-  ...algorithmsFor('EC', 'P-384'),
-]);
+/** What a key set may serve: RSA, EC and Ed25519 keys, never an HMAC key. */
+export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct'));
 export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['RS256', 'ES256'] as const);
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -139,7 +135,7 @@ interface KeyIndex {
  * exponent, `use` other than `sig`, `key_ops` without `verify`, an `alg` not allowed,
  * malformed, refused by Web Crypto) is dropped on its own; at most 100 keys are kept.
  */
-export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[]): Promise<VerifyKey[]> {
+export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[], warned = new Set<string>()): Promise<VerifyKey[]> {
   const { keys } = document;
   if (!Array.isArray(keys)) throw new KeySetFetchError('answered JSON without a "keys" array');
   const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
@@ -153,10 +149,10 @@ export async function importKeySet(document: Record<string, unknown>, algorithms
   }
   const imported = await Promise.all(
     candidates.map(({ spec, algorithms: usable }) =>
-      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm))).catch(() => NO_KEYS),
+      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm).catch((error: unknown) => importFailed(algorithm, error, warned)))),
     ),
   );
-  return imported.flat();
+  return imported.flat(2);
 }
 
 function indexKeys(keys: readonly VerifyKey[], fetchedAt: number): KeyIndex {
@@ -201,26 +197,29 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
   let index: KeyIndex | undefined;
+  const warned = new Set<string>();
   let started = 0;
   let installed = 0;
 
-  const load = async (attempt: number): Promise<void> => {
+  const load = async (attempt: number): Promise<boolean> => {
     try {
-      const keys = await importKeySet(await fetchJsonObject(url, fetchImpl, timeoutMs), algorithms);
+      const keys = await importKeySet(await fetchJsonObject(url, fetchImpl, timeoutMs), algorithms, warned);
       // On Workers fetches overlap: an older answer never replaces a newer one.
       if (attempt > installed) {
         installed = attempt;
         index = indexKeys(keys, now());
       }
+      return true;
     } catch (error) {
-      console.warn(`agentgate: key set ${url} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
+      console.warn(`agentgate: key set ${withoutQuery(url)} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
+      return false;
     }
   };
   const fetches = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), () => load(++started));
   const isFresh = (time: number): boolean => index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
 
   const afterFetch = (header: JwsHeader) => (): readonly VerifyKey[] =>
-    isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : NO_KEYS;
+    isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : KEY_SET_UNAVAILABLE;
 
   return {
     keysFor(header) {
@@ -232,31 +231,44 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
       }
       // Without fresh keys a request on Workers makes its own fetch; with them (an unknown kid) it keeps to the 30 s bound.
       const fetched = fetches.next(time, !fresh);
-      return fetched === undefined ? NO_KEYS : fetched.then(afterFetch(header));
+      if (fetched === undefined) return fresh ? NO_KEYS : KEY_SET_UNAVAILABLE;
+      return fetched.then(afterFetch(header));
     },
   };
+}
+
+/** A URL for the logs: its query (which may hold a key) and fragment left out. */
+export function withoutQuery(url: string): string {
+  const { origin, pathname } = new URL(url);
+  return origin + pathname;
 }
 
 /**
  * How key-set fetches and OIDC discovery start (design §3). Concurrent requests share the
  * attempt in flight, except on Workers (`perRequest`): there a request may not wait on I/O that
- * another request began, so it starts its own. Otherwise a new attempt starts at most once per
- * 30 s, and `next()` answers `undefined` in between: those requests skip.
+ * another request began, so it starts its own, unless the last attempt
+ * failed. Otherwise a new attempt starts at most once per 30 s, and `next()` answers
+ * `undefined` in between: those requests skip. So while attempts fail, one starts per 30 s on
+ * every runtime.
  */
-export function attemptGate(perRequest: boolean, attempt: () => Promise<void>): {
+export function attemptGate(perRequest: boolean, attempt: () => Promise<boolean>): {
   /** The attempt to wait for at `time`; `own`: on Workers, this request starts its own while another is in flight. */
-  next(time: number, own?: boolean): Promise<void> | undefined;
+  next(time: number, own?: boolean): Promise<unknown> | undefined;
 } {
-  let pending: Promise<void> | undefined;
+  let pending: Promise<unknown> | undefined;
   let inFlight = 0;
+  let failing = false;
   let attemptedAt = -Infinity;
   return {
     next(time, own = true) {
       if (pending !== undefined) return pending;
-      if (!(own && perRequest && inFlight > 0) && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
+      const overlap = own && perRequest && !failing && inFlight > 0;
+      if (!overlap && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
       attemptedAt = time;
       inFlight++;
-      const run = attempt().finally(() => {
+      const run = attempt().then((succeeded) => {
+        failing = !succeeded;
+      }).finally(() => {
         inFlight--;
         if (pending === run) pending = undefined;
       });

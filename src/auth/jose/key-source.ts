@@ -18,6 +18,21 @@ export interface KeySource {
 
 /** No key: a token that needs one skips. */
 export const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
+/** No key because the key set (or discovery) could not be fetched: a skip, told apart for `onRefused`. */
+export const KEY_SET_UNAVAILABLE: readonly VerifyKey[] = Object.freeze([]);
+
+/**
+ * A key the runtime would not import for `algorithm` (one without Ed25519 or P-521, or a key it
+ * refuses): the tokens that need it skip, and one warning per algorithm and key source (`warned`) names it, not one per request.
+ */
+export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Set<string>): readonly VerifyKey[] {
+  if (!warned.has(algorithm.name)) {
+    warned.add(algorithm.name);
+    const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    console.warn(`agentgate: this runtime did not import a key for ${algorithm.name} (${why}); tokens that need it skip`);
+  }
+  return NO_KEYS;
+}
 
 /** A `VerifyKey` for `spec` and one of its algorithms. */
 export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<VerifyKey> {
@@ -34,17 +49,22 @@ export async function importHmacVerifyKey(secret: Uint8Array<ArrayBuffer>, algor
 
 /**
  * One configured key, imported once per allowed algorithm on first use (Workers forbid async
- * work at start-up) and shared by every later request. A failed import fails every request (500).
+ * work at start-up) and shared by every later request. A failed import is a skip with one warning.
  */
 export function staticKeySource(algorithms: readonly AlgorithmName[], load: (algorithm: JwsAlgorithm) => Promise<VerifyKey>): KeySource {
   const slots = new Map<string, { keys?: readonly VerifyKey[]; pending?: Promise<readonly VerifyKey[]> }>();
+  const warned = new Set<string>();
   for (const name of algorithms) slots.set(name, {});
   return {
     keysFor(header) {
       const slot = slots.get(header.alg);
       if (slot === undefined) return NO_KEYS;
       if (slot.keys !== undefined) return slot.keys;
-      return (slot.pending ??= load(jwsAlgorithm(header.alg) as JwsAlgorithm).then((key) => (slot.keys = Object.freeze([key]))));
+      const algorithm = jwsAlgorithm(header.alg) as JwsAlgorithm;
+      return (slot.pending ??= load(algorithm).then(
+        (key) => (slot.keys = Object.freeze([key])),
+        (error: unknown) => (slot.keys = importFailed(algorithm, error, warned)),
+      ));
     },
   };
 }

@@ -1,13 +1,14 @@
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm, type NamedCurve } from './algorithms.ts';
 import { decodeBase64, decodeBase64url } from './base64url.ts';
+import { bytesEqual, certificateSpki, derOid, encodeDer, derUnsignedInteger, encodeSpki, readRsaPublicKey, readTlv } from './der.ts';
 
 /** A public key checked against the key rules, ready to import for each algorithm it allows. */
 export interface PublicKeySpec {
-  readonly kty: 'RSA' | 'EC';
+  readonly kty: 'RSA' | 'EC' | 'OKP';
   readonly curve?: NamedCurve;
   /** RSA modulus size in bits. */
   readonly bits?: number;
-  /** The algorithms this key may verify: its family (its curve for EC), narrowed by a JWK `alg`. */
+  /** The algorithms this key may verify: its family (its curve for EC and OKP), narrowed by a JWK `alg`. */
   readonly algorithms: readonly AlgorithmName[];
   readonly kid?: string;
   /** The key as DER SubjectPublicKeyInfo: the one format every key is imported from. */
@@ -18,76 +19,48 @@ export const MIN_RSA_BITS = 2048;
 export const MIN_SECRET_BYTES = 32;
 
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
-const COORDINATE_BYTES: Readonly<Record<NamedCurve, number>> = { 'P-256': 32, 'P-384': 48 };
+const COORDINATE_BYTES: Readonly<Record<string, number>> = { 'P-256': 32, 'P-384': 48, 'P-521': 66, Ed25519: 32 };
+const KINDS = 'an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key';
+const PEM_FORMS = 'a PEM public key (BEGIN PUBLIC KEY, BEGIN RSA PUBLIC KEY or BEGIN CERTIFICATE) or a JWK object';
 
-/** A `publicKey` option: PEM `BEGIN PUBLIC KEY` text or a public JWK. A string result is why it was refused. */
+/** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
 export function readPublicKey(value: unknown): PublicKeySpec | string {
   if (typeof value === 'string') return readSpkiPem(value);
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) return readPublicJwk(value);
-  return 'must be a PEM public key (BEGIN PUBLIC KEY) or a JWK object';
+  return `must be ${PEM_FORMS}`;
 }
 
-const PEM_BLOCK = /^-----BEGIN PUBLIC KEY-----([A-Za-z0-9+/=\s]+)-----END PUBLIC KEY-----$/;
-const PEM_KINDS: Readonly<Record<string, string>> = {
-  CERTIFICATE: 'a certificate',
-  'RSA PUBLIC KEY': 'a PKCS#1 RSA public key',
-  'PRIVATE KEY': 'a private key',
-  'RSA PRIVATE KEY': 'a private key',
-  'EC PRIVATE KEY': 'a private key',
-  'ENCRYPTED PRIVATE KEY': 'a private key',
-};
+const PEM_BLOCK = /^-----BEGIN ([A-Z0-9 ]+)-----([A-Za-z0-9+/=\s]+)-----END \1-----$/;
 
-/** PEM text holding one SubjectPublicKeyInfo (`BEGIN PUBLIC KEY`). */
+/** PEM text holding one `PUBLIC KEY` (SubjectPublicKeyInfo), `RSA PUBLIC KEY` (PKCS#1) or `CERTIFICATE` (X.509). */
 export function readSpkiPem(pem: string): PublicKeySpec | string {
   const begin = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(pem);
-  if (begin === null) return 'must be a PEM public key (BEGIN PUBLIC KEY) or a JWK object';
+  if (begin === null) return `must be ${PEM_FORMS}`;
   const label = begin[1] as string;
-  if (label !== 'PUBLIC KEY') {
-    const kind = Object.hasOwn(PEM_KINDS, label) ? PEM_KINDS[label] : 'another PEM type';
-    return `must be a PEM "BEGIN PUBLIC KEY" (SubjectPublicKeyInfo); got ${kind} (BEGIN ${label})`;
-  }
+  if (label.includes('PRIVATE')) return `must be a public key; got a private key (BEGIN ${label})`;
+  if (label !== 'PUBLIC KEY' && label !== 'RSA PUBLIC KEY' && label !== 'CERTIFICATE') return `must be ${PEM_FORMS}; got BEGIN ${label}`;
   const match = PEM_BLOCK.exec(pem.trim());
-  const body = match === null ? '' : (match[1] as string).replace(/\s+/g, '');
-  const der = decodeBase64(body);
-  if (match === null || der === null) return 'is not a well-formed PEM block (BEGIN PUBLIC KEY, base64, END PUBLIC KEY)';
-  return readSpki(der);
-}
-
-interface Tlv {
-  readonly start: number;
-  readonly end: number;
-}
-
-/** One DER element with `tag` at `offset`: definite, minimal length, inside `limit`. */
-function readTlv(der: Uint8Array, offset: number, tag: number, limit: number): Tlv | null {
-  if (offset + 2 > limit || der[offset] !== tag) return null;
-  let length = der[offset + 1] as number;
-  let start = offset + 2;
-  if (length >= 0x80) {
-    const count = length & 0x7f;
-    if (count === 0 || count > 3 || start + count > limit || der[start] === 0) return null;
-    length = 0;
-    for (let i = 0; i < count; i++) length = length * 256 + (der[start + i] as number);
-    if (length < 0x80) return null;
-    start += count;
+  const der = match === null ? null : decodeBase64((match[2] as string).replace(/\s+/g, ''));
+  if (der === null) return `is not one well-formed PEM block (BEGIN ${label}, base64, END ${label})`;
+  if (label === 'RSA PUBLIC KEY') {
+    const key = readRsaPublicKey(der, 0, der.length);
+    return key === null ? 'is not a DER PKCS#1 RSAPublicKey' : rsaSpec(key.n, key.e, undefined, undefined);
   }
-  const end = start + length;
-  return end <= limit ? { start, end } : null;
+  if (label === 'PUBLIC KEY') return readSpki(der);
+  const spki = certificateSpki(der);
+  return spki === null ? 'is not a DER X.509 certificate' : readSpki(spki);
 }
 
 const OID_RSA = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
 const OID_EC = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+const OID_ED25519 = [0x2b, 0x65, 0x70];
 const OID_CURVES: readonly (readonly [NamedCurve, readonly number[]])[] = [
   ['P-256', [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]],
   ['P-384', [0x2b, 0x81, 0x04, 0x00, 0x22]],
+  ['P-521', [0x2b, 0x81, 0x04, 0x00, 0x23]],
 ];
 
-function bytesEqual(der: Uint8Array, tlv: Tlv, expected: readonly number[]): boolean {
-  if (tlv.end - tlv.start !== expected.length) return false;
-  return expected.every((byte, i) => der[tlv.start + i] === byte);
-}
-
-/** DER SubjectPublicKeyInfo (RFC 5280 §4.1, RFC 3279): an RSA key, or an EC key on P-256 or P-384. */
+/** DER SubjectPublicKeyInfo (RFC 5280 §4.1, RFC 3279, RFC 8410): RSA, EC on P-256/P-384/P-521, or Ed25519. */
 export function readSpki(der: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
   const malformed = 'is not a DER SubjectPublicKeyInfo';
   const spki = readTlv(der, 0, 0x30, der.length);
@@ -100,24 +73,26 @@ export function readSpki(der: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
   if (bytesEqual(der, oid, OID_RSA)) {
     const params = readTlv(der, oid.end, 0x05, algorithm.end);
     if (params === null || params.start !== params.end || params.end !== algorithm.end) return malformed;
-    const sequence = readTlv(der, bits.start + 1, 0x30, bits.end);
-    if (sequence === null || sequence.end !== bits.end) return malformed;
-    const n = readTlv(der, sequence.start, 0x02, sequence.end);
-    const e = n && readTlv(der, n.end, 0x02, sequence.end);
-    if (n === null || e === null || e.end !== sequence.end) return malformed;
-    return rsaSpec(der.subarray(n.start, n.end), der.subarray(e.start, e.end), undefined, undefined, der);
+    const key = readRsaPublicKey(der, bits.start + 1, bits.end);
+    return key === null ? malformed : rsaSpec(key.n, key.e, undefined, undefined, der);
+  }
+  const key = der.subarray(bits.start + 1, bits.end);
+  if (bytesEqual(der, oid, OID_ED25519)) {
+    // RFC 8410 §3: the parameters are absent.
+    if (oid.end !== algorithm.end || key.length !== 32) return malformed;
+    return spec({ kty: 'OKP', curve: 'Ed25519', algorithms: algorithmsFor('OKP', 'Ed25519'), spki: der }, undefined, undefined);
   }
   if (bytesEqual(der, oid, OID_EC)) {
     const params = readTlv(der, oid.end, 0x06, algorithm.end);
     if (params === null || params.end !== algorithm.end) return malformed;
     const curve = OID_CURVES.find(([, curveOid]) => bytesEqual(der, params, curveOid))?.[0];
-    if (curve === undefined) return 'is an EC key on a curve other than P-256 or P-384';
-    const point = der.subarray(bits.start + 1, bits.end);
-    if (point[0] !== 0x04) return 'is an EC key whose point is not uncompressed';
-    if (point.length !== 1 + 2 * COORDINATE_BYTES[curve]) return malformed;
-    return ecSpec(curve, undefined, undefined, der);
+    if (curve === undefined) return 'is an EC key on a curve other than P-256, P-384 or P-521';
+    if (key[0] !== 0x04) return 'is an EC key whose point is not uncompressed';
+    const size = COORDINATE_BYTES[curve] as number;
+    if (key.length !== 1 + 2 * size) return malformed;
+    return ecSpec(curve, undefined, undefined, key.subarray(1, 1 + size), key.subarray(1 + size), der);
   }
-  return 'must be an RSA key or an EC key on P-256 or P-384';
+  return `must be ${KINDS}`;
 }
 
 /** Unsigned big-endian integer bytes without leading zero bytes. */
@@ -127,11 +102,8 @@ function stripZeros(bytes: Uint8Array): Uint8Array {
   return bytes.subarray(i);
 }
 
-/** An RSA key from its modulus and exponent: DER INTEGER contents when `der` (the SPKI they came from) is given, else unsigned JWK bytes. */
-function rsaSpec(
-  modulus: Uint8Array, exponent: Uint8Array, alg: AlgorithmName | undefined, kid: string | undefined, der?: Uint8Array<ArrayBuffer>,
-): PublicKeySpec | string {
-  if (modulus[0] !== undefined && modulus[0] >= 0x80 && der !== undefined) return 'is not a DER SubjectPublicKeyInfo';
+/** An RSA key from the unsigned bytes of its modulus and exponent; `der`: the SPKI they came from. */
+function rsaSpec(modulus: Uint8Array, exponent: Uint8Array, alg: AlgorithmName | undefined, kid: string | undefined, der?: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
   const n = stripZeros(modulus);
   const bits = n.length === 0 ? 0 : (n.length - 1) * 8 + (32 - Math.clz32(n[0] as number));
   if (bits < MIN_RSA_BITS) return `is an RSA key of ${bits} bits; at least ${MIN_RSA_BITS} are required`;
@@ -166,44 +138,33 @@ function hasRocaFingerprint(modulus: Uint8Array): boolean {
   });
 }
 
-/** An EC key from its SPKI `der`, or from the coordinates of a JWK. */
+// y² = x³ - 3x + b over the prime field of each NIST curve (SEC 2 §2.4, FIPS 186-5 §6.1).
+const CURVE_PARAMS: Readonly<Record<string, readonly [p: string, b: string]>> = {
+  'P-256': ['ffffffff00000001000000000000000000000000ffffffffffffffffffffffff', '5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b'],
+  'P-384': [
+    'fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffeffffffff0000000000000000ffffffff',
+    'b3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aef',
+  ],
+  'P-521': [`1${'f'.repeat(130)}`, '051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00'],
+};
+
+const toBigInt = (bytes: Uint8Array): bigint => BigInt(`0x0${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`);
+
+/** True when (x, y) is a point of `curve`: an off-curve key is refused when read, not by Web Crypto at first use. */
+function isOnCurve(curve: NamedCurve, x: Uint8Array, y: Uint8Array): boolean {
+  const [p, b] = (CURVE_PARAMS[curve] as readonly [string, string]).map((hex) => BigInt(`0x${hex}`)) as [bigint, bigint];
+  const [X, Y] = [toBigInt(x), toBigInt(y)];
+  if (X >= p || Y >= p) return false;
+  return (Y * Y - (X * X * X - 3n * X + b)) % p === 0n;
+}
+
+/** An EC key from its point's coordinates; `der`: the SPKI they came from. */
 function ecSpec(
-  curve: NamedCurve, alg: AlgorithmName | undefined, kid: string | undefined, der: Uint8Array<ArrayBuffer> | { x: Uint8Array; y: Uint8Array },
+  curve: NamedCurve, alg: AlgorithmName | undefined, kid: string | undefined, x: Uint8Array, y: Uint8Array, der?: Uint8Array<ArrayBuffer>,
 ): PublicKeySpec | string {
-  const spki = der instanceof Uint8Array
-    ? der
-    : encodeSpki([derOid(OID_EC), derOid(OID_CURVES.find(([name]) => name === curve)![1])], [Uint8Array.of(0x04), der.x, der.y]);
+  if (!isOnCurve(curve, x, y)) return `is an EC key whose point is not on ${curve}`;
+  const spki = der ?? encodeSpki([derOid(OID_EC), derOid(OID_CURVES.find(([name]) => name === curve)![1])], [Uint8Array.of(0x04), x, y]);
   return spec({ kty: 'EC', curve, algorithms: algorithmsFor('EC', curve), spki }, alg, kid);
-}
-
-/** A SubjectPublicKeyInfo (RFC 5280 §4.1): the AlgorithmIdentifier of `algorithm`, then `key` in a BIT STRING. */
-function encodeSpki(algorithm: readonly Uint8Array[], key: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  return encodeDer(0x30, [encodeDer(0x30, algorithm), encodeDer(0x03, [Uint8Array.of(0), ...key])]);
-}
-
-function derOid(oid: readonly number[]): Uint8Array<ArrayBuffer> {
-  return encodeDer(0x06, [Uint8Array.from(oid)]);
-}
-
-/** One DER element: `tag`, the definite minimal length, then `parts` in order. */
-function encodeDer(tag: number, parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const length = parts.reduce((sum, part) => sum + part.length, 0);
-  const lengthBytes: number[] = [];
-  for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) lengthBytes.unshift(rest % 256);
-  const header = length < 0x80 ? [tag, length] : [tag, 0x80 | lengthBytes.length, ...lengthBytes];
-  const out = new Uint8Array(header.length + length);
-  out.set(header);
-  let offset = header.length;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
-
-/** A DER INTEGER of the unsigned big-endian `bytes` (no leading zeros): a zero byte in front when the top bit is set. */
-function derUnsignedInteger(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  return encodeDer(0x02, (bytes[0] as number) >= 0x80 ? [Uint8Array.of(0), bytes] : [bytes]);
 }
 
 function spec(key: PublicKeySpec, alg: AlgorithmName | undefined, kid: string | undefined): PublicKeySpec | string {
@@ -214,43 +175,45 @@ function spec(key: PublicKeySpec, alg: AlgorithmName | undefined, kid: string | 
   return Object.freeze(kid === undefined ? key : { ...key, kid });
 }
 
-/** `an RSA key`, `a P-256 EC key`: for messages. */
+/** `an RSA key`, `a P-256 EC key`, `an Ed25519 key`: for messages. */
 export function describeKey(key: Pick<PublicKeySpec, 'kty' | 'curve'>): string {
-  return key.kty === 'RSA' ? 'an RSA key' : `a ${key.curve} EC key`;
+  if (key.kty === 'RSA') return 'an RSA key';
+  return key.kty === 'OKP' ? `an ${key.curve} key` : `a ${key.curve} EC key`;
 }
 
 /**
- * A public JWK (RFC 7517/7518): `kty` `RSA` or `EC` (P-256, P-384), no private members,
- * `use` `sig` and `key_ops` with `verify` when present, an `alg` that fits the key when present.
- * Shared by `publicKey` and key sets; an `oct` key is always refused (a key set never supplies an HMAC key).
+ * A public JWK (RFC 7517/7518/8037): `kty` `RSA`, `EC` (P-256, P-384, P-521) or `OKP`
+ * (Ed25519), no private members, `use` `sig` and `key_ops` with `verify` when present, an
+ * `alg` that fits the key when present. Shared by `publicKey` and key sets; an `oct` key is
+ * always refused (a key set never supplies an HMAC key).
  */
 export function readPublicJwk(value: object): PublicKeySpec | string {
   const jwk = value as Record<string, unknown>;
   // A member set to `undefined` is absent: workerd's exportKey("jwk") lists every member, the private ones undefined.
   const secret = PRIVATE_JWK_MEMBERS.find((member) => jwk[member] !== undefined);
   if (secret !== undefined) return `is a JWK with the private member "${secret}"; give the public key only`;
-  const { kty, use, key_ops: keyOps, alg, kid } = jwk;
+  const { kty, use, key_ops: keyOps, alg, kid, crv } = jwk;
   if (use !== undefined && use !== 'sig') return 'is a JWK whose "use" is not "sig"';
   if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify'))) return 'is a JWK whose "key_ops" lacks "verify"';
   if (kid !== undefined && typeof kid !== 'string') return 'is a JWK whose "kid" is not a string';
   if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined)) return 'is a JWK whose "alg" is not a supported algorithm';
   const algName = alg as AlgorithmName | undefined;
+  const bytes = (member: string) => (typeof jwk[member] === 'string' ? decodeBase64url(jwk[member] as string) : null);
   if (kty === 'RSA') {
-    const n = typeof jwk.n === 'string' ? decodeBase64url(jwk.n) : null;
-    const e = typeof jwk.e === 'string' ? decodeBase64url(jwk.e) : null;
+    const [n, e] = [bytes('n'), bytes('e')];
     if (n === null || e === null) return 'is an RSA JWK without valid base64url "n" and "e"';
     return rsaSpec(n, e, algName, kid);
   }
-  if (kty === 'EC') {
-    const { crv } = jwk;
-    if (crv !== 'P-256' && crv !== 'P-384') return 'is an EC JWK on a curve other than P-256 or P-384';
-    const x = typeof jwk.x === 'string' ? decodeBase64url(jwk.x) : null;
-    const y = typeof jwk.y === 'string' ? decodeBase64url(jwk.y) : null;
-    const size = COORDINATE_BYTES[crv];
-    if (x === null || y === null || x.length !== size || y.length !== size) return `is an EC JWK whose "x" and "y" are not ${size}-byte base64url`;
-    return ecSpec(crv, algName, kid, { x, y });
+  if (kty !== 'EC' && kty !== 'OKP') return 'is a JWK whose "kty" is not "RSA", "EC" or "OKP"';
+  if (kty === 'EC' ? crv !== 'P-256' && crv !== 'P-384' && crv !== 'P-521' : crv !== 'Ed25519') {
+    return kty === 'EC' ? 'is an EC JWK on a curve other than P-256, P-384 or P-521' : 'is an OKP JWK whose "crv" is not "Ed25519"';
   }
-  return 'is a JWK whose "kty" is not "RSA" or "EC"';
+  const size = COORDINATE_BYTES[crv as NamedCurve] as number;
+  const [x, y] = [bytes('x'), kty === 'EC' ? bytes('y') : new Uint8Array(size)];
+  if (x === null || y === null || x.length !== size || y.length !== size) return `is an ${kty} JWK whose coordinates are not ${size}-byte base64url`;
+  if (kty === 'EC') return ecSpec(crv as NamedCurve, algName, kid, x, y);
+  const spki = encodeSpki([derOid(OID_ED25519)], [x]);
+  return spec({ kty: 'OKP', curve: 'Ed25519', algorithms: algorithmsFor('OKP', 'Ed25519'), spki }, algName, kid);
 }
 
 /** Imports `spec` for verifying with `algorithm` (one of `spec.algorithms`). */

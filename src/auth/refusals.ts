@@ -1,0 +1,67 @@
+import { AuthConfigError } from './errors.ts';
+
+/** Why an entry refused a bearer token (design §12): for the operator, never sent to the client. */
+export type RefusalReason =
+  | 'malformed' | 'alg-not-allowed' | 'type' | 'key-set-unavailable' | 'no-key' | 'signature' | 'expired'
+  | 'not-yet-valid' | 'issued-in-future' | 'issuer' | 'audience' | 'scope' | 'no-subject';
+
+/** What `onRefused` hears: the entry (`jwt`, `oidc`, `apiToken`), the reason, and the token's `kid`/`iss` when readable. Never the token. */
+export interface Refusal {
+  readonly entry: string;
+  readonly reason: RefusalReason;
+  readonly kid?: string;
+  readonly iss?: string;
+}
+
+export type RefusalListener = (refusal: Refusal) => void;
+
+/** How an entry tells `routeAuth` why it refused a token. */
+export type ReportRefusal = (entry: string, reason: RefusalReason, kid: string | undefined, iss: string | undefined) => void;
+
+/**
+ * The key of a built-in entry's reporting form, `(request, report) => same as the entry`. `routeAuth`
+ * calls it only when an `onRefused` listener is set, so that without one nothing more is allocated.
+ */
+export const WITH_REFUSALS: unique symbol = Symbol.for('agentgate.withRefusals') as never;
+
+export type ReportingEntry = (request: Request, report: ReportRefusal) => unknown;
+
+// How far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
+const PROGRESS: readonly RefusalReason[] = [
+  'malformed', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
+  'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'scope', 'no-subject',
+];
+
+/** The refusals of one request; the listener hears the furthest once, when the request is refused. */
+export class RequestRefusals {
+  #best: Refusal | undefined;
+  readonly #listener: RefusalListener;
+  constructor(listener: RefusalListener) {
+    this.#listener = listener;
+  }
+
+  readonly report: ReportRefusal = (entry, reason, kid, iss) => {
+    if (this.#best !== undefined && PROGRESS.indexOf(reason) <= PROGRESS.indexOf(this.#best.reason)) return;
+    const refusal: { -readonly [K in keyof Refusal]: Refusal[K] } = { entry, reason };
+    if (kid !== undefined) refusal.kid = kid;
+    if (iss !== undefined) refusal.iss = iss.slice(0, 256);
+    this.#best = Object.freeze(refusal);
+  };
+
+  /** Tells the listener, if an entry refused a token; what the listener throws is logged, never the answer. */
+  tell(): void {
+    if (this.#best === undefined) return;
+    try {
+      const result = this.#listener(this.#best) as unknown;
+      if (result instanceof Promise) result.catch((error: unknown) => console.error('agentgate: onRefused failed', error));
+    } catch (error) {
+      console.error('agentgate: onRefused threw', error);
+    }
+  }
+}
+
+/** Checks an `onRefused` option. */
+export function readRefusalListener(helper: string, value: unknown): RefusalListener | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new AuthConfigError(`${helper}: onRefused must be a function of { entry, reason, kid?, iss? }`);
+  return value as RefusalListener | undefined;
+}
