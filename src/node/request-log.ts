@@ -3,7 +3,8 @@
 // (`authenticator:id`); never a header, so never a token, password or Authorization value.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authEntries } from '../auth/route-auth.ts';
-import type { AuthFn, AuthOption } from '../auth/types.ts';
+import { WITH_REFUSALS, type ReportingEntry } from '../auth/refusals.ts';
+import type { AuthFn, AuthOption, Principal } from '../auth/types.ts';
 
 /** `text` (default): one readable line; `json`: one JSON object per line; `off`: nothing. */
 export type RequestLogFormat = 'text' | 'json' | 'off';
@@ -33,14 +34,22 @@ export function requestLog(format: RequestLogFormat, write: (line: string) => vo
   if (format === 'off') return { auth: (auth) => auth, track: () => undefined };
   const principals = new WeakMap<Request, string>();
 
+  const note = (request: Request, outcome: unknown) => {
+    if (outcome === true) principals.set(request, 'custom:anonymous');
+    else if (typeof (outcome as Principal | null)?.id === 'string') {
+      const principal = outcome as Principal;
+      principals.set(request, `${principal.authenticator ?? 'custom'}:${principal.id}`);
+    }
+    return outcome;
+  };
   const noted = (entry: AuthFn): AuthFn => {
-    const wrapped: AuthFn = async (request) => {
-      const outcome = await entry(request);
-      if (outcome === (true as unknown)) principals.set(request, 'custom:anonymous');
-      else if (typeof outcome?.id === 'string') principals.set(request, `${outcome.authenticator ?? 'custom'}:${outcome.id}`);
-      return outcome;
-    };
+    const wrapped: AuthFn = async (request) => note(request, await entry(request)) as Awaited<ReturnType<AuthFn>>;
     if (entry.challenges !== undefined) wrapped.challenges = entry.challenges;
+    // The built-in entries' reporting form (onRefused), noted the same way.
+    const reporting = (entry as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS];
+    if (reporting !== undefined) {
+      (wrapped as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS] = async (request, report) => note(request, await reporting(request, report));
+    }
     return wrapped;
   };
 
