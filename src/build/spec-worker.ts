@@ -46,6 +46,12 @@ export interface SpecWorkerEnv {
   AGENT_SESSIONS?: DurableObjectNamespaceLike;
 }
 
+/** What worker.js exports: the module's `fetch` (default export) and the Durable Object class of a session. */
+export interface SpecWorker {
+  worker: { fetch(request: Request, env: SpecWorkerEnv): Promise<Response> };
+  SessionObject: new (state: { storage: DurableObjectStorageLike }, env: SpecWorkerEnv) => { fetch(request: Request): Promise<Response> };
+}
+
 /**
  * The entry of a deployment with no credential configured: it accepts nobody, so an agent is
  * never served open by omission (a worker before its secret is set, a server without any auth).
@@ -110,7 +116,7 @@ function matchRoute(rest: string): { route: Route; methods: string; id?: string 
  * A send without `sessionId` gets a new random 128-bit id. A declarative agent has no tools,
  * so no run ever waits for an approval: deciding one answers 404 as for an unknown id.
  */
-export function createSpecWorker({ spec, basePath }: SpecWorkerOptions) {
+export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWorker {
   let current: { token: string | undefined; authenticate: (request: Request) => Promise<AuthResult> } | undefined;
 
   // The binding is only known per request; the list is built once per token value.
