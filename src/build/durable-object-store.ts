@@ -68,20 +68,22 @@ export function durableObjectStore(storage: DurableObjectStorageLike): Store {
 
   const idsUnder = async (prefix: string) => [...(await storage.list({ prefix })).keys()].map((key) => JSON.parse(key.slice(prefix.length)) as string);
 
-  /** Removes a checkpoint with its index entries; true when it was there. */
+  /**
+   * Removes a checkpoint with its index entries; true only for the caller whose removal of its
+   * head found it (storage deletes are atomic and ordered): decide-once, even across instances.
+   */
   async function forgetCheckpoint(approvalId: string): Promise<boolean> {
-    const checkpoint = await read<Checkpoint>(checkpointKey(approvalId));
+    const key = checkpointKey(approvalId);
+    const [checkpoint, count] = await Promise.all([read<Checkpoint>(key), storage.get(key)]);
     if (checkpoint === undefined) return false;
-    const count = await storage.get(checkpointKey(approvalId));
     const owner = ownerText(checkpoint.owner);
-    const pending = [...removals(checkpointKey(approvalId), count), storage.delete(bySession(checkpoint.sessionId) + quoted(approvalId))];
+    const pending = [...removals(key, count), storage.delete(bySession(checkpoint.sessionId) + quoted(approvalId))];
     if (owner !== undefined) pending.push(storage.delete(pendingOf(owner) + quoted(approvalId)));
-    await Promise.all(pending);
-    return true;
+    const [removed] = await Promise.all(pending);
+    return removed === true;
   }
 
   const exclusive = keyedQueue();
-  const oneAtATime = keyedQueue();
   const store: Store = {
     loadSession: (id) => read<SessionRecord>(sessionKey(id)),
     async saveSession(record) {
@@ -103,8 +105,7 @@ export function durableObjectStore(storage: DurableObjectStorageLike): Store {
       if (owner !== undefined) pending.push(storage.put(pendingOf(owner) + quoted(checkpoint.approvalId), ''));
       await Promise.all(pending);
     },
-    // Decide-once: removals of one checkpoint take turns, so only the first finds it.
-    deleteCheckpoint: (approvalId) => oneAtATime(approvalId, () => forgetCheckpoint(approvalId)),
+    deleteCheckpoint: (approvalId) => forgetCheckpoint(approvalId),
     async listCheckpoints(sessionId) {
       const ids = await idsUnder(bySession(sessionId));
       return (await Promise.all(ids.map((approvalId) => read<Checkpoint>(checkpointKey(approvalId))))).flatMap((checkpoint) => checkpoint ?? []);
