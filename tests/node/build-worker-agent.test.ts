@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { AbstractChat, DefaultChatTransport, uiMessageChunkSchema, type ChatInit, type UIMessage } from 'ai';
+import { AbstractChat, DefaultChatTransport, uiMessageChunkSchema, type ChatInit, type ChatState, type UIMessage } from 'ai';
 import { build } from '../../src/build/index.ts';
 import { ENV_TOKEN, bearer, fixture, nodeBin, root, tempFolder, writeDir } from './build-helpers.ts';
 import type { RunningWorker } from './workerd-harness.ts';
@@ -29,19 +29,25 @@ function sseData(text: string): unknown[] {
   return text.split('\n\n').flatMap((event) => event.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6))).map((data) => (data === '[DONE]' ? data : JSON.parse(data)));
 }
 
-class TestChat extends AbstractChat<UIMessage> {}
+/** The in-memory chat state a framework binding would hold. */
+class PlainState implements ChatState<UIMessage> {
+  status: ChatState<UIMessage>['status'] = 'ready';
+  error: Error | undefined = undefined;
+  messages: UIMessage[] = [];
+  pushMessage = (message: UIMessage) => { this.messages = [...this.messages, message]; };
+  popMessage = () => { this.messages = this.messages.slice(0, -1); };
+  replaceMessage = (index: number, message: UIMessage) => { this.messages = this.messages.map((m, i) => (i === index ? message : m)); };
+  snapshot = <T,>(value: T): T => structuredClone(value);
+}
+
+class TestChat extends AbstractChat<UIMessage> {
+  constructor(init: Omit<ChatInit<UIMessage>, 'messages'>) {
+    super({ ...init, state: new PlainState() });
+  }
+}
 
 /** A `useChat` client (the real `ai` package's chat and transport) talking to the worker. */
 function chatWith(worker: RunningWorker, id: string, streams: Promise<string>[]): TestChat {
-  const state = {
-    status: 'ready' as const,
-    error: undefined,
-    messages: [] as UIMessage[],
-    pushMessage(message: UIMessage) { this.messages = [...this.messages, message]; },
-    popMessage() { this.messages = this.messages.slice(0, -1); },
-    replaceMessage(index: number, message: UIMessage) { this.messages = this.messages.map((m, i) => (i === index ? message : m)); },
-    snapshot: <T,>(value: T): T => structuredClone(value),
-  };
   const transport = new DefaultChatTransport({
     api: 'http://worker/agent/ui',
     headers: { authorization: bearer(ENV_TOKEN) },
@@ -52,7 +58,7 @@ function chatWith(worker: RunningWorker, id: string, streams: Promise<string>[])
       return new Response(theirs, { status: response.status, headers: response.headers });
     },
   });
-  return new TestChat({ id, transport, state } as unknown as ChatInit<UIMessage>);
+  return new TestChat({ id, transport });
 }
 
 describe('cloudflare-worker target: the declared openai-compatible model, every route, sessions in Durable Objects', () => {
