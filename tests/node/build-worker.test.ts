@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { build } from '../../src/build/index.ts';
 import { BAKED_TOKEN, ENV_TOKEN, bearer, fixture, tempFolder, writeDir } from './build-helpers.ts';
-import type { RunningWorker } from './workerd-harness.ts';
+import { startWorker, type RunningWorker } from './workerd-harness.ts';
 import { startBuiltWorker } from './worker-helpers.ts';
 
 const spec = JSON.parse(readFileSync(join(fixture('plain'), 'agent.json'), 'utf8'));
@@ -106,6 +106,18 @@ describe('cloudflare-worker target without the AGENT_API_TOKEN binding', () => {
         await response.body?.cancel();
       }
     }
+  });
+});
+
+describe('cloudflare-worker target without its Durable Object binding', () => {
+  test('a send answers 500 and the log names the binding wrangler.toml declares; nothing is served from elsewhere', async (t) => {
+    const out = await buildWorker(t);
+    const worker = await startWorker({ entry: join(out, 'worker.js'), bindings: { AGENT_API_TOKEN: ENV_TOKEN }, esbuild: { bundle: false } });
+    t.after(() => worker.dispose());
+    const response = await worker.fetch('http://worker/agent', { method: 'POST', headers: { authorization: bearer(ENV_TOKEN) }, body: '{"message":"hi"}' });
+    assert.equal(response.status, 500);
+    assert.deepEqual(await response.json(), { error: 'Internal Server Error' });
+    await worker.waitForLog((line) => line.message.includes('AGENT_SESSIONS Durable Object binding is missing'));
   });
 });
 
