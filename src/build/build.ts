@@ -242,7 +242,7 @@ function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'
   const declared = model as Record<string, unknown>;
   const provider = declared.provider;
   const fields = typeof provider === 'string' && Object.hasOwn(WORKER_MODEL_FIELDS, provider) ? WORKER_MODEL_FIELDS[provider] : undefined;
-  if (fields === undefined) throw cannot('model.provider', `must be "echo" or "openai-compatible", not ${JSON.stringify(provider)}`);
+  if (fields === undefined) throw cannot('model.provider', 'must be "echo" or "openai-compatible"');
   for (const field of Object.keys(declared)) if (!fields.includes(field)) throw cannot(`model.${field}`, `is not a field the worker can honour for provider "${provider}"`);
   if (provider === 'echo') return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'echo' } };
   const { baseURL, model: modelName } = declared;
@@ -253,6 +253,8 @@ function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw cannot('model.baseURL', 'must be an absolute http(s) URL');
+  // agent.json is served to callers (GET <base>/spec) and printed by the build.
+  if (url.username !== '' || url.password !== '') throw cannot('model.baseURL', 'must not hold credentials');
   if (typeof modelName !== 'string' || modelName === '') throw cannot('model.model', 'must be a non-empty string');
   return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'openai-compatible', baseURL: baseURL as string, model: modelName } };
 }

@@ -181,6 +181,7 @@ describe('cloudflare-worker target and agent.json fields (design §7)', () => {
     ['a model that is not an object', { name: 'x', model: 'gpt' }, 'model'],
     ['an openai-compatible model without baseURL', { name: 'x', model: { provider: 'openai-compatible', model: 'm' } }, 'model.baseURL'],
     ['a baseURL that is not http(s)', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'file:///etc', model: 'm' } }, 'model.baseURL'],
+    ['a baseURL with credentials in it', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'https://user:hunter2@api.example.com/v1', model: 'm' } }, 'model.baseURL'],
     ['an openai-compatible model without a model name', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'https://api.example.com/v1' } }, 'model.model'],
   ];
   for (const [what, agentJson, field] of cases) {
@@ -190,6 +191,7 @@ describe('cloudflare-worker target and agent.json fields (design §7)', () => {
       await assert.rejects(build(dir, { target: 'cloudflare-worker', out, log: () => {} }), (error: Error) => {
         assert.ok(error.message.startsWith(`${join(dir, 'agent.json')}: "${field}" `), error.message);
         assert.match(error.message, /cloudflare-worker target/);
+        assert.equal(error.message.includes('hunter2'), false, 'no value is quoted');
         return true;
       });
       assert.equal(existsSync(out), false, 'nothing is written');
