@@ -63,7 +63,7 @@ const PRINCIPAL_HEADER = 'x-agentgate-principal';
 
 const forwardedPrincipal: AuthFn = (request) => {
   const text = request.headers.get(PRINCIPAL_HEADER);
-  return text === null ? null : (JSON.parse(text) as Principal);
+  return text === null ? null : (JSON.parse(decodeURIComponent(text)) as Principal);
 };
 
 function modelOf(spec: SpecWorkerOptions['spec'], env: SpecWorkerEnv): Model {
@@ -134,7 +134,8 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWor
     if (typeof sessions?.idFromName !== 'function') throw new Error(`the ${WORKER_BINDINGS.sessions} Durable Object binding is missing (see wrangler.toml)`);
     const headers = new Headers(request.headers);
     for (const name of ['authorization', 'content-length', PRINCIPAL_HEADER]) headers.delete(name);
-    headers.set(PRINCIPAL_HEADER, JSON.stringify(principal));
+    // Encoded: a header value is Latin-1 only, and a principal's id or claims may be any text.
+    headers.set(PRINCIPAL_HEADER, encodeURIComponent(JSON.stringify(principal)));
     const init: RequestInit = { method: request.method, headers, signal: request.signal };
     if (body !== undefined) init.body = JSON.stringify(body);
     return sessions.get(sessions.idFromName(checkSessionId(sessionId))).fetch(new Request(request.url, init));
