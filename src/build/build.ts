@@ -287,7 +287,7 @@ function secretLookingField(value: unknown, path = ''): string | undefined {
 /** What the built worker serves, in the words the build prints. */
 function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string): string[] {
   const model = spec.model?.provider === 'openai-compatible'
-    ? `openai-compatible ${JSON.stringify(spec.model.model)} at ${spec.model.baseURL} (API key: the ${WORKER_BINDINGS.modelApiKey} secret, if the provider needs one)`
+    ? `openai-compatible ${JSON.stringify(spec.model.model)} at ${JSON.stringify(spec.model.baseURL)} (API key: the ${WORKER_BINDINGS.modelApiKey} secret, if the provider needs one)`
     : 'echo (the built-in echo model)';
   return [
     `model: ${model}`,

@@ -89,7 +89,7 @@ describe('cloudflare-worker target: the declared openai-compatible model, every 
 
   test('the build says what the worker serves, and the manifest and wrangler.toml name the model key secret', () => {
     const said = logs.join('\n');
-    assert.match(said, new RegExp(`openai-compatible "${MODEL}" at ${model.baseURL.replace(/[.]/g, '\\.')}`));
+    assert.ok(said.includes(`openai-compatible "${MODEL}" at "${model.baseURL}"`), said);
     assert.match(said, /MODEL_API_KEY/);
     for (const route of ['GET /agent/health', 'POST /agent,', 'POST /agent/chat', 'GET /agent/chat/:id', 'POST /agent/ui']) assert.ok(said.includes(route), route);
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
