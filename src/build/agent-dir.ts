@@ -39,6 +39,12 @@ export interface AgentManifest {
   /** The file that runs: `server.js`, `worker.js`, or `agent.ts` for a source directory. */
   main: string;
   basePath: string;
+  /** cloudflare-worker only: the model the worker runs, as agent.json declares it (absent there: echo). */
+  model?: { provider: 'echo' } | { provider: 'openai-compatible'; baseURL: string; model: string };
+  /** cloudflare-worker only: the names of the secret bindings it reads (`AGENT_API_TOKEN`, and `MODEL_API_KEY` for a hosted model). */
+  secrets?: string[];
+  /** cloudflare-worker only: Durable Object binding name → class name, as wrangler.toml declares them. */
+  durableObjects?: Record<string, string>;
 }
 
 /** What the files of an agent directory say, read and checked, before any of its code runs. */

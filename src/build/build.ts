@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from './agent-dir.ts';
-import type { AgentDir, AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
+import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from './agent-dir.ts';
 import { bundleModules } from './bundle.ts';
 import { AGENTGATE_ENTRIES } from './resolve.ts';
+import { WORKER_BINDINGS, type SpecWorkerOptions } from './spec-worker.ts';
 import { tokenDigest } from './token-digest.ts';
 import { isTypeScript, javaScriptName, javaScriptSpecifier, packageName, rewriteSpecifiers, stripTypes } from './transpile.ts';
 
@@ -15,6 +16,8 @@ export interface BuildOptions {
   target: BuildTarget;
   /** The output folder: created, or replaced when it holds an earlier build. */
   out: string;
+  /** Where the build reports what the output serves (the cloudflare-worker target); default `console.log`. */
+  log?: (line: string) => void;
 }
 
 const ownExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -248,7 +251,38 @@ function workerName(name: string): string {
   return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'agent';
 }
 
-function checkWorkerDir(info: AgentDir): void {
+/** The fields of agent.json the cloudflare-worker target honours (design §7); any other is a build error naming it. */
+const WORKER_SPEC_FIELDS = ['name', 'instructions', 'model'];
+const WORKER_MODEL_FIELDS: Readonly<Record<string, readonly string[]>> = { echo: ['provider'], 'openai-compatible': ['provider', 'baseURL', 'model'] };
+
+/** agent.json as the worker serves it: every field honoured, or an error naming the one that is not. */
+function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'] {
+  const cannot = (field: string, why: string) => new Error(`${specFile}: "${field}" ${why}; the cloudflare-worker target serves name, instructions and model ({ "provider": "echo" } or { "provider": "openai-compatible", "baseURL", "model" }, the API key from the ${WORKER_BINDINGS.modelApiKey} secret)`);
+  for (const field of Object.keys(spec)) if (!WORKER_SPEC_FIELDS.includes(field)) throw cannot(field, 'is not a field the worker can honour');
+  const { name, instructions, model } = spec;
+  if (model === undefined) return { name, ...(instructions !== undefined && { instructions }) };
+  if (typeof model !== 'object' || model === null || Array.isArray(model)) throw cannot('model', 'must be an object');
+  const declared = model as Record<string, unknown>;
+  const provider = declared.provider;
+  const fields = typeof provider === 'string' && Object.hasOwn(WORKER_MODEL_FIELDS, provider) ? WORKER_MODEL_FIELDS[provider] : undefined;
+  if (fields === undefined) throw cannot('model.provider', 'must be "echo" or "openai-compatible"');
+  for (const field of Object.keys(declared)) if (!fields.includes(field)) throw cannot(`model.${field}`, `is not a field the worker can honour for provider "${provider}"`);
+  if (provider === 'echo') return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'echo' } };
+  const { baseURL, model: modelName } = declared;
+  let url: URL | undefined;
+  try {
+    url = typeof baseURL === 'string' ? new URL(baseURL) : undefined;
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw cannot('model.baseURL', 'must be an absolute http(s) URL');
+  // agent.json is served to callers (GET <base>/spec) and printed by the build.
+  if (url.username !== '' || url.password !== '') throw cannot('model.baseURL', 'must not hold credentials');
+  if (typeof modelName !== 'string' || modelName === '') throw cannot('model.model', 'must be a non-empty string');
+  return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'openai-compatible', baseURL: baseURL as string, model: modelName } };
+}
+
+function checkWorkerDir(info: AgentDir): SpecWorkerOptions['spec'] {
   if (info.authFile !== undefined) {
     throw new Error(`${info.authFile}: the cloudflare-worker target has no auth list (it is protected by the AGENT_API_TOKEN binding alone), so it cannot serve an agent with this file; build for node-server or docker, or remove the file`);
   }
@@ -258,6 +292,7 @@ function checkWorkerDir(info: AgentDir): void {
   if (secret !== undefined) {
     throw new Error(`${specFile}: "${secret}" looks like a secret, and the cloudflare-worker target serves this file to its callers; keep secrets in Workers secrets`);
   }
+  return workerSpec(info.spec, specFile);
 }
 
 /** The path of the first field whose name says it holds a secret (`apiKey`, `token`, `password`…), or undefined. */
@@ -272,21 +307,64 @@ function secretLookingField(value: unknown, path = ''): string | undefined {
   return undefined;
 }
 
-async function buildWorker(info: AgentDir, out: string): Promise<AgentManifest> {
-  const { code, entryName } = await bundleModules(fileURLToPath(new URL(`./spec-worker${ownExtension}`, import.meta.url)));
-  // The directory's text reaches the code only inside string literals, parsed at start-up.
-  const worker = `// Built by agentgate (target cloudflare-worker): serves agent.json behind the AGENT_API_TOKEN binding.
-${code}
-export default ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(info.spec))}), basePath: ${jsString(info.basePath)} });
-`;
-  await writeFile(join(out, 'worker.js'), worker);
-  await writeFile(join(out, 'wrangler.toml'), `# Built by agentgate (target cloudflare-worker). Deploy: npx wrangler deploy
-# Every route but ${info.basePath}/health answers 401 until the token is set: npx wrangler secret put AGENT_API_TOKEN
+/** What the built worker serves, in the words the build prints. */
+function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string): string[] {
+  const model = spec.model?.provider === 'openai-compatible'
+    ? `openai-compatible ${JSON.stringify(spec.model.model)} at ${JSON.stringify(spec.model.baseURL)} (API key: the ${WORKER_BINDINGS.modelApiKey} secret, if the provider needs one)`
+    : 'echo (the built-in echo model)';
+  return [
+    `model: ${model}`,
+    `open: GET ${basePath}/health`,
+    `behind the ${WORKER_BINDINGS.apiToken} secret (unset: 401): POST ${basePath}, POST ${basePath}/chat (JSON, or server-sent events with Accept: text/event-stream), GET ${basePath}/chat/:id, POST ${basePath}/ui (useChat), GET ${basePath}/approvals?sessionId=, POST ${basePath}/approvals/:id (a spec has no tools: nothing waits for approval), GET ${basePath}/spec`,
+    `sessions: one Durable Object each (class ${WORKER_BINDINGS.sessionClass}, binding ${WORKER_BINDINGS.sessions}), kept across requests and restarts`,
+    'not on this target: auth.ts and any auth list, tools, memory, session ownership, channels, the playground',
+  ];
+}
+
+function wranglerToml(info: AgentDir): string {
+  const { apiToken, modelApiKey, sessions, sessionClass } = WORKER_BINDINGS;
+  return `# Built by agentgate (target cloudflare-worker). Deploy: npx wrangler deploy
+# Secrets (never in this file):
+#   npx wrangler secret put ${apiToken}   every route but ${info.basePath}/health answers 401 until it is set
+#   npx wrangler secret put ${modelApiKey}     the API key of an openai-compatible model, sent as Authorization: Bearer
 name = "${workerName(info.name)}"
 main = "worker.js"
 compatibility_date = "2025-01-01"
-`);
-  return { name: info.name, target: 'cloudflare-worker', auth: false, main: 'worker.js', basePath: info.basePath };
+
+# One Durable Object per session: its transcript, kept across requests and restarts; its turns run one at a time.
+[[durable_objects.bindings]]
+name = "${sessions}"
+class_name = "${sessionClass}"
+
+[[migrations]]
+tag = "v1"
+new_sqlite_classes = ["${sessionClass}"]
+`;
+}
+
+async function buildWorker(info: AgentDir, spec: SpecWorkerOptions['spec'], out: string, log: (line: string) => void): Promise<AgentManifest> {
+  const { code, entryName } = await bundleModules(fileURLToPath(new URL(`./spec-worker${ownExtension}`, import.meta.url)));
+  // The directory's text reaches the code only inside string literals, parsed at start-up.
+  const worker = `// Built by agentgate (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
+${code}
+const agentgate = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)} });
+export default agentgate.worker;
+export const ${WORKER_BINDINGS.sessionClass} = agentgate.SessionObject;
+`;
+  await writeFile(join(out, 'worker.js'), worker);
+  await writeFile(join(out, 'wrangler.toml'), wranglerToml(info));
+  const summary = workerSummary(spec, info.basePath);
+  log(`agentgate: the cloudflare-worker build of ${JSON.stringify(info.name)} serves\n${summary.map((line) => `  ${line}`).join('\n')}`);
+  return {
+    name: info.name,
+    target: 'cloudflare-worker',
+    auth: false,
+    main: 'worker.js',
+    basePath: info.basePath,
+    model: spec.model ?? { provider: 'echo' },
+    secrets: [WORKER_BINDINGS.apiToken, ...(spec.model?.provider === 'openai-compatible' ? [WORKER_BINDINGS.modelApiKey] : [])],
+    durableObjects: { [WORKER_BINDINGS.sessions]: WORKER_BINDINGS.sessionClass },
+  };
 }
 
 /**
@@ -295,8 +373,10 @@ compatibility_date = "2025-01-01"
  *   `server.js` and `package.json`; runs as `node <out>/server.js` with no install step unless
  *   the directory imports third-party packages (listed in package.json).
  * - `docker`: the same plus a `Dockerfile`.
- * - `cloudflare-worker`: `worker.js` serving agent.json behind the `AGENT_API_TOKEN` binding
- *   alone, and `wrangler.toml`; a directory with `auth.ts`/`auth.js` is refused.
+ * - `cloudflare-worker`: `worker.js` serving the agent agent.json declares (its model, the routes
+ *   of `agentHandler`, sessions in Durable Objects) behind the `AGENT_API_TOKEN` binding alone,
+ *   and `wrangler.toml`; a directory with `auth.ts`/`auth.js`, or an agent.json field the worker
+ *   cannot honour, is refused with an error naming it. The build logs what the worker serves.
  * @example
  * await build('./my-agent', { target: 'node-server', out: './dist' });
  */
@@ -305,10 +385,11 @@ export async function build(dir: string, options: BuildOptions): Promise<AgentMa
   if (!BUILD_TARGETS.includes(target)) throw new Error(`build(): target must be one of ${BUILD_TARGETS.join(', ')}`);
   if (typeof outOption !== 'string' || outOption === '') throw new Error('build(): out must be the path of the output folder');
   const info = await readAgentDir(dir);
-  if (target === 'cloudflare-worker') checkWorkerDir(info);
+  const spec = target === 'cloudflare-worker' ? checkWorkerDir(info) : undefined;
   const out = resolve(outOption);
   await prepareOut(out, info.dir);
-  const manifest = target === 'cloudflare-worker' ? await buildWorker(info, out) : await buildNodeServer(info, out, target);
+  const log = options.log ?? ((line: string) => console.log(line));
+  const manifest = spec !== undefined ? await buildWorker(info, spec, out, log) : await buildNodeServer(info, out, target);
   await writeJson(join(out, 'manifest.json'), manifest);
   return manifest;
 }

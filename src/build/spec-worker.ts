@@ -1,24 +1,56 @@
 // The runtime of the `cloudflare-worker` target, bundled into worker.js: web-standard globals
 // only. It serves the declarative spec (agent.json), not agent.ts: no code of the directory
 // runs on Workers, and there is no auth list there, only the AGENT_API_TOKEN binding.
+import { createAgent } from '../agent/agent.ts';
+import { checkSessionId } from '../agent/context.ts';
+import { randomId } from '../agent/ids.ts';
+import { echoModel } from '../agent/models/echo.ts';
+import { openAICompatible } from '../agent/models/openai.ts';
+import type { Model, Principal } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { AuthFn, AuthResult } from '../auth/types.ts';
-import { parseSendBody, readJsonObject } from '../http/body.ts';
-import { errorResponse, failureResponse, jsonResponse } from '../http/responses.ts';
+import { parseDecisionBody, parseSendBody, readJsonObject } from '../http/body.ts';
+import { agentHandler } from '../http/handler.ts';
+import { errorResponse, failureResponse, HttpError, jsonResponse } from '../http/responses.ts';
+import { parseUiRequest } from '../http/ui-stream.ts';
+import { durableObjectStore, type DurableObjectStorageLike } from './durable-object-store.ts';
+
+/** The names the generated wrangler.toml declares and worker.js reads. */
+export const WORKER_BINDINGS = Object.freeze({
+  /** Secret: the API token every route but health requires. */
+  apiToken: 'AGENT_API_TOKEN',
+  /** Secret: the API key of an `openai-compatible` model (sent as `Authorization: Bearer`). */
+  modelApiKey: 'MODEL_API_KEY',
+  /** Durable Object namespace: one object per session. */
+  sessions: 'AGENT_SESSIONS',
+  /** The Durable Object class worker.js exports. */
+  sessionClass: 'AgentSession',
+});
+
+/** The models agent.json may declare for this target (design §7). */
+export type ModelSpec = { provider: 'echo' } | { provider: 'openai-compatible'; baseURL: string; model: string };
 
 export interface SpecWorkerOptions {
-  /** The content of agent.json. */
-  spec: { name: string; instructions?: string; [field: string]: unknown };
+  /** The content of agent.json, checked by the build: `name`, `instructions?`, `model?` (absent: echo). */
+  spec: { name: string; instructions?: string; model?: ModelSpec };
   basePath: string;
 }
 
+interface DurableObjectStub { fetch(request: Request): Promise<Response> }
+interface DurableObjectNamespaceLike { idFromName(name: string): unknown; get(id: unknown): DurableObjectStub }
+
 export interface SpecWorkerEnv {
   AGENT_API_TOKEN?: unknown;
+  MODEL_API_KEY?: unknown;
+  AGENT_SESSIONS?: DurableObjectNamespaceLike;
 }
 
-/** Paths under the base and their methods. */
-const ROUTES: ReadonlyMap<string, readonly string[]> = new Map([['', ['GET', 'POST']], ['/spec', ['GET']], ['/chat', ['POST']]]);
+/** What worker.js exports: the module's `fetch` (default export) and the Durable Object class of a session. */
+export interface SpecWorker {
+  worker: { fetch(request: Request, env: SpecWorkerEnv): Promise<Response> };
+  SessionObject: new (state: { storage: DurableObjectStorageLike }, env: SpecWorkerEnv) => { fetch(request: Request): Promise<Response> };
+}
 
 /**
  * The entry of a deployment with no credential configured: it accepts nobody, so an agent is
@@ -26,15 +58,65 @@ const ROUTES: ReadonlyMap<string, readonly string[]> = new Map([['', ['GET', 'PO
  */
 export const NO_AUTH_CONFIGURED: AuthFn = Object.assign(() => null, { challenges: [{ scheme: 'Bearer' }] });
 
+/** How the worker hands the verified principal to a session's Durable Object, which only the worker can reach. */
+const PRINCIPAL_HEADER = 'x-agentgate-principal';
+
+const forwardedPrincipal: AuthFn = (request) => {
+  const text = request.headers.get(PRINCIPAL_HEADER);
+  return text === null ? null : (JSON.parse(decodeURIComponent(text)) as Principal);
+};
+
+function modelOf(spec: SpecWorkerOptions['spec'], env: SpecWorkerEnv): Model {
+  const declared = spec.model;
+  if (declared === undefined || declared.provider === 'echo') return echoModel();
+  const apiKey = typeof env?.MODEL_API_KEY === 'string' && env.MODEL_API_KEY !== '' ? env.MODEL_API_KEY : undefined;
+  return openAICompatible({ baseURL: declared.baseURL, model: declared.model, ...(apiKey !== undefined && { apiKey }) });
+}
+
+type Route = 'send' | 'chat' | 'session' | 'approvals' | 'decide' | 'ui' | 'spec' | 'health';
+
+/** The routes of agentHandler for a `'shared'` agent (design §5), plus `GET /spec`; `undefined` is a 404. One trailing `/` is ignored. */
+function matchRoute(rest: string): { route: Route; methods: string; id?: string } | undefined {
+  const [first, second, ...more] = rest.replace(/\/$/, '').split('/').slice(1);
+  if (more.length > 0) return undefined;
+  let id: string | undefined;
+  if (second !== undefined) {
+    try {
+      id = decodeURIComponent(second);
+    } catch {
+      return undefined;
+    }
+    if (id === '') return undefined;
+  }
+  const one = (route: Route, methods: string) => (id === undefined ? { route, methods } : undefined);
+  switch (first) {
+    case undefined: return { route: 'send', methods: 'POST' };
+    case 'health': return one('health', 'GET');
+    case 'spec': return one('spec', 'GET');
+    case 'ui': return one('ui', 'POST');
+    case 'chat': return id === undefined ? { route: 'chat', methods: 'POST' } : { route: 'session', methods: 'GET', id };
+    case 'approvals': return id === undefined ? { route: 'approvals', methods: 'GET' } : { route: 'decide', methods: 'POST', id };
+    default: return undefined;
+  }
+}
+
 /**
- * A Workers module serving an agent's spec, behind `Authorization: Bearer <AGENT_API_TOKEN>`:
- * - `GET <base>/health`: `{"status":"ok"}`, open;
- * - `GET <base>` and `GET <base>/spec`: the spec (agent.json);
- * - `POST <base>` and `POST <base>/chat` with `{ message, sessionId? }`: a run result from the
- *   built-in echo (the reply is the message; a spec has no code to run), nothing stored.
- * Auth runs before routing, so an unknown path under `<base>` answers 401 before 404.
+ * A Workers module serving the agent agent.json declares, behind `Authorization: Bearer
+ * <AGENT_API_TOKEN>` (no binding: every route but health answers 401), with the routes of
+ * `agentHandler` (design §5): `GET <base>/health` (open), `POST <base>`, `POST <base>/chat`
+ * (JSON, or server-sent events with `Accept: text/event-stream`), `GET <base>/chat/:id`,
+ * `GET <base>/approvals?sessionId=`, `POST <base>/approvals/:id`, `POST <base>/ui` (`useChat`),
+ * and `GET <base>/spec` (agent.json). The model is the declared one (`echo`, or
+ * `openai-compatible` with the `MODEL_API_KEY` secret binding).
+ *
+ * Each session is one Durable Object (`SessionObject`, bound as `AGENT_SESSIONS`): the worker
+ * checks auth and the request, then hands it with the verified principal to the session's
+ * object, which runs `agentHandler` over `durableObjectStore`. A session is thus kept across
+ * requests and restarts, and its turns run one after another in the one place it lives.
+ * A send without `sessionId` gets a new random 128-bit id. A declarative agent has no tools,
+ * so no run ever waits for an approval: deciding one answers 404 as for an unknown id.
  */
-export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): { fetch(request: Request, env: SpecWorkerEnv): Promise<Response> } {
+export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWorker {
   let current: { token: string | undefined; authenticate: (request: Request) => Promise<AuthResult> } | undefined;
 
   // The binding is only known per request; the list is built once per token value.
@@ -46,31 +128,89 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): { fetch
     return current.authenticate;
   }
 
-  async function route(request: Request, rest: string): Promise<Response> {
-    const allow = ROUTES.get(rest);
-    if (allow === undefined) return errorResponse(404, 'Not Found');
-    if (!allow.includes(request.method)) return errorResponse(405, 'Method Not Allowed', { allow: allow.join(', ') });
-    if (request.method === 'GET') return jsonResponse(spec);
-    const { message, sessionId = crypto.randomUUID() } = parseSendBody(await readJsonObject(request));
-    const messages = [{ role: 'user', content: message }, { role: 'assistant', content: message }];
-    return jsonResponse({ sessionId, status: 'completed', text: message, messages, approvals: [] });
+  /** Hands a request to the Durable Object of its session, with the principal and (re-serialized) the body already read. */
+  function toSession(env: SpecWorkerEnv, request: Request, sessionId: string, principal: Principal, body?: Record<string, unknown>): Promise<Response> {
+    const sessions = env?.AGENT_SESSIONS;
+    if (typeof sessions?.idFromName !== 'function') throw new Error(`the ${WORKER_BINDINGS.sessions} Durable Object binding is missing (see wrangler.toml)`);
+    const headers = new Headers(request.headers);
+    for (const name of ['authorization', 'content-length', PRINCIPAL_HEADER]) headers.delete(name);
+    // Encoded: a header value is Latin-1 only, and a principal's id or claims may be any text.
+    headers.set(PRINCIPAL_HEADER, encodeURIComponent(JSON.stringify(principal)));
+    const init: RequestInit = { method: request.method, headers, signal: request.signal };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    return sessions.get(sessions.idFromName(checkSessionId(sessionId))).fetch(new Request(request.url, init));
   }
 
-  return {
-    async fetch(request, env) {
-      const path = new URL(request.url).pathname;
-      if (path === `${basePath}/health`) {
-        return request.method === 'GET' ? jsonResponse({ status: 'ok' }) : errorResponse(405, 'Method Not Allowed', { allow: 'GET' });
+  async function route(request: Request, env: SpecWorkerEnv, principal: Principal, found: { route: Route; id?: string }): Promise<Response> {
+    switch (found.route) {
+      case 'spec':
+        return jsonResponse(spec);
+      case 'send':
+      case 'chat': {
+        const body = await readJsonObject(request);
+        const { sessionId = randomId() } = parseSendBody(body);
+        return toSession(env, request, sessionId, principal, { ...body, sessionId });
       }
+      case 'session':
+        return toSession(env, request, found.id as string, principal);
+      case 'approvals': {
+        const sessionId = new URL(request.url).searchParams.get('sessionId');
+        if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
+        return toSession(env, request, sessionId, principal);
+      }
+      case 'decide':
+        // No approval of a declarative agent (it has no tools) ever waits: every id is unknown.
+        parseDecisionBody(await readJsonObject(request));
+        return errorResponse(404, 'Approval not found');
+      case 'ui': {
+        const body = await readJsonObject(request);
+        return toSession(env, request, parseUiRequest(body).sessionId, principal, body);
+      }
+      case 'health':
+        return jsonResponse({ status: 'ok' });
+    }
+  }
+
+  /** One session's Durable Object: the agent over this object's storage, behind the principal the worker verified. */
+  class SessionObject {
+    readonly #storage: DurableObjectStorageLike;
+    readonly #env: SpecWorkerEnv;
+    #handler: ((request: Request) => Promise<Response>) | undefined;
+
+    constructor(state: { storage: DurableObjectStorageLike }, env: SpecWorkerEnv) {
+      this.#storage = state.storage;
+      this.#env = env;
+    }
+
+    fetch(request: Request): Promise<Response> {
+      this.#handler ??= agentHandler(
+        createAgent({ name: spec.name, instructions: spec.instructions ?? '', model: modelOf(spec, this.#env), store: durableObjectStore(this.#storage) }),
+        { basePath, auth: forwardedPrincipal },
+      );
+      return this.#handler(request);
+    }
+  }
+
+  const worker = {
+    async fetch(request: Request, env: SpecWorkerEnv): Promise<Response> {
+      const path = new URL(request.url).pathname;
       if (path !== basePath && !path.startsWith(`${basePath}/`)) return errorResponse(404, 'Not Found');
+      const found = matchRoute(path.slice(basePath.length));
       try {
-        const result = await authenticatorFor(env)(request);
-        if (!result.ok) return result.response;
-        return await route(request, path.slice(basePath.length));
+        let principal: Principal | undefined;
+        if (found?.route !== 'health') {
+          const result = await authenticatorFor(env)(request);
+          if (!result.ok) return result.response;
+          principal = result.principal;
+        }
+        if (found === undefined) return errorResponse(404, 'Not Found');
+        if (request.method !== found.methods) return errorResponse(405, 'Method Not Allowed', { allow: found.methods });
+        return await route(request, env, principal as Principal, found);
       } catch (error) {
         // An AGENT_API_TOKEN outside the b64token syntax lands here: apiToken() refuses it (500, logged without the token).
         return failureResponse(error);
       }
     },
   };
+  return { worker, SessionObject };
 }

@@ -1,7 +1,7 @@
 // The CLI verbs around an agent directory, run as child processes: init, build, and start through the resolver.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, nodeBin, root, sendMessage, startNodeServer, tempFolder } from './build-helpers.ts';
@@ -44,6 +44,29 @@ describe('agentgate build <dir> --target … --out …', () => {
     assert.equal(status, 0, stderr);
     assert.equal(JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).auth, true);
     assert.ok(existsSync(join(out, 'Dockerfile')));
+  });
+
+  test('a scaffolded directory builds for cloudflare-worker, and the build prints what the worker serves', (t) => {
+    const dir = join(tempFolder(t), 'bot');
+    assert.equal(agentgate('init', dir).status, 0);
+    const out = join(tempFolder(t), 'out');
+    const { status, stdout, stderr } = agentgate('build', dir, '--target', 'cloudflare-worker', '--out', out);
+    assert.equal(status, 0, stderr);
+    assert.match(stdout, /serves\n {2}model: echo/);
+    assert.match(stdout, /POST \/agent\/chat/);
+    assert.match(stdout, /Durable Object/);
+    assert.ok(existsSync(join(out, 'wrangler.toml')));
+  });
+
+  test('target cloudflare-worker with an agent.json field it cannot honour fails naming the field, and writes nothing', (t) => {
+    const out = join(tempFolder(t), 'out');
+    const dir = join(tempFolder(t), 'bot');
+    assert.equal(agentgate('init', dir).status, 0);
+    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ name: 'bot', model: { provider: 'echo', temperature: 0.2 } }));
+    const { status, stderr } = agentgate('build', dir, '--target', 'cloudflare-worker', '--out', out);
+    assert.equal(status, 1);
+    assert.match(stderr, /agent\.json: "model\.temperature" is not a field the worker can honour/);
+    assert.equal(existsSync(out), false);
   });
 
   test('target cloudflare-worker with auth.ts fails with an error naming the file, and writes nothing', (t) => {

@@ -70,10 +70,19 @@ describe('manifest.json', () => {
     }
   }
 
-  test('cloudflare-worker: the manifest states auth: false and main worker.js', async (t) => {
+  test('cloudflare-worker: the manifest states auth: false and main worker.js, the model, the secrets and the Durable Object it reads', async (t) => {
     const out = join(tempFolder(t), 'out');
-    await build(fixture('plain'), { target: 'cloudflare-worker', out });
-    assert.deepEqual(readJson(join(out, 'manifest.json')), { name: 'plain', target: 'cloudflare-worker', auth: false, main: 'worker.js', basePath: '/agent' });
+    await build(fixture('plain'), { target: 'cloudflare-worker', out, log: () => {} });
+    assert.deepEqual(readJson(join(out, 'manifest.json')), {
+      name: 'plain',
+      target: 'cloudflare-worker',
+      auth: false,
+      main: 'worker.js',
+      basePath: '/agent',
+      model: { provider: 'echo' },
+      secrets: ['AGENT_API_TOKEN'],
+      durableObjects: { AGENT_SESSIONS: 'AgentSession' },
+    });
     assert.deepEqual(readdirSync(out).sort(), ['manifest.json', 'worker.js', 'wrangler.toml']);
   });
 });
