@@ -35,6 +35,16 @@ async function importSpec(spec: PublicKeySpec | string, algorithm: JwsAlgorithm)
 
 interface Mismatch { tcId: number; expected: boolean; got: boolean }
 
+/** Runs a group's vectors with `key`, collecting every result that differs from the label; answers how many ran. */
+async function runGroup(key: VerifyKey, tests: { tcId: number; result: string; sig: string; msg: string }[], mismatches: Mismatch[]): Promise<number> {
+  for (const t of tests) {
+    const expected = t.result === 'valid';
+    const got = await verifies(key, t.sig, t.msg);
+    if (got !== expected) mismatches.push({ tcId: t.tcId, expected, got });
+  }
+  return tests.length;
+}
+
 function report(file: string, route: string, mismatches: Mismatch[], checked: number): void {
   assert.deepEqual(mismatches, [], `${file} via ${route}: ${mismatches.length} of ${checked} vectors disagree`);
   assert.ok(checked > 0);
@@ -127,12 +137,7 @@ describe('Wycheproof ECDSA P1363 (ES256, ES384, ES512 primitive)', () => {
             spec = readPublicJwk(jwk);
           }
           const key = await importSpec(spec, algorithm);
-          for (const t of group.tests) {
-            const expected = t.result === 'valid';
-            const got = await verifies(key, t.sig, t.msg);
-            checked++;
-            if (got !== expected) mismatches.push({ tcId: t.tcId, expected, got });
-          }
+          checked += await runGroup(key, group.tests, mismatches);
         }
         report(file, route, mismatches, checked);
         if (route === 'JWK' && alg !== 'ES512') assert.deepEqual(builtJwk.sort((a, b) => a - b), notedTcIds(file, /without publicKeyJwk/));
@@ -196,12 +201,7 @@ describe('Wycheproof RSASSA-PSS (PS256, PS384, PS512 primitive: MGF1 with the sa
           const { kid: _kid, ...jwk } = group.publicKeyJwk;
           assert.equal(jwk.alg, alg);
           const key = await importSpec(route === 'PEM' ? readSpkiPem(group.publicKeyPem) : readPublicJwk(jwk), algorithm);
-          for (const t of group.tests) {
-            const expected = t.result === 'valid';
-            const got = await verifies(key, t.sig, t.msg);
-            checked++;
-            if (got !== expected) mismatches.push({ tcId: t.tcId, expected, got });
-          }
+          checked += await runGroup(key, group.tests, mismatches);
         }
         report(file, route, mismatches, checked);
       }
@@ -222,12 +222,7 @@ describe('Wycheproof Ed25519 (EdDSA primitive)', () => {
         const { kid: _kid, ...jwk } = group.publicKeyJwk;
         const spec = route === 'PEM' ? readSpkiPem(group.publicKeyPem) : route === 'DER' ? readSpki(hexBytes(group.publicKeyDer)) : readPublicJwk(jwk);
         const key = await importSpec(spec, algorithm);
-        for (const t of group.tests) {
-          const expected = t.result === 'valid';
-          const got = await verifies(key, t.sig, t.msg);
-          checked++;
-          if (got !== expected) mismatches.push({ tcId: t.tcId, expected, got });
-        }
+        checked += await runGroup(key, group.tests, mismatches);
       }
       report(file, route, mismatches, checked);
     });

@@ -163,7 +163,8 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const value = request.headers.get('authorization');
     const start = value === null ? -1 : credentialsStart(value, 'bearer');
     if (start < 0) return null;
-    return verifyCompactJws(value as string, start, header, source, toPrincipal);
+    // `undefined` spelled out: with one argument fewer, Node 22 allocated 56 bytes more per skip in one measure.
+    return verifyCompactJws(value as string, start, header, source, toPrincipal, undefined);
   };
   Object.defineProperty(entry, WITH_REFUSALS, {
     value: (request: Request, report: ReportRefusal) => {

@@ -5,11 +5,11 @@ import {
   DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, KEY_SET_TIMEOUT_MS,
   attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, withoutQuery, type KeySetInternals,
 } from './jose/key-set.ts';
-import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, readTokenPolicy, type JwtPrincipalMapper } from './jwt.ts';
+import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, readTokenPolicy, type JwtOptions } from './jwt.ts';
 import type { AuthFn } from './types.ts';
 
-/** Options of `oidc()`. */
-export interface OidcOptions {
+/** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
+export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal'> {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
   /**
@@ -18,20 +18,10 @@ export interface OidcOptions {
    * Required unless `allowAnyAudience` is `true`.
    */
   audience?: string | readonly string[];
-  /** Skips the audience check on purpose. */
-  allowAnyAudience?: boolean;
   /** Replaces `<issuer>/.well-known/openid-configuration`. */
   discoveryUrl?: string | URL;
   /** Allowed `alg` values among `RS*`, `PS*`, `ES256`, `ES384`, `ES512`, `EdDSA`; default `RS256`, `ES256`. */
   algorithms?: readonly string[];
-  /** Required header `typ`, e.g. `'at+jwt'` (RFC 9068 access tokens); compared case-insensitively, `application/` optional. */
-  typ?: string;
-  /** Scopes the token must grant, all of them, from `scope` or `scp`; a valid token without them stops the list with 403. */
-  scopes?: readonly string[];
-  /** Skew allowed for `exp`, `nbf`, `iat`; default 60, at most 300. */
-  clockToleranceSec?: number;
-  /** Replaces the default principal. */
-  principal?: JwtPrincipalMapper;
 }
 
 /**

@@ -1,9 +1,13 @@
 import { AuthConfigError } from './errors.ts';
 
+// In order of how far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
+const PROGRESS = [
+  'malformed', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
+  'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'scope', 'no-subject',
+] as const;
+
 /** Why an entry refused a bearer token (design §12): for the operator, never sent to the client. */
-export type RefusalReason =
-  | 'malformed' | 'alg-not-allowed' | 'type' | 'key-set-unavailable' | 'no-key' | 'signature' | 'expired'
-  | 'not-yet-valid' | 'issued-in-future' | 'issuer' | 'audience' | 'scope' | 'no-subject';
+export type RefusalReason = (typeof PROGRESS)[number];
 
 /** What `onRefused` hears: the entry (`jwt`, `oidc`, `apiToken`), the reason, and the token's `kid`/`iss` when readable. Never the token. */
 export interface Refusal {
@@ -25,12 +29,6 @@ export type ReportRefusal = (entry: string, reason: RefusalReason, kid: string |
 export const WITH_REFUSALS: unique symbol = Symbol.for('agentgate.withRefusals') as never;
 
 export type ReportingEntry = (request: Request, report: ReportRefusal) => unknown;
-
-// How far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
-const PROGRESS: readonly RefusalReason[] = [
-  'malformed', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
-  'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'scope', 'no-subject',
-];
 
 /** The refusals of one request; the listener hears the furthest once, when the request is refused. */
 export class RequestRefusals {

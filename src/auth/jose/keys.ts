@@ -141,10 +141,7 @@ function hasRocaFingerprint(modulus: Uint8Array): boolean {
 // y² = x³ - 3x + b over the prime field of each NIST curve (SEC 2 §2.4, FIPS 186-5 §6.1).
 const CURVE_PARAMS: Readonly<Record<string, readonly [p: string, b: string]>> = {
   'P-256': ['ffffffff00000001000000000000000000000000ffffffffffffffffffffffff', '5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b'],
-  'P-384': [
-    'fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffeffffffff0000000000000000ffffffff',
-    'b3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aef',
-  ],
+  'P-384': [`${'f'.repeat(63)}effffffff0000000000000000ffffffff`, 'b3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aef'],
   'P-521': [`1${'f'.repeat(130)}`, '051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00'],
 };
 
