@@ -5,11 +5,17 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync, realpathSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lineMatching } from '../fixtures-node/http-client.ts';
 import { startDatabase, type TestDatabase } from './postgres-harness.ts';
 
 const serverChild = fileURLToPath(new URL('../fixtures-node/postgres-server-child.ts', import.meta.url));
+const cliFile = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const pgPackage = realpathSync(fileURLToPath(new URL('../../node_modules/pg', import.meta.url)));
 const ALICE = 'Bearer alice-token';
 const BOB = 'Bearer bob-token';
 
@@ -108,4 +114,108 @@ test('two server processes, one database: an approval paused on one process is d
   // Sending again works from either process: the session is no longer waiting.
   const next = await call(urls[0], ALICE, { message: 'after the refund', sessionId: 'cross-process' });
   assert.equal(next.json.text, '[alice] after the refund');
+});
+
+// What the README shows: the directory depends on pg, and its agent.ts picks the store from the environment.
+const AGENT_SOURCE = `import pg from 'pg';
+import { createAgent, echoModel } from 'agentgate';
+import { fileStore } from 'agentgate/node';
+import { postgresStore } from 'agentgate/postgres';
+
+const url = process.env.AGENT_DATABASE_URL;
+export default createAgent({
+  name: 'pg-start',
+  model: echoModel(),
+  store: url
+    ? postgresStore({ client: new pg.Pool({ connectionString: url, max: 10 }), schema: process.env.AGENT_DATABASE_SCHEMA })
+    : fileStore(process.env.AGENT_DATA_DIR || '.data'),
+});
+`;
+
+async function agentDirWithPg(t: { after(fn: () => Promise<void>): void }, withDriver: boolean): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'agentgate-pg-start-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'agent.ts'), AGENT_SOURCE);
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module', dependencies: { pg: '^8' } }));
+  if (withDriver) {
+    await mkdir(join(dir, 'node_modules'));
+    await symlink(pgPackage, join(dir, 'node_modules', 'pg'), 'dir');
+  }
+  return dir;
+}
+
+function startCli(dir: string, env: Record<string, string>): { child: ChildProcessWithoutNullStreams; output: () => string; exit: Promise<number | null> } {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off', ...env };
+  delete childEnv.AGENT_DATA_DIR;
+  const child = spawn(process.execPath, [cliFile, 'start', dir], { env: childEnv });
+  children.push(child);
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+}
+
+test('agentgate start with AGENT_DATABASE_URL: start migrates the schema with the directory\'s pg; two start processes share one database', async (t) => {
+  const dir = await agentDirWithPg(t, true);
+  const schema = db.schema();
+  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token' };
+  const servers = [startCli(dir, env), startCli(dir, env)];
+  const bases: string[] = [];
+  for (const server of servers) {
+    const line = await lineMatching(server.child.stdout, /listening on /);
+    bases.push(/listening on (\S+)/.exec(line)![1]!);
+    assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version 1`));
+    assert.ok(!server.output().includes(db.url), 'the URL (it holds the password) is never printed');
+  }
+  const auth = 'Bearer start-token';
+  const first = await call(bases[0]!, auth, { message: 'stored in postgres', sessionId: 'via-start' });
+  assert.equal(first.status, 200);
+  const second = await call(bases[1]!, auth, { message: 'and continued elsewhere', sessionId: 'via-start' });
+  assert.equal(second.status, 200);
+  const transcript = await call(`${bases[0]}/chat/via-start`, auth);
+  assert.deepEqual(transcript.json.messages.map((m: { content: string }) => m.content), ['stored in postgres', 'stored in postgres', 'and continued elsewhere', 'and continued elsewhere']);
+  // The sessions are in the database, not in a file store of the directory.
+  const pool = db.pool({ max: 1 });
+  const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
+  assert.deepEqual(rows, [{ n: 1 }]);
+  assert.equal(existsSync(join(dir, '.data', 'sessions')), false);
+});
+
+test('agentgate start with AGENT_DATABASE_URL but no pg in the directory, or an unreachable database: a clear error, exit 1, the URL never printed', async (t) => {
+  const bare = await agentDirWithPg(t, false);
+  const missing = startCli(bare, { AGENT_DATABASE_URL: db.url, AGENT_API_TOKEN: 'start-token' });
+  assert.equal(await missing.exit, 1);
+  assert.match(missing.output(), /AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed .*npm install pg/);
+  assert.ok(!missing.output().includes(db.url));
+
+  const dir = await agentDirWithPg(t, true);
+  const secret = 'not-this-password-9f1c';
+  const unreachable = startCli(dir, { AGENT_DATABASE_URL: `postgres://postgres:${secret}@127.0.0.1:1/postgres`, AGENT_API_TOKEN: 'start-token' });
+  assert.equal(await unreachable.exit, 1);
+  assert.match(unreachable.output(), /AGENT_DATABASE_URL: the database could not be migrated: .*ECONNREFUSED/);
+  assert.ok(!unreachable.output().includes(secret));
+});
+
+test('agentgate start of a node-server build with AGENT_DATABASE_URL: the output lists pg, and its server migrates and serves from the database', async (t) => {
+  const { build } = await import('../../src/build/index.ts');
+  const dir = await agentDirWithPg(t, true);
+  const out = await mkdtemp(join(tmpdir(), 'agentgate-pg-out-'));
+  t.after(() => rm(out, { recursive: true, force: true }));
+  await build(dir, { target: 'node-server', out });
+  const { readFile } = await import('node:fs/promises');
+  const manifest = JSON.parse(await readFile(join(out, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  assert.deepEqual(manifest.dependencies, { pg: '^8' });
+  // `npm install` in the output, as a deployment does.
+  await mkdir(join(out, 'node_modules'));
+  await symlink(pgPackage, join(out, 'node_modules', 'pg'), 'dir');
+
+  const schema = db.schema();
+  const server = startCli(out, { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'built-token' });
+  const line = await lineMatching(server.child.stdout, /listening on /);
+  const base = /listening on (\S+)/.exec(line)![1]!;
+  assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version 1`));
+  const sent = await call(base, 'Bearer built-token', { message: 'from the built server', sessionId: 'built' });
+  assert.equal(sent.status, 200);
+  const { rows } = await db.pool({ max: 1 }).query(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
+  assert.deepEqual(rows, [{ n: 1 }]);
 });
