@@ -54,7 +54,8 @@ async function gone(pids: number[]): Promise<void> {
   }
 }
 
-export async function startDatabase(): Promise<TestDatabase> {
+/** `durable`: keep fsync on (the benchmark compares stores that all fsync); the tests leave it off. */
+export async function startDatabase(options: { durable?: boolean } = {}): Promise<TestDatabase> {
   const pools: pg.Pool[] = [];
   const schemas: string[] = [];
   let counter = 0;
@@ -112,7 +113,7 @@ export async function startDatabase(): Promise<TestDatabase> {
     initdbFlags: ['--no-sync'],
     // Loopback TCP only; no Unix socket (its default folder may not be writable); fsync off: a crash of
     // the server (not of the machine) loses nothing committed, as the fault tests need.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'max_connections=200'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200', ...(options.durable ? [] : ['-c', 'fsync=off'])],
     onLog: remember,
     onError: remember,
   });
