@@ -255,3 +255,19 @@ test('postgresStore faults: with no free pooled connection a request waits conne
   const { messages } = await store.loadSession('p').then((record) => record!);
   assert.deepEqual(messages.map((m) => m.content), ['warm', 'warm', 'free again', 'free again']);
 });
+
+test('postgresStore faults: an idle pooled connection that the server ends does not end the process; the next call works', async () => {
+  const { store, pool } = await freshStore({ max: 2 });
+  await store.saveSession(sessionRecord('idle'));
+  const { rows } = await pool.query('SELECT pg_backend_pid() AS pid');
+  const idle = rows[0]!.pid as number;
+  assert.equal(pool.listenerCount('error'), 1, "the store listens for the pool's errors");
+  const errors: Error[] = [];
+  pool.on('error', (error) => errors.push(error));
+  // Another connection ends the idle ones, as a database restart or a proxy would.
+  const admin = db.pool({ max: 1 });
+  await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = $1', [idle]);
+  for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(errors.length > 0, 'the pool reported the dropped connection');
+  assert.deepEqual(await store.loadSession('idle'), sessionRecord('idle'));
+});
