@@ -30,7 +30,7 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
   FORBIDDEN: [403, 'Forbidden'],
   APPROVAL_LIMIT: [429, 'Too many pending approvals'],
   MODEL_ERROR: [502, 'The model failed'],
-  // A store's `StoreError` (agentgate/postgres): the database is unreachable; the next request may work.
+  // A store that cannot reach its database (agentgate/postgres's StoreError): the next request may work.
   STORE_UNAVAILABLE: [503, 'Service Unavailable'],
 };
 
@@ -43,8 +43,10 @@ export function failureResponse(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.message);
   // The caller went away and aborted the run: nobody reads this answer, and it is no bug to log.
   if (isAbort(error)) return errorResponse(503, 'Request aborted');
-  const code = error instanceof Error && (error.name === 'AgentError' || error.name === 'StoreError') ? (error as { code?: unknown }).code : undefined;
-  const known = typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
+  // AgentError codes, and STORE_UNAVAILABLE from any store (agentgate/postgres's StoreError, or a store of your own).
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  const ours = error instanceof Error && (error.name === 'AgentError' || code === 'STORE_UNAVAILABLE');
+  const known = ours && typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
     if (known[0] >= 500) console.error('agentgate: an agent route failed', error);
     return errorResponse(known[0], known[1] ?? (error as Error).message);
