@@ -192,8 +192,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       try {
         await conn.query('ROLLBACK');
       } catch (rollbackFailure) {
-        // The connection is gone: the server rolls the transaction back itself.
-        throw unavailable(error) ? error : storeFailure(rollbackFailure);
+        // The connection is gone (the server rolls the transaction back itself): it is closed, not reused.
+        ready = undefined;
+        throw unavailable(error) ? error : new StoreError('STORE_UNAVAILABLE', 'the database is unavailable', { cause: rollbackFailure });
       }
       throw error;
     }
