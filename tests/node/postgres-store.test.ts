@@ -165,7 +165,10 @@ test('postgresStore: migrate() and every other call refuse a newer schema versio
   assert.throws(() => postgresStore({ client: {} as PgPool }), /Pool/);
 });
 
-/** An agent whose model waits for `release()` on messages that say "hold". */
+/**
+ * A model for the turn "hold": it first calls the `lookup` tool (the turn then writes the call and
+ * its result), and its next answer waits for `release()`. Any other message is echoed.
+ */
 function heldModel(): { model: Model; started: Promise<void>; release: () => void } {
   const echo = echoModel();
   let started!: () => void;
@@ -178,7 +181,8 @@ function heldModel(): { model: Model; started: Promise<void>; release: () => voi
     model: {
       async generate(request) {
         const last = request.messages.at(-1);
-        if (last?.role === 'user' && last.content === 'hold') {
+        if (last?.role === 'user' && last.content === 'hold') return { toolCalls: [{ id: 'call-1', name: 'lookup', arguments: {} }] };
+        if (last?.role === 'tool') {
           started();
           await released;
           return { text: 'held reply' };
@@ -194,7 +198,8 @@ const post = (url: string, body: unknown) =>
   fetch(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 async function serveOn(store: Store, model: Model) {
-  const agent = createAgent({ name: 'faults', model, store });
+  const lookup = { name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, execute: () => 'found' };
+  const agent = createAgent({ name: 'faults', model, store, tools: [lookup] });
   const server = await serve({ agent, auth: apiToken(TOKEN), port: 0, log: 'off' });
   return server;
 }
@@ -228,7 +233,7 @@ test('postgresStore faults: the database killed mid-turn answers 503 and writes 
   const again = await post(`${server.url}/agent`, { message: 'after', sessionId: 's' });
   assert.equal(again.status, 200);
   const transcript = (await (await fetch(`${server.url}/agent/chat/s`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { messages: { content: string }[] };
-  // The killed turn left nothing: not its user message, not a half of it.
+  // The killed turn left nothing: not its user message, nor the tool call and result it had written.
   assert.deepEqual(transcript.messages.map((m) => m.content), ['before', 'before', 'after', 'after']);
   assert.equal((await pool.query('SELECT 1 AS ok')).rows[0]?.ok, 1);
 });
