@@ -144,15 +144,28 @@ async function agentDirWithPg(t: { after(fn: () => Promise<void>): void }, withD
   return dir;
 }
 
-function startCli(dir: string, env: Record<string, string>): { child: ChildProcessWithoutNullStreams; output: () => string; exit: Promise<number | null> } {
+interface Cli { child: ChildProcessWithoutNullStreams; output: () => string; exit: Promise<number | null>; url: Promise<string> }
+
+/** `agentgate start <dir>`; `url` is where it says it listens (read from all its output so far, so no line is missed). */
+function startCli(dir: string, env: Record<string, string>): Cli {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off', ...env };
   delete childEnv.AGENT_DATA_DIR;
   const child = spawn(process.execPath, [cliFile, 'start', dir], { env: childEnv });
   children.push(child);
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return { child, output: () => output, exit: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  let listening!: (url: string) => void;
+  const url = new Promise<string>((resolve) => (listening = resolve));
+  const take = (chunk: Buffer) => {
+    output += chunk.toString();
+    const found = /listening on (\S+)/.exec(output);
+    if (found) listening(found[1]!);
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
+  const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const where = Promise.race([url, exit.then((code) => Promise.reject(new Error(`agentgate start exited (${code}): ${output}`)))]);
+  where.catch(() => undefined); // a start that is meant to fail is awaited through `exit`
+  return { child, output: () => output, exit, url: where };
 }
 
 test('agentgate start with AGENT_DATABASE_URL: start migrates the schema with the directory\'s pg; two start processes share one database', async (t) => {
@@ -162,8 +175,7 @@ test('agentgate start with AGENT_DATABASE_URL: start migrates the schema with th
   const servers = [startCli(dir, env), startCli(dir, env)];
   const bases: string[] = [];
   for (const server of servers) {
-    const line = await lineMatching(server.child.stdout, /listening on /);
-    bases.push(/listening on (\S+)/.exec(line)![1]!);
+    bases.push(await server.url);
     assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version 1`));
     assert.ok(!server.output().includes(db.url), 'the URL (it holds the password) is never printed');
   }
@@ -211,8 +223,7 @@ test('agentgate start of a node-server build with AGENT_DATABASE_URL: the output
 
   const schema = db.schema();
   const server = startCli(out, { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'built-token' });
-  const line = await lineMatching(server.child.stdout, /listening on /);
-  const base = /listening on (\S+)/.exec(line)![1]!;
+  const base = await server.url;
   assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version 1`));
   const sent = await call(base, 'Bearer built-token', { message: 'from the built server', sessionId: 'built' });
   assert.equal(sent.status, 200);
