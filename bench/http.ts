@@ -5,8 +5,17 @@
 // ownership costs is `owned` against `api-token`; target ≥ 0.95). The servers run in this process; autocannon runs in a child process, so
 // the load generator never shares an event loop with the server. Cases are interleaved:
 // each round measures every case once, in a fresh random order; the result is the median.
-import { fork } from 'node:child_process';
+// Suite `stores`: sends/s (`POST /agent`, each starting a session) with the memory store, the
+// file store, and the PostgreSQL store behind one and behind two server processes (autocannon
+// spreads its connections over both), every server a child process (bench/store-server.ts);
+// PostgreSQL is DATABASE_URL when set, else a throwaway cluster (tests/node/postgres-harness.ts)
+// with fsync on, as the file store's writes are.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createAgent, echoModel } from '../src/agent/index.ts';
 import type { Agent, Store } from '../src/agent/types.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
@@ -22,8 +31,8 @@ const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const TARGETS: Readonly<Record<string, number>> = { 'api-token': 0.9, 'jwt-hs256': 0.7 };
 const OWNED_TARGET = 0.95;
 
-/** One measurement the load generator runs. */
-interface Load { key: string; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds: number }
+/** One measurement the load generator runs (several URLs: autocannon spreads the connections over them). */
+interface Load { key: string; url: string | string[]; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds: number }
 
 /** A store that keeps nothing: the benchmark measures the server, auth and run, not storage growth. */
 function discardStore(): Store {
@@ -99,6 +108,7 @@ async function main(): Promise<void> {
     { suite: 'http', method: 'POST' as const, path: '/agent', body: '{"message":"hello"}' },
     { suite: 'http-health', method: 'GET' as const, path: '/agent/health', body: undefined },
   ].filter((s) => options.filter === undefined || s.suite.startsWith(options.filter));
+  const storesWanted = options.filter === undefined || 'stores'.startsWith(options.filter);
 
   try {
     for (const { suite, method, path, body } of suites) {
@@ -147,9 +157,88 @@ async function main(): Promise<void> {
       }
       if (!options.json) human('');
     }
+    if (storesWanted) await storeSuite(measure, { json: options.json, slice, rounds, human });
   } finally {
     generator.kill();
     await Promise.all([...servers.values()].map((server) => server.close()));
+  }
+}
+
+const STORE_SERVER = fileURLToPath(new URL('./store-server.ts', import.meta.url));
+const STORE_TOKEN = 'bench-api-token-0123456789';
+
+/** The `stores` suite: each case's servers in child processes, measured interleaved like the others. */
+async function storeSuite(
+  measure: (load: Load) => Promise<{ requestsPerSec: number; failed: number }>,
+  { json, slice, rounds, human }: { json: boolean; slice: number; rounds: number; human: (...args: unknown[]) => void },
+): Promise<void> {
+  const suite = 'stores';
+  if (json) console.error(`bench: measuring ${suite}…`);
+  const { startDatabase } = await import('../tests/node/postgres-harness.ts');
+  const db = await startDatabase({ durable: true });
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentgate-bench-file-'));
+  const children: ChildProcess[] = [];
+  const start = async (kind: string, schema = ''): Promise<string> => {
+    const env = { ...process.env, DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, BENCH_DATA_DIR: dataDir, AGENT_PG_POOL: '20' };
+    const child = spawn(process.execPath, [STORE_SERVER, kind], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(child);
+    const line = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        const found = /^listening (\S+)$/m.exec(text);
+        if (found) resolve(found[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`bench/store-server.ts ${kind} exited (${code}) before listening`)));
+    });
+    return `${line}/agent`;
+  };
+  try {
+    const shared = db.schema();
+    const cases = new Map<string, string[]>([
+      ['memory', [await start('memory')]],
+      ['file', [await start('file')]],
+      ['postgres', [await start('postgres', db.schema())]],
+      ['postgres x2', [await start('postgres', shared), await start('postgres', shared)]],
+    ]);
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${STORE_TOKEN}` };
+    const loadOf = (name: string, seconds: number): Load => {
+      const urls = cases.get(name)!;
+      return { key: name, url: urls.length === 1 ? urls[0]! : urls, method: 'POST', headers, body: '{"message":"hello"}', seconds };
+    };
+    for (const name of cases.keys()) {
+      const warm = await measure(loadOf(name, 1));
+      if (warm.failed > 0) throw new Error(`${suite} ${name}: ${warm.failed} requests failed during warm-up`);
+    }
+    const samples = new Map<string, number[]>([...cases.keys()].map((name) => [name, []]));
+    for (let round = 0; round < rounds; round++) {
+      for (const name of shuffle([...cases.keys()])) {
+        const { requestsPerSec, failed } = await measure(loadOf(name, slice));
+        if (failed > 0) throw new Error(`${suite} ${name}: ${failed} requests failed`);
+        samples.get(name)!.push(requestsPerSec);
+      }
+    }
+    const base = median(samples.get('memory')!);
+    const results: CaseResult[] = [...samples].map(([name, values]) => ({
+      suite,
+      case: name,
+      opsPerSec: median(values),
+      ratio: median(values) / base,
+      min: Math.min(...values),
+      max: Math.max(...values),
+      rounds: values.length,
+    }));
+    if (json) for (const result of results) process.stdout.write(jsonLine(result) + '\n');
+    else human(formatTable({ suite, baseline: 'memory' }, results));
+    const ops = (name: string) => results.find((r) => r.case === name)!.opsPerSec;
+    human(`sends/s at ${CONNECTIONS} connections, POST /agent (a new session each), median of ${rounds} rounds of ${slice} s; servers in child processes`);
+    human(`postgres x2 ${(ops('postgres x2') / ops('postgres')).toFixed(2)}x postgres (two server processes on one database against one)`);
+    if (!json) human('');
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
+    await db.stop();
+    await rm(dataDir, { recursive: true, force: true });
   }
 }
 

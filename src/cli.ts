@@ -9,6 +9,7 @@ import type { Refusal } from './auth/refusals.ts';
 import type { AuthFn } from './auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './build/agent-dir.ts';
 import { build } from './build/build.ts';
+import { migrateDatabase } from './build/database.ts';
 import { runDevLoop } from './build/dev.ts';
 import { loadAgentDir } from './build/resolve.ts';
 import { initAgentDir, newApiToken } from './build/scaffold.ts';
@@ -29,6 +30,8 @@ const ENVIRONMENT = `environment:
   AGENT_API_TOKEN  a token accepted besides the directory's auth (appended to the auth list)
   AGENT_LOG        request log: text (default), json (one JSON object per line), off
   AGENT_DATA_DIR   where a file store keeps sessions (dev and start: <dir>/.data)
+  AGENT_DATABASE_URL  PostgreSQL for postgresStore: start migrates its schema first
+                   (AGENT_DATABASE_SCHEMA, default agentgate) with the directory's pg
   AGENT_PLAYGROUND on: a built server serves the playground too`;
 
 const COMMANDS: Readonly<Record<string, CommandSpec>> = {
@@ -207,6 +210,7 @@ async function start(dir: string, flags: ServerFlags): Promise<void> {
 
   // A file store of the directory keeps its sessions in the directory (dev restarts keep them).
   process.env.AGENT_DATA_DIR ||= dataDirOf(folder);
+  await migrateDatabase(folder);
   const { agent, auth, manifest, info } = await loadAgentDir(folder);
   let list: readonly AuthFn[] | undefined = directoryAuth(auth, info.settings.apiToken);
   let credential: string | undefined;

@@ -12,6 +12,7 @@ export const AGENTGATE_ENTRIES: ReadonlyMap<string, string> = new Map([
   ['agentgate', 'index'],
   ['agentgate/auth', 'auth/index'],
   ['agentgate/node', 'node/index'],
+  ['agentgate/postgres', 'postgres/index'],
 ]);
 
 const sourceRoot = new URL('../', import.meta.url);

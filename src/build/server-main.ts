@@ -10,6 +10,7 @@ import { closeOnSignals, serve } from '../node/server.ts';
 import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
+import { migrateDatabase } from './database.ts';
 import { loadAgentDir, loadAgentFiles } from './resolve.ts';
 import { apiTokenDigest } from './token-digest.ts';
 import { NO_AUTH_CONFIGURED } from './spec-worker.ts';
@@ -79,6 +80,7 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   const manifest = JSON.parse(await readFile(new URL('manifest.json', outUrl), 'utf8')) as AgentManifest;
   const settings = JSON.parse(await readFile(new URL(`app/${SETTINGS_FILE}`, outUrl), 'utf8')) as ProjectSettings;
   const authFile = manifest.auth ? fileURLToPath(new URL('app/auth.js', outUrl)) : undefined;
+  await migrateDatabase(fileURLToPath(outUrl));
   const { agent, auth } = await loadAgentFiles(fileURLToPath(new URL('app/agent.js', outUrl)), authFile);
   // A build holds the digest of the baked token, never the token.
   const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
@@ -110,6 +112,7 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
     await import(pathToFileURL(serverFile).href);
     return;
   }
+  await migrateDatabase(folder);
   const { agent, auth, manifest, info } = await loadAgentDir(folder);
   await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath, ...flags });
 }

@@ -21,7 +21,7 @@ export function errorResponse(status: number, message: string, headers: Record<s
   return jsonResponse({ error: message }, status, headers);
 }
 
-/** `AgentError` codes a caller can act on: status and message (`null`: the agent's own message, which names the bad input). */
+/** `AgentError` (and `StoreError`) codes a caller can act on: status and message (`null`: the agent's own message, which names the bad input). */
 const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> = {
   INVALID_INPUT: [400, null],
   SESSION_NOT_FOUND: [404, 'Session not found'],
@@ -30,6 +30,8 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
   FORBIDDEN: [403, 'Forbidden'],
   APPROVAL_LIMIT: [429, 'Too many pending approvals'],
   MODEL_ERROR: [502, 'The model failed'],
+  // A store that cannot reach its database (agentgate/postgres's StoreError): the next request may work.
+  STORE_UNAVAILABLE: [503, 'Service Unavailable'],
 };
 
 /**
@@ -41,8 +43,10 @@ export function failureResponse(error: unknown): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.message);
   // The caller went away and aborted the run: nobody reads this answer, and it is no bug to log.
   if (isAbort(error)) return errorResponse(503, 'Request aborted');
-  const code = error instanceof Error && error.name === 'AgentError' ? (error as { code?: unknown }).code : undefined;
-  const known = typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
+  // AgentError codes, and STORE_UNAVAILABLE from any store (agentgate/postgres's StoreError, or a store of your own).
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  const ours = error instanceof Error && (error.name === 'AgentError' || code === 'STORE_UNAVAILABLE');
+  const known = ours && typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
     if (known[0] >= 500) console.error('agentgate: an agent route failed', error);
     return errorResponse(known[0], known[1] ?? (error as Error).message);

@@ -1,0 +1,44 @@
+// AGENT_DATABASE_URL: `agentgate start` (and `dev`, which runs it) and the built server bring the
+// PostgreSQL store's schema up to date before the agent loads, with the driver the agent
+// directory depends on (`npm install pg` there); the agent's own `postgresStore` then finds its
+// tables. The URL holds a password: it is never printed, nor put into an error.
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { postgresStore, SCHEMA_VERSION } from '../postgres/index.ts';
+import type { PgPool } from '../postgres/index.ts';
+
+interface Driver { Pool: new (config: { connectionString: string; max?: number }) => PgPool & { end(): Promise<void> } }
+
+/** The `pg` that `dir` (an agent directory, or a build output) depends on. */
+async function driverOf(dir: string): Promise<Driver> {
+  try {
+    const file = createRequire(join(dir, 'package.json')).resolve('pg');
+    const module = (await import(pathToFileURL(file).href)) as Driver & { default?: Driver };
+    const driver = module.default ?? module;
+    if (typeof driver.Pool !== 'function') throw new TypeError('pg has no Pool');
+    return driver;
+  } catch {
+    throw new Error(`AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed for ${dir}: run npm install pg there`);
+  }
+}
+
+/** Runs `migrate()` on AGENT_DATABASE_URL (schema AGENT_DATABASE_SCHEMA, default agentgate); nothing when it is not set. */
+export async function migrateDatabase(dir: string): Promise<void> {
+  const url = process.env.AGENT_DATABASE_URL;
+  if (!url) return;
+  const schema = process.env.AGENT_DATABASE_SCHEMA || undefined;
+  const { Pool } = await driverOf(dir);
+  let pool: (PgPool & { end(): Promise<void> }) | undefined;
+  try {
+    pool = new Pool({ connectionString: url, max: 1 });
+    await postgresStore({ client: pool, ...(schema !== undefined && { schema }) }).migrate();
+  } catch (error) {
+    // The driver's messages name a host, a user or a SQLSTATE, never the password; the URL itself is left out.
+    const cause = (error as { cause?: { message?: unknown } })?.cause?.message ?? (error as Error)?.message;
+    throw new Error(`AGENT_DATABASE_URL: the database could not be migrated: ${typeof cause === 'string' ? cause : 'unknown error'}`);
+  } finally {
+    await pool?.end().catch(() => undefined);
+  }
+  console.log(`agentgate: PostgreSQL schema ${schema ?? 'agentgate'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`);
+}

@@ -1,0 +1,56 @@
+// The tables of the PostgreSQL store (design §10). Only `migrate()` runs these statements.
+//
+// Every value column is `text` holding JSON text or a JSON-escaped string (see `escape` in
+// store.ts): PostgreSQL text cannot hold NUL nor a lone surrogate, JSON escapes both, so any
+// JavaScript string round-trips exactly. Keys sort with `COLLATE "C"` (byte order), as the
+// store contract's string comparison does.
+
+/** The schema version this agentgate writes and reads. */
+export const SCHEMA_VERSION = 1;
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** A schema name as SQL text: a plain identifier, checked (it is configuration, never a value). */
+export function checkSchemaName(schema: unknown): string {
+  if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
+    throw new TypeError('postgresStore(): schema must be a plain identifier ([a-z_][a-z0-9_]*, at most 63 characters)');
+  }
+  return `"${schema}"`;
+}
+
+/**
+ * The statements of version 1, for schema `s` (already quoted). All of them are idempotent.
+ * Rows are found by `key`, the SHA-256 of the stored id (`KEY` below): a btree cannot index a
+ * value of a megabyte, and a hash column can; the id itself is kept beside it.
+ */
+export const createStatements = (s: string): string[] => [
+  `CREATE SCHEMA IF NOT EXISTS ${s}`,
+  `CREATE TABLE IF NOT EXISTS ${s}.meta (key text PRIMARY KEY, value text NOT NULL)`,
+  `CREATE TABLE IF NOT EXISTS ${s}.sessions (
+    key bytea PRIMARY KEY,
+    id text COLLATE "C" NOT NULL,
+    owner_key bytea,
+    created_at text COLLATE "C" NOT NULL,
+    updated_at text COLLATE "C" NOT NULL,
+    title text NOT NULL,
+    record text NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS sessions_by_owner ON ${s}.sessions (owner_key, updated_at DESC) WHERE owner_key IS NOT NULL`,
+  `CREATE TABLE IF NOT EXISTS ${s}.checkpoints (
+    key bytea PRIMARY KEY,
+    session_key bytea NOT NULL,
+    owner_key bytea,
+    body text NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS checkpoints_by_session ON ${s}.checkpoints (session_key)`,
+  `CREATE INDEX IF NOT EXISTS checkpoints_by_owner ON ${s}.checkpoints (owner_key) WHERE owner_key IS NOT NULL`,
+  `CREATE TABLE IF NOT EXISTS ${s}.memory (
+    namespace_key bytea NOT NULL,
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    note text NOT NULL,
+    PRIMARY KEY (namespace_key, seq)
+  )`,
+];
+
+/** The SQL of the key of parameter `$n` (a JSON-escaped string, so valid text): its SHA-256. */
+export const KEY = (n: number): string => `sha256(convert_to($${n}::text, 'UTF8'))`;
