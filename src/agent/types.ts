@@ -266,7 +266,7 @@ export interface Store {
   /**
    * Runs one turn of a session under a per-session lock and hands it the store to use for the
    * turn's reads and writes (a database store: one connection holding a transaction-scoped lock).
-   * Without it, the agent serializes the turns of a session within its own process.
+   * Without it, the agent serializes the turns of a session itself (within one running instance).
    */
   withSession?<T>(sessionId: string, turn: (store: Store) => Promise<T>): Promise<T>;
 }

@@ -73,7 +73,7 @@ const ownerText = (owner: unknown): string | null => (Array.isArray(owner) ? JSO
  * then rolled back are the tools' own.
  * @example
  * import pg from 'pg';
- * const store = postgresStore({ client: new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 20 }) });
+ * const store = postgresStore({ client: new pg.Pool({ connectionString: databaseUrl, max: 20 }) });
  * await store.migrate();
  * const agent = createAgent({ name: 'support', model, store });
  */
@@ -87,7 +87,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     throw new TypeError('postgresStore(): connectTimeout must be a positive number of milliseconds');
   }
   const s = checkSchemaName(schema);
-  // An idle pooled connection that drops reports on the pool: unheard, Node would end the process.
+  // An idle pooled connection that drops reports on the pool: an unheard `error` event would crash Node.
   if (typeof pool.on === 'function' && !listened.has(pool)) {
     listened.add(pool);
     pool.on('error', ignore);
