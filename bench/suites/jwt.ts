@@ -124,7 +124,7 @@ export default async function suites(): Promise<SuiteSpec[]> {
       'alg-none': () => es.entry(none),
     },
     note: 'Target: malformed and alg-none skip at least 20x faster than a valid ES256 token is accepted.'
-      + (allocated === undefined ? '' : `\nA malformed skip allocates ${allocated.toFixed(0)} bytes per call (heap delta; no onRefused listener: the same as before onRefused existed).`),
+      + (allocated === undefined ? '' : `\nA malformed skip allocates ${allocated.toFixed(0)} bytes per call (heap delta, no onRefused listener; it moves with V8's inlining: compare commits by several runs).`),
     verdict: (ops) => {
       const slowest = Math.min(ops.malformed!, ops['alg-none']!) / ops['valid-es256']!;
       return `skip speed-up: ${slowest.toFixed(0)}x (target ≥ 20x: ${slowest >= 20 ? 'met' : 'MISSED'})`;
