@@ -6,10 +6,11 @@ import {
   attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, withoutQuery, type KeySetInternals,
 } from './jose/key-set.ts';
 import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, readTokenPolicy, type JwtOptions } from './jwt.ts';
+import { readCacheSize } from './token-cache.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
-export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal'> {
+export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal' | 'cache'> {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
   /**
@@ -54,6 +55,7 @@ export function oidc(options: OidcOptions): AuthFn {
     algorithms,
     claims: readClaimsPolicy(helper, { ...options, issuer }),
     token: readTokenPolicy(helper, options),
+    cacheSize: readCacheSize(helper, options.cache),
     principal: readPrincipalMapper(helper, options.principal),
   });
 }
@@ -93,5 +95,6 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
       const discovered = discoveries.next(now());
       return discovered === undefined ? KEY_SET_UNAVAILABLE : discovered.then(() => (keys === undefined ? KEY_SET_UNAVAILABLE : keys.keysFor(header)));
     },
+    holds: (key) => keys?.holds?.(key) === true,
   };
 }

@@ -122,6 +122,7 @@ async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSi
 /** The imported keys of one fetch, indexed for the two ways a header picks keys. */
 interface KeyIndex {
   readonly fetchedAt: number;
+  readonly all: ReadonlySet<VerifyKey>;
   readonly kids: ReadonlySet<string>;
   /** `alg` → `kid` → keys. */
   readonly byKid: ReadonlyMap<string, ReadonlyMap<string, readonly VerifyKey[]>>;
@@ -172,7 +173,7 @@ function indexKeys(keys: readonly VerifyKey[], fetchedAt: number): KeyIndex {
     if (same.length < MAX_KEYS_TRIED) same.push(key);
     forAlg.set(key.kid, same);
   }
-  return { fetchedAt, kids, byKid, byAlg };
+  return { fetchedAt, all: new Set(keys), kids, byKid, byAlg };
 }
 
 /** The keys for `header`, or `undefined` when its `kid` is not in the set. */
@@ -234,6 +235,7 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
       if (fetched === undefined) return fresh ? NO_KEYS : KEY_SET_UNAVAILABLE;
       return fetched.then(afterFetch(header));
     },
+    holds: (key) => isFresh(now()) && (index as KeyIndex).all.has(key),
   };
 }
 

@@ -14,6 +14,8 @@ export interface VerifyKey {
 /** Where the verifier gets the keys for a header's `alg` and `kid`: static sources answer synchronously once imported, key sets may fetch. */
 export interface KeySource {
   keysFor(header: JwsHeader): readonly VerifyKey[] | Promise<readonly VerifyKey[]>;
+  /** Whether `key` is still in the current, fresh key set (a cached token's check); a static source always holds its key. */
+  holds?(key: VerifyKey): boolean;
 }
 
 /** No key: a token that needs one skips. */
