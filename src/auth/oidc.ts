@@ -2,10 +2,9 @@ import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import {
-  DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, KEY_SET_TIMEOUT_MS,
-  attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, withoutQuery, type KeySetInternals,
+  KEY_SET_TIMEOUT_MS, attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals,
 } from './jose/key-set.ts';
-import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, readTokenPolicy, type JwtOptions } from './jwt.ts';
+import { createJwtEntry, readClaimsPolicy, readKeySetAlgorithms, readPrincipalMapper, readTokenPolicy, type JwtOptions } from './jwt.ts';
 import { readCacheSize } from './token-cache.ts';
 import type { AuthFn } from './types.ts';
 
@@ -41,13 +40,11 @@ export function oidc(options: OidcOptions): AuthFn {
   const { issuer } = options;
   if (typeof issuer !== 'string' || issuer.length === 0) throw new AuthConfigError(`${helper}: issuer is required (a non-empty string)`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
-  const issuerUrl = new URL(readKeySetUrl(helper, 'issuer', issuer));
+  const issuerUrl = new URL(readHttpsUrl(helper, 'issuer', issuer));
   const discoveryUrl = options.discoveryUrl === undefined
-    ? readKeySetUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
-    : readKeySetUrl(helper, 'discoveryUrl', options.discoveryUrl);
-  const algorithms = options.algorithms === undefined
-    ? DEFAULT_KEY_SET_ALGORITHMS
-    : readAlgorithms(helper, options.algorithms, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
+    ? readHttpsUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
+    : readHttpsUrl(helper, 'discoveryUrl', options.discoveryUrl);
+  const algorithms = readKeySetAlgorithms(helper, options.algorithms);
   return createJwtEntry({
     helper,
     authenticator: 'oidc',

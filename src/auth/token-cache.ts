@@ -44,8 +44,4 @@ export class TokenCache {
     if (this.#tokens.size >= this.#size) this.#tokens.delete(this.#tokens.keys().next().value as string);
     this.#tokens.set(token, cached);
   }
-
-  get size(): number {
-    return this.#tokens.size;
-  }
 }

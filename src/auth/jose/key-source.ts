@@ -1,6 +1,6 @@
 import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
-import { importHmacKey, importPublicKey, type PublicKeySpec } from './keys.ts';
+import { describeKey, MIN_SECRET_BYTES, type PublicKeySpec } from './keys.ts';
 
 /** A Web Crypto key bound to the one algorithm it verifies. */
 export interface VerifyKey {
@@ -38,14 +38,19 @@ export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Se
 
 /** A `VerifyKey` for `spec` and one of its algorithms. */
 export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<VerifyKey> {
-  const key = await importPublicKey(spec, algorithm);
+  if (!spec.algorithms.includes(algorithm.name)) throw new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`);
+  // A JWK too: its members were checked and re-encoded as SPKI, so one import path serves both
+  // forms; Node also verifies 1-3% faster with an RSA key imported from SPKI than from JWK.
+  const key = await crypto.subtle.importKey('spki', spec.spki, algorithm.importParams, false, ['verify']);
   const signatureLength = algorithm.signatureLength ?? Math.ceil((spec.bits as number) / 8);
   return Object.freeze(spec.kid === undefined ? { algorithm, key, signatureLength } : { algorithm, key, signatureLength, kid: spec.kid });
 }
 
 /** A `VerifyKey` for HMAC key bytes and one `HS*` algorithm. */
 export async function importHmacVerifyKey(secret: Uint8Array<ArrayBuffer>, algorithm: JwsAlgorithm): Promise<VerifyKey> {
-  const key = await importHmacKey(secret, algorithm);
+  if (secret.length < MIN_SECRET_BYTES) throw new RangeError(`an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`);
+  if (algorithm.kty !== 'oct') throw new TypeError(`${algorithm.name} is not an HMAC algorithm`);
+  const key = await crypto.subtle.importKey('raw', secret, algorithm.importParams, false, ['verify']);
   return Object.freeze({ algorithm, key, signatureLength: algorithm.signatureLength as number });
 }
 

@@ -42,12 +42,7 @@ export function verifySignature(key: VerifyKey, signature: Uint8Array<ArrayBuffe
  * fails before the signature (malformed, `alg` not allowed, `crit`, `typ`).
  */
 export function verifyCompactJws<T>(
-  token: string,
-  start: number,
-  policy: HeaderPolicy,
-  source: KeySource,
-  accept: Accept<T>,
-  refuse?: Refuse,
+  token: string, start: number, policy: HeaderPolicy, source: KeySource, accept: Accept<T>, refuse?: Refuse,
 ): Promise<Awaited<T> | null> | null {
   const jws = parseCompactJws(token, start);
   if (jws === null) return skip(refuse, 'malformed', null);
