@@ -1,4 +1,5 @@
 import { credentialsStart } from './authorization.ts';
+import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
 import { AuthConfigError, AuthError } from './errors.ts';
 import { ALGORITHM_NAMES, algorithmsFor, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
 import { checkClaims, hasScopes, type ClaimsPolicy } from './jose/claims.ts';
@@ -53,6 +54,11 @@ export interface JwtOptions {
    * `exp`/`nbf` and that its key is still in the key set; a mapper still runs on every hit.
    */
   cache?: boolean | { maxEntries: number };
+  /**
+   * RFC 9728: the URL of this API's metadata document (`protectedResource` of `agentHandler`/`serve`), sent in
+   * the 401 as `Bearer resource_metadata="<URL>"` so OAuth clients (MCP) find the authorization server.
+   */
+  resourceMetadata?: string | URL;
 }
 
 /** What `createJwtEntry` needs: the checked options and where the keys come from. */
@@ -69,11 +75,11 @@ export interface JwtEntryConfig {
   readonly principal: JwtPrincipalMapper | undefined;
   /** Verified tokens kept (`cache`); 0 or absent: none. */
   readonly cacheSize?: number;
+  readonly resourceMetadata?: string | undefined;
   /** The clock, in seconds since the epoch. Internal: tests pin it; default `Date.now() / 1000`. */
   readonly now?: () => number;
 }
 
-const BEARER = Object.freeze([Object.freeze({ scheme: 'Bearer' })]);
 const MAX_TOLERANCE_SEC = 300;
 const systemClock = (): number => Date.now() / 1000;
 
@@ -106,9 +112,7 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
     if (typeof given !== 'string' && !(given instanceof Uint8Array)) throw new AuthConfigError(`${helper}: secret must be a string or a Uint8Array`);
     // A copy: a later change to the caller's bytes does not change the key.
     const secret = typeof given === 'string' ? new TextEncoder().encode(given) : new Uint8Array(given);
-    if (secret.length < MIN_SECRET_BYTES) {
-      throw new AuthConfigError(`${helper}: secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
-    }
+    if (secret.length < MIN_SECRET_BYTES) throw new AuthConfigError(`${helper}: secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
     algorithms = readAlgorithms(helper, options.algorithms, algorithmsFor('oct'), 'the secret');
     source = staticKeySource(algorithms, (algorithm) => importHmacVerifyKey(secret, algorithm));
   } else if (given[0] === 'publicKey') {
@@ -121,17 +125,16 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
     source = keySetCache(readHttpsUrl(helper, 'jwksUrl', options.jwksUrl), algorithms, keySetInternals(options));
   }
   const cacheSize = readCacheSize(helper, options.cache);
-  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, claims, token, principal, cacheSize, now });
+  const resourceMetadata = readResourceMetadata(helper, options.resourceMetadata);
+  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, claims, token, principal, cacheSize, resourceMetadata, now });
 }
 
 /**
- * The auth entry shared by `jwt()` and `oidc()`: bearer token, then parse, pick key, verify
- * signature, check claims and scopes, then the principal. Skips return `null` without building
- * an `Error`; the reporting form (`WITH_REFUSALS`, used only with an `onRefused` listener) also
- * says why.
+ * The entry of `jwt()` and `oidc()`: bearer token, parse, pick key, verify signature, claims and scopes, principal.
+ * Skips return `null`, no `Error`; the reporting form (`WITH_REFUSALS`, only with `onRefused`) also says why.
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
-  const { helper, authenticator, source, claims: policy, principal: mapper, now = systemClock } = config;
+  const { helper, authenticator, source, claims: policy, principal: mapper, resourceMetadata, now = systemClock } = config;
   const { typ, scopes } = config.token ?? {};
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
   const cache = config.cacheSize ? new TokenCache(config.cacheSize) : undefined;
@@ -197,7 +200,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return null;
   });
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
-  entry.challenges = BEARER;
+  entry.challenges = resourceMetadata === undefined ? DEFAULT_CHALLENGES : Object.freeze([Object.freeze({ scheme: 'Bearer', resourceMetadata })]);
   return entry;
 }
 
@@ -225,6 +228,13 @@ export function readAlgorithms(helper: string, value: unknown, fits: readonly Al
   return Object.freeze([...algorithms]);
 }
 
+/** Checks `resourceMetadata`: no control characters (it is quoted into a header), then as a key-set URL. */
+export function readResourceMetadata(helper: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') checkQuotable(helper, 'resourceMetadata', value);
+  return readHttpsUrl(helper, 'resourceMetadata', value);
+}
+
 /** `algorithms` of a key set (`jwksUrl`, `oidc()`): default `RS256`, `ES256`. */
 export const readKeySetAlgorithms = (helper: string, value: unknown): readonly AlgorithmName[] =>
   value === undefined ? DEFAULT_KEY_SET_ALGORITHMS : readAlgorithms(helper, value, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
@@ -246,9 +256,7 @@ export function readClaimsPolicy(
   const { allowAnyAudience, clockToleranceSec = 60 } = options;
   const issuers = readNames(helper, 'issuer', options.issuer);
   const audiences = readNames(helper, 'audience', options.audience);
-  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') {
-    throw new AuthConfigError(`${helper}: allowAnyAudience must be a boolean`);
-  }
+  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') throw new AuthConfigError(`${helper}: allowAnyAudience must be a boolean`);
   if (audiences === undefined && allowAnyAudience !== true) {
     throw new AuthConfigError(`${helper}: audience is required; set allowAnyAudience: true to skip the audience check on purpose`);
   }

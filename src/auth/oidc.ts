@@ -4,12 +4,12 @@ import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import {
   KEY_SET_TIMEOUT_MS, attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals,
 } from './jose/key-set.ts';
-import { createJwtEntry, readClaimsPolicy, readKeySetAlgorithms, readPrincipalMapper, readTokenPolicy, type JwtOptions } from './jwt.ts';
+import { createJwtEntry, readClaimsPolicy, readKeySetAlgorithms, readPrincipalMapper, readResourceMetadata, readTokenPolicy, type JwtOptions } from './jwt.ts';
 import { readCacheSize } from './token-cache.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
-export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal' | 'cache'> {
+export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal' | 'cache' | 'resourceMetadata'> {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
   /**
@@ -54,6 +54,7 @@ export function oidc(options: OidcOptions): AuthFn {
     token: readTokenPolicy(helper, options),
     cacheSize: readCacheSize(helper, options.cache),
     principal: readPrincipalMapper(helper, options.principal),
+    resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
   });
 }
 

@@ -23,10 +23,7 @@ export const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
 /** No key because the key set (or discovery) could not be fetched: a skip, told apart for `onRefused`. */
 export const KEY_SET_UNAVAILABLE: readonly VerifyKey[] = Object.freeze([]);
 
-/**
- * A key the runtime would not import for `algorithm` (one without Ed25519 or P-521, or a key it
- * refuses): the tokens that need it skip, and one warning per algorithm and key source (`warned`) names it, not one per request.
- */
+/** A key the runtime would not import (no Ed25519 or P-521 there, or a key it refuses): its tokens skip; one warning per algorithm and source. */
 export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Set<string>): readonly VerifyKey[] {
   if (!warned.has(algorithm.name)) {
     warned.add(algorithm.name);
