@@ -103,11 +103,26 @@ test('two entries never share a cache', async () => {
   assert.equal(await idOf(second, token), null);
 });
 
+/** A full collection where the runtime offers one: `--expose-gc`'s `gc`, `Bun.gc`, or V8's, exposed at run time. */
+async function garbageCollector(): Promise<(() => void) | undefined> {
+  const global = globalThis as { gc?: () => void; Bun?: { gc(force: boolean): void } };
+  if (global.gc !== undefined) return global.gc;
+  if (global.Bun !== undefined) return () => global.Bun!.gc(true);
+  try {
+    const [v8, vm] = await Promise.all([import('node:v8'), import('node:vm')]);
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as unknown;
+    return typeof gc === 'function' ? (gc as () => void) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 test('the LRU bound holds under 100,000 distinct valid tokens (memory measured where the runtime tells it)', async () => {
   const sign = await hmacSigner(SECRET);
   const entry = jwtWithClock({ ...base, cache: { maxEntries: 1000 } }, () => NOW);
   const memory = (globalThis as { process?: { memoryUsage?: () => { heapUsed: number } } }).process?.memoryUsage;
-  const gc = (globalThis as { gc?: () => void }).gc;
+  const gc = await garbageCollector();
   const tokens: string[] = [];
   gc?.();
   const before = memory?.().heapUsed;
@@ -127,6 +142,8 @@ test('the LRU bound holds under 100,000 distinct valid tokens (memory measured w
     // 1,000 entries of a short token, its claims and its principal: far under a megabyte each way.
     assert.ok(grown < 8 * 1024 * 1024, `the heap grew ${grown} bytes`);
     console.log(`cache of 1,000 after 100,000 tokens: heap grew ${(grown / 1024).toFixed(0)} KiB`);
+  } else {
+    console.log('this runtime offers no garbage collection to call: the heap was not measured (the verify count still bounds the cache)');
   }
 });
 
