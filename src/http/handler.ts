@@ -84,7 +84,8 @@ function matchRoute(pathname: string, basePath: string, owned: boolean): Route |
  * caller's sessions) and `DELETE /chat/:id`. Auth runs before routing, so an unknown path
  * behind auth answers 401, not 404. The accepted principal reaches the run and every
  * ownership check; nothing in the body can set it. An `'owned'` agent without `auth` is a
- * configuration error: without a principal every call would be trusted.
+ * configuration error: without a principal every call would be trusted. With `protectedResource`,
+ * its RFC 9728 document is answered at its well-known path before auth.
  * @example
  * const handler = agentHandler(agent, { basePath: '/agent', auth: [jwt({ secret, audience: 'agent' }), basic({ users })] });
  * export default { fetch: handler };
