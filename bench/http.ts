@@ -1,7 +1,7 @@
 // HTTP benchmark of the node server (`npm run bench:http [--json] [--seconds <n>] [--rounds <n>]`):
 // requests/s on loopback at 50 connections, for `POST /agent` (suite `http`) and
 // `GET /agent/health` (suite `http-health`), with the auth list open, apiToken(), HS256 jwt()
-// and ES256 jwt(), and `owned`: apiToken() in front of an agent with `sessions: 'owned'` (what
+// and ES256 jwt() (`jwt-es256-cache`: with `cache: true`, design §13), and `owned`: apiToken() in front of an agent with `sessions: 'owned'` (what
 // ownership costs is `owned` against `api-token`; target ≥ 0.95). The servers run in this process; autocannon runs in a child process, so
 // the load generator never shares an event loop with the server. Cases are interleaved:
 // each round measures every case once, in a fresh random order; the result is the median.
@@ -28,7 +28,7 @@ const CONNECTIONS = 50;
 const AUDIENCE = 'agent-api';
 const ISSUER = 'https://issuer.example.com';
 const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
-const TARGETS: Readonly<Record<string, number>> = { 'api-token': 0.9, 'jwt-hs256': 0.7 };
+const TARGETS: Readonly<Record<string, number>> = { 'api-token': 0.9, 'jwt-hs256': 0.7, 'jwt-es256-cache': 0.9 };
 const OWNED_TARGET = 0.95;
 
 /** One measurement the load generator runs (several URLs: autocannon spreads the connections over them). */
@@ -53,7 +53,7 @@ function discardStore(): Store {
 const encoder = new TextEncoder();
 const b64json = (value: unknown) => encodeBase64url(encoder.encode(JSON.stringify(value)));
 
-async function signedToken(alg: 'HS256' | 'ES256'): Promise<{ token: string; auth: AuthOption }> {
+async function signedToken(alg: 'HS256' | 'ES256'): Promise<{ token: string; auth: AuthOption; cached?: AuthOption }> {
   const now = Math.floor(Date.now() / 1000);
   const input = `${b64json({ alg, typ: 'JWT' })}.${b64json({ sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 3600 })}`;
   if (alg === 'HS256') {
@@ -64,7 +64,8 @@ async function signedToken(alg: 'HS256' | 'ES256'): Promise<{ token: string; aut
   const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
   const signature = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, encoder.encode(input)));
   const { key_ops: _ops, ext: _ext, ...publicKey } = await crypto.subtle.exportKey('jwk', pair.publicKey);
-  return { token: `${input}.${encodeBase64url(signature)}`, auth: [jwt({ publicKey, issuer: ISSUER, audience: AUDIENCE })] };
+  const options = { publicKey, issuer: ISSUER, audience: AUDIENCE };
+  return { token: `${input}.${encodeBase64url(signature)}`, auth: [jwt(options)], cached: [jwt({ ...options, cache: true })] };
 }
 
 async function main(): Promise<void> {
@@ -93,6 +94,8 @@ async function main(): Promise<void> {
     owned: { auth: [apiToken('bench-api-token-0123456789')], authorization: 'Bearer bench-api-token-0123456789', agent: ownedAgent },
     'jwt-hs256': { auth: hs256.auth, authorization: `Bearer ${hs256.token}` },
     'jwt-es256': { auth: es256.auth, authorization: `Bearer ${es256.token}` },
+    // The same token on every request, as an agent client sends its access token: a cache hit after the first.
+    'jwt-es256-cache': { auth: es256.cached, authorization: `Bearer ${es256.token}` },
   };
   const servers = new Map<string, Awaited<ReturnType<typeof serve>>>();
   for (const [name, { auth, agent: served }] of Object.entries(cases)) servers.set(name, await serve({ agent: served ?? agent, auth, port: 0, log: 'off' }));

@@ -20,6 +20,10 @@ interface Fixture {
   request: Request;
   token: string;
   joseKey: CryptoKey;
+  /** `jwt()` with the fixture's key and `extra` options. */
+  entryWith: (extra: Partial<Parameters<typeof jwt>[0]>) => AuthFn;
+  /** Signed tokens for subjects `user-0` … `user-<count - 1>`. */
+  tokens: (count: number) => Promise<string[]>;
 }
 
 // PS256 and EdDSA keep RS256's rule (design §12): their verify is as costly as RS256's or close to it.
@@ -65,7 +69,12 @@ async function fixture(alg: BenchAlg): Promise<Fixture> {
   const token = `${input}.${encodeBase64url(signature)}`;
   const entry = jwt({ ...options, issuer: ISSUER, audience: AUDIENCE });
   const request = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
-  const fixture = { floor: () => crypto.subtle.verify(params, verifyKey, signature, data), entry, request, token, joseKey: verifyKey };
+  const entryWith = (extra: Partial<Parameters<typeof jwt>[0]>) => jwt({ ...options, issuer: ISSUER, audience: AUDIENCE, ...extra });
+  const tokens = (count: number) => Promise.all(Array.from({ length: count }, async (_, i) => {
+    const signed = `${b64json({ alg, typ: 'JWT' })}.${b64json({ ...claims, sub: `user-${i}` })}`;
+    return `${signed}.${encodeBase64url(new Uint8Array(await crypto.subtle.sign(params, signKey, encoder.encode(signed))))}`;
+  }));
+  const fixture = { floor: () => crypto.subtle.verify(params, verifyKey, signature, data), entry, request, token, joseKey: verifyKey, entryWith, tokens };
   if (!(await fixture.floor()) || (await entry(request))?.id !== 'user-1234') throw new Error(`jwt suite: ${alg} fixture does not verify`);
   return fixture;
 }
@@ -121,7 +130,47 @@ export default async function suites(): Promise<SuiteSpec[]> {
       return `skip speed-up: ${slowest.toFixed(0)}x (target ≥ 20x: ${slowest >= 20 ? 'met' : 'MISSED'})`;
     },
   });
+  specs.push(await cacheSuite(fixtures.ES256!, fixtures.RS256!));
   return specs;
+}
+
+const bearerRequest = (token: string) => new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
+
+/**
+ * Suite `jwt-cache` (design §13): a hit against the floor of its algorithm (target ≥ 5x), and a
+ * miss (cache on, a new token each time: 4,096 tokens cycled through 1,000 entries) against the
+ * same tokens with the cache off (target ≥ 0.95x).
+ */
+async function cacheSuite(es: Fixture, rs: Fixture): Promise<SuiteSpec> {
+  const [esHit, rsHit] = [es.entryWith({ cache: true }), rs.entryWith({ cache: true })];
+  const [esRequest, rsRequest] = [bearerRequest(es.token), bearerRequest(rs.token)];
+  const fresh = (await es.tokens(4096)).map(bearerRequest);
+  const missing = es.entryWith({ cache: { maxEntries: 1000 } });
+  const off = es.entryWith({});
+  let m = 0;
+  let o = 0;
+  if ((await esHit(esRequest))?.id !== 'user-1234' || (await rsHit(rsRequest))?.id !== 'user-1234' || (await missing(fresh[0]!))?.id !== 'user-0') {
+    throw new Error('jwt-cache suite: a fixture does not verify');
+  }
+  return {
+    suite: 'jwt-cache',
+    baseline: 'floor-es256',
+    cases: {
+      'floor-es256': es.floor,
+      'floor-rs256': rs.floor,
+      'hit-es256': () => esHit(esRequest),
+      'hit-rs256': () => rsHit(rsRequest),
+      'miss-es256': () => missing(fresh[m++ & 4095]!),
+      'off-es256': () => off(fresh[o++ & 4095]!),
+    },
+    verdict: (ops) => {
+      const es256 = ops['hit-es256']! / ops['floor-es256']!;
+      const rs256 = ops['hit-rs256']! / ops['floor-rs256']!;
+      const miss = ops['miss-es256']! / ops['off-es256']!;
+      const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
+      return `hit ES256 ${es256.toFixed(1)}x its floor, RS256 ${rs256.toFixed(1)}x (target ≥ 5x: ${met(es256 >= 5 && rs256 >= 5)}); miss ${miss.toFixed(2)}x the cache off (target ≥ 0.95x: ${met(miss >= 0.95)})`;
+    },
+  };
 }
 
 /** Heap bytes one call allocates (median of 7 rounds of 20,000 after 300,000 to warm up), when `gc` is exposed (`npm run bench` exposes it). */

@@ -1,6 +1,6 @@
 import { readCredentials } from './authorization.ts';
 import { decodeBase64 } from './jose/base64url.ts';
-import { checkRealm } from './challenges.ts';
+import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { AuthConfigError } from './errors.ts';
 import { makePrincipal } from './principal.ts';
@@ -59,7 +59,7 @@ function configuredUsers(users: unknown): [string, string][] {
 export function basic(options: BasicOptions): AuthFn {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError('basic(): options { users, realm? } are required');
   const { users, realm = 'agent' } = options;
-  checkRealm('basic()', realm);
+  checkQuotable('basic()', 'realm', realm);
   let entry: AuthFn;
 
   if (typeof users === 'function') {

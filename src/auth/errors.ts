@@ -10,9 +10,7 @@ export class AuthError extends Error {
   readonly [AUTH_ERROR] = true;
 
   constructor(status: 401 | 403) {
-    if (status !== 401 && status !== 403) {
-      throw new RangeError(`AuthError status must be 401 or 403 (got ${String(status)})`);
-    }
+    if (status !== 401 && status !== 403) throw new RangeError(`AuthError status must be 401 or 403 (got ${String(status)})`);
     super(status === 401 ? 'Unauthorized' : 'Forbidden');
     this.name = 'AuthError';
     this.status = status;

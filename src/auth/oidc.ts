@@ -2,14 +2,14 @@ import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import {
-  DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, KEY_SET_TIMEOUT_MS,
-  attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readKeySetUrl, withoutQuery, type KeySetInternals,
+  KEY_SET_TIMEOUT_MS, attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals,
 } from './jose/key-set.ts';
-import { createJwtEntry, readAlgorithms, readClaimsPolicy, readPrincipalMapper, readTokenPolicy, type JwtOptions } from './jwt.ts';
+import { createJwtEntry, readClaimsPolicy, readKeySetAlgorithms, readPrincipalMapper, readResourceMetadata, readTokenPolicy, type JwtOptions } from './jwt.ts';
+import { readCacheSize } from './token-cache.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
-export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal'> {
+export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal' | 'cache' | 'resourceMetadata'> {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
   /**
@@ -40,13 +40,11 @@ export function oidc(options: OidcOptions): AuthFn {
   const { issuer } = options;
   if (typeof issuer !== 'string' || issuer.length === 0) throw new AuthConfigError(`${helper}: issuer is required (a non-empty string)`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
-  const issuerUrl = new URL(readKeySetUrl(helper, 'issuer', issuer));
+  const issuerUrl = new URL(readHttpsUrl(helper, 'issuer', issuer));
   const discoveryUrl = options.discoveryUrl === undefined
-    ? readKeySetUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
-    : readKeySetUrl(helper, 'discoveryUrl', options.discoveryUrl);
-  const algorithms = options.algorithms === undefined
-    ? DEFAULT_KEY_SET_ALGORITHMS
-    : readAlgorithms(helper, options.algorithms, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
+    ? readHttpsUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
+    : readHttpsUrl(helper, 'discoveryUrl', options.discoveryUrl);
+  const algorithms = readKeySetAlgorithms(helper, options.algorithms);
   return createJwtEntry({
     helper,
     authenticator: 'oidc',
@@ -54,7 +52,9 @@ export function oidc(options: OidcOptions): AuthFn {
     algorithms,
     claims: readClaimsPolicy(helper, { ...options, issuer }),
     token: readTokenPolicy(helper, options),
+    cacheSize: readCacheSize(helper, options.cache),
     principal: readPrincipalMapper(helper, options.principal),
+    resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
   });
 }
 
@@ -93,5 +93,6 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
       const discovered = discoveries.next(now());
       return discovered === undefined ? KEY_SET_UNAVAILABLE : discovered.then(() => (keys === undefined ? KEY_SET_UNAVAILABLE : keys.keysFor(header)));
     },
+    holds: (key) => keys?.holds?.(key) === true,
   };
 }

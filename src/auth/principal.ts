@@ -72,11 +72,7 @@ export function makePrincipal(fields: Principal): Principal {
  * `parseJsonObject` returns them deeply frozen already. `id` is the non-empty `sub`.
  */
 export function principalOfClaims(
-  id: string,
-  type: 'user' | 'service',
-  authenticator: string,
-  issuer: string | undefined,
-  claims: Readonly<Record<string, unknown>>,
+  id: string, type: 'user' | 'service', authenticator: string, issuer: string | undefined, claims: Readonly<Record<string, unknown>>,
 ): Principal {
   const principal: Principal = issuer === undefined
     ? { id, type, authenticator, claims }

@@ -58,7 +58,6 @@ export class RequestRefusals {
   }
 }
 
-/** Checks an `onRefused` option. */
 export function readRefusalListener(helper: string, value: unknown): RefusalListener | undefined {
   if (value !== undefined && typeof value !== 'function') throw new AuthConfigError(`${helper}: onRefused must be a function of { entry, reason, kid?, iss? }`);
   return value as RefusalListener | undefined;

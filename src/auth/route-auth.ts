@@ -14,9 +14,8 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
   if (typeof auth === 'string') return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
   if (Array.isArray(auth)) {
-    auth.forEach((entry, index) => {
-      if (typeof entry !== 'function') throw new AuthConfigError(`routeAuth(): entry ${index} of the auth list is not a function`);
-    });
+    const index = auth.findIndex((entry) => typeof entry !== 'function');
+    if (index >= 0) throw new AuthConfigError(`routeAuth(): entry ${index} of the auth list is not a function`);
     return Object.freeze([...auth]);
   }
   throw new AuthConfigError('routeAuth(): auth must be a list of entries, one entry, a token string, or a function returning a boolean');

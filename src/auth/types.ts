@@ -14,6 +14,8 @@ export interface Principal {
 export interface Challenge {
   readonly scheme: string;
   readonly realm?: string;
+  /** RFC 9728 §5.1: where OAuth clients find this resource's metadata document. */
+  readonly resourceMetadata?: string;
 }
 
 /** What a custom entry may return before the layer validates and completes it. */

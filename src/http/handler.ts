@@ -8,6 +8,7 @@ import { nodeEnv } from './env.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
 import { errorResponse, failureResponse, HttpError, jsonResponse } from './responses.ts';
 import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
+import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -16,6 +17,12 @@ export interface AgentHandlerOptions {
   auth?: AuthOption;
   /** Hears why a bearer token was refused, once per refused request (`routeAuth`'s `onRefused`); never the token. */
   onRefused?: RefusalListener;
+  /**
+   * RFC 9728 metadata, answered without auth at `/.well-known/oauth-protected-resource` + the
+   * resource's path, at the origin's root outside `basePath`: mount the handler so it receives that
+   * path too. Pair it with `resourceMetadata` on `jwt()`/`oidc()`.
+   */
+  protectedResource?: ProtectedResourceOptions;
 }
 
 type Route =
@@ -77,7 +84,8 @@ function matchRoute(pathname: string, basePath: string, owned: boolean): Route |
  * caller's sessions) and `DELETE /chat/:id`. Auth runs before routing, so an unknown path
  * behind auth answers 401, not 404. The accepted principal reaches the run and every
  * ownership check; nothing in the body can set it. An `'owned'` agent without `auth` is a
- * configuration error: without a principal every call would be trusted.
+ * configuration error: without a principal every call would be trusted. With `protectedResource`,
+ * its RFC 9728 document is answered at its well-known path before auth.
  * @example
  * const handler = agentHandler(agent, { basePath: '/agent', auth: [jwt({ secret, audience: 'agent' }), basic({ users })] });
  * export default { fetch: handler };
@@ -89,12 +97,15 @@ export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (
     throw new AuthConfigError("agentHandler(): an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)");
   }
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
+  const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute('agentHandler()', options.protectedResource);
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn('agentgate: agentHandler() was created without auth; every agent route is open to anyone');
   }
 
   return async function handleAgentRequest(request: Request): Promise<Response> {
-    const route = matchRoute(new URL(request.url).pathname, basePath, owned);
+    const pathname = new URL(request.url).pathname;
+    if (pathname === metadata?.path) return metadata.respond(request);
+    const route = matchRoute(pathname, basePath, owned);
     let principal: Principal | undefined;
     if (authenticate !== undefined && route?.name !== 'health') {
       const result = await authenticate(request);

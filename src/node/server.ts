@@ -24,6 +24,8 @@ export interface ServeOptions {
   auth?: AuthOption;
   /** Hears why a bearer token was refused, once per refused request (`routeAuth`'s `onRefused`); never the token. */
   onRefused?: AgentHandlerOptions['onRefused'];
+  /** RFC 9728 metadata served without auth at `/.well-known/oauth-protected-resource` + the resource's path (`agentHandler`'s). */
+  protectedResource?: AgentHandlerOptions['protectedResource'];
   /** Prefix of the agent routes; default `/agent`. */
   basePath?: string;
   /** Default 3000; `0` picks a free port. */
@@ -67,7 +69,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (agent.sessions === 'owned' && auth === undefined) {
     throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
   }
-  const handler = agentHandler(agent, { basePath, auth: log.auth(auth), onRefused: options.onRefused });
+  const handler = agentHandler(agent, { basePath, auth: log.auth(auth), onRefused: options.onRefused, protectedResource: options.protectedResource });
   const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {

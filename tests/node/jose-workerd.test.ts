@@ -25,6 +25,7 @@ const FILES = [
   'tests/jose-jws-vectors.test.ts',
   'tests/jwt-algorithms.test.ts',
   'tests/jwt-policy.test.ts',
+  'tests/resource-metadata.test.ts',
 ];
 
 function listFiles(dir: string): string[] {

@@ -63,10 +63,7 @@ export function jwsAlgorithm(name: string): JwsAlgorithm | undefined {
 
 /** The algorithms a key of this type (and curve) can verify. */
 export function algorithmsFor(kty: KeyType, curve?: NamedCurve): readonly AlgorithmName[] {
-  return ALGORITHM_NAMES.filter((name) => {
-    const algorithm = TABLE.get(name) as JwsAlgorithm;
-    return algorithm.kty === kty && algorithm.curve === curve;
-  });
+  return [...TABLE.values()].filter((algorithm) => algorithm.kty === kty && algorithm.curve === curve).map((algorithm) => algorithm.name);
 }
 
 /** The algorithms used when `algorithms` is not given: all of `fits` but those used only when named (one left: that one). */

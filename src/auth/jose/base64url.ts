@@ -48,21 +48,9 @@ export function decodeBase64urlInto(text: DataView, start: number, end: number, 
 
 /** Base64url without padding (RFC 7515 §2). */
 export function encodeBase64url(bytes: Uint8Array): string {
-  let text = '';
-  let i = 0;
-  for (const end = bytes.length - (bytes.length % 3); i < end; i += 3) {
-    const n = ((bytes[i] as number) << 16) | ((bytes[i + 1] as number) << 8) | (bytes[i + 2] as number);
-    text += ALPHABET[n >> 18]! + ALPHABET[(n >> 12) & 63]! + ALPHABET[(n >> 6) & 63]! + ALPHABET[n & 63]!;
-  }
-  const rest = bytes.length - i;
-  if (rest === 1) {
-    const n = bytes[i] as number;
-    text += ALPHABET[n >> 2]! + ALPHABET[(n & 3) << 4]!;
-  } else if (rest === 2) {
-    const n = ((bytes[i] as number) << 8) | (bytes[i + 1] as number);
-    text += ALPHABET[n >> 10]! + ALPHABET[(n >> 4) & 63]! + ALPHABET[(n & 15) << 2]!;
-  }
-  return text;
+  let binary = '';
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]!);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

@@ -26,12 +26,10 @@ export interface CompactJws {
 // ignoreBOM keeps a byte order mark in the text, where the JSON parser refuses it.
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const encoder = new TextEncoder();
-// Scratch buffers shared by every token. `tokenBytes` holds the ASCII bytes of one token and
-// `signatureBytes` its decoded signature; `loaded` says which parsed token that is. A parse
-// overwrites them, so a caller gets their bytes through `signingInputOf` and `signatureOf`,
-// which load them again when another token was parsed since. Allocating per token cost more
-// than the rest of the parse. `segmentBytes` holds a decoded header or payload, only within
-// one synchronous call.
+// Scratch buffers shared by every token (allocating per token cost more than the rest of the parse):
+// the ASCII bytes of one token and its decoded signature, of the parsed token `loaded`; callers read them
+// through `signingInputOf`/`signatureOf`, which reload them when another token was parsed since.
+// `segmentBytes` holds a decoded header or payload within one synchronous call.
 const tokenBytes = new Uint8Array(MAX_TOKEN_LENGTH);
 const tokenView = new DataView(tokenBytes.buffer);
 const signatureBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);

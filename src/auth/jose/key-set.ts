@@ -22,10 +22,8 @@ export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freez
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
 /**
- * Internal options for tests and benchmarks, kept out of the public option tables: a fake
- * clock (ms), a fetch (e.g. undici's with a `MockAgent`), a shorter timeout, and the Workers
- * mode forced on or off (default: detected). Given to `jwt()`/`oidc()` through
- * `withKeySetInternals(options, internals)`.
+ * Internal options for tests and benchmarks, out of the public option tables: a fake clock (ms),
+ * a fetch, a shorter timeout, the Workers mode forced (default: detected). See `withKeySetInternals`.
  */
 export interface KeySetInternals {
   readonly fetch?: FetchLike;
@@ -49,16 +47,9 @@ export function keySetInternals(options: object): KeySetInternals {
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/** Checks a key-set or discovery URL at creation: `https:`, or `http:` on localhost, without user info. */
-export function readKeySetUrl(helper: string, option: string, value: unknown): string {
-  let url: URL | undefined;
-  if (typeof value === 'string' || value instanceof URL) {
-    try {
-      url = new URL(value);
-    } catch {
-      url = undefined;
-    }
-  }
+/** Checks a URL option at creation (key set, discovery, resource metadata): `https:`, or `http:` on localhost, without user info. */
+export function readHttpsUrl(helper: string, option: string, value: unknown): string {
+  const url = (typeof value === 'string' || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
   if (url === undefined) throw new AuthConfigError(`${helper}: ${option} must be an absolute URL`);
   const local = url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !local) {
@@ -73,10 +64,6 @@ export function isWorkersRuntime(): boolean {
   return typeof navigator !== 'undefined' && navigator.userAgent === 'Cloudflare-Workers';
 }
 
-class KeySetFetchError extends Error {
-  override name = 'KeySetFetchError';
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
@@ -89,7 +76,7 @@ export async function fetchJsonObject(url: string, fetchImpl: FetchLike, timeout
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new KeySetFetchError(`no answer within ${timeoutMs} ms`));
+      reject(new Error(`no answer within ${timeoutMs} ms`));
       controller.abort();
     }, timeoutMs);
   });
@@ -105,23 +92,24 @@ export async function fetchJsonObject(url: string, fetchImpl: FetchLike, timeout
 async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSignal): Promise<Record<string, unknown>> {
   const response = await fetchImpl(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
   // `redirect: 'manual'` yields the 3xx itself (Node, workerd) or an `opaqueredirect` of status 0 (browsers).
-  if (!response.ok) throw new KeySetFetchError(response.type === 'opaqueredirect' ? 'answered a redirect' : `answered ${response.status}`);
+  if (!response.ok) throw new Error(response.type === 'opaqueredirect' ? 'answered a redirect' : `answered ${response.status}`);
   const bytes = await readBoundedBody(response.body, MAX_KEY_SET_BYTES);
-  if (bytes === null) throw new KeySetFetchError(`answered more than ${MAX_KEY_SET_BYTES} bytes`);
+  if (bytes === null) throw new Error(`answered more than ${MAX_KEY_SET_BYTES} bytes`);
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw new KeySetFetchError('answered a body that is not UTF-8');
+    throw new Error('answered a body that is not UTF-8');
   }
   const object = parseJsonObject(text);
-  if (object === null) throw new KeySetFetchError('answered a body that is not a JSON object');
+  if (object === null) throw new Error('answered a body that is not a JSON object');
   return object;
 }
 
 /** The imported keys of one fetch, indexed for the two ways a header picks keys. */
 interface KeyIndex {
   readonly fetchedAt: number;
+  readonly all: ReadonlySet<VerifyKey>;
   readonly kids: ReadonlySet<string>;
   /** `alg` → `kid` → keys. */
   readonly byKid: ReadonlyMap<string, ReadonlyMap<string, readonly VerifyKey[]>>;
@@ -137,7 +125,7 @@ interface KeyIndex {
  */
 export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[], warned = new Set<string>()): Promise<VerifyKey[]> {
   const { keys } = document;
-  if (!Array.isArray(keys)) throw new KeySetFetchError('answered JSON without a "keys" array');
+  if (!Array.isArray(keys)) throw new Error('answered JSON without a "keys" array');
   const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
   for (const jwk of keys as unknown[]) {
     if (candidates.length === MAX_KEY_SET_KEYS) break;
@@ -172,7 +160,7 @@ function indexKeys(keys: readonly VerifyKey[], fetchedAt: number): KeyIndex {
     if (same.length < MAX_KEYS_TRIED) same.push(key);
     forAlg.set(key.kid, same);
   }
-  return { fetchedAt, kids, byKid, byAlg };
+  return { fetchedAt, all: new Set(keys), kids, byKid, byAlg };
 }
 
 /** The keys for `header`, or `undefined` when its `kid` is not in the set. */
@@ -189,8 +177,6 @@ function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefi
  * retried on the same bound (requests in between skip). Concurrent requests share one fetch,
  * except on Workers, where each request that needs keys fetches for itself and the imported
  * keys are still shared. Every failure gives no keys (a skip), never an error.
- * @example
- * const source = keySetCache('https://id.example.com/jwks.json', ['RS256', 'ES256']);
  */
 export function keySetCache(url: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals = {}): KeySource {
   const fetchImpl: FetchLike = internals.fetch ?? ((input, init) => fetch(input, init));
@@ -218,22 +204,18 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
   const fetches = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), () => load(++started));
   const isFresh = (time: number): boolean => index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
 
-  const afterFetch = (header: JwsHeader) => (): readonly VerifyKey[] =>
-    isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : KEY_SET_UNAVAILABLE;
-
   return {
     keysFor(header) {
       const time = now();
       const fresh = isFresh(time);
-      if (fresh) {
-        const keys = pick(index as KeyIndex, header);
-        if (keys !== undefined) return keys;
-      }
+      const keys = fresh ? pick(index as KeyIndex, header) : undefined;
+      if (keys !== undefined) return keys;
       // Without fresh keys a request on Workers makes its own fetch; with them (an unknown kid) it keeps to the 30 s bound.
       const fetched = fetches.next(time, !fresh);
       if (fetched === undefined) return fresh ? NO_KEYS : KEY_SET_UNAVAILABLE;
-      return fetched.then(afterFetch(header));
+      return fetched.then(() => (isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : KEY_SET_UNAVAILABLE));
     },
+    holds: (key) => isFresh(now()) && (index as KeyIndex).all.has(key),
   };
 }
 
@@ -246,10 +228,9 @@ export function withoutQuery(url: string): string {
 /**
  * How key-set fetches and OIDC discovery start (design §3). Concurrent requests share the
  * attempt in flight, except on Workers (`perRequest`): there a request may not wait on I/O that
- * another request began, so it starts its own, unless the last attempt
- * failed. Otherwise a new attempt starts at most once per 30 s, and `next()` answers
- * `undefined` in between: those requests skip. So while attempts fail, one starts per 30 s on
- * every runtime.
+ * another request began, so it starts its own, unless the last attempt failed. Otherwise a new
+ * attempt starts at most once per 30 s, and `next()` answers `undefined` in between: those
+ * requests skip. So while attempts fail, one starts per 30 s on every runtime.
  */
 export function attemptGate(perRequest: boolean, attempt: () => Promise<boolean>): {
   /** The attempt to wait for at `time`; `own`: on Workers, this request starts its own while another is in flight. */

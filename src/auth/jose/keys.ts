@@ -1,4 +1,4 @@
-import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm, type NamedCurve } from './algorithms.ts';
+import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type NamedCurve } from './algorithms.ts';
 import { decodeBase64, decodeBase64url } from './base64url.ts';
 import { bytesEqual, certificateSpki, derOid, encodeDer, derUnsignedInteger, encodeSpki, readRsaPublicKey, readTlv } from './der.ts';
 
@@ -211,19 +211,4 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
   if (kty === 'EC') return ecSpec(crv as NamedCurve, algName, kid, x, y);
   const spki = encodeSpki([derOid(OID_ED25519)], [x]);
   return spec({ kty: 'OKP', curve: 'Ed25519', algorithms: algorithmsFor('OKP', 'Ed25519'), spki }, algName, kid);
-}
-
-/** Imports `spec` for verifying with `algorithm` (one of `spec.algorithms`). */
-export function importPublicKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<CryptoKey> {
-  if (!spec.algorithms.includes(algorithm.name)) return Promise.reject(new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`));
-  // A JWK too: its members were checked here and re-encoded as SPKI, so one import path serves
-  // both forms; Node also verifies 1-3% faster with an RSA key imported from SPKI than from JWK.
-  return crypto.subtle.importKey('spki', spec.spki, algorithm.importParams, false, ['verify']);
-}
-
-/** Imports HMAC key bytes for `algorithm` (an `HS*` entry). */
-export function importHmacKey(secret: Uint8Array<ArrayBuffer>, algorithm: JwsAlgorithm): Promise<CryptoKey> {
-  if (secret.length < MIN_SECRET_BYTES) return Promise.reject(new RangeError(`an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`));
-  if (algorithm.kty !== 'oct') return Promise.reject(new TypeError(`${algorithm.name} is not an HMAC algorithm`));
-  return crypto.subtle.importKey('raw', secret, algorithm.importParams, false, ['verify']);
 }

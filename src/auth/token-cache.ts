@@ -1,0 +1,47 @@
+import { AuthConfigError } from './errors.ts';
+import type { KeySource, VerifyKey } from './jose/key-source.ts';
+import type { Principal } from './types.ts';
+
+/** A verified token kept for its next use (design §13): crypto and claims, never a mapper's answer. */
+export interface CachedToken {
+  readonly claims: Readonly<Record<string, unknown>>;
+  readonly key: VerifyKey;
+  /** The default principal; `undefined` with a mapper, which runs on every hit. */
+  readonly principal: Principal | undefined;
+}
+
+/** Checks `cache`: `true` is 1,000 tokens, `{ maxEntries }` 1 to 100,000; 0 when off. */
+export function readCacheSize(helper: string, value: unknown): number {
+  if (value === undefined || value === false) return 0;
+  const size = value === true ? 1_000 : (value as { maxEntries?: unknown } | null)?.maxEntries;
+  if (!Number.isInteger(size) || (size as number) < 1 || (size as number) > 100_000) {
+    throw new AuthConfigError(`${helper}: cache must be true, false or { maxEntries } with an integer from 1 to 100000`);
+  }
+  return size as number;
+}
+
+/** The verified tokens of one entry by their exact text, least recently used first (a `Map` keeps insertion order). */
+export class TokenCache {
+  readonly #tokens = new Map<string, CachedToken>();
+  readonly #size: number;
+
+  constructor(size: number) {
+    this.#size = size;
+  }
+
+  /** The token if it is still in time at `now` (seconds) and its key still in the set; else it is dropped. */
+  take(token: string, now: number, tolerance: number, source: KeySource): CachedToken | undefined {
+    const hit = this.#tokens.get(token);
+    if (hit === undefined) return undefined;
+    this.#tokens.delete(token);
+    const { exp, nbf } = hit.claims as { exp: number; nbf?: number };
+    if (now - tolerance >= exp || (nbf !== undefined && nbf > now + tolerance) || source.holds?.(hit.key) === false) return undefined;
+    this.#tokens.set(token, hit);
+    return hit;
+  }
+
+  put(token: string, cached: CachedToken): void {
+    if (this.#tokens.size >= this.#size) this.#tokens.delete(this.#tokens.keys().next().value as string);
+    this.#tokens.set(token, cached);
+  }
+}
