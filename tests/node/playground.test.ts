@@ -275,3 +275,27 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
   }
   assert.ok(existsSync(join(ARTIFACTS, 'playground-sessions.png')));
 });
+
+test("playground in Chromium, sessions: 'owned': a long list comes a page at a time; More appends the rest, newest first", async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  const alice = apiToken(ALICE_TOKEN, { id: 'alice' });
+  const agent = createAgent({ name: 'playground', model: echoModel(), store: memoryStore(), sessions: 'owned' });
+  const server = await serve({ agent, auth: [alice], port: 0, log: 'off', playground: true });
+  t.after(() => server.close());
+  const principal = await principalOf(alice, ALICE_TOKEN);
+  for (let n = 1; n <= 23; n++) await agent.send(`session number ${n}`, { principal });
+  // The server's order (updatedAt descending, then id descending: several share a millisecond).
+  const titles = (await agent.listSessions({ principal, limit: 100 })).sessions.map((session) => session.title);
+  assert.equal(new Set(titles).size, 23);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = watchProblems(page);
+  await page.goto(`${server.url}/agent/playground`);
+  await page.fill('#token', ALICE_TOKEN);
+  await page.click('#use-token');
+  assert.deepEqual(await listedTitles(page, 20), titles.slice(0, 20));
+  await page.click('#more-sessions');
+  assert.deepEqual(await listedTitles(page, 23), titles);
+  assert.equal(await page.locator('#more-sessions').isHidden(), true, 'no further page');
+  assert.deepEqual(problems, []);
+});
