@@ -47,11 +47,14 @@ function bubble(role, text) {
   return node;
 }
 const showError = (text) => bubble('error', text);
-async function errorText(response) {
+const GONE = {
+  session: ' (no such session for this token: deleted, or not yours; start a New chat)',
+  approval: ' (no such approval for this token: already decided, or not yours)',
+};
+async function errorText(response, what = 'session') {
   let detail = '';
   try { detail = (await response.json()).error || ''; } catch {}
-  const hint = response.status === 401 ? ' (paste a valid API token above)'
-    : response.status === 404 ? ' (no such session for this token: deleted, or not yours; start a New chat)' : '';
+  const hint = response.status === 401 ? ' (paste a valid API token above)' : response.status === 404 ? GONE[what] : '';
   return response.status + (detail ? ' ' + detail : '') + hint;
 }
 function setBusy(value) {
@@ -174,7 +177,7 @@ async function decide(card, actions, approvalId, approved) {
     const response = await fetch(base + '/approvals/' + encodeURIComponent(approvalId), { method: 'POST', headers: headers(), body: JSON.stringify({ approved }) });
     if (!response.ok) {
       buttons.forEach((button) => { button.disabled = false; });
-      return showError(await errorText(response));
+      return showError(await errorText(response, 'approval'));
     }
     const result = await response.json();
     actions.remove();

@@ -48,9 +48,16 @@ async function launchChromium(t: TestContext) {
   }
   const { chromium } = await import('playwright-core');
   const userDataDir = mkdtempSync(join(tmpdir(), 'agentgate-chromium-'));
-  t.after(() => rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
-  t.after(() => context.close());
+  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS }).catch((error) => {
+    rmSync(userDataDir, { recursive: true, force: true });
+    throw error;
+  });
+  // One hook, in this order: Chromium writes to its profile until it has closed (removing the
+  // profile first failed with ENOTEMPTY, and the failed hook left Chromium running and the test process hanging).
+  t.after(async () => {
+    await context.close();
+    rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5 });
+  });
   mkdirSync(ARTIFACTS, { recursive: true });
   return context;
 }
@@ -218,6 +225,15 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
     await bobPage.evaluate((id) => (globalThis as unknown as { openSession(id: string): Promise<void> }).openSession(id), first!);
     await bobPage.locator('.msg.error', { hasText: 'could not open the session: 404' }).waitFor({ timeout: 10_000 });
     assert.match(await bobPage.locator('.msg.error').last().innerText(), /not yours/);
+    // And an approval button for one of Alice's approvals, pressed in Bob's page: 404, named as such, nothing runs.
+    const [pending] = await agent.pendingApprovals(first!, { principal: alicePrincipal });
+    await bobPage.evaluate((id) => {
+      const page = globalThis as unknown as { toolCard(parent: Element, name: string, input: unknown): Element; askApproval(card: Element, id: string): void };
+      page.askApproval(page.toolCard(document.getElementById('log')!, 'refund', {}), id);
+    }, pending!.id);
+    await bobPage.locator('button.approve').click();
+    await bobPage.locator('.msg.error', { hasText: 'no such approval for this token' }).waitFor({ timeout: 10_000 });
+    assert.deepEqual(refunds, []);
 
     // Alice reopens her first session: its transcript, its pending approval, then she continues it.
     await page.bringToFront();
