@@ -13,6 +13,7 @@ button{border:0;border-radius:6px;padding:.35rem .8rem;background:#44403c;color:
 .approve{background:#15803d}.deny{background:#b91c1c}#token-state,#chat-id{font-size:.8rem;opacity:.8}
 main{flex:1;display:flex;min-height:0}#sessions{width:14rem;overflow:auto;border-right:1px solid #d6d3d1;padding:.5rem}
 #sessions ul{list-style:none;margin:0;padding:0}#sessions button{width:100%;margin:.15rem 0;text-align:left;background:#e7e5e4;color:#1c1917}
+#sessions button.open{background:#bae6fd}.session span{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.session-meta,#no-sessions{font-size:.75rem;opacity:.7}
 #chat{flex:1;display:flex;flex-direction:column;min-width:0}#log{flex:1;overflow:auto;padding:1rem;display:flex;flex-direction:column;gap:.6rem}
 .msg{max-width:46rem;padding:.5rem .75rem;border-radius:8px;background:#fff;border:1px solid #e7e5e4}
 .msg.user{align-self:flex-end;background:#e0f2fe}.msg.error{background:#fee2e2;border-color:#fca5a5}
@@ -27,8 +28,8 @@ const SCRIPT = String.raw`
 const base = location.pathname.replace(/\/playground\/?$/, '');
 const $ = (id) => document.getElementById(id);
 let token = '';
-let chatId = crypto.randomUUID();
-$('chat-id').textContent = 'chat ' + chatId;
+let chatId = '';
+let busy = false;
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
@@ -46,31 +47,46 @@ function bubble(role, text) {
   return node;
 }
 const showError = (text) => bubble('error', text);
-async function errorText(response) {
+const GONE = {
+  session: ' (no such session for this token: deleted, or not yours; start a New chat)',
+  approval: ' (no such approval for this token: already decided, or not yours)',
+};
+async function errorText(response, what = 'session') {
   let detail = '';
   try { detail = (await response.json()).error || ''; } catch {}
-  return response.status + (detail ? ' ' + detail : '') + (response.status === 401 ? ' (paste a valid API token above)' : '');
+  const hint = response.status === 401 ? ' (paste a valid API token above)' : response.status === 404 ? GONE[what] : '';
+  return response.status + (detail ? ' ' + detail : '') + hint;
 }
-function setBusy(busy) {
-  $('send').disabled = busy;
+function setBusy(value) {
+  busy = value;
+  $('send').disabled = $('new-chat').disabled = value;
 }
+// The chat id is the session id: the next message to <base>/ui carries it, so the reply lands in that session.
+function setChat(id) {
+  chatId = id;
+  $('chat-id').textContent = 'chat ' + id;
+  $('log').replaceChildren();
+  markOpen();
+}
+setChat(crypto.randomUUID());
 
 $('token-form').addEventListener('submit', (event) => {
   event.preventDefault();
+  const previous = token;
   token = $('token').value.trim();
   $('token').value = '';
   $('token-state').textContent = token ? 'token set (kept in this page only)' : 'no token';
+  // Sessions belong to whoever the token names: another token starts from a new chat.
+  if (previous !== '' && previous !== token && !busy) setChat(crypto.randomUUID());
   refreshSessions();
 });
 $('new-chat').addEventListener('click', () => {
-  chatId = crypto.randomUUID();
-  $('chat-id').textContent = 'chat ' + chatId;
-  $('log').replaceChildren();
+  if (!busy) setChat(crypto.randomUUID());
 });
 $('send-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const text = $('message').value;
-  if (text.trim() === '' || $('send').disabled) return;
+  if (text.trim() === '' || busy) return;
   $('message').value = '';
   send(text);
 });
@@ -161,7 +177,7 @@ async function decide(card, actions, approvalId, approved) {
     const response = await fetch(base + '/approvals/' + encodeURIComponent(approvalId), { method: 'POST', headers: headers(), body: JSON.stringify({ approved }) });
     if (!response.ok) {
       buttons.forEach((button) => { button.disabled = false; });
-      return showError(await errorText(response));
+      return showError(await errorText(response, 'approval'));
     }
     const result = await response.json();
     actions.remove();
@@ -169,54 +185,91 @@ async function decide(card, actions, approvalId, approved) {
     const reply = bubble('assistant', result.text || '');
     for (const approval of result.approvals || []) askApproval(toolCard(reply, approval.tool, approval.arguments), approval.id);
     reply.classList.add('done');
+    refreshSessions();
   } catch (error) {
     buttons.forEach((button) => { button.disabled = false; });
     showError(String((error && error.message) || error));
   }
 }
 
-// Listed only when the server has a sessions route that answers this caller; otherwise hidden.
-async function refreshSessions() {
+// Listed only when the server has a sessions route that answers this caller (an agent created
+// with sessions: 'owned'); a shared agent answers 404 there and the list stays hidden.
+let listed = 0;
+async function refreshSessions(cursor) {
   const box = $('sessions');
+  const turn = ++listed;
+  if (token === '') { box.hidden = true; return; }
+  let response;
   try {
-    if (token === '') throw new Error('no token');
-    const response = await fetch(base + '/sessions', { headers: headers() });
-    if (response.status !== 200) throw new Error('no sessions route');
-    const body = await response.json();
-    const list = Array.isArray(body) ? body : body && Array.isArray(body.sessions) ? body.sessions : undefined;
-    if (list === undefined) throw new Error('not a list');
-    const items = list.map((session) => (typeof session === 'string' ? session : session && (session.sessionId || session.id))).filter((id) => typeof id === 'string');
-    $('session-list').replaceChildren(...items.map((id) => {
-      const item = el('li');
-      const button = el('button', '', id.length > 14 ? id.slice(0, 12) + '…' : id);
-      button.type = 'button';
-      button.title = id;
-      button.addEventListener('click', () => openSession(id));
-      item.append(button);
-      return item;
-    }));
-    box.hidden = false;
-  } catch {
-    box.hidden = true;
-  }
+    response = await fetch(base + '/sessions?limit=20' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''), { headers: headers() });
+  } catch { return; }
+  if (turn !== listed) return;
+  if (response.status === 401) $('token-state').textContent = 'token refused (401): paste a valid API token';
+  if (response.status !== 200) { if (!cursor) box.hidden = true; return; }
+  let body;
+  try { body = await response.json(); } catch { return; }
+  if (turn !== listed || !body || !Array.isArray(body.sessions)) return;
+  const rows = body.sessions.filter((session) => session && typeof session.sessionId === 'string').map(sessionRow);
+  if (cursor) $('session-list').append(...rows);
+  else $('session-list').replaceChildren(...rows);
+  $('no-sessions').hidden = $('session-list').childElementCount > 0;
+  $('more-sessions').hidden = typeof body.nextCursor !== 'string';
+  $('more-sessions').dataset.cursor = body.nextCursor || '';
+  markOpen();
+  box.hidden = false;
+}
+$('more-sessions').addEventListener('click', () => refreshSessions($('more-sessions').dataset.cursor));
+
+function sessionRow(session) {
+  const item = el('li');
+  const button = el('button', 'session');
+  button.type = 'button';
+  button.dataset.sessionId = session.sessionId;
+  button.title = session.sessionId;
+  button.append(el('span', 'session-title', session.title || session.sessionId));
+  const when = new Date(session.updatedAt);
+  const meta = (isNaN(when) ? '' : when.toLocaleString()) + (session.pendingApprovals > 0 ? ' · ' + session.pendingApprovals + ' pending' : '');
+  button.append(el('span', 'session-meta', meta));
+  button.addEventListener('click', () => openSession(session.sessionId));
+  item.append(button);
+  return item;
+}
+function markOpen() {
+  for (const button of $('session-list').querySelectorAll('button')) button.classList.toggle('open', button.dataset.sessionId === chatId);
 }
 
+// Reopening a session: its transcript, then its pending approvals; the next message continues it.
 async function openSession(id) {
-  const response = await fetch(base + '/chat/' + encodeURIComponent(id), { headers: headers() });
-  if (!response.ok) return showError(await errorText(response));
-  const { messages } = await response.json();
-  chatId = id;
-  $('chat-id').textContent = 'chat ' + id;
-  $('log').replaceChildren();
-  for (const message of messages || []) {
-    if (message.role !== 'user' && message.role !== 'assistant') continue;
-    const node = bubble(message.role, typeof message.content === 'string' ? message.content : '');
-    for (const call of message.toolCalls || []) toolCard(node, call.name, call.arguments);
-  }
-  const pending = await fetch(base + '/approvals?sessionId=' + encodeURIComponent(id), { headers: headers() });
-  if (pending.ok) {
-    const node = $('log').lastElementChild || bubble('assistant', '');
-    for (const approval of (await pending.json()).approvals || []) askApproval(toolCard(node, approval.tool, approval.arguments), approval.id);
+  if (busy) return;
+  setBusy(true);
+  try {
+    const response = await fetch(base + '/chat/' + encodeURIComponent(id), { headers: headers() });
+    if (!response.ok) {
+      showError('could not open the session: ' + await errorText(response));
+      if (response.status === 404) refreshSessions();
+      return;
+    }
+    const { messages } = await response.json();
+    const pending = await fetch(base + '/approvals?sessionId=' + encodeURIComponent(id), { headers: headers() });
+    const approvals = pending.ok ? (await pending.json()).approvals || [] : [];
+    setChat(id);
+    const cards = new Map();
+    for (const message of messages || []) {
+      if (message.role === 'tool') { setToolState(cards.get(message.toolCallId), 'result: ' + message.content); continue; }
+      if (message.role !== 'user' && message.role !== 'assistant') continue;
+      const node = bubble(message.role, typeof message.content === 'string' ? message.content : '');
+      node.classList.add('done');
+      for (const call of message.toolCalls || []) cards.set(call.id, toolCard(node, call.name, call.arguments));
+    }
+    for (const approval of approvals) {
+      const card = cards.get(approval.toolCallId) || toolCard($('log').lastElementChild || bubble('assistant', ''), approval.tool, approval.arguments);
+      askApproval(card, approval.id);
+    }
+    if (!pending.ok) showError('could not list its pending approvals: ' + await errorText(pending));
+  } catch (error) {
+    showError(String((error && error.message) || error));
+  } finally {
+    setBusy(false);
   }
 }
 `;
@@ -228,7 +281,7 @@ const BODY = `<header>
 <button id="new-chat" type="button">New chat</button><span id="chat-id"></span>
 </header>
 <main>
-<nav id="sessions" hidden><strong>Sessions</strong><ul id="session-list"></ul></nav>
+<nav id="sessions" hidden><strong>Your sessions</strong><p id="no-sessions" hidden>None yet: send a message.</p><ul id="session-list"></ul><button id="more-sessions" type="button" hidden>More</button></nav>
 <section id="chat">
 <div id="log" aria-live="polite"></div>
 <form id="send-form"><textarea id="message" rows="2" placeholder="Message (Enter sends; try: /tool NAME {&quot;json&quot;: 1})" aria-label="Message"></textarea><button id="send">Send</button></form>

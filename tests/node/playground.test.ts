@@ -1,15 +1,17 @@
 // The playground in a real browser: Debian's Chromium driven by playwright-core. It pastes a
 // token, sends a message, sees the streamed reply, approves a tool call, and keeps a screenshot
-// in test-artifacts/ (gitignored). Without Chromium the test is skipped with a loud line.
+// in test-artifacts/ (gitignored). For an agent with sessions: 'owned' it lists the caller's own
+// sessions and reopens and continues one. Without Chromium the tests are skipped with a loud line.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
+import type { Page } from 'playwright-core';
 import { createAgent } from '../../src/agent/agent.ts';
 import { echoModel } from '../../src/agent/models/echo.ts';
 import { memoryStore } from '../../src/agent/store.ts';
-import type { Tool } from '../../src/agent/types.ts';
+import type { Principal, Tool } from '../../src/agent/types.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
 import { serve } from '../../src/node/server.ts';
 import { send } from '../fixtures-node/http-client.ts';
@@ -36,6 +38,38 @@ async function startServer(t: { after(fn: () => Promise<void>): void }, playgrou
   return server;
 }
 
+/** Chromium with a throwaway profile, closed after the test; `undefined` (and a loud line) when there is none. */
+async function launchChromium(t: TestContext) {
+  if (!existsSync(CHROMIUM)) {
+    const line = `SKIPPED: no Chromium at ${CHROMIUM}: the playground browser test did not run (apt-get install -y chromium)`;
+    console.log(`\n${'!'.repeat(line.length)}\n${line}\n${'!'.repeat(line.length)}\n`);
+    t.skip(line);
+    return undefined;
+  }
+  const { chromium } = await import('playwright-core');
+  const userDataDir = mkdtempSync(join(tmpdir(), 'agentgate-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS }).catch((error) => {
+    rmSync(userDataDir, { recursive: true, force: true });
+    throw error;
+  });
+  // One hook, in this order: Chromium writes to its profile until it has closed (removing the
+  // profile first failed with ENOTEMPTY, and the failed hook left Chromium running and the test process hanging).
+  t.after(async () => {
+    await context.close();
+    rmSync(userDataDir, { recursive: true, force: true, maxRetries: 5 });
+  });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  return context;
+}
+
+/** Page errors and console errors, for the test to check at its end. */
+function watchProblems(page: Page): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
+  return problems;
+}
+
 test('playground: GET <base>/playground is a self-contained page with a strict CSP, outside auth; other methods 405', async (t) => {
   const server = await startServer(t, true);
   const page = await send(`${server.url}/agent/playground`);
@@ -58,23 +92,11 @@ test('playground: serve() without playground: true leaves <base>/playground to t
 });
 
 test('playground in Chromium: paste a token, send a message, see the streamed reply, approve a tool call; screenshot kept', async (t) => {
-  if (!existsSync(CHROMIUM)) {
-    const line = `SKIPPED: no Chromium at ${CHROMIUM}: the playground browser test did not run (apt-get install -y chromium)`;
-    console.log(`\n${'!'.repeat(line.length)}\n${line}\n${'!'.repeat(line.length)}\n`);
-    t.skip(line);
-    return;
-  }
-  const { chromium } = await import('playwright-core');
+  const context = await launchChromium(t);
+  if (context === undefined) return;
   const server = await startServer(t, true);
-  const userDataDir = mkdtempSync(join(tmpdir(), 'agentgate-chromium-'));
-  t.after(() => rmSync(userDataDir, { recursive: true, force: true }));
-  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS });
-  t.after(() => context.close());
   const page = context.pages()[0] ?? (await context.newPage());
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(error.message));
-  page.on('console', (message) => message.type() === 'error' && problems.push(message.text()));
-  mkdirSync(ARTIFACTS, { recursive: true });
+  const problems = watchProblems(page);
 
   try {
     await page.goto(`${server.url}/agent/playground`);
@@ -84,7 +106,11 @@ test('playground in Chromium: paste a token, send a message, see the streamed re
     await page.locator('.msg.error', { hasText: '401' }).waitFor({ timeout: 10_000 });
 
     await page.fill('#token', TOKEN);
+    // A shared agent has no sessions route: the page asks, gets 404, and shows no list.
+    const probe = page.waitForResponse((response) => new URL(response.url()).pathname === '/agent/sessions');
     await page.click('#use-token');
+    assert.equal((await probe).status(), 404);
+    assert.equal(await page.locator('#sessions').isHidden(), true, 'a shared agent: no sessions list');
     assert.equal(await page.inputValue('#token'), '', 'the field is cleared; the token lives in page memory');
     await page.fill('#message', 'hello from the playground');
     await page.press('#message', 'Enter');
@@ -112,4 +138,180 @@ test('playground in Chromium: paste a token, send a message, see the streamed re
     await page.screenshot({ path: join(ARTIFACTS, 'playground.png'), fullPage: true });
   }
   assert.ok(existsSync(join(ARTIFACTS, 'playground.png')));
+});
+
+const ALICE_TOKEN = 'playground-alice-0123456789abcdef';
+const BOB_TOKEN = 'playground-bob-0123456789abcdef01';
+
+async function principalOf(auth: ReturnType<typeof apiToken>, token: string): Promise<Principal> {
+  const principal = await auth(new Request('http://localhost/', { headers: { authorization: `Bearer ${token}` } }));
+  assert.equal(principal?.authenticator, 'api-token');
+  return principal as Principal;
+}
+
+/** The titles the page lists, once it lists exactly `count` sessions. */
+async function listedTitles(page: Page, count: number): Promise<string[]> {
+  const rows = page.locator('#session-list button.session');
+  for (let tries = 0; (await rows.count()) !== count; tries++) {
+    assert.ok(tries < 200, `the list never showed ${count} sessions (it shows ${await rows.count()})`);
+    await page.waitForTimeout(50);
+  }
+  return page.locator('#session-list .session-title').allInnerTexts();
+}
+
+async function say(page: Page, text: string) {
+  const replies = await page.locator('.msg.assistant.done').count();
+  await page.fill('#message', text);
+  await page.press('#message', 'Enter');
+  await page.locator('.msg.assistant.done').nth(replies).waitFor({ timeout: 10_000 });
+}
+
+test("playground in Chromium, sessions: 'owned': each token lists only its own sessions; one reopens with its transcript and pending approval and continues in place; screenshot kept", async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  const alice = apiToken(ALICE_TOKEN, { id: 'alice' });
+  const bob = apiToken(BOB_TOKEN, { id: 'bob' });
+  const agent = createAgent({ name: 'playground', model: echoModel(), tools: [refund], store: memoryStore(), sessions: 'owned' });
+  const server = await serve({ agent, auth: [alice, bob], port: 0, log: 'off', playground: true });
+  t.after(() => server.close());
+  const [alicePrincipal, bobPrincipal] = [await principalOf(alice, ALICE_TOKEN), await principalOf(bob, BOB_TOKEN)];
+  refunds.length = 0;
+
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = watchProblems(page);
+  const bobPage = await context.newPage();
+  const bobProblems = watchProblems(bobPage);
+  try {
+    // Each page is brought to the front before use: a background tab's animation frames are throttled, and clicks wait for them.
+    await page.bringToFront();
+    await page.goto(`${server.url}/agent/playground`);
+    await page.fill('#token', ALICE_TOKEN);
+    await page.click('#use-token');
+    await page.locator('#no-sessions').waitFor({ state: 'visible', timeout: 10_000 });
+    assert.deepEqual(await listedTitles(page, 0), []);
+
+    // Alice's first session ends with a tool call waiting for approval; her second is plain.
+    await say(page, 'alice asks about order B-1');
+    await page.fill('#message', '/tool refund {"orderId":"B-1","amount":5}');
+    await page.click('#send');
+    await page.locator('button.approve').waitFor({ timeout: 10_000 });
+    assert.deepEqual(await listedTitles(page, 1), ['alice asks about order B-1']);
+    await page.click('#new-chat');
+    assert.equal(await page.locator('.msg').count(), 0, 'New chat empties the log');
+    await say(page, 'alice second chat');
+    assert.deepEqual(await listedTitles(page, 2), ['alice second chat', 'alice asks about order B-1'], 'newest first');
+    assert.match(await page.locator('#session-list button.session').nth(1).innerText(), /1 pending/);
+
+    const own = await agent.listSessions({ principal: alicePrincipal });
+    assert.deepEqual(own.sessions.map((session) => session.title), ['alice second chat', 'alice asks about order B-1']);
+    const [second, first] = own.sessions.map((session) => session.sessionId);
+    assert.equal(await page.textContent('#chat-id'), `chat ${second}`);
+
+    // Bob: a wrong token is named as such; his own token lists none of Alice's sessions, then only his.
+    await bobPage.bringToFront();
+    await bobPage.goto(`${server.url}/agent/playground`);
+    await bobPage.fill('#token', 'not-a-token-of-anyone-0123456789');
+    await bobPage.click('#use-token');
+    await bobPage.locator('#token-state', { hasText: 'token refused (401)' }).waitFor({ timeout: 10_000 });
+    assert.equal(await bobPage.locator('#sessions').isHidden(), true);
+    await bobPage.fill('#token', BOB_TOKEN);
+    await bobPage.click('#use-token');
+    await bobPage.locator('#no-sessions').waitFor({ state: 'visible', timeout: 10_000 });
+    assert.deepEqual(await listedTitles(bobPage, 0), [], "bob's list holds none of alice's sessions");
+    await say(bobPage, 'bob has his own question');
+    assert.deepEqual(await listedTitles(bobPage, 1), ['bob has his own question']);
+    assert.deepEqual((await agent.listSessions({ principal: bobPrincipal })).sessions.map((session) => session.title), ['bob has his own question']);
+    // Reopening one of Alice's sessions by id answers as an unknown one would, and the page says so.
+    await bobPage.evaluate((id) => (globalThis as unknown as { openSession(id: string): Promise<void> }).openSession(id), first!);
+    await bobPage.locator('.msg.error', { hasText: 'could not open the session: 404' }).waitFor({ timeout: 10_000 });
+    assert.match(await bobPage.locator('.msg.error').last().innerText(), /not yours/);
+    // And an approval button for one of Alice's approvals, pressed in Bob's page: 404, named as such, nothing runs.
+    const [pending] = await agent.pendingApprovals(first!, { principal: alicePrincipal });
+    await bobPage.evaluate((id) => {
+      const page = globalThis as unknown as { toolCard(parent: Element, name: string, input: unknown): Element; askApproval(card: Element, id: string): void };
+      page.askApproval(page.toolCard(document.getElementById('log')!, 'refund', {}), id);
+    }, pending!.id);
+    await bobPage.locator('button.approve').click();
+    await bobPage.locator('.msg.error', { hasText: 'no such approval for this token' }).waitFor({ timeout: 10_000 });
+    assert.deepEqual(refunds, []);
+
+    // Alice reopens her first session: its transcript, its pending approval, then she continues it.
+    await page.bringToFront();
+    await page.locator('#session-list button.session', { hasText: 'alice asks about order B-1' }).click();
+    await page.locator('#chat-id', { hasText: first! }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('#session-list button.session.open .session-title').innerText(), 'alice asks about order B-1');
+    const bubbles = page.locator('.msg');
+    assert.deepEqual(
+      (await bubbles.locator('.text').allInnerTexts()).slice(0, 2),
+      ['alice asks about order B-1', 'alice asks about order B-1'],
+      'the first exchange, echoed',
+    );
+    assert.equal(await page.locator('.msg', { hasText: 'alice second chat' }).count(), 0, 'nothing of the other session');
+    const card = page.locator('.tool', { hasText: 'B-1' });
+    assert.match(await card.innerText(), /refund[\s\S]*waiting for your approval/);
+    assert.deepEqual(refunds, []);
+    await card.locator('button.approve').click();
+    await page.locator('.msg.assistant.done .text', { hasText: 'Tool results: refund' }).waitFor({ timeout: 10_000 });
+    assert.deepEqual(refunds, [{ orderId: 'B-1', amount: 5 }]);
+    await say(page, 'alice continues the first chat');
+    await page.locator('.msg.assistant.done .text', { hasText: 'alice continues the first chat' }).waitFor({ timeout: 10_000 });
+
+    // The server's transcripts: the message landed in the first session, the second is untouched.
+    const firstMessages = (await agent.transcript(first!, { principal: alicePrincipal })).messages;
+    const userTexts = firstMessages.filter((message) => message.role === 'user').map((message) => message.content);
+    assert.deepEqual(userTexts, ['alice asks about order B-1', '/tool refund {"orderId":"B-1","amount":5}', 'alice continues the first chat']);
+    assert.equal(firstMessages.at(-1)?.role, 'assistant');
+    assert.match(String(firstMessages.at(-1)?.content), /alice continues the first chat/);
+    const http = await send(`${server.url}/agent/chat/${first}`, { headers: { authorization: `Bearer ${ALICE_TOKEN}` } });
+    assert.equal(http.status, 200);
+    assert.deepEqual(JSON.parse(http.text).messages, firstMessages);
+    const secondMessages = (await agent.transcript(second!, { principal: alicePrincipal })).messages;
+    assert.deepEqual(secondMessages.filter((message) => message.role === 'user').map((message) => message.content), ['alice second chat']);
+    assert.deepEqual(await agent.pendingApprovals(first!, { principal: alicePrincipal }), []);
+    // Still two sessions, the continued one first and no longer pending.
+    for (let tries = 0; (await page.locator('#session-list button.session').first().innerText()).split('\n')[0] !== 'alice asks about order B-1'; tries++) {
+      assert.ok(tries < 200, 'the list was not refreshed after the exchange');
+      await page.waitForTimeout(50);
+    }
+    assert.deepEqual(await listedTitles(page, 2), ['alice asks about order B-1', 'alice second chat']);
+    assert.doesNotMatch(await page.locator('#session-list').innerText(), /pending/);
+
+    await page.click('#new-chat');
+    assert.notEqual(await page.textContent('#chat-id'), `chat ${first}`);
+    assert.equal(await page.locator('#session-list button.session.open').count(), 0);
+
+    const storage = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]);
+    assert.deepEqual(storage, [0, 0, '']);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(bobProblems.filter((problem) => !/status of (401|404)/.test(problem)), []);
+  } finally {
+    await page.locator('#session-list button.session').first().click().catch(() => {});
+    await page.locator('.msg.assistant.done').last().waitFor({ timeout: 5_000 }).catch(() => {});
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-sessions.png'), fullPage: true });
+  }
+  assert.ok(existsSync(join(ARTIFACTS, 'playground-sessions.png')));
+});
+
+test("playground in Chromium, sessions: 'owned': a long list comes a page at a time; More appends the rest, newest first", async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  const alice = apiToken(ALICE_TOKEN, { id: 'alice' });
+  const agent = createAgent({ name: 'playground', model: echoModel(), store: memoryStore(), sessions: 'owned' });
+  const server = await serve({ agent, auth: [alice], port: 0, log: 'off', playground: true });
+  t.after(() => server.close());
+  const principal = await principalOf(alice, ALICE_TOKEN);
+  for (let n = 1; n <= 23; n++) await agent.send(`session number ${n}`, { principal });
+  // The server's order (updatedAt descending, then id descending: several share a millisecond).
+  const titles = (await agent.listSessions({ principal, limit: 100 })).sessions.map((session) => session.title);
+  assert.equal(new Set(titles).size, 23);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = watchProblems(page);
+  await page.goto(`${server.url}/agent/playground`);
+  await page.fill('#token', ALICE_TOKEN);
+  await page.click('#use-token');
+  assert.deepEqual(await listedTitles(page, 20), titles.slice(0, 20));
+  await page.click('#more-sessions');
+  assert.deepEqual(await listedTitles(page, 23), titles);
+  assert.equal(await page.locator('#more-sessions').isHidden(), true, 'no further page');
+  assert.deepEqual(problems, []);
 });
