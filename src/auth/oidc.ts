@@ -1,9 +1,7 @@
 import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
-import {
-  KEY_SET_TIMEOUT_MS, attemptGate, fetchJsonObject, isWorkersRuntime, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals,
-} from './jose/key-set.ts';
+import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
 import { createJwtEntry, readClaimsPolicy, readKeySetAlgorithms, readPrincipalMapper, readResourceMetadata, readTokenPolicy, type JwtOptions } from './jwt.ts';
 import { readCacheSize } from './token-cache.ts';
 import type { AuthFn } from './types.ts';
@@ -65,13 +63,12 @@ export function oidc(options: OidcOptions): AuthFn {
  * requests in between skip.
  */
 function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals): KeySource {
-  const fetchImpl = internals.fetch ?? ((input: string, init: RequestInit) => fetch(input, init));
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   let keys: KeySource | undefined;
 
   const discover = async (): Promise<boolean> => {
     try {
-      const document = await fetchJsonObject(url, fetchImpl, internals.timeoutMs ?? KEY_SET_TIMEOUT_MS);
+      const document = await fetchJsonObject(url, internals);
       if (document.issuer !== issuer) {
         throw new Error(`its issuer ${JSON.stringify(String(document.issuer).slice(0, 200))} is not the configured issuer`);
       }
@@ -85,7 +82,7 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
       return false;
     }
   };
-  const discoveries = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), discover);
+  const discoveries = attemptGate(internals, discover);
 
   return {
     keysFor(header) {

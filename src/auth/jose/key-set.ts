@@ -71,7 +71,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * body included), any answer but 2xx (a redirect is not followed), a body over 1 MiB, or a
  * body that is not a JSON object.
  */
-export async function fetchJsonObject(url: string, fetchImpl: FetchLike, timeoutMs: number): Promise<Record<string, unknown>> {
+export async function fetchJsonObject(url: string, internals: KeySetInternals): Promise<Record<string, unknown>> {
+  const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<never>((_, reject) => {
@@ -81,7 +82,7 @@ export async function fetchJsonObject(url: string, fetchImpl: FetchLike, timeout
     }, timeoutMs);
   });
   try {
-    return await Promise.race([readJsonObject(url, fetchImpl, controller.signal), timedOut]);
+    return await Promise.race([readJsonObject(url, internals.fetch ?? fetch, controller.signal), timedOut]);
   } finally {
     clearTimeout(timer);
     // Releases a body left unread (a refused answer) and whatever a timed-out exchange still holds.
@@ -179,9 +180,7 @@ function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefi
  * keys are still shared. Every failure gives no keys (a skip), never an error.
  */
 export function keySetCache(url: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals = {}): KeySource {
-  const fetchImpl: FetchLike = internals.fetch ?? ((input, init) => fetch(input, init));
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
-  const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
   let index: KeyIndex | undefined;
   const warned = new Set<string>();
   let started = 0;
@@ -189,7 +188,7 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
 
   const load = async (attempt: number): Promise<boolean> => {
     try {
-      const keys = await importKeySet(await fetchJsonObject(url, fetchImpl, timeoutMs), algorithms, warned);
+      const keys = await importKeySet(await fetchJsonObject(url, internals), algorithms, warned);
       // On Workers fetches overlap: an older answer never replaces a newer one.
       if (attempt > installed) {
         installed = attempt;
@@ -201,7 +200,7 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
       return false;
     }
   };
-  const fetches = attemptGate(internals.perRequestFetch ?? isWorkersRuntime(), () => load(++started));
+  const fetches = attemptGate(internals, () => load(++started));
   const isFresh = (time: number): boolean => index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
 
   return {
@@ -227,15 +226,16 @@ export function withoutQuery(url: string): string {
 
 /**
  * How key-set fetches and OIDC discovery start (design §3). Concurrent requests share the
- * attempt in flight, except on Workers (`perRequest`): there a request may not wait on I/O that
+ * attempt in flight, except on Workers (or `perRequestFetch`): there a request may not wait on I/O that
  * another request began, so it starts its own, unless the last attempt failed. Otherwise a new
  * attempt starts at most once per 30 s, and `next()` answers `undefined` in between: those
  * requests skip. So while attempts fail, one starts per 30 s on every runtime.
  */
-export function attemptGate(perRequest: boolean, attempt: () => Promise<boolean>): {
+export function attemptGate(internals: KeySetInternals, attempt: () => Promise<boolean>): {
   /** The attempt to wait for at `time`; `own`: on Workers, this request starts its own while another is in flight. */
   next(time: number, own?: boolean): Promise<unknown> | undefined;
 } {
+  const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
   let pending: Promise<unknown> | undefined;
   let inFlight = 0;
   let failing = false;
