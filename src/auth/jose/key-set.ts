@@ -107,17 +107,6 @@ async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSi
   return object;
 }
 
-/** The imported keys of one fetch, indexed for the two ways a header picks keys. */
-interface KeyIndex {
-  readonly fetchedAt: number;
-  readonly all: ReadonlySet<VerifyKey>;
-  readonly kids: ReadonlySet<string>;
-  /** `alg` → `kid` → keys. */
-  readonly byKid: ReadonlyMap<string, ReadonlyMap<string, readonly VerifyKey[]>>;
-  /** `alg` → the first keys of that algorithm, for a token without `kid`. */
-  readonly byAlg: ReadonlyMap<string, readonly VerifyKey[]>;
-}
-
 /**
  * The keys of a JWKS document that can serve `algorithms`, imported. Each member of `keys`
  * that cannot serve (not a public RSA/EC JWK, `kty` `oct`, RSA under 2048 bits or with a bad
@@ -144,8 +133,10 @@ export async function importKeySet(document: Record<string, unknown>, algorithms
   return imported.flat(2);
 }
 
-function indexKeys(keys: readonly VerifyKey[], fetchedAt: number): KeyIndex {
+/** The imported keys of one fetch, indexed for the two ways a header picks keys. */
+function indexKeys(keys: readonly VerifyKey[], fetchedAt: number) {
   const kids = new Set<string>();
+  // `alg` → `kid` → keys, and `alg` → the first keys of that algorithm, for a token without `kid`.
   const byKid = new Map<string, Map<string, VerifyKey[]>>();
   const byAlg = new Map<string, VerifyKey[]>();
   for (const key of keys) {
@@ -163,6 +154,8 @@ function indexKeys(keys: readonly VerifyKey[], fetchedAt: number): KeyIndex {
   }
   return { fetchedAt, all: new Set(keys), kids, byKid, byAlg };
 }
+
+type KeyIndex = ReturnType<typeof indexKeys>;
 
 /** The keys for `header`, or `undefined` when its `kid` is not in the set. */
 function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefined {
