@@ -61,8 +61,8 @@ export interface JwtOptions {
   resourceMetadata?: string | URL;
 }
 
-/** What `createJwtEntry` needs: the checked options and where the keys come from. */
-export interface JwtEntryConfig {
+/** What `createJwtEntry` needs: where the keys come from, the allowed algorithms, and the options `readEntryOptions` checked. */
+export interface JwtEntryConfig extends Partial<Omit<EntryOptions, 'claims'>> {
   /** Names the helper in errors: `'jwt()'`, `'oidc()'`. */
   readonly helper: string;
   /** `authenticator` of the default principal and the mapper's default. */
@@ -70,12 +70,6 @@ export interface JwtEntryConfig {
   readonly source: KeySource;
   readonly algorithms: readonly AlgorithmName[];
   readonly claims: ClaimsPolicy;
-  /** `typ` and `scopes`; default none. */
-  readonly token?: TokenPolicy;
-  readonly principal: JwtPrincipalMapper | undefined;
-  /** Verified tokens kept (`cache`); 0 or absent: none. */
-  readonly cacheSize?: number;
-  readonly resourceMetadata?: string | undefined;
   /** The clock, in seconds since the epoch. Internal: tests pin it; default `Date.now() / 1000`. */
   readonly now?: () => number;
 }
@@ -102,9 +96,7 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
     const got = given.length === 0 ? 'none' : given.join(' and ');
     throw new AuthConfigError(`${helper}: give exactly one key source: secret, publicKey or jwksUrl (got ${got})`);
   }
-  const claims = readClaimsPolicy(helper, options);
-  const token = readTokenPolicy(helper, options);
-  const principal = readPrincipalMapper(helper, options.principal);
+  const shared = readEntryOptions(helper, options);
   let algorithms: readonly AlgorithmName[];
   let source: KeySource;
   if (given[0] === 'secret') {
@@ -124,9 +116,7 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
     algorithms = readKeySetAlgorithms(helper, options.algorithms);
     source = keySetCache(readHttpsUrl(helper, 'jwksUrl', options.jwksUrl), algorithms, keySetInternals(options));
   }
-  const cacheSize = readCacheSize(helper, options.cache);
-  const resourceMetadata = readResourceMetadata(helper, options.resourceMetadata);
-  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, claims, token, principal, cacheSize, resourceMetadata, now });
+  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, ...shared, now });
 }
 
 /**
@@ -134,8 +124,7 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
  * Skips return `null`, no `Error`; the reporting form (`WITH_REFUSALS`, only with `onRefused`) also says why.
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
-  const { helper, authenticator, source, claims: policy, principal: mapper, resourceMetadata, now = systemClock } = config;
-  const { typ, scopes } = config.token ?? {};
+  const { helper, authenticator, source, claims: policy, principal: mapper, typ, scopes, resourceMetadata, now = systemClock } = config;
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
   const cache = config.cacheSize ? new TokenCache(config.cacheSize) : undefined;
 
@@ -267,22 +256,23 @@ export function readClaimsPolicy(
   return Object.freeze({ issuers, audiences, clockToleranceSec });
 }
 
-/** `typ` (normalized as the header's) and `scopes`, of `jwt()` and `oidc()`. */
-export interface TokenPolicy {
-  readonly typ: string | undefined;
-  readonly scopes: readonly string[] | undefined;
-}
+type EntryOptions = ReturnType<typeof readEntryOptions>;
 
-export function readTokenPolicy(helper: string, options: Pick<JwtOptions, 'typ' | 'scopes'>): TokenPolicy {
-  const { typ, scopes } = options;
+/** Checks the options `jwt()` and `oidc()` share: all but the key source and `algorithms`. `typ` is normalized as the header's. */
+export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secret' | 'publicKey' | 'jwksUrl' | 'algorithms'>) {
+  const { typ, scopes, principal } = options;
+  const claims = readClaimsPolicy(helper, options);
   if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throw new AuthConfigError(`${helper}: typ must be a non-empty string, e.g. "at+jwt"`);
   if (scopes !== undefined && (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)))) {
     throw new AuthConfigError(`${helper}: scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`);
   }
-  return Object.freeze({ typ: typ === undefined ? undefined : mediaType(typ), scopes: scopes === undefined ? undefined : Object.freeze([...scopes]) });
-}
-
-export function readPrincipalMapper(helper: string, value: unknown): JwtPrincipalMapper | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);
-  return value as JwtPrincipalMapper | undefined;
+  if (principal !== undefined && typeof principal !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);
+  return {
+    claims,
+    typ: typ === undefined ? undefined : mediaType(typ),
+    scopes: scopes === undefined ? undefined : Object.freeze([...scopes]),
+    principal,
+    cacheSize: readCacheSize(helper, options.cache),
+    resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
+  };
 }

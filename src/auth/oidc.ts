@@ -2,8 +2,7 @@ import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
-import { createJwtEntry, readClaimsPolicy, readKeySetAlgorithms, readPrincipalMapper, readResourceMetadata, readTokenPolicy, type JwtOptions } from './jwt.ts';
-import { readCacheSize } from './token-cache.ts';
+import { createJwtEntry, readEntryOptions, readKeySetAlgorithms, type JwtOptions } from './jwt.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
@@ -48,11 +47,7 @@ export function oidc(options: OidcOptions): AuthFn {
     authenticator: 'oidc',
     source: discoveredKeySet(discoveryUrl, issuerUrl, issuer, algorithms, keySetInternals(options)),
     algorithms,
-    claims: readClaimsPolicy(helper, { ...options, issuer }),
-    token: readTokenPolicy(helper, options),
-    cacheSize: readCacheSize(helper, options.cache),
-    principal: readPrincipalMapper(helper, options.principal),
-    resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
+    ...readEntryOptions(helper, options),
   });
 }
 
