@@ -237,7 +237,6 @@ function readNames(helper: string, option: string, value: unknown): readonly str
   return Object.freeze([...(names as string[])]);
 }
 
-/** Checks `issuer`, `audience`, `allowAnyAudience` and `clockToleranceSec`. */
 export function readClaimsPolicy(
   helper: string,
   options: Pick<JwtOptions, 'issuer' | 'audience' | 'allowAnyAudience' | 'clockToleranceSec'>,

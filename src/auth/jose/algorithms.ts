@@ -61,7 +61,6 @@ export function jwsAlgorithm(name: string): JwsAlgorithm | undefined {
   return TABLE.get(name);
 }
 
-/** The algorithms a key of this type (and curve) can verify. */
 export function algorithmsFor(kty: KeyType, curve?: NamedCurve): readonly AlgorithmName[] {
   return [...TABLE.values()].filter((algorithm) => algorithm.kty === kty && algorithm.curve === curve).map((algorithm) => algorithm.name);
 }

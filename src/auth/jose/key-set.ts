@@ -40,7 +40,6 @@ export function withKeySetInternals<T extends object>(options: T, internals: Key
   return { ...options, [KEY_SET_INTERNALS]: internals };
 }
 
-/** The internals attached to `options`, or none. */
 export function keySetInternals(options: object): KeySetInternals {
   return (options as { [KEY_SET_INTERNALS]?: KeySetInternals })[KEY_SET_INTERNALS] ?? {};
 }

@@ -33,7 +33,6 @@ export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Se
   return NO_KEYS;
 }
 
-/** A `VerifyKey` for `spec` and one of its algorithms. */
 export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<VerifyKey> {
   if (!spec.algorithms.includes(algorithm.name)) throw new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`);
   // A JWK too: its members were checked and re-encoded as SPKI, so one import path serves both
@@ -43,7 +42,6 @@ export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorit
   return Object.freeze(spec.kid === undefined ? { algorithm, key, signatureLength } : { algorithm, key, signatureLength, kid: spec.kid });
 }
 
-/** A `VerifyKey` for HMAC key bytes and one `HS*` algorithm. */
 export async function importHmacVerifyKey(secret: Uint8Array<ArrayBuffer>, algorithm: JwsAlgorithm): Promise<VerifyKey> {
   if (secret.length < MIN_SECRET_BYTES) throw new RangeError(`an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`);
   if (algorithm.kty !== 'oct') throw new TypeError(`${algorithm.name} is not an HMAC algorithm`);
