@@ -1,29 +1,62 @@
-// HTTP benchmark of the node server (`npm run bench:http [--json] [--seconds <n>] [--rounds <n>]`):
-// requests/s on loopback at 50 connections, for `POST /agent` (suite `http`) and
-// `GET /agent/health` (suite `http-health`), with the auth list open, apiToken(), HS256 jwt()
-// and ES256 jwt(), and `owned`: apiToken() in front of an agent with `sessions: 'owned'` (what
-// ownership costs is `owned` against `api-token`; target ≥ 0.95). The servers run in this process; autocannon runs in a child process, so
-// the load generator never shares an event loop with the server. Cases are interleaved:
-// each round measures every case once, in a fresh random order; the result is the median.
-import { fork } from 'node:child_process';
+// HTTP benchmark of the node server beside its peers (`npm run bench:http [--json] [--seconds <n>]
+// [--rounds <n>] [--filter <suite>] [--quiet-wait <s>] [--decay]`).
+//
+// Every server runs in its own process (`--server <case>`), the load generator (autocannon, 50
+// connections) in another, so no two share an event loop. Suites: `POST /agent` with
+// `{"message":"hello"}` (suite `http`) and `GET /agent/health` (suite `http-health`). Cases:
+// - peers, answering the same routes with the same JSON: `raw-node` (node:http by hand, the
+//   baseline of every "× raw node" ratio), `fastify`, `hono` (Hono on @hono/node-server);
+// - ours, `serve()`: `instant` (a stand-in agent that answers at once), `open` (the echo agent
+//   on a store that keeps nothing, no auth), `api-token`, `jwt-hs256`, `jwt-es256`, `owned`
+//   (apiToken() in front of an agent with `sessions: 'owned'`), `memory` (the echo agent on
+//   memoryStore()), `api-token-log` (api-token with the request log on, as serve() defaults).
+// Rounds interleave: each round measures every case once in a fresh random order, each sample
+// after a quiet-machine gate (other processes' CPU use under 10% of the machine, waiting at most
+// `--quiet-wait` seconds; samples taken without quiet are counted in the report). The result
+// per case is the median over rounds; CPU-µs per request is the server process's CPU time
+// (all its threads: garbage collection too) over the requests answered in the sample.
+// `--decay`: 100,000 requests to the `memory` case in ten tenths; the last tenth's req/s
+// against the first's (target: within 10%).
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { createAgent, echoModel } from '../src/agent/index.ts';
-import type { Agent, Store } from '../src/agent/types.ts';
+import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
+import type { Agent, RunResult, Store } from '../src/agent/types.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
 import type { AuthOption } from '../src/auth/index.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { serve } from '../src/node/index.ts';
-import { formatTable, jsonLine, median, parseArgs, shuffle, type CaseResult } from './lib.ts';
+import { formatOps, median, parseArgs, shuffle } from './lib.ts';
 
 const CONNECTIONS = 50;
 const AUDIENCE = 'agent-api';
 const ISSUER = 'https://issuer.example.com';
 const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
-const TARGETS: Readonly<Record<string, number>> = { 'api-token': 0.9, 'jwt-hs256': 0.7 };
-const OWNED_TARGET = 0.95;
+const TOKEN = 'bench-api-token-0123456789';
+const QUIET_BUSY = 0.1;
+const PEERS = ['raw-node', 'fastify', 'hono'] as const;
+const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'owned', 'memory', 'api-token-log'] as const;
+type CaseName = (typeof PEERS)[number] | (typeof OURS)[number];
 
 /** One measurement the load generator runs. */
-interface Load { key: string; url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds: number }
+interface Load { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds?: number; amount?: number }
+interface LoadResult { requestsPerSec: number; ok: number; failed: number }
+
+// ---------------------------------------------------------------------------------------------
+// The servers, one per process.
+
+/** What every server answers to `POST /agent`: the shape of a run result. */
+function runResult(message: string): RunResult {
+  return {
+    sessionId: crypto.randomUUID(),
+    status: 'completed',
+    text: message,
+    messages: [{ role: 'user', content: message }, { role: 'assistant', content: message }],
+    approvals: [],
+  };
+}
 
 /** A store that keeps nothing: the benchmark measures the server, auth and run, not storage growth. */
 function discardStore(): Store {
@@ -44,6 +77,7 @@ function discardStore(): Store {
 const encoder = new TextEncoder();
 const b64json = (value: unknown) => encodeBase64url(encoder.encode(JSON.stringify(value)));
 
+/** A signed token and the jwt() entry that accepts it; the same key for the server and the orchestrator (seeded by SECRET). */
 async function signedToken(alg: 'HS256' | 'ES256'): Promise<{ token: string; auth: AuthOption }> {
   const now = Math.floor(Date.now() / 1000);
   const input = `${b64json({ alg, typ: 'JWT' })}.${b64json({ sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 3600 })}`;
@@ -58,111 +92,286 @@ async function signedToken(alg: 'HS256' | 'ES256'): Promise<{ token: string; aut
   return { token: `${input}.${encodeBase64url(signature)}`, auth: [jwt({ publicKey, issuer: ISSUER, audience: AUDIENCE })] };
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const options = parseArgs(argv);
-  // autocannon needs about a second per measurement to be steady: 3 s per case over 3 rounds unless told.
-  const seconds = argv.some((a) => a.startsWith('--seconds')) ? options.seconds : 3;
-  const rounds = argv.some((a) => a.startsWith('--rounds')) ? options.rounds : 3;
-  const slice = Math.max(1, Math.round(seconds / rounds));
-  const human = options.json ? console.error.bind(console) : console.log;
+const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+
+function rawNodeServer() {
+  const reply = (res: import('node:http').ServerResponse, status: number, value: unknown) => {
+    const text = JSON.stringify(value);
+    res.writeHead(status, { ...HEADERS, 'content-length': Buffer.byteLength(text) }).end(text);
+  };
+  return createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/agent/health') return reply(res, 200, { status: 'ok' });
+    if (req.method !== 'POST' || req.url !== '/agent') return reply(res, 404, { error: 'Not Found' });
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        reply(res, 200, runResult((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message: string }).message));
+      } catch {
+        reply(res, 400, { error: 'Request body must be valid JSON' });
+      }
+    });
+  });
+}
+
+/** Starts the server of one case in this process; resolves to its origin and what the client sends. */
+async function startServer(name: CaseName): Promise<{ origin: string; authorization?: string }> {
+  const listen = (server: import('node:http').Server) =>
+    new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  if (name === 'raw-node') return { origin: await listen(rawNodeServer()) };
+  if (name === 'fastify') {
+    const { default: Fastify } = await import('fastify');
+    const app = Fastify();
+    app.get('/agent/health', (_request, reply) => reply.headers(HEADERS).send({ status: 'ok' }));
+    app.post('/agent', (request, reply) => reply.headers(HEADERS).send(runResult((request.body as { message: string }).message)));
+    return { origin: await app.listen({ port: 0, host: '127.0.0.1' }) };
+  }
+  if (name === 'hono') {
+    const { Hono } = await import('hono');
+    const { serve: honoServe } = await import('@hono/node-server');
+    const app = new Hono();
+    app.get('/agent/health', (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
+    app.post('/agent', async (c) => c.json(runResult((await c.req.json<{ message: string }>()).message), 200, { 'cache-control': 'no-store' }));
+    return new Promise((resolve) => {
+      honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ origin: `http://127.0.0.1:${info.port}` }));
+    });
+  }
   delete process.env.AGENT_API_TOKEN;
-  // The end of each measurement closes connections with requests in flight, which aborts their
-  // runs; the route handler logs those aborts. They are expected here: keep them off the report.
+  // Closing connections at the end of a sample aborts runs in flight; the route handler logs those aborts.
   const logError = console.error;
   console.error = (...args: unknown[]) => {
     if (!args.some((arg) => (arg as Error | null)?.name === 'AbortError')) logError(...args);
   };
+  const echo = (store: Store, sessions?: 'owned') => createAgent({ name: 'bench', model: echoModel(), store, ...(sessions && { sessions }) });
+  const bearer = { auth: [apiToken(TOKEN)], authorization: `Bearer ${TOKEN}` };
+  let agent: Agent = echo(discardStore());
+  let auth: AuthOption | undefined;
+  let authorization: string | undefined;
+  if (name === 'instant') {
+    const send = async (message: string) => runResult(message);
+    agent = Object.freeze({ ...agent, send });
+  } else if (name === 'memory') agent = echo(memoryStore());
+  else if (name === 'owned') agent = echo(discardStore(), 'owned');
+  if (name === 'api-token' || name === 'api-token-log' || name === 'owned') ({ auth, authorization } = bearer);
+  if (name === 'jwt-hs256' || name === 'jwt-es256') {
+    const signed = await signedToken(name === 'jwt-hs256' ? 'HS256' : 'ES256');
+    ({ auth } = signed);
+    authorization = `Bearer ${signed.token}`;
+  }
+  const server = await serve({ agent, auth, port: 0, log: name === 'api-token-log' ? 'text' : 'off' });
+  return { origin: server.url, ...(authorization !== undefined && { authorization }) };
+}
 
-  const hs256 = await signedToken('HS256');
-  const es256 = await signedToken('ES256');
-  const agent = createAgent({ name: 'bench', model: echoModel(), store: discardStore() });
-  const ownedAgent = createAgent({ name: 'bench', model: echoModel(), store: discardStore(), sessions: 'owned' });
-  const cases: Record<string, { auth: AuthOption | undefined; authorization?: string; agent?: Agent }> = {
-    open: { auth: undefined },
-    'api-token': { auth: [apiToken('bench-api-token-0123456789')], authorization: 'Bearer bench-api-token-0123456789' },
-    owned: { auth: [apiToken('bench-api-token-0123456789')], authorization: 'Bearer bench-api-token-0123456789', agent: ownedAgent },
-    'jwt-hs256': { auth: hs256.auth, authorization: `Bearer ${hs256.token}` },
-    'jwt-es256': { auth: es256.auth, authorization: `Bearer ${es256.token}` },
+// ---------------------------------------------------------------------------------------------
+// The orchestrator.
+
+interface ServerHandle { name: CaseName; origin: string; authorization?: string; cpu(): Promise<number>; child: ChildProcess }
+
+function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = () => reject(new Error('a benchmark process exited'));
+    child.once('exit', onExit);
+    child.once('message', (answer) => {
+      child.off('exit', onExit);
+      resolve(answer as T);
+    });
+    child.send(message as object);
+  });
+}
+
+async function launch(name: CaseName): Promise<ServerHandle> {
+  // stdout ignored: the request log of `api-token-log` is written, as in production, and dropped.
+  const child = fork(new URL(import.meta.url), ['--server', name], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const started = await ask<{ origin: string; authorization?: string }>(child, 'start');
+  return { name, ...started, child, cpu: () => ask<number>(child, 'cpu') };
+}
+
+/** Fraction of the machine's CPU time spent busy over `ms` (from /proc/stat); 0 where it cannot be read. */
+async function machineBusy(ms: number): Promise<number> {
+  const read = () => {
+    try {
+      const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+      const idle = fields[3]! + (fields[4] ?? 0);
+      return { idle, total: fields.slice(0, 8).reduce((a, b) => a + b, 0) };
+    } catch {
+      return undefined;
+    }
   };
-  const servers = new Map<string, Awaited<ReturnType<typeof serve>>>();
-  for (const [name, { auth, agent: served }] of Object.entries(cases)) servers.set(name, await serve({ agent: served ?? agent, auth, port: 0, log: 'off' }));
+  const before = read();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = read();
+  if (before === undefined || after === undefined || after.total === before.total) return 0;
+  return 1 - (after.idle - before.idle) / (after.total - before.total);
+}
+
+/** Waits until the machine is quiet (at most `maxWaitMs`); true when it was. */
+async function quietGate(maxWaitMs: number): Promise<{ quiet: boolean; busy: number }> {
+  const deadline = Date.now() + maxWaitMs;
+  let busy = 1;
+  do {
+    busy = await machineBusy(250);
+    if (busy <= QUIET_BUSY) return { quiet: true, busy };
+  } while (Date.now() < deadline);
+  return { quiet: false, busy };
+}
+
+interface Row { suite: string; case: CaseName; reqPerSec: number; min: number; max: number; cpuUs: number; xNode: number; xOpen: number; rounds: number }
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  // --quiet-wait <s> and --decay are this benchmark's own; the rest are bench/lib.ts's.
+  let quietWaitMs = 15_000;
+  const quietAt = argv.findIndex((a) => a === '--quiet-wait' || a.startsWith('--quiet-wait='));
+  if (quietAt >= 0) {
+    const [arg, next] = argv.splice(quietAt, argv[quietAt]!.includes('=') ? 1 : 2);
+    quietWaitMs = Number(arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next) * 1000;
+    if (!(quietWaitMs >= 0)) throw new Error('--quiet-wait needs a number of seconds');
+  }
+  const decay = argv.includes('--decay');
+  const options = parseArgs(argv.filter((a) => a !== '--decay'));
+  // autocannon needs about a second per sample to be steady: 5 rounds of 3 s unless told.
+  const rounds = argv.some((a) => a.startsWith('--rounds')) ? options.rounds : 5;
+  const slice = argv.some((a) => a.startsWith('--seconds')) ? Math.max(1, Math.round(options.seconds / rounds)) : 3;
+  const human = options.json ? console.error.bind(console) : console.log;
 
   const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const measure = (load: Load) =>
-    new Promise<{ requestsPerSec: number; failed: number }>((resolve) => {
-      generator.once('message', resolve);
-      generator.send(load);
+  const measure = (load: Load) => ask<LoadResult>(generator, load);
+  const names: CaseName[] = decay ? ['memory'] : [...PEERS, ...OURS];
+  const servers = new Map<CaseName, ServerHandle>();
+  try {
+    for (const name of names) servers.set(name, await launch(name));
+    const loadFor = (server: ServerHandle, method: 'GET' | 'POST', path: string): Load => ({
+      url: server.origin + path,
+      method,
+      headers: { 'content-type': 'application/json', ...(server.authorization !== undefined && { authorization: server.authorization }) },
+      ...(method === 'POST' && { body: '{"message":"hello"}' }),
     });
 
-  const suites = [
-    { suite: 'http', method: 'POST' as const, path: '/agent', body: '{"message":"hello"}' },
-    { suite: 'http-health', method: 'GET' as const, path: '/agent/health', body: undefined },
-  ].filter((s) => options.filter === undefined || s.suite.startsWith(options.filter));
+    if (decay) {
+      const server = servers.get('memory')!;
+      await measure({ ...loadFor(server, 'POST', '/agent'), amount: 2_000 });
+      const tenths: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const { requestsPerSec, failed } = await measure({ ...loadFor(server, 'POST', '/agent'), amount: 10_000 });
+        if (failed > 0) throw new Error(`decay: ${failed} requests failed`);
+        tenths.push(requestsPerSec);
+        human(`tenth ${i + 1}: ${formatOps(requestsPerSec)} req/s`);
+      }
+      const ratio = tenths[9]! / tenths[0]!;
+      human(`memory (echo agent on memoryStore()): 100,000 requests, last tenth ${ratio.toFixed(3)}x the first (no decay, within 10%: ${ratio >= 0.9 ? 'met' : 'MISSED'})`);
+      if (options.json) process.stdout.write(JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)) }) + '\n');
+      return;
+    }
 
-  try {
-    for (const { suite, method, path, body } of suites) {
-      if (options.json) console.error(`bench: measuring ${suite}…`);
-      const loads = new Map<string, Load>();
-      for (const [name, { authorization }] of Object.entries(cases)) {
-        const headers: Record<string, string> = { 'content-type': 'application/json', ...(authorization !== undefined && { authorization }) };
-        loads.set(name, { key: name, url: `${servers.get(name)!.url}${path}`, method, headers, ...(body !== undefined && { body }), seconds: slice });
+    const suites = [
+      { suite: 'http', method: 'POST' as const, path: '/agent' },
+      { suite: 'http-health', method: 'GET' as const, path: '/agent/health' },
+    ].filter((s) => options.filter === undefined || s.suite.startsWith(options.filter));
+    let noisy = 0;
+    let samplesTaken = 0;
+    let worstBusy = 0;
+    for (const { suite, method, path } of suites) {
+      human(`bench: ${suite}: warming up…`);
+      for (const server of servers.values()) {
+        const warm = await measure({ ...loadFor(server, method, path), seconds: 1 });
+        if (warm.failed > 0) throw new Error(`${suite} ${server.name}: ${warm.failed} requests failed during warm-up`);
       }
-      for (const load of loads.values()) {
-        const warm = await measure({ ...load, seconds: 1 });
-        if (warm.failed > 0) throw new Error(`${suite} ${load.key}: ${warm.failed} requests failed during warm-up`);
-      }
-      const samples = new Map<string, number[]>([...loads.keys()].map((name) => [name, []]));
+      const rates = new Map<CaseName, number[]>(names.map((name) => [name, []]));
+      const cpus = new Map<CaseName, number[]>(names.map((name) => [name, []]));
       for (let round = 0; round < rounds; round++) {
-        for (const name of shuffle([...loads.keys()])) {
-          const { requestsPerSec, failed } = await measure(loads.get(name)!);
+        human(`bench: ${suite}: round ${round + 1} of ${rounds}`);
+        for (const name of shuffle(names)) {
+          const server = servers.get(name)!;
+          const gate = await quietGate(quietWaitMs);
+          samplesTaken++;
+          if (!gate.quiet) noisy++;
+          worstBusy = Math.max(worstBusy, gate.busy);
+          const before = await server.cpu();
+          const { requestsPerSec, ok, failed } = await measure({ ...loadFor(server, method, path), seconds: slice });
+          const cpu = (await server.cpu()) - before;
           if (failed > 0) throw new Error(`${suite} ${name}: ${failed} requests failed`);
-          samples.get(name)!.push(requestsPerSec);
+          rates.get(name)!.push(requestsPerSec);
+          cpus.get(name)!.push(cpu / ok);
         }
       }
-      const base = median(samples.get('open')!);
-      const results: CaseResult[] = [...samples].map(([name, values]) => ({
-        suite,
-        case: name,
-        opsPerSec: median(values),
-        ratio: median(values) / base,
-        min: Math.min(...values),
-        max: Math.max(...values),
-        rounds: values.length,
-      }));
-      if (options.json) for (const result of results) process.stdout.write(jsonLine(result) + '\n');
-      else human(formatTable({ suite, baseline: 'open' }, results));
-      human(`requests/s at ${CONNECTIONS} connections, ${method} ${path}, median of ${rounds} rounds of ${slice} s (autocannon in a child process)`);
-      if (suite === 'http') {
-        human(
-          Object.entries(TARGETS)
-            .map(([name, target]) => {
-              const ratio = results.find((r) => r.case === name)!.ratio;
-              return `${name} ${ratio.toFixed(2)}x open (target ≥ ${target}x: ${ratio >= target ? 'met' : 'MISSED'})`;
-            })
-            .join('; '),
-        );
-        const owned = results.find((r) => r.case === 'owned')!.opsPerSec / results.find((r) => r.case === 'api-token')!.opsPerSec;
-        human(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${owned >= OWNED_TARGET ? 'met' : 'MISSED'})`);
+      const node = median(rates.get('raw-node')!);
+      const open = median(rates.get('open')!);
+      const rows: Row[] = names.map((name) => {
+        const values = rates.get(name)!;
+        const reqPerSec = median(values);
+        return { suite, case: name, reqPerSec, min: Math.min(...values), max: Math.max(...values), cpuUs: median(cpus.get(name)!), xNode: reqPerSec / node, xOpen: reqPerSec / open, rounds };
+      });
+      if (options.json) {
+        for (const r of rows) {
+          const round = (v: number, d: number) => Math.round(v * 10 ** d) / 10 ** d;
+          process.stdout.write(JSON.stringify({ suite, case: r.case, opsPerSec: round(r.reqPerSec, 1), ratio: round(r.xNode, 4), ratioToOpen: round(r.xOpen, 4), cpuUsPerRequest: round(r.cpuUs, 1) }) + '\n');
+        }
       }
-      if (!options.json) human('');
+      human(table(suite, rows));
+      human(`requests/s at ${CONNECTIONS} connections, ${method} ${path}, median of ${rounds} rounds of ${slice} s; each server in its own process`);
+      human(verdicts(rows).join('\n'));
+      human('');
     }
+    human(`quiet-machine gate: ${samplesTaken - noisy} of ${samplesTaken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each); busiest gate reading ${(worstBusy * 100).toFixed(0)}%`);
   } finally {
     generator.kill();
-    await Promise.all([...servers.values()].map((server) => server.close()));
+    for (const server of servers.values()) server.child.kill();
   }
 }
 
+function table(suite: string, rows: readonly Row[]): string {
+  const header = ['case', 'req/s (median)', '× raw node', '× open', 'CPU-µs/req', 'spread (min – max)'];
+  const cells = rows.map((r) => [r.case, formatOps(r.reqPerSec), `${r.xNode.toFixed(3)}x`, `${r.xOpen.toFixed(3)}x`, r.cpuUs.toFixed(0), `${formatOps(r.min)} – ${formatOps(r.max)}`]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
+  const line = (row: readonly string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  return [`suite ${suite}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
+}
+
+function verdicts(rows: readonly Row[]): string[] {
+  const get = (name: CaseName) => rows.find((r) => r.case === name)!;
+  const check = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  const instant = get('instant');
+  const vsFastify = instant.reqPerSec / get('fastify').reqPerSec;
+  const vsHono = instant.reqPerSec / get('hono').reqPerSec;
+  const out = [
+    `instant ${instant.xNode.toFixed(2)}x raw node (target ≥ 0.8x: ${check(instant.xNode >= 0.8)}); ${vsHono.toFixed(2)}x hono (ahead: ${check(vsHono > 1)}); ${vsFastify.toFixed(2)}x fastify (level, ≥ 0.95x: ${check(vsFastify >= 0.95)})`,
+  ];
+  if (rows[0]!.suite === 'http') {
+    const apiToken = get('api-token');
+    out.push(`api-token ${apiToken.xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(apiToken.xOpen >= 0.9)}); jwt-hs256 ${get('jwt-hs256').xOpen.toFixed(2)}x open (target ≥ 0.7x: ${check(get('jwt-hs256').xOpen >= 0.7)})`);
+    const owned = get('owned').reqPerSec / apiToken.reqPerSec;
+    out.push(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${check(owned >= 0.95)})`);
+    out.push(`memory ${get('memory').xNode.toFixed(2)}x raw node (target ≥ 0.35x: ${check(get('memory').xNode >= 0.35)})`);
+    out.push(`request log on: api-token-log ${(get('api-token-log').reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(get('api-token-log').cpuUs - apiToken.cpuUs).toFixed(0)} CPU-µs/req more`);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes.
+
 // autocannon ships no types: only what is used here.
-interface AutocannonResult { requests: { average: number }; non2xx: number; errors: number; timeouts: number }
-type Autocannon = (options: Load & { connections: number; duration: number; pipelining: number }) => Promise<AutocannonResult>;
+interface AutocannonResult { requests: { average: number; total: number }; duration: number; '2xx': number; non2xx: number; errors: number; timeouts: number }
+type Autocannon = (options: Load & { connections: number; duration?: number; pipelining: number }) => Promise<AutocannonResult>;
 
 if (process.argv[2] === '--load-generator') {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   process.on('message', async (load: Load) => {
-    const result = await autocannon({ ...load, connections: CONNECTIONS, duration: load.seconds, pipelining: 1 });
-    process.send?.({ requestsPerSec: result.requests.average, failed: result.non2xx + result.errors + result.timeouts });
+    const { seconds, amount, ...rest } = load;
+    const result = await autocannon({ ...rest, connections: CONNECTIONS, pipelining: 1, ...(amount !== undefined ? { amount } : { duration: seconds }) });
+    const requestsPerSec = amount !== undefined ? result['2xx'] / (result.duration / 1000 || 1) : result.requests.average;
+    process.send?.({ requestsPerSec, ok: result['2xx'], failed: result.non2xx + result.errors + result.timeouts } satisfies LoadResult);
   });
+} else if (process.argv[2] === '--server') {
+  const name = process.argv[3] as CaseName;
+  process.on('message', async (message: string) => {
+    if (message === 'start') process.send?.(await startServer(name));
+    else if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send?.(user + system);
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
 } else {
   await main();
 }
