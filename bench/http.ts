@@ -1,5 +1,5 @@
 // HTTP benchmark of the node server beside its peers (`npm run bench:http [--json] [--seconds <n>]
-// [--rounds <n>] [--filter <suite>] [--quiet-wait <s>] [--decay]`).
+// [--rounds <n>] [--filter <suite>] [--quiet-wait <s>] [--cases <a,b,…>] [--decay]`).
 //
 // Every server runs in its own process (`--server <case>`), the load generator (autocannon, 50
 // connections) in another, so no two share an event loop. Suites: `POST /agent` with
@@ -227,6 +227,13 @@ async function main(): Promise<void> {
     quietWaitMs = Number(arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next) * 1000;
     if (!(quietWaitMs >= 0)) throw new Error('--quiet-wait needs a number of seconds');
   }
+  // --cases a,b,…: only these cases (raw-node and open always run: the ratios need them).
+  let only: string[] | undefined;
+  const casesAt = argv.findIndex((a) => a === '--cases' || a.startsWith('--cases='));
+  if (casesAt >= 0) {
+    const [arg, next] = argv.splice(casesAt, argv[casesAt]!.includes('=') ? 1 : 2);
+    only = (arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next!).split(',');
+  }
   const decay = argv.includes('--decay');
   const options = parseArgs(argv.filter((a) => a !== '--decay'));
   // autocannon needs about a second per sample to be steady: 5 rounds of 3 s unless told.
@@ -236,7 +243,7 @@ async function main(): Promise<void> {
 
   const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const measure = (load: Load) => ask<LoadResult>(generator, load);
-  const names: CaseName[] = decay ? ['memory'] : [...PEERS, ...OURS];
+  const names: CaseName[] = decay ? ['memory'] : [...PEERS, ...OURS].filter((name) => only === undefined || ['raw-node', 'open', ...only].includes(name));
   const servers = new Map<CaseName, ServerHandle>();
   try {
     for (const name of names) servers.set(name, await launch(name));
@@ -328,6 +335,7 @@ function table(suite: string, rows: readonly Row[]): string {
 }
 
 function verdicts(rows: readonly Row[]): string[] {
+  if (rows.length < PEERS.length + OURS.length) return [];
   const get = (name: CaseName) => rows.find((r) => r.case === name)!;
   const check = (ok: boolean) => (ok ? 'met' : 'MISSED');
   const instant = get('instant');

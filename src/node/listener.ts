@@ -52,6 +52,7 @@ export function nodeBridge(handler: (request: Request, req: IncomingMessage, res
   const { origin, onRequest, beforeWrite } = options;
   const deliver = (response: unknown, res: ServerResponse) => {
     if (!(response instanceof Response)) response = failed(new TypeError('the handler did not return a Response'));
+    if (cutOff.has(res.req) && !res.req.complete) res.shouldKeepAlive = false;
     beforeWrite?.(res);
     const written = writeResponse(response as Response, res);
     if (written !== undefined) written.catch((error: unknown) => writeFailed(error, res));
@@ -77,6 +78,8 @@ export function nodeBridge(handler: (request: Request, req: IncomingMessage, res
 }
 
 const CONTROLLER = Symbol('agentgate.abort');
+/** Requests whose body reader gave up before the end: their connection closes after the answer. */
+const cutOff = new WeakSet<IncomingMessage>();
 type Tracked = ServerResponse & { [CONTROLLER]?: AbortController };
 
 /** A client that disconnects before its response has gone out aborts the request's `signal`. */
@@ -140,18 +143,19 @@ function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Requ
 
 /**
  * The request body as a Web stream, with back-pressure: the node stream is paused while the
- * queue is full. Half the cost of `Readable.toWeb()` (6 against 12.5 CPU-µs, Node 22); the
- * same end: cancelling destroys the request.
+ * queue is full. Half the cost of `Readable.toWeb()` (6 against 12.5 CPU-µs, Node 22).
  */
 function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   let settled = false;
+  let onData: (chunk: Buffer) => void;
   return new ReadableStream<Uint8Array>(
     {
       start(controller) {
-        req.on('data', (chunk: Buffer) => {
+        onData = (chunk: Buffer) => {
           controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
           if ((controller.desiredSize ?? 0) <= 0) req.pause();
-        });
+        };
+        req.on('data', onData);
         req.once('end', () => {
           if (!settled) controller.close();
           settled = true;
@@ -170,8 +174,12 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
         req.resume();
       },
       cancel() {
+        // The reader stopped (a body over its limit): node discards the rest, and the connection
+        // closes once the answer (a 413) is out, rather than dying before it.
         settled = true;
-        req.destroy();
+        req.off('data', onData);
+        cutOff.add(req);
+        req.resume();
       },
     },
     { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },

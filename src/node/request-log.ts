@@ -33,12 +33,20 @@ export function requestLog(format: RequestLogFormat, write: (line: string) => vo
   if (format === 'off') return { auth: (auth) => auth, track: () => undefined };
   const principals = new WeakMap<Request, string>();
 
+  const note = <T>(request: Request, outcome: T): T => {
+    if (outcome === (true as unknown)) principals.set(request, 'custom:anonymous');
+    else if (typeof (outcome as { id?: unknown } | null)?.id === 'string') {
+      const { authenticator, id } = outcome as { authenticator?: string; id: string };
+      principals.set(request, `${authenticator ?? 'custom'}:${id}`);
+    }
+    return outcome;
+  };
+  // A synchronous entry (apiToken(), basic()) stays synchronous: no promise per request.
   const noted = (entry: AuthFn): AuthFn => {
-    const wrapped: AuthFn = async (request) => {
-      const outcome = await entry(request);
-      if (outcome === (true as unknown)) principals.set(request, 'custom:anonymous');
-      else if (typeof outcome?.id === 'string') principals.set(request, `${outcome.authenticator ?? 'custom'}:${outcome.id}`);
-      return outcome;
+    const wrapped: AuthFn = (request) => {
+      const outcome = entry(request);
+      if (typeof (outcome as PromiseLike<unknown> | null)?.then !== 'function') return note(request, outcome);
+      return Promise.resolve(outcome).then((value) => note(request, value));
     };
     if (entry.challenges !== undefined) wrapped.challenges = entry.challenges;
     return wrapped;
