@@ -18,16 +18,16 @@
 // `--decay`: 100,000 requests to the `memory` case in ten tenths; the last tenth's req/s
 // against the first's (target: within 10%).
 import { fork, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
-import type { Agent, RunResult, Store } from '../src/agent/types.ts';
+import type { Agent, Store } from '../src/agent/types.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
 import type { AuthOption } from '../src/auth/index.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { serve } from '../src/node/index.ts';
+import { ask, discardStore, type Load, type LoadResult, QUIET_BUSY, quietGate, runResult } from './http-shared.ts';
 import { formatOps, median, parseArgs, shuffle } from './lib.ts';
 
 const CONNECTIONS = 50;
@@ -35,44 +35,13 @@ const AUDIENCE = 'agent-api';
 const ISSUER = 'https://issuer.example.com';
 const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const TOKEN = 'bench-api-token-0123456789';
-const QUIET_BUSY = 0.1;
 const PEERS = ['raw-node', 'fastify', 'hono'] as const;
 const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'owned', 'memory', 'api-token-log'] as const;
 type CaseName = (typeof PEERS)[number] | (typeof OURS)[number];
 
-/** One measurement the load generator runs. */
-interface Load { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds?: number; amount?: number }
-interface LoadResult { requestsPerSec: number; ok: number; failed: number }
 
 // ---------------------------------------------------------------------------------------------
 // The servers, one per process.
-
-/** What every server answers to `POST /agent`: the shape of a run result. */
-function runResult(message: string): RunResult {
-  return {
-    sessionId: crypto.randomUUID(),
-    status: 'completed',
-    text: message,
-    messages: [{ role: 'user', content: message }, { role: 'assistant', content: message }],
-    approvals: [],
-  };
-}
-
-/** A store that keeps nothing: the benchmark measures the server, auth and run, not storage growth. */
-function discardStore(): Store {
-  return {
-    loadSession: async () => undefined,
-    saveSession: async () => undefined,
-    loadCheckpoint: async () => undefined,
-    saveCheckpoint: async () => undefined,
-    deleteCheckpoint: async () => false,
-    listCheckpoints: async () => [],
-    loadMemory: async () => [],
-    appendMemory: async () => undefined,
-    listSessions: async () => [],
-    deleteSession: async () => false,
-  };
-}
 
 const encoder = new TextEncoder();
 const b64json = (value: unknown) => encodeBase64url(encoder.encode(JSON.stringify(value)));
@@ -167,52 +136,11 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
 
 interface ServerHandle { name: CaseName; origin: string; authorization?: string; cpu(): Promise<number>; child: ChildProcess }
 
-function ask<T>(child: ChildProcess, message: unknown): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onExit = () => reject(new Error('a benchmark process exited'));
-    child.once('exit', onExit);
-    child.once('message', (answer) => {
-      child.off('exit', onExit);
-      resolve(answer as T);
-    });
-    child.send(message as object);
-  });
-}
-
 async function launch(name: CaseName): Promise<ServerHandle> {
   // stdout ignored: the request log of `api-token-log` is written, as in production, and dropped.
   const child = fork(new URL(import.meta.url), ['--server', name], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const started = await ask<{ origin: string; authorization?: string }>(child, 'start');
   return { name, ...started, child, cpu: () => ask<number>(child, 'cpu') };
-}
-
-/** Fraction of the machine's CPU time spent busy over `ms` (from /proc/stat); 0 where it cannot be read. */
-async function machineBusy(ms: number): Promise<number> {
-  const read = () => {
-    try {
-      const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-      const idle = fields[3]! + (fields[4] ?? 0);
-      return { idle, total: fields.slice(0, 8).reduce((a, b) => a + b, 0) };
-    } catch {
-      return undefined;
-    }
-  };
-  const before = read();
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  const after = read();
-  if (before === undefined || after === undefined || after.total === before.total) return 0;
-  return 1 - (after.idle - before.idle) / (after.total - before.total);
-}
-
-/** Waits until the machine is quiet (at most `maxWaitMs`); true when it was. */
-async function quietGate(maxWaitMs: number): Promise<{ quiet: boolean; busy: number }> {
-  const deadline = Date.now() + maxWaitMs;
-  let busy = 1;
-  do {
-    busy = await machineBusy(250);
-    if (busy <= QUIET_BUSY) return { quiet: true, busy };
-  } while (Date.now() < deadline);
-  return { quiet: false, busy };
 }
 
 interface Row { suite: string; case: CaseName; reqPerSec: number; min: number; max: number; cpuUs: number; xNode: number; xOpen: number; rounds: number }
