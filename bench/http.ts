@@ -137,8 +137,10 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
 interface ServerHandle { name: CaseName; origin: string; authorization?: string; cpu(): Promise<number>; child: ChildProcess }
 
 async function launch(name: CaseName): Promise<ServerHandle> {
-  // stdout ignored: the request log of `api-token-log` is written, as in production, and dropped.
-  const child = fork(new URL(import.meta.url), ['--server', name], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  // The request log of `api-token-log` goes to a pipe that is read and dropped, as a log
+  // collector would read it; the other servers write nothing on stdout.
+  const child = fork(new URL(import.meta.url), ['--server', name], { stdio: ['ignore', name === 'api-token-log' ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
+  child.stdout?.resume();
   const started = await ask<{ origin: string; authorization?: string }>(child, 'start');
   return { name, ...started, child, cpu: () => ask<number>(child, 'cpu') };
 }
@@ -185,16 +187,16 @@ async function main(): Promise<void> {
     if (decay) {
       const server = servers.get('memory')!;
       await measure({ ...loadFor(server, 'POST', '/agent'), amount: 2_000 });
-      const tenths: number[] = [];
-      for (let i = 0; i < 10; i++) {
-        const { requestsPerSec, failed } = await measure({ ...loadFor(server, 'POST', '/agent'), amount: 10_000 });
-        if (failed > 0) throw new Error(`decay: ${failed} requests failed`);
-        tenths.push(requestsPerSec);
-        human(`tenth ${i + 1}: ${formatOps(requestsPerSec)} req/s`);
-      }
+      // One run of 100,000 requests; the load generator notes the time of every 10,000th answer.
+      const { tenths, failed } = await ask<{ tenths: number[]; failed: number }>(generator, { ...loadFor(server, 'POST', '/agent'), amount: 100_000, tenths: true });
+      if (failed > 0) throw new Error(`decay: ${failed} requests failed`);
+      tenths.forEach((rate, i) => human(`tenth ${i + 1}: ${formatOps(rate)} req/s`));
       const ratio = tenths[9]! / tenths[0]!;
-      human(`memory (echo agent on memoryStore()): 100,000 requests, last tenth ${ratio.toFixed(3)}x the first (no decay, within 10%: ${ratio >= 0.9 ? 'met' : 'MISSED'})`);
-      if (options.json) process.stdout.write(JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)) }) + '\n');
+      // Beside the literal criterion, the median of the last three tenths over that of the first
+      // three: one burst of load from another process moves a single tenth by 20% on a shared machine.
+      const steady = median(tenths.slice(7)) / median(tenths.slice(0, 3));
+      human(`memory (echo agent on memoryStore()): 100,000 requests, last tenth ${ratio.toFixed(3)}x the first (no decay, within 10%: ${ratio >= 0.9 ? 'met' : 'MISSED'}); median of tenths 8-10 ${steady.toFixed(3)}x that of tenths 1-3`);
+      if (options.json) process.stdout.write(JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)), steady: Number(steady.toFixed(4)) }) + '\n');
       return;
     }
 
@@ -288,14 +290,36 @@ function verdicts(rows: readonly Row[]): string[] {
 
 // autocannon ships no types: only what is used here.
 interface AutocannonResult { requests: { average: number; total: number }; duration: number; '2xx': number; non2xx: number; errors: number; timeouts: number }
-type Autocannon = (options: Load & { connections: number; duration?: number; pipelining: number }) => Promise<AutocannonResult>;
+interface AutocannonInstance { on(event: 'response', listener: () => void): void }
+type Autocannon = (
+  options: Load & { connections: number; duration?: number; pipelining: number },
+  done?: (error: Error | null, result?: AutocannonResult) => void,
+) => Promise<AutocannonResult> | AutocannonInstance;
 
 if (process.argv[2] === '--load-generator') {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  process.on('message', async (load: Load) => {
-    const { seconds, amount, ...rest } = load;
-    const result = await autocannon({ ...rest, connections: CONNECTIONS, pipelining: 1, ...(amount !== undefined ? { amount } : { duration: seconds }) });
-    const requestsPerSec = amount !== undefined ? result['2xx'] / (result.duration / 1000 || 1) : result.requests.average;
+  process.on('message', async (load: Load & { tenths?: boolean }) => {
+    const { seconds, amount, tenths: byTenth, ...rest } = load;
+    const options = { ...rest, connections: CONNECTIONS, pipelining: 1, ...(amount !== undefined ? { amount } : { duration: seconds }) };
+    if (byTenth === true && amount !== undefined) {
+      // The rate of each tenth of the requests, from the times its answers came back.
+      const step = amount / 10;
+      const marks = [performance.now()];
+      let answered = 0;
+      const result = await new Promise<AutocannonResult>((resolve, reject) => {
+        const instance = autocannon(options, (error, done) => (error ? reject(error) : resolve(done!))) as AutocannonInstance;
+        instance.on('response', () => {
+          if (++answered % step === 0) marks.push(performance.now());
+        });
+      });
+      const tenths = marks.slice(1).map((mark, i) => (step * 1000) / (mark - marks[i]!));
+      process.send?.({ tenths, failed: result.non2xx + result.errors + result.timeouts });
+      return;
+    }
+    const started = performance.now();
+    const result = await (autocannon(options) as Promise<AutocannonResult>);
+    // A fixed amount: its own clock (autocannon's duration is in whole seconds).
+    const requestsPerSec = amount !== undefined ? (result['2xx'] * 1000) / (performance.now() - started) : result.requests.average;
     process.send?.({ requestsPerSec, ok: result['2xx'], failed: result.non2xx + result.errors + result.timeouts } satisfies LoadResult);
   });
 } else if (process.argv[2] === '--server') {
