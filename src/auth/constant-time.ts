@@ -1,9 +1,10 @@
-// SHA-256 (FIPS 180-4) in plain JavaScript, synchronous. Measured (Node 22, this repository's
-// 2-core VM, `npm run bench -- --filter digest`): 0.5 µs for a 40-byte secret where
-// `crypto.subtle.digest` costs ~9 µs of CPU and a thread-pool job per call (14.6% of the node
-// server's main thread under apiToken(), issue 19); 8 KiB in ~45 µs against ~35 µs. Every step
-// is an add, rotate or xor of 32-bit words with no table indexed by the data, so its time
-// depends on the length of the input alone.
+// SHA-256 (FIPS 180-4) in plain JavaScript, synchronous, for apiToken() and basic(): per
+// request they hash what the client sent. Measured (`npm run bench -- --filter digest`, Node 22,
+// the 2-core VM of issue 19): a 40-byte token in ~2.8 µs (355k/s) where an awaited
+// `crypto.subtle.digest` takes ~51 µs (19.6k/s), a thread-pool job per call and 14.6% of the node
+// server's main thread under apiToken() (issue 19); 8 KiB in ~100 µs, level with Web Crypto.
+// Every step is an add, rotate or xor of 32-bit words, with no table indexed by the data, so the
+// time depends on the length of the input alone.
 const K = new Int32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
   0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
