@@ -68,14 +68,13 @@ export async function machineBusy(ms: number): Promise<number> {
   return 1 - (after.idle - before.idle) / (after.total - before.total);
 }
 
-/** Waits until the machine is quiet (at most `maxWaitMs`); true when it was. */
-export async function quietGate(maxWaitMs: number): Promise<{ quiet: boolean; busy: number }> {
-  const deadline = Date.now() + maxWaitMs;
+/** Waits until the machine is quiet (at most `maxWaitMs`): whether it was, the last reading, and how long it waited. */
+export async function quietGate(maxWaitMs: number): Promise<{ quiet: boolean; busy: number; waitedMs: number }> {
+  const started = Date.now();
   let busy = 1;
   do {
     busy = await machineBusy(250);
-    if (busy <= QUIET_BUSY) return { quiet: true, busy };
-  } while (Date.now() < deadline);
-  return { quiet: false, busy };
+    if (busy <= QUIET_BUSY) return { quiet: true, busy, waitedMs: Date.now() - started };
+  } while (Date.now() - started < maxWaitMs);
+  return { quiet: false, busy, waitedMs: Date.now() - started };
 }
-
