@@ -219,3 +219,24 @@ test('the route handler through toNodeListener(): each 401 challenge its own lin
   assert.equal(accepted.status, 200);
   assert.equal((JSON.parse(accepted.text) as { text: string }).text, 'hi');
 });
+
+test('toNodeListener(): a body the handler never reads is drained, so a kept-alive connection serves its next request', async () => {
+  const url = await listen(() => new Response('{"error":"Unauthorized"}', { status: 401 }));
+  const { Agent } = await import('node:http');
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (size: number) =>
+    new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${url}/`, { method: 'POST', agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+      req.end(Buffer.alloc(size));
+    });
+  try {
+    const statuses = [await post(2 * 1024 * 1024), await post(10), await post(3 * 1024 * 1024), await post(10)];
+    assert.deepEqual(statuses, [401, 401, 401, 401]);
+  } finally {
+    agent.destroy();
+  }
+});
