@@ -160,7 +160,7 @@ test('toNodeListener(): request bodies stream in whole (2 MiB in small chunks, w
   assert.equal((await send(`${url}/text`, { method: 'POST', body: 'x'.repeat(100_000) })).text, '100000');
 });
 
-test('serve(): a body over 1 MiB without Content-Length is refused 413 once the limit is passed', async () => {
+test('serve(): a body over 1 MiB without Content-Length is refused 413 once the limit is passed', { timeout: 20_000 }, async () => {
   const url = await serveAgent();
   const status = await new Promise<number>((resolve, reject) => {
     const req = httpRequest(`${url}/agent`, { method: 'POST', headers: { ...TOKEN, 'transfer-encoding': 'chunked' }, agent: false }, (res) => {
@@ -220,7 +220,7 @@ test('the route handler through toNodeListener(): each 401 challenge its own lin
   assert.equal((JSON.parse(accepted.text) as { text: string }).text, 'hi');
 });
 
-test('toNodeListener(): a body the handler never reads is drained, so a kept-alive connection serves its next request', async () => {
+test('toNodeListener(): a body the handler never reads is drained, so a kept-alive connection serves its next request', { timeout: 20_000 }, async () => {
   const url = await listen(() => new Response('{"error":"Unauthorized"}', { status: 401 }));
   const { Agent } = await import('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
