@@ -29,7 +29,36 @@ export function requestLogFormat(option: RequestLogFormat | undefined, env = pro
 /** Control characters and spaces escaped, so a path cannot forge a line or a field. */
 const printable = (text: string) => text.replace(/[\s\p{Cc}\p{Cf}\\"]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-export function requestLog(format: RequestLogFormat, write: (line: string) => void = (line) => process.stdout.write(line + '\n')): RequestLog {
+/**
+ * Lines gathered over one turn of the event loop go out in one write to stdout: a write per line
+ * is a system call per request (on a pipe, with the reader woken each time), measured by
+ * `npm run bench:http` (case api-token-log against api-token, GET /agent/health): +58 CPU-µs
+ * per request with a write per line (127 against 69), within the noise gathered (60 against 63).
+ * What is still gathered when the process exits is written then.
+ */
+const pending: string[] = [];
+let flushing = false;
+let hooked = false;
+function flush(): void {
+  flushing = false;
+  if (pending.length === 0) return;
+  const text = pending.join('\n') + '\n';
+  pending.length = 0;
+  process.stdout.write(text);
+}
+function writeLine(line: string): void {
+  pending.push(line);
+  if (!hooked) {
+    hooked = true;
+    process.once('exit', flush);
+  }
+  if (!flushing) {
+    flushing = true;
+    setImmediate(flush);
+  }
+}
+
+export function requestLog(format: RequestLogFormat, write: (line: string) => void = writeLine): RequestLog {
   if (format === 'off') return { auth: (auth) => auth, track: () => undefined };
   const principals = new WeakMap<Request, string>();
 
