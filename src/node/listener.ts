@@ -54,11 +54,15 @@ export function toNodeListener(handler: WebHandler, options: NodeListenerOptions
 export function nodeBridge(handler: (request: Request, req: IncomingMessage, res: ServerResponse) => Response | Promise<Response>, options: BridgeOptions = {}): NodeListener {
   const { origin, onRequest, beforeWrite } = options;
   const deliver = (response: unknown, res: ServerResponse) => {
-    if (!(response instanceof Response)) response = failed(new TypeError('the handler did not return a Response'));
-    if (cutOff.has(res.req) && !res.req.complete) res.shouldKeepAlive = false;
-    beforeWrite?.(res);
-    const written = writeResponse(response as Response, res);
-    if (written !== undefined) written.catch((error: unknown) => writeFailed(error, res));
+    try {
+      if (!(response instanceof Response)) response = failed(new TypeError('the handler did not return a Response'));
+      if (cutOff.has(res.req) && !res.req.complete) res.shouldKeepAlive = false;
+      beforeWrite?.(res);
+      const written = writeResponse(response as Response, res);
+      if (written !== undefined) written.catch((error: unknown) => writeFailed(error, res));
+    } catch (error) {
+      writeFailed(error, res);
+    }
   };
   return (req, res) => {
     const controller = new AbortController();
@@ -69,14 +73,18 @@ export function nodeBridge(handler: (request: Request, req: IncomingMessage, res
     const url = typeof path === 'string' ? path : (req.url ?? '');
     // The origin is the server's own, never the Host header: routes see only the path and query.
     const request = url.startsWith('/') ? toRequest(req, (origin ?? localOrigin(req)) + url, controller.signal) : undefined;
+    if (request === undefined) return deliver(errorResponse(400, 'Bad Request'), res);
+    let result: Response | Promise<Response>;
     try {
-      if (request === undefined) return deliver(errorResponse(400, 'Bad Request'), res);
-      const result = handler(request, req, res);
-      if (typeof (result as Partial<Promise<Response>>)?.then === 'function') Promise.resolve(result).then((response) => deliver(response, res), (error: unknown) => deliver(failed(error), res)).catch((error: unknown) => writeFailed(error, res));
-      else deliver(result, res);
+      result = handler(request, req, res);
     } catch (error) {
-      deliver(failed(error), res);
+      return deliver(failed(error), res);
     }
+    if (typeof (result as Partial<Promise<Response>>)?.then !== 'function') return deliver(result, res);
+    Promise.resolve(result).then(
+      (response) => deliver(response, res),
+      (error: unknown) => deliver(failed(error), res),
+    );
   };
 }
 
@@ -118,9 +126,9 @@ function localOrigin(req: IncomingMessage): string {
 /**
  * The Web `Request` of a node request, its body streamed; `undefined` when the URL or a header
  * cannot be one. Its `signal` is the bridge's own (aborted when the client disconnects): handing
- * it to the `Request` constructor would cost ~8 CPU-µs per request (a WeakRef, an abort listener
- * and a finalizer registration; Node 22, measured beside the bench:http `instant` case), so
- * the request keeps it in a field. A copy (`new Request(request)`) does not follow it: pass
+ * it to the `Request` constructor costs ~8 CPU-µs more per request (a WeakRef, an abort listener
+ * and a finalizer registration: 11.8 against 3.8 µs per constructor call in a loop, Node 22),
+ * so the request keeps it in a field. A copy (`new Request(request)`) does not follow it: pass
  * `signal: request.signal` along.
  */
 class BridgeRequest extends Request {
@@ -156,7 +164,8 @@ function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Requ
 
 /**
  * The request body as a Web stream, with back-pressure: the node stream is paused while the
- * queue is full. Half the cost of `Readable.toWeb()` (6 against 12.5 CPU-µs, Node 22).
+ * queue is full. Half the cost of `Readable.toWeb()` (6 against 12.5 CPU-µs per call in a
+ * loop, Node 22).
  */
 function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   let queue!: ReadableStreamDefaultController<Uint8Array>;
