@@ -1,59 +1,59 @@
-// HTTP benchmark of the node server (`npm run bench:http [--json] [--seconds <n>] [--rounds <n>]`):
-// requests/s on loopback at 50 connections, for `POST /agent` (suite `http`) and
-// `GET /agent/health` (suite `http-health`), with the auth list open, apiToken(), HS256 jwt()
-// and ES256 jwt() (`jwt-es256-cache`: with `cache: true`, design §13), and `owned`: apiToken() in front of an agent with `sessions: 'owned'` (what
-// ownership costs is `owned` against `api-token`; target ≥ 0.95). The servers run in this process; autocannon runs in a child process, so
-// the load generator never shares an event loop with the server. Cases are interleaved:
-// each round measures every case once, in a fresh random order; the result is the median.
-// Suite `stores`: sends/s (`POST /agent`, each starting a session) with the memory store, the
-// file store, and the PostgreSQL store behind one and behind two server processes (autocannon
-// spreads its connections over both), every server a child process (bench/store-server.ts);
-// PostgreSQL is DATABASE_URL when set, else a throwaway cluster (tests/node/postgres-harness.ts)
-// with fsync on, as the file store's writes are.
+// HTTP benchmark of the node server beside its peers (`npm run bench:http [--json] [--seconds <n>]
+// [--rounds <n>] [--filter <suite>] [--quiet-wait <s>] [--cases <a,b,…>] [--decay]`).
+//
+// Every server runs in its own process (`--server <case>`), the load generator (autocannon, 50
+// connections) in another, so no two share an event loop. Suites: `POST /agent` with
+// `{"message":"hello"}` (suite `http`) and `GET /agent/health` (suite `http-health`). Cases:
+// - peers, answering the same routes with the same JSON: `raw-node` (node:http by hand, the
+//   baseline of every "× raw node" ratio), `fastify`, `hono` (Hono on @hono/node-server);
+// - ours, `serve()`: `instant` (a stand-in agent that answers at once), `open` (the echo agent
+//   on a store that keeps nothing, no auth), `api-token`, `jwt-hs256`, `jwt-es256`,
+//   `jwt-es256-cache` (jwt() with `cache: true`, the same token each time), `owned`
+//   (apiToken() in front of an agent with `sessions: 'owned'`), `memory` (the echo agent on
+//   memoryStore()), `api-token-log` (api-token with the request log on, as serve() defaults).
+// Rounds interleave: each round measures every case once in a fresh random order, each sample
+// after a quiet-machine gate (other processes' CPU use under 10% of the machine, waiting at most
+// `--quiet-wait` seconds; samples taken without quiet are counted in the report). The result
+// per case is the median over rounds; CPU-µs per request is the server process's CPU time
+// (all its threads: garbage collection too) over the requests answered in the sample.
+// `--decay`: 100,000 requests to the `memory` case in ten tenths; the last tenth's req/s
+// against the first's (target: within 10%).
+// Then suite `stores` (bench/stores.ts, in a child process): sends/s per store, PostgreSQL
+// behind one and two server processes.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAgent, echoModel } from '../src/agent/index.ts';
+import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Agent, Store } from '../src/agent/types.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
 import type { AuthOption } from '../src/auth/index.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { serve } from '../src/node/index.ts';
-import { formatTable, jsonLine, median, parseArgs, shuffle, type CaseResult } from './lib.ts';
+import { ask, discardStore, type Load, type LoadResult, QUIET_BUSY, quietGate, runResult } from './http-shared.ts';
+import { formatOps, median, parseArgs, shuffle } from './lib.ts';
 
 const CONNECTIONS = 50;
 const AUDIENCE = 'agent-api';
 const ISSUER = 'https://issuer.example.com';
 const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
-const TARGETS: Readonly<Record<string, number>> = { 'api-token': 0.9, 'jwt-hs256': 0.7, 'jwt-es256-cache': 0.9 };
-const OWNED_TARGET = 0.95;
+const TOKEN = 'bench-api-token-0123456789';
+const PEERS = ['raw-node', 'fastify', 'hono'] as const;
+const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'jwt-es256-cache', 'owned', 'memory', 'api-token-log'] as const;
+type CaseName = (typeof PEERS)[number] | (typeof OURS)[number];
 
-/** One measurement the load generator runs (several URLs: autocannon spreads the connections over them). */
-interface Load { key: string; url: string | string[]; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds: number }
 
-/** A store that keeps nothing: the benchmark measures the server, auth and run, not storage growth. */
-function discardStore(): Store {
-  return {
-    loadSession: async () => undefined,
-    saveSession: async () => undefined,
-    loadCheckpoint: async () => undefined,
-    saveCheckpoint: async () => undefined,
-    deleteCheckpoint: async () => false,
-    listCheckpoints: async () => [],
-    loadMemory: async () => [],
-    appendMemory: async () => undefined,
-    listSessions: async () => [],
-    deleteSession: async () => false,
-  };
-}
+// ---------------------------------------------------------------------------------------------
+// The servers, one per process.
 
 const encoder = new TextEncoder();
 const b64json = (value: unknown) => encodeBase64url(encoder.encode(JSON.stringify(value)));
 
-async function signedToken(alg: 'HS256' | 'ES256'): Promise<{ token: string; auth: AuthOption; cached?: AuthOption }> {
+/** A signed token and the jwt() entry that accepts it; the same key for the server and the orchestrator (seeded by SECRET). */
+// `cache`: jwt() with `cache: true` (design §13); the same token on every request, as an agent
+// client sends its access token, so every request after the first is a hit.
+async function signedToken(alg: 'HS256' | 'ES256', cache = false): Promise<{ token: string; auth: AuthOption }> {
   const now = Math.floor(Date.now() / 1000);
   const input = `${b64json({ alg, typ: 'JWT' })}.${b64json({ sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 3600 })}`;
   if (alg === 'HS256') {
@@ -64,197 +64,297 @@ async function signedToken(alg: 'HS256' | 'ES256'): Promise<{ token: string; aut
   const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
   const signature = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, encoder.encode(input)));
   const { key_ops: _ops, ext: _ext, ...publicKey } = await crypto.subtle.exportKey('jwk', pair.publicKey);
-  const options = { publicKey, issuer: ISSUER, audience: AUDIENCE };
-  return { token: `${input}.${encodeBase64url(signature)}`, auth: [jwt(options)], cached: [jwt({ ...options, cache: true })] };
+  return { token: `${input}.${encodeBase64url(signature)}`, auth: [jwt({ publicKey, issuer: ISSUER, audience: AUDIENCE, cache })] };
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
-  const options = parseArgs(argv);
-  // autocannon needs about a second per measurement to be steady: 3 s per case over 3 rounds unless told.
-  const seconds = argv.some((a) => a.startsWith('--seconds')) ? options.seconds : 3;
-  const rounds = argv.some((a) => a.startsWith('--rounds')) ? options.rounds : 3;
-  const slice = Math.max(1, Math.round(seconds / rounds));
-  const human = options.json ? console.error.bind(console) : console.log;
+const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
+
+function rawNodeServer() {
+  const reply = (res: import('node:http').ServerResponse, status: number, value: unknown) => {
+    const text = JSON.stringify(value);
+    res.writeHead(status, { ...HEADERS, 'content-length': Buffer.byteLength(text) }).end(text);
+  };
+  return createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/agent/health') return reply(res, 200, { status: 'ok' });
+    if (req.method !== 'POST' || req.url !== '/agent') return reply(res, 404, { error: 'Not Found' });
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        reply(res, 200, runResult((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message: string }).message));
+      } catch {
+        reply(res, 400, { error: 'Request body must be valid JSON' });
+      }
+    });
+  });
+}
+
+/** Starts the server of one case in this process; resolves to its origin and what the client sends. */
+async function startServer(name: CaseName): Promise<{ origin: string; authorization?: string }> {
+  const listen = (server: import('node:http').Server) =>
+    new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  if (name === 'raw-node') return { origin: await listen(rawNodeServer()) };
+  if (name === 'fastify') {
+    const { default: Fastify } = await import('fastify');
+    const app = Fastify();
+    app.get('/agent/health', (_request, reply) => reply.headers(HEADERS).send({ status: 'ok' }));
+    app.post('/agent', (request, reply) => reply.headers(HEADERS).send(runResult((request.body as { message: string }).message)));
+    return { origin: await app.listen({ port: 0, host: '127.0.0.1' }) };
+  }
+  if (name === 'hono') {
+    const { Hono } = await import('hono');
+    const { serve: honoServe } = await import('@hono/node-server');
+    const app = new Hono();
+    app.get('/agent/health', (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
+    app.post('/agent', async (c) => c.json(runResult((await c.req.json<{ message: string }>()).message), 200, { 'cache-control': 'no-store' }));
+    return new Promise((resolve) => {
+      honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ origin: `http://127.0.0.1:${info.port}` }));
+    });
+  }
   delete process.env.AGENT_API_TOKEN;
-  // The end of each measurement closes connections with requests in flight, which aborts their
-  // runs; the route handler logs those aborts. They are expected here: keep them off the report.
+  // Closing connections at the end of a sample aborts runs in flight; the route handler logs those aborts.
   const logError = console.error;
   console.error = (...args: unknown[]) => {
     if (!args.some((arg) => (arg as Error | null)?.name === 'AbortError')) logError(...args);
   };
+  const echo = (store: Store, sessions?: 'owned') => createAgent({ name: 'bench', model: echoModel(), store, ...(sessions && { sessions }) });
+  const bearer = { auth: [apiToken(TOKEN)], authorization: `Bearer ${TOKEN}` };
+  let agent: Agent = echo(discardStore());
+  let auth: AuthOption | undefined;
+  let authorization: string | undefined;
+  if (name === 'instant') {
+    const send = async (message: string) => runResult(message);
+    agent = Object.freeze({ ...agent, send });
+  } else if (name === 'memory') agent = echo(memoryStore());
+  else if (name === 'owned') agent = echo(discardStore(), 'owned');
+  if (name === 'api-token' || name === 'api-token-log' || name === 'owned') ({ auth, authorization } = bearer);
+  if (name === 'jwt-hs256' || name === 'jwt-es256' || name === 'jwt-es256-cache') {
+    const signed = await signedToken(name === 'jwt-hs256' ? 'HS256' : 'ES256', name === 'jwt-es256-cache');
+    ({ auth } = signed);
+    authorization = `Bearer ${signed.token}`;
+  }
+  const server = await serve({ agent, auth, port: 0, log: name === 'api-token-log' ? 'text' : 'off' });
+  return { origin: server.url, ...(authorization !== undefined && { authorization }) };
+}
 
-  const hs256 = await signedToken('HS256');
-  const es256 = await signedToken('ES256');
-  const agent = createAgent({ name: 'bench', model: echoModel(), store: discardStore() });
-  const ownedAgent = createAgent({ name: 'bench', model: echoModel(), store: discardStore(), sessions: 'owned' });
-  const cases: Record<string, { auth: AuthOption | undefined; authorization?: string; agent?: Agent }> = {
-    open: { auth: undefined },
-    'api-token': { auth: [apiToken('bench-api-token-0123456789')], authorization: 'Bearer bench-api-token-0123456789' },
-    owned: { auth: [apiToken('bench-api-token-0123456789')], authorization: 'Bearer bench-api-token-0123456789', agent: ownedAgent },
-    'jwt-hs256': { auth: hs256.auth, authorization: `Bearer ${hs256.token}` },
-    'jwt-es256': { auth: es256.auth, authorization: `Bearer ${es256.token}` },
-    // The same token on every request, as an agent client sends its access token: a cache hit after the first.
-    'jwt-es256-cache': { auth: es256.cached, authorization: `Bearer ${es256.token}` },
-  };
-  const servers = new Map<string, Awaited<ReturnType<typeof serve>>>();
-  for (const [name, { auth, agent: served }] of Object.entries(cases)) servers.set(name, await serve({ agent: served ?? agent, auth, port: 0, log: 'off' }));
+// ---------------------------------------------------------------------------------------------
+// The orchestrator.
+
+interface ServerHandle { name: CaseName; origin: string; authorization?: string; cpu(): Promise<number>; child: ChildProcess }
+
+async function launch(name: CaseName): Promise<ServerHandle> {
+  // The request log of `api-token-log` goes to a pipe that is read and dropped, as a log
+  // collector would read it; the other servers write nothing on stdout.
+  const child = fork(new URL(import.meta.url), ['--server', name], { stdio: ['ignore', name === 'api-token-log' ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
+  child.stdout?.resume();
+  const started = await ask<{ origin: string; authorization?: string }>(child, 'start');
+  return { name, ...started, child, cpu: () => ask<number>(child, 'cpu') };
+}
+
+interface Row { suite: string; case: CaseName; reqPerSec: number; min: number; max: number; cpuUs: number; xNode: number; xOpen: number; rounds: number }
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  // --quiet-wait <s> and --decay are this benchmark's own; the rest are bench/lib.ts's.
+  let quietWaitMs = 15_000;
+  const quietAt = argv.findIndex((a) => a === '--quiet-wait' || a.startsWith('--quiet-wait='));
+  if (quietAt >= 0) {
+    const [arg, next] = argv.splice(quietAt, argv[quietAt]!.includes('=') ? 1 : 2);
+    quietWaitMs = Number(arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next) * 1000;
+    if (!(quietWaitMs >= 0)) throw new Error('--quiet-wait needs a number of seconds');
+  }
+  // --cases a,b,…: only these cases (raw-node and open always run: the ratios need them).
+  let only: string[] | undefined;
+  const casesAt = argv.findIndex((a) => a === '--cases' || a.startsWith('--cases='));
+  if (casesAt >= 0) {
+    const [arg, next] = argv.splice(casesAt, argv[casesAt]!.includes('=') ? 1 : 2);
+    only = (arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next!).split(',');
+  }
+  const decay = argv.includes('--decay');
+  const options = parseArgs(argv.filter((a) => a !== '--decay'));
+  // autocannon needs about a second per sample to be steady: 5 rounds of 3 s unless told.
+  const rounds = argv.some((a) => a.startsWith('--rounds')) ? options.rounds : 5;
+  const slice = argv.some((a) => a.startsWith('--seconds')) ? Math.max(1, Math.round(options.seconds / rounds)) : 3;
+  const human = options.json ? console.error.bind(console) : console.log;
 
   const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const measure = (load: Load) =>
-    new Promise<{ requestsPerSec: number; failed: number }>((resolve) => {
-      generator.once('message', resolve);
-      generator.send(load);
+  const measure = (load: Load) => ask<LoadResult>(generator, load);
+  const names: CaseName[] = decay ? ['memory'] : [...PEERS, ...OURS].filter((name) => only === undefined || ['raw-node', 'open', ...only].includes(name));
+  const servers = new Map<CaseName, ServerHandle>();
+  try {
+    for (const name of names) servers.set(name, await launch(name));
+    const loadFor = (server: ServerHandle, method: 'GET' | 'POST', path: string): Load => ({
+      url: server.origin + path,
+      method,
+      headers: { 'content-type': 'application/json', ...(server.authorization !== undefined && { authorization: server.authorization }) },
+      ...(method === 'POST' && { body: '{"message":"hello"}' }),
     });
 
-  const suites = [
-    { suite: 'http', method: 'POST' as const, path: '/agent', body: '{"message":"hello"}' },
-    { suite: 'http-health', method: 'GET' as const, path: '/agent/health', body: undefined },
-  ].filter((s) => options.filter === undefined || s.suite.startsWith(options.filter));
-  const storesWanted = options.filter === undefined || 'stores'.startsWith(options.filter);
+    if (decay) {
+      const server = servers.get('memory')!;
+      await measure({ ...loadFor(server, 'POST', '/agent'), amount: 2_000 });
+      // One run of 100,000 requests; the load generator notes the time of every 10,000th answer.
+      const { tenths, failed } = await ask<{ tenths: number[]; failed: number }>(generator, { ...loadFor(server, 'POST', '/agent'), amount: 100_000, tenths: true });
+      if (failed > 0) throw new Error(`decay: ${failed} requests failed`);
+      tenths.forEach((rate, i) => human(`tenth ${i + 1}: ${formatOps(rate)} req/s`));
+      const ratio = tenths[9]! / tenths[0]!;
+      // Beside the literal criterion, the median of the last three tenths over that of the first
+      // three: one burst of load from another process moves a single tenth by 20% on a shared machine.
+      const steady = median(tenths.slice(7)) / median(tenths.slice(0, 3));
+      human(`memory (echo agent on memoryStore()): 100,000 requests, last tenth ${ratio.toFixed(3)}x the first (no decay, within 10%: ${ratio >= 0.9 ? 'met' : 'MISSED'}); median of tenths 8-10 ${steady.toFixed(3)}x that of tenths 1-3`);
+      if (options.json) process.stdout.write(JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)), steady: Number(steady.toFixed(4)) }) + '\n');
+      return;
+    }
 
-  try {
-    for (const { suite, method, path, body } of suites) {
-      if (options.json) console.error(`bench: measuring ${suite}…`);
-      const loads = new Map<string, Load>();
-      for (const [name, { authorization }] of Object.entries(cases)) {
-        const headers: Record<string, string> = { 'content-type': 'application/json', ...(authorization !== undefined && { authorization }) };
-        loads.set(name, { key: name, url: `${servers.get(name)!.url}${path}`, method, headers, ...(body !== undefined && { body }), seconds: slice });
+    const suites = [
+      { suite: 'http', method: 'POST' as const, path: '/agent' },
+      { suite: 'http-health', method: 'GET' as const, path: '/agent/health' },
+    ].filter((s) => options.filter === undefined || s.suite.startsWith(options.filter));
+    // All waits of a run together are bounded too: 3 minutes, so a machine that never quiets
+    // down costs a run at most that much.
+    let quietBudgetMs = 180_000;
+    let noisy = 0;
+    let samplesTaken = 0;
+    let worstBusy = 0;
+    for (const { suite, method, path } of suites) {
+      human(`bench: ${suite}: warming up…`);
+      for (const server of servers.values()) {
+        const warm = await measure({ ...loadFor(server, method, path), seconds: 1 });
+        if (warm.failed > 0) throw new Error(`${suite} ${server.name}: ${warm.failed} requests failed during warm-up`);
       }
-      for (const load of loads.values()) {
-        const warm = await measure({ ...load, seconds: 1 });
-        if (warm.failed > 0) throw new Error(`${suite} ${load.key}: ${warm.failed} requests failed during warm-up`);
-      }
-      const samples = new Map<string, number[]>([...loads.keys()].map((name) => [name, []]));
+      const rates = new Map<CaseName, number[]>(names.map((name) => [name, []]));
+      const cpus = new Map<CaseName, number[]>(names.map((name) => [name, []]));
       for (let round = 0; round < rounds; round++) {
-        for (const name of shuffle([...loads.keys()])) {
-          const { requestsPerSec, failed } = await measure(loads.get(name)!);
+        human(`bench: ${suite}: round ${round + 1} of ${rounds}`);
+        for (const name of shuffle(names)) {
+          const server = servers.get(name)!;
+          const gate = await quietGate(Math.min(quietWaitMs, quietBudgetMs));
+          quietBudgetMs = Math.max(0, quietBudgetMs - gate.waitedMs);
+          samplesTaken++;
+          if (!gate.quiet) noisy++;
+          worstBusy = Math.max(worstBusy, gate.busy);
+          const before = await server.cpu();
+          const { requestsPerSec, ok, failed } = await measure({ ...loadFor(server, method, path), seconds: slice });
+          const cpu = (await server.cpu()) - before;
           if (failed > 0) throw new Error(`${suite} ${name}: ${failed} requests failed`);
-          samples.get(name)!.push(requestsPerSec);
+          rates.get(name)!.push(requestsPerSec);
+          cpus.get(name)!.push(cpu / ok);
         }
       }
-      const base = median(samples.get('open')!);
-      const results: CaseResult[] = [...samples].map(([name, values]) => ({
-        suite,
-        case: name,
-        opsPerSec: median(values),
-        ratio: median(values) / base,
-        min: Math.min(...values),
-        max: Math.max(...values),
-        rounds: values.length,
-      }));
-      if (options.json) for (const result of results) process.stdout.write(jsonLine(result) + '\n');
-      else human(formatTable({ suite, baseline: 'open' }, results));
-      human(`requests/s at ${CONNECTIONS} connections, ${method} ${path}, median of ${rounds} rounds of ${slice} s (autocannon in a child process)`);
-      if (suite === 'http') {
-        human(
-          Object.entries(TARGETS)
-            .map(([name, target]) => {
-              const ratio = results.find((r) => r.case === name)!.ratio;
-              return `${name} ${ratio.toFixed(2)}x open (target ≥ ${target}x: ${ratio >= target ? 'met' : 'MISSED'})`;
-            })
-            .join('; '),
-        );
-        const owned = results.find((r) => r.case === 'owned')!.opsPerSec / results.find((r) => r.case === 'api-token')!.opsPerSec;
-        human(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${owned >= OWNED_TARGET ? 'met' : 'MISSED'})`);
+      const node = median(rates.get('raw-node')!);
+      const open = median(rates.get('open')!);
+      const rows: Row[] = names.map((name) => {
+        const values = rates.get(name)!;
+        const reqPerSec = median(values);
+        return { suite, case: name, reqPerSec, min: Math.min(...values), max: Math.max(...values), cpuUs: median(cpus.get(name)!), xNode: reqPerSec / node, xOpen: reqPerSec / open, rounds };
+      });
+      if (options.json) {
+        for (const r of rows) {
+          const round = (v: number, d: number) => Math.round(v * 10 ** d) / 10 ** d;
+          process.stdout.write(JSON.stringify({ suite, case: r.case, opsPerSec: round(r.reqPerSec, 1), ratio: round(r.xNode, 4), ratioToOpen: round(r.xOpen, 4), cpuUsPerRequest: round(r.cpuUs, 1) }) + '\n');
+        }
       }
-      if (!options.json) human('');
+      human(table(suite, rows));
+      human(`requests/s at ${CONNECTIONS} connections, ${method} ${path}, median of ${rounds} rounds of ${slice} s; each server in its own process`);
+      human(verdicts(rows).join('\n'));
+      human('');
     }
-    if (storesWanted) await storeSuite(measure, { json: options.json, slice, rounds, human });
+    if ((options.filter === undefined || 'stores'.startsWith(options.filter)) && only === undefined) {
+      for (const server of servers.values()) server.child.kill();
+      await storesSuite(argv, human);
+    }
+    human(`quiet-machine gate: ${samplesTaken - noisy} of ${samplesTaken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each, 180 s in all); busiest gate reading ${(worstBusy * 100).toFixed(0)}%`);
   } finally {
     generator.kill();
-    await Promise.all([...servers.values()].map((server) => server.close()));
+    for (const server of servers.values()) server.child.kill();
   }
 }
 
-const STORE_SERVER = fileURLToPath(new URL('./store-server.ts', import.meta.url));
-const STORE_TOKEN = 'bench-api-token-0123456789';
-
-/** The `stores` suite: each case's servers in child processes, measured interleaved like the others. */
-async function storeSuite(
-  measure: (load: Load) => Promise<{ requestsPerSec: number; failed: number }>,
-  { json, slice, rounds, human }: { json: boolean; slice: number; rounds: number; human: (...args: unknown[]) => void },
-): Promise<void> {
-  const suite = 'stores';
-  if (json) console.error(`bench: measuring ${suite}…`);
-  const { startDatabase } = await import('../tests/node/postgres-harness.ts');
-  const db = await startDatabase({ durable: true });
-  const dataDir = await mkdtemp(join(tmpdir(), 'agentgate-bench-file-'));
-  const children: ChildProcess[] = [];
-  const start = async (kind: string, schema = ''): Promise<string> => {
-    const env = { ...process.env, DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, BENCH_DATA_DIR: dataDir, AGENT_PG_POOL: '20' };
-    const child = spawn(process.execPath, [STORE_SERVER, kind], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(child);
-    const line = await new Promise<string>((resolve, reject) => {
-      let text = '';
-      child.stdout!.on('data', (chunk: Buffer) => {
-        text += chunk.toString();
-        const found = /^listening (\S+)$/m.exec(text);
-        if (found) resolve(found[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`bench/store-server.ts ${kind} exited (${code}) before listening`)));
-    });
-    return `${line}/agent`;
-  };
-  try {
-    const shared = db.schema();
-    const cases = new Map<string, string[]>([
-      ['memory', [await start('memory')]],
-      ['file', [await start('file')]],
-      ['postgres', [await start('postgres', db.schema())]],
-      ['postgres x2', [await start('postgres', shared), await start('postgres', shared)]],
-    ]);
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${STORE_TOKEN}` };
-    const loadOf = (name: string, seconds: number): Load => {
-      const urls = cases.get(name)!;
-      return { key: name, url: urls.length === 1 ? urls[0]! : urls, method: 'POST', headers, body: '{"message":"hello"}', seconds };
-    };
-    for (const name of cases.keys()) {
-      const warm = await measure(loadOf(name, 1));
-      if (warm.failed > 0) throw new Error(`${suite} ${name}: ${warm.failed} requests failed during warm-up`);
-    }
-    const samples = new Map<string, number[]>([...cases.keys()].map((name) => [name, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (const name of shuffle([...cases.keys()])) {
-        const { requestsPerSec, failed } = await measure(loadOf(name, slice));
-        if (failed > 0) throw new Error(`${suite} ${name}: ${failed} requests failed`);
-        samples.get(name)!.push(requestsPerSec);
-      }
-    }
-    const base = median(samples.get('memory')!);
-    const results: CaseResult[] = [...samples].map(([name, values]) => ({
-      suite,
-      case: name,
-      opsPerSec: median(values),
-      ratio: median(values) / base,
-      min: Math.min(...values),
-      max: Math.max(...values),
-      rounds: values.length,
-    }));
-    if (json) for (const result of results) process.stdout.write(jsonLine(result) + '\n');
-    else human(formatTable({ suite, baseline: 'memory' }, results));
-    const ops = (name: string) => results.find((r) => r.case === name)!.opsPerSec;
-    human(`sends/s at ${CONNECTIONS} connections, POST /agent (a new session each), median of ${rounds} rounds of ${slice} s; servers in child processes`);
-    human(`postgres x2 ${(ops('postgres x2') / ops('postgres')).toFixed(2)}x postgres (two server processes on one database against one)`);
-    if (!json) human('');
-  } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
-    await db.stop();
-    await rm(dataDir, { recursive: true, force: true });
-  }
+/** Suite `stores` (sends/s per store, PostgreSQL behind one and two processes): bench/stores.ts in a child process, after the servers above are stopped. */
+async function storesSuite(argv: readonly string[], human: (...args: unknown[]) => void): Promise<void> {
+  const passed = argv.filter((a, i) => !a.startsWith('--filter') && argv[i - 1] !== '--filter');
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./stores.ts', import.meta.url)), ...passed], { stdio: 'inherit' });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) human(`bench: stores: bench/stores.ts exited ${code}`);
 }
+
+function table(suite: string, rows: readonly Row[]): string {
+  const header = ['case', 'req/s (median)', '× raw node', '× open', 'CPU-µs/req', 'spread (min – max)'];
+  const cells = rows.map((r) => [r.case, formatOps(r.reqPerSec), `${r.xNode.toFixed(3)}x`, `${r.xOpen.toFixed(3)}x`, r.cpuUs.toFixed(0), `${formatOps(r.min)} – ${formatOps(r.max)}`]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
+  const line = (row: readonly string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  return [`suite ${suite}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
+}
+
+function verdicts(rows: readonly Row[]): string[] {
+  if (rows.length < PEERS.length + OURS.length) return [];
+  const get = (name: CaseName) => rows.find((r) => r.case === name)!;
+  const check = (ok: boolean) => (ok ? 'met' : 'MISSED');
+  const instant = get('instant');
+  const vsFastify = instant.reqPerSec / get('fastify').reqPerSec;
+  const vsHono = instant.reqPerSec / get('hono').reqPerSec;
+  const out = [
+    `instant ${instant.xNode.toFixed(2)}x raw node (target ≥ 0.8x: ${check(instant.xNode >= 0.8)}); ${vsHono.toFixed(2)}x hono (ahead: ${check(vsHono > 1)}); ${vsFastify.toFixed(2)}x fastify (level, ≥ 0.95x: ${check(vsFastify >= 0.95)})`,
+  ];
+  if (rows[0]!.suite === 'http') {
+    const apiToken = get('api-token');
+    out.push(`api-token ${apiToken.xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(apiToken.xOpen >= 0.9)}); jwt-hs256 ${get('jwt-hs256').xOpen.toFixed(2)}x open (target ≥ 0.7x: ${check(get('jwt-hs256').xOpen >= 0.7)})`);
+    out.push(`jwt-es256-cache ${get('jwt-es256-cache').xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(get('jwt-es256-cache').xOpen >= 0.9)}); jwt-es256 ${get('jwt-es256').xOpen.toFixed(2)}x open`);
+    const owned = get('owned').reqPerSec / apiToken.reqPerSec;
+    out.push(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${check(owned >= 0.95)})`);
+    out.push(`memory ${get('memory').xNode.toFixed(2)}x raw node (target ≥ 0.35x: ${check(get('memory').xNode >= 0.35)})`);
+    out.push(`request log on: api-token-log ${(get('api-token-log').reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(get('api-token-log').cpuUs - apiToken.cpuUs).toFixed(0)} CPU-µs/req more`);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child processes.
 
 // autocannon ships no types: only what is used here.
-interface AutocannonResult { requests: { average: number }; non2xx: number; errors: number; timeouts: number }
-type Autocannon = (options: Load & { connections: number; duration: number; pipelining: number }) => Promise<AutocannonResult>;
+interface AutocannonResult { requests: { average: number; total: number }; duration: number; '2xx': number; non2xx: number; errors: number; timeouts: number }
+interface AutocannonInstance { on(event: 'response', listener: () => void): void }
+type Autocannon = (
+  options: Load & { connections: number; duration?: number; pipelining: number },
+  done?: (error: Error | null, result?: AutocannonResult) => void,
+) => Promise<AutocannonResult> | AutocannonInstance;
 
 if (process.argv[2] === '--load-generator') {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  process.on('message', async (load: Load) => {
-    const result = await autocannon({ ...load, connections: CONNECTIONS, duration: load.seconds, pipelining: 1 });
-    process.send?.({ requestsPerSec: result.requests.average, failed: result.non2xx + result.errors + result.timeouts });
+  process.on('message', async (load: Load & { tenths?: boolean }) => {
+    const { seconds, amount, tenths: byTenth, ...rest } = load;
+    const options = { ...rest, connections: CONNECTIONS, pipelining: 1, ...(amount !== undefined ? { amount } : { duration: seconds }) };
+    if (byTenth === true && amount !== undefined) {
+      // The rate of each tenth of the requests, from the times its answers came back.
+      const step = amount / 10;
+      const marks = [performance.now()];
+      let answered = 0;
+      const result = await new Promise<AutocannonResult>((resolve, reject) => {
+        const instance = autocannon(options, (error, done) => (error ? reject(error) : resolve(done!))) as AutocannonInstance;
+        instance.on('response', () => {
+          if (++answered % step === 0) marks.push(performance.now());
+        });
+      });
+      const tenths = marks.slice(1).map((mark, i) => (step * 1000) / (mark - marks[i]!));
+      process.send?.({ tenths, failed: result.non2xx + result.errors + result.timeouts });
+      return;
+    }
+    const started = performance.now();
+    const result = await (autocannon(options) as Promise<AutocannonResult>);
+    // A fixed amount: its own clock (autocannon's duration is in whole seconds).
+    const requestsPerSec = amount !== undefined ? (result['2xx'] * 1000) / (performance.now() - started) : result.requests.average;
+    process.send?.({ requestsPerSec, ok: result['2xx'], failed: result.non2xx + result.errors + result.timeouts } satisfies LoadResult);
   });
+} else if (process.argv[2] === '--server') {
+  const name = process.argv[3] as CaseName;
+  process.on('message', async (message: string) => {
+    if (message === 'start') process.send?.(await startServer(name));
+    else if (message === 'cpu') {
+      const { user, system } = process.cpuUsage();
+      process.send?.(user + system);
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
 } else {
   await main();
 }

@@ -27,3 +27,18 @@ test('secretsEqual() compares secrets of any length through their digests', asyn
   assert.equal(await secretsEqual('correct horse', 'correct horse '), false);
   assert.equal(await secretsEqual('x'.repeat(10_000), 'x'.repeat(10_000)), true);
 });
+
+test('sha256() is synchronous and agrees with Web Crypto on every length from 0 to 300 bytes (padding edges 55, 56, 63, 64) and on 100 KiB', async () => {
+  assert.equal(
+    hex(sha256('abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq')),
+    '248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1',
+    'FIPS 180-2 two-block vector',
+  );
+  assert.equal(hex(sha256('')), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  assert.ok(sha256('x') instanceof Uint8Array, 'a value, not a promise');
+  for (const length of [...Array.from({ length: 301 }, (_, i) => i), 100 * 1024]) {
+    const bytes = Uint8Array.from({ length }, (_, i) => (i * 131 + length) & 0xff);
+    const expected = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+    assert.equal(hex(sha256(bytes)), hex(expected), `length ${length}`);
+  }
+});

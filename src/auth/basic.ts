@@ -77,20 +77,19 @@ export function basic(options: BasicOptions): AuthFn {
     const pairs = configuredUsers(users);
     const principals: Principal[] = pairs.map(([id]) => makePrincipal({ id, type: 'user', authenticator: 'basic' }));
     // Each user is one 16-word row: SHA-256 of the name, then of the password.
-    let table: Promise<Int32Array[]> | undefined;
-    const row = async (name: string, password: string) => {
+    const row = (name: string, password: string) => {
       const words = new Int32Array(16);
-      const [nameDigest, passwordDigest] = await Promise.all([sha256(name), sha256(password)]);
-      words.set(new Int32Array(nameDigest.buffer), 0);
-      words.set(new Int32Array(passwordDigest.buffer), 8);
+      words.set(new Int32Array(sha256(name).buffer), 0);
+      words.set(new Int32Array(sha256(password).buffer), 8);
       return words;
     };
+    const rows = pairs.map(([name, password]) => row(name, password));
 
-    entry = async (request) => {
+    // Synchronous, as apiToken(): no thread-pool job per request.
+    entry = (request) => {
       const credentials = readBasicCredentials(request);
       if (credentials === null) return null;
-      table ??= Promise.all(pairs.map(([name, password]) => row(name, password)));
-      const [rows, presented] = await Promise.all([table, row(credentials[0], credentials[1])]);
+      const presented = row(credentials[0], credentials[1]);
       let match = 0;
       for (let i = 0; i < rows.length; i++) match |= Number(constantTimeEqual(rows[i]!, presented)) * (i + 1);
       return match === 0 ? null : principals[match - 1]!;

@@ -25,3 +25,8 @@ export function authResponse(status: 401 | 403 | 500, challenges: readonly strin
 export function wwwAuthenticateLines(response: Response): readonly string[] | undefined {
   return challengeLines.get(response);
 }
+
+/** The body of an auth response while it is unread, for servers that write bodies themselves; else `undefined`. */
+export function authResponseText(response: Response): string | undefined {
+  return challengeLines.has(response) && !response.bodyUsed ? BODIES[response.status as keyof typeof BODIES] : undefined;
+}

@@ -6,6 +6,7 @@ import {
   badRequest,
   bytesToHex,
   type Channel,
+  channelResponse,
   channelSessionIds,
   concatBytes,
   isFreshTimestamp,
@@ -82,7 +83,7 @@ export function slackChannel(options: SlackChannelOptions): Channel {
     if (payload === null) return badRequest('Request body must be a JSON object');
     if (payload.type === 'url_verification') {
       if (typeof payload.challenge !== 'string') return badRequest('challenge must be a string');
-      return Response.json({ challenge: payload.challenge }, { headers: { 'cache-control': 'no-store' } });
+      return channelResponse({ challenge: payload.challenge });
     }
     const message = request.headers.has('x-slack-retry-num') ? null : userMessage(payload);
     const replayed = message !== null && seen([`signature:${signature}`, ...(message.eventId === undefined ? [] : [`event:${message.team}:${message.eventId}`])]);
