@@ -16,9 +16,12 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   }
   const { id = 'api-token' } = options ?? {};
   if (typeof id !== 'string' || id.length === 0) throw new AuthConfigError('apiToken(): id must be a non-empty string');
-  const principal = makePrincipal({ id, type: 'service', authenticator: 'api-token' });
-  const expected = sha256(token);
+  return apiTokenDigestEntry(sha256(token), id);
+}
 
+/** `apiToken()` for a server that knows only the SHA-256 digest of the token (a build output). */
+export function apiTokenDigestEntry(expected: Uint8Array, id: string): AuthFn {
+  const principal = makePrincipal({ id, type: 'service', authenticator: 'api-token' });
   // Synchronous: no thread-pool job, no promise (see sha256() for what that saves).
   const check = (request: Request, report?: ReportRefusal) => {
     const presented = readCredentials(request, 'bearer');
