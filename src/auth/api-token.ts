@@ -1,4 +1,4 @@
-import { B64TOKEN, readCredentials } from './authorization.ts';
+import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { AuthConfigError } from './errors.ts';
 import { makePrincipal } from './principal.ts';
@@ -38,5 +38,5 @@ export function apiTokenDigestEntry(expected: Uint8Array, id: string): AuthFn {
   const entry: AuthFn = (request) => check(request);
   Object.defineProperty(entry, WITH_REFUSALS, { value: check });
   entry.challenges = [{ scheme: 'Bearer' }];
-  return entry;
+  return readsHeadersOnly(entry);
 }

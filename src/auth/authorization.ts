@@ -21,6 +21,20 @@ export function credentialsStart(value: string, scheme: string): number {
   return start < value.length ? start : -1;
 }
 
+/**
+ * The built-in entries (`apiToken`, `basic`, `jwt`, `oidc`): they read nothing of a request but
+ * its `Authorization` header, so a list of only these may be given `{ headers }` in place of a
+ * `Request` (`routeAuth()`'s `headersOnly`). The node server then builds no `Request` at all:
+ * ~30 CPU-µs per request under load (issue 19: 35 against 66 CPU-µs per request for a bare
+ * node:http answer without and with one, Node 22, autocannon at 50 connections).
+ */
+const headerEntries = new WeakSet<object>();
+export function readsHeadersOnly<T extends object>(entry: T): T {
+  headerEntries.add(entry);
+  return entry;
+}
+export const isHeadersOnly = (entry: object): boolean => headerEntries.has(entry);
+
 /** The credentials after `scheme` (lower case) in the `Authorization` header, or `null`. */
 export function readCredentials(request: Request, scheme: string): string | null {
   const value = request.headers.get('authorization');

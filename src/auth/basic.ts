@@ -1,4 +1,4 @@
-import { readCredentials } from './authorization.ts';
+import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jose/base64url.ts';
 import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
@@ -96,5 +96,5 @@ export function basic(options: BasicOptions): AuthFn {
     };
   }
   entry.challenges = [{ scheme: 'Basic', realm }];
-  return entry;
+  return readsHeadersOnly(entry);
 }

@@ -1,4 +1,4 @@
-import { credentialsStart } from './authorization.ts';
+import { credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
 import { AuthConfigError, AuthError } from './errors.ts';
 import { ALGORITHM_NAMES, algorithmsFor, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
@@ -190,7 +190,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   });
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
   entry.challenges = resourceMetadata === undefined ? DEFAULT_CHALLENGES : Object.freeze([Object.freeze({ scheme: 'Bearer', resourceMetadata })]);
-  return entry;
+  return readsHeadersOnly(entry);
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

@@ -1,4 +1,5 @@
 import { apiToken } from './api-token.ts';
+import { isHeadersOnly } from './authorization.ts';
 import { listChallenges } from './challenges.ts';
 import { AuthConfigError, isAuthError } from './errors.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
@@ -21,6 +22,13 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
   throw new AuthConfigError('routeAuth(): auth must be a list of entries, one entry, a token string, or a function returning a boolean');
 }
 
+/** What `routeAuth()` returns: one request in, its outcome out. */
+export interface Authenticate {
+  (request: Request): Promise<AuthResult>;
+  /** Every entry is a built-in one, which reads only the headers: any `{ headers }` will do in place of a Request. */
+  readonly headersOnly: boolean;
+}
+
 export interface RouteAuthOptions {
   /**
    * Hears why a bearer token was refused, once per refused request: `{ entry, reason, kid?, iss? }`
@@ -40,7 +48,7 @@ export interface RouteAuthOptions {
  * // Why tokens are refused, for the operator:
  * routeAuth([jwt({ jwksUrl, audience })], { onRefused: ({ entry, reason, kid }) => console.warn(entry, reason, kid) });
  */
-export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): (request: Request) => Promise<AuthResult> {
+export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Authenticate {
   const entries = authEntries(auth);
   const challenges = listChallenges(entries);
   const listener = readRefusalListener('routeAuth()', options?.onRefused);
@@ -49,7 +57,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): (re
     return { ok: false, response: authResponse(status, challenges) };
   };
 
-  return async function authenticate(request: Request): Promise<AuthResult> {
+  const authenticate = async (request: Request): Promise<AuthResult> => {
     // Only with a listener: without one, nothing is allocated for it.
     const refusals = listener === undefined ? undefined : new RequestRefusals(listener);
     for (const entry of entries) {
@@ -75,4 +83,5 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): (re
     }
     return refusing(401, refusals);
   };
+  return Object.assign(authenticate, { headersOnly: entries.every(isHeadersOnly) });
 }

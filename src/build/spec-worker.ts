@@ -11,6 +11,7 @@ import { apiToken } from '../auth/api-token.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { AuthFn, AuthResult } from '../auth/types.ts';
 import { parseDecisionBody, parseSendBody, readJsonObject } from '../http/body.ts';
+import { webRouteRequest } from '../http/route-request.ts';
 import { agentHandler } from '../http/handler.ts';
 import { errorResponse, failureResponse, HttpError, jsonResponse } from '../http/responses.ts';
 import { parseUiRequest } from '../http/ui-stream.ts';
@@ -147,7 +148,7 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWor
         return jsonResponse(spec);
       case 'send':
       case 'chat': {
-        const body = await readJsonObject(request);
+        const body = await readJsonObject(webRouteRequest(request));
         const { sessionId = randomId() } = parseSendBody(body);
         return toSession(env, request, sessionId, principal, { ...body, sessionId });
       }
@@ -160,10 +161,10 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWor
       }
       case 'decide':
         // No approval of a declarative agent (it has no tools) ever waits: every id is unknown.
-        parseDecisionBody(await readJsonObject(request));
+        parseDecisionBody(await readJsonObject(webRouteRequest(request)));
         return errorResponse(404, 'Approval not found');
       case 'ui': {
-        const body = await readJsonObject(request);
+        const body = await readJsonObject(webRouteRequest(request));
         return toSession(env, request, parseUiRequest(body).sessionId, principal, body);
       }
       case 'health':

@@ -1,5 +1,5 @@
-import { readBoundedBody } from '../auth/bounded-body.ts';
 import { HttpError } from './responses.ts';
+import type { RouteRequest } from './route-request.ts';
 
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -10,16 +10,16 @@ const tooLarge = () => new HttpError(413, 'Request body too large (limit 1 MiB)'
  * Reads a request body of at most `MAX_BODY_BYTES`: a larger `Content-Length` is refused
  * before reading, and a body without one is counted as it streams in and cut off at the limit.
  */
-async function readBodyBytes(request: Request): Promise<Uint8Array> {
+async function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Uint8Array> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
-  const bytes = await readBoundedBody(request.body, MAX_BODY_BYTES);
+  const bytes = await request.readBody(MAX_BODY_BYTES);
   if (bytes === null) throw tooLarge();
   return bytes;
 }
 
 /** The request body as a JSON object; anything else (no body, invalid UTF-8 or JSON, an array) is a 400. */
-export async function readJsonObject(request: Request): Promise<Record<string, unknown>> {
+export async function readJsonObject(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Record<string, unknown>> {
   const bytes = await readBodyBytes(request);
   let value: unknown;
   try {

@@ -72,7 +72,7 @@ export const chatEventFormat: EventFormat = {
 };
 
 /** True when the `Accept` header names `text/event-stream`. */
-export function acceptsEventStream(request: Request): boolean {
+export function acceptsEventStream(request: { readonly headers: { get(name: string): string | null } }): boolean {
   const accept = request.headers.get('accept') ?? '';
   return accept.split(',').some((range) => range.split(';')[0]!.trim().toLowerCase() === 'text/event-stream');
 }

@@ -6,7 +6,8 @@ import type { AuthOption } from '../auth/types.ts';
 import { isPlainObject, parseDecisionBody, parseSendBody, readJsonObject } from './body.ts';
 import { nodeEnv } from './env.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
-import { errorResponse, failureResponse, HttpError, jsonResponse } from './responses.ts';
+import { errorReply, failureReply, HttpError, jsonReply, type Reply, toResponse } from './responses.ts';
+import { type RouteRequest, webRouteRequest } from './route-request.ts';
 import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
 import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 
@@ -91,6 +92,21 @@ function matchRoute(pathname: string, basePath: string, owned: boolean): Route |
  * export default { fetch: handler };
  */
 export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (request: Request) => Promise<Response> {
+  const routes = agentRoutes(agent, options);
+  const handler = async (request: Request) => toResponse(await routes(webRouteRequest(request)));
+  // toNodeListener(agentHandler(…)) serves through the routes themselves, as serve() does.
+  Object.defineProperty(handler, ROUTES, { value: routes });
+  return handler;
+}
+
+/** The key under which a handler of `agentHandler()` keeps its routes (for the node bridge). */
+export const ROUTES: unique symbol = Symbol('agentgate.routes') as never;
+
+/** The agent routes behind `agentHandler()`, on any view of a request, answering replies. */
+export type AgentRoutes = (request: RouteRequest) => Promise<Reply>;
+
+/** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly. */
+export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): AgentRoutes {
   const basePath = normalizeBasePath(options.basePath ?? '');
   const owned = agent.sessions === 'owned';
   if (owned && options.auth === undefined) {
@@ -102,31 +118,41 @@ export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (
     console.warn('agentgate: agentHandler() was created without auth; every agent route is open to anyone');
   }
 
-  return async function handleAgentRequest(request: Request): Promise<Response> {
-    const pathname = new URL(request.url).pathname;
-    if (pathname === metadata?.path) return metadata.respond(request);
-    const route = matchRoute(pathname, basePath, owned);
-    let principal: Principal | undefined;
-    if (authenticate !== undefined && route?.name !== 'health') {
-      const result = await authenticate(request);
-      if (!result.ok) return result.response;
-      principal = result.principal;
-    }
-    if (route === undefined) return errorResponse(404, 'Not Found');
-    if (!(route.methods as readonly string[]).includes(request.method)) {
-      // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
-      if (route.name === 'session' && request.method === 'DELETE') return errorResponse(404, 'Not Found');
-      return errorResponse(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
-    }
+  return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
     try {
-      return await serveRoute(agent, route, request, principal);
+      const url = parseUrl(request.url);
+      if (url === undefined) return errorReply(400, 'Bad Request');
+      if (url.pathname === metadata?.path) return metadata.respond(request.request());
+      const route = matchRoute(url.pathname, basePath, owned);
+      let principal: Principal | undefined;
+      if (authenticate !== undefined && route?.name !== 'health') {
+        // The built-in entries read only the headers: they are given the route view, and no Request is built.
+        const result = await authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
+        if (!result.ok) return result.response;
+        principal = request.principal = result.principal;
+      }
+      if (route === undefined) return errorReply(404, 'Not Found');
+      if (!(route.methods as readonly string[]).includes(request.method)) {
+        // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
+        if (route.name === 'session' && request.method === 'DELETE') return errorReply(404, 'Not Found');
+        return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
+      }
+      return await serveRoute(agent, route, request, url, principal);
     } catch (error) {
-      return failureResponse(error);
+      return failureReply(error);
     }
   };
 }
 
-async function serveRoute(agent: Agent, route: Route, request: Request, principal: Principal | undefined): Promise<Response> {
+function parseUrl(url: string): URL | undefined {
+  try {
+    return new URL(url);
+  } catch {
+    return undefined;
+  }
+}
+
+async function serveRoute(agent: Agent, route: Route, request: RouteRequest, url: URL, principal: Principal | undefined): Promise<Reply> {
   const signal = request.signal;
   switch (route.name) {
     case 'send':
@@ -136,7 +162,7 @@ async function serveRoute(agent: Agent, route: Route, request: Request, principa
       if (route.name === 'chat' && acceptsEventStream(request)) {
         return streamRun((onEvent) => agent.send(message, { ...options, onEvent }), chatEventFormat, {});
       }
-      return jsonResponse(await agent.send(message, options));
+      return jsonReply(await agent.send(message, options));
     }
     case 'session': {
       if (request.method === 'DELETE') {
@@ -144,25 +170,25 @@ async function serveRoute(agent: Agent, route: Route, request: Request, principa
         return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
       }
       const { sessionId, messages } = await agent.transcript(route.id, { principal });
-      return jsonResponse({ sessionId, messages });
+      return jsonReply({ sessionId, messages });
     }
     case 'approvals': {
-      const sessionId = new URL(request.url).searchParams.get('sessionId');
+      const sessionId = url.searchParams.get('sessionId');
       if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
-      return jsonResponse({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
+      return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
     }
     case 'sessions': {
-      const query = new URL(request.url).searchParams;
+      const query = url.searchParams;
       const limit = query.get('limit');
       const cursor = query.get('cursor');
       if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw new HttpError(400, 'limit must be an integer from 1 to 100');
-      return jsonResponse(
+      return jsonReply(
         await agent.listSessions({ principal: principal!, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }),
       );
     }
     case 'decide': {
       const { approved, reason } = parseDecisionBody(await readJsonObject(request));
-      return jsonResponse(await agent.decide(route.id, { approved, reason, principal, signal }));
+      return jsonReply(await agent.decide(route.id, { approved, reason, principal, signal }));
     }
     case 'ui': {
       const body = await readJsonObject(request);
@@ -185,6 +211,6 @@ async function serveRoute(agent: Agent, route: Route, request: Request, principa
       return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
     }
     case 'health':
-      return jsonResponse({ status: 'ok' });
+      return jsonReply({ status: 'ok' });
   }
 }

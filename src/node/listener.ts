@@ -1,6 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Principal } from '../agent/types.ts';
 import { authResponseText, wwwAuthenticateLines } from '../auth/responses.ts';
-import { errorResponse, responseText } from '../http/responses.ts';
+import { readBoundedBody } from '../auth/bounded-body.ts';
+import { ROUTES, type AgentRoutes } from '../http/handler.ts';
+import { errorReply, HttpError, JsonReply, type Reply, responseText } from '../http/responses.ts';
+import type { RouteRequest } from '../http/route-request.ts';
 
 /** A Web handler, such as the route handler of `agentHandler()`. */
 export type WebHandler = (request: Request) => Response | Promise<Response>;
@@ -47,18 +51,28 @@ export function toNodeListener(handler: WebHandler, options: NodeListenerOptions
   if (options.origin !== undefined && !/^https?:\/\/[^/?#]+$/.test(options.origin)) {
     throw new TypeError('toNodeListener(): origin must be a URL origin such as "https://agent.example.com" (no path)');
   }
-  return nodeBridge((request) => handler(request), { origin: options.origin });
+  // agentHandler()'s own routes, when given one: no Request or Response is built for its JSON answers.
+  const routes = (handler as { [ROUTES]?: AgentRoutes })[ROUTES];
+  if (routes !== undefined) return nodeBridge((request) => routes(request), { origin: options.origin });
+  const checked = (response: unknown): Reply => (response instanceof Response ? response : failed(new TypeError('the handler did not return a Response')));
+  return nodeBridge(
+    (request) => {
+      const result: unknown = handler(request.request());
+      return typeof (result as PromiseLike<unknown> | null)?.then === 'function' ? Promise.resolve(result).then(checked) : checked(result);
+    },
+    { origin: options.origin },
+  );
 }
 
 /** The bridge under `toNodeListener()` and `serve()`; the handler also gets the node request and response. */
-export function nodeBridge(handler: (request: Request, req: IncomingMessage, res: ServerResponse) => Response | Promise<Response>, options: BridgeOptions = {}): NodeListener {
+export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage, res: ServerResponse) => Reply | Promise<Reply>, options: BridgeOptions = {}): NodeListener {
   const { origin, onRequest, beforeWrite } = options;
   const deliver = (response: unknown, res: ServerResponse) => {
     try {
-      if (!(response instanceof Response)) response = failed(new TypeError('the handler did not return a Response'));
+      if (!(response instanceof Response || response instanceof JsonReply)) response = failed(new TypeError('the handler did not return a Response'));
       if (cutOff.has(res.req) && !res.req.complete) res.shouldKeepAlive = false;
       beforeWrite?.(res);
-      const written = writeResponse(response as Response, res);
+      const written = writeResponse(response as Reply, res);
       if (written !== undefined) written.catch((error: unknown) => writeFailed(error, res));
     } catch (error) {
       writeFailed(error, res);
@@ -72,9 +86,9 @@ export function nodeBridge(handler: (request: Request, req: IncomingMessage, res
     const path = (req as { originalUrl?: unknown }).originalUrl;
     const url = typeof path === 'string' ? path : (req.url ?? '');
     // The origin is the server's own, never the Host header: routes see only the path and query.
-    const request = url.startsWith('/') ? toRequest(req, (origin ?? localOrigin(req)) + url, controller.signal) : undefined;
-    if (request === undefined) return deliver(errorResponse(400, 'Bad Request'), res);
-    let result: Response | Promise<Response>;
+    if (!url.startsWith('/')) return deliver(errorReply(400, 'Bad Request'), res);
+    const request = new NodeRequest(req, (origin ?? localOrigin(req)) + url, controller.signal);
+    let result: Reply | Promise<Reply>;
     try {
       result = handler(request, req, res);
     } catch (error) {
@@ -105,9 +119,11 @@ function abortUnfinished(this: Tracked): void {
   drains.get(this.req)?.();
 }
 
-function failed(error: unknown): Response {
+function failed(error: unknown): Reply {
+  // A request that cannot be a Web Request (NodeRequest.request()) is the client's error.
+  if (error instanceof HttpError) return errorReply(error.status, error.message);
   console.error('agentgate: a request failed; answering 500', error);
-  return errorResponse(500, 'Internal Server Error');
+  return errorReply(500, 'Internal Server Error');
 }
 
 function writeFailed(error: unknown, res: ServerResponse): void {
@@ -121,6 +137,86 @@ function localOrigin(req: IncomingMessage): string {
   if (localAddress === undefined || localPort === undefined) return 'http://localhost';
   const host = localAddress.startsWith('::ffff:') ? localAddress.slice(7) : localAddress;
   return `http://${host.includes(':') ? `[${host}]` : host}:${localPort}`;
+}
+
+/**
+ * The route view of a node request (`RouteRequest`): headers read off `rawHeaders`, the body
+ * read off the node stream, and the Web `Request` built only when something asks for it.
+ */
+export class NodeRequest implements RouteRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly signal: AbortSignal;
+  readonly headers: { get(name: string): string | null };
+  principal?: Principal;
+  readonly #req: IncomingMessage;
+  #request: Request | undefined;
+  #bodyRead = false;
+
+  constructor(req: IncomingMessage, url: string, signal: AbortSignal) {
+    this.#req = req;
+    this.method = req.method ?? 'GET';
+    this.url = url;
+    this.signal = signal;
+    this.headers = { get: (name) => header(req.rawHeaders, name.toLowerCase()) };
+  }
+
+  request(): Request {
+    if (this.#request !== undefined) return this.#request;
+    if (this.#bodyRead) throw new TypeError('the request body was already read');
+    const request = toRequest(this.#req, this.url, this.signal);
+    if (request === undefined) throw new HttpError(400, 'Bad Request');
+    return (this.#request = request);
+  }
+
+  readBody(limit: number): Promise<Uint8Array | null> {
+    if (this.#request !== undefined) return readBoundedBody(this.#request.body, limit);
+    if (this.#bodyRead) return Promise.reject(new TypeError('the request body was already read'));
+    this.#bodyRead = true;
+    return readNodeBody(this.#req, limit);
+  }
+}
+
+/** A header's values joined with ", ", as `Headers.get` does (node's `req.headers` keeps only the first `Authorization`). */
+function header(raw: readonly string[], name: string): string | null {
+  let value: string | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i] as string;
+    if (key.length === name.length && key.toLowerCase() === name) value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`;
+  }
+  return value;
+}
+
+/**
+ * The body of a node request, no further than `limit` bytes: `null` once it goes past (the rest
+ * is discarded, and the connection closes after the answer).
+ */
+function readNodeBody(req: IncomingMessage, limit: number): Promise<Uint8Array | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (error: unknown, bytes?: Uint8Array | null) => {
+      req.off('data', onData).off('end', onEnd).off('error', finish).off('close', onClose);
+      if (error === undefined) resolve(bytes ?? null);
+      else reject(error);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= limit) return void chunks.push(chunk);
+      cutOff.add(req);
+      finish(undefined, null);
+      // Nobody reads on: node discards the rest as it comes.
+      req.resume();
+    };
+    const onEnd = () => {
+      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      finish(undefined, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    };
+    const onClose = () => {
+      if (!req.complete) finish(new DOMException('The client closed the connection before sending the whole body', 'AbortError'));
+    };
+    req.on('data', onData).once('end', onEnd).once('error', finish).once('close', onClose);
+  });
 }
 
 /**
@@ -216,7 +312,15 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /** Writes `response` on `res`; a promise only while a streamed body is still going out. */
-function writeResponse(response: Response, res: ServerResponse): Promise<void> | undefined {
+function writeResponse(response: Reply, res: ServerResponse): Promise<void> | undefined {
+  if (response instanceof JsonReply) {
+    const head: (string | number)[] = [];
+    for (const name in response.headers) head.push(name, response.headers[name] as string);
+    head.push('content-length', Buffer.byteLength(response.text));
+    res.writeHead(response.status, head as string[]);
+    res.end(response.text);
+    return undefined;
+  }
   const text = responseText(response) ?? authResponseText(response);
   const head: (string | number)[] = [];
   let challenge = false;

@@ -319,13 +319,13 @@ const HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** The page of `<basePath>/playground` for `GET` (and `HEAD`); `undefined` for every other path, left to the handler. */
-export function playgroundRoute(basePath: string): (path: string, request: Request) => Response | undefined {
+export function playgroundRoute(basePath: string): (path: string, method: string) => Response | undefined {
   const pagePath = `${basePath.replace(/\/+$/, '')}/playground`;
-  return (path, request) => {
+  return (path, method) => {
     if (path !== pagePath && path !== `${pagePath}/`) return undefined;
-    if (request.method !== 'GET' && request.method !== 'HEAD') {
+    if (method !== 'GET' && method !== 'HEAD') {
       return Response.json({ error: 'Method Not Allowed' }, { status: 405, headers: { allow: 'GET, HEAD' } });
     }
-    return new Response(request.method === 'HEAD' ? null : PAGE, { headers: HEADERS });
+    return new Response(method === 'HEAD' ? null : PAGE, { headers: HEADERS });
   };
 }

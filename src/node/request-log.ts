@@ -2,18 +2,14 @@
 // It holds the time, method, path (never the query string), status, duration and principal
 // (`authenticator:id`); never a header, so never a token, password or Authorization value.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { authEntries } from '../auth/route-auth.ts';
-import { WITH_REFUSALS, type ReportingEntry } from '../auth/refusals.ts';
-import type { AuthFn, AuthOption } from '../auth/types.ts';
+import type { Principal } from '../agent/types.ts';
 
 /** `text` (default): one readable line; `json`: one JSON object per line; `off`: nothing. */
 export type RequestLogFormat = 'text' | 'json' | 'off';
 
 export interface RequestLog {
-  /** The auth list, each entry wrapped to note the principal it accepts for the log. */
-  auth(auth: AuthOption | undefined): AuthOption | undefined;
-  /** Logs `req` once `res` has ended (or the connection has closed). */
-  track(req: IncomingMessage, res: ServerResponse, request: Request | undefined): void;
+  /** Logs `req` once `res` has ended (or the connection has closed), with the principal the routes set on `request`. */
+  track(req: IncomingMessage, res: ServerResponse, request: { readonly principal?: Principal } | undefined): void;
 }
 
 const FORMATS: readonly RequestLogFormat[] = ['text', 'json', 'off'];
@@ -60,33 +56,9 @@ function writeLine(line: string): void {
 }
 
 export function requestLog(format: RequestLogFormat, write: (line: string) => void = writeLine): RequestLog {
-  if (format === 'off') return { auth: (auth) => auth, track: () => undefined };
-  const principals = new WeakMap<Request, string>();
-
-  const note = <T>(request: Request, outcome: T): T => {
-    if (outcome === (true as unknown)) principals.set(request, 'custom:anonymous');
-    else if (typeof (outcome as { id?: unknown } | null)?.id === 'string') {
-      const { authenticator, id } = outcome as { authenticator?: string; id: string };
-      principals.set(request, `${authenticator ?? 'custom'}:${id}`);
-    }
-    return outcome;
-  };
-  // A synchronous entry (apiToken(), basic()) stays synchronous: no promise per request.
-  const settled = <T>(request: Request, outcome: T) =>
-    typeof (outcome as PromiseLike<unknown> | null)?.then !== 'function' ? note(request, outcome) : Promise.resolve(outcome).then((value) => note(request, value));
-  const noted = (entry: AuthFn): AuthFn => {
-    const wrapped: AuthFn = (request) => settled(request, entry(request));
-    if (entry.challenges !== undefined) wrapped.challenges = entry.challenges;
-    // The built-in entries' reporting form (onRefused), noted the same way.
-    const reporting = (entry as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS];
-    if (reporting !== undefined) {
-      (wrapped as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS] = (request, report) => settled(request, reporting(request, report));
-    }
-    return wrapped;
-  };
+  if (format === 'off') return { track: () => undefined };
 
   return {
-    auth: (auth) => (auth === undefined ? undefined : authEntries(auth).map(noted)),
     track(req, res, request) {
       const started = performance.now();
       res.once('close', () => {
@@ -97,7 +69,8 @@ export function requestLog(format: RequestLogFormat, write: (line: string) => vo
         const path = query === -1 ? url : url.slice(0, query);
         const status = res.writableFinished || res.headersSent ? res.statusCode : 499;
         const durationMs = Math.round((performance.now() - started) * 10) / 10;
-        const principal = request === undefined ? undefined : principals.get(request);
+        const accepted = request?.principal;
+        const principal = accepted === undefined ? undefined : `${accepted.authenticator}:${accepted.id}`;
         if (format === 'json') {
           write(JSON.stringify({ time, method, path, status, durationMs, principal: principal ?? null }));
         } else {

@@ -6,7 +6,7 @@ import { apiToken } from '../auth/api-token.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import { authEntries } from '../auth/route-auth.ts';
 import type { AuthFn, AuthOption } from '../auth/types.ts';
-import { agentHandler, type AgentHandlerOptions } from '../http/handler.ts';
+import { agentRoutes, type AgentHandlerOptions } from '../http/handler.ts';
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
 import { type NodeListener, nodeBridge } from './listener.ts';
@@ -69,7 +69,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (agent.sessions === 'owned' && auth === undefined) {
     throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
   }
-  const handler = agentHandler(agent, { basePath, auth: log.auth(auth), onRefused: options.onRefused, protectedResource: options.protectedResource });
+  const routes = agentRoutes(agent, { basePath, auth, onRefused: options.onRefused, protectedResource: options.protectedResource });
   const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
@@ -110,7 +110,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       const query = url.indexOf('?');
       const path = query === -1 ? url : url.slice(0, query);
       const channel = channelByPath.get(path);
-      return channel ? channel(request, { agent, waitUntil }) : (playground?.(path, request) ?? handler(request));
+      return channel ? channel(request.request(), { agent, waitUntil }) : (playground?.(path, request.method) ?? routes(request));
     },
     {
       origin,
