@@ -1,5 +1,5 @@
 export { routeAuth, authEntries } from './route-auth.ts';
-export type { RouteAuthOptions } from './route-auth.ts';
+export type { Authenticate, RouteAuthOptions } from './route-auth.ts';
 export type { Refusal, RefusalListener, RefusalReason } from './refusals.ts';
 export { basic } from './basic.ts';
 export type { BasicOptions, BasicVerifier } from './basic.ts';

@@ -119,6 +119,8 @@ function abortUnfinished(this: Tracked): void {
   drains.get(this.req)?.();
 }
 
+const clientGone = () => new DOMException('The client closed the connection before sending the whole body', 'AbortError');
+
 function failed(error: unknown): Reply {
   // A request that cannot be a Web Request (NodeRequest.request()) is the client's error.
   if (error instanceof HttpError) return errorReply(error.status, error.message);
@@ -196,7 +198,7 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<Uint8Array |
     const chunks: Buffer[] = [];
     let size = 0;
     const finish = (error: unknown, bytes?: Uint8Array | null) => {
-      req.off('data', onData).off('end', onEnd).off('error', finish).off('close', onClose);
+      req.off('data', onData).off('end', onEnd).off('error', onClose).off('close', onClose);
       if (error === undefined) resolve(bytes ?? null);
       else reject(error);
     };
@@ -212,10 +214,11 @@ function readNodeBody(req: IncomingMessage, limit: number): Promise<Uint8Array |
       const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
       finish(undefined, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     };
+    // node's request errs only when its connection goes: the client's doing, no failure of ours to log.
     const onClose = () => {
-      if (!req.complete) finish(new DOMException('The client closed the connection before sending the whole body', 'AbortError'));
+      if (!req.complete) finish(clientGone());
     };
-    req.on('data', onData).once('end', onEnd).once('error', finish).once('close', onClose);
+    req.on('data', onData).once('end', onEnd).once('error', onClose).once('close', onClose);
   });
 }
 
@@ -290,9 +293,9 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
         queue = controller;
         req.on('data', onData);
         req.once('end', () => settle());
-        req.once('error', (error) => settle(error));
+        req.once('error', () => settle(clientGone()));
         req.once('close', () => {
-          if (!req.complete) settle(new DOMException('The client closed the connection before sending the whole body', 'AbortError'));
+          if (!req.complete) settle(clientGone());
         });
         req.pause();
       },
