@@ -40,7 +40,8 @@ export interface BridgeOptions {
  * when present, so the handler sees the full path under any mount point: keep the handler's
  * `basePath` equal to the path it is mounted at, and mount it before any body parser.
  * JSON answers of the route handler go out in one write with `Content-Length`; other bodies
- * are streamed. The request's `signal` is the bridge's own: a copy made with
+ * are streamed. Given `agentHandler(…)` itself, it serves its routes without building a
+ * `Request` (unless an auth entry of your own needs one) or a `Response` for a JSON answer. The request's `signal` is the bridge's own: a copy made with
  * `new Request(request)` does not follow it unless given `signal: request.signal`.
  * @example
  * import { createServer } from 'node:http';
