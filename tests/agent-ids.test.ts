@@ -22,10 +22,10 @@ test('every id made from a batch is exactly the base64url of its own 16 random b
 test('randomId draws 16 fresh bytes from crypto.getRandomValues for every id and never repeats one', () => {
   const original = crypto.getRandomValues;
   const requested: number[] = [];
-  crypto.getRandomValues = function <T extends ArrayBufferView | null>(array: T): T {
-    requested.push(array?.byteLength ?? 0);
-    return original.call(crypto, array) as T;
-  };
+  crypto.getRandomValues = ((array: Uint8Array<ArrayBuffer>) => {
+    requested.push(array.byteLength);
+    return original.call(crypto, array);
+  }) as typeof crypto.getRandomValues;
   try {
     const ids: string[] = [];
     // Up to the next batch, then two whole batches: each batch asks for 16 bytes per id it makes.

@@ -1,4 +1,5 @@
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
+import { copyMessages, copyRecord } from './copy.ts';
 import { keyedQueue } from './key-queue.ts';
 import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
@@ -141,7 +142,7 @@ export function createAgent(options: AgentOptions): Agent {
     const emit = (event: RunEvent) => {
       if (onEvent === undefined) return;
       try {
-        onEvent(structuredClone(event));
+        onEvent(copyRecord(event));
       } catch {
         // A listener that throws (a closed stream) must not leave the run half done.
       }
@@ -168,7 +169,7 @@ export function createAgent(options: AgentOptions): Agent {
     sessionId: run.context.sessionId,
     status,
     text: run.text,
-    messages: structuredClone(run.messages),
+    messages: copyMessages(run.messages),
     approvals,
   });
 
@@ -218,7 +219,7 @@ export function createAgent(options: AgentOptions): Agent {
     await commit(run);
     run.emit({ type: 'approval-request', approval });
     run.emit({ type: 'step-finish' });
-    return result(run, 'awaiting-approval', [structuredClone(approval)]);
+    return result(run, 'awaiting-approval', [copyRecord(approval)]);
   }
 
   /** The tool loop: answer the open turn's calls, then ask the model again, up to `maxSteps` turns. */
@@ -235,7 +236,7 @@ export function createAgent(options: AgentOptions): Agent {
       run.step++;
       run.emit({ type: 'step-start' });
       const { setup } = run;
-      const request = { instructions: setup.instructions, messages: structuredClone(run.messages), tools: toolSpecs(setup.tools) };
+      const request = { instructions: setup.instructions, messages: copyMessages(run.messages), tools: toolSpecs(setup.tools) };
       const turn = await modelTurn(setup.model, run.signal === undefined ? request : { ...request, signal: run.signal }, run.emit);
       run.text = turn.text;
       if (turn.toolCalls.length === 0) {
