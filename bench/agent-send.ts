@@ -111,6 +111,10 @@ async function main(): Promise<void> {
       samples.get(name)!.push(await slice(sends.get(name)!, sliceMs));
     }
   }
+  // Per-round ratios of two cases measured in the same round: steadier than a ratio of medians
+  // when the machine's speed drifts between rounds.
+  const paired = (a: string, b: string, of: (s: Sample) => number) =>
+    median(samples.get(a)!.map((sample, round) => of(sample) / of(samples.get(b)![round]!)));
   const rows = names.map((name) => {
     const values = samples.get(name)!;
     const ops = values.map((s) => s.opsPerSec);
@@ -123,7 +127,7 @@ async function main(): Promise<void> {
   for (const [a, b] of withBefore as [string, string][]) {
     const x = get(a);
     const y = get(b);
-    if (x !== undefined && y !== undefined) ratios.push({ name: `${a}/${b}`, ops: x.opsPerSec / y.opsPerSec, cpu: x.cpuUs / y.cpuUs });
+    if (x !== undefined && y !== undefined) ratios.push({ name: `${a}/${b}`, ops: paired(a, b, (s) => s.opsPerSec), cpu: paired(a, b, (s) => s.cpuUs) });
   }
   if (options.json) {
     for (const r of rows) process.stdout.write(JSON.stringify({ suite: 'agent-send', case: r.case, opsPerSec: Math.round(r.opsPerSec), cpuUsPerSend: Math.round(r.cpuUs * 10) / 10 }) + '\n');
@@ -136,6 +140,7 @@ async function main(): Promise<void> {
   const line = (row: readonly string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   console.log(`agent.send('hello'), a new session each, median of ${options.rounds} interleaved rounds of ${sliceMs.toFixed(0)} ms`);
   console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n'));
+  console.log('ratios: median over rounds of the two cases\' ratio in the same round');
   for (const r of ratios) console.log(`${r.name}: ${r.ops.toFixed(3)}x sends/s, ${r.cpu.toFixed(3)}x CPU per send`);
   void sink;
 }

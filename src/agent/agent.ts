@@ -47,6 +47,22 @@ interface RunCheckpoint extends Checkpoint {
   createdAt: string;
 }
 
+let clockMs = NaN;
+let clockText = '';
+/**
+ * `new Date().toISOString()`, formatted once per millisecond: a send stamps its session twice
+ * (created, updated) and formatting cost 0.8 µs a time against 0.06 µs for Date.now();
+ * bench/agent-send.ts, `discard`: 10.7 → 8.1 CPU-µs per send.
+ */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== clockMs) {
+    clockText = new Date(ms).toISOString();
+    clockMs = ms;
+  }
+  return clockText;
+}
+
 interface Setup { model: Model; instructions: string; tools: Map<string, Tool> }
 
 interface Run {
@@ -161,7 +177,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function commit(run: Run): Promise<void> {
     run.session.messages = run.messages;
-    run.session.updatedAt = new Date().toISOString();
+    run.session.updatedAt = isoNow();
     await run.store.saveSession(run.session);
   }
 
@@ -209,7 +225,7 @@ export function createAgent(options: AgentOptions): Agent {
       remaining: run.calls.slice(1),
       step: run.step,
       text: run.text,
-      createdAt: new Date().toISOString(),
+      createdAt: isoNow(),
     };
     if (dynamic && principal !== undefined) checkpoint.principal = principal;
     if (run.owner !== undefined) checkpoint.owner = run.owner;
@@ -252,7 +268,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   const newSession = (id: string): SessionRecord => {
-    const now = new Date().toISOString();
+    const now = isoNow();
     return { id, messages: [], audit: [], createdAt: now, updatedAt: now };
   };
 
@@ -264,8 +280,10 @@ export function createAgent(options: AgentOptions): Agent {
     return session !== undefined && mayUse(mode, session, principal) ? session : undefined;
   }
 
-  /** The session a send continues or creates, or the refusal that answers it (design §9). */
-  async function sessionToSend(turnStore: Store, sessionId: string, chosen: boolean, principal: Principal | undefined, message: string): Promise<SessionRecord> {
+  /** The session a send continues or creates, or the refusal that answers it (design §9). `owner`: the principal's key. */
+  async function sessionToSend(
+    turnStore: Store, sessionId: string, chosen: boolean, principal: Principal | undefined, owner: OwnerKey | undefined, message: string,
+  ): Promise<SessionRecord> {
     const stored = await turnStore.loadSession(sessionId);
     if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
     if (mode === 'owned' && principal !== undefined && chosen && isAnonymous(principal)) {
@@ -275,7 +293,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (stored !== undefined) throw sessionNotFound();
     const session = newSession(sessionId);
     session.title = titleOf(message);
-    if (mode === 'owned' && principal !== undefined) session.owner = ownerKey(principal);
+    if (mode === 'owned' && owner !== undefined) session.owner = owner;
     return session;
   }
 
@@ -285,9 +303,10 @@ export function createAgent(options: AgentOptions): Agent {
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
+    const owner = principal === undefined ? undefined : ownerKey(principal);
     return turn(sessionId, async (turnStore) => {
       // Checked before the run is observed: a refused caller sees no event of someone else's session.
-      const session = await sessionToSend(turnStore, sessionId, sendOptions.sessionId !== undefined, principal, message);
+      const session = await sessionToSend(turnStore, sessionId, sendOptions.sessionId !== undefined, principal, owner, message);
       return observe(sendOptions, sessionId, async (emit) => {
         if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
           throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
@@ -295,7 +314,6 @@ export function createAgent(options: AgentOptions): Agent {
         const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
         const setup = await prepare(context, namespace, turnStore);
         const messages: Message[] = [...session.messages, { role: 'user', content: message }];
-        const owner = principal === undefined ? undefined : ownerKey(principal);
         return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, store: turnStore, owner }, false);
       });
     });
@@ -327,7 +345,7 @@ export function createAgent(options: AgentOptions): Agent {
         // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
         if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
         const { pending } = checkpoint;
-        const entry: AuditEntry = { type: 'approval-decided', approvalId, tool: pending.name, approved, at: new Date().toISOString() };
+        const entry: AuditEntry = { type: 'approval-decided', approvalId, tool: pending.name, approved, at: isoNow() };
         if (reason !== undefined) entry.reason = reason;
         if (decidedBy !== undefined) entry.decidedBy = decidedBy;
         session.audit.push(entry);
