@@ -94,6 +94,32 @@ test('memoryStore({ maxSessions, ttl }) bounds what it keeps: past maxSessions t
   assert.equal(kept.filter(Boolean).length, 3);
 });
 
+test('memoryStore: an owned session leaves its owner\'s list when it is dropped, deleted or saved under another owner, also in an instance over earlier data', async () => {
+  const alice = ['jwt', null, 'alice'] as const;
+  const bob = ['jwt', null, 'bob'] as const;
+  const ids = async (store: ReturnType<typeof memoryStore>, owner: readonly [string, null, string]) =>
+    (await store.listSessions!({ owner: [...owner], limit: 100 })).map((row) => row.id).sort();
+  const data = new Map<string, string>();
+  const first = memoryStore({ data, maxSessions: 3 });
+  for (const id of ['a1', 'a2', 'a3']) await first.saveSession({ ...session(), id, owner: [...alice] });
+  assert.deepEqual(await ids(first, alice), ['a1', 'a2', 'a3']);
+  // A new instance derives the owners from the records, then keeps them in step.
+  const store = memoryStore({ data, maxSessions: 3 });
+  await store.saveSession({ ...session(), id: 'a2', owner: [...bob] });
+  assert.deepEqual(await ids(store, alice), ['a1', 'a3']);
+  assert.deepEqual(await ids(store, bob), ['a2']);
+  await store.saveSession({ ...session(), id: 'b1', owner: [...bob] });
+  assert.equal(await store.loadSession('a1'), undefined, 'a1 was the least recently updated');
+  assert.deepEqual(await ids(store, alice), ['a3']);
+  await store.saveSession({ ...session(), id: 'a3' });
+  assert.deepEqual(await ids(store, alice), [], 'saved without an owner: listed under none');
+  assert.equal(await store.deleteSession!('b1'), true);
+  assert.deepEqual(await ids(store, bob), ['a2']);
+  await assert.rejects(store.saveSession({ ...session(), id: 'a2', owner: [...alice], title: 10n as never }));
+  assert.deepEqual(await ids(store, bob), ['a2'], 'a record that cannot be saved changes nothing');
+  assert.deepEqual(await ids(store, alice), []);
+});
+
 test('memoryStore({ ttl }): a session not updated for ttl ms is gone, with its checkpoints; an updated one stays', async () => {
   const store = memoryStore({ ttl: 40 });
   await store.saveSession({ ...session(), id: 'idle' });
