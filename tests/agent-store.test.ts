@@ -141,3 +141,58 @@ test('memoryStore: defaults are documented values that bound memory; options tha
   }
   memoryStore({ ttl: Infinity, maxSessions: 1 });
 });
+
+test('memoryStore({ ttl }): expiry is checked on every call, also after the least recently updated session is saved again or deleted', async () => {
+  const realNow = Date.now;
+  let now = realNow();
+  Date.now = () => now;
+  try {
+    const store = memoryStore({ ttl: 1000 });
+    await store.saveSession({ ...session(), id: 'first' });
+    now += 400;
+    await store.saveSession({ ...session(), id: 'second' });
+    now += 400;
+    await store.saveSession({ ...session(), id: 'first' });
+    now += 400;
+    // 'second' (saved 800 ms ago) is now the oldest, 'first' was saved again 400 ms ago.
+    assert.equal((await store.loadSession('second'))?.id, 'second');
+    now += 200;
+    assert.equal(await store.loadSession('second'), undefined, 'second expired 1,000 ms after its save');
+    assert.equal((await store.loadSession('first'))?.id, 'first');
+    await store.saveSession({ ...session(), id: 'third' });
+    now += 300;
+    assert.equal(await store.deleteSession!('first'), true);
+    now += 600;
+    assert.equal((await store.loadSession('third'))?.id, 'third');
+    now += 100;
+    assert.equal(await store.loadSession('third'), undefined, 'third expired 1,000 ms after its save');
+    // Past `ttl` while the store is empty, then a new session: it expires on time too.
+    await store.saveSession({ ...session(), id: 'fourth' });
+    now += 999;
+    assert.deepEqual((await store.listCheckpoints('fourth')), []);
+    assert.equal((await store.loadSession('fourth'))?.id, 'fourth');
+    now += 1;
+    assert.equal(await store.loadSession('fourth'), undefined);
+  } finally {
+    Date.now = realNow;
+  }
+});
+
+test('memoryStore({ ttl }): after the clock steps back, a session that becomes the least recently updated one is checked at once, as before', async () => {
+  const realNow = Date.now;
+  let now = 1_000_000;
+  Date.now = () => now;
+  try {
+    const store = memoryStore({ ttl: 1000 });
+    await store.saveSession({ ...session(), id: 'a' });
+    now -= 500; // the clock steps back: 'b' is saved after 'a' with an earlier time
+    await store.saveSession({ ...session(), id: 'b' });
+    now += 1000;
+    // Only the least recently updated session is checked: 'a' is fresh, so 'b' stays for now.
+    assert.equal((await store.loadSession('b'))?.id, 'b');
+    await store.saveSession({ ...session(), id: 'a' });
+    assert.equal(await store.loadSession('b'), undefined, "'b' leads once 'a' is saved again, and it is past ttl");
+  } finally {
+    Date.now = realNow;
+  }
+});

@@ -106,6 +106,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     remove(sessionsOf, ownerOf.get(id), id);
     ownerOf.delete(id);
     recency.delete(id);
+    sweepDue = -Infinity;
     let removed = data.delete(sessionKey(id));
     for (const approvalId of checkpointsOf.get(id) ?? []) removed = forgetCheckpoint(approvalId) || removed;
     checkpointsOf.delete(id);
@@ -121,14 +122,29 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     return data.delete(checkpointKey(approvalId));
   }
 
+  /**
+   * When the first (least recently updated) session expires, or earlier: until then a sweep
+   * within `maxSessions` has nothing to do. Lowered to -Infinity when the first session leaves
+   * or moves. Reading the first entry of `recency` costs a walk over the holes its removed
+   * entries leave (up to 1,000 when each send drops the oldest session): one walk per send in
+   * place of three took bench/agent-send.ts from 18.4 to 17.7 CPU-µs per `memory` send and from
+   * 21.7 to 19.9 per `memory-owned` send (a busy machine; paired ratios 0.93x and 0.95x).
+   */
+  let sweepDue = -Infinity;
+
   /** Drops expired sessions and those past `maxSessions`, oldest first. */
   function sweep(): void {
     const now = Date.now();
     const { recency } = index();
+    if (recency.size <= maxSessions && now < sweepDue) return;
     for (const [id, at] of recency) {
-      if (recency.size <= maxSessions && now - at < ttl) break;
+      if (recency.size <= maxSessions && now - at < ttl) {
+        sweepDue = at + ttl;
+        return;
+      }
       drop(id);
     }
+    sweepDue = Infinity;
   }
 
   const listIds = (sessionId: string) => [...(index().checkpointsOf.get(sessionId) ?? [])];
@@ -149,8 +165,10 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
         add(sessionsOf, owner, record.id);
         ownerOf.set(record.id, owner);
       }
-      recency.delete(record.id);
-      recency.set(record.id, Date.now());
+      const at = Date.now();
+      if (recency.delete(record.id)) sweepDue = -Infinity;
+      else sweepDue = Math.min(sweepDue, at + ttl);
+      recency.set(record.id, at);
       sweep();
     },
     async loadCheckpoint(approvalId) {
