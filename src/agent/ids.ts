@@ -32,6 +32,6 @@ let ready: string[] = [];
  * process CPU-µs per send (a typed array per id also cost the collector).
  */
 export function randomId(): string {
-  if (ready.length === 0) ready = idsOf(crypto.getRandomValues(new Uint8Array(ID_BYTES * BATCH))).reverse();
+  if (ready.length === 0) ready = idsOf(crypto.getRandomValues(new Uint8Array(ID_BYTES * BATCH)));
   return ready.pop()!;
 }
