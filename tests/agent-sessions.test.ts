@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Agent, Principal, RunEvent, Store, Tool } from '../src/agent/index.ts';
+import { titleOf } from '../src/agent/sessions.ts';
 
 const alice: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'jwt', issuer: 'https://a.example' });
 const aliceElsewhere: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'jwt', issuer: 'https://b.example' });
@@ -224,4 +225,22 @@ test("createAgent: sessions must be 'shared' or 'owned', and 'owned' needs a sto
   const { listSessions: _l, deleteSession: _d, ...partial } = memoryStore();
   assert.throws(() => createAgent({ name: 'x', model: echoModel(), sessions: 'owned', store: partial }), { code: 'INVALID_AGENT' });
   assert.equal(createAgent({ name: 'x', model: echoModel(), store: partial }).sessions, 'shared');
+});
+
+test('a session title is its first message cut to 80 code points, never splitting a surrogate pair', async () => {
+  const emoji = '😀'; // two UTF-16 units, one code point
+  const cases: [string, string][] = [
+    ['hello', 'hello'],
+    ['x'.repeat(80), 'x'.repeat(80)],
+    ['x'.repeat(81), 'x'.repeat(80)],
+    [`${'x'.repeat(79)}${emoji}`, `${'x'.repeat(79)}${emoji}`],
+    [`${'x'.repeat(79)}${emoji}y`, `${'x'.repeat(79)}${emoji}`],
+    [emoji.repeat(81), emoji.repeat(80)],
+    [`\ud800${'x'.repeat(80)}`, `\ud800${'x'.repeat(79)}`],
+    ['\udc00a\ud800', '\udc00a\ud800'],
+  ];
+  for (const [text, title] of cases) assert.equal(titleOf(text), title);
+  const agent = createAgent({ name: 't', model: echoModel(), sessions: 'owned' });
+  await agent.send(emoji.repeat(100), { principal: alice });
+  assert.equal((await agent.listSessions({ principal: alice })).sessions[0]!.title, emoji.repeat(80));
 });

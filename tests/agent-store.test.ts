@@ -94,6 +94,32 @@ test('memoryStore({ maxSessions, ttl }) bounds what it keeps: past maxSessions t
   assert.equal(kept.filter(Boolean).length, 3);
 });
 
+test('memoryStore: an owned session leaves its owner\'s list when it is dropped, deleted or saved under another owner, also in an instance over earlier data', async () => {
+  const alice = ['jwt', null, 'alice'] as const;
+  const bob = ['jwt', null, 'bob'] as const;
+  const ids = async (store: ReturnType<typeof memoryStore>, owner: readonly [string, null, string]) =>
+    (await store.listSessions!({ owner: [...owner], limit: 100 })).map((row) => row.id).sort();
+  const data = new Map<string, string>();
+  const first = memoryStore({ data, maxSessions: 3 });
+  for (const id of ['a1', 'a2', 'a3']) await first.saveSession({ ...session(), id, owner: [...alice] });
+  assert.deepEqual(await ids(first, alice), ['a1', 'a2', 'a3']);
+  // A new instance derives the owners from the records, then keeps them in step.
+  const store = memoryStore({ data, maxSessions: 3 });
+  await store.saveSession({ ...session(), id: 'a2', owner: [...bob] });
+  assert.deepEqual(await ids(store, alice), ['a1', 'a3']);
+  assert.deepEqual(await ids(store, bob), ['a2']);
+  await store.saveSession({ ...session(), id: 'b1', owner: [...bob] });
+  assert.equal(await store.loadSession('a1'), undefined, 'a1 was the least recently updated');
+  assert.deepEqual(await ids(store, alice), ['a3']);
+  await store.saveSession({ ...session(), id: 'a3' });
+  assert.deepEqual(await ids(store, alice), [], 'saved without an owner: listed under none');
+  assert.equal(await store.deleteSession!('b1'), true);
+  assert.deepEqual(await ids(store, bob), ['a2']);
+  await assert.rejects(store.saveSession({ ...session(), id: 'a2', owner: [...alice], title: 10n as never }));
+  assert.deepEqual(await ids(store, bob), ['a2'], 'a record that cannot be saved changes nothing');
+  assert.deepEqual(await ids(store, alice), []);
+});
+
 test('memoryStore({ ttl }): a session not updated for ttl ms is gone, with its checkpoints; an updated one stays', async () => {
   const store = memoryStore({ ttl: 40 });
   await store.saveSession({ ...session(), id: 'idle' });
@@ -114,4 +140,59 @@ test('memoryStore: defaults are documented values that bound memory; options tha
     assert.throws(() => memoryStore(options), TypeError, JSON.stringify(options));
   }
   memoryStore({ ttl: Infinity, maxSessions: 1 });
+});
+
+test('memoryStore({ ttl }): expiry is checked on every call, also after the least recently updated session is saved again or deleted', async () => {
+  const realNow = Date.now;
+  let now = realNow();
+  Date.now = () => now;
+  try {
+    const store = memoryStore({ ttl: 1000 });
+    await store.saveSession({ ...session(), id: 'first' });
+    now += 400;
+    await store.saveSession({ ...session(), id: 'second' });
+    now += 400;
+    await store.saveSession({ ...session(), id: 'first' });
+    now += 400;
+    // 'second' (saved 800 ms ago) is now the oldest, 'first' was saved again 400 ms ago.
+    assert.equal((await store.loadSession('second'))?.id, 'second');
+    now += 200;
+    assert.equal(await store.loadSession('second'), undefined, 'second expired 1,000 ms after its save');
+    assert.equal((await store.loadSession('first'))?.id, 'first');
+    await store.saveSession({ ...session(), id: 'third' });
+    now += 300;
+    assert.equal(await store.deleteSession!('first'), true);
+    now += 600;
+    assert.equal((await store.loadSession('third'))?.id, 'third');
+    now += 100;
+    assert.equal(await store.loadSession('third'), undefined, 'third expired 1,000 ms after its save');
+    // Past `ttl` while the store is empty, then a new session: it expires on time too.
+    await store.saveSession({ ...session(), id: 'fourth' });
+    now += 999;
+    assert.deepEqual((await store.listCheckpoints('fourth')), []);
+    assert.equal((await store.loadSession('fourth'))?.id, 'fourth');
+    now += 1;
+    assert.equal(await store.loadSession('fourth'), undefined);
+  } finally {
+    Date.now = realNow;
+  }
+});
+
+test('memoryStore({ ttl }): after the clock steps back, a session that becomes the least recently updated one is checked at once, as before', async () => {
+  const realNow = Date.now;
+  let now = 1_000_000;
+  Date.now = () => now;
+  try {
+    const store = memoryStore({ ttl: 1000 });
+    await store.saveSession({ ...session(), id: 'a' });
+    now -= 500; // the clock steps back: 'b' is saved after 'a' with an earlier time
+    await store.saveSession({ ...session(), id: 'b' });
+    now += 1000;
+    // Only the least recently updated session is checked: 'a' is fresh, so 'b' stays for now.
+    assert.equal((await store.loadSession('b'))?.id, 'b');
+    await store.saveSession({ ...session(), id: 'a' });
+    assert.equal(await store.loadSession('b'), undefined, "'b' leads once 'a' is saved again, and it is past ttl");
+  } finally {
+    Date.now = realNow;
+  }
 });

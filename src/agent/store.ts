@@ -19,6 +19,12 @@ interface Index {
   /** Owner key (JSON) → approval ids of the checkpoints it has pending. */
   pendingOf: Map<string, Set<string>>;
   sessionsOf: Map<string, Set<string>>;
+  /**
+   * Session id → its owner key (JSON), for owned sessions: saving or dropping a session finds
+   * the owner it was listed under without parsing its record (two JSON.parse of the whole record
+   * per send past `maxSessions`; bench/agent-send.ts, `memory`: 19.4 → 16.0 CPU-µs per send).
+   */
+  ownerOf: Map<string, string>;
   /** Session id → time of its last save; iteration order is oldest first. */
   recency: Map<string, number>;
 }
@@ -73,7 +79,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   let built: Index | undefined;
   function index(): Index {
     if (built !== undefined) return built;
-    const fresh: Index = { checkpointsOf: new Map(), pendingOf: new Map(), sessionsOf: new Map(), recency: new Map() };
+    const fresh: Index = { checkpointsOf: new Map(), pendingOf: new Map(), sessionsOf: new Map(), ownerOf: new Map(), recency: new Map() };
     const sessions: [string, number][] = [];
     for (const [key, text] of data) {
       if (key.startsWith('checkpoint:')) {
@@ -84,7 +90,10 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
       } else if (key.startsWith('session:')) {
         const record = JSON.parse(text) as SessionRecord;
         const owner = ownerText(record);
-        if (owner !== undefined) add(fresh.sessionsOf, owner, record.id);
+        if (owner !== undefined) {
+          add(fresh.sessionsOf, owner, record.id);
+          fresh.ownerOf.set(record.id, owner);
+        }
         sessions.push([record.id, Math.min(Date.parse(record.updatedAt) || Infinity, Date.now())]);
       }
     }
@@ -93,10 +102,11 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   }
 
   function drop(id: string): boolean {
-    const { checkpointsOf, sessionsOf, recency } = index();
-    const record = read<SessionRecord>(sessionKey(id));
-    remove(sessionsOf, ownerText(record), id);
+    const { checkpointsOf, sessionsOf, ownerOf, recency } = index();
+    remove(sessionsOf, ownerOf.get(id), id);
+    ownerOf.delete(id);
     recency.delete(id);
+    sweepDue = -Infinity;
     let removed = data.delete(sessionKey(id));
     for (const approvalId of checkpointsOf.get(id) ?? []) removed = forgetCheckpoint(approvalId) || removed;
     checkpointsOf.delete(id);
@@ -112,14 +122,29 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     return data.delete(checkpointKey(approvalId));
   }
 
+  /**
+   * When the first (least recently updated) session expires, or earlier: until then a sweep
+   * within `maxSessions` has nothing to do. Lowered to -Infinity when the first session leaves
+   * or moves. Reading the first entry of `recency` costs a walk over the holes its removed
+   * entries leave (up to 1,000 when each send drops the oldest session): one walk per send in
+   * place of three took bench/agent-send.ts from 18.4 to 17.7 CPU-µs per `memory` send and from
+   * 21.7 to 19.9 per `memory-owned` send (a busy machine; paired ratios 0.93x and 0.95x).
+   */
+  let sweepDue = -Infinity;
+
   /** Drops expired sessions and those past `maxSessions`, oldest first. */
   function sweep(): void {
     const now = Date.now();
     const { recency } = index();
+    if (recency.size <= maxSessions && now < sweepDue) return;
     for (const [id, at] of recency) {
-      if (recency.size <= maxSessions && now - at < ttl) break;
+      if (recency.size <= maxSessions && now - at < ttl) {
+        sweepDue = at + ttl;
+        return;
+      }
       drop(id);
     }
+    sweepDue = Infinity;
   }
 
   const listIds = (sessionId: string) => [...(index().checkpointsOf.get(sessionId) ?? [])];
@@ -131,13 +156,19 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
       return read<SessionRecord>(sessionKey(id));
     },
     async saveSession(record) {
-      const { sessionsOf, recency } = index();
-      remove(sessionsOf, ownerText(read<SessionRecord>(sessionKey(record.id))), record.id);
+      const { sessionsOf, ownerOf, recency } = index();
       write(sessionKey(record.id), record);
+      remove(sessionsOf, ownerOf.get(record.id), record.id);
       const owner = ownerText(record);
-      if (owner !== undefined) add(sessionsOf, owner, record.id);
-      recency.delete(record.id);
-      recency.set(record.id, Date.now());
+      if (owner === undefined) ownerOf.delete(record.id);
+      else {
+        add(sessionsOf, owner, record.id);
+        ownerOf.set(record.id, owner);
+      }
+      const at = Date.now();
+      if (recency.delete(record.id)) sweepDue = -Infinity;
+      else sweepDue = Math.min(sweepDue, at + ttl);
+      recency.set(record.id, at);
       sweep();
     },
     async loadCheckpoint(approvalId) {
