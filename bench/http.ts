@@ -11,7 +11,8 @@
 //   `jwt-es256-cache` (jwt() with `cache: true`, the same token each time), `owned`
 //   (apiToken() in front of an agent with `sessions: 'owned'`), `memory` (the echo agent on
 //   memoryStore()), `api-token-log` (api-token with the request log on, as serve() defaults).
-// Rounds interleave: each round measures every case once in a fresh random order, each sample
+// Rounds interleave: each round starts every server in a fresh process, warms it for 1 s, and
+// measures every case once in a fresh random order, each sample
 // after a quiet-machine gate (other processes' CPU use under 10% of the machine, waiting at most
 // `--quiet-wait` seconds; samples taken without quiet are counted in the report). The result
 // per case is the median over rounds; CPU-µs per request is the server process's CPU time
@@ -217,15 +218,22 @@ async function main(): Promise<void> {
     let samplesTaken = 0;
     let worstBusy = 0;
     for (const { suite, method, path } of suites) {
-      human(`bench: ${suite}: warming up…`);
-      for (const server of servers.values()) {
-        const warm = await measure({ ...loadFor(server, method, path), seconds: 1 });
-        if (warm.failed > 0) throw new Error(`${suite} ${server.name}: ${warm.failed} requests failed during warm-up`);
-      }
       const rates = new Map<CaseName, number[]>(names.map((name) => [name, []]));
       const cpus = new Map<CaseName, number[]>(names.map((name) => [name, []]));
       for (let round = 0; round < rounds; round++) {
-        human(`bench: ${suite}: round ${round + 1} of ${rounds}`);
+        human(`bench: ${suite}: round ${round + 1} of ${rounds} (fresh server processes, warmed 1 s each)`);
+        // Each round on fresh processes: one server process can run a third slower than another
+        // of the same code for its whole life (the same GET /agent/health answered at 23 and at
+        // 37 CPU-µs per request by two of our servers in one run, rounds agreeing within each
+        // process), so the median over rounds is a median over processes too.
+        if (round > 0) {
+          for (const server of servers.values()) server.child.kill();
+          for (const name of names) servers.set(name, await launch(name));
+        }
+        for (const server of servers.values()) {
+          const warm = await measure({ ...loadFor(server, method, path), seconds: 1 });
+          if (warm.failed > 0) throw new Error(`${suite} ${server.name}: ${warm.failed} requests failed during warm-up`);
+        }
         for (const name of shuffle(names)) {
           const server = servers.get(name)!;
           const gate = await quietGate(Math.min(quietWaitMs, quietBudgetMs));
