@@ -41,8 +41,9 @@ export interface BridgeOptions {
  * `basePath` equal to the path it is mounted at, and mount it before any body parser.
  * JSON answers of the route handler go out in one write with `Content-Length`; other bodies
  * are streamed. Given `agentHandler(…)` itself, it serves its routes without building a
- * `Request` (unless an auth entry of your own needs one) or a `Response` for a JSON answer. The request's `signal` is the bridge's own: a copy made with
- * `new Request(request)` does not follow it unless given `signal: request.signal`.
+ * `Request` (unless an auth entry of your own needs one) or a `Response` for a JSON answer.
+ * The request's `signal` is the bridge's own: a copy made with `new Request(request)` does not
+ * follow it unless given `signal: request.signal`.
  * @example
  * import { createServer } from 'node:http';
  * createServer(toNodeListener(agentHandler(agent, { basePath: '/agent', auth }))).listen(3000);
