@@ -4,26 +4,24 @@ import type { RouteRequest } from './route-request.ts';
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/** Fatal, and never given `stream: true`: it keeps nothing from one body to the next. */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 const tooLarge = () => new HttpError(413, 'Request body too large (limit 1 MiB)');
 
 /**
- * Reads a request body of at most `MAX_BODY_BYTES`: a larger `Content-Length` is refused
- * before reading, and a body without one is counted as it streams in and cut off at the limit.
+ * The request body as a JSON object; anything else (no body, invalid UTF-8 or JSON, an array) is
+ * a 400. At most `MAX_BODY_BYTES` are read: a larger `Content-Length` is refused before reading,
+ * and a body without one is counted as it streams in and cut off at the limit (413).
  */
-async function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Uint8Array> {
+export async function readJsonObject(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Record<string, unknown>> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
   const bytes = await request.readBody(MAX_BODY_BYTES);
   if (bytes === null) throw tooLarge();
-  return bytes;
-}
-
-/** The request body as a JSON object; anything else (no body, invalid UTF-8 or JSON, an array) is a 400. */
-export async function readJsonObject(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Record<string, unknown>> {
-  const bytes = await readBodyBytes(request);
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    value = JSON.parse(utf8.decode(bytes));
   } catch {
     throw new HttpError(400, 'Request body must be valid JSON');
   }

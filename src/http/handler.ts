@@ -58,8 +58,10 @@ function decodeSegment(segment: string): string | undefined {
 function matchRoute(pathname: string, basePath: string, owned: boolean): Route | undefined {
   if (pathname !== basePath && !pathname.startsWith(basePath + '/')) return undefined;
   const rest = pathname.slice(basePath.length).replace(/\/$/, '');
-  const [first, second, ...more] = rest === '' ? [] : rest.slice(1).split('/');
-  if (more.length > 0) return undefined;
+  const parts = rest === '' ? [] : rest.slice(1).split('/');
+  if (parts.length > 2) return undefined;
+  const first = parts[0];
+  const second = parts[1];
   const id = second === undefined ? undefined : decodeSegment(second);
   if (second !== undefined && id === undefined) return undefined;
   switch (first) {
@@ -120,10 +122,10 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
 
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
     try {
-      const url = parseUrl(request.url);
-      if (url === undefined) return errorReply(400, 'Bad Request');
-      if (url.pathname === metadata?.path) return metadata.respond(request.request());
-      const route = matchRoute(url.pathname, basePath, owned);
+      const pathname = pathOf(request.url);
+      if (pathname === undefined) return errorReply(400, 'Bad Request');
+      if (pathname === metadata?.path) return metadata.respond(request.request());
+      const route = matchRoute(pathname, basePath, owned);
       let principal: Principal | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
@@ -137,22 +139,36 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
         if (route.name === 'session' && request.method === 'DELETE') return errorReply(404, 'Not Found');
         return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       }
-      return await serveRoute(agent, route, request, url, principal);
+      return await serveRoute(agent, route, request, principal);
     } catch (error) {
       return failureReply(error);
     }
   };
 }
 
-function parseUrl(url: string): URL | undefined {
+/**
+ * A URL's path, read off the string when it is plain: an origin, then segments of letters,
+ * digits and `-_~.` (none starting with `.`, so no dot segment), then at most a query. Such a
+ * path is already what the WHATWG parser would make of it. Any other URL goes through
+ * `new URL`, which cost 1.2 CPU-µs per request on a loaded node server (issue 19, Node 22).
+ * `undefined` for a URL that does not parse.
+ */
+const PLAIN_URL = /^https?:\/\/[^/?#\\]+((?:\/[\w~-][\w.~-]*)*\/?)(?:\?[^#]*)?$/;
+
+function pathOf(url: string): string | undefined {
+  const plain = PLAIN_URL.exec(url)?.[1];
+  if (plain) return plain;
   try {
-    return new URL(url);
+    return new URL(url).pathname;
   } catch {
     return undefined;
   }
 }
 
-async function serveRoute(agent: Agent, route: Route, request: RouteRequest, url: URL, principal: Principal | undefined): Promise<Reply> {
+/** The query of the request's URL, parsed only by the routes that take one. */
+const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
+
+async function serveRoute(agent: Agent, route: Route, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
   const signal = request.signal;
   switch (route.name) {
     case 'send':
@@ -173,12 +189,12 @@ async function serveRoute(agent: Agent, route: Route, request: RouteRequest, url
       return jsonReply({ sessionId, messages });
     }
     case 'approvals': {
-      const sessionId = url.searchParams.get('sessionId');
+      const sessionId = queryOf(request).get('sessionId');
       if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
       return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
     }
     case 'sessions': {
-      const query = url.searchParams;
+      const query = queryOf(request);
       const limit = query.get('limit');
       const cursor = query.get('cursor');
       if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw new HttpError(400, 'limit must be an integer from 1 to 100');

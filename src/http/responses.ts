@@ -35,11 +35,13 @@ export class JsonReply {
 export type Reply = Response | JsonReply;
 
 /** JSON answer of every non-streaming route; `no-store` because transcripts and results are private. */
-export function jsonReply(body: unknown, status = 200, headers: Record<string, string> = {}): JsonReply {
-  return new JsonReply(status, JSON.stringify(body), { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers });
+export function jsonReply(body: unknown, status = 200, headers?: Record<string, string>): JsonReply {
+  return new JsonReply(status, JSON.stringify(body), headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers });
 }
 
-export function errorReply(status: number, message: string, headers: Record<string, string> = {}): JsonReply {
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', 'cache-control': 'no-store' });
+
+export function errorReply(status: number, message: string, headers?: Record<string, string>): JsonReply {
   return jsonReply({ error: message }, status, headers);
 }
 
@@ -51,7 +53,7 @@ export function toResponse(reply: Reply): Response {
   return response;
 }
 
-export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>): Response {
   return toResponse(jsonReply(body, status, headers));
 }
 

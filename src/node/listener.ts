@@ -24,8 +24,10 @@ export interface NodeListenerOptions {
 /** What `serve()` adds to the bridge: its own routing, and a view of each request in flight. */
 export interface BridgeOptions {
   origin?: string;
-  /** Called when a request arrives, with the controller that aborts its `signal`. */
-  onRequest?(controller: AbortController, res: ServerResponse): void;
+  /** Called when a request arrives (not for a request whose target is not a path: it is answered 400 at once). */
+  onRequest?(request: NodeRequest): void;
+  /** Called once that request's response is over: sent, or its connection gone. */
+  onClose?(request: NodeRequest): void;
   /** Called before the response's head is written. */
   beforeWrite?(res: ServerResponse): void;
 }
@@ -50,7 +52,7 @@ export interface BridgeOptions {
  */
 export function toNodeListener(handler: WebHandler, options: NodeListenerOptions = {}): NodeListener {
   if (typeof handler !== 'function') throw new TypeError('toNodeListener(): handler must be a function from a Request to a Response');
-  if (options.origin !== undefined && !/^https?:\/\/[^/?#]+$/.test(options.origin)) {
+  if (options.origin !== undefined && !(/^https?:\/\/[^/?#]+$/.test(options.origin) && URL.canParse(options.origin))) {
     throw new TypeError('toNodeListener(): origin must be a URL origin such as "https://agent.example.com" (no path)');
   }
   // agentHandler()'s own routes, when given one: no Request or Response is built for its JSON answers.
@@ -68,7 +70,7 @@ export function toNodeListener(handler: WebHandler, options: NodeListenerOptions
 
 /** The bridge under `toNodeListener()` and `serve()`; the handler also gets the node request and response. */
 export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage, res: ServerResponse) => Reply | Promise<Reply>, options: BridgeOptions = {}): NodeListener {
-  const { origin, onRequest, beforeWrite } = options;
+  const { origin, onRequest, onClose, beforeWrite } = options;
   const deliver = (response: unknown, res: ServerResponse) => {
     try {
       if (!(response instanceof Response || response instanceof JsonReply)) response = failed(new TypeError('the handler did not return a Response'));
@@ -80,16 +82,22 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
       writeFailed(error, res);
     }
   };
+  // One listener per response, made once per bridge: `on` rather than `once` ('close' comes once)
+  // spares the wrapper `once` makes per call.
+  function closed(this: ServerResponse & { [VIEW]?: NodeRequest }): void {
+    const request = this[VIEW]!;
+    request.closed(!this.writableFinished);
+    onClose?.(request);
+  }
   return (req, res) => {
-    const controller = new AbortController();
-    (res as Tracked)[CONTROLLER] = controller;
-    res.once('close', abortUnfinished);
-    onRequest?.(controller, res);
     const path = (req as { originalUrl?: unknown }).originalUrl;
     const url = typeof path === 'string' ? path : (req.url ?? '');
     // The origin is the server's own, never the Host header: routes see only the path and query.
     if (!url.startsWith('/')) return deliver(errorReply(400, 'Bad Request'), res);
-    const request = new NodeRequest(req, (origin ?? localOrigin(req)) + url, controller.signal);
+    const request = new NodeRequest(req, (origin ?? localOrigin(req)) + url);
+    (res as { [VIEW]?: NodeRequest })[VIEW] = request;
+    res.on('close', closed);
+    onRequest?.(request);
     let result: Reply | Promise<Reply>;
     try {
       result = handler(request, req, res);
@@ -104,24 +112,14 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
   };
 }
 
-const CONTROLLER = Symbol('agentgate.abort');
+const VIEW = Symbol('agentgate.request');
 /** Requests whose body reader gave up before the end: their connection closes after the answer. */
 const cutOff = new WeakSet<IncomingMessage>();
-/** Stops queueing a request's body for the handler and discards the rest. */
+/** Stops queueing a request's body for the handler (a Web body stream) and discards the rest. */
 const drains = new WeakMap<IncomingMessage, () => void>();
-type Tracked = ServerResponse & { [CONTROLLER]?: AbortController };
-
-/**
- * Once the response is over: a client that disconnected before it had gone out aborts the
- * request's `signal`; a body nobody read to its end is drained, as node:http does for a body
- * without a reader, so a kept-alive connection moves on to its next request.
- */
-function abortUnfinished(this: Tracked): void {
-  if (!this.writableFinished) this[CONTROLLER]?.abort();
-  drains.get(this.req)?.();
-}
 
 const clientGone = () => new DOMException('The client closed the connection before sending the whole body', 'AbortError');
+const answeredFirst = () => new DOMException('The response was sent before the request body was read', 'AbortError');
 
 function failed(error: unknown): Reply {
   // A request that cannot be a Web Request (NodeRequest.request()) is the client's error.
@@ -143,6 +141,27 @@ function localOrigin(req: IncomingMessage): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${localPort}`;
 }
 
+/** A node request's headers as `Headers.get` reads them: a header's values joined with ", ". */
+class NodeHeaders {
+  readonly #raw: readonly string[];
+
+  constructor(raw: readonly string[]) {
+    this.#raw = raw;
+  }
+
+  /** Read off `rawHeaders`: node's own `req.headers` keeps only the first `Authorization`. */
+  get(name: string): string | null {
+    const raw = this.#raw;
+    name = name.toLowerCase();
+    let value: string | null = null;
+    for (let i = 0; i < raw.length; i += 2) {
+      const key = raw[i] as string;
+      if (key.length === name.length && key.toLowerCase() === name) value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`;
+    }
+    return value;
+  }
+}
+
 /**
  * The route view of a node request (`RouteRequest`): headers read off `rawHeaders`, the body
  * read off the node stream, and the Web `Request` built only when something asks for it.
@@ -150,19 +169,31 @@ function localOrigin(req: IncomingMessage): string {
 export class NodeRequest implements RouteRequest {
   readonly method: string;
   readonly url: string;
-  readonly signal: AbortSignal;
-  readonly headers: { get(name: string): string | null };
+  readonly headers: NodeHeaders;
   principal?: Principal;
   readonly #req: IncomingMessage;
+  readonly #controller = new AbortController();
   #request: Request | undefined;
   #bodyRead = false;
+  /** Ends a body read still waiting when the response is over. */
+  #reading: ((error: DOMException) => void) | undefined;
+  /** Set once the response is over: whether the client went away before it was out. */
+  #over: 'gone' | 'answered' | undefined;
 
-  constructor(req: IncomingMessage, url: string, signal: AbortSignal) {
+  constructor(req: IncomingMessage, url: string) {
     this.#req = req;
     this.method = req.method ?? 'GET';
     this.url = url;
-    this.signal = signal;
-    this.headers = { get: (name) => header(req.rawHeaders, name.toLowerCase()) };
+    this.headers = new NodeHeaders(req.rawHeaders);
+  }
+
+  /** Aborted when the client goes away before the response is out, or by `abort()`. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  abort(): void {
+    this.#controller.abort();
   }
 
   request(): Request {
@@ -173,55 +204,55 @@ export class NodeRequest implements RouteRequest {
     return (this.#request = request);
   }
 
+  /**
+   * The body, no further than `limit` bytes: `null` once it goes past (the rest is discarded,
+   * and the connection closes after the answer). A client that goes away first is an AbortError.
+   */
   readBody(limit: number): Promise<Uint8Array | null> {
     if (this.#request !== undefined) return readBoundedBody(this.#request.body, limit);
     if (this.#bodyRead) return Promise.reject(new TypeError('the request body was already read'));
     this.#bodyRead = true;
-    return readNodeBody(this.#req, limit);
+    if (this.#over !== undefined) return Promise.reject(this.#over === 'gone' ? clientGone() : answeredFirst());
+    const req = this.#req;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const onData = (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size <= limit) return void chunks.push(chunk);
+        stop();
+        cutOff.add(req);
+        resolve(null);
+        // Nobody reads on: node discards the rest as it comes.
+        req.resume();
+      };
+      const onEnd = () => {
+        this.#reading = undefined;
+        // A Buffer is a Uint8Array: handed on as it is.
+        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      };
+      const stop = () => {
+        this.#reading = undefined;
+        req.off('data', onData).off('end', onEnd);
+      };
+      // node's request emits no 'error' without a listener: a connection that goes is heard
+      // through the response's 'close' (closed()), the client's doing, no failure of ours to log.
+      this.#reading = (error) => {
+        stop();
+        reject(error);
+        req.resume();
+      };
+      req.on('data', onData).on('end', onEnd);
+    });
   }
-}
 
-/** A header's values joined with ", ", as `Headers.get` does (node's `req.headers` keeps only the first `Authorization`). */
-function header(raw: readonly string[], name: string): string | null {
-  let value: string | null = null;
-  for (let i = 0; i < raw.length; i += 2) {
-    const key = raw[i] as string;
-    if (key.length === name.length && key.toLowerCase() === name) value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`;
+  /** The response is over: a client gone first aborts the signal; a body still unread is discarded. */
+  closed(unfinished: boolean): void {
+    this.#over = unfinished ? 'gone' : 'answered';
+    if (unfinished) this.#controller.abort();
+    this.#reading?.(unfinished ? clientGone() : answeredFirst());
+    drains.get(this.#req)?.();
   }
-  return value;
-}
-
-/**
- * The body of a node request, no further than `limit` bytes: `null` once it goes past (the rest
- * is discarded, and the connection closes after the answer).
- */
-function readNodeBody(req: IncomingMessage, limit: number): Promise<Uint8Array | null> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finish = (error: unknown, bytes?: Uint8Array | null) => {
-      req.off('data', onData).off('end', onEnd).off('error', onClose).off('close', onClose);
-      if (error === undefined) resolve(bytes ?? null);
-      else reject(error);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size <= limit) return void chunks.push(chunk);
-      cutOff.add(req);
-      finish(undefined, null);
-      // Nobody reads on: node discards the rest as it comes.
-      req.resume();
-    };
-    const onEnd = () => {
-      const bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-      finish(undefined, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-    };
-    // node's request errs only when its connection goes: the client's doing, no failure of ours to log.
-    const onClose = () => {
-      if (!req.complete) finish(clientGone());
-    };
-    req.on('data', onData).once('end', onEnd).once('error', onClose).once('close', onClose);
-  });
 }
 
 /**
@@ -285,7 +316,7 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
     // The response is over (or the reader gave up): a read still waiting fails, the rest is discarded.
     req.off('data', onData);
     if (!req.complete) {
-      settle(new DOMException('The response was sent before the request body was read', 'AbortError'));
+      settle(answeredFirst());
       req.resume();
     }
   });

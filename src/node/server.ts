@@ -9,7 +9,7 @@ import type { AuthFn, AuthOption } from '../auth/types.ts';
 import { agentRoutes, type AgentHandlerOptions } from '../http/handler.ts';
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
-import { type NodeListener, nodeBridge } from './listener.ts';
+import { type NodeListener, nodeBridge, type NodeRequest } from './listener.ts';
 import { playgroundRoute } from './playground.ts';
 import { requestLog, requestLogFormat, type RequestLogFormat } from './request-log.ts';
 
@@ -78,7 +78,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
     channelByPath.set(`/channels/${key}`, channel);
   }
 
-  const inFlight = new Set<AbortController>();
+  const inFlight = new Set<NodeRequest>();
   const background = new Set<Promise<unknown>>();
   const waitUntil = (task: Promise<unknown>) => {
     const settled = task.then(
@@ -106,6 +106,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   listener = nodeBridge(
     (request, req, res) => {
       log.track(req, res, request);
+      if (channelByPath.size === 0 && playground === undefined) return routes(request);
       const url = req.url ?? '';
       const query = url.indexOf('?');
       const path = query === -1 ? url : url.slice(0, query);
@@ -114,12 +115,12 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
     },
     {
       origin,
-      onRequest(controller, res) {
-        inFlight.add(controller);
-        res.once('close', () => {
-          inFlight.delete(controller);
-          if (inFlight.size === 0) whenIdle?.();
-        });
+      onRequest(request) {
+        inFlight.add(request);
+      },
+      onClose(request) {
+        inFlight.delete(request);
+        if (inFlight.size === 0) whenIdle?.();
       },
       beforeWrite(res) {
         if (closing !== undefined) res.shouldKeepAlive = false;
@@ -146,7 +147,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       clearTimeout(timer);
       if (outcome === 'timeout') {
         console.error(`agentgate: ${inFlight.size} request(s) still running after ${shutdownTimeoutMs} ms; aborting them`);
-        for (const controller of inFlight) controller.abort();
+        for (const request of inFlight) request.abort();
       }
       server.closeAllConnections();
       await closed;

@@ -12,6 +12,8 @@ import { apiToken, basic } from '../../src/auth/index.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
 import { agentHandler } from '../../src/http/handler.ts';
 import { serve, toNodeListener } from '../../src/node/index.ts';
+import { nodeBridge } from '../../src/node/listener.ts';
+import { jsonReply } from '../../src/http/responses.ts';
 import { basicAuth } from '../fixtures-node/http-client.ts';
 
 const TOKEN = 'route-view-token-0123456789';
@@ -82,6 +84,16 @@ const REQUESTS: readonly (readonly [head: string, body?: string])[] = [
   [`POST /agent HTTP/1.1\r\nauthorization: Bearer ${TOKEN}\r\nauthorization: Bearer ${TOKEN}`, '{"message":"x"}'],
   [`POST /agent HTTP/1.1\r\nAuthorization: Bearer ${TOKEN}\r\naccept: text/event-stream`, '{"message":"plain json: / is not /chat","sessionId":"s-2"}'],
   [`POST /agent/ui HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`, '{"messages":"no"}'],
+  // Paths the WHATWG parser changes or keeps encoded: serve() reads plain paths off the string.
+  [`GET /agent/./health HTTP/1.1`],
+  [`GET /agent/x/../health/ HTTP/1.1`],
+  [`GET /agent/%2E%2E/agent/health HTTP/1.1`],
+  [`GET /agent/h%65alth HTTP/1.1`],
+  [`GET /agent//health HTTP/1.1`],
+  [`GET /agent/health?x=1#frag HTTP/1.1`],
+  [`GET /agent/chat/s-1/ HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`],
+  [`GET /agent/chat/.s-1 HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`],
+  [`GET /agent/chat/a%20b|c HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`],
 ];
 
 for (const withCustom of [false, true]) {
@@ -178,4 +190,45 @@ test('serve(): a client that goes away mid-body fails the read without a run, an
   const next = await raw(port, `POST /agent HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`, '{"message":"whole"}');
   assert.match(next, /^HTTP\/1\.1 200 /);
   assert.equal(runs, 1);
+});
+
+test("the node bridge's body read: the whole body, null past the limit (the connection closes after the answer), an AbortError when the client goes first", async () => {
+  const outcomes: string[] = [];
+  let heard: () => void = () => undefined;
+  const port = await listen(
+    nodeBridge(async (request) => {
+      try {
+        const bytes = await request.readBody(16);
+        outcomes.push(bytes === null ? 'null' : `bytes:${new TextDecoder().decode(bytes)}`);
+        return jsonReply({ read: bytes === null ? null : bytes.byteLength });
+      } catch (error) {
+        outcomes.push(`error:${(error as Error).name}`);
+        return jsonReply({ error: 'gone' }, 503);
+      } finally {
+        heard();
+      }
+    }),
+  );
+  const whole = await raw(port, 'POST /x HTTP/1.1', '{"a":1}');
+  assert.match(whole, /^HTTP\/1\.1 200 [^]*\r\nconnection: close\r\n[^]*\{"read":7\}$/i);
+  // 40 bytes in chunks, no Content-Length: cut off after 16, answered, and the connection closed.
+  const chunked = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+    socket.write('POST /x HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n14\r\n01234567890123456789\r\n');
+    setTimeout(() => socket.write('14\r\n01234567890123456789\r\n'), 20);
+  });
+  assert.match(chunked, /^HTTP\/1\.1 200 [^]*\r\nconnection: close\r\n[^]*\{"read":null\}$/i);
+  const gone = new Promise<void>((resolve) => (heard = resolve));
+  const socket = connect(port, '127.0.0.1', () => {
+    socket.write('POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"');
+    setTimeout(() => socket.destroy(), 30);
+  });
+  socket.on('error', () => undefined);
+  await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  assert.deepEqual(outcomes, ['bytes:{"a":1}', 'null', 'error:AbortError']);
 });
