@@ -1,4 +1,4 @@
-import type { Agent, Principal } from '../agent/types.ts';
+import type { Agent, Principal, SendOptions } from '../agent/types.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { RefusalListener } from '../auth/refusals.ts';
@@ -168,65 +168,89 @@ function pathOf(url: string): string | undefined {
 /** The query of the request's URL, parsed only by the routes that take one. */
 const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
 
-async function serveRoute(agent: Agent, route: Route, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
-  const signal = request.signal;
+/**
+ * Each route in a function of its own: a suspended async function keeps its whole frame, and
+ * one that closes over its parameters allocates their context on every call. As one function,
+ * the routes cost 1.2 kB per `POST /agent` in allocations (issue 19, Node 22, sampled).
+ */
+function serveRoute(agent: Agent, route: Route, request: RouteRequest, principal: Principal | undefined): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
-    case 'chat': {
-      const { message, sessionId, metadata } = parseSendBody(await readJsonObject(request));
-      const options = { principal, sessionId, metadata, signal };
-      if (route.name === 'chat' && acceptsEventStream(request)) {
-        return streamRun((onEvent) => agent.send(message, { ...options, onEvent }), chatEventFormat, {});
-      }
-      return jsonReply(await agent.send(message, options));
-    }
-    case 'session': {
-      if (request.method === 'DELETE') {
-        await agent.deleteSession(route.id, { principal });
-        return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
-      }
-      const { sessionId, messages } = await agent.transcript(route.id, { principal });
-      return jsonReply({ sessionId, messages });
-    }
-    case 'approvals': {
-      const sessionId = queryOf(request).get('sessionId');
-      if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
-      return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
-    }
-    case 'sessions': {
-      const query = queryOf(request);
-      const limit = query.get('limit');
-      const cursor = query.get('cursor');
-      if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw new HttpError(400, 'limit must be an integer from 1 to 100');
-      return jsonReply(
-        await agent.listSessions({ principal: principal!, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }),
-      );
-    }
-    case 'decide': {
-      const { approved, reason } = parseDecisionBody(await readJsonObject(request));
-      return jsonReply(await agent.decide(route.id, { approved, reason, principal, signal }));
-    }
-    case 'ui': {
-      const body = await readJsonObject(request);
-      const ui = parseUiRequest(body);
-      const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
-      if (ui.kind === 'message') {
-        const run: StreamedRun = (onEvent) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent });
-        return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
-      }
-      // An approval decided through a chat must wait in that chat's session.
-      const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
-      if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
-      const run: StreamedRun = async (onEvent) => {
-        const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });
-        const [first, ...rest] = ui.decisions;
-        let result = await decide(first);
-        for (const decision of rest) result = await decide(decision);
-        return result;
-      };
-      return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
-    }
+    case 'chat':
+      return sendRoute(agent, route.name === 'chat', request, principal);
+    case 'session':
+      return request.method === 'DELETE' ? deleteRoute(agent, route.id, principal) : transcriptRoute(agent, route.id, principal);
+    case 'approvals':
+      return approvalsRoute(agent, request, principal);
+    case 'sessions':
+      return sessionsRoute(agent, request, principal!);
+    case 'decide':
+      return decideRoute(agent, route.id, request, principal);
+    case 'ui':
+      return uiRoute(agent, request, principal);
     case 'health':
       return jsonReply({ status: 'ok' });
   }
+}
+
+async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+  const { message, sessionId, metadata } = parseSendBody(await readJsonObject(request));
+  const options = { principal, sessionId, metadata, signal: request.signal };
+  if (chat && acceptsEventStream(request)) return streamChat(agent, message, options);
+  return jsonReply(await agent.send(message, options));
+}
+
+function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
+  return streamRun((onEvent) => agent.send(message, { ...options, onEvent }), chatEventFormat, {});
+}
+
+async function deleteRoute(agent: Agent, id: string, principal: Principal | undefined): Promise<Reply> {
+  await agent.deleteSession(id, { principal });
+  return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
+}
+
+async function transcriptRoute(agent: Agent, id: string, principal: Principal | undefined): Promise<Reply> {
+  const { sessionId, messages } = await agent.transcript(id, { principal });
+  return jsonReply({ sessionId, messages });
+}
+
+async function approvalsRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+  const sessionId = queryOf(request).get('sessionId');
+  if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
+  return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
+}
+
+async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Principal): Promise<Reply> {
+  const query = queryOf(request);
+  const limit = query.get('limit');
+  const cursor = query.get('cursor');
+  if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw new HttpError(400, 'limit must be an integer from 1 to 100');
+  return jsonReply(await agent.listSessions({ principal, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }));
+}
+
+async function decideRoute(agent: Agent, id: string, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+  const { approved, reason } = parseDecisionBody(await readJsonObject(request));
+  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal }));
+}
+
+async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+  const signal = request.signal;
+  const body = await readJsonObject(request);
+  const ui = parseUiRequest(body);
+  const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
+  if (ui.kind === 'message') {
+    const run: StreamedRun = (onEvent) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent });
+    return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
+  }
+  // An approval decided through a chat must wait in that chat's session.
+  const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
+  if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
+  const run: StreamedRun = async (onEvent) => {
+    const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });
+    const [first, ...rest] = ui.decisions;
+    let result = await decide(first);
+    for (const decision of rest) result = await decide(decision);
+    return result;
+  };
+  return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
 }
