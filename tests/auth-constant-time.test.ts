@@ -42,3 +42,17 @@ test('sha256() is synchronous and agrees with Web Crypto on every length from 0 
     assert.equal(hex(sha256(bytes)), hex(expected), `length ${length}`);
   }
 });
+
+test('sha256() of strings agrees with Web Crypto on their UTF-8 bytes for 0 to 80 UTF-16 units of 1- to 4-byte characters, long after short and short after long', async () => {
+  const chars = ['a', '\u00e9', '\u20ac', '\u{1f600}'];
+  for (let length = 0; length <= 80; length++) {
+    for (const [c, char] of chars.entries()) {
+      // Mostly `char`, with every other kind mixed in: a string of `length` code points.
+      const text = Array.from({ length }, (_, i) => (i % 5 === 4 ? (chars[(c + i) % 4] as string) : char)).join('');
+      const expected = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+      assert.equal(hex(sha256(text)), hex(expected), `${length} code points of ${JSON.stringify(char)}`);
+      // A one-byte string straight after: nothing of the longer message may be left behind.
+      assert.equal(hex(sha256('z')), '594e519ae499312b29433b7dd8a97ff068defcba9755b6d5d00e84c524d67b06');
+    }
+  }
+});
