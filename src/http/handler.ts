@@ -3,7 +3,7 @@ import { AuthConfigError } from '../auth/errors.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
-import { isPlainObject, parseDecisionBody, parseSendBody, readJsonObject } from './body.ts';
+import { isPlainObject, jsonObject, parseDecisionBody, parseSendBody, readBody } from './body.ts';
 import { nodeEnv } from './env.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
 import { errorReply, failureReply, HttpError, jsonReply, type Reply, toResponse } from './responses.ts';
@@ -194,7 +194,7 @@ function serveRoute(agent: Agent, route: Route, request: RouteRequest, principal
 }
 
 async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
-  const { message, sessionId, metadata } = parseSendBody(await readJsonObject(request));
+  const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBody(request)));
   const options = { principal, sessionId, metadata, signal: request.signal };
   if (chat && acceptsEventStream(request)) return streamChat(agent, message, options);
   return jsonReply(await agent.send(message, options));
@@ -229,13 +229,13 @@ async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Pri
 }
 
 async function decideRoute(agent: Agent, id: string, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
-  const { approved, reason } = parseDecisionBody(await readJsonObject(request));
+  const { approved, reason } = parseDecisionBody(jsonObject(await readBody(request)));
   return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal }));
 }
 
 async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
   const signal = request.signal;
-  const body = await readJsonObject(request);
+  const body = jsonObject(await readBody(request));
   const ui = parseUiRequest(body);
   const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
   if (ui.kind === 'message') {

@@ -141,6 +141,39 @@ function localOrigin(req: IncomingMessage): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${localPort}`;
 }
 
+/**
+ * A body read in progress, kept on node's request: its listeners are the same two functions for
+ * every request, not closures made per read.
+ */
+const READING = Symbol('agentgate.reading');
+interface BodyRead { chunks: Buffer[]; size: number; readonly limit: number; resolve(bytes: Uint8Array | null): void; reject(error: unknown): void }
+type Reading = IncomingMessage & { [READING]?: BodyRead };
+
+function onBodyData(this: Reading, chunk: Buffer): void {
+  const read = this[READING]!;
+  read.size += chunk.byteLength;
+  if (read.size <= read.limit) return void read.chunks.push(chunk);
+  stopReading(this);
+  cutOff.add(this);
+  read.resolve(null);
+  // Nobody reads on: node discards the rest as it comes.
+  this.resume();
+}
+
+function onBodyEnd(this: Reading): void {
+  const { chunks, size, resolve } = this[READING]!;
+  this[READING] = undefined;
+  // A Buffer is a Uint8Array: handed on as it is.
+  resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+}
+
+// node's request emits no 'error' without a listener: a connection that goes is heard through
+// the response's 'close' (NodeRequest.closed()), the client's doing, no failure of ours to log.
+function stopReading(req: Reading): void {
+  req[READING] = undefined;
+  req.off('data', onBodyData).off('end', onBodyEnd);
+}
+
 /** A node request's headers as `Headers.get` reads them: a header's values joined with ", ". */
 class NodeHeaders {
   readonly #raw: readonly string[];
@@ -175,8 +208,6 @@ export class NodeRequest implements RouteRequest {
   readonly #controller = new AbortController();
   #request: Request | undefined;
   #bodyRead = false;
-  /** Ends a body read still waiting when the response is over. */
-  #reading: ((error: DOMException) => void) | undefined;
   /** Set once the response is over: whether the client went away before it was out. */
   #over: 'gone' | 'answered' | undefined;
 
@@ -213,45 +244,24 @@ export class NodeRequest implements RouteRequest {
     if (this.#bodyRead) return Promise.reject(new TypeError('the request body was already read'));
     this.#bodyRead = true;
     if (this.#over !== undefined) return Promise.reject(this.#over === 'gone' ? clientGone() : answeredFirst());
-    const req = this.#req;
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const onData = (chunk: Buffer) => {
-        size += chunk.byteLength;
-        if (size <= limit) return void chunks.push(chunk);
-        stop();
-        cutOff.add(req);
-        resolve(null);
-        // Nobody reads on: node discards the rest as it comes.
-        req.resume();
-      };
-      const onEnd = () => {
-        this.#reading = undefined;
-        // A Buffer is a Uint8Array: handed on as it is.
-        resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
-      };
-      const stop = () => {
-        this.#reading = undefined;
-        req.off('data', onData).off('end', onEnd);
-      };
-      // node's request emits no 'error' without a listener: a connection that goes is heard
-      // through the response's 'close' (closed()), the client's doing, no failure of ours to log.
-      this.#reading = (error) => {
-        stop();
-        reject(error);
-        req.resume();
-      };
-      req.on('data', onData).on('end', onEnd);
-    });
+    const req = this.#req as Reading;
+    const read = new Promise<Uint8Array | null>((resolve, reject) => (req[READING] = { chunks: [], size: 0, limit, resolve, reject }));
+    req.on('data', onBodyData).on('end', onBodyEnd);
+    return read;
   }
 
   /** The response is over: a client gone first aborts the signal; a body still unread is discarded. */
   closed(unfinished: boolean): void {
     this.#over = unfinished ? 'gone' : 'answered';
     if (unfinished) this.#controller.abort();
-    this.#reading?.(unfinished ? clientGone() : answeredFirst());
-    drains.get(this.#req)?.();
+    const req = this.#req as Reading;
+    const read = req[READING];
+    if (read !== undefined) {
+      stopReading(req);
+      read.reject(unfinished ? clientGone() : answeredFirst());
+      req.resume();
+    }
+    drains.get(req)?.();
   }
 }
 
