@@ -13,15 +13,15 @@ const tooLarge = () => new HttpError(413, 'Request body too large (limit 1 MiB)'
  * The request body, reading at most `MAX_BODY_BYTES`: a larger `Content-Length` is refused
  * before reading (413), and a body without one is counted as it streams in: `null` past the limit.
  */
-export function readBody(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Uint8Array | null> {
+export function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Uint8Array | null> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) return Promise.reject(tooLarge());
   return request.readBody(MAX_BODY_BYTES);
 }
 
 /**
- * A body of `readBody()` as a JSON object: past the limit is a 413; anything else than an
- * object (no body, invalid UTF-8 or JSON, an array) is a 400. Apart from `readBody()`, so a
+ * A body of `readBodyBytes()` as a JSON object: past the limit is a 413; anything else than an
+ * object (no body, invalid UTF-8 or JSON, an array) is a 400. Apart from `readBodyBytes()`, so a
  * route awaits one promise for its body, not two (issue 19).
  */
 export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
@@ -36,9 +36,9 @@ export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
   return value;
 }
 
-/** The request body as a JSON object (`readBody()`, then `jsonObject()`). */
+/** The request body as a JSON object (`readBodyBytes()`, then `jsonObject()`). */
 export async function readJsonObject(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Record<string, unknown>> {
-  return jsonObject(await readBody(request));
+  return jsonObject(await readBodyBytes(request));
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

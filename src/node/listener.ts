@@ -168,10 +168,19 @@ function onBodyEnd(this: Reading): void {
 }
 
 // node's request emits no 'error' without a listener: a connection that goes is heard through
-// the response's 'close' (NodeRequest.closed()), the client's doing, no failure of ours to log.
+// its 'close' before the end, or the response's (NodeRequest.closed()), the client's doing, no
+// failure of ours to log. The request's own 'close' is the one heard for a pipelined request
+// whose response waits its turn: node sends that response no 'close' when the connection goes.
+function onBodyClose(this: Reading): void {
+  const read = this[READING];
+  if (read === undefined || this.complete) return;
+  stopReading(this);
+  read.reject(clientGone());
+}
+
 function stopReading(req: Reading): void {
   req[READING] = undefined;
-  req.off('data', onBodyData).off('end', onBodyEnd);
+  req.off('data', onBodyData).off('end', onBodyEnd).off('close', onBodyClose);
 }
 
 /** A node request's headers as `Headers.get` reads them: a header's values joined with ", ". */
@@ -246,7 +255,7 @@ export class NodeRequest implements RouteRequest {
     if (this.#over !== undefined) return Promise.reject(this.#over === 'gone' ? clientGone() : answeredFirst());
     const req = this.#req as Reading;
     const read = new Promise<Uint8Array | null>((resolve, reject) => (req[READING] = { chunks: [], size: 0, limit, resolve, reject }));
-    req.on('data', onBodyData).on('end', onBodyEnd);
+    req.on('data', onBodyData).on('end', onBodyEnd).on('close', onBodyClose);
     return read;
   }
 

@@ -232,3 +232,33 @@ test("the node bridge's body read: the whole body, null past the limit (the conn
   await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
   assert.deepEqual(outcomes, ['bytes:{"a":1}', 'null', 'error:AbortError']);
 });
+
+test("the node bridge's body read: a pipelined request whose connection goes mid-body fails its read (node sends its waiting response no 'close')", async () => {
+  const outcomes: string[] = [];
+  let heard: () => void = () => undefined;
+  const gone = new Promise<void>((resolve) => (heard = resolve));
+  const port = await listen(
+    nodeBridge(async (request) => {
+      if (request.url.endsWith('/first')) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return jsonReply({ first: true });
+      }
+      try {
+        await request.readBody(1024);
+        outcomes.push('read');
+      } catch (error) {
+        outcomes.push(`error:${(error as Error).name}`);
+      }
+      heard();
+      return jsonReply({ second: true });
+    }),
+  );
+  const socket = connect(port, '127.0.0.1', () => {
+    socket.write('POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}');
+    socket.write('POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"');
+    setTimeout(() => socket.destroy(), 50);
+  });
+  socket.on('error', () => undefined);
+  await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  assert.deepEqual(outcomes, ['error:AbortError']);
+});
