@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Principal } from '../agent/types.ts';
 import { authResponseText, wwwAuthenticateLines } from '../auth/responses.ts';
 import { readBoundedBody } from '../auth/bounded-body.ts';
@@ -83,11 +84,21 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
     }
   };
   // One listener per response, made once per bridge: `on` rather than `once` ('close' comes once)
-  // spares the wrapper `once` makes per call.
-  function closed(this: ServerResponse & { [VIEW]?: NodeRequest }): void {
-    const request = this[VIEW]!;
+  // spares the wrapper `once` makes per call. node sends a pipelined response that waits its turn
+  // no 'close' when the connection goes, so the connection's own 'close' (one listener per
+  // connection) ends every response of this bridge still open on it.
+  const open: unique symbol = Symbol('agentgate.open');
+  type Connection = Socket & { [open]?: Set<Tracked> };
+  function closed(this: Tracked): void {
+    const request = this[VIEW];
+    if (request === undefined) return;
+    this[VIEW] = undefined;
+    (this.req.socket as Connection)[open]?.delete(this);
     request.closed(!this.writableFinished);
     onClose?.(request);
+  }
+  function connectionClosed(this: Connection): void {
+    for (const res of this[open]!) closed.call(res);
   }
   return (req, res) => {
     const path = (req as { originalUrl?: unknown }).originalUrl;
@@ -95,8 +106,15 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
     // The origin is the server's own, never the Host header: routes see only the path and query.
     if (!url.startsWith('/')) return deliver(errorReply(400, 'Bad Request'), res);
     const request = new NodeRequest(req, (origin ?? localOrigin(req)) + url);
-    (res as { [VIEW]?: NodeRequest })[VIEW] = request;
+    (res as Tracked)[VIEW] = request;
     res.on('close', closed);
+    const connection = req.socket as Connection;
+    let responses = connection[open];
+    if (responses === undefined) {
+      responses = connection[open] = new Set();
+      connection.once('close', connectionClosed);
+    }
+    responses.add(res);
     onRequest?.(request);
     let result: Reply | Promise<Reply>;
     try {
@@ -113,6 +131,7 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
 }
 
 const VIEW = Symbol('agentgate.request');
+type Tracked = ServerResponse & { [VIEW]?: NodeRequest };
 /** Requests whose body reader gave up before the end: their connection closes after the answer. */
 const cutOff = new WeakSet<IncomingMessage>();
 /** Stops queueing a request's body for the handler (a Web body stream) and discards the rest. */
@@ -168,19 +187,11 @@ function onBodyEnd(this: Reading): void {
 }
 
 // node's request emits no 'error' without a listener: a connection that goes is heard through
-// its 'close' before the end, or the response's (NodeRequest.closed()), the client's doing, no
-// failure of ours to log. The request's own 'close' is the one heard for a pipelined request
-// whose response waits its turn: node sends that response no 'close' when the connection goes.
-function onBodyClose(this: Reading): void {
-  const read = this[READING];
-  if (read === undefined || this.complete) return;
-  stopReading(this);
-  read.reject(clientGone());
-}
-
+// the response's or the connection's 'close' (NodeRequest.closed()), the client's doing, no
+// failure of ours to log.
 function stopReading(req: Reading): void {
   req[READING] = undefined;
-  req.off('data', onBodyData).off('end', onBodyEnd).off('close', onBodyClose);
+  req.off('data', onBodyData).off('end', onBodyEnd);
 }
 
 /** A node request's headers as `Headers.get` reads them: a header's values joined with ", ". */
@@ -255,7 +266,7 @@ export class NodeRequest implements RouteRequest {
     if (this.#over !== undefined) return Promise.reject(this.#over === 'gone' ? clientGone() : answeredFirst());
     const req = this.#req as Reading;
     const read = new Promise<Uint8Array | null>((resolve, reject) => (req[READING] = { chunks: [], size: 0, limit, resolve, reject }));
-    req.on('data', onBodyData).on('end', onBodyEnd).on('close', onBodyClose);
+    req.on('data', onBodyData).on('end', onBodyEnd);
     return read;
   }
 

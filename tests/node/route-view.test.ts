@@ -262,3 +262,38 @@ test("the node bridge's body read: a pipelined request whose connection goes mid
   await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
   assert.deepEqual(outcomes, ['error:AbortError']);
 });
+
+test("the node bridge: a pipelined request waiting its turn when the connection goes has its signal aborted and its close heard (node sends its response no 'close')", async () => {
+  const outcomes: string[] = [];
+  const closedUrls: string[] = [];
+  let heard: () => void = () => undefined;
+  const gone = new Promise<void>((resolve) => (heard = resolve));
+  const port = await listen(
+    nodeBridge(
+      async (request) => {
+        await request.readBody(1024);
+        if (request.url.endsWith('/first')) await new Promise((resolve) => setTimeout(resolve, 300));
+        else {
+          const aborted = await new Promise<boolean>((resolve) => {
+            if (request.signal.aborted) return resolve(true);
+            request.signal.addEventListener('abort', () => resolve(true));
+            setTimeout(() => resolve(false), 3000);
+          });
+          outcomes.push(aborted ? 'aborted' : 'not aborted');
+          heard();
+        }
+        return jsonReply({});
+      },
+      { onClose: (request) => closedUrls.push(new URL(request.url).pathname) },
+    ),
+  );
+  const socket = connect(port, '127.0.0.1', () => {
+    socket.write('POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}');
+    socket.write('POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}');
+    setTimeout(() => socket.destroy(), 50);
+  });
+  socket.on('error', () => undefined);
+  await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  assert.deepEqual(outcomes, ['aborted']);
+  assert.deepEqual(closedUrls.sort(), ['/first', '/second']);
+});
