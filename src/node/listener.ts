@@ -93,7 +93,7 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
     const request = this[VIEW];
     if (request === undefined) return;
     this[VIEW] = undefined;
-    (this.req.socket as Connection)[open]?.delete(this);
+    (this.req.socket as Connection | null)?.[open]?.delete(this);
     request.closed(!this.writableFinished);
     onClose?.(request);
   }
@@ -108,13 +108,15 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
     const request = new NodeRequest(req, (origin ?? localOrigin(req)) + url);
     (res as Tracked)[VIEW] = request;
     res.on('close', closed);
-    const connection = req.socket as Connection;
-    let responses = connection[open];
-    if (responses === undefined) {
-      responses = connection[open] = new Set();
-      connection.once('close', connectionClosed);
+    const connection = req.socket as Connection | null;
+    if (connection !== null) {
+      let responses = connection[open];
+      if (responses === undefined) {
+        responses = connection[open] = new Set();
+        connection.once('close', connectionClosed);
+      }
+      responses.add(res);
     }
-    responses.add(res);
     onRequest?.(request);
     let result: Reply | Promise<Reply>;
     try {
