@@ -384,10 +384,7 @@ function writeResponse(response: Reply, res: ServerResponse): Promise<void> | un
   if (response instanceof JsonReply) {
     const head: (string | number)[] = [];
     for (const name in response.headers) head.push(name, response.headers[name] as string);
-    head.push('content-length', Buffer.byteLength(response.text));
-    res.writeHead(response.status, head as string[]);
-    res.end(response.text);
-    return undefined;
+    return writeText(res, response.status, head, response.text);
   }
   const text = responseText(response) ?? authResponseText(response);
   const head: (string | number)[] = [];
@@ -397,19 +394,21 @@ function writeResponse(response: Reply, res: ServerResponse): Promise<void> | un
     else if (text === undefined || name !== 'content-length') head.push(name, value);
   }
   if (challenge) for (const line of wwwAuthenticateLines(response) ?? [response.headers.get('www-authenticate')!]) head.push('www-authenticate', line);
-  if (text !== undefined) {
-    // A known JSON body: one write with its Content-Length, as node:http itself would.
-    head.push('content-length', Buffer.byteLength(text));
-    res.writeHead(response.status, head as string[]);
-    res.end(text);
-    return undefined;
-  }
+  if (text !== undefined) return writeText(res, response.status, head, text);
   res.writeHead(response.status, head as string[]);
   if (response.body === null) {
     res.end();
     return undefined;
   }
   return streamBody(response.body, res);
+}
+
+/** A known JSON body: one write with its Content-Length, as node:http itself would. */
+function writeText(res: ServerResponse, status: number, head: (string | number)[], text: string): undefined {
+  head.push('content-length', Buffer.byteLength(text));
+  res.writeHead(status, head as string[]);
+  res.end(text);
+  return undefined;
 }
 
 async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
