@@ -106,7 +106,6 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   listener = nodeBridge(
     (request, req, res) => {
       log.track(req, res, request);
-      if (channelByPath.size === 0 && playground === undefined) return routes(request);
       const url = req.url ?? '';
       const query = url.indexOf('?');
       const path = query === -1 ? url : url.slice(0, query);
