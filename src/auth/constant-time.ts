@@ -1,9 +1,11 @@
 // SHA-256 (FIPS 180-4) in plain JavaScript, synchronous, for apiToken() and basic(): per
 // request they hash what the client sent. Measured (`npm run bench -- --filter digest`, Node 22,
-// the 2-core VM of issue 19): a 40-byte token in ~0.66 µs (1.5M/s) where an awaited
-// `crypto.subtle.digest` takes ~58 µs (17k/s), a thread-pool job per call and 14.6% of the node
-// server's main thread under apiToken() (issue 19); 8 KiB in ~62 µs, level with Web Crypto.
-// The 40-byte token took 2.8 µs with a fresh buffer per call, read through a DataView.
+// the 2-core VM of issue 19): a 40-byte token in ~0.54 µs (1.85M/s) where an awaited
+// `crypto.subtle.digest` takes ~60–80 µs (13–17k/s), a thread-pool job per call and 14.6% of the
+// node server's main thread under apiToken() (issue 19); 8 KiB in ~62 µs, level with Web Crypto.
+// The 40-byte token took 2.8 µs with a fresh buffer per call, read through a DataView, and
+// 0.66 µs with a subarray of the kept buffer, INITIAL a plain array and the digest written a
+// byte per step.
 // Every step is an add, rotate or xor of 32-bit words, with no table indexed by the data, so the
 // time depends on the length of the input alone.
 const K = new Int32Array([
@@ -14,7 +16,7 @@ const K = new Int32Array([
   0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
   0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
-const INITIAL = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+const INITIAL = new Int32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
 const encoder = new TextEncoder();
 // Scratch space reused by every call (the function is synchronous, so calls never overlap). A
 // string of up to 64 UTF-16 units is at most 192 bytes of UTF-8: it is encoded straight into
@@ -26,18 +28,16 @@ const MESSAGE = new Uint8Array(256);
 /** SHA-256 of `data` (a string as its UTF-8 bytes): turns a secret of any length into a fixed-size value to compare. */
 export function sha256(data: string | Uint8Array): Uint8Array {
   // The message, a 0x80 byte, zeros, and the length in bits as a 64-bit big-endian number.
-  let padded: Uint8Array;
+  let padded = MESSAGE;
   let length: number;
-  if (typeof data === 'string' && data.length <= 64) {
-    length = encoder.encodeInto(data, MESSAGE).written;
-    padded = MESSAGE.subarray(0, Math.ceil((length + 9) / 64) * 64);
-  } else {
+  if (typeof data === 'string' && data.length <= 64) length = encoder.encodeInto(data, MESSAGE).written;
+  else {
     const input = typeof data === 'string' ? encoder.encode(data) : data;
     length = input.length;
     padded = new Uint8Array(Math.ceil((length + 9) / 64) * 64);
     padded.set(input);
   }
-  const end = padded.length;
+  const end = Math.ceil((length + 9) / 64) * 64;
   padded[length] = 0x80;
   const high = Math.floor(length / 0x20000000);
   const low = (length * 8) >>> 0;
@@ -81,9 +81,15 @@ export function sha256(data: string | Uint8Array): Uint8Array {
     h[6] = h[6]! + g;
     h[7] = h[7]! + k;
   }
-  if (padded.buffer === MESSAGE.buffer) MESSAGE.fill(0, 0, end);
+  if (padded === MESSAGE) MESSAGE.fill(0, 0, end);
   const digest = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) digest[i] = h[i >> 2]! >>> (24 - 8 * (i & 3));
+  for (let i = 0, j = 0; i < 8; i++, j += 4) {
+    const word = h[i]!;
+    digest[j] = word >>> 24;
+    digest[j + 1] = word >>> 16;
+    digest[j + 2] = word >>> 8;
+    digest[j + 3] = word;
+  }
   return digest;
 }
 
