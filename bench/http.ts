@@ -1,11 +1,12 @@
 // HTTP benchmark of the node server beside its peers (`npm run bench:http [--json] [--seconds <n>]
-// [--rounds <n>] [--filter <suite>] [--quiet-wait <s>] [--cases <a,b,…>] [--decay]`).
+// [--rounds <n>] [--filter <suite>] [--quiet-wait <s>] [--cases <a,b,…>] [--against <file>] [--decay]`).
 //
 // Every server runs in its own process (`--server <case>`), the load generator (autocannon, 50
 // connections) in another, so no two share an event loop. Suites: `POST /agent` with
 // `{"message":"hello"}` (suite `http`) and `GET /agent/health` (suite `http-health`). Cases:
 // - peers, answering the same routes with the same JSON: `raw-node` (node:http by hand, the
-//   baseline of every "× raw node" ratio), `fastify`, `hono` (Hono on @hono/node-server);
+//   baseline of every "× raw node" ratio), `raw-node-2` (the same again, the run's noise floor),
+//   `fastify`, `hono` (Hono on @hono/node-server);
 // - ours, `serve()`: `instant` (a stand-in agent that answers at once), `open` (the echo agent
 //   on a store that keeps nothing, no auth), `api-token`, `jwt-hs256`, `jwt-es256`,
 //   `jwt-es256-cache` (jwt() with `cache: true`, the same token each time), `owned`
@@ -22,6 +23,7 @@
 // Then suite `stores` (bench/stores.ts, in a child process): sends/s per store, PostgreSQL
 // behind one and two server processes.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -40,7 +42,9 @@ const AUDIENCE = 'agent-api';
 const ISSUER = 'https://issuer.example.com';
 const SECRET = 'bench-secret-bench-secret-bench-secret-0123456789';
 const TOKEN = 'bench-api-token-0123456789';
-const PEERS = ['raw-node', 'fastify', 'hono'] as const;
+// `raw-node-2` is a second raw node:http server, the same code in another process: its ratio to
+// `raw-node` is the run's own noise floor (an A/A comparison), printed beside the verdicts.
+const PEERS = ['raw-node', 'raw-node-2', 'fastify', 'hono'] as const;
 const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'jwt-es256-cache', 'owned', 'memory', 'api-token-log'] as const;
 type CaseName = (typeof PEERS)[number] | (typeof OURS)[number];
 
@@ -94,7 +98,7 @@ function rawNodeServer() {
 async function startServer(name: CaseName): Promise<{ origin: string; authorization?: string }> {
   const listen = (server: import('node:http').Server) =>
     new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
-  if (name === 'raw-node') return { origin: await listen(rawNodeServer()) };
+  if (name === 'raw-node' || name === 'raw-node-2') return { origin: await listen(rawNodeServer()) };
   if (name === 'fastify') {
     const { default: Fastify } = await import('fastify');
     const app = Fastify();
@@ -164,7 +168,16 @@ async function main(): Promise<void> {
     quietWaitMs = Number(arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next) * 1000;
     if (!(quietWaitMs >= 0)) throw new Error('--quiet-wait needs a number of seconds');
   }
-  // --cases a,b,…: only these cases (raw-node and open always run: the ratios need them).
+  // --against <file>: the `--json` output of an earlier run; every ratio of this run is compared
+  // with that run's (issue 19: two consecutive runs agree within 5% on every ratio).
+  let against: string | undefined;
+  const againstAt = argv.findIndex((a) => a === '--against' || a.startsWith('--against='));
+  if (againstAt >= 0) {
+    const [arg, next] = argv.splice(againstAt, argv[againstAt]!.includes('=') ? 1 : 2);
+    against = arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next;
+    if (!against) throw new Error('--against needs the file of an earlier --json run');
+  }
+  // --cases a,b,…: only these cases (raw-node, raw-node-2 and open always run: the ratios need them).
   let only: string[] | undefined;
   const casesAt = argv.findIndex((a) => a === '--cases' || a.startsWith('--cases='));
   if (casesAt >= 0) {
@@ -180,7 +193,7 @@ async function main(): Promise<void> {
 
   const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const measure = (load: Load) => ask<LoadResult>(generator, load);
-  const names: CaseName[] = decay ? ['memory'] : [...PEERS, ...OURS].filter((name) => only === undefined || ['raw-node', 'open', ...only].includes(name));
+  const names: CaseName[] = decay ? ['memory'] : [...PEERS, ...OURS].filter((name) => only === undefined || ['raw-node', 'raw-node-2', 'open', ...only].includes(name));
   const servers = new Map<CaseName, ServerHandle>();
   try {
     for (const name of names) servers.set(name, await launch(name));
@@ -217,6 +230,7 @@ async function main(): Promise<void> {
     let noisy = 0;
     let samplesTaken = 0;
     let worstBusy = 0;
+    const allRows: Row[] = [];
     for (const { suite, method, path } of suites) {
       const rates = new Map<CaseName, number[]>(names.map((name) => [name, []]));
       const cpus = new Map<CaseName, number[]>(names.map((name) => [name, []]));
@@ -262,8 +276,11 @@ async function main(): Promise<void> {
           process.stdout.write(JSON.stringify({ suite, case: r.case, opsPerSec: round(r.reqPerSec, 1), ratio: round(r.xNode, 4), ratioToOpen: round(r.xOpen, 4), cpuUsPerRequest: round(r.cpuUs, 1) }) + '\n');
         }
       }
+      allRows.push(...rows);
       human(table(suite, rows));
       human(`requests/s at ${CONNECTIONS} connections, ${method} ${path}, median of ${rounds} rounds of ${slice} s; each server in its own process`);
+      const control = rows.find((r) => r.case === 'raw-node-2')!.xNode;
+      human(`noise floor: raw-node-2, a second raw node:http server of the same code, read ${control.toFixed(3)}x raw node in this run`);
       human(verdicts(rows).join('\n'));
       human('');
     }
@@ -271,6 +288,7 @@ async function main(): Promise<void> {
       for (const server of servers.values()) server.child.kill();
       await storesSuite(argv, human);
     }
+    if (against !== undefined) human(agreement(allRows, await readFile(against, 'utf8')));
     human(`quiet-machine gate: ${samplesTaken - noisy} of ${samplesTaken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each, 180 s in all); busiest gate reading ${(worstBusy * 100).toFixed(0)}%`);
   } finally {
     generator.kill();
@@ -284,6 +302,32 @@ async function storesSuite(argv: readonly string[], human: (...args: unknown[]) 
   const child = spawn(process.execPath, [fileURLToPath(new URL('./stores.ts', import.meta.url)), ...passed], { stdio: 'inherit' });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) human(`bench: stores: bench/stores.ts exited ${code}`);
+}
+
+/** Each ratio of this run beside the same ratio of an earlier `--json` run, and whether they agree within 5%. */
+function agreement(rows: readonly Row[], earlierJson: string): string {
+  const earlier = new Map<string, { ratio: number; ratioToOpen: number }>();
+  for (const line of earlierJson.split('\n')) {
+    if (line.trim() === '') continue;
+    const row = JSON.parse(line) as { suite?: string; case?: string; ratio?: number; ratioToOpen?: number };
+    if (typeof row.ratio === 'number' && typeof row.ratioToOpen === 'number') earlier.set(`${row.suite} ${row.case}`, { ratio: row.ratio, ratioToOpen: row.ratioToOpen });
+  }
+  const out: string[] = [];
+  let compared = 0;
+  let agreeing = 0;
+  for (const row of rows) {
+    const before = earlier.get(`${row.suite} ${row.case}`);
+    if (before === undefined) continue;
+    for (const [label, now, then] of [['× raw node', row.xNode, before.ratio], ['× open', row.xOpen, before.ratioToOpen]] as const) {
+      if (row.case === (label === '× open' ? 'open' : 'raw-node')) continue;
+      const apart = Math.abs(now / then - 1);
+      compared++;
+      if (apart <= 0.05) agreeing++;
+      else out.push(`  ${row.suite} ${row.case} ${label}: ${then.toFixed(3)} then, ${now.toFixed(3)} now (${(apart * 100).toFixed(1)}% apart)`);
+    }
+  }
+  const verdict = compared > 0 && agreeing === compared ? 'met' : 'MISSED';
+  return [`against the earlier run: ${agreeing} of ${compared} ratios within 5% (every ratio within 5%: ${verdict})`, ...out].join('\n');
 }
 
 function table(suite: string, rows: readonly Row[]): string {
