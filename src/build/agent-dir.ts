@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
+import { isPlainObject } from '../agent/tools.ts';
 import { B64TOKEN } from '../auth/authorization.ts';
 
 /** The files of an agent directory (design §7). */
@@ -60,10 +61,6 @@ export interface AgentDir {
 
 /** One or more path segments of URL-safe characters, no trailing slash: `/agent`, `/v1/support`. */
 const BASE_PATH = /^(?:\/[A-Za-z0-9._~-]+)+$/;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 async function readJsonFile(file: string): Promise<unknown> {
   const text = await readFile(file, 'utf8');

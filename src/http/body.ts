@@ -1,3 +1,4 @@
+import { isPlainObject } from '../agent/tools.ts';
 import { HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
@@ -39,10 +40,6 @@ export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
 /** The request body as a JSON object (`readBodyBytes()`, then `jsonObject()`). */
 export async function readJsonObject(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Record<string, unknown>> {
   return jsonObject(await readBodyBytes(request));
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `{ message, sessionId?, metadata? }` of `POST <base>` and `POST <base>/chat`. */

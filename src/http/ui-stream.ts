@@ -1,7 +1,7 @@
 // The AI SDK UI message stream that `useChat` reads (protocol notes:
 // shared/protocols/ai-sdk-ui-message-stream.md; chunk shapes: `uiMessageChunkSchema` of the `ai` package).
 import type { RunEvent, RunResult } from '../agent/types.ts';
-import { isPlainObject } from './body.ts';
+import { isPlainObject } from '../agent/tools.ts';
 import type { EventFormat } from './event-stream.ts';
 import { HttpError } from './responses.ts';
 
