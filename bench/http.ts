@@ -350,7 +350,8 @@ function verdicts(rows: readonly Row[]): string[] {
   ];
   if (rows[0]!.suite === 'http') {
     const apiToken = get('api-token');
-    out.push(`api-token ${apiToken.xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(apiToken.xOpen >= 0.9)}); jwt-hs256 ${get('jwt-hs256').xOpen.toFixed(2)}x open (target ≥ 0.7x: ${check(get('jwt-hs256').xOpen >= 0.7)})`);
+    // jwt-hs256 has no target here: its Web Crypto HMAC is a thread-pool job per request (issue 3 judges it against that floor, in `npm run bench`).
+    out.push(`api-token ${apiToken.xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(apiToken.xOpen >= 0.9)}); jwt-hs256 ${get('jwt-hs256').xOpen.toFixed(2)}x open`);
     out.push(`jwt-es256-cache ${get('jwt-es256-cache').xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(get('jwt-es256-cache').xOpen >= 0.9)}); jwt-es256 ${get('jwt-es256').xOpen.toFixed(2)}x open`);
     const owned = get('owned').reqPerSec / apiToken.reqPerSec;
     out.push(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${check(owned >= 0.95)})`);
