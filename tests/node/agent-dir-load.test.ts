@@ -47,24 +47,32 @@ describe('agent directories load as ES modules in any npm project', () => {
     assert.ok(readdirSync(join(project, 'agent1', '.data', 'sessions')).length >= 1, 'sessions in the directory .data');
   });
 
-  test('a hand-written directory without its own package.json (agent.ts with types, auth.js, a sibling module) loads too', async (t) => {
-    const project = npmProject(t);
-    const dir = join(project, 'handmade');
-    mkdirSync(dir);
-    writeFileSync(join(dir, 'agent.ts'), [
-      "import { createAgent, echoModel } from 'agentgate';",
-      "import { prefix } from './words.ts';",
-      'const name: string = prefix + "made";',
-      'interface Unused { a: number }',
-      'export default createAgent({ name, model: echoModel() });',
-      '',
-    ].join('\n'));
-    writeFileSync(join(dir, 'words.ts'), "export const prefix: string = 'hand';\n");
-    writeFileSync(join(dir, 'auth.js'), "import { apiToken } from 'agentgate/auth';\nexport default [apiToken('handmade-token-0123456789')];\n");
-    const server = await startNodeServer([cliFile, 'start', dir], { AGENT_LOG: 'off', AGENT_DATA_DIR: join(tempFolder(t), 'data') });
-    t.after(() => server.stop());
-    assert.equal((await sendMessage(server.agentUrl, bearer('handmade-token-0123456789'))).status, 200);
-  });
+  // Node 22.15+ loads the directory through module.registerHooks; Node 22.13 and 22.14 through
+  // module.register's off-thread hooks, run here by deleting registerHooks before the CLI starts.
+  const withoutRegisterHooks = ['--import', 'data:text/javascript,import m from "node:module"; delete m.registerHooks;'];
+  for (const [how, nodeArgs] of [['', []], [' (module.register, as on Node 22.13 and 22.14)', withoutRegisterHooks]] as const) {
+    test(`a hand-written directory without its own package.json (agent.ts with types, auth.js, a sibling module) loads too${how}`, async (t) => {
+      const project = npmProject(t);
+      const dir = join(project, 'handmade');
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'agent.ts'), [
+        "import { createAgent, echoModel } from 'agentgate';",
+        "import { prefix } from './words.ts';",
+        'const name: string = prefix + "made";',
+        'interface Unused { a: number }',
+        'export default createAgent({ name, model: echoModel() });',
+        '',
+      ].join('\n'));
+      writeFileSync(join(dir, 'words.ts'), "export const prefix: string = 'hand';\n");
+      writeFileSync(join(dir, 'auth.js'), "import { apiToken } from 'agentgate/auth';\nexport default [apiToken('handmade-token-0123456789')];\n");
+      const server = await startNodeServer([...nodeArgs, cliFile, 'start', dir], { AGENT_LOG: 'off', AGENT_DATA_DIR: join(tempFolder(t), 'data') });
+      t.after(() => server.stop());
+      assert.equal((await sendMessage(server.agentUrl)).status, 401);
+      const reply = await sendMessage(server.agentUrl, bearer('handmade-token-0123456789'));
+      assert.equal(reply.status, 200);
+      assert.equal(reply.text, 'who am I?', 'the echo agent of agent.ts answered');
+    });
+  }
 });
 
 describe('a load error names file, line and column', () => {
