@@ -2,10 +2,12 @@
 // never a token, password or Authorization value; off with --quiet or AGENT_LOG=off; JSON lines with AGENT_LOG=json.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { basicAuth, send } from '../fixtures-node/http-client.ts';
+import { requestLog } from '../../src/node/request-log.ts';
 import { serve } from '../../src/node/server.ts';
 import { createAgent } from '../../src/agent/agent.ts';
 import { echoModel } from '../../src/agent/models/echo.ts';
@@ -137,5 +139,37 @@ describe('request log', () => {
     for (const line of lines) assert.equal(line.split('\n').length, 2, 'one line');
     assert.match(lines[0]!, / 401 [\d.]+ms -\n$/);
     await assert.rejects(serve({ agent, port: 0, log: 'loud' as 'text' }), /log must be one of text, json, off/);
+  });
+
+  test('requestLog(): every field with a space, a control or format character, a quote or a backslash is escaped; plain ASCII is kept; the time is the time of the line', async () => {
+    const lines: string[] = [];
+    const log = requestLog('text', (line) => lines.push(line));
+    const logged = async (method: string, url: string, principal?: { id: string; authenticator: string }) => {
+      const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: true, headersSent: true });
+      const before = Date.now();
+      log.track({ method, url } as never, res as never, principal === undefined ? undefined : ({ principal } as never));
+      res.emit('close');
+      const after = Date.now();
+      const line = lines.at(-1)!;
+      const time = Date.parse(line.slice(0, line.indexOf(' ')));
+      assert.ok(time >= before && time <= after, `the time of the line (${line.slice(0, 24)}) is between ${before} and ${after}`);
+      return line.slice(line.indexOf(' ') + 1).replace(/ [\d.]+ms /, ' _ms ');
+    };
+    assert.equal(await logged('POST', '/agent?token=never', { id: 'ci-bot', authenticator: 'api-token' }), 'POST /agent 200 _ms api-token:ci-bot');
+    assert.equal(await logged('GET', '/agent/~a-b_c.d!$&\'()*+,;=:@[]{}|^`'), "GET /agent/~a-b_c.d!$&'()*+,;=:@[]{}|^` 200 _ms -");
+    // One character at a time: a field with any one of them is escaped whole, not kept as plain.
+    for (const c of [' ', '\t', '\n', '\r', '"', '\\', '\x00', '\x1b', '\x7f', '\x85', '\u00a0', '\u200b', '\u2028', '\ufeff']) {
+      const escaped = `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+      assert.equal(await logged('GET', `/a${c}b`, { id: `x${c}y`, authenticator: 'jwt' }), `GET /a${escaped}b 200 _ms jwt:x${escaped}y`, JSON.stringify(c));
+      assert.equal(await logged(`G${c}T`, '/'), `G${escaped}T / 200 _ms -`, JSON.stringify(c));
+    }
+    assert.equal(await logged('GET', '/caf\u00e9'), 'GET /caf\u00e9 200 _ms -', 'a printable non-ASCII letter is kept');
+    // Lines a few milliseconds apart carry their own times, not the first one's.
+    const first = lines.length;
+    for (let i = 0; i < 3; i++) {
+      await logged('GET', '/agent/health');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.equal(new Set(lines.slice(first).map((line) => line.slice(0, 24))).size, 3);
   });
 });
