@@ -170,12 +170,14 @@ async function main(): Promise<void> {
   }
   // --against <file>: the `--json` output of an earlier run; every ratio of this run is compared
   // with that run's (issue 19: two consecutive runs agree within 5% on every ratio).
-  let against: string | undefined;
+  // It is read now, so a wrong file fails before the run rather than after it.
+  let against: Map<string, EarlierRatios> | undefined;
   const againstAt = argv.findIndex((a) => a === '--against' || a.startsWith('--against='));
   if (againstAt >= 0) {
     const [arg, next] = argv.splice(againstAt, argv[againstAt]!.includes('=') ? 1 : 2);
-    against = arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next;
-    if (!against) throw new Error('--against needs the file of an earlier --json run');
+    const file = arg!.includes('=') ? arg!.slice(arg!.indexOf('=') + 1) : next;
+    if (!file) throw new Error('--against needs the file of an earlier --json run');
+    against = readEarlierRun(file, await readFile(file, 'utf8'));
   }
   // --cases a,b,…: only these cases (raw-node, raw-node-2 and open always run: the ratios need them).
   let only: string[] | undefined;
@@ -288,7 +290,7 @@ async function main(): Promise<void> {
       for (const server of servers.values()) server.child.kill();
       await storesSuite(argv, human);
     }
-    if (against !== undefined) human(agreement(allRows, await readFile(against, 'utf8')));
+    if (against !== undefined) human(agreement(allRows, against));
     human(`quiet-machine gate: ${samplesTaken - noisy} of ${samplesTaken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each, 180 s in all); busiest gate reading ${(worstBusy * 100).toFixed(0)}%`);
   } finally {
     generator.kill();
@@ -304,14 +306,31 @@ async function storesSuite(argv: readonly string[], human: (...args: unknown[]) 
   if (code !== 0) human(`bench: stores: bench/stores.ts exited ${code}`);
 }
 
-/** Each ratio of this run beside the same ratio of an earlier `--json` run, and whether they agree within 5%. */
-function agreement(rows: readonly Row[], earlierJson: string): string {
-  const earlier = new Map<string, { ratio: number; ratioToOpen: number }>();
-  for (const line of earlierJson.split('\n')) {
-    if (line.trim() === '') continue;
-    const row = JSON.parse(line) as { suite?: string; case?: string; ratio?: number; ratioToOpen?: number };
+interface EarlierRatios { ratio: number; ratioToOpen: number }
+
+/** The ratios of an earlier `--json` run of this benchmark, by `<suite> <case>`. */
+function readEarlierRun(file: string, text: string): Map<string, EarlierRatios> {
+  const earlier = new Map<string, EarlierRatios>();
+  text.split('\n').forEach((line, index) => {
+    if (line.trim() === '') return;
+    let row: { suite?: unknown; case?: unknown; ratio?: unknown; ratioToOpen?: unknown } | null = null;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      // Reported below, with the line's number.
+    }
+    if (typeof row?.suite !== 'string' || typeof row.case !== 'string') {
+      throw new Error(`--against: ${file} is not the --json output of bench:http (line ${index + 1})`);
+    }
+    // The decay and stores suites print other objects: only rows with both ratios are compared.
     if (typeof row.ratio === 'number' && typeof row.ratioToOpen === 'number') earlier.set(`${row.suite} ${row.case}`, { ratio: row.ratio, ratioToOpen: row.ratioToOpen });
-  }
+  });
+  if (earlier.size === 0) throw new Error(`--against: ${file} holds no ratios of an http suite`);
+  return earlier;
+}
+
+/** Each ratio of this run beside the same ratio of an earlier `--json` run, and whether they agree within 5%. */
+function agreement(rows: readonly Row[], earlier: ReadonlyMap<string, EarlierRatios>): string {
   const out: string[] = [];
   let compared = 0;
   let agreeing = 0;
