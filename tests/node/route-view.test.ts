@@ -40,6 +40,16 @@ function raw(port: number, head: string, body = ''): Promise<string> {
   });
 }
 
+/** Writes `text` on a fresh socket and destroys it `ms` later, a client gone mid-exchange; resolves once `heard` does, or after 5 s. */
+async function sendThenCut(port: number, text: string, ms: number, heard: Promise<unknown>): Promise<void> {
+  const socket = connect(port, '127.0.0.1', () => {
+    socket.write(text);
+    setTimeout(() => socket.destroy(), ms);
+  });
+  socket.on('error', () => undefined);
+  await Promise.race([heard, new Promise((resolve) => setTimeout(resolve, 5000))]);
+}
+
 /**
  * The answer without what differs between two servers of the same agent: the Date line, the
  * order of header lines (a Response's headers come out sorted), and timestamps in bodies.
@@ -224,12 +234,7 @@ test("the node bridge's body read: the whole body, null past the limit (the conn
   });
   assert.match(chunked, /^HTTP\/1\.1 200 [^]*\r\nconnection: close\r\n[^]*\{"read":null\}$/i);
   const gone = new Promise<void>((resolve) => (heard = resolve));
-  const socket = connect(port, '127.0.0.1', () => {
-    socket.write('POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"');
-    setTimeout(() => socket.destroy(), 30);
-  });
-  socket.on('error', () => undefined);
-  await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  await sendThenCut(port, 'POST /x HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"', 30, gone);
   assert.deepEqual(outcomes, ['bytes:{"a":1}', 'null', 'error:AbortError']);
 });
 
@@ -253,13 +258,8 @@ test("the node bridge's body read: a pipelined request whose connection goes mid
       return jsonReply({ second: true });
     }),
   );
-  const socket = connect(port, '127.0.0.1', () => {
-    socket.write('POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}');
-    socket.write('POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"');
-    setTimeout(() => socket.destroy(), 50);
-  });
-  socket.on('error', () => undefined);
-  await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  const pipelined = 'POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}' + 'POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"';
+  await sendThenCut(port, pipelined, 50, gone);
   assert.deepEqual(outcomes, ['error:AbortError']);
 });
 
@@ -287,13 +287,8 @@ test("the node bridge: a pipelined request waiting its turn when the connection 
       { onClose: (request) => closedUrls.push(new URL(request.url).pathname) },
     ),
   );
-  const socket = connect(port, '127.0.0.1', () => {
-    socket.write('POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}');
-    socket.write('POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}');
-    setTimeout(() => socket.destroy(), 50);
-  });
-  socket.on('error', () => undefined);
-  await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 5000))]);
+  const pipelined = 'POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}' + 'POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}';
+  await sendThenCut(port, pipelined, 50, gone);
   assert.deepEqual(outcomes, ['aborted']);
   assert.deepEqual(closedUrls.sort(), ['/first', '/second']);
 });
