@@ -50,7 +50,7 @@ async function storeSuite(
   if (json) console.error(`bench: measuring ${suite}…`);
   const { startDatabase } = await import('../tests/node/postgres-harness.ts');
   const db = await startDatabase({ durable: true });
-  const dataDir = await mkdtemp(join(tmpdir(), 'agentgate-bench-file-'));
+  const dataDir = await mkdtemp(join(tmpdir(), 'agentward-bench-file-'));
   const children: ChildProcess[] = [];
   const start = async (kind: string, schema = ''): Promise<string> => {
     const env = { ...process.env, DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, BENCH_DATA_DIR: dataDir, AGENT_PG_POOL: '20' };

@@ -66,7 +66,7 @@ const server = createServer((req, res) => {
 
 server.listen(port, host, () => {
   const url = `http://${host}:${port}/`;
-  console.log(`agentgate quick start listening on ${url}`);
+  console.log(`agentward quick start listening on ${url}`);
   // Only secrets generated here are shown, once, in the commands below; values from the environment never are.
   if (password.generated) console.log('generated a password for user "demo" (set DEMO_PASSWORD to choose one)');
   if (token.generated) console.log('generated an API token (set AGENT_API_TOKEN to choose one)');

@@ -1,7 +1,7 @@
 // `npm run build`: compiles src/ into dist/ with the pinned TypeScript (ES modules, .d.ts,
 // source maps naming the repository's src/ files, which the package does not ship: stack
 // traces point at them; `.ts` import specifiers become `.js`), then adds the
-// command's launcher as dist/bin/agentgate.js. `prepack` runs it, so a packed tarball is
+// command's launcher as dist/bin/agentward.js. `prepack` runs it, so a packed tarball is
 // always built from the sources it was packed with.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -17,5 +17,5 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 mkdirSync(join(dist, 'bin'), { recursive: true });
-copyFileSync(join(root, 'bin', 'agentgate.js'), join(dist, 'bin', 'agentgate.js'));
-chmodSync(join(dist, 'bin', 'agentgate.js'), 0o755);
+copyFileSync(join(root, 'bin', 'agentward.js'), join(dist, 'bin', 'agentward.js'));
+chmodSync(join(dist, 'bin', 'agentward.js'), 0o755);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `agentgate` command. Node only; run with type stripping (Node 22.18+ does it by default).
+// The `agentward` command. Node only; run with type stripping (Node 22.18+ does it by default).
 // Exit codes: 0 done (and --help, --version), 1 the command failed, 2 the command line is wrong.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -31,22 +31,22 @@ const ENVIRONMENT = `environment:
   AGENT_LOG        request log: text (default), json (one JSON object per line), off
   AGENT_DATA_DIR   where a file store keeps sessions (dev and start: <dir>/.data)
   AGENT_DATABASE_URL  PostgreSQL for postgresStore: start migrates its schema first
-                   (AGENT_DATABASE_SCHEMA, default agentgate) with the directory's pg
+                   (AGENT_DATABASE_SCHEMA, default agentward) with the directory's pg
   AGENT_PLAYGROUND on: a built server serves the playground too`;
 
 const COMMANDS: Readonly<Record<string, CommandSpec>> = {
   init: {
-    synopsis: 'agentgate init <dir>',
+    synopsis: 'agentward init <dir>',
     summary: 'scaffold an agent directory',
     details: `Creates <dir> with agent.ts (the agent), agent.json (name, instructions, model),
-agentgate.json (name, basePath, and a fresh API token, file mode 0600) and package.json
+agentward.json (name, basePath, and a fresh API token, file mode 0600) and package.json
 ("type": "module", so the files load as ES modules in any npm project). The token is
 printed once. Refuses a directory that already holds an agent.`,
     values: [],
     switches: [],
   },
   dev: {
-    synopsis: 'agentgate dev <dir> [--quiet]',
+    synopsis: 'agentward dev <dir> [--quiet]',
     summary: 'serve an agent directory with the playground, restarting when its files change',
     details: `Serves <dir> like start, plus the browser playground at <base>/playground, and restarts
 when a file of the directory changes (dot-folders such as .data and node_modules excepted).
@@ -58,9 +58,9 @@ options:
     switches: ['--quiet'],
   },
   start: {
-    synopsis: 'agentgate start <dir|out> [--quiet] [--playground] [--log-refusals]',
+    synopsis: 'agentward start <dir|out> [--quiet] [--playground] [--log-refusals]',
     summary: 'serve an agent directory, or run a node-server/docker build output',
-    details: `Serves the agent of <dir> (agent.ts, auth.ts, agentgate.json) at its base path, or runs
+    details: `Serves the agent of <dir> (agent.ts, auth.ts, agentward.json) at its base path, or runs
 the server.js of a node-server or docker build output. A directory with no auth at all is
 not served open: a token is generated for the run and printed once.
 
@@ -74,10 +74,10 @@ options:
     switches: ['--quiet', '--playground', '--log-refusals'],
   },
   build: {
-    synopsis: `agentgate build <dir> --target ${BUILD_TARGETS.join('|')} --out <folder>`,
+    synopsis: `agentward build <dir> --target ${BUILD_TARGETS.join('|')} --out <folder>`,
     summary: 'build an agent directory for a deployment target',
     details: `Writes the build into <folder> (created, or replaced when it holds an earlier build).
-  node-server        server.js, the transpiled directory and agentgate's runtime: node server.js
+  node-server        server.js, the transpiled directory and agentward's runtime: node server.js
   docker             the same plus a Dockerfile and .dockerignore
   cloudflare-worker  worker.js and wrangler.toml serving agent.json: npx wrangler dev
 The baked API token is never written out, only its SHA-256 digest.
@@ -92,13 +92,13 @@ options:
 
 const COMMAND_NAMES = Object.keys(COMMANDS);
 
-const USAGE = `usage: agentgate <command> [options]
+const USAGE = `usage: agentward <command> [options]
 
 commands:
 ${COMMAND_NAMES.map((name) => `  ${COMMANDS[name]!.synopsis}\n      ${COMMANDS[name]!.summary}`).join('\n')}
 
 options:
-  -h, --help      show this help, or a command's help (agentgate <command> --help)
+  -h, --help      show this help, or a command's help (agentward <command> --help)
   -v, --version   print the version
 
 ${ENVIRONMENT}`;
@@ -190,10 +190,10 @@ async function main(args: readonly string[]): Promise<void> {
 
 async function init(dir: string): Promise<void> {
   const { dir: created, files, apiToken: token } = await initAgentDir(dir);
-  console.log(`agentgate: created ${files.join(', ')} in ${created}`);
-  // Shown this once; it stays in agentgate.json (mode 0600), which the server reads.
+  console.log(`agentward: created ${files.join(', ')} in ${created}`);
+  // Shown this once; it stays in agentward.json (mode 0600), which the server reads.
   console.log(`API token: ${token}`);
-  console.log(`next: agentgate dev ${dir}`);
+  console.log(`next: agentward dev ${dir}`);
 }
 
 /**
@@ -221,7 +221,7 @@ async function start(dir: string, flags: ServerFlags): Promise<void> {
   } else if (list === undefined) {
     const token = newApiToken();
     list = [apiToken(token)];
-    console.log(`agentgate: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this run:`);
+    console.log(`agentward: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this run:`);
     console.log(`  ${token}`);
     credential = `'Authorization: Bearer ${token}'`;
   }
@@ -240,18 +240,18 @@ async function buildCommand(dir: string, values: ReadonlyMap<string, string>): P
   if (!BUILD_TARGETS.includes(target as BuildTarget)) throw new UsageError(`build: --target must be one of ${BUILD_TARGETS.join(', ')}`, 'build');
   if (out === undefined) throw new UsageError('build: --out <folder> is required', 'build');
   const manifest = await build(dir, { target: target as BuildTarget, out });
-  console.log(`agentgate: built ${manifest.name} for ${manifest.target} in ${resolve(out)} (run: ${manifest.main})`);
+  console.log(`agentward: built ${manifest.name} for ${manifest.target} in ${resolve(out)} (run: ${manifest.main})`);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
-    const help = error.command === undefined ? 'agentgate --help' : `agentgate ${error.command} --help`;
+    const help = error.command === undefined ? 'agentward --help' : `agentward ${error.command} --help`;
     const commands = error.command === undefined ? `\ncommands: ${COMMAND_NAMES.join(', ')}` : '';
-    console.error(`agentgate: ${error.message}${commands}\nrun "${help}" for usage`);
+    console.error(`agentward: ${error.message}${commands}\nrun "${help}" for usage`);
     process.exit(2);
   }
   // Messages of the project's errors never hold a secret; a stack adds nothing for a user.
   const code = (error as { code?: unknown } | null)?.code;
-  console.error(`agentgate: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`);
+  console.error(`agentward: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`);
   process.exit(1);
 });

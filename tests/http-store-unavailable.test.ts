@@ -1,5 +1,5 @@
 // A store that cannot reach its database (`StoreError` code STORE_UNAVAILABLE, from
-// agentgate/postgres or a store of one's own) answers 503 {"error":"Service Unavailable"} on
+// agentward/postgres or a store of one's own) answers 503 {"error":"Service Unavailable"} on
 // every route that touches it, streaming ones included; the error's text never goes out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -30,7 +30,7 @@ const sender = (store: Store) => {
 };
 
 export default async function suites(): Promise<SuiteSpec[]> {
-  const dirs = await Promise.all([0, 1].map(() => mkdtemp(join(tmpdir(), 'agentgate-bench-'))));
+  const dirs = await Promise.all([0, 1].map(() => mkdtemp(join(tmpdir(), 'agentward-bench-'))));
   process.once('exit', () => void Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
   const options = { maxSessions: 1_000_000, ttl: Infinity };
   const cases = {

@@ -86,10 +86,10 @@ function joseVerify(f: Fixture, alg: string): () => Promise<unknown> {
 
 function ratioVerdict(alg: string) {
   return (ops: Readonly<Record<string, number>>): string => {
-    const ours = ops.agentgate! / ops.floor!;
+    const ours = ops.agentward! / ops.floor!;
     const theirs = ops.jose! / ops.floor!;
     const target = TARGETS[alg]!;
-    return `${alg}: agentgate ${ours.toFixed(2)}x the floor (target ≥ ${target}x: ${ours >= target ? 'met' : 'MISSED'}), jose ${theirs.toFixed(2)}x; agentgate/jose ${(ops.agentgate! / ops.jose!).toFixed(2)}x`;
+    return `${alg}: agentward ${ours.toFixed(2)}x the floor (target ≥ ${target}x: ${ours >= target ? 'met' : 'MISSED'}), jose ${theirs.toFixed(2)}x; agentward/jose ${(ops.agentward! / ops.jose!).toFixed(2)}x`;
   };
 }
 
@@ -102,7 +102,7 @@ export default async function suites(): Promise<SuiteSpec[]> {
     specs.push({
       suite: `jwt-${alg.toLowerCase()}`,
       baseline: 'floor',
-      cases: { floor: f.floor, agentgate: () => f.entry(f.request), jose: joseVerify(f, alg) },
+      cases: { floor: f.floor, agentward: () => f.entry(f.request), jose: joseVerify(f, alg) },
       verdict: ratioVerdict(alg),
     });
   }

@@ -4,9 +4,9 @@
 //
 // Try: {"message":"/tool time"}, {"message":"/tool refund {\"orderId\":\"A-1\",\"amount\":20}"}
 // (then POST /agent/approvals/<id> {"approved":true}), {"message":"/tool remember {\"note\":\"likes tea\"}"}.
-import { createAgent, echoModel } from 'agentgate';
-import type { Tool } from 'agentgate';
-import { fileStore } from 'agentgate/node';
+import { createAgent, echoModel } from 'agentward';
+import type { Tool } from 'agentward';
+import { fileStore } from 'agentward/node';
 
 const time: Tool = {
   name: 'time',

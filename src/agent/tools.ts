@@ -36,7 +36,7 @@ export type Answer = { message: Message; event: RunEvent };
 function toolFailure(tool: Tool, call: ToolCall, error: unknown, source: 'execute' | 'policy'): Answer {
   const detail = source === 'policy' ? `the approval policy of "${tool.name}" failed: ${messageOf(error)}` : messageOf(error);
   if (tool.exposeErrors === true) return failure(call, detail);
-  console.error(`agentgate: tool "${tool.name}" failed${source === 'policy' ? ' (its approval policy)' : ''}`, error);
+  console.error(`agentward: tool "${tool.name}" failed${source === 'policy' ? ' (its approval policy)' : ''}`, error);
   return failure(call, `tool "${tool.name}" failed`);
 }
 

@@ -1,4 +1,4 @@
-const AUTH_ERROR = Symbol.for('agentgate.AuthError');
+const AUTH_ERROR = Symbol.for('agentward.AuthError');
 
 /**
  * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.

@@ -73,7 +73,7 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
       keys ??= keySetCache((jwksUri as URL).href, algorithms, internals);
       return true;
     } catch (error) {
-      console.warn(`agentgate: OIDC discovery at ${withoutQuery(url)} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
+      console.warn(`agentward: OIDC discovery at ${withoutQuery(url)} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
       return false;
     }
   };

@@ -26,7 +26,7 @@ export type ReportRefusal = (entry: string, reason: RefusalReason, kid: string |
  * The key of a built-in entry's reporting form, `(request, report) => same as the entry`. `routeAuth`
  * calls it only when an `onRefused` listener is set, so that without one nothing more is allocated.
  */
-export const WITH_REFUSALS: unique symbol = Symbol.for('agentgate.withRefusals') as never;
+export const WITH_REFUSALS: unique symbol = Symbol.for('agentward.withRefusals') as never;
 
 export type ReportingEntry = (request: Request, report: ReportRefusal) => unknown;
 
@@ -51,9 +51,9 @@ export class RequestRefusals {
     if (this.#best === undefined) return;
     try {
       const result = this.#listener(this.#best) as unknown;
-      if (result instanceof Promise) result.catch((error: unknown) => console.error('agentgate: onRefused failed', error));
+      if (result instanceof Promise) result.catch((error: unknown) => console.error('agentward: onRefused failed', error));
     } catch (error) {
-      console.error('agentgate: onRefused threw', error);
+      console.error('agentward: onRefused threw', error);
     }
   }
 }

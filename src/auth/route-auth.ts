@@ -68,7 +68,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
         if (typeof (outcome as PromiseLike<unknown> | null)?.then === 'function') outcome = await outcome;
       } catch (error) {
         if (isAuthError(error)) return refusing(error.status, refusals);
-        console.error('agentgate: an auth entry threw; answering 500', error);
+        console.error('agentward: an auth entry threw; answering 500', error);
         return refusing(500, refusals);
       }
       if (outcome === null || outcome === undefined) continue;
@@ -76,7 +76,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       if (outcome === false) return refusing(401, refusals);
       const principal = completePrincipal(outcome);
       if (principal === null) {
-        console.error('agentgate: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500');
+        console.error('agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500');
         return refusing(500, refusals);
       }
       return { ok: true, principal };

@@ -8,13 +8,13 @@ import { B64TOKEN } from '../auth/authorization.ts';
 export const AGENT_FILE = 'agent.ts';
 export const AUTH_FILES = ['auth.ts', 'auth.js'] as const;
 export const SPEC_FILE = 'agent.json';
-export const SETTINGS_FILE = 'agentgate.json';
+export const SETTINGS_FILE = 'agentward.json';
 export const DEFAULT_BASE_PATH = '/agent';
 
 export type BuildTarget = 'node-server' | 'docker' | 'cloudflare-worker';
 export const BUILD_TARGETS: readonly BuildTarget[] = ['node-server', 'docker', 'cloudflare-worker'];
 
-/** `agentgate.json`: project settings. `apiToken` is the token `init` baked in. */
+/** `agentward.json`: project settings. `apiToken` is the token `init` baked in. */
 export interface ProjectSettings {
   name?: string;
   basePath?: string;

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from './agent-dir.ts';
 import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from './agent-dir.ts';
 import { bundleModules } from './bundle.ts';
-import { AGENTGATE_ENTRIES } from './resolve.ts';
+import { AGENTWARD_ENTRIES } from './resolve.ts';
 import { WORKER_BINDINGS, type SpecWorkerOptions } from './spec-worker.ts';
 import { tokenDigest } from './token-digest.ts';
 import { isTypeScript, javaScriptName, javaScriptSpecifier, packageName, rewriteSpecifiers, stripTypes } from './transpile.ts';
@@ -24,7 +24,7 @@ const ownExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 let compiled: Promise<string> | undefined;
 
 /**
- * agentgate as users install it. In the package, `dist/` (where this file runs from). Run from
+ * agentward as users install it. In the package, `dist/` (where this file runs from). Run from
  * the repository's sources, those sources compiled now with the package's own build settings
  * (`tsconfig.build.json`), once per process, into a temporary folder removed at exit: a build
  * never ships a missing or stale `dist/`.
@@ -36,12 +36,12 @@ function compiledPackage(): Promise<string> {
 
 async function compileSources(): Promise<string> {
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const outDir = await mkdtemp(join(tmpdir(), 'agentgate-compiled-'));
+  const outDir = await mkdtemp(join(tmpdir(), 'agentward-compiled-'));
   process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
   const args = ['-p', join(root, 'tsconfig.build.json'), '--outDir', outDir, '--declaration', 'false'];
   await new Promise<void>((done, fail) => {
     execFile(join(root, 'node_modules', '.bin', 'tsc'), args, (error, stdout) => {
-      if (error) fail(new Error(`compiling agentgate's sources (tsc ${args.join(' ')}) failed: ${stdout || error.message}`));
+      if (error) fail(new Error(`compiling agentward's sources (tsc ${args.join(' ')}) failed: ${stdout || error.message}`));
       else done();
     });
   });
@@ -63,7 +63,7 @@ function specifierTo(from: string, to: string): string {
   return rel.startsWith('.') ? rel : `./${rel}`;
 }
 
-/** True when `out/manifest.json` is the manifest of an agentgate build. */
+/** True when `out/manifest.json` is the manifest of an agentward build. */
 async function holdsBuild(out: string): Promise<boolean> {
   try {
     const manifest = JSON.parse(await readFile(join(out, 'manifest.json'), 'utf8')) as Partial<AgentManifest>;
@@ -77,7 +77,7 @@ async function holdsBuild(out: string): Promise<boolean> {
 async function prepareOut(out: string, dir: string): Promise<void> {
   if (isInside(dir, out)) throw new Error(`${out}: the output folder must not be the agent directory or contain it`);
   if (existsSync(out) && (await readdir(out)).length > 0) {
-    if (!(await holdsBuild(out))) throw new Error(`${out}: exists and is not an agentgate build output; refusing to overwrite it`);
+    if (!(await holdsBuild(out))) throw new Error(`${out}: exists and is not an agentward build output; refusing to overwrite it`);
     await rm(out, { recursive: true, force: true });
   }
   await mkdir(out, { recursive: true });
@@ -111,7 +111,7 @@ async function copyModules(from: string, to: string, skip: (path: string) => boo
  */
 async function copyCompiledPackage(to: string): Promise<void> {
   const from = await compiledPackage();
-  if (!existsSync(join(from, 'index.js'))) throw new Error(`${from}: agentgate's compiled package is incomplete (no index.js); reinstall agentgate`);
+  if (!existsSync(join(from, 'index.js'))) throw new Error(`${from}: agentward's compiled package is incomplete (no index.js); reinstall agentward`);
   const left = new Set([join(from, 'bin'), join(from, 'cli.js'), join(from, 'cli.js.map')]);
   await cp(from, to, { recursive: true, filter: (path) => !left.has(path) && !path.endsWith('.d.ts') });
 }
@@ -137,23 +137,23 @@ async function packageVersions(dir: string, names: Iterable<string>): Promise<Re
 }
 
 function serverScript(target: BuildTarget): string {
-  return `// Built by agentgate (target ${target}). Run: node server.js
+  return `// Built by agentward (target ${target}). Run: node server.js
 // Environment: PORT (default ${PORT}), HOST (default 127.0.0.1), AGENT_API_TOKEN (accepted besides the auth list),
 // AGENT_LOG (text, json or off), AGENT_PLAYGROUND (on: serve the playground at <basePath>/playground).
-import { runBuiltServer } from './agentgate/build/server-main.js';
+import { runBuiltServer } from './agentward/build/server-main.js';
 
 try {
   await runBuiltServer(new URL('./', import.meta.url));
 } catch (error) {
   const code = typeof error?.code === 'string' ? \` (\${error.code})\` : '';
-  console.error(\`agentgate: cannot start: \${error?.message ?? error}\${code}\`);
+  console.error(\`agentward: cannot start: \${error?.message ?? error}\${code}\`);
   process.exit(1);
 }
 `;
 }
 
 /** What never goes into the image: secrets, local data, installs, logs, VCS and editor files. */
-const DOCKER_IGNORE = `# Built by agentgate: kept out of the image context.
+const DOCKER_IGNORE = `# Built by agentward: kept out of the image context.
 .env*
 **/.env*
 *.env
@@ -178,11 +178,11 @@ Dockerfile
 
 function dockerfile(basePath: string, installs: boolean): string {
   const probe = `fetch('http://127.0.0.1:' + process.env.PORT + '${basePath}/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
-  return `# Built by agentgate (target docker). Build: docker build -t my-agent .  Run: docker run -p ${PORT}:${PORT} -e AGENT_API_TOKEN my-agent
+  return `# Built by agentward (target docker). Build: docker build -t my-agent .  Run: docker run -p ${PORT}:${PORT} -e AGENT_API_TOKEN my-agent
 FROM node:22-slim
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=${PORT}
 WORKDIR /app
-# Owned by the runtime user: it reads the 0600 app/agentgate.json, and a file store writes under /app/.data.
+# Owned by the runtime user: it reads the 0600 app/agentward.json, and a file store writes under /app/.data.
 COPY --chown=node:node . .
 ${installs ? 'RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund\n' : ''}USER node
 EXPOSE ${PORT}
@@ -193,7 +193,7 @@ CMD ["node", "server.js"]
 
 async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget): Promise<AgentManifest> {
   const app = join(out, 'app');
-  const runtime = join(out, 'agentgate');
+  const runtime = join(out, 'agentward');
   const packages = new Set<string>();
 
   await copyCompiledPackage(runtime);
@@ -206,13 +206,13 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
     return isInside(path, out) || name === 'node_modules' || name.startsWith('.') || notCopied.has(path);
   };
   await copyModules(info.dir, app, skipInDir, (specifier, folder) => {
-    const entry = AGENTGATE_ENTRIES.get(specifier);
+    const entry = AGENTWARD_ENTRIES.get(specifier);
     if (entry !== undefined) return specifierTo(folder, join(runtime, `${entry}.js`));
-    if (specifier.startsWith('agentgate/')) {
-      throw new Error(`${info.dir}: imports ${specifier}, which is not an entry point of agentgate (${[...AGENTGATE_ENTRIES.keys()].join(', ')})`);
+    if (specifier.startsWith('agentward/')) {
+      throw new Error(`${info.dir}: imports ${specifier}, which is not an entry point of agentward (${[...AGENTWARD_ENTRIES.keys()].join(', ')})`);
     }
     if (specifier.startsWith('.') && !isInside(resolve(info.dir, relative(app, folder), specifier), info.dir)) {
-      throw new Error(`${info.dir}: imports ${specifier}, outside the agent directory; the build copies only the directory (import agentgate as 'agentgate')`);
+      throw new Error(`${info.dir}: imports ${specifier}, outside the agent directory; the build copies only the directory (import agentward as 'agentward')`);
     }
     const name = packageName(specifier);
     if (name !== undefined) packages.add(name);
@@ -323,7 +323,7 @@ function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string): strin
 
 function wranglerToml(info: AgentDir): string {
   const { apiToken, modelApiKey, sessions, sessionClass } = WORKER_BINDINGS;
-  return `# Built by agentgate (target cloudflare-worker). Deploy: npx wrangler deploy
+  return `# Built by agentward (target cloudflare-worker). Deploy: npx wrangler deploy
 # Secrets (never in this file):
 #   npx wrangler secret put ${apiToken}   every route but ${info.basePath}/health answers 401 until it is set
 #   npx wrangler secret put ${modelApiKey}     the API key of an openai-compatible model, sent as Authorization: Bearer
@@ -345,16 +345,16 @@ new_sqlite_classes = ["${sessionClass}"]
 async function buildWorker(info: AgentDir, spec: SpecWorkerOptions['spec'], out: string, log: (line: string) => void): Promise<AgentManifest> {
   const { code, entryName } = await bundleModules(fileURLToPath(new URL(`./spec-worker${ownExtension}`, import.meta.url)));
   // The directory's text reaches the code only inside string literals, parsed at start-up.
-  const worker = `// Built by agentgate (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
+  const worker = `// Built by agentward (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
 ${code}
-const agentgate = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)} });
-export default agentgate.worker;
-export const ${WORKER_BINDINGS.sessionClass} = agentgate.SessionObject;
+const agentward = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)} });
+export default agentward.worker;
+export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
 `;
   await writeFile(join(out, 'worker.js'), worker);
   await writeFile(join(out, 'wrangler.toml'), wranglerToml(info));
   const summary = workerSummary(spec, info.basePath);
-  log(`agentgate: the cloudflare-worker build of ${JSON.stringify(info.name)} serves\n${summary.map((line) => `  ${line}`).join('\n')}`);
+  log(`agentward: the cloudflare-worker build of ${JSON.stringify(info.name)} serves\n${summary.map((line) => `  ${line}`).join('\n')}`);
   return {
     name: info.name,
     target: 'cloudflare-worker',
@@ -369,7 +369,7 @@ export const ${WORKER_BINDINGS.sessionClass} = agentgate.SessionObject;
 
 /**
  * Builds an agent directory for a target and returns the manifest written to `<out>/manifest.json`.
- * - `node-server`: the transpiled directory (`app/`), agentgate's compiled package (`agentgate/`),
+ * - `node-server`: the transpiled directory (`app/`), agentward's compiled package (`agentward/`),
  *   `server.js` and `package.json`; runs as `node <out>/server.js` with no install step unless
  *   the directory imports third-party packages (listed in package.json).
  * - `docker`: the same plus a `Dockerfile`.

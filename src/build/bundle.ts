@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { stripTypes } from './transpile.ts';
 
 /**
- * A bundler for agentgate's own web-standard modules, so that the Workers target is one
+ * A bundler for agentward's own web-standard modules, so that the Workers target is one
  * self-contained file without a bundler dependency. It knows only the module syntax those
  * files use: named imports of relative files, `export function|class|const|let`, and
  * `export { a, b } from './x.ts'`. Each module becomes a function scope returning its

@@ -1,4 +1,4 @@
-// AGENT_DATABASE_URL: `agentgate start` (and `dev`, which runs it) and the built server bring the
+// AGENT_DATABASE_URL: `agentward start` (and `dev`, which runs it) and the built server bring the
 // PostgreSQL store's schema up to date before the agent loads, with the driver the agent
 // directory depends on (`npm install pg` there); the agent's own `postgresStore` then finds its
 // tables. The URL holds a password: it is never printed, nor put into an error.
@@ -23,7 +23,7 @@ async function driverOf(dir: string): Promise<Driver> {
   }
 }
 
-/** Runs `migrate()` on AGENT_DATABASE_URL (schema AGENT_DATABASE_SCHEMA, default agentgate); nothing when it is not set. */
+/** Runs `migrate()` on AGENT_DATABASE_URL (schema AGENT_DATABASE_SCHEMA, default agentward); nothing when it is not set. */
 export async function migrateDatabase(dir: string): Promise<void> {
   const url = process.env.AGENT_DATABASE_URL;
   if (!url) return;
@@ -40,5 +40,5 @@ export async function migrateDatabase(dir: string): Promise<void> {
   } finally {
     await pool?.end().catch(() => undefined);
   }
-  console.log(`agentgate: PostgreSQL schema ${schema ?? 'agentgate'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`);
+  console.log(`agentward: PostgreSQL schema ${schema ?? 'agentward'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`);
 }

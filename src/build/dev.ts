@@ -1,4 +1,4 @@
-// `agentgate dev`: `agentgate start --playground` in a child process, restarted when a file of
+// `agentward dev`: `agentward start --playground` in a child process, restarted when a file of
 // the directory changes. Node's --watch-path cannot leave out a folder, and the file store
 // writes under <dir>/.data: every message would restart the server. This watcher skips
 // dot-folders and node_modules.
@@ -33,13 +33,13 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
     running.once('exit', (code, signal) => {
       if (child !== running) return;
       child = undefined;
-      if (!stopping) console.error(`agentgate: the server exited (${code ?? signal}); waiting for a file change to restart`);
+      if (!stopping) console.error(`agentward: the server exited (${code ?? signal}); waiting for a file change to restart`);
     });
   };
 
   const restart = () => {
     timer = undefined;
-    console.log('agentgate: a file changed; restarting');
+    console.log('agentward: a file changed; restarting');
     const previous = child;
     child = undefined;
     if (previous === undefined || previous.exitCode !== null) return launch();

@@ -7,12 +7,12 @@ import { AGENT_FILE, readAgentDir } from './agent-dir.ts';
 import type { AgentDir, AgentManifest } from './agent-dir.ts';
 import { loadError } from './load-error.ts';
 
-/** The entry points of agentgate (package.json `exports`), as paths under `src/` without extension. */
-export const AGENTGATE_ENTRIES: ReadonlyMap<string, string> = new Map([
-  ['agentgate', 'index'],
-  ['agentgate/auth', 'auth/index'],
-  ['agentgate/node', 'node/index'],
-  ['agentgate/postgres', 'postgres/index'],
+/** The entry points of agentward (package.json `exports`), as paths under `src/` without extension. */
+export const AGENTWARD_ENTRIES: ReadonlyMap<string, string> = new Map([
+  ['agentward', 'index'],
+  ['agentward/auth', 'auth/index'],
+  ['agentward/node', 'node/index'],
+  ['agentward/postgres', 'postgres/index'],
 ]);
 
 const sourceRoot = new URL('../', import.meta.url);
@@ -31,15 +31,15 @@ function inAgentDir(url: string): boolean {
 }
 
 /**
- * Makes `agentgate`, `agentgate/auth` and `agentgate/node` resolve to the running copy of
- * agentgate from any directory, installed or not, so the agent and the server share one copy;
+ * Makes `agentward`, `agentward/auth` and `agentward/node` resolve to the running copy of
+ * agentward from any directory, installed or not, so the agent and the server share one copy;
  * and loads the `.ts`/`.js` files of an agent directory as ES modules whatever the surrounding
  * package.json says (a fresh `npm init -y` project is `"type": "commonjs"`), as the build does.
  */
-function resolveAgentgateToThisCopy(dir: string): void {
+function resolveAgentwardToThisCopy(dir: string): void {
   const dirUrl = pathToFileURL(dir + '/').href;
   agentDirs.add(dirUrl);
-  const urls = new Map([...AGENTGATE_ENTRIES].map(([specifier, entry]) => [specifier, new URL(entry + ownExtension, sourceRoot).href]));
+  const urls = new Map([...AGENTWARD_ENTRIES].map(([specifier, entry]) => [specifier, new URL(entry + ownExtension, sourceRoot).href]));
   // Read at call time: module.registerHooks arrived in Node 22.15.
   if (typeof nodeModule.registerHooks === 'function') {
     if (hooked) return;
@@ -151,7 +151,7 @@ export async function resolveAgentDir(dir: string): Promise<ResolvedAgentDir> {
 /** `resolveAgentDir` plus what the directory's files said (the baked token among them), for the server. */
 export async function loadAgentDir(dir: string): Promise<ResolvedAgentDir & { info: AgentDir }> {
   const info = await readAgentDir(dir);
-  resolveAgentgateToThisCopy(info.dir);
+  resolveAgentwardToThisCopy(info.dir);
   const { agent, auth } = await loadAgentFiles(info.agentFile, info.authFile);
   return { agent, auth, manifest: sourceManifest(info), info };
 }

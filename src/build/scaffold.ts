@@ -4,8 +4,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from './agent-dir.ts';
 
-const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentgate';
-import { fileStore } from 'agentgate/node';
+const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentward';
+import { fileStore } from 'agentward/node';
 import spec from './agent.json' with { type: 'json' };
 
 // echoModel() replies with your message, and a line \`/tool NAME {"json":"arguments"}\` makes it
@@ -16,7 +16,7 @@ export default createAgent({
   instructions: spec.instructions,
   model: echoModel(),
   tools: [],
-  // Sessions and paused approvals survive restarts; agentgate dev and start keep them in this directory's .data.
+  // Sessions and paused approvals survive restarts; agentward dev and start keep them in this directory's .data.
   store: fileStore(process.env.AGENT_DATA_DIR || '.data'),
 });
 `;
@@ -31,7 +31,7 @@ export function newApiToken(): string {
 }
 
 /**
- * Scaffolds an agent directory: `agent.ts`, `agent.json`, `agentgate.json` holding a fresh
+ * Scaffolds an agent directory: `agent.ts`, `agent.json`, `agentward.json` holding a fresh
  * API token (file mode 0600), and, when absent, `package.json` (`"type": "module"`) and
  * `.gitignore`. Refuses a directory that already holds an agent, so nothing is overwritten.
  * Returns the token so the caller can show it once.

@@ -17,7 +17,7 @@ import { NO_AUTH_CONFIGURED } from './spec-worker.ts';
 
 /**
  * The list the server is given: the auth file's list when there is one (the baked token is
- * then not used); otherwise the token `init` baked into agentgate.json. `serve()` appends
+ * then not used); otherwise the token `init` baked into agentward.json. `serve()` appends
  * `apiToken(AGENT_API_TOKEN)` to either.
  */
 export function directoryAuth(auth: readonly AuthFn[] | undefined, bakedToken: string | undefined): readonly AuthFn[] | undefined {
@@ -34,7 +34,7 @@ export interface ServerFlags {
 }
 
 function printRefusal(r: Refusal): void {
-  console.log(`agentgate: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid=${JSON.stringify(r.kid)}`}${r.iss === undefined ? '' : ` iss=${JSON.stringify(r.iss)}`}`);
+  console.log(`agentward: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid=${JSON.stringify(r.kid)}`}${r.iss === undefined ? '' : ` iss=${JSON.stringify(r.iss)}`}`);
 }
 
 /** Where `start` and `dev` keep a directory's sessions when AGENT_DATA_DIR is not set. */
@@ -64,14 +64,14 @@ function portFrom(value: string | undefined): number | undefined {
 export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
   const { name, agent, basePath, quiet, playground = false, logRefusals = false } = options;
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
-    console.warn('agentgate: no auth configured (no auth.ts or auth.js, no apiToken in agentgate.json, no AGENT_API_TOKEN): every agent route answers 401');
+    console.warn('agentward: no auth configured (no auth.ts or auth.js, no apiToken in agentward.json, no AGENT_API_TOKEN): every agent route answers 401');
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
   const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) });
   closeOnSignals(server);
-  console.log(`agentgate: ${name} listening on ${server.url}${basePath}`);
-  if (playground) console.log(`agentgate: playground at ${server.url}${basePath}/playground (paste an API token there)`);
+  console.log(`agentward: ${name} listening on ${server.url}${basePath}`);
+  if (playground) console.log(`agentward: playground at ${server.url}${basePath}/playground (paste an API token there)`);
   return server;
 }
 
@@ -84,7 +84,7 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   const { agent, auth } = await loadAgentFiles(fileURLToPath(new URL('app/agent.js', outUrl)), authFile);
   // A build holds the digest of the baked token, never the token.
   const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
-  // The playground only when asked: AGENT_PLAYGROUND=on (what `agentgate start <out> --playground` sets).
+  // The playground only when asked: AGENT_PLAYGROUND=on (what `agentward start <out> --playground` sets).
   return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath, playground: process.env.AGENT_PLAYGROUND === 'on' });
 }
 
@@ -96,15 +96,15 @@ const RUN_HINTS: Readonly<Record<BuildTarget, string>> = {
 };
 
 /**
- * `agentgate start <dir|out>`: serves an agent directory from source, or runs a build output
- * (a folder with `manifest.json` and `server.js`) with its own copy of agentgate.
+ * `agentward start <dir|out>`: serves an agent directory from source, or runs a build output
+ * (a folder with `manifest.json` and `server.js`) with its own copy of agentward.
  */
 export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promise<void> {
   const folder = resolve(dir);
   const target = await builtOutputTarget(folder);
   const serverFile = join(folder, 'server.js');
   if (target !== undefined && !existsSync(serverFile)) {
-    throw new Error(`${folder}: is a ${target} build output, which agentgate start does not run; run it with: cd ${folder} && ${RUN_HINTS[target]}`);
+    throw new Error(`${folder}: is a ${target} build output, which agentward start does not run; run it with: cd ${folder} && ${RUN_HINTS[target]}`);
   }
   if (target !== undefined) {
     if (flags.quiet) process.env.AGENT_LOG = 'off';

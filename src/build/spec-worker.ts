@@ -60,7 +60,7 @@ export interface SpecWorker {
 export const NO_AUTH_CONFIGURED: AuthFn = Object.assign(() => null, { challenges: [{ scheme: 'Bearer' }] });
 
 /** How the worker hands the verified principal to a session's Durable Object, which only the worker can reach. */
-const PRINCIPAL_HEADER = 'x-agentgate-principal';
+const PRINCIPAL_HEADER = 'x-agentward-principal';
 
 const forwardedPrincipal: AuthFn = (request) => {
   const text = request.headers.get(PRINCIPAL_HEADER);

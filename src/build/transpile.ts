@@ -15,7 +15,7 @@ export function isTypeScript(name: string): boolean {
 
 /**
  * Runs `fn` without Node's ExperimentalWarning about `stripTypeScriptTypes`: the build uses it
- * on purpose, and the warning would be printed on every `agentgate build`. Other warnings pass.
+ * on purpose, and the warning would be printed on every `agentward build`. Other warnings pass.
  */
 export function quietly<T>(fn: () => T): T {
   const emitWarning = process.emitWarning;
@@ -33,12 +33,12 @@ export function quietly<T>(fn: () => T): T {
 
 /**
  * Erases the types of a TypeScript module with Node's own type stripping, the same that runs
- * `agent.ts` from source: what `agentgate start` runs, the build transpiles, and erasable
+ * `agent.ts` from source: what `agentward start` runs, the build transpiles, and erasable
  * syntax only (no enums, no namespaces). Types become blanks, so line numbers stay.
  */
 export function stripTypes(source: string, file: string): string {
   try {
-    // Read at call time: Bun has no stripTypeScriptTypes, and agentgate/node must still import there.
+    // Read at call time: Bun has no stripTypeScriptTypes, and agentward/node must still import there.
     return quietly(() => nodeModule.stripTypeScriptTypes(source, { mode: 'strip' }));
   } catch (error) {
     throw new Error(`${file}: cannot be transpiled: ${(error as Error).message}`, { cause: error });

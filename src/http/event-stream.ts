@@ -42,7 +42,7 @@ export async function streamRun(run: StreamedRun, format: EventFormat, headers: 
     (result) => { write(format.end(result)); close(); },
     (error) => {
       if (!streaming) return;
-      if (!isAbort(error)) console.error('agentgate: a streamed run failed', error);
+      if (!isAbort(error)) console.error('agentward: a streamed run failed', error);
       if (!errorSent) write(format.event({ type: 'error', error: 'the run failed' }));
       write(format.end(undefined));
       close();

@@ -103,7 +103,7 @@ export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (
 }
 
 /** The key under which a handler of `agentHandler()` keeps its routes (for the node bridge). */
-export const ROUTES: unique symbol = Symbol('agentgate.routes') as never;
+export const ROUTES: unique symbol = Symbol('agentward.routes') as never;
 
 /** The agent routes behind `agentHandler()`, on any view of a request, answering replies. */
 export type AgentRoutes = (request: RouteRequest) => Promise<Reply>;
@@ -118,7 +118,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
   const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute('agentHandler()', options.protectedResource);
   if (authenticate === undefined && nodeEnv() === 'production') {
-    console.warn('agentgate: agentHandler() was created without auth; every agent route is open to anyone');
+    console.warn('agentward: agentHandler() was created without auth; every agent route is open to anyone');
   }
 
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {

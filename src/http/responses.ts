@@ -79,7 +79,7 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
   FORBIDDEN: [403, 'Forbidden'],
   APPROVAL_LIMIT: [429, 'Too many pending approvals'],
   MODEL_ERROR: [502, 'The model failed'],
-  // A store that cannot reach its database (agentgate/postgres's StoreError): the next request may work.
+  // A store that cannot reach its database (agentward/postgres's StoreError): the next request may work.
   STORE_UNAVAILABLE: [503, 'Service Unavailable'],
 };
 
@@ -97,15 +97,15 @@ export function failureReply(error: unknown): JsonReply {
   if (error instanceof HttpError) return errorReply(error.status, error.message);
   // The caller went away and aborted the run: nobody reads this answer, and it is no bug to log.
   if (isAbort(error)) return errorReply(503, 'Request aborted');
-  // AgentError codes, and STORE_UNAVAILABLE from any store (agentgate/postgres's StoreError, or a store of your own).
+  // AgentError codes, and STORE_UNAVAILABLE from any store (agentward/postgres's StoreError, or a store of your own).
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   const ours = error instanceof Error && (error.name === 'AgentError' || code === 'STORE_UNAVAILABLE');
   const known = ours && typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
-    if (known[0] >= 500) console.error('agentgate: an agent route failed', error);
+    if (known[0] >= 500) console.error('agentward: an agent route failed', error);
     return errorReply(known[0], known[1] ?? (error as Error).message);
   }
-  console.error('agentgate: an agent route failed; answering 500', error);
+  console.error('agentward: an agent route failed; answering 500', error);
   return errorReply(500, 'Internal Server Error');
 }
 

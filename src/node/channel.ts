@@ -59,7 +59,7 @@ const hmacKey = (secret: Uint8Array<ArrayBuffer>) => crypto.subtle.importKey('ra
 export function channelSessionIds(channel: string, secret: string): (platformIds: readonly string[]) => Promise<string> {
   // A key of its own for this use, so the platform secret itself never signs anything but requests.
   const key = hmacKey(encoder.encode(secret)).then(async (root) =>
-    hmacKey(new Uint8Array(await crypto.subtle.sign('HMAC', root, encoder.encode(`agentgate channel session ids v1 ${channel}`)))),
+    hmacKey(new Uint8Array(await crypto.subtle.sign('HMAC', root, encoder.encode(`agentward channel session ids v1 ${channel}`)))),
   );
   return async (platformIds) => {
     const mac = await crypto.subtle.sign('HMAC', await key, encoder.encode(JSON.stringify(platformIds)));
@@ -152,7 +152,7 @@ export async function runForReply(channel: string, agent: Agent, message: string
     return replyText(await agent.send(message, options));
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code === 'APPROVAL_PENDING') return 'This conversation is waiting for an approval decision.';
-    console.error(`agentgate: the ${channel} channel's run failed`, error);
+    console.error(`agentward: the ${channel} channel's run failed`, error);
     return 'Sorry, something went wrong.';
   }
 }

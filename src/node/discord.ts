@@ -76,7 +76,7 @@ export function discordChannel(options: DiscordChannelOptions): Channel {
   const keyBytes = rawKey;
   let secret = sessionSecretOf('discordChannel()', options.sessionSecret, typeof options.botToken === 'string' && options.botToken !== '' ? options.botToken : undefined);
   if (secret === undefined) {
-    console.warn('agentgate: discordChannel() has neither sessionSecret nor botToken: its session ids are keyed per process, so conversations start over after a restart');
+    console.warn('agentward: discordChannel() has neither sessionSecret nor botToken: its session ids are keyed per process, so conversations start over after a restart');
     secret = encodeBase64url(crypto.getRandomValues(new Uint8Array(32)));
   }
   const sessionIdOf = channelSessionIds('discord', secret);
@@ -118,8 +118,8 @@ export function discordChannel(options: DiscordChannelOptions): Channel {
         });
         const url = `${base}/webhooks/${encodeURIComponent(command.applicationId)}/${encodeURIComponent(command.token)}`;
         const { status } = await postJson(url, { content: truncate(text || '(no reply)') });
-        if (status < 200 || status > 299) console.error(`agentgate: discord follow-up message failed: HTTP ${status}`);
-      })().catch((error: unknown) => console.error('agentgate: the discord channel could not post its reply', error)),
+        if (status < 200 || status > 299) console.error(`agentward: discord follow-up message failed: HTTP ${status}`);
+      })().catch((error: unknown) => console.error('agentward: the discord channel could not post its reply', error)),
     );
     return channelResponse({ type: DEFERRED_CHANNEL_MESSAGE });
   };

@@ -87,7 +87,7 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
   // spares the wrapper `once` makes per call. node sends a pipelined response that waits its turn
   // no 'close' when the connection goes, so the connection's own 'close' (one listener per
   // connection) ends every response of this bridge still open on it.
-  const open: unique symbol = Symbol('agentgate.open');
+  const open: unique symbol = Symbol('agentward.open');
   type Connection = Socket & { [open]?: Set<Tracked> };
   function closed(this: Tracked): void {
     const request = this[VIEW];
@@ -132,7 +132,7 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
   };
 }
 
-const VIEW = Symbol('agentgate.request');
+const VIEW = Symbol('agentward.request');
 type Tracked = ServerResponse & { [VIEW]?: NodeRequest };
 /** Requests whose body reader gave up before the end: their connection closes after the answer. */
 const cutOff = new WeakSet<IncomingMessage>();
@@ -145,12 +145,12 @@ const answeredFirst = () => new DOMException('The response was sent before the r
 function failed(error: unknown): Reply {
   // A request that cannot be a Web Request (NodeRequest.request()) is the client's error.
   if (error instanceof HttpError) return errorReply(error.status, error.message);
-  console.error('agentgate: a request failed; answering 500', error);
+  console.error('agentward: a request failed; answering 500', error);
   return errorReply(500, 'Internal Server Error');
 }
 
 function writeFailed(error: unknown, res: ServerResponse): void {
-  console.error('agentgate: writing a response failed', error);
+  console.error('agentward: writing a response failed', error);
   res.destroy();
 }
 
@@ -166,7 +166,7 @@ function localOrigin(req: IncomingMessage): string {
  * A body read in progress, kept on node's request: its listeners are the same two functions for
  * every request, not closures made per read.
  */
-const READING = Symbol('agentgate.reading');
+const READING = Symbol('agentward.reading');
 interface BodyRead { chunks: Buffer[]; size: number; readonly limit: number; resolve(bytes: Uint8Array | null): void; reject(error: unknown): void }
 type Reading = IncomingMessage & { [READING]?: BodyRead };
 
@@ -423,7 +423,7 @@ async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse)
     }
     res.end();
   } catch (error) {
-    console.error('agentgate: a response body failed while streaming', error);
+    console.error('agentward: a response body failed while streaming', error);
     res.destroy();
   } finally {
     res.off('close', cancel);

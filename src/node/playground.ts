@@ -275,7 +275,7 @@ async function openSession(id) {
 `;
 
 const BODY = `<header>
-<h1>agentgate playground</h1>
+<h1>agentward playground</h1>
 <form id="token-form" autocomplete="off"><input id="token" type="password" placeholder="API token" aria-label="API token" autocomplete="off" spellcheck="false"><button id="use-token">Use token</button></form>
 <span id="token-state">no token</span>
 <button id="new-chat" type="button">New chat</button><span id="chat-id"></span>
@@ -292,7 +292,7 @@ const hash = (text: string) => `'sha256-${createHash('sha256').update(text).dige
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>agentgate playground</title>
+<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>agentward playground</title>
 <style>${STYLE}</style></head>
 <body>
 ${BODY}

@@ -145,7 +145,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       const outcome = await Promise.race([finished, timedOut]);
       clearTimeout(timer);
       if (outcome === 'timeout') {
-        console.error(`agentgate: ${inFlight.size} request(s) still running after ${shutdownTimeoutMs} ms; aborting them`);
+        console.error(`agentward: ${inFlight.size} request(s) still running after ${shutdownTimeoutMs} ms; aborting them`);
         for (const request of inFlight) request.abort();
       }
       server.closeAllConnections();
@@ -165,11 +165,11 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
 export function closeOnSignals(server: Pick<AgentServer, 'close'>, signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): void {
   const onSignal = (signal: NodeJS.Signals) => {
     for (const name of signals) process.off(name, onSignal);
-    console.log(`agentgate: ${signal} received; finishing requests in flight`);
+    console.log(`agentward: ${signal} received; finishing requests in flight`);
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        console.error('agentgate: closing the server failed', error);
+        console.error('agentward: closing the server failed', error);
         process.exit(1);
       },
     );
@@ -180,7 +180,7 @@ export function closeOnSignals(server: Pick<AgentServer, 'close'>, signals: read
 function serverAgent(options: ServeOptions): Agent {
   const { agent, store } = options;
   if (typeof (agent as Agent)?.send === 'function') {
-    if (store !== undefined) console.warn('agentgate: serve() was given a created agent and a store; the agent keeps the store it was created with');
+    if (store !== undefined) console.warn('agentward: serve() was given a created agent and a store; the agent keeps the store it was created with');
     return agent as Agent;
   }
   const agentOptions = agent as AgentOptions;

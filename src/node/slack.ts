@@ -99,8 +99,8 @@ export function slackChannel(options: SlackChannelOptions): Channel {
           if (text === '') return;
           const reply = { channel: message.channel, text, ...(message.threadTs !== undefined && { thread_ts: message.threadTs }) };
           const answer = await postMessage(postMessageUrl, botToken, reply);
-          if (answer !== 'ok') console.error(`agentgate: slack chat.postMessage failed: ${answer}`);
-        })().catch((error: unknown) => console.error('agentgate: the slack channel could not post its reply', error)),
+          if (answer !== 'ok') console.error(`agentward: slack chat.postMessage failed: ${answer}`);
+        })().catch((error: unknown) => console.error('agentward: the slack channel could not post its reply', error)),
       );
     }
     return new Response(null, { status: 200, headers: { 'cache-control': 'no-store' } });

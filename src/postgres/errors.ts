@@ -3,7 +3,7 @@
  * `STORE_UNAVAILABLE` (the database cannot be reached, the connection was lost, or no pooled
  * connection became free in time: the route handler answers 503 `{"error":"Service
  * Unavailable"}`; the next call tries again) and `STORE_SCHEMA` (the schema is missing, or
- * newer than this agentgate: run `migrate()`, or upgrade agentgate). The driver's error, if
+ * newer than this agentward: run `migrate()`, or upgrade agentward). The driver's error, if
  * any, is the `cause`; messages never hold a value that was stored or queried.
  */
 export class StoreError extends Error {

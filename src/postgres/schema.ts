@@ -5,7 +5,7 @@
 // JavaScript string round-trips exactly. Keys sort with `COLLATE "C"` (byte order), as the
 // store contract's string comparison does.
 
-/** The schema version this agentgate writes and reads. */
+/** The schema version this agentward writes and reads. */
 export const SCHEMA_VERSION = 1;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -25,7 +25,7 @@ export interface PgPool {
 export interface PostgresStoreOptions {
   /** The pool the store takes its connections from (the caller creates it, and ends it). */
   client: PgPool;
-  /** The schema holding the tables: a plain identifier, default `agentgate`. */
+  /** The schema holding the tables: a plain identifier, default `agentward`. */
   schema?: string;
   /** Milliseconds to wait for a free pooled connection before failing with `STORE_UNAVAILABLE`; default 5,000. */
   connectTimeout?: number;
@@ -38,7 +38,7 @@ export interface PostgresStore extends Store {
   withSession<T>(sessionId: string, turn: (store: Store) => Promise<T>): Promise<T>;
 }
 
-export const POSTGRES_STORE_DEFAULTS = Object.freeze({ schema: 'agentgate', connectTimeout: 5000 });
+export const POSTGRES_STORE_DEFAULTS = Object.freeze({ schema: 'agentward', connectTimeout: 5000 });
 
 const ignore = () => {};
 /** Pools that already have the store's `error` listener. */
@@ -60,7 +60,7 @@ const ownerText = (owner: unknown): string | null => (Array.isArray(owner) ? JSO
  * Values only ever reach SQL as parameters (`$1…`); the schema name, checked to be a plain
  * identifier, is the only configuration in the SQL text. `await store.migrate()` creates the
  * tables; every other call first checks (once per store, and again after a lost connection)
- * that the schema exists at a version this agentgate knows, else fails with `STORE_SCHEMA`.
+ * that the schema exists at a version this agentward knows, else fails with `STORE_SCHEMA`.
  *
  * One turn of a session (`withSession`, which the agent uses for every send, decision and
  * deletion) runs in one transaction on one connection holding a transaction-scoped advisory
@@ -161,20 +161,20 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       rows = await query(conn, `SELECT value FROM ${s}.meta WHERE key = $1`, ['schema_version']);
     } catch (error) {
       const state = sqlState(error);
-      if (state === '42P01' || state === '3F000') throw schemaError('has no agentgate tables: run `await store.migrate()` once first', error);
+      if (state === '42P01' || state === '3F000') throw schemaError('has no agentward tables: run `await store.migrate()` once first', error);
       throw error;
     }
     return rows.length === 0 ? undefined : Number(rows[0]!.value);
   }
 
   const tooNew = (version: number) =>
-    schemaError(`is at version ${version}, newer than this agentgate knows (${SCHEMA_VERSION}): upgrade agentgate; migrate() never downgrades a schema`);
+    schemaError(`is at version ${version}, newer than this agentward knows (${SCHEMA_VERSION}): upgrade agentward; migrate() never downgrades a schema`);
 
   function checked(): Promise<void> {
     return (ready ??= withConnection(async (conn) => {
       const version = await recordedVersion(conn);
       if (version !== undefined && version > SCHEMA_VERSION) throw tooNew(version);
-      if (version !== SCHEMA_VERSION) throw schemaError(`is at version ${version ?? 'none'}, older than this agentgate's (${SCHEMA_VERSION}): run \`await store.migrate()\``);
+      if (version !== SCHEMA_VERSION) throw schemaError(`is at version ${version ?? 'none'}, older than this agentward's (${SCHEMA_VERSION}): run \`await store.migrate()\``);
     }).catch((error: unknown) => {
       ready = undefined;
       throw error;
@@ -301,7 +301,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       await withConnection((conn) =>
         transaction(conn, async () => {
           // Concurrent migrations (several processes starting at once) take turns.
-          await query(conn, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`agentgate migrate ${schema}`]);
+          await query(conn, 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`agentward migrate ${schema}`]);
           const [exists] = await query(conn, 'SELECT to_regclass($1) IS NOT NULL AS found', [`${schema}.meta`]);
           const version = exists?.found === true ? await recordedVersion(conn) : undefined;
           if (version !== undefined && version > SCHEMA_VERSION) throw tooNew(version);

@@ -9,10 +9,10 @@ export interface RecordedCall { method: string; url: string; headers: IncomingHt
 
 /**
  * A channel's session id computed independently: `<channel>:` + base64url HMAC-SHA256 of the JSON
- * list of platform ids, keyed with HMAC-SHA256(secret, "agentgate channel session ids v1 <channel>").
+ * list of platform ids, keyed with HMAC-SHA256(secret, "agentward channel session ids v1 <channel>").
  */
 export function expectedSessionId(channel: string, secret: string, platformIds: string[]): string {
-  const key = createHmac('sha256', secret).update(`agentgate channel session ids v1 ${channel}`).digest();
+  const key = createHmac('sha256', secret).update(`agentward channel session ids v1 ${channel}`).digest();
   return `${channel}:${createHmac('sha256', key).update(JSON.stringify(platformIds)).digest('base64url')}`;
 }
 

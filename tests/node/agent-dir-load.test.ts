@@ -10,7 +10,7 @@ import { bearer, nodeBin, root, sendMessage, startNodeServer, tempFolder } from 
 
 const cliFile = join(root, 'src', 'cli.ts');
 
-function agentgate(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
+function agentward(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
   const env = { ...process.env };
   delete env.AGENT_API_TOKEN;
   const result = spawnSync(nodeBin, [cliFile, ...args], { cwd, encoding: 'utf8', env, timeout: 60_000 });
@@ -19,7 +19,7 @@ function agentgate(args: string[], cwd: string): { status: number | null; stdout
 
 /** A fresh `npm init -y` project: npm writes `"type": "commonjs"`. */
 function npmProject(t: { after(fn: () => void): void }): string {
-  const project = tempFolder(t, 'agentgate-npm-project-');
+  const project = tempFolder(t, 'agentward-npm-project-');
   const npm = spawnSync('npm', ['init', '-y'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
   const file = join(project, 'package.json');
   if (npm.status !== 0 || !existsSync(file)) writeFileSync(file, JSON.stringify({ name: 'project', version: '1.0.0', type: 'commonjs' }));
@@ -30,13 +30,13 @@ function npmProject(t: { after(fn: () => void): void }): string {
 }
 
 describe('agent directories load as ES modules in any npm project', () => {
-  test('npx agentgate init agent1 && agentgate start agent1 in a fresh npm init -y project (type commonjs)', async (t) => {
+  test('npx agentward init agent1 && agentward start agent1 in a fresh npm init -y project (type commonjs)', async (t) => {
     const project = npmProject(t);
     assert.equal(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).type, 'commonjs');
-    const init = agentgate(['init', 'agent1'], project);
+    const init = agentward(['init', 'agent1'], project);
     assert.equal(init.status, 0, init.stderr);
     assert.deepEqual(JSON.parse(readFileSync(join(project, 'agent1', 'package.json'), 'utf8')), { private: true, type: 'module' });
-    const { apiToken } = JSON.parse(readFileSync(join(project, 'agent1', 'agentgate.json'), 'utf8')) as { apiToken: string };
+    const { apiToken } = JSON.parse(readFileSync(join(project, 'agent1', 'agentward.json'), 'utf8')) as { apiToken: string };
 
     const server = await startNodeServer([cliFile, 'start', join(project, 'agent1')], { AGENT_LOG: 'off' });
     t.after(() => server.stop());
@@ -56,7 +56,7 @@ describe('agent directories load as ES modules in any npm project', () => {
       const dir = join(project, 'handmade');
       mkdirSync(dir);
       writeFileSync(join(dir, 'agent.ts'), [
-        "import { createAgent, echoModel } from 'agentgate';",
+        "import { createAgent, echoModel } from 'agentward';",
         "import { prefix } from './words.ts';",
         'const name: string = prefix + "made";',
         'interface Unused { a: number }',
@@ -64,7 +64,7 @@ describe('agent directories load as ES modules in any npm project', () => {
         '',
       ].join('\n'));
       writeFileSync(join(dir, 'words.ts'), "export const prefix: string = 'hand';\n");
-      writeFileSync(join(dir, 'auth.js'), "import { apiToken } from 'agentgate/auth';\nexport default [apiToken('handmade-token-0123456789')];\n");
+      writeFileSync(join(dir, 'auth.js'), "import { apiToken } from 'agentward/auth';\nexport default [apiToken('handmade-token-0123456789')];\n");
       const server = await startNodeServer([...nodeArgs, cliFile, 'start', dir], { AGENT_LOG: 'off', AGENT_DATA_DIR: join(tempFolder(t), 'data') });
       t.after(() => server.stop());
       assert.equal((await sendMessage(server.agentUrl)).status, 401);
@@ -77,7 +77,7 @@ describe('agent directories load as ES modules in any npm project', () => {
 
 describe('a load error names file, line and column', () => {
   const cases: [string, Record<string, string>, RegExp][] = [
-    ['a TypeScript syntax error in agent.ts', { 'agent.ts': "import { createAgent } from 'agentgate';\nconst a: number = 1;\nlet b = ;\nexport default a;\n" }, /agent\.ts:3:9: cannot be loaded: SyntaxError/],
+    ['a TypeScript syntax error in agent.ts', { 'agent.ts': "import { createAgent } from 'agentward';\nconst a: number = 1;\nlet b = ;\nexport default a;\n" }, /agent\.ts:3:9: cannot be loaded: SyntaxError/],
     ['a JavaScript syntax error in auth.js', { 'auth.js': 'export default [\n  1 2\n];\n' }, /auth\.js:2:5: cannot be loaded: SyntaxError/],
     ['an error thrown while agent.ts runs', { 'agent.ts': "const ready = false;\nif (!ready) throw new Error('not configured');\nexport default 1;\n" }, /agent\.ts:2:19: cannot be loaded: not configured/],
     ['a syntax error in a module agent.ts imports', { 'agent.ts': "import { x } from './tools.ts';\nexport default x;\n", 'tools.ts': 'export const x = 1;\nlet q: = 2;\n' }, /tools\.ts:2:8: cannot be loaded \(imported by .*agent\.ts\): SyntaxError/],
@@ -85,9 +85,9 @@ describe('a load error names file, line and column', () => {
   for (const [name, files, expected] of cases) {
     test(name, (t) => {
       const dir = tempFolder(t);
-      writeFileSync(join(dir, 'agent.ts'), "import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'x', model: echoModel() });\n");
+      writeFileSync(join(dir, 'agent.ts'), "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'x', model: echoModel() });\n");
       for (const [file, content] of Object.entries(files)) writeFileSync(join(dir, file), content);
-      const result = agentgate(['start', dir], dir);
+      const result = agentward(['start', dir], dir);
       assert.equal(result.status, 1);
       assert.match(result.stderr, expected);
       assert.ok(result.stderr.includes(dir), 'the full path of the file');
@@ -95,12 +95,12 @@ describe('a load error names file, line and column', () => {
   }
 });
 
-describe('agentgate dev', () => {
+describe('agentward dev', () => {
   test('keeps sessions across restarts in the directory .data, serves the playground, and a write to .data does not restart it', async (t) => {
     const project = npmProject(t);
-    assert.equal(agentgate(['init', 'bot'], project).status, 0);
+    assert.equal(agentward(['init', 'bot'], project).status, 0);
     const dir = join(project, 'bot');
-    const { apiToken } = JSON.parse(readFileSync(join(dir, 'agentgate.json'), 'utf8')) as { apiToken: string };
+    const { apiToken } = JSON.parse(readFileSync(join(dir, 'agentward.json'), 'utf8')) as { apiToken: string };
     const env: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
     delete env.AGENT_API_TOKEN;
     delete env.AGENT_DATA_DIR;
@@ -139,7 +139,7 @@ describe('agentgate dev', () => {
 
   test('start does not serve the playground unless asked with --playground', async (t) => {
     const project = npmProject(t);
-    assert.equal(agentgate(['init', 'bot'], project).status, 0);
+    assert.equal(agentward(['init', 'bot'], project).status, 0);
     const plain = await startNodeServer([cliFile, 'start', join(project, 'bot')], { AGENT_LOG: 'off' });
     t.after(() => plain.stop());
     assert.equal((await send(`${plain.agentUrl}/playground`)).status, 401, 'behind auth like any unknown path');
@@ -150,9 +150,9 @@ describe('agentgate dev', () => {
 
   test('a built server serves the playground only with AGENT_PLAYGROUND=on (or start <out> --playground)', async (t) => {
     const project = npmProject(t);
-    assert.equal(agentgate(['init', 'bot'], project).status, 0);
+    assert.equal(agentward(['init', 'bot'], project).status, 0);
     const out = join(project, 'out');
-    assert.equal(agentgate(['build', join(project, 'bot'), '--target', 'node-server', '--out', out], project).status, 0);
+    assert.equal(agentward(['build', join(project, 'bot'), '--target', 'node-server', '--out', out], project).status, 0);
     const env = { AGENT_LOG: 'off', AGENT_DATA_DIR: join(project, 'data') };
     for (const [args, extra, status] of [
       [[join(out, 'server.js')], {}, 401],

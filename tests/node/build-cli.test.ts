@@ -6,21 +6,21 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, nodeBin, root, sendMessage, startNodeServer, tempFolder } from './build-helpers.ts';
 
-const cli = join(root, 'bin', 'agentgate.js');
+const cli = join(root, 'bin', 'agentward.js');
 
-function agentgate(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+function agentward(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const env = { ...process.env };
   delete env.AGENT_API_TOKEN;
   const result = spawnSync(nodeBin, [cli, ...args], { encoding: 'utf8', env, timeout: 60_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe('agentgate init <dir>', () => {
-  test('bakes a fresh random API token into agentgate.json and prints it once', (t) => {
+describe('agentward init <dir>', () => {
+  test('bakes a fresh random API token into agentward.json and prints it once', (t) => {
     const dir = join(tempFolder(t), 'bot');
-    const { status, stdout } = agentgate('init', dir);
+    const { status, stdout } = agentward('init', dir);
     assert.equal(status, 0);
-    const { apiToken } = JSON.parse(readFileSync(join(dir, 'agentgate.json'), 'utf8'));
+    const { apiToken } = JSON.parse(readFileSync(join(dir, 'agentward.json'), 'utf8'));
     assert.match(apiToken, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(stdout.split(apiToken).length - 1, 1, 'printed exactly once');
     for (const file of ['agent.ts', 'agent.json']) assert.ok(existsSync(join(dir, file)), file);
@@ -28,19 +28,19 @@ describe('agentgate init <dir>', () => {
 
   test('refuses to overwrite an existing agent', (t) => {
     const dir = join(tempFolder(t), 'bot');
-    assert.equal(agentgate('init', dir).status, 0);
-    const before = readFileSync(join(dir, 'agentgate.json'), 'utf8');
-    const again = agentgate('init', dir);
+    assert.equal(agentward('init', dir).status, 0);
+    const before = readFileSync(join(dir, 'agentward.json'), 'utf8');
+    const again = agentward('init', dir);
     assert.notEqual(again.status, 0);
     assert.match(again.stderr, /refusing to overwrite an existing agent/);
-    assert.equal(readFileSync(join(dir, 'agentgate.json'), 'utf8'), before);
+    assert.equal(readFileSync(join(dir, 'agentward.json'), 'utf8'), before);
   });
 });
 
-describe('agentgate build <dir> --target … --out …', () => {
+describe('agentward build <dir> --target … --out …', () => {
   test('builds the docker target into the output folder', (t) => {
     const out = join(tempFolder(t), 'out');
-    const { status, stderr } = agentgate('build', fixture('with-auth'), '--target', 'docker', '--out', out);
+    const { status, stderr } = agentward('build', fixture('with-auth'), '--target', 'docker', '--out', out);
     assert.equal(status, 0, stderr);
     assert.equal(JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).auth, true);
     assert.ok(existsSync(join(out, 'Dockerfile')));
@@ -48,9 +48,9 @@ describe('agentgate build <dir> --target … --out …', () => {
 
   test('a scaffolded directory builds for cloudflare-worker, and the build prints what the worker serves', (t) => {
     const dir = join(tempFolder(t), 'bot');
-    assert.equal(agentgate('init', dir).status, 0);
+    assert.equal(agentward('init', dir).status, 0);
     const out = join(tempFolder(t), 'out');
-    const { status, stdout, stderr } = agentgate('build', dir, '--target', 'cloudflare-worker', '--out', out);
+    const { status, stdout, stderr } = agentward('build', dir, '--target', 'cloudflare-worker', '--out', out);
     assert.equal(status, 0, stderr);
     assert.match(stdout, /serves\n {2}model: echo/);
     assert.match(stdout, /POST \/agent\/chat/);
@@ -61,9 +61,9 @@ describe('agentgate build <dir> --target … --out …', () => {
   test('target cloudflare-worker with an agent.json field it cannot honour fails naming the field, and writes nothing', (t) => {
     const out = join(tempFolder(t), 'out');
     const dir = join(tempFolder(t), 'bot');
-    assert.equal(agentgate('init', dir).status, 0);
+    assert.equal(agentward('init', dir).status, 0);
     writeFileSync(join(dir, 'agent.json'), JSON.stringify({ name: 'bot', model: { provider: 'echo', temperature: 0.2 } }));
-    const { status, stderr } = agentgate('build', dir, '--target', 'cloudflare-worker', '--out', out);
+    const { status, stderr } = agentward('build', dir, '--target', 'cloudflare-worker', '--out', out);
     assert.equal(status, 1);
     assert.match(stderr, /agent\.json: "model\.temperature" is not a field the worker can honour/);
     assert.equal(existsSync(out), false);
@@ -71,7 +71,7 @@ describe('agentgate build <dir> --target … --out …', () => {
 
   test('target cloudflare-worker with auth.ts fails with an error naming the file, and writes nothing', (t) => {
     const out = join(tempFolder(t), 'out');
-    const { status, stderr } = agentgate('build', fixture('with-auth'), '--target', 'cloudflare-worker', '--out', out);
+    const { status, stderr } = agentward('build', fixture('with-auth'), '--target', 'cloudflare-worker', '--out', out);
     assert.notEqual(status, 0);
     assert.ok(stderr.includes(join(fixture('with-auth'), 'auth.ts')), stderr);
     assert.match(stderr, /no auth list/);
@@ -79,7 +79,7 @@ describe('agentgate build <dir> --target … --out …', () => {
   });
 });
 
-describe('agentgate start', () => {
+describe('agentward start', () => {
   test('start <dir> serves the directory through the resolver: the auth.ts list, not the baked token; AGENT_API_TOKEN appended', async (t) => {
     const server = await startNodeServer([cli, 'start', fixture('with-auth')], { AGENT_API_TOKEN: ENV_TOKEN });
     t.after(() => server.stop());
@@ -99,7 +99,7 @@ describe('agentgate start', () => {
 
   test('start <out> runs a build output', async (t) => {
     const out = join(tempFolder(t), 'out');
-    assert.equal(agentgate('build', fixture('with-auth'), '--target', 'node-server', '--out', out).status, 0);
+    assert.equal(agentward('build', fixture('with-auth'), '--target', 'node-server', '--out', out).status, 0);
     const server = await startNodeServer([cli, 'start', out]);
     t.after(() => server.stop());
     assert.equal((await sendMessage(server.agentUrl, bearer(LIST_TOKEN))).text, 'api-token:ci-bot');

@@ -9,13 +9,13 @@ export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const nodeBin = join(root, 'node_modules', '.bin', 'node');
 export const fixture = (name: string) => join(root, 'fixtures', 'agents', name);
 
-/** The token baked into the fixtures' agentgate.json (a test value, not a secret). */
+/** The token baked into the fixtures' agentward.json (a test value, not a secret). */
 export const BAKED_TOKEN = 'fixture-baked-token-not-a-secret-0123456789';
 export const LIST_TOKEN = 'fixture-list-token-0123456789';
 export const ENV_TOKEN = 'env-token-from-AGENT_API_TOKEN-0123456789';
 
 /** A fresh temp folder, removed by `cleanup()`. */
-export function tempFolder(t: { after(fn: () => void): void }, prefix = 'agentgate-build-'): string {
+export function tempFolder(t: { after(fn: () => void): void }, prefix = 'agentward-build-'): string {
   const folder = mkdtempSync(join(tmpdir(), prefix));
   t.after(() => rmSync(folder, { recursive: true, force: true }));
   return folder;

@@ -16,9 +16,9 @@ const HOSTILE_TEXT = `ok\u2028throw new Error("pwned");//\u2029"); throw new Err
 
 function hostileDir(t: { after(fn: () => void): void }, name = HOSTILE_NAME_ONE_LINE): string {
   return writeDir(tempFolder(t), {
-    'agent.ts': "import { createAgent, echoModel } from 'agentgate';\nimport spec from './agent.json' with { type: 'json' };\nexport default createAgent({ name: spec.name, instructions: spec.instructions, model: echoModel() });\n",
+    'agent.ts': "import { createAgent, echoModel } from 'agentward';\nimport spec from './agent.json' with { type: 'json' };\nexport default createAgent({ name: spec.name, instructions: spec.instructions, model: echoModel() });\n",
     'agent.json': JSON.stringify({ name, instructions: HOSTILE_TEXT, model: { provider: 'echo' } }),
-    'agentgate.json': JSON.stringify({ name, basePath: '/agent', apiToken: TOKEN }),
+    'agentward.json': JSON.stringify({ name, basePath: '/agent', apiToken: TOKEN }),
   });
 }
 
@@ -58,7 +58,7 @@ describe('hostile names and text in every build target', () => {
     });
   }
 
-  for (const [file, separator] of [['agentgate.json', '\u2028'], ['agent.json', '\u2029'], ['agentgate.json', '\n'], ['agent.json', '\u0000']] as const) {
+  for (const [file, separator] of [['agentward.json', '\u2028'], ['agent.json', '\u2029'], ['agentward.json', '\n'], ['agent.json', '\u0000']] as const) {
     const label = `U+${separator.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
     test(`a name with ${label} in ${file} is refused with an error naming the file and field, for every target`, async (t) => {
       const dir = hostileDir(t);

@@ -17,7 +17,7 @@ describe('node-server target: a directory with auth.ts', () => {
     const server = await startBuiltServer(out);
     t.after(() => server.stop());
 
-    assert.match(server.agentUrl, /^http:\/\/127\.0\.0\.1:\d+\/support$/, 'basePath from agentgate.json');
+    assert.match(server.agentUrl, /^http:\/\/127\.0\.0\.1:\d+\/support$/, 'basePath from agentward.json');
     const refused = await sendMessage(server.agentUrl);
     assert.equal(refused.status, 401);
     assert.deepEqual(refused.headers.get('www-authenticate'), 'Basic realm="agent", charset="UTF-8", Bearer');
@@ -29,7 +29,7 @@ describe('node-server target: a directory with auth.ts', () => {
   test('with an auth.ts, a token baked in at scaffold time is not used; AGENT_API_TOKEN still is', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('with-auth'), { target: 'node-server', out });
-    assert.equal(readFileSync(join(out, 'app', 'agentgate.json'), 'utf8').includes(BAKED_TOKEN), false, 'the unused baked token is not shipped');
+    assert.equal(readFileSync(join(out, 'app', 'agentward.json'), 'utf8').includes(BAKED_TOKEN), false, 'the unused baked token is not shipped');
     const server = await startBuiltServer(out, { AGENT_API_TOKEN: ENV_TOKEN });
     t.after(() => server.stop());
 
@@ -53,7 +53,7 @@ describe('node-server target: a directory with auth.ts', () => {
 
   test('configuration errors in auth.ts (AGENT_AUTH_CONFIG_INVALID) stop the built server at start-up with the message, before it listens', async (t) => {
     const dir = writeDir(tempFolder(t), {
-      'auth.ts': "import { jwt } from 'agentgate/auth';\nexport default [jwt({ secret: 'too-short', audience: 'agent' })];\n",
+      'auth.ts': "import { jwt } from 'agentward/auth';\nexport default [jwt({ secret: 'too-short', audience: 'agent' })];\n",
     }, fixture('plain'));
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
@@ -66,7 +66,7 @@ describe('node-server target: a directory with auth.ts', () => {
 });
 
 describe('node-server target: a directory without auth.ts', () => {
-  test('the token baked into agentgate.json is the auth, and AGENT_API_TOKEN is accepted besides it', async (t) => {
+  test('the token baked into agentward.json is the auth, and AGENT_API_TOKEN is accepted besides it', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('plain'), { target: 'node-server', out });
     const server = await startBuiltServer(out, { AGENT_API_TOKEN: ENV_TOKEN });
@@ -83,7 +83,7 @@ describe('node-server target: a directory without auth.ts', () => {
   });
 
   test('with no auth at all (no auth file, no baked token), the agent routes refuse everyone until AGENT_API_TOKEN is set', async (t) => {
-    const dir = writeDir(tempFolder(t), { 'agent.ts': "import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'bare', model: echoModel() });\n" });
+    const dir = writeDir(tempFolder(t), { 'agent.ts': "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'bare', model: echoModel() });\n" });
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const closed = await startBuiltServer(out);
@@ -97,10 +97,10 @@ describe('node-server target: a directory without auth.ts', () => {
     assert.equal((await sendMessage(withToken.agentUrl, bearer(ENV_TOKEN))).status, 200);
   });
 
-  test('the output runs with no install step: transpiled directory, agentgate runtime, server.js, package.json', async (t) => {
+  test('the output runs with no install step: transpiled directory, agentward runtime, server.js, package.json', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('plain'), { target: 'node-server', out });
-    for (const file of ['server.js', 'manifest.json', 'package.json', 'app/agent.js', 'app/lib/caller.js', 'agentgate/index.js', 'agentgate/auth/index.js', 'agentgate/node/index.js']) {
+    for (const file of ['server.js', 'manifest.json', 'package.json', 'app/agent.js', 'app/lib/caller.js', 'agentward/index.js', 'agentward/auth/index.js', 'agentward/node/index.js']) {
       assert.ok(existsSync(join(out, file)), file);
     }
     assert.equal(existsSync(join(out, 'node_modules')), false);
@@ -109,18 +109,18 @@ describe('node-server target: a directory without auth.ts', () => {
     const compiled = tempFolder(t);
     execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json'), '--outDir', compiled]);
     for (const file of ['index.js', 'auth/index.js', 'auth/jwt.js', 'http/handler.js', 'node/server.js', 'build/server-main.js']) {
-      assert.equal(readFileSync(join(out, 'agentgate', file), 'utf8'), readFileSync(join(compiled, file), 'utf8'), `agentgate/${file} is the compiled package's file`);
-      assert.ok(existsSync(join(out, 'agentgate', `${file}.map`)), `${file}.map`);
+      assert.equal(readFileSync(join(out, 'agentward', file), 'utf8'), readFileSync(join(compiled, file), 'utf8'), `agentward/${file} is the compiled package's file`);
+      assert.ok(existsSync(join(out, 'agentward', `${file}.map`)), `${file}.map`);
     }
-    assert.equal(existsSync(join(out, 'agentgate', 'index.d.ts')), false, 'no declarations in a server');
-    assert.equal(existsSync(join(out, 'agentgate', 'cli.js')), false, 'no command in a server');
+    assert.equal(existsSync(join(out, 'agentward', 'index.d.ts')), false, 'no declarations in a server');
+    assert.equal(existsSync(join(out, 'agentward', 'cli.js')), false, 'no command in a server');
     const agentJs = readFileSync(join(out, 'app', 'agent.js'), 'utf8');
-    assert.match(agentJs, /from '\.\.\/agentgate\/index\.js'/);
+    assert.match(agentJs, /from '\.\.\/agentward\/index\.js'/);
     assert.match(agentJs, /from '\.\/lib\/caller\.js'/);
     const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
     assert.equal(pkg.type, 'module');
     assert.deepEqual(pkg.dependencies, {});
-    assert.equal(statSync(join(out, 'app', 'agentgate.json')).mode & 0o777, 0o600, 'the baked token is readable by its owner only');
+    assert.equal(statSync(join(out, 'app', 'agentward.json')).mode & 0o777, 0o600, 'the baked token is readable by its owner only');
   });
 
   test('a directory whose package.json says "type": "commonjs" still runs: the output is ES modules', async (t) => {
@@ -141,7 +141,7 @@ describe('node-server target: a directory without auth.ts', () => {
         "import { readFile } from 'node:fs/promises';",
         "import path from 'path';",
         "import type { Thing } from 'types-only';",
-        "import { apiToken } from 'agentgate/auth';",
+        "import { apiToken } from 'agentward/auth';",
         "export * from './more.ts';",
         "export const lazy = () => import('./more.ts');",
         'export const used = [leftPad, z, readFile, path, apiToken];',
@@ -154,30 +154,30 @@ describe('node-server target: a directory without auth.ts', () => {
     const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
     assert.deepEqual(pkg.dependencies, { '@scope/schemas': '*', 'left-pad': '^1.3.0' });
     const tools = readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8');
-    assert.match(tools, /from '\.\.\/\.\.\/agentgate\/auth\/index\.js'/);
+    assert.match(tools, /from '\.\.\/\.\.\/agentward\/auth\/index\.js'/);
     assert.match(tools, /export \* from '\.\/more\.js'/);
     assert.match(tools, /import\('\.\/more\.js'\)/);
   });
 
   test('only real imports are rewritten: the same text in a comment, a string or a template stays as written', async (t) => {
-    const comment = "// before: import { createAgent } from 'agentgate'; export * from './more.ts';";
-    const text = "export const doc = \"import { apiToken } from 'agentgate/auth'; import('./more.ts')\";";
-    const template = "export const shown = `export * from './more.ts' and ${'from'} 'agentgate'`;";
+    const comment = "// before: import { createAgent } from 'agentward'; export * from './more.ts';";
+    const text = "export const doc = \"import { apiToken } from 'agentward/auth'; import('./more.ts')\";";
+    const template = "export const shown = `export * from './more.ts' and ${'from'} 'agentward'`;";
     const dir = writeDir(tempFolder(t), {
-      'lib/tools.ts': [comment, "import { apiToken } from 'agentgate/auth';", "export * from './more.ts';", text, template, 'export const used = apiToken;'].join('\n'),
+      'lib/tools.ts': [comment, "import { apiToken } from 'agentward/auth';", "export * from './more.ts';", text, template, 'export const used = apiToken;'].join('\n'),
       'lib/more.ts': 'export const more: number = 1;\n',
     }, fixture('plain'));
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const lines = readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8').split('\n');
     assert.equal(lines[0], comment);
-    assert.equal(lines[1], "import { apiToken } from '../../agentgate/auth/index.js';");
+    assert.equal(lines[1], "import { apiToken } from '../../agentward/auth/index.js';");
     assert.equal(lines[2], "export * from './more.js';");
     assert.equal(lines[3], text);
     assert.equal(lines[4], template);
     const { doc, shown, more } = await import(pathToFileURL(join(out, 'app', 'lib', 'tools.js')).href);
-    assert.equal(doc, "import { apiToken } from 'agentgate/auth'; import('./more.ts')");
-    assert.equal(shown, "export * from './more.ts' and from 'agentgate'");
+    assert.equal(doc, "import { apiToken } from 'agentward/auth'; import('./more.ts')");
+    assert.equal(shown, "export * from './more.ts' and from 'agentward'");
     assert.equal(more, 1);
   });
 });

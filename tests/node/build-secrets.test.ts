@@ -47,13 +47,13 @@ describe('build outputs hold no usable secret', () => {
     });
   }
 
-  test('node-server: app/agentgate.json holds the SHA-256 digest of the token, and the built server accepts the token', async (t) => {
+  test('node-server: app/agentward.json holds the SHA-256 digest of the token, and the built server accepts the token', async (t) => {
     const { dir, token } = await freshAgent(t);
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
-    const settings = JSON.parse(readFileSync(join(out, 'app', 'agentgate.json'), 'utf8'));
+    const settings = JSON.parse(readFileSync(join(out, 'app', 'agentward.json'), 'utf8'));
     assert.deepEqual(settings, { name: 'secret-agent', basePath: '/agent', apiTokenSha256: createHash('sha256').update(token).digest('hex') });
-    assert.equal(statSync(join(out, 'app', 'agentgate.json')).mode & 0o777, 0o600);
+    assert.equal(statSync(join(out, 'app', 'agentward.json')).mode & 0o777, 0o600);
     const server = await startBuiltServer(out, { AGENT_DATA_DIR: join(tempFolder(t), 'data') });
     t.after(() => server.stop());
     assert.equal((await sendMessage(server.agentUrl)).status, 401);
@@ -73,7 +73,7 @@ describe('build outputs hold no usable secret', () => {
   });
 });
 
-describe('agentgate build prints no warning', () => {
+describe('agentward build prints no warning', () => {
   for (const target of TARGETS) {
     test(`${target}: stderr is empty (no stripTypeScriptTypes ExperimentalWarning)`, async (t) => {
       const { dir } = await freshAgent(t);
@@ -86,7 +86,7 @@ describe('agentgate build prints no warning', () => {
   }
 });
 
-describe('agentgate start on a build output', () => {
+describe('agentward start on a build output', () => {
   test('a cloudflare-worker output is not run; the message says what runs it (npx wrangler dev), exit 1', async (t) => {
     const { dir } = await freshAgent(t);
     const out = join(tempFolder(t), 'out');

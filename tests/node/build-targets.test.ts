@@ -14,7 +14,7 @@ describe('docker target', () => {
   test('the output holds the node-server files plus a Dockerfile: small Node 22 base, non-root user, health check on <basePath>/health', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('with-auth'), { target: 'docker', out });
-    for (const file of ['server.js', 'manifest.json', 'package.json', 'app/agent.js', 'app/auth.js', 'agentgate/index.js', 'Dockerfile']) {
+    for (const file of ['server.js', 'manifest.json', 'package.json', 'app/agent.js', 'app/auth.js', 'agentward/index.js', 'Dockerfile']) {
       assert.ok(existsSync(join(out, file)), file);
     }
     const dockerfile = readFileSync(join(out, 'Dockerfile'), 'utf8');
@@ -25,7 +25,7 @@ describe('docker target', () => {
     assert.match(dockerfile, /^ENV .*HOST=0\.0\.0\.0/m, 'reachable from outside the container');
     assert.equal(lines.filter((line) => line.startsWith('CMD ')).at(-1), 'CMD ["node", "server.js"]');
     assert.ok(lines.indexOf('USER node') < lines.indexOf('CMD ["node", "server.js"]'), 'the server runs as the non-root user');
-    assert.doesNotMatch(dockerfile, /npm install/, 'nothing to install: the directory imports only agentgate');
+    assert.doesNotMatch(dockerfile, /npm install/, 'nothing to install: the directory imports only agentward');
     assert.deepEqual(readJson(join(out, 'manifest.json')), { name: 'with-auth', target: 'docker', auth: true, main: 'server.js', basePath: '/support' });
   });
 
@@ -113,7 +113,7 @@ describe('build output folder', () => {
     const out = join(tempFolder(t), 'out');
     mkdirSync(out);
     writeFileSync(join(out, 'manifest.json'), '{"name":"a browser extension"}');
-    await assert.rejects(build(fixture('plain'), { target: 'node-server', out }), /not an agentgate build output/);
+    await assert.rejects(build(fixture('plain'), { target: 'node-server', out }), /not an agentward build output/);
     assert.deepEqual(readdirSync(out), ['manifest.json']);
   });
 

@@ -62,7 +62,7 @@ function chatWith(worker: RunningWorker, id: string, streams: Promise<string>[])
 }
 
 describe('cloudflare-worker target: the declared openai-compatible model, every route, sessions in Durable Objects', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'agentgate-worker-'));
+  const folder = mkdtempSync(join(tmpdir(), 'agentward-worker-'));
   const out = join(folder, 'out');
   const persist = join(folder, 'durable-objects');
   let model: ModelServer;
@@ -277,7 +277,7 @@ describe('cloudflare-worker target: long transcripts', () => {
 describe('cloudflare-worker target: wrangler', () => {
   test('wrangler deploy --dry-run accepts the output, with the Durable Object binding (offline)', (t) => {
     const out = join(tempFolder(t), 'out');
-    const home = tempFolder(t, 'agentgate-wrangler-home-');
+    const home = tempFolder(t, 'agentward-wrangler-home-');
     return build(fixture('plain'), { target: 'cloudflare-worker', out, log: () => {} }).then(() => {
       const result = spawnSync(nodeBin, [join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'deploy', '--dry-run', '--outdir', join(home, 'dist')], {
         cwd: out,

@@ -21,7 +21,7 @@ async function buildWorker(t: Parameters<typeof tempFolder>[0]): Promise<string>
 const run = (out: string, bindings: Record<string, unknown>) => startBuiltWorker(out, bindings);
 
 describe('cloudflare-worker target with the AGENT_API_TOKEN binding', () => {
-  const folder = mkdtempSync(join(tmpdir(), 'agentgate-build-'));
+  const folder = mkdtempSync(join(tmpdir(), 'agentward-build-'));
   const out = join(folder, 'out');
   let worker: RunningWorker;
   before(async () => {

@@ -1,4 +1,4 @@
-// `agentgate dev` prints why bearer tokens are refused (design §12: onRefused), never the token;
+// `agentward dev` prints why bearer tokens are refused (design §12: onRefused), never the token;
 // agentHandler and serve pass their onRefused option to routeAuth.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,11 +23,11 @@ async function signed(payload: Record<string, unknown>): Promise<string> {
   return `${input}.${Buffer.from(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(input))).toString('base64url')}`;
 }
 
-test('agentgate dev: each refused bearer token prints its entry, reason, kid and iss, never the token', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-refusals-'));
+test('agentward dev: each refused bearer token prints its entry, reason, kid and iss, never the token', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-refusals-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  await writeFile(join(dir, 'agent.ts'), `import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'refusals', model: echoModel() });\n`);
-  await writeFile(join(dir, 'auth.ts'), `import { jwt } from 'agentgate';\nexport default [jwt({ secret: ${JSON.stringify(SECRET)}, issuer: 'https://id.example', audience: 'agent-api' })];\n`);
+  await writeFile(join(dir, 'agent.ts'), `import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'refusals', model: echoModel() });\n`);
+  await writeFile(join(dir, 'auth.ts'), `import { jwt } from 'agentward';\nexport default [jwt({ secret: ${JSON.stringify(SECRET)}, issuer: 'https://id.example', audience: 'agent-api' })];\n`);
   const env: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
   delete env.AGENT_API_TOKEN;
   const child = spawn(process.execPath, [cliFile, 'dev', dir], { env, detached: true });
@@ -41,7 +41,7 @@ test('agentgate dev: each refused bearer token prints its entry, reason, kid and
   assert.equal(answered.status, 401);
   assert.equal(answered.text, '{"error":"Unauthorized"}');
   for (let waited = 0; !/refused a bearer token.*\n/.test(output) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.match(output, /agentgate: jwt refused a bearer token: expired kid="dev-kid" iss="https:\/\/id\.example"/);
+  assert.match(output, /agentward: jwt refused a bearer token: expired kid="dev-kid" iss="https:\/\/id\.example"/);
   assert.ok(!output.includes(expired) && !output.includes(expired.split('.')[2]!), 'never the token');
 });
 

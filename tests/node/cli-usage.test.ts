@@ -7,64 +7,64 @@ import { describe, test } from 'node:test';
 import { fixture, nodeBin, root, tempFolder } from './build-helpers.ts';
 
 const cliFile = join(root, 'src', 'cli.ts');
-const binFile = join(root, 'bin', 'agentgate.js');
+const binFile = join(root, 'bin', 'agentward.js');
 const COMMANDS = ['init', 'dev', 'start', 'build'];
 
-function agentgate(args: string[], file = cliFile): { status: number | null; stdout: string; stderr: string } {
+function agentward(args: string[], file = cliFile): { status: number | null; stdout: string; stderr: string } {
   const env = { ...process.env };
   delete env.AGENT_API_TOKEN;
   const result = spawnSync(nodeBin, [file, ...args], { encoding: 'utf8', env, timeout: 60_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe('agentgate help and version', () => {
+describe('agentward help and version', () => {
   for (const flag of ['--help', '-h']) {
-    test(`agentgate ${flag}: the usage of every command on stdout, exit 0`, () => {
-      const { status, stdout, stderr } = agentgate([flag]);
+    test(`agentward ${flag}: the usage of every command on stdout, exit 0`, () => {
+      const { status, stdout, stderr } = agentward([flag]);
       assert.equal(status, 0);
       assert.equal(stderr, '');
-      for (const command of COMMANDS) assert.match(stdout, new RegExp(`agentgate ${command} <dir`));
+      for (const command of COMMANDS) assert.match(stdout, new RegExp(`agentward ${command} <dir`));
       assert.match(stdout, /--version/);
     });
     for (const command of COMMANDS) {
-      test(`agentgate ${command} ${flag}: that command's usage, exit 0, nothing done`, (t) => {
-        const { status, stdout } = agentgate([command, flag]);
+      test(`agentward ${command} ${flag}: that command's usage, exit 0, nothing done`, (t) => {
+        const { status, stdout } = agentward([command, flag]);
         assert.equal(status, 0);
-        assert.match(stdout, new RegExp(`^usage: agentgate ${command} `));
+        assert.match(stdout, new RegExp(`^usage: agentward ${command} `));
         // Even with a directory, help does nothing else.
         const dir = join(tempFolder(t), 'untouched');
-        assert.equal(agentgate([command, dir, flag]).status, 0);
+        assert.equal(agentward([command, dir, flag]).status, 0);
         assert.throws(() => readFileSync(join(dir, 'agent.ts')), /ENOENT/);
       });
     }
   }
 
-  test('agentgate help <command> prints the command usage', () => {
-    const { status, stdout } = agentgate(['help', 'build']);
+  test('agentward help <command> prints the command usage', () => {
+    const { status, stdout } = agentward(['help', 'build']);
     assert.equal(status, 0);
-    assert.match(stdout, /^usage: agentgate build <dir> --target node-server\|docker\|cloudflare-worker --out <folder>/);
+    assert.match(stdout, /^usage: agentward build <dir> --target node-server\|docker\|cloudflare-worker --out <folder>/);
   });
 
   for (const flag of ['--version', '-v']) {
-    test(`agentgate ${flag} prints the package version, exit 0`, () => {
+    test(`agentward ${flag} prints the package version, exit 0`, () => {
       const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
-      const { status, stdout } = agentgate([flag]);
+      const { status, stdout } = agentward([flag]);
       assert.equal(status, 0);
       assert.equal(stdout, `${version}\n`);
     });
   }
 
-  test('bin/agentgate.js answers --version and dev --help the same way', () => {
-    assert.equal(agentgate(['--version'], binFile).status, 0);
-    const help = agentgate(['dev', '--help'], binFile);
+  test('bin/agentward.js answers --version and dev --help the same way', () => {
+    assert.equal(agentward(['--version'], binFile).status, 0);
+    const help = agentward(['dev', '--help'], binFile);
     assert.equal(help.status, 0);
-    assert.match(help.stdout, /^usage: agentgate dev/);
+    assert.match(help.stdout, /^usage: agentward dev/);
   });
 });
 
-describe('agentgate usage errors exit 2', () => {
+describe('agentward usage errors exit 2', () => {
   test('an unknown command is named, with the list of commands', () => {
-    const { status, stdout, stderr } = agentgate(['foo']);
+    const { status, stdout, stderr } = agentward(['foo']);
     assert.equal(status, 2);
     assert.equal(stdout, '');
     assert.match(stderr, /unknown command "foo"/);
@@ -72,19 +72,19 @@ describe('agentgate usage errors exit 2', () => {
   });
 
   test('no command at all is a usage error', () => {
-    const { status, stderr } = agentgate([]);
+    const { status, stderr } = agentward([]);
     assert.equal(status, 2);
     assert.match(stderr, /a command is missing/);
   });
 
   test('an unknown option is named as such, for every command (build --verbose is not "needs a value")', () => {
     for (const command of COMMANDS) {
-      const { status, stderr } = agentgate([command, fixture('plain'), '--verbose']);
+      const { status, stderr } = agentward([command, fixture('plain'), '--verbose']);
       assert.equal(status, 2, command);
       assert.match(stderr, new RegExp(`${command}: unknown option "--verbose"`));
       assert.doesNotMatch(stderr, /needs a value/);
     }
-    const global = agentgate(['--frobnicate']);
+    const global = agentward(['--frobnicate']);
     assert.equal(global.status, 2);
     assert.match(global.stderr, /unknown option "--frobnicate"/);
   });
@@ -100,7 +100,7 @@ describe('agentgate usage errors exit 2', () => {
       [['build', fixture('plain'), '--target'], /--target needs a value/],
     ];
     for (const [args, message] of cases) {
-      const { status, stderr } = agentgate(args);
+      const { status, stderr } = agentward(args);
       assert.equal(status, 2, args.join(' '));
       assert.match(stderr, message);
     }
@@ -108,16 +108,16 @@ describe('agentgate usage errors exit 2', () => {
 
   test('--target=value and --out=value are read too', (t) => {
     const out = join(tempFolder(t), 'out');
-    const { status, stderr } = agentgate(['build', fixture('plain'), '--target=node-server', `--out=${out}`]);
+    const { status, stderr } = agentward(['build', fixture('plain'), '--target=node-server', `--out=${out}`]);
     assert.equal(status, 0, stderr);
     assert.equal(JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')).target, 'node-server');
   });
 });
 
-describe('agentgate failures exit 1', () => {
+describe('agentward failures exit 1', () => {
   test('a command that fails (a directory that does not exist) exits 1 with the reason', (t) => {
     const missing = join(tempFolder(t), 'nowhere');
-    const { status, stderr } = agentgate(['start', missing]);
+    const { status, stderr } = agentward(['start', missing]);
     assert.equal(status, 1);
     assert.match(stderr, /does not exist/);
   });

@@ -8,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 import { lineMatching, send } from '../fixtures-node/http-client.ts';
 
 const cliFile = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
-const binFile = fileURLToPath(new URL('../../bin/agentgate.js', import.meta.url));
-const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentgate';
+const binFile = fileURLToPath(new URL('../../bin/agentward.js', import.meta.url));
+const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentward';
 export default createAgent({ name: 'cli-fixture', model: echoModel() });
 `;
 
 async function agentDir(t: { after(fn: () => Promise<void>): void }, files: Record<string, string> = {}): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-cli-'));
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-cli-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'agent.ts'), AGENT_SOURCE);
   for (const [name, content] of Object.entries(files)) await writeFile(join(dir, name), content);
@@ -44,7 +44,7 @@ function parseCurl(line: string): { url: string; headers: Record<string, string>
   return { url, headers, body };
 }
 
-test('agentgate start: a directory without auth is not served open; the generated token is printed once with a curl that works', async (t) => {
+test('agentward start: a directory without auth is not served open; the generated token is printed once with a curl that works', async (t) => {
   const dir = await agentDir(t);
   const server = run(t, ['start', dir]);
   const curl = parseCurl(await lineMatching(server.child.stdout, /curl -X POST/));
@@ -62,7 +62,7 @@ test('agentgate start: a directory without auth is not served open; the generate
   assert.deepEqual(await server.exit, { code: 0, signal: null });
 });
 
-test('agentgate start: AGENT_API_TOKEN protects the agent and is never printed', async (t) => {
+test('agentward start: AGENT_API_TOKEN protects the agent and is never printed', async (t) => {
   const dir = await agentDir(t);
   const token = 'configured-env-token-1234567890';
   const server = run(t, ['start', dir], { AGENT_API_TOKEN: token });
@@ -75,9 +75,9 @@ test('agentgate start: AGENT_API_TOKEN protects the agent and is never printed',
   assert.equal(server.output().includes(token), false);
 });
 
-test('agentgate start: agentgate.json names the base path, and its baked token is used but never printed', async (t) => {
+test('agentward start: agentward.json names the base path, and its baked token is used but never printed', async (t) => {
   const baked = 'baked-token-abcdefghijklmnopqrstuvwxyz';
-  const dir = await agentDir(t, { 'agentgate.json': JSON.stringify({ basePath: '/v1/bot', apiToken: baked }) });
+  const dir = await agentDir(t, { 'agentward.json': JSON.stringify({ basePath: '/v1/bot', apiToken: baked }) });
   const server = run(t, ['start', dir]);
   const line = await lineMatching(server.child.stdout, /curl -X POST/);
   const { url, body } = parseCurl(line);
@@ -89,9 +89,9 @@ test('agentgate start: agentgate.json names the base path, and its baked token i
   assert.equal(server.output().includes(baked), false);
 });
 
-test('agentgate start: an auth.ts list is used, with AGENT_API_TOKEN appended after it', async (t) => {
+test('agentward start: an auth.ts list is used, with AGENT_API_TOKEN appended after it', async (t) => {
   const dir = await agentDir(t, {
-    'auth.ts': `import { basic } from 'agentgate/auth';\nexport default [basic({ users: { ada: 'ada-password' } })];\n`,
+    'auth.ts': `import { basic } from 'agentward/auth';\nexport default [basic({ users: { ada: 'ada-password' } })];\n`,
   });
   const server = run(t, ['start', dir], { AGENT_API_TOKEN: 'env-token-0123456789' });
   const { url, body } = parseCurl(await lineMatching(server.child.stdout, /curl -X POST/));
@@ -104,7 +104,7 @@ test('agentgate start: an auth.ts list is used, with AGENT_API_TOKEN appended af
   assert.equal((await send(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer env-token-0123456789' }, body })).status, 200);
 });
 
-test('agentgate dev: serves the directory and restarts when one of its files changes', async (t) => {
+test('agentward dev: serves the directory and restarts when one of its files changes', async (t) => {
   const dir = await agentDir(t);
   const server = run(t, ['dev', dir]);
   const first = parseCurl(await lineMatching(server.child.stdout, /curl -X POST/));
@@ -117,25 +117,25 @@ test('agentgate dev: serves the directory and restarts when one of its files cha
   assert.equal((await server.exit).code, 0);
 });
 
-test('bin/agentgate.js runs the CLI: usage, and an unknown command exits 2', async (t) => {
+test('bin/agentward.js runs the CLI: usage, and an unknown command exits 2', async (t) => {
   const help = run(t, ['--help'], {}, binFile);
   assert.equal((await help.exit).code, 0);
-  assert.match(help.output(), /agentgate start <dir\|out>/);
+  assert.match(help.output(), /agentward start <dir\|out>/);
   const unknown = run(t, ['frobnicate', 'x'], {}, binFile);
   assert.equal((await unknown.exit).code, 2);
   assert.match(unknown.output(), /unknown command "frobnicate"/);
 });
 
-test('agentgate start: a directory without agent.ts fails at start-up with a message naming the file', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-cli-empty-'));
+test('agentward start: a directory without agent.ts fails at start-up with a message naming the file', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-cli-empty-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const server = run(t, ['start', dir]);
   assert.equal((await server.exit).code, 1);
   assert.match(server.output(), /agent\.ts: not found/);
 });
 
-test('npm start (agentgate start examples/demo): the printed curl works, and a refund waits for approval in the file store', async (t) => {
-  const data = await mkdtemp(join(tmpdir(), 'agentgate-demo-'));
+test('npm start (agentward start examples/demo): the printed curl works, and a refund waits for approval in the file store', async (t) => {
+  const data = await mkdtemp(join(tmpdir(), 'agentward-demo-'));
   t.after(() => rm(data, { recursive: true, force: true }));
   const demo = fileURLToPath(new URL('../../examples/demo', import.meta.url));
   const server = run(t, ['start', demo], { AGENT_DATA_DIR: data });

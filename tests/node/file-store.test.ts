@@ -12,7 +12,7 @@ import type { Checkpoint, SessionRecord } from '../../src/agent/types.ts';
 const writer = fileURLToPath(new URL('../fixtures-node/file-store-writer.ts', import.meta.url));
 
 async function tempDir(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-store-'));
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-store-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   return dir;
 }

@@ -1,4 +1,4 @@
-// `agentgate init`: scaffolds an agent directory with a fresh baked API token.
+// `agentward init`: scaffolds an agent directory with a fresh baked API token.
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,19 +8,19 @@ import { bearer, sendMessage, startBuiltServer, tempFolder } from './build-helpe
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
 
-describe('agentgate init', () => {
-  test('scaffolds agent.ts, agent.json, agentgate.json with a fresh token of 32 random bytes (base64url), package.json (type module) and .gitignore', async (t) => {
+describe('agentward init', () => {
+  test('scaffolds agent.ts, agent.json, agentward.json with a fresh token of 32 random bytes (base64url), package.json (type module) and .gitignore', async (t) => {
     const dir = join(tempFolder(t), 'my-agent');
     const first = await initAgentDir(dir);
     const second = await initAgentDir(join(tempFolder(t), 'other'));
-    assert.deepEqual(first.files, ['agent.ts', 'agent.json', 'agentgate.json', 'package.json', '.gitignore']);
+    assert.deepEqual(first.files, ['agent.ts', 'agent.json', 'agentward.json', 'package.json', '.gitignore']);
     assert.equal(readJson(join(dir, 'package.json')).type, 'module');
     assert.match(readFileSync(join(dir, '.gitignore'), 'utf8'), /^\.data\/$/m);
     assert.match(first.apiToken, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(Buffer.from(first.apiToken, 'base64url').length, 32);
     assert.notEqual(first.apiToken, second.apiToken);
-    assert.deepEqual(readJson(join(dir, 'agentgate.json')), { name: 'my-agent', basePath: '/agent', apiToken: first.apiToken });
-    assert.equal(statSync(join(dir, 'agentgate.json')).mode & 0o777, 0o600);
+    assert.deepEqual(readJson(join(dir, 'agentward.json')), { name: 'my-agent', basePath: '/agent', apiToken: first.apiToken });
+    assert.equal(statSync(join(dir, 'agentward.json')).mode & 0o777, 0o600);
     assert.equal(readJson(join(dir, 'agent.json')).name, 'my-agent');
   });
 
@@ -32,9 +32,9 @@ describe('agentgate init', () => {
     assert.equal(readFileSync(join(dir, 'agent.ts'), 'utf8'), '// mine\n');
     const again = join(tempFolder(t), 'again');
     await initAgentDir(again);
-    const settings = readFileSync(join(again, 'agentgate.json'), 'utf8');
+    const settings = readFileSync(join(again, 'agentward.json'), 'utf8');
     await assert.rejects(initAgentDir(again), /refusing to overwrite/);
-    assert.equal(readFileSync(join(again, 'agentgate.json'), 'utf8'), settings, 'the baked token is kept');
+    assert.equal(readFileSync(join(again, 'agentward.json'), 'utf8'), settings, 'the baked token is kept');
   });
 
   test('the scaffolded directory resolves, and its built server accepts the baked token', async (t) => {

@@ -1,4 +1,4 @@
-// agentgate as users install it: `npm pack` (prepack builds dist/), `npm install <tarball>` into a
+// agentward as users install it: `npm pack` (prepack builds dist/), `npm install <tarball>` into a
 // fresh project outside the repository, then everything on the installed copy: every entry on
 // Node 22 (no flags), Bun and Deno; the README's first example on the three; a Worker bundled
 // with esbuild and run in workerd; a strict type check of a consumer; the CLI through npx;
@@ -44,7 +44,7 @@ const write = (file: string, text: string) => {
 };
 
 before(() => {
-  work = mkdtempSync(join(tmpdir(), 'agentgate-package-'));
+  work = mkdtempSync(join(tmpdir(), 'agentward-package-'));
   const packed = JSON.parse(ok('npm', ['pack', '--json', '--pack-destination', work], root)) as { filename: string }[];
   tarball = join(work, packed[0]!.filename);
   app = join(work, 'app');
@@ -59,11 +59,11 @@ describe('the packed tarball', () => {
   test('holds dist/, README.md, LICENSE and package.json only, and is installed as a real copy outside the repository', () => {
     const listing = ok('tar', ['-tzf', tarball], work).trim().split('\n').map((line) => line.replace(/^package\//, ''));
     assert.deepEqual(listing.filter((path) => !path.startsWith('dist/')).sort(), ['LICENSE', 'README.md', 'package.json']);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'dist/auth/index.js', 'dist/node/index.js', 'dist/bin/agentgate.js']) {
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'dist/auth/index.js', 'dist/node/index.js', 'dist/bin/agentward.js']) {
       assert.ok(listing.includes(file), `${file} is in the tarball`);
     }
     assert.equal(listing.some((path) => path.endsWith('.ts') && !path.endsWith('.d.ts')), false, 'no TypeScript source is shipped');
-    const installed = join(app, 'node_modules', 'agentgate');
+    const installed = join(app, 'node_modules', 'agentward');
     assert.equal(lstatSync(installed).isSymbolicLink(), false);
     assert.equal(realpathSync(installed).startsWith(root), false);
     const compiled = readFileSync(join(installed, 'dist', 'index.js'), 'utf8');
@@ -77,15 +77,15 @@ describe('the packed tarball', () => {
 
   test('attw (ESM-only profile: the package is ESM only) reports no problem', () => {
     const output = ok(node22, [bin('attw'), tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color'], work);
-    for (const entry of ['"agentgate"', '"agentgate/auth"', '"agentgate/node"']) assert.ok(output.includes(entry), `attw checked ${entry}`);
+    for (const entry of ['"agentward"', '"agentward/auth"', '"agentward/node"']) assert.ok(output.includes(entry), `attw checked ${entry}`);
     assert.doesNotMatch(output.replace(/\(ignored[^)]*\)[^\n]*/g, ''), /💀|⚠️|❌|Resolution failed/);
   });
 });
 
 /** A module importing every entry point the installed package.json exports, printing the names each one exports. */
 function entryCheck(): { source: string; entries: string[] } {
-  const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'agentgate', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-  const entries = Object.keys(pkg.exports).filter((key) => key !== './package.json').map((key) => `agentgate${key.slice(1)}`);
+  const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'agentward', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  const entries = Object.keys(pkg.exports).filter((key) => key !== './package.json').map((key) => `agentward${key.slice(1)}`);
   const imports = entries.map((entry, i) => `import * as entry${i} from '${entry}';`).join('\n');
   const names = entries.map((entry, i) => `${JSON.stringify(entry)}: Object.keys(entry${i}).sort()`).join(', ');
   return { source: `${imports}\nconsole.log(JSON.stringify({ ${names} }));\n`, entries };
@@ -102,19 +102,19 @@ describe('every entry imports from the installed package', () => {
   for (const [name, command, args] of runtimes('entries.mjs')) {
     test(`on ${name}`, () => {
       const { source, entries } = entryCheck();
-      assert.deepEqual(entries.slice(0, 3), ['agentgate', 'agentgate/auth', 'agentgate/node']);
+      assert.deepEqual(entries.slice(0, 3), ['agentward', 'agentward/auth', 'agentward/node']);
       write('entries.mjs', source);
       const exported = JSON.parse(ok(command, args, app)) as Record<string, string[]>;
       assert.deepEqual(Object.keys(exported), entries);
       for (const entry of entries) assert.ok(exported[entry]!.length > 0, `${entry} exports something`);
-      const { agentgate: rootNames, 'agentgate/auth': auth, 'agentgate/node': node } = exported;
+      const { agentward: rootNames, 'agentward/auth': auth, 'agentward/node': node } = exported;
       for (const name of ['routeAuth', 'jwt', 'oidc', 'basic', 'apiToken', 'anonymous', 'AuthError', 'AuthConfigError']) {
-        assert.ok(auth!.includes(name), `agentgate/auth exports ${name}`);
-        assert.ok(rootNames!.includes(name), `agentgate re-exports ${name}`);
+        assert.ok(auth!.includes(name), `agentward/auth exports ${name}`);
+        assert.ok(rootNames!.includes(name), `agentward re-exports ${name}`);
       }
-      for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore']) assert.ok(rootNames!.includes(name), `agentgate exports ${name}`);
+      for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore']) assert.ok(rootNames!.includes(name), `agentward exports ${name}`);
       for (const name of ['serve', 'toNodeListener', 'fileStore', 'slackChannel', 'discordChannel', 'resolveAgentDir', 'build']) {
-        assert.ok(node!.includes(name), `agentgate/node exports ${name}`);
+        assert.ok(node!.includes(name), `agentward/node exports ${name}`);
       }
     });
   }
@@ -122,7 +122,7 @@ describe('every entry imports from the installed package', () => {
 
 /** The first TypeScript block of the README's "First example", from the installed README. */
 function readmeFirstExample(): string {
-  const readme = readFileSync(join(app, 'node_modules', 'agentgate', 'README.md'), 'utf8');
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## First example'));
   const block = /```ts\n([\s\S]*?)```/.exec(section);
   assert.ok(block, 'the README has a "First example" with a ts block');
@@ -154,8 +154,8 @@ describe("the README's first example runs from the installed package", () => {
   }
 });
 
-test('a Worker importing agentgate, bundled with esbuild from the installed package, runs in workerd', async () => {
-  write('worker.ts', `import { agentHandler, apiToken, createAgent, echoModel, memoryStore } from 'agentgate';
+test('a Worker importing agentward, bundled with esbuild from the installed package, runs in workerd', async () => {
+  write('worker.ts', `import { agentHandler, apiToken, createAgent, echoModel, memoryStore } from 'agentward';
 
 interface Env { AGENT_API_TOKEN: string }
 let handler: ((request: Request) => Promise<Response>) | undefined;
@@ -169,7 +169,7 @@ export default {
 `);
   const entry = join(app, 'worker.ts');
   const bundle = await bundleWorker(entry);
-  assert.match(bundle, /node_modules\/agentgate\/dist\/auth\//, 'the bundle holds the installed, compiled package');
+  assert.match(bundle, /node_modules\/agentward\/dist\/auth\//, 'the bundle holds the installed, compiled package');
   assert.doesNotMatch(bundle, /\/src\/auth\//);
   const worker = await startWorker({ entry, bindings: { AGENT_API_TOKEN: TOKEN } });
   try {
@@ -192,9 +192,9 @@ export default {
 const CONSUMER = `import {
   AuthConfigError, AuthError, anonymous, apiToken, basic, jwt, oidc, routeAuth,
   type AuthFn, type AuthOption, type AuthResult, type Challenge, type Principal, type PrincipalInput,
-} from 'agentgate/auth';
-import { agentHandler, createAgent, echoModel, memoryStore, type Agent, type RunResult } from 'agentgate';
-import { fileStore, serve, toNodeListener, type AgentServer, type NodeListener } from 'agentgate/node';
+} from 'agentward/auth';
+import { agentHandler, createAgent, echoModel, memoryStore, type Agent, type RunResult } from 'agentward';
+import { fileStore, serve, toNodeListener, type AgentServer, type NodeListener } from 'agentward/node';
 import { createServer } from 'node:http';
 
 const challenges: readonly Challenge[] = [{ scheme: 'Key', realm: 'agent' }];
@@ -245,7 +245,7 @@ describe('a consumer type-checks against the installed declarations', () => {
     mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
     symlinkSync(join(root, 'node_modules', '@types', 'node'), join(app, 'node_modules', '@types', 'node'), 'dir');
     write('consumer.ts', CONSUMER);
-    write('wrong.ts', "import { routeAuth } from 'agentgate/auth';\nimport { toNodeListener } from 'agentgate/node';\nrouteAuth(42);\ntoNodeListener('not a handler');\n");
+    write('wrong.ts', "import { routeAuth } from 'agentward/auth';\nimport { toNodeListener } from 'agentward/node';\nrouteAuth(42);\ntoNodeListener('not a handler');\n");
     const config = (files: string[], options: Record<string, unknown>) =>
       JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, types: ['node'], ...options }, files });
     write('tsconfig.strict.json', config(['consumer.ts'], { strict: true }));
@@ -268,20 +268,20 @@ describe('a consumer type-checks against the installed declarations', () => {
   });
 });
 
-describe('the agentgate command from the installed package (npx)', () => {
-  test('npx agentgate --help prints the usage', () => {
-    const output = ok('npx', ['--no-install', 'agentgate', '--help'], app);
-    assert.match(output, /agentgate init <dir>/);
-    assert.match(output, /agentgate start <dir\|out>/);
+describe('the agentward command from the installed package (npx)', () => {
+  test('npx agentward --help prints the usage', () => {
+    const output = ok('npx', ['--no-install', 'agentward', '--help'], app);
+    assert.match(output, /agentward init <dir>/);
+    assert.match(output, /agentward start <dir\|out>/);
   });
 
-  test('npx agentgate init, then start: a request to the started server answers', async (t) => {
-    const created = ok('npx', ['--no-install', 'agentgate', 'init', 'my-agent'], app);
+  test('npx agentward init, then start: a request to the started server answers', async (t) => {
+    const created = ok('npx', ['--no-install', 'agentward', 'init', 'my-agent'], app);
     const token = /API token: (\S+)/.exec(created)?.[1];
     assert.ok(token, created);
     const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1' };
     delete env.AGENT_API_TOKEN;
-    const child = spawn('npx', ['--no-install', 'agentgate', 'start', 'my-agent'], {
+    const child = spawn('npx', ['--no-install', 'agentward', 'start', 'my-agent'], {
       cwd: app,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -300,7 +300,7 @@ describe('the agentgate command from the installed package (npx)', () => {
         const match = /listening on (http:\/\/\S+)/.exec(output);
         if (match) resolve(match[1]!);
       });
-      void exited.then((code) => reject(new Error(`agentgate start exited (${code}):\n${output}`)));
+      void exited.then((code) => reject(new Error(`agentward start exited (${code}):\n${output}`)));
     });
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ message: 'hello from npx' }) });
@@ -312,10 +312,10 @@ describe('the agentgate command from the installed package (npx)', () => {
   test('on Node older than 22.13 the command says which Node it needs and exits 1', () => {
     // Node 22 pretending to be 22.12 (process.versions is patched before the launcher runs).
     const pretend = `data:text/javascript,Object.defineProperty(process,'version',{value:'v22.12.0'});Object.defineProperty(process,'versions',{value:{...process.versions,node:'22.12.0'}})`;
-    const launcher = join(app, 'node_modules', 'agentgate', 'dist', 'bin', 'agentgate.js');
+    const launcher = join(app, 'node_modules', 'agentward', 'dist', 'bin', 'agentward.js');
     const result = run(node22, ['--import', pretend, launcher, '--help'], app);
     assert.equal(result.status, 1);
-    assert.equal(result.stderr.trim(), 'agentgate needs Node 22.13 or newer (found v22.12.0)');
+    assert.equal(result.stderr.trim(), 'agentward needs Node 22.13 or newer (found v22.12.0)');
     assert.equal(result.stdout, '');
     const system = spawnSync('node', ['-p', 'process.versions.node'], { encoding: 'utf8' });
     const [major = 0, minor = 0] = (system.stdout ?? '').trim().split('.').map(Number);
@@ -323,7 +323,7 @@ describe('the agentgate command from the installed package (npx)', () => {
       // A real older Node on this machine too (PATH without the repository's Node 22).
       const real = spawnSync('node', [launcher, '--help'], { encoding: 'utf8' });
       assert.equal(real.status, 1);
-      assert.equal(real.stderr.trim(), `agentgate needs Node 22.13 or newer (found v${system.stdout.trim()})`);
+      assert.equal(real.stderr.trim(), `agentward needs Node 22.13 or newer (found v${system.stdout.trim()})`);
     }
   });
 });

@@ -47,7 +47,7 @@ async function launchChromium(t: TestContext) {
     return undefined;
   }
   const { chromium } = await import('playwright-core');
-  const userDataDir = mkdtempSync(join(tmpdir(), 'agentgate-chromium-'));
+  const userDataDir = mkdtempSync(join(tmpdir(), 'agentward-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS }).catch((error) => {
     rmSync(userDataDir, { recursive: true, force: true });
     throw error;

@@ -74,7 +74,7 @@ export async function startDatabase(options: { durable?: boolean } = {}): Promis
       owned: false,
       pool,
       schema: () => {
-        const name = `agentgate_test_${suffix}_${++counter}`;
+        const name = `agentward_test_${suffix}_${++counter}`;
         schemas.push(name);
         return name;
       },
@@ -94,7 +94,7 @@ export async function startDatabase(options: { durable?: boolean } = {}): Promis
     };
   }
 
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-pg-'));
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-pg-'));
   const port = await freePort();
   const password = randomBytes(16).toString('hex');
   const log: string[] = [];
@@ -135,7 +135,7 @@ export async function startDatabase(options: { durable?: boolean } = {}): Promis
       pools.push(created);
       return created;
     },
-    schema: () => `agentgate_test_${++counter}`,
+    schema: () => `agentward_test_${++counter}`,
     async kill() {
       const postmaster = serverProcess();
       if (postmaster?.pid === undefined) throw new Error('kill(): the cluster is not running');

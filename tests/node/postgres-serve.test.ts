@@ -118,9 +118,9 @@ test('two server processes, one database: an approval paused on one process is d
 
 // What the README shows: the directory depends on pg, and its agent.ts picks the store from the environment.
 const AGENT_SOURCE = `import pg from 'pg';
-import { createAgent, echoModel } from 'agentgate';
-import { fileStore } from 'agentgate/node';
-import { postgresStore } from 'agentgate/postgres';
+import { createAgent, echoModel } from 'agentward';
+import { fileStore } from 'agentward/node';
+import { postgresStore } from 'agentward/postgres';
 
 const url = process.env.AGENT_DATABASE_URL;
 export default createAgent({
@@ -133,7 +133,7 @@ export default createAgent({
 `;
 
 async function agentDirWithPg(t: { after(fn: () => Promise<void>): void }, withDriver: boolean): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-pg-start-'));
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-pg-start-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'agent.ts'), AGENT_SOURCE);
   await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module', dependencies: { pg: '^8' } }));
@@ -146,7 +146,7 @@ async function agentDirWithPg(t: { after(fn: () => Promise<void>): void }, withD
 
 interface Cli { child: ChildProcessWithoutNullStreams; output: () => string; exit: Promise<number | null>; url: Promise<string> }
 
-/** `agentgate start <dir>`; `url` is where it says it listens (read from all its output so far, so no line is missed). */
+/** `agentward start <dir>`; `url` is where it says it listens (read from all its output so far, so no line is missed). */
 function startCli(dir: string, env: Record<string, string>): Cli {
   const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off', ...env };
   delete childEnv.AGENT_DATA_DIR;
@@ -163,12 +163,12 @@ function startCli(dir: string, env: Record<string, string>): Cli {
   child.stdout.on('data', take);
   child.stderr.on('data', take);
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const where = Promise.race([url, exit.then((code) => Promise.reject(new Error(`agentgate start exited (${code}): ${output}`)))]);
+  const where = Promise.race([url, exit.then((code) => Promise.reject(new Error(`agentward start exited (${code}): ${output}`)))]);
   where.catch(() => undefined); // a start that is meant to fail is awaited through `exit`
   return { child, output: () => output, exit, url: where };
 }
 
-test('agentgate start with AGENT_DATABASE_URL: start migrates the schema with the directory\'s pg; two start processes share one database', async (t) => {
+test('agentward start with AGENT_DATABASE_URL: start migrates the schema with the directory\'s pg; two start processes share one database', async (t) => {
   const dir = await agentDirWithPg(t, true);
   const schema = db.schema();
   const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token' };
@@ -193,7 +193,7 @@ test('agentgate start with AGENT_DATABASE_URL: start migrates the schema with th
   assert.equal(existsSync(join(dir, '.data', 'sessions')), false);
 });
 
-test('agentgate start with AGENT_DATABASE_URL but no pg in the directory, or an unreachable database: a clear error, exit 1, the URL never printed', async (t) => {
+test('agentward start with AGENT_DATABASE_URL but no pg in the directory, or an unreachable database: a clear error, exit 1, the URL never printed', async (t) => {
   const bare = await agentDirWithPg(t, false);
   const missing = startCli(bare, { AGENT_DATABASE_URL: db.url, AGENT_API_TOKEN: 'start-token' });
   assert.equal(await missing.exit, 1);
@@ -208,10 +208,10 @@ test('agentgate start with AGENT_DATABASE_URL but no pg in the directory, or an 
   assert.ok(!unreachable.output().includes(secret));
 });
 
-test('agentgate start of a node-server build with AGENT_DATABASE_URL: the output lists pg, and its server migrates and serves from the database', async (t) => {
+test('agentward start of a node-server build with AGENT_DATABASE_URL: the output lists pg, and its server migrates and serves from the database', async (t) => {
   const { build } = await import('../../src/build/index.ts');
   const dir = await agentDirWithPg(t, true);
-  const out = await mkdtemp(join(tmpdir(), 'agentgate-pg-out-'));
+  const out = await mkdtemp(join(tmpdir(), 'agentward-pg-out-'));
   t.after(() => rm(out, { recursive: true, force: true }));
   await build(dir, { target: 'node-server', out });
   const { readFile } = await import('node:fs/promises');

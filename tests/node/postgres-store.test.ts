@@ -159,7 +159,7 @@ test('postgresStore: migrate() and every other call refuse a newer schema versio
   await missing.migrate();
   assert.equal(await missing.loadSession('x'), undefined);
 
-  for (const schemaName of ['Agentgate', 'a-b', 'x"; DROP SCHEMA public; --', '', '1abc', 'a'.repeat(64)]) {
+  for (const schemaName of ['Agentward', 'a-b', 'x"; DROP SCHEMA public; --', '', '1abc', 'a'.repeat(64)]) {
     assert.throws(() => postgresStore({ client: pool, schema: schemaName }), /plain identifier/);
   }
   assert.throws(() => postgresStore({ client: {} as PgPool }), /Pool/);

@@ -22,16 +22,16 @@ const ENV_TOKEN = 'log-test-env-token-never-logged-0123456789';
 const SECRETS = [TOKEN, PASSWORD, ENV_TOKEN, Buffer.from(`ada:${PASSWORD}`).toString('base64'), 'query-secret-value', 'body-secret-value'];
 
 function agentDir(t: { after(fn: () => void): void }): string {
-  const dir = tempFolder(t, 'agentgate-log-');
-  writeFileSync(join(dir, 'agent.ts'), "import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'logged', model: echoModel() });\n");
-  writeFileSync(join(dir, 'auth.ts'), `import { apiToken, basic } from 'agentgate/auth';\nexport default [basic({ users: { ada: '${PASSWORD}' } }), apiToken('${TOKEN}', { id: 'ci-bot' })];\n`);
+  const dir = tempFolder(t, 'agentward-log-');
+  writeFileSync(join(dir, 'agent.ts'), "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'logged', model: echoModel() });\n");
+  writeFileSync(join(dir, 'auth.ts'), `import { apiToken, basic } from 'agentward/auth';\nexport default [basic({ users: { ada: '${PASSWORD}' } }), apiToken('${TOKEN}', { id: 'ci-bot' })];\n`);
   return dir;
 }
 
 interface Server { url: string; output(): string; stop(): Promise<void> }
 
 async function startCli(t: { after(fn: () => void): void }, args: string[], env: Record<string, string>): Promise<Server> {
-  const childEnv: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_DATA_DIR: tempFolder(t, 'agentgate-log-data-'), ...env };
+  const childEnv: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_DATA_DIR: tempFolder(t, 'agentward-log-data-'), ...env };
   if (env.AGENT_LOG === undefined) delete childEnv.AGENT_LOG;
   const child = spawn(nodeBin, [cliFile, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => void child.kill('SIGKILL'));

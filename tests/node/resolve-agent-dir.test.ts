@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { resolveAgentDir } from '../../src/build/index.ts';
-import { AGENTGATE_ENTRIES } from '../../src/build/resolve.ts';
+import { AGENTWARD_ENTRIES } from '../../src/build/resolve.ts';
 import { BAKED_TOKEN, basicAuth, bearer, fixture, root, sendMessage, startNodeServer, tempFolder, writeDir } from './build-helpers.ts';
 
-const AGENT = "import { createAgent, echoModel } from 'agentgate';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
+const AGENT = "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
 
 /** Asserts that `promise` rejects with an error whose message names `file` and matches `pattern`. */
 async function rejectsNaming(promise: Promise<unknown>, file: string, pattern: RegExp): Promise<void> {
@@ -49,15 +49,15 @@ describe('resolveAgentDir on good directories', () => {
 
   test('the specifiers mapped to the running copy are the entry points of package.json exports', () => {
     const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
-    const fromPackage = Object.entries(exports).map(([path, file]) => [join('agentgate', path), file.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '')]);
-    assert.deepEqual(fromPackage, [...AGENTGATE_ENTRIES]);
+    const fromPackage = Object.entries(exports).map(([path, file]) => [join('agentward', path), file.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '')]);
+    assert.deepEqual(fromPackage, [...AGENTWARD_ENTRIES]);
     for (const file of Object.values(exports)) assert.equal(file.types, file.default.replace(/\.js$/, '.d.ts'));
   });
 
-  test('a directory outside the package imports agentgate and agentgate/auth as an installed package', async (t) => {
+  test('a directory outside the package imports agentward and agentward/auth as an installed package', async (t) => {
     const dir = writeDir(tempFolder(t), {
       'agent.ts': AGENT,
-      'auth.ts': "import { anonymous } from 'agentgate/auth';\nexport default [anonymous()];\n",
+      'auth.ts': "import { anonymous } from 'agentward/auth';\nexport default [anonymous()];\n",
     });
     const { agent, auth } = await resolveAgentDir(dir);
     assert.equal((await agent.send('ping')).text, 'ping');
@@ -75,7 +75,7 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
     ['a number', 'export default 42;', /must be the auth list .* or one entry .*; got a number/],
     ['an object', 'export default { entries: [] };', /got an object/],
     ['a token string', "export default 'a-token-that-must-not-be-echoed';", /got a string/],
-    ['a list holding a non-function', "import { anonymous } from 'agentgate/auth';\nexport default [anonymous(), 'x'];", /entry 1 of the default export is not an auth entry/],
+    ['a list holding a non-function', "import { anonymous } from 'agentward/auth';\nexport default [anonymous(), 'x'];", /entry 1 of the default export is not an auth entry/],
     ['missing', 'export const list = [];', /has no default export/],
   ] as const) {
     test(`an auth.ts whose default export is ${what}`, async (t) => {
@@ -105,17 +105,17 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
     await assert.rejects(resolveAgentDir(dir), /both auth\.ts and auth\.js/);
   });
 
-  test('an agentgate.json that is not JSON, or names a bad basePath', async (t) => {
-    const broken = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'agentgate.json': '{ name: ' });
-    await rejectsNaming(resolveAgentDir(broken), join(broken, 'agentgate.json'), /not valid JSON/);
-    const badPath = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'agentgate.json': '{ "basePath": "agent/" }' });
-    await rejectsNaming(resolveAgentDir(badPath), join(badPath, 'agentgate.json'), /"basePath"/);
+  test('an agentward.json that is not JSON, or names a bad basePath', async (t) => {
+    const broken = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'agentward.json': '{ name: ' });
+    await rejectsNaming(resolveAgentDir(broken), join(broken, 'agentward.json'), /not valid JSON/);
+    const badPath = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'agentward.json': '{ "basePath": "agent/" }' });
+    await rejectsNaming(resolveAgentDir(badPath), join(badPath, 'agentward.json'), /"basePath"/);
   });
 
   test('an auth.ts that throws AuthConfigError at import keeps its code AGENT_AUTH_CONFIG_INVALID and its message', async (t) => {
     const dir = writeDir(tempFolder(t), {
       'agent.ts': AGENT,
-      'auth.ts': "import { jwt } from 'agentgate/auth';\nexport default [jwt({ secret: 'twelve bytes', audience: 'agent' })];\n",
+      'auth.ts': "import { jwt } from 'agentward/auth';\nexport default [jwt({ secret: 'twelve bytes', audience: 'agent' })];\n",
     });
     await assert.rejects(resolveAgentDir(dir), (error: Error & { code?: string }) => {
       assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
@@ -125,7 +125,7 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
   });
 });
 
-test('without module.registerHooks (Node 22.13 and 22.14), agentgate start still resolves agentgate to the running copy', async (t) => {
+test('without module.registerHooks (Node 22.13 and 22.14), agentward start still resolves agentward to the running copy', async (t) => {
   // Node 22 with registerHooks removed before the CLI runs, as on Node 22.13.
   const without = 'data:text/javascript,import m from "node:module"; delete m.registerHooks;';
   const server = await startNodeServer(['--import', without, join(root, 'src', 'cli.ts'), 'start', fixture('with-auth')]);

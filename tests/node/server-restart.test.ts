@@ -25,7 +25,7 @@ const post = (url: string, authorization: string, body: unknown) =>
   send(url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 test('node server: sessions and a paused approval survive SIGKILL and a restart; the approval resumes with the principal the run started with', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-restart-'));
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-restart-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
 
   const first = await startChild(dir);
@@ -61,7 +61,7 @@ test('node server: sessions and a paused approval survive SIGKILL and a restart;
 });
 
 test('node server: on SIGTERM a request in flight completes, then the process exits 0', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-shutdown-'));
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-shutdown-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const server = await startChild(dir);
   t.after(() => void server.child.kill('SIGKILL'));

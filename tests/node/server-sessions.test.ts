@@ -83,7 +83,7 @@ test("owned: a Slack user's session (and its pending approval) cannot be read, c
 });
 
 test('owned: the owner key survives a restart on the file store', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'agentgate-owned-'));
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-owned-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const alice: Principal = { id: 'alice', type: 'user', authenticator: 'oidc', issuer: 'https://id.example' };
   const bob: Principal = { id: 'alice', type: 'user', authenticator: 'oidc', issuer: 'https://other.example' };

@@ -289,8 +289,8 @@ test('node server: close() aborts runs still in flight after the shutdown bound'
 });
 
 test('node server: an agent given as createAgent options is created with `store`, by default a file store in AGENT_DATA_DIR', async (t) => {
-  const given = await mkdtemp(join(tmpdir(), 'agentgate-serve-store-'));
-  const fallback = await mkdtemp(join(tmpdir(), 'agentgate-serve-default-'));
+  const given = await mkdtemp(join(tmpdir(), 'agentward-serve-store-'));
+  const fallback = await mkdtemp(join(tmpdir(), 'agentward-serve-default-'));
   t.after(() => Promise.all([rm(given, { recursive: true, force: true }), rm(fallback, { recursive: true, force: true })]).then(() => undefined));
 
   const withStore = await start(t, { agent: { name: 'opts', model: echoModel() }, store: fileStore(given) });

@@ -33,7 +33,7 @@ export interface KeySetInternals {
 }
 
 /** The option key under which `jwt()` and `oidc()` find `KeySetInternals`. */
-export const KEY_SET_INTERNALS: unique symbol = Symbol('agentgate.keySetInternals');
+export const KEY_SET_INTERNALS: unique symbol = Symbol('agentward.keySetInternals');
 
 /** `options` with internals attached for `jwt({ jwksUrl })` or `oidc()`. Internal: tests and benchmarks. */
 export function withKeySetInternals<T extends object>(options: T, internals: KeySetInternals): T {
@@ -188,7 +188,7 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
       }
       return true;
     } catch (error) {
-      console.warn(`agentgate: key set ${withoutQuery(url)} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
+      console.warn(`agentward: key set ${withoutQuery(url)} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
       return false;
     }
   };

@@ -28,7 +28,7 @@ export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Se
   if (!warned.has(algorithm.name)) {
     warned.add(algorithm.name);
     const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    console.warn(`agentgate: this runtime did not import a key for ${algorithm.name} (${why}); tokens that need it skip`);
+    console.warn(`agentward: this runtime did not import a key for ${algorithm.name} (${why}); tokens that need it skip`);
   }
   return NO_KEYS;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The `agentgate` command. Plain JavaScript, so that it runs (and can refuse) on any Node.
-// In the package it is dist/bin/agentgate.js and runs the compiled dist/cli.js; in the
-// repository it is bin/agentgate.js and runs src/cli.ts. Agent directories hold TypeScript
+// The `agentward` command. Plain JavaScript, so that it runs (and can refuse) on any Node.
+// In the package it is dist/bin/agentward.js and runs the compiled dist/cli.js; in the
+// repository it is bin/agentward.js and runs src/cli.ts. Agent directories hold TypeScript
 // (agent.ts), so the CLI runs with Node's type stripping: in this process when Node strips
 // types by default (22.18+), else in a child started with --experimental-strip-types.
 import { spawn } from 'node:child_process';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {
-  console.error(`agentgate needs Node 22.13 or newer (found ${process.version})`);
+  console.error(`agentward needs Node 22.13 or newer (found ${process.version})`);
   process.exit(1);
 }
 
