@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `agentward` command. Plain JavaScript, so that it runs (and can refuse) on any Node.
-// In the package it is dist/bin/agentward.js and runs the compiled dist/cli.js; in the
-// repository it is bin/agentward.js and runs src/cli.ts. Agent directories hold TypeScript
+// In the package it is dist/bin/agentward.js and runs the compiled dist/cli/main.js; in the
+// repository it is bin/agentward.js and runs src/cli/main.ts. Agent directories hold TypeScript
 // (agent.ts), so the CLI runs with Node's type stripping: in this process when Node strips
 // types by default (22.18+), else in a child started with --experimental-strip-types.
 import { spawn } from 'node:child_process';
@@ -14,8 +14,8 @@ if (major < 22 || (major === 22 && minor < 13)) {
   process.exit(1);
 }
 
-const compiled = new URL('../cli.js', import.meta.url);
-const cli = existsSync(compiled) ? compiled : new URL('../src/cli.ts', import.meta.url);
+const compiled = new URL('../cli/main.js', import.meta.url);
+const cli = existsSync(compiled) ? compiled : new URL('../src/cli/main.ts', import.meta.url);
 
 if (process.features.typescript) {
   await import(cli.href);

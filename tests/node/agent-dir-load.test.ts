@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { lineMatching, send } from '../fixtures-node/http-client.ts';
 import { bearer, nodeBin, root, sendMessage, startNodeServer, tempFolder } from './build-helpers.ts';
 
-const cliFile = join(root, 'src', 'cli.ts');
+const cliFile = join(root, 'src', 'cli', 'main.ts');
 
 function agentward(args: string[], cwd: string): { status: number | null; stdout: string; stderr: string } {
   const env = { ...process.env };

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
-import { build } from '../../src/build/index.ts';
+import { build } from '../../src/targets/build.ts';
 import { bearer, sendMessage, startBuiltServer, tempFolder, writeDir } from './build-helpers.ts';
 
 const TOKEN = 'hostile-names-token-0123456789abcdef';

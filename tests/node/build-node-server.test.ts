@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
-import { build } from '../../src/build/index.ts';
+import { build } from '../../src/targets/build.ts';
 import {
   BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, root, runBuiltServerToExit, sendMessage, startBuiltServer, tempFolder, writeDir,
 } from './build-helpers.ts';
@@ -108,12 +108,12 @@ describe('node-server target: a directory without auth.ts', () => {
     // What `npm run build` makes of the same sources (tsc with tsconfig.build.json), file for file.
     const compiled = tempFolder(t);
     execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json'), '--outDir', compiled]);
-    for (const file of ['index.js', 'auth/index.js', 'auth/jwt.js', 'http/handler.js', 'node/server.js', 'build/server-main.js']) {
+    for (const file of ['index.js', 'auth/index.js', 'auth/jwt.js', 'http/handler.js', 'node/server.js', 'cli/server-main.js']) {
       assert.equal(readFileSync(join(out, 'agentward', file), 'utf8'), readFileSync(join(compiled, file), 'utf8'), `agentward/${file} is the compiled package's file`);
       assert.ok(existsSync(join(out, 'agentward', `${file}.map`)), `${file}.map`);
     }
     assert.equal(existsSync(join(out, 'agentward', 'index.d.ts')), false, 'no declarations in a server');
-    assert.equal(existsSync(join(out, 'agentward', 'cli.js')), false, 'no command in a server');
+    assert.equal(existsSync(join(out, 'agentward', 'cli', 'main.js')), false, 'no command in a server');
     const agentJs = readFileSync(join(out, 'app', 'agent.js'), 'utf8');
     assert.match(agentJs, /from '\.\.\/agentward\/index\.js'/);
     assert.match(agentJs, /from '\.\/lib\/caller\.js'/);

@@ -6,11 +6,12 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { build, initAgentDir } from '../../src/build/index.ts';
+import { build } from '../../src/targets/build.ts';
+import { initAgentDir } from '../../src/cli/scaffold.ts';
 import { bearer, nodeBin, root, sendMessage, startBuiltServer, tempFolder } from './build-helpers.ts';
 
 const TARGETS = ['node-server', 'docker', 'cloudflare-worker'] as const;
-const cliFile = join(root, 'src', 'cli.ts');
+const cliFile = join(root, 'src', 'cli', 'main.ts');
 
 /** Every file under `folder`, dot-files included, with its content. */
 function filesUnder(folder: string): Map<string, string> {

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { build } from '../../src/build/index.ts';
-import { bundleModules } from '../../src/build/bundle.ts';
+import { build } from '../../src/targets/build.ts';
+import { bundleModules } from '../../src/targets/bundle.ts';
 import { spawnSync } from 'node:child_process';
 import { fixture, nodeBin, startBuiltServer, tempFolder, writeDir } from './build-helpers.ts';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { AbstractChat, DefaultChatTransport, uiMessageChunkSchema, type ChatInit, type ChatState, type UIMessage } from 'ai';
-import { build } from '../../src/build/index.ts';
+import { build } from '../../src/targets/build.ts';
 import { ENV_TOKEN, bearer, fixture, nodeBin, root, tempFolder, writeDir } from './build-helpers.ts';
 import type { RunningWorker } from './workerd-harness.ts';
 import { modelReply, startBuiltWorker, startModelServer, type ModelServer } from './worker-helpers.ts';

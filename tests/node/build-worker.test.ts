@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { build } from '../../src/build/index.ts';
+import { build } from '../../src/targets/build.ts';
 import { BAKED_TOKEN, ENV_TOKEN, bearer, fixture, tempFolder, writeDir } from './build-helpers.ts';
 import { startWorker, type RunningWorker } from './workerd-harness.ts';
 import { startBuiltWorker } from './worker-helpers.ts';

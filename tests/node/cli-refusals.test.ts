@@ -13,7 +13,7 @@ import { serve } from '../../src/node/server.ts';
 import type { Refusal } from '../../src/auth/index.ts';
 import { lineMatching, send } from '../fixtures-node/http-client.ts';
 
-const cliFile = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const SECRET = 'dev-refusal-secret-that-is-at-least-32-bytes';
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 

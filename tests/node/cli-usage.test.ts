@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fixture, nodeBin, root, tempFolder } from './build-helpers.ts';
 
-const cliFile = join(root, 'src', 'cli.ts');
+const cliFile = join(root, 'src', 'cli', 'main.ts');
 const binFile = join(root, 'bin', 'agentward.js');
 const COMMANDS = ['init', 'dev', 'start', 'build'];
 

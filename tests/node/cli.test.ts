@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lineMatching, send } from '../fixtures-node/http-client.ts';
 
-const cliFile = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const binFile = fileURLToPath(new URL('../../bin/agentward.js', import.meta.url));
 const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentward';
 export default createAgent({ name: 'cli-fixture', model: echoModel() });

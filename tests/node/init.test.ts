@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { build, initAgentDir, resolveAgentDir } from '../../src/build/index.ts';
+import { build } from '../../src/targets/build.ts';
+import { initAgentDir } from '../../src/cli/scaffold.ts';
+import { resolveAgentDir } from '../../src/cli/resolve.ts';
 import { bearer, sendMessage, startBuiltServer, tempFolder } from './build-helpers.ts';
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));

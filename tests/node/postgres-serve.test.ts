@@ -14,7 +14,7 @@ import { lineMatching } from '../fixtures-node/http-client.ts';
 import { startDatabase, type TestDatabase } from './postgres-harness.ts';
 
 const serverChild = fileURLToPath(new URL('../fixtures-node/postgres-server-child.ts', import.meta.url));
-const cliFile = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
+const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const pgPackage = realpathSync(fileURLToPath(new URL('../../node_modules/pg', import.meta.url)));
 const ALICE = 'Bearer alice-token';
 const BOB = 'Bearer bob-token';
@@ -209,7 +209,7 @@ test('agentward start with AGENT_DATABASE_URL but no pg in the directory, or an 
 });
 
 test('agentward start of a node-server build with AGENT_DATABASE_URL: the output lists pg, and its server migrates and serves from the database', async (t) => {
-  const { build } = await import('../../src/build/index.ts');
+  const { build } = await import('../../src/targets/build.ts');
   const dir = await agentDirWithPg(t, true);
   const out = await mkdtemp(join(tmpdir(), 'agentward-pg-out-'));
   t.after(() => rm(out, { recursive: true, force: true }));

@@ -15,7 +15,7 @@ import { memoryStore } from '../../src/agent/store.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
 import { nodeBin, root, tempFolder } from './build-helpers.ts';
 
-const cliFile = join(root, 'src', 'cli.ts');
+const cliFile = join(root, 'src', 'cli', 'main.ts');
 const TOKEN = 'log-test-token-must-never-be-logged-0123456789';
 const PASSWORD = 'log-test-password-must-never-be-logged';
 const ENV_TOKEN = 'log-test-env-token-never-logged-0123456789';

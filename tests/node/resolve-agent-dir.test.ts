@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { resolveAgentDir } from '../../src/build/index.ts';
-import { AGENTWARD_ENTRIES } from '../../src/build/resolve.ts';
+import { resolveAgentDir } from '../../src/cli/resolve.ts';
+import { AGENTWARD_ENTRIES } from '../../src/cli/resolve.ts';
 import { BAKED_TOKEN, basicAuth, bearer, fixture, root, sendMessage, startNodeServer, tempFolder, writeDir } from './build-helpers.ts';
 
 const AGENT = "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
@@ -128,7 +128,7 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
 test('without module.registerHooks (Node 22.13 and 22.14), agentward start still resolves agentward to the running copy', async (t) => {
   // Node 22 with registerHooks removed before the CLI runs, as on Node 22.13.
   const without = 'data:text/javascript,import m from "node:module"; delete m.registerHooks;';
-  const server = await startNodeServer(['--import', without, join(root, 'src', 'cli.ts'), 'start', fixture('with-auth')]);
+  const server = await startNodeServer(['--import', without, join(root, 'src', 'cli', 'main.ts'), 'start', fixture('with-auth')]);
   t.after(() => server.stop());
   assert.equal((await sendMessage(server.agentUrl)).status, 401);
   assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text, 'basic:ada');

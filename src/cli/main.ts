@@ -4,16 +4,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { apiToken } from './auth/api-token.ts';
-import type { Refusal } from './auth/refusals.ts';
-import type { AuthFn } from './auth/types.ts';
-import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './build/agent-dir.ts';
-import { build } from './build/build.ts';
-import { migrateDatabase } from './build/database.ts';
-import { runDevLoop } from './build/dev.ts';
-import { loadAgentDir } from './build/resolve.ts';
-import { initAgentDir, newApiToken } from './build/scaffold.ts';
-import { builtOutputTarget, dataDirOf, directoryAuth, startAgentDir, startAgentServer, type ServerFlags } from './build/server-main.ts';
+import { apiToken } from '../auth/api-token.ts';
+import type { Refusal } from '../auth/refusals.ts';
+import type { AuthFn } from '../auth/types.ts';
+import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './agent-dir.ts';
+import { build } from '../targets/build.ts';
+import { migrateDatabase } from './database.ts';
+import { runDevLoop } from './dev.ts';
+import { loadAgentDir } from './resolve.ts';
+import { initAgentDir, newApiToken } from './scaffold.ts';
+import { builtOutputTarget, dataDirOf, directoryAuth, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
 
 interface CommandSpec {
   synopsis: string;
@@ -115,7 +115,7 @@ class UsageError extends Error {
 }
 
 function version(): string {
-  const file = new URL('../package.json', import.meta.url);
+  const file = new URL('../../package.json', import.meta.url);
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 

@@ -13,7 +13,7 @@ import type { AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts
 import { migrateDatabase } from './database.ts';
 import { loadAgentDir, loadAgentFiles } from './resolve.ts';
 import { apiTokenDigest } from './token-digest.ts';
-import { NO_AUTH_CONFIGURED } from './spec-worker.ts';
+import { NO_AUTH_CONFIGURED } from '../worker/spec-worker.ts';
 
 /**
  * The list the server is given: the auth file's list when there is one (the baked token is

@@ -4,12 +4,12 @@ import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from '
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from './agent-dir.ts';
-import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from './agent-dir.ts';
+import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from '../cli/agent-dir.ts';
+import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from '../cli/agent-dir.ts';
 import { bundleModules } from './bundle.ts';
-import { AGENTWARD_ENTRIES } from './resolve.ts';
-import { WORKER_BINDINGS, type SpecWorkerOptions } from './spec-worker.ts';
-import { tokenDigest } from './token-digest.ts';
+import { AGENTWARD_ENTRIES } from '../cli/resolve.ts';
+import { WORKER_BINDINGS, type SpecWorkerOptions } from '../worker/spec-worker.ts';
+import { tokenDigest } from '../cli/token-digest.ts';
 import { isTypeScript, javaScriptName, javaScriptSpecifier, packageName, rewriteSpecifiers, stripTypes } from './transpile.ts';
 
 export interface BuildOptions {
@@ -112,7 +112,7 @@ async function copyModules(from: string, to: string, skip: (path: string) => boo
 async function copyCompiledPackage(to: string): Promise<void> {
   const from = await compiledPackage();
   if (!existsSync(join(from, 'index.js'))) throw new Error(`${from}: agentward's compiled package is incomplete (no index.js); reinstall agentward`);
-  const left = new Set([join(from, 'bin'), join(from, 'cli.js'), join(from, 'cli.js.map')]);
+  const left = new Set([join(from, 'bin'), join(from, 'cli', 'main.js'), join(from, 'cli', 'main.js.map')]);
   await cp(from, to, { recursive: true, filter: (path) => !left.has(path) && !path.endsWith('.d.ts') });
 }
 
@@ -140,7 +140,7 @@ function serverScript(target: BuildTarget): string {
   return `// Built by agentward (target ${target}). Run: node server.js
 // Environment: PORT (default ${PORT}), HOST (default 127.0.0.1), AGENT_API_TOKEN (accepted besides the auth list),
 // AGENT_LOG (text, json or off), AGENT_PLAYGROUND (on: serve the playground at <basePath>/playground).
-import { runBuiltServer } from './agentward/build/server-main.js';
+import { runBuiltServer } from './agentward/cli/server-main.js';
 
 try {
   await runBuiltServer(new URL('./', import.meta.url));
@@ -343,7 +343,7 @@ new_sqlite_classes = ["${sessionClass}"]
 }
 
 async function buildWorker(info: AgentDir, spec: SpecWorkerOptions['spec'], out: string, log: (line: string) => void): Promise<AgentManifest> {
-  const { code, entryName } = await bundleModules(fileURLToPath(new URL(`./spec-worker${ownExtension}`, import.meta.url)));
+  const { code, entryName } = await bundleModules(fileURLToPath(new URL(`../worker/spec-worker${ownExtension}`, import.meta.url)));
   // The directory's text reaches the code only inside string literals, parsed at start-up.
   const worker = `// Built by agentward (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
 ${code}
