@@ -1,5 +1,5 @@
 // Project rules: zero production dependencies; src/auth, src/agent and src/http run on every
-// runtime (no node: import, no process, no Buffer); relative imports carry the .ts extension.
+// runtime, src/worker runs inside the built Worker (no node: import, no process, no Buffer); relative imports carry the .ts extension.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -30,8 +30,9 @@ test('package.json has no dependencies (production code has zero dependencies)',
   assert.deepEqual(Object.keys(pkg.dependencies ?? {}), []);
 });
 
-test('nothing under src/auth, src/agent, src/http, src/postgres imports node: (or any package) or uses process or Buffer', () => {
-  const files = ['src/auth', 'src/agent', 'src/http', 'src/postgres'].flatMap(sourceFiles);
+test('nothing under src/auth, src/agent, src/http, src/postgres, src/worker imports node: (or any package) or uses process or Buffer', () => {
+  const files = ['src/auth', 'src/agent', 'src/http', 'src/postgres', 'src/worker'].flatMap(sourceFiles);
+  assert.ok(files.some((f) => f.startsWith('src/worker/')), 'the guard sees src/worker');
   assert.ok(files.some((f) => f.startsWith('src/auth/')), 'the guard sees src/auth');
   const problems = files.flatMap((file) => nodeUsage(read(file)).map((problem) => `${file}: ${problem}`));
   assert.deepEqual(problems, []);
