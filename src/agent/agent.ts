@@ -2,6 +2,7 @@ import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './con
 import { copyMessages, copyRecord } from './copy.ts';
 import { keyedQueue } from './key-queue.ts';
 import { isoNow } from './clock.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
@@ -93,6 +94,8 @@ interface Run {
  */
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'createAgent(): options must be an object');
+  checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES, invalidAgent);
+  if (typeof options.memory === 'object' && options.memory !== null) checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
   const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared' } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   if (typeof name !== 'string' || name === '') throw new AgentError('INVALID_AGENT', 'createAgent(): name must be a non-empty string');
@@ -284,6 +287,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function send(message: string, sendOptions: SendOptions = {}): Promise<RunResult> {
     if (typeof message !== 'string' || message === '') throw new AgentError('INVALID_INPUT', 'message must be a non-empty string');
+    callOptions('send()', sendOptions, SEND_OPTION_NAMES);
     const { signal } = sendOptions;
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
     const principal = checkPrincipal(sendOptions.principal);
@@ -309,6 +313,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
       throw new AgentError('INVALID_INPUT', 'the decision needs approved: true or false');
     }
+    checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
     const { approved, reason, signal } = decision;
     if (reason !== undefined && typeof reason !== 'string') throw new AgentError('INVALID_INPUT', 'the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
@@ -355,11 +360,11 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
-  const callerOf = (options: { principal?: unknown } | undefined) => checkPrincipal(options?.principal);
+  const callerOf = (call: string, options: { principal?: unknown } | undefined) => checkPrincipal(callOptions(call, options, ['principal'])?.principal);
 
   async function pendingApprovals(sessionId: string, options?: { principal?: Principal }): Promise<PendingApproval[]> {
     const id = checkSessionId(sessionId);
-    const principal = callerOf(options);
+    const principal = callerOf('pendingApprovals()', options);
     if (mode === 'owned' && (await usableSession(store, id, principal)) === undefined) throw sessionNotFound();
     const checkpoints = (await store.listCheckpoints(id)) as RunCheckpoint[];
     return checkpoints.map(({ approvalId, pending }) => ({ id: approvalId, tool: pending.name, arguments: pending.arguments, toolCallId: pending.id }));
@@ -368,7 +373,8 @@ export function createAgent(options: AgentOptions): Agent {
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
     if (mode !== 'owned') throw new AgentError('INVALID_INPUT', "listSessions() needs an agent created with sessions: 'owned'");
     if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_INPUT', 'listSessions() needs { principal }');
-    const principal = callerOf(options);
+    checkOptionNames('listSessions()', options, ['principal', 'limit', 'cursor'], invalidInput);
+    const principal = checkPrincipal(options.principal);
     if (principal === undefined) throw new AgentError('INVALID_INPUT', 'listSessions() needs the principal whose sessions to list');
     if (isAnonymous(principal)) throw new AgentError('FORBIDDEN', 'an anonymous caller owns no sessions');
     const limit = checkLimit(options.limit);
@@ -384,7 +390,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
     const id = checkSessionId(sessionId);
-    const principal = callerOf(options);
+    const principal = callerOf('deleteSession()', options);
     if (typeof store.deleteSession !== 'function') throw new AgentError('INVALID_AGENT', 'deleteSession() needs a store with deleteSession');
     await turn(id, async (turnStore) => {
       const session = await usableSession(turnStore, id, principal);
@@ -402,7 +408,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     decide,
     async transcript(sessionId: string, options?: { principal?: Principal }) {
-      const session = await usableSession(store, checkSessionId(sessionId), callerOf(options));
+      const session = await usableSession(store, checkSessionId(sessionId), callerOf('transcript()', options));
       if (session === undefined) throw sessionNotFound();
       return { sessionId, messages: session.messages, audit: session.audit };
     },
@@ -410,4 +416,18 @@ export function createAgent(options: AgentOptions): Agent {
     listSessions,
     deleteSession,
   });
+}
+
+const AGENT_OPTION_NAMES = Object.freeze(['name', 'model', 'instructions', 'tools', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals']);
+const SEND_OPTION_NAMES = Object.freeze(['principal', 'sessionId', 'metadata', 'signal', 'onEvent']);
+const DECIDE_OPTION_NAMES = Object.freeze(['approved', 'reason', 'principal', 'signal', 'onEvent']);
+const invalidAgent = (message: string) => new AgentError('INVALID_AGENT', message);
+const invalidInput = (message: string) => new AgentError('INVALID_INPUT', message);
+
+/** A call's options: absent, or an object of known keys only (a misspelled `principal` must not make the call trusted server code). */
+function callOptions<T extends object>(call: string, options: T | undefined, known: readonly string[]): T | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_INPUT', `${call}: options must be an object`);
+  checkOptionNames(call, options, known, invalidInput);
+  return options;
 }

@@ -1,3 +1,4 @@
+import { checkOptionNames } from '../auth/options.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, SessionRecord, Store } from './types.ts';
@@ -47,6 +48,8 @@ interface Index {
  */
 export function memoryStore(options: MemoryStoreOptions | Map<string, string> = {}): Store {
   const settings = options instanceof Map ? { data: options } : options;
+  if (typeof settings !== 'object' || settings === null) throw new TypeError('memoryStore(): options must be { maxSessions?, ttl?, data? }');
+  checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data'], (message) => new TypeError(message));
   const { data = new Map<string, string>(), maxSessions = MEMORY_STORE_DEFAULTS.maxSessions, ttl = MEMORY_STORE_DEFAULTS.ttl } = settings;
   if (!(data instanceof Map)) throw new TypeError('memoryStore(): data must be a Map');
   if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new TypeError('memoryStore(): maxSessions must be a positive integer');

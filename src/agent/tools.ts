@@ -1,13 +1,18 @@
+import { checkOptionNames } from '../auth/options.ts';
 import { AgentError } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
-/** Checks a tool list (names unique, `execute` a function) and indexes it by name; `source` names it in errors. */
+const TOOL_FIELDS = Object.freeze(['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors']);
+
+/** Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by name; `source` names it in errors. */
 export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
   if (!Array.isArray(tools)) throw new AgentError('INVALID_AGENT', `${source} must be an array of tools`);
   const byName = new Map<string, Tool>();
   for (const tool of tools as unknown[]) {
     const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
     if (typeof name !== 'string' || name.length === 0) throw new AgentError('INVALID_AGENT', `${source}: every tool needs a name`);
+    // A misspelled needsApproval would run the tool unapproved.
+    checkOptionNames(`${source}: tool "${name}"`, tool as object, TOOL_FIELDS, (message) => new AgentError('INVALID_AGENT', message));
     const problem =
       typeof description !== 'string' ? 'a description' :
       typeof parameters !== 'object' || parameters === null ? 'parameters (a JSON Schema object)' :

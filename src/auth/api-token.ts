@@ -1,6 +1,7 @@
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { AuthConfigError } from './errors.ts';
+import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
 import type { AuthFn } from './types.ts';
@@ -14,7 +15,9 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   if (typeof token !== 'string' || !B64TOKEN.test(token)) {
     throw new AuthConfigError('apiToken(): token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =)');
   }
-  const { id = 'api-token' } = options ?? {};
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError('apiToken(): options must be { id? }');
+  checkOptionNames('apiToken()', options, ['id']);
+  const { id = 'api-token' } = options;
   if (typeof id !== 'string' || id.length === 0) throw new AuthConfigError('apiToken(): id must be a non-empty string');
   return apiTokenDigestEntry(sha256(token), id);
 }

@@ -3,6 +3,7 @@ import { decodeBase64 } from './jose/base64url.ts';
 import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { AuthConfigError } from './errors.ts';
+import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
 import type { AuthFn, Principal } from './types.ts';
 
@@ -58,6 +59,7 @@ function configuredUsers(users: unknown): [string, string][] {
  */
 export function basic(options: BasicOptions): AuthFn {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError('basic(): options { users, realm? } are required');
+  checkOptionNames('basic()', options, ['users', 'realm']);
   const { users, realm = 'agent' } = options;
   checkQuotable('basic()', 'realm', realm);
   let entry: AuthFn;

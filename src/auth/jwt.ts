@@ -1,6 +1,7 @@
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
 import { AuthConfigError, AuthError } from './errors.ts';
+import { checkOptionNames } from './options.ts';
 import { ALGORITHM_NAMES, algorithmsFor, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
 import { checkClaims, hasScopes, type ClaimsPolicy } from './jose/claims.ts';
 import { mediaType, type CompactJws } from './jose/compact.ts';
@@ -75,6 +76,12 @@ export interface JwtEntryConfig extends Partial<Omit<EntryOptions, 'claims'>> {
 }
 
 const MAX_TOLERANCE_SEC = 300;
+
+/** The options `jwt()` and `oidc()` share (all but the key source, `issuer`'s role and `discoveryUrl`). */
+export const ENTRY_OPTION_NAMES = Object.freeze([
+  'algorithms', 'typ', 'scopes', 'issuer', 'audience', 'allowAnyAudience', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata',
+]);
+const JWT_OPTION_NAMES = Object.freeze(['secret', 'publicKey', 'jwksUrl', ...ENTRY_OPTION_NAMES]);
 const systemClock = (): number => Date.now() / 1000;
 
 /**
@@ -91,6 +98,7 @@ export function jwt(options: JwtOptions): AuthFn {
 export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
   const helper = 'jwt()';
   if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options must be an object`);
+  checkOptionNames(helper, options, JWT_OPTION_NAMES);
   const given = (['secret', 'publicKey', 'jwksUrl'] as const).filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
     const got = given.length === 0 ? 'none' : given.join(' and ');

@@ -2,7 +2,8 @@ import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
-import { createJwtEntry, readEntryOptions, readKeySetAlgorithms, type JwtOptions } from './jwt.ts';
+import { createJwtEntry, ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms, type JwtOptions } from './jwt.ts';
+import { checkOptionNames } from './options.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
@@ -21,6 +22,8 @@ export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ'
   algorithms?: readonly string[];
 }
 
+const OIDC_OPTION_NAMES = Object.freeze([...ENTRY_OPTION_NAMES, 'discoveryUrl']);
+
 /**
  * A `jwt()` whose keys come from an OpenID Connect provider: the discovery document is fetched
  * once, on first use; its `issuer` must equal `issuer` exactly and its `jwks_uri` must be
@@ -34,6 +37,7 @@ export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ'
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
   if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { issuer, audience } are required`);
+  checkOptionNames(helper, options, OIDC_OPTION_NAMES);
   const { issuer } = options;
   if (typeof issuer !== 'string' || issuer.length === 0) throw new AuthConfigError(`${helper}: issuer is required (a non-empty string)`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.

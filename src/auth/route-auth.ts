@@ -2,6 +2,7 @@ import { apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
 import { listChallenges } from './challenges.ts';
 import { AuthConfigError, isAuthError } from './errors.ts';
+import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
 import { readRefusalListener, RequestRefusals, WITH_REFUSALS, type RefusalListener, type ReportingEntry } from './refusals.ts';
 import { authResponse } from './responses.ts';
@@ -51,7 +52,9 @@ export interface RouteAuthOptions {
 export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Authenticate {
   const entries = authEntries(auth);
   const challenges = listChallenges(entries);
-  const listener = readRefusalListener('routeAuth()', options?.onRefused);
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError('routeAuth(): options must be { onRefused? }');
+  checkOptionNames('routeAuth()', options, ['onRefused']);
+  const listener = readRefusalListener('routeAuth()', options.onRefused);
   const refusing = (status: 401 | 403 | 500, refusals: RequestRefusals | undefined): AuthResult => {
     if (status !== 500) refusals?.tell();
     return { ok: false, response: authResponse(status, challenges) };

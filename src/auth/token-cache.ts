@@ -1,4 +1,5 @@
 import { AuthConfigError } from './errors.ts';
+import { checkOptionNames } from './options.ts';
 import type { KeySource, VerifyKey } from './jose/key-source.ts';
 import type { Principal } from './types.ts';
 
@@ -13,6 +14,7 @@ export interface CachedToken {
 /** Checks `cache`: `true` is 1,000 tokens, `{ maxEntries }` 1 to 100,000; 0 when off. */
 export function readCacheSize(helper: string, value: unknown): number {
   if (value === undefined || value === false) return 0;
+  if (typeof value === 'object' && value !== null) checkOptionNames(`${helper}: cache`, value, ['maxEntries']);
   const size = value === true ? 1_000 : (value as { maxEntries?: unknown } | null)?.maxEntries;
   if (!Number.isInteger(size) || (size as number) < 1 || (size as number) > 100_000) {
     throw new AuthConfigError(`${helper}: cache must be true, false or { maxEntries } with an integer from 1 to 100000`);

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { isPlainObject } from '../agent/tools.ts';
 import { B64TOKEN } from '../auth/authorization.ts';
+import { checkOptionNames } from '../auth/options.ts';
 
 /** The files of an agent directory (design §7). */
 export const AGENT_FILE = 'agent.ts';
@@ -35,8 +36,15 @@ export interface AgentSpec {
 export interface AgentManifest {
   name: string;
   target: BuildTarget | 'source';
-  /** True when the directory has `auth.ts` or `auth.js`. */
+  /** True when the server refuses calls without credentials (`authBy` says how). */
   auth: boolean;
+  /**
+   * What protects it: `"auth.ts"` or `"auth.js"` (the directory's auth list), `"api-token"` (the
+   * token `init` baked in, which a build keeps only as a digest), or `"AGENT_API_TOKEN"` alone
+   * (the environment variable, or the cloudflare-worker's secret binding: without it every call
+   * is refused). A node server also accepts `AGENT_API_TOKEN` beside an auth file or baked token.
+   */
+  authBy: string[];
   /** The file that runs: `server.js`, `worker.js`, or `agent.ts` for a source directory. */
   main: string;
   basePath: string;
@@ -79,8 +87,13 @@ function checkName(name: unknown, file: string): void {
   if (NOT_A_NAME.test(name)) throw new Error(`${file}: "name" must be one line of text, without control characters or line separators (U+2028, U+2029)`);
 }
 
+const SETTINGS_FIELDS = Object.freeze(['name', 'basePath', 'apiToken', 'apiTokenSha256']);
+const SPEC_FIELDS = Object.freeze(['name', 'instructions', 'model']);
+
 function checkSettings(value: unknown, file: string): ProjectSettings {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
+  // A misspelled "apiToken" would leave the server without its token.
+  checkOptionNames(file, value, SETTINGS_FIELDS, (message) => new Error(message));
   const { name, basePath, apiToken } = value;
   if (name !== undefined) checkName(name, file);
   if (basePath !== undefined && (typeof basePath !== 'string' || !BASE_PATH.test(basePath))) {
@@ -95,9 +108,19 @@ function checkSettings(value: unknown, file: string): ProjectSettings {
 
 function checkSpec(value: unknown, file: string): AgentSpec {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
+  checkOptionNames(file, value, SPEC_FIELDS, (message) => new Error(message));
   checkName(value.name, file);
   if (value.instructions !== undefined && typeof value.instructions !== 'string') throw new Error(`${file}: "instructions" must be a string`);
   return value as AgentSpec;
+}
+
+/**
+ * What protects a node server of this directory: its auth file, else the token `init` baked in
+ * (unused beside an auth file), else only `AGENT_API_TOKEN`: without it every call is refused.
+ */
+export function authSources(info: AgentDir): string[] {
+  if (info.authFile !== undefined) return [basename(info.authFile)];
+  return info.settings.apiToken === undefined ? ['AGENT_API_TOKEN'] : ['api-token'];
 }
 
 /** The auth file of a directory, if any; both `auth.ts` and `auth.js` is ambiguous and refused. */

@@ -3,7 +3,7 @@ import nodeModule from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
 import type { AuthFn } from '../auth/types.ts';
-import { AGENT_FILE, readAgentDir } from './agent-dir.ts';
+import { AGENT_FILE, authSources, readAgentDir } from './agent-dir.ts';
 import type { AgentDir, AgentManifest } from './agent-dir.ts';
 import { loadError } from './load-error.ts';
 
@@ -124,7 +124,8 @@ export async function loadAgentFiles(agentFile: string, authFile: string | undef
 }
 
 export function sourceManifest(info: AgentDir): AgentManifest {
-  return { name: info.name, target: 'source', auth: info.authFile !== undefined, main: AGENT_FILE, basePath: info.basePath };
+  const authBy = authSources(info);
+  return { name: info.name, target: 'source', auth: authBy.length > 0, authBy, main: AGENT_FILE, basePath: info.basePath };
 }
 
 /** What `resolveAgentDir` returns: the agent, the auth list of the directory, its manifest. */

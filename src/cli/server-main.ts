@@ -79,7 +79,8 @@ export async function startAgentServer(options: { name: string; agent: Agent; au
 export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   const manifest = JSON.parse(await readFile(new URL('manifest.json', outUrl), 'utf8')) as AgentManifest;
   const settings = JSON.parse(await readFile(new URL(`app/${SETTINGS_FILE}`, outUrl), 'utf8')) as ProjectSettings;
-  const authFile = manifest.auth ? fileURLToPath(new URL('app/auth.js', outUrl)) : undefined;
+  const hasAuthFile = manifest.authBy.includes('auth.ts') || manifest.authBy.includes('auth.js');
+  const authFile = hasAuthFile ? fileURLToPath(new URL('app/auth.js', outUrl)) : undefined;
   await migrateDatabase(fileURLToPath(outUrl));
   const { agent, auth } = await loadAgentFiles(fileURLToPath(new URL('app/agent.js', outUrl)), authFile);
   // A build holds the digest of the baked token, never the token.

@@ -1,5 +1,6 @@
 import type { Agent, Principal, SendOptions } from '../agent/types.ts';
 import { AuthConfigError } from '../auth/errors.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
@@ -32,6 +33,9 @@ type Route =
   | { name: 'send' | 'chat' | 'ui'; methods: readonly ['POST'] }
   | { name: 'session'; methods: readonly ['GET'] | readonly ['GET', 'DELETE']; id: string }
   | { name: 'decide'; methods: readonly ['POST']; id: string };
+
+/** The options of `agentHandler()`; `serve()` takes them too. */
+export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource']);
 
 const GET = ['GET'] as const;
 const POST = ['POST'] as const;
@@ -110,6 +114,8 @@ export type AgentRoutes = (request: RouteRequest) => Promise<Reply>;
 
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): AgentRoutes {
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError('agentHandler(): options must be an object');
+  checkOptionNames('agentHandler()', options, HANDLER_OPTION_NAMES);
   const basePath = normalizeBasePath(options.basePath ?? '');
   const owned = agent.sessions === 'owned';
   if (owned && options.auth === undefined) {

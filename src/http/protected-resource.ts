@@ -1,5 +1,6 @@
 import { AuthConfigError } from '../auth/errors.ts';
 import { readHttpsUrl } from '../auth/jose/key-set.ts';
+import { checkOptionNames } from '../auth/options.ts';
 
 /** RFC 9728 protected resource metadata: what OAuth clients (MCP) read to find where to get a token. */
 export interface ProtectedResourceOptions {
@@ -41,6 +42,7 @@ function readDocumentUrl(helper: string, option: string, value: unknown): string
  */
 export function protectedResourceRoute(helper: string, options: unknown): { path: string; respond(request: Request): Response } {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: protectedResource must be { resource, authorizationServers, scopesSupported? }`);
+  checkOptionNames(`${helper}: protectedResource`, options, ['resource', 'authorizationServers', 'scopesSupported']);
   const { resource, authorizationServers, scopesSupported } = options as Partial<ProtectedResourceOptions>;
   const document: Record<string, unknown> = { resource: readDocumentUrl(helper, 'protectedResource.resource', resource) };
   if (!Array.isArray(authorizationServers) || authorizationServers.length === 0) {

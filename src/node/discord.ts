@@ -1,4 +1,5 @@
 import { AuthConfigError } from '../auth/errors.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import { encodeBase64url } from '../auth/jose/base64url.ts';
 import type { Principal } from '../agent/types.ts';
 import {
@@ -66,7 +67,9 @@ const encoder = new TextEncoder();
  * serve({ agent, channels: { discord: discordChannel({ publicKey: env.DISCORD_PUBLIC_KEY }) } });
  */
 export function discordChannel(options: DiscordChannelOptions): Channel {
-  const { publicKey, apiBaseUrl, applicationId } = options ?? ({} as DiscordChannelOptions);
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError('discordChannel(): options { publicKey } are required');
+  checkOptionNames('discordChannel()', options, ['publicKey', 'botToken', 'sessionSecret', 'apiBaseUrl', 'applicationId']);
+  const { publicKey, apiBaseUrl, applicationId } = options;
   const rawKey = typeof publicKey === 'string' ? hexToBytes(publicKey, 32) : null;
   if (rawKey === null) throw new AuthConfigError('discordChannel(): publicKey must be the 64 hex characters of an Ed25519 public key');
   if (applicationId !== undefined && (typeof applicationId !== 'string' || applicationId.length === 0)) {

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { Principal } from '../agent/types.ts';
 import { authResponseText, wwwAuthenticateLines } from '../auth/responses.ts';
 import { readBoundedBody } from '../auth/bounded-body.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import { ROUTES, type AgentRoutes } from '../http/handler.ts';
 import { errorReply, HttpError, JsonReply, type Reply, responseText } from '../http/responses.ts';
 import type { RouteRequest } from '../http/route-request.ts';
@@ -53,6 +54,8 @@ export interface BridgeOptions {
  */
 export function toNodeListener(handler: WebHandler, options: NodeListenerOptions = {}): NodeListener {
   if (typeof handler !== 'function') throw new TypeError('toNodeListener(): handler must be a function from a Request to a Response');
+  if (typeof options !== 'object' || options === null) throw new TypeError('toNodeListener(): options must be { origin? }');
+  checkOptionNames('toNodeListener()', options, ['origin'], (message) => new TypeError(message));
   if (options.origin !== undefined && !(/^https?:\/\/[^/?#]+$/.test(options.origin) && URL.canParse(options.origin))) {
     throw new TypeError('toNodeListener(): origin must be a URL origin such as "https://agent.example.com" (no path)');
   }

@@ -4,9 +4,10 @@ import { createAgent } from '../agent/agent.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
 import { AuthConfigError } from '../auth/errors.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import { authEntries } from '../auth/route-auth.ts';
 import type { AuthFn, AuthOption } from '../auth/types.ts';
-import { agentRoutes, type AgentHandlerOptions } from '../http/handler.ts';
+import { agentRoutes, HANDLER_OPTION_NAMES, type AgentHandlerOptions } from '../http/handler.ts';
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
 import { type NodeListener, nodeBridge, type NodeRequest } from './listener.ts';
@@ -44,6 +45,10 @@ export interface ServeOptions {
   shutdownTimeoutMs?: number;
 }
 
+const SERVE_OPTION_NAMES = Object.freeze([
+  ...HANDLER_OPTION_NAMES, 'agent', 'port', 'host', 'channels', 'store', 'log', 'playground', 'shutdownTimeoutMs',
+]);
+
 export interface AgentServer {
   /** The server's origin, e.g. `http://127.0.0.1:3000` (the agent routes are under `basePath`). */
   readonly url: string;
@@ -62,6 +67,8 @@ export interface AgentServer {
  * process.once('SIGTERM', () => server.close());
  */
 export async function serve(options: ServeOptions): Promise<AgentServer> {
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError('serve(): options { agent } are required');
+  checkOptionNames('serve()', options, SERVE_OPTION_NAMES);
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
   const agent = serverAgent(options);
   const log = requestLog(requestLogFormat(options.log));

@@ -1,5 +1,6 @@
 import { constantTimeEqual } from '../auth/constant-time.ts';
 import { AuthConfigError } from '../auth/errors.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import type { Principal } from '../agent/types.ts';
 import {
   apiBase,
@@ -55,7 +56,9 @@ const encoder = new TextEncoder();
  * serve({ agent, channels: { slack: slackChannel({ signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN }) } });
  */
 export function slackChannel(options: SlackChannelOptions): Channel {
-  const { signingSecret, botToken, apiBaseUrl } = options ?? ({} as SlackChannelOptions);
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError('slackChannel(): options { signingSecret, botToken } are required');
+  checkOptionNames('slackChannel()', options, ['signingSecret', 'botToken', 'apiBaseUrl', 'sessionSecret']);
+  const { signingSecret, botToken, apiBaseUrl } = options;
   if (typeof signingSecret !== 'string' || signingSecret.length === 0) {
     throw new AuthConfigError('slackChannel(): signingSecret must be a non-empty string');
   }

@@ -1,6 +1,7 @@
 import { keyedQueue } from '../agent/key-queue.ts';
 import { sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { checkSchemaName, createStatements, KEY, SCHEMA_VERSION } from './schema.ts';
 
@@ -79,6 +80,7 @@ const ownerText = (owner: unknown): string | null => (Array.isArray(owner) ? JSO
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   if (typeof options !== 'object' || options === null) throw new TypeError('postgresStore(): options must be { client, schema?, connectTimeout? }');
+  checkOptionNames('postgresStore()', options, ['client', 'schema', 'connectTimeout'], (message) => new TypeError(message));
   const { client: pool, schema = POSTGRES_STORE_DEFAULTS.schema, connectTimeout = POSTGRES_STORE_DEFAULTS.connectTimeout } = options;
   if (typeof pool?.query !== 'function' || typeof pool.connect !== 'function') {
     throw new TypeError('postgresStore(): client must be a node-postgres Pool (or anything with query() and connect())');

@@ -4,8 +4,9 @@ import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from '
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from '../cli/agent-dir.ts';
+import { authSources, BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from '../cli/agent-dir.ts';
 import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from '../cli/agent-dir.ts';
+import { checkOptionNames } from '../auth/options.ts';
 import { bundleModules } from './bundle.ts';
 import { AGENTWARD_ENTRIES } from '../cli/resolve.ts';
 import { WORKER_BINDINGS, type SpecWorkerOptions } from '../worker/spec-worker.ts';
@@ -230,7 +231,8 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
     await writeFile(join(out, 'Dockerfile'), dockerfile(info.basePath, packages.size > 0));
     await writeFile(join(out, '.dockerignore'), DOCKER_IGNORE);
   }
-  return { name: info.name, target, auth: info.authFile !== undefined, main: 'server.js', basePath: info.basePath };
+  const authBy = authSources(info);
+  return { name: info.name, target, auth: authBy.length > 0, authBy, main: 'server.js', basePath: info.basePath };
 }
 
 /**
@@ -358,7 +360,9 @@ export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
   return {
     name: info.name,
     target: 'cloudflare-worker',
-    auth: false,
+    // Without its secret binding the worker refuses every call: it never serves open.
+    auth: true,
+    authBy: [WORKER_BINDINGS.apiToken],
     main: 'worker.js',
     basePath: info.basePath,
     model: spec.model ?? { provider: 'echo' },
@@ -381,7 +385,9 @@ export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
  * await build('./my-agent', { target: 'node-server', out: './dist' });
  */
 export async function build(dir: string, options: BuildOptions): Promise<AgentManifest> {
-  const { target, out: outOption } = options ?? {};
+  if (typeof options !== 'object' || options === null) throw new Error('build(): options { target, out, log? } are required');
+  checkOptionNames('build()', options, ['target', 'out', 'log'], (message) => new Error(message));
+  const { target, out: outOption } = options;
   if (!BUILD_TARGETS.includes(target)) throw new Error(`build(): target must be one of ${BUILD_TARGETS.join(', ')}`);
   if (typeof outOption !== 'string' || outOption === '') throw new Error('build(): out must be the path of the output folder');
   const info = await readAgentDir(dir);

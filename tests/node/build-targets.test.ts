@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
 import { bundleModules } from '../../src/targets/bundle.ts';
 import { spawnSync } from 'node:child_process';
-import { fixture, nodeBin, startBuiltServer, tempFolder, writeDir } from './build-helpers.ts';
+import { fixture, nodeBin, sendMessage, startBuiltServer, tempFolder, writeDir } from './build-helpers.ts';
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
 
@@ -26,7 +26,7 @@ describe('docker target', () => {
     assert.equal(lines.filter((line) => line.startsWith('CMD ')).at(-1), 'CMD ["node", "server.js"]');
     assert.ok(lines.indexOf('USER node') < lines.indexOf('CMD ["node", "server.js"]'), 'the server runs as the non-root user');
     assert.doesNotMatch(dockerfile, /npm install/, 'nothing to install: the directory imports only agentward');
-    assert.deepEqual(readJson(join(out, 'manifest.json')), { name: 'with-auth', target: 'docker', auth: true, main: 'server.js', basePath: '/support' });
+    assert.deepEqual(readJson(join(out, 'manifest.json')), { name: 'with-auth', target: 'docker', auth: true, authBy: ['auth.ts'], main: 'server.js', basePath: '/support' });
   });
 
   test('the health check command the Dockerfile runs gets 200 from the built server', async (t) => {
@@ -51,32 +51,44 @@ describe('docker target', () => {
 });
 
 describe('manifest.json', () => {
+  // auth is true exactly when the built server refuses a call without credentials; authBy says what protects it.
+  const open = (t: { after(fn: () => void): void }) => writeDir(tempFolder(t), { 'agentward.json': '{ "name": "open" }' }, fixture('plain'));
   const cases = [
-    ['plain', false],
-    ['with-auth', true],
-    ['auth-js', true],
+    ['plain (the token init baked in)', (_t: { after(fn: () => void): void }) => fixture('plain'), ['api-token']],
+    ['with-auth (auth.ts beside a baked token, which is then unused)', () => fixture('with-auth'), ['auth.ts']],
+    ['auth-js', () => fixture('auth-js'), ['auth.js']],
+    ['a directory with neither (only AGENT_API_TOKEN: without it every call is refused)', open, ['AGENT_API_TOKEN']],
   ] as const;
   for (const target of ['node-server', 'docker'] as const) {
-    for (const [name, auth] of cases) {
-      test(`${target}: the manifest states auth: ${auth} for ${name} (${auth ? 'auth file present' : 'no auth.ts or auth.js'})`, async (t) => {
+    for (const [name, dir, authBy] of cases) {
+      test(`${target}: the manifest states auth: true, authBy ${JSON.stringify(authBy)} for ${name}, and the built server refuses a call without credentials`, async (t) => {
         const out = join(tempFolder(t), 'out');
-        const manifest = await build(fixture(name), { target, out });
+        const manifest = await build(dir(t), { target, out });
         assert.deepEqual(readJson(join(out, 'manifest.json')), manifest);
-        assert.equal(manifest.auth, auth);
+        assert.equal(manifest.auth, true);
+        assert.deepEqual(manifest.authBy, authBy);
         assert.equal(manifest.target, target);
         assert.equal(manifest.main, 'server.js');
-        assert.equal(existsSync(join(out, 'app', 'auth.js')), auth);
+        assert.equal(existsSync(join(out, 'app', 'auth.js')), authBy[0] === 'auth.ts' || authBy[0] === 'auth.js');
+        if (target === 'docker') return; // the same server.js
+        const server = await startBuiltServer(out);
+        try {
+          assert.equal((await sendMessage(server.agentUrl)).status, 401);
+        } finally {
+          await server.stop();
+        }
       });
     }
   }
 
-  test('cloudflare-worker: the manifest states auth: false and main worker.js, the model, the secrets and the Durable Object it reads', async (t) => {
+  test('cloudflare-worker: the manifest states auth: true (the AGENT_API_TOKEN binding; without it every call is refused) and main worker.js, the model, the secrets and the Durable Object it reads', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('plain'), { target: 'cloudflare-worker', out, log: () => {} });
     assert.deepEqual(readJson(join(out, 'manifest.json')), {
       name: 'plain',
       target: 'cloudflare-worker',
-      auth: false,
+      auth: true,
+      authBy: ['AGENT_API_TOKEN'],
       main: 'worker.js',
       basePath: '/agent',
       model: { provider: 'echo' },

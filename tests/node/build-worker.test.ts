@@ -176,7 +176,6 @@ describe('cloudflare-worker target and agent.json fields (design §7)', () => {
   const cases: [string, Record<string, unknown>, string][] = [
     ['a model option the worker cannot honour', { name: 'x', model: { provider: 'echo', maxTokens: 512 } }, 'model.maxTokens'],
     ['an option of another provider', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'https://api.example.com/v1', model: 'm', temperature: 0 } }, 'model.temperature'],
-    ['an unknown top-level field', { name: 'x', tools: [] }, 'tools'],
     ['an unknown provider', { name: 'x', model: { provider: 'anthropic' } }, 'model.provider'],
     ['a model that is not an object', { name: 'x', model: 'gpt' }, 'model'],
     ['an openai-compatible model without baseURL', { name: 'x', model: { provider: 'openai-compatible', model: 'm' } }, 'model.baseURL'],

@@ -24,7 +24,7 @@ describe('resolveAgentDir on good directories', () => {
     assert.equal(agent.name, 'with-auth');
     assert.ok(auth);
     assert.equal(auth.length, 2);
-    assert.deepEqual(manifest, { name: 'with-auth', target: 'source', auth: true, main: 'agent.ts', basePath: '/support' });
+    assert.deepEqual(manifest, { name: 'with-auth', target: 'source', auth: true, authBy: ['auth.ts'], main: 'agent.ts', basePath: '/support' });
     const basic = await auth[0]?.(new Request('http://x/', { headers: { authorization: basicAuth('ada', 'correct horse battery staple') } }));
     assert.equal(basic?.id, 'ada');
     const token = await auth[1]?.(new Request('http://x/', { headers: { authorization: bearer('fixture-list-token-0123456789') } }));
@@ -38,10 +38,11 @@ describe('resolveAgentDir on good directories', () => {
     assert.equal(manifest.auth, true);
   });
 
-  test('without auth.ts or auth.js, auth is undefined and the manifest states auth: false', async () => {
+  test('without auth.ts or auth.js, auth is undefined and the manifest names the baked token (auth: true, authBy ["api-token"])', async () => {
     const { agent, auth, manifest } = await resolveAgentDir(fixture('plain'));
     assert.equal(auth, undefined);
-    assert.equal(manifest.auth, false);
+    assert.equal(manifest.auth, true);
+    assert.deepEqual(manifest.authBy, ['api-token']);
     assert.equal(manifest.basePath, '/agent');
     const result = await agent.send('hi', { principal: { id: 'u1', type: 'user', authenticator: 'custom' } });
     assert.equal(result.text, 'custom:u1');

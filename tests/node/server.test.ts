@@ -29,9 +29,10 @@ function principalEcho(): Agent {
 }
 
 async function start(t: { after(fn: () => Promise<void>): void }, options: Partial<ServeOptions> & { env?: string }) {
-  if (options.env !== undefined) process.env.AGENT_API_TOKEN = options.env;
+  const { env, ...serveOptions } = options;
+  if (env !== undefined) process.env.AGENT_API_TOKEN = env;
   try {
-    const server = await serve({ agent: principalEcho(), port: 0, ...options });
+    const server = await serve({ agent: principalEcho(), port: 0, ...serveOptions });
     t.after(() => server.close());
     return server;
   } finally {

@@ -1,3 +1,4 @@
+import { checkOptionNames } from '../../auth/options.ts';
 import { AgentError } from '../errors.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, ToolSpec } from '../types.ts';
 
@@ -19,7 +20,9 @@ export interface OpenAICompatibleOptions {
  * const model = openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, model: 'gpt-4o-mini' });
  */
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
-  const { baseURL, apiKey, model, fetch: fetchImpl = globalThis.fetch } = options ?? ({} as OpenAICompatibleOptions);
+  if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'openAICompatible(): options must be { baseURL, apiKey?, model, fetch? }');
+  checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'fetch'], (message) => new AgentError('INVALID_AGENT', message));
+  const { baseURL, apiKey, model, fetch: fetchImpl = globalThis.fetch } = options;
   let url: URL;
   try {
     url = new URL(`${String(baseURL).replace(/\/+$/, '')}/chat/completions`);

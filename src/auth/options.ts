@@ -1,0 +1,54 @@
+import { AuthConfigError } from './errors.ts';
+
+/**
+ * Option objects are closed (design §14): a key outside `known` throws, naming the key and the
+ * known key it most resembles. TypeScript warns its users of a typo; a JavaScript user's `atuh`
+ * must not quietly leave a route open. The key's value is never shown: it may be a secret.
+ * `fail` builds the helper's own error (default `AuthConfigError`).
+ * @example
+ * checkOptionNames('jwt()', options, ['secret', 'audience']); // jwt(): unknown option "audiance" (did you mean "audience"?)
+ */
+export function checkOptionNames(
+  helper: string,
+  options: object,
+  known: readonly string[],
+  fail: (message: string) => Error = (message) => new AuthConfigError(message),
+): void {
+  for (const key of Object.keys(options)) {
+    if (known.includes(key)) continue;
+    const near = closest(key, known);
+    const shown = JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}…` : key);
+    throw fail(`${helper}: unknown option ${shown}${near === undefined ? '' : ` (did you mean "${near}"?)`} (known: ${known.join(', ')})`);
+  }
+}
+
+/** The known name closest to `name` by edit distance (case-insensitive, a swap of neighbours counts one), when close enough to be a typo. */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  const typed = name.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const distance = editDistance(typed, candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  // About one edit in three: `atuh` → `auth`, `prot` → `port`, `clockTolerence` → `clockToleranceSec`.
+  return bestDistance <= Math.max(1, Math.ceil(typed.length / 3)) ? best : undefined;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  if (a.length > 64 || b.length > 64) return Infinity;
+  const width = b.length + 1;
+  const d = new Uint8Array((a.length + 1) * width);
+  for (let i = 0; i <= a.length; i++) d[i * width] = i;
+  for (let j = 0; j <= b.length; j++) d[j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(d[(i - 1) * width + j]! + 1, d[i * width + j - 1]! + 1, d[(i - 1) * width + j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, d[(i - 2) * width + j - 2]! + 1);
+      d[i * width + j] = value;
+    }
+  }
+  return d[a.length * width + b.length]!;
+}
