@@ -75,6 +75,13 @@ export function toNodeListener(handler: WebHandler, options: NodeListenerOptions
 /** The bridge under `toNodeListener()` and `serve()`; the handler also gets the node request and response. */
 export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage, res: ServerResponse) => Reply | Promise<Reply>, options: BridgeOptions = {}): NodeListener {
   const { origin, onRequest, onClose, beforeWrite } = options;
+  let bodyTakenTold = false;
+  const bodyTaken = (): Reply => {
+    // Once per listener: the cause is the mounting, the same for every request.
+    if (!bodyTakenTold) console.error('agentward: the request body was already read by something mounted before the agent handler (a body parser such as express.json(), or Fastify\'s content-type parsers): mount it before any body parser; answering 500');
+    bodyTakenTold = true;
+    return errorReply(500, 'Internal Server Error');
+  };
   const deliver = (response: unknown, res: ServerResponse) => {
     try {
       if (!(response instanceof Response || response instanceof JsonReply)) response = failed(new TypeError('the handler did not return a Response'));
@@ -108,6 +115,8 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
     const url = typeof path === 'string' ? path : (req.url ?? '');
     // The origin is the server's own, never the Host header: routes see only the path and query.
     if (!url.startsWith('/')) return deliver(errorReply(400, 'Bad Request'), res);
+    // A body parser mounted first (express.json(), Fastify's parsers) took the body: the handler would wait for it forever.
+    if (req.readableDidRead || req.readableFlowing !== null || req.readableEnded) return deliver(bodyTaken(), res);
     const request = new NodeRequest(req, (origin ?? localOrigin(req)) + url);
     (res as Tracked)[VIEW] = request;
     res.on('close', closed);

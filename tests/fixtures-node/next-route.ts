@@ -26,5 +26,7 @@ const handler = agentHandler(agent, {
   auth: [basic({ users: { ada: ROUTE_PASSWORD } }), apiToken(ROUTE_TOKEN)],
 });
 
+// Every method the routes use: a method the module does not export gets Next.js's own 405.
 export const GET = handler;
 export const POST = handler;
+export const DELETE = handler;

@@ -1,6 +1,6 @@
 // The route handler mounted as the README's recipes show: through toNodeListener() in
 // node:http, Express and Fastify (real servers on loopback, header lines read off the wire),
-// and as it is in Hono and in a Next.js-style route module (`export const POST = handler`).
+// and as it is in Hono and in a Next.js-style route module (`export const GET/POST/DELETE = handler`).
 // On each: a 401 with its challenges, auth reaching the run, a run, and server-sent events.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -12,7 +12,8 @@ import { Hono } from 'hono';
 import { wwwAuthenticateLines } from '../../src/auth/index.ts';
 import { toNodeListener } from '../../src/node/index.ts';
 import { basicAuth, headerLines, send } from '../fixtures-node/http-client.ts';
-import { GET, POST, ROUTE_PASSWORD, ROUTE_TOKEN } from '../fixtures-node/next-route.ts';
+import { captureConsoleError } from '../helpers/console.ts';
+import { DELETE, GET, POST, ROUTE_PASSWORD, ROUTE_TOKEN } from '../fixtures-node/next-route.ts';
 
 const handler = POST;
 const CHALLENGES = ['Basic realm="agent", charset="UTF-8"', 'Bearer'];
@@ -172,8 +173,8 @@ checks("Hono: app.all('/agent/*', (c) => handler(c.req.raw))", once(async () => 
   return fetch;
 }));
 
-checks('Next.js-style route module: export const GET = handler, POST = handler', once(async () => {
-  const routes: Record<string, (request: Request) => Promise<Response>> = { GET, POST };
+checks('Next.js-style route module: export const GET = handler, POST = handler, DELETE = handler', once(async () => {
+  const routes: Record<string, (request: Request) => Promise<Response>> = { GET, POST, DELETE };
   return webFetch(async (request) => {
     const route = routes[request.method];
     return route ? route(request) : new Response(null, { status: 405 });
@@ -214,4 +215,52 @@ test('toNodeListener: the request URL has the origin given, else the local addre
   const withOrigin = await listen(createServer(toNodeListener((request) => (seen.push(request.url), new Response('ok')), { origin: 'https://agent.example.com' })));
   await send(`${withOrigin}/agent`, { headers: { host: 'evil.example' } });
   assert.deepEqual(seen, [`${origin}/agent/x?y=1`, 'https://agent.example.com/agent']);
+});
+
+test('Next.js-style route module: DELETE <base>/chat/:id reaches the handler (the recipe exports every method the routes use)', async () => {
+  // Next.js answers its own 405 for a method the module does not export; the handler answers JSON.
+  const response = await DELETE(new Request('http://localhost/agent/chat/some-session', { method: 'DELETE', headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+  assert.equal(response.headers.get('content-type'), 'application/json');
+  assert.equal(response.status, 404); // a 'shared' agent has no DELETE route: the handler's own answer
+  await response.body?.cancel();
+});
+
+/** Sends a JSON POST that must be answered within 5 s: a bridge waiting for a body already read would hang. */
+async function postWithin5s(url: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, { method: 'POST', headers: { ...json, authorization: `Bearer ${ROUTE_TOKEN}` }, body: '{"message":"hi"}', signal: AbortSignal.timeout(5000) });
+  return { status: response.status, text: await response.text() };
+}
+
+test('toNodeListener after express.json(): answers 500 at once and logs one line saying to mount it before the body parser', async () => {
+  const app = express();
+  app.use(express.json());
+  app.use('/agent', toNodeListener(handler));
+  const origin = await listen(createServer(app));
+  const { result, calls } = await captureConsoleError(async () => [await postWithin5s(`${origin}/agent`), await postWithin5s(`${origin}/agent/chat`)]);
+  for (const answer of result) {
+    assert.equal(answer.status, 500);
+    assert.deepEqual(JSON.parse(answer.text), { error: 'Internal Server Error' });
+  }
+  assert.equal(calls.length, 1, 'one line, not one per request');
+  assert.match(String(calls[0]?.[0]), /mount it before any body parser/);
+  // A request without a body is still served: nothing was taken from it.
+  assert.equal((await send(`${origin}/agent/health`)).status, 200);
+});
+
+test('toNodeListener under Fastify with its content-type parsers left in place: answers 500 at once and logs one line', async () => {
+  const app = Fastify();
+  const listener = toNodeListener(handler);
+  for (const path of ['/agent', '/agent/*']) {
+    app.all(path, (request, reply) => {
+      reply.hijack();
+      listener(request.raw, reply.raw);
+    });
+  }
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  servers.push({ close: () => app.close() });
+  const origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const { result, calls } = await captureConsoleError(() => postWithin5s(`${origin}/agent`));
+  assert.equal(result.status, 500);
+  assert.equal(calls.length, 1);
+  assert.match(String(calls[0]?.[0]), /mount it before any body parser/);
 });
