@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync, watch } from 'node:fs';
 import { resolve, sep } from 'node:path';
-import { dataDirOf } from './server-main.ts';
+import { dataDirOf, DEV_CHILD_PORT_IN_USE } from './server-main.ts';
 
 /** True for a changed path (relative to the directory) that must not restart the server. */
 export function ignoredChange(relativePath: string): boolean {
@@ -19,7 +19,7 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
   const folder = resolve(dir);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new Error(`${folder}: is not a directory`);
   const args = [...process.execArgv, options.cli, 'start', folder, '--playground', '--log-refusals', ...(options.quiet ? ['--quiet'] : [])];
-  const env = { NODE_ENV: 'development', ...process.env, AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder) };
+  const env = { NODE_ENV: 'development', ...process.env, AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder), AGENTWARD_DEV_CHILD: '1' };
 
   /** The server that runs now; `stopped` is one ending for a restart. */
   let child: ChildProcess | undefined;
@@ -33,6 +33,11 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
     running.once('exit', (code, signal) => {
       if (child !== running) return;
       child = undefined;
+      // A taken port stays taken when a file changes: say so (the child did) and stop.
+      if (code === DEV_CHILD_PORT_IN_USE && !stopping) {
+        watcher.close();
+        process.exit(1);
+      }
       if (!stopping) console.error(`agentward: the server exited (${code ?? signal}); waiting for a file change to restart`);
     });
   };

@@ -9,18 +9,22 @@ const toPath = (file: string) => (file.startsWith('file://') ? fileURLToPath(fil
 
 /**
  * Where an error points, read from its stack: a syntax error's header (`<file>:<line>`, the
- * source line, then a caret line under the column), else the first stack frame in a file of
- * `dir` (an error thrown while the module runs). `fallbackFile` names a header without a file.
+ * source line, then a caret line under the column; without a caret, as at the end of the file,
+ * the place just after the source line), else the first stack frame in a file of `dir` (an error
+ * thrown while the module runs). `fallbackFile` names a header without a file.
  */
 export function errorLocation(error: unknown, dir: string, fallbackFile: string): SourceLocation | undefined {
   const stack = typeof (error as Error | null)?.stack === 'string' ? (error as Error).stack! : '';
   const lines = stack.split('\n');
   const header = /^(.*):(\d+)$/.exec(lines[0] ?? '');
   const caret = lines.findIndex((line, index) => index > 1 && /^\s*\^+\s*$/.test(line));
-  if (header !== null && caret !== -1) {
-    return { file: header[1] ? toPath(header[1]) : fallbackFile, line: Number(header[2]), column: (lines[caret] as string).indexOf('^') + 1 };
+  const syntax = (error as Error | null)?.name === 'SyntaxError';
+  if (header !== null && (caret !== -1 || (syntax && lines[1] !== undefined))) {
+    const column = caret !== -1 ? (lines[caret] as string).indexOf('^') + 1 : (lines[1] as string).length + 1;
+    return { file: header[1] ? toPath(header[1]) : fallbackFile, line: Number(header[2]), column };
   }
-  for (const frame of stack.matchAll(/(file:\/\/[^\s()]+|\/[^\s()]+):(\d+):(\d+)\)?$/gm)) {
+  // A frame's file follows "at " or "(": never the inside of a node:internal/… name.
+  for (const frame of stack.matchAll(/[\s(](file:\/\/[^\s()]+|\/[^\s()]+):(\d+):(\d+)\)?$/gm)) {
     const file = toPath(frame[1] as string);
     if (file.startsWith(dir)) return { file, line: Number(frame[2]), column: Number(frame[3]) };
   }

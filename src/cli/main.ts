@@ -13,7 +13,7 @@ import { migrateDatabase } from './database.ts';
 import { runDevLoop } from './dev.ts';
 import { loadAgentDir } from './resolve.ts';
 import { initAgentDir, newApiToken } from './scaffold.ts';
-import { builtOutputTarget, dataDirOf, directoryAuth, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
+import { builtOutputTarget, dataDirOf, DEV_CHILD_PORT_IN_USE, directoryAuth, PortInUseError, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
 
 interface CommandSpec {
   synopsis: string;
@@ -252,6 +252,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   }
   // Messages of the project's errors never hold a secret; a stack adds nothing for a user.
   const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof PortInUseError) {
+    console.error(`agentward: ${error.message}`);
+    process.exit(process.env.AGENTWARD_DEV_CHILD === '1' ? DEV_CHILD_PORT_IN_USE : 1);
+  }
   console.error(`agentward: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`);
   process.exit(1);
 });

@@ -50,6 +50,20 @@ export async function builtOutputTarget(dir: string): Promise<BuildTarget | unde
   }
 }
 
+const DEFAULT_PORT = 3000;
+
+/** The port the server was to listen on is taken: `start` and `dev` exit 1 saying so, rather than wait. */
+export class PortInUseError extends Error {
+  readonly code = 'PORT_IN_USE';
+  constructor(port: number) {
+    super(`port ${port} is in use; set PORT=… to another port (PORT=0 picks a free one)`);
+    this.name = 'PortInUseError';
+  }
+}
+
+/** The exit code of `dev`'s server child whose port is taken: `dev` then exits 1 instead of waiting for a file change. */
+export const DEV_CHILD_PORT_IN_USE = 75;
+
 function portFrom(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new Error('PORT must be an integer from 0 to 65535');
@@ -68,7 +82,10 @@ export async function startAgentServer(options: { name: string; agent: Agent; au
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
-  const server = await serve({ agent, auth, basePath, port: portFrom(process.env.PORT), host: process.env.HOST || undefined, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) });
+  const port = portFrom(process.env.PORT) ?? DEFAULT_PORT;
+  const server = await serve({ agent, auth, basePath, port, host: process.env.HOST || undefined, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) }).catch((error: unknown) => {
+    throw (error as { code?: unknown } | null)?.code === 'EADDRINUSE' ? new PortInUseError(port) : error;
+  });
   closeOnSignals(server);
   console.log(`agentward: ${name} listening on ${server.url}${basePath}`);
   if (playground) console.log(`agentward: playground at ${server.url}${basePath}/playground (paste an API token there)`);

@@ -81,6 +81,9 @@ describe('a load error names file, line and column', () => {
     ['a JavaScript syntax error in auth.js', { 'auth.js': 'export default [\n  1 2\n];\n' }, /auth\.js:2:5: cannot be loaded: SyntaxError/],
     ['an error thrown while agent.ts runs', { 'agent.ts': "const ready = false;\nif (!ready) throw new Error('not configured');\nexport default 1;\n" }, /agent\.ts:2:19: cannot be loaded: not configured/],
     ['a syntax error in a module agent.ts imports', { 'agent.ts': "import { x } from './tools.ts';\nexport default x;\n", 'tools.ts': 'export const x = 1;\nlet q: = 2;\n' }, /tools\.ts:2:8: cannot be loaded \(imported by .*agent\.ts\): SyntaxError/],
+    ['an unclosed call at the end of agent.ts', { 'agent.ts': "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'x', model: echoModel() }\n" }, /agent\.ts:2:61: cannot be loaded: SyntaxError/],
+    ['an unclosed list at the end of auth.ts', { 'auth.ts': 'export default [\n' }, /auth\.ts:1:17: cannot be loaded: SyntaxError/],
+    ['an unclosed list at the end of auth.js', { 'auth.js': 'export default [\n' }, /auth\.js:1:17: cannot be loaded: SyntaxError/],
   ];
   for (const [name, files, expected] of cases) {
     test(name, (t) => {
@@ -91,6 +94,7 @@ describe('a load error names file, line and column', () => {
       assert.equal(result.status, 1);
       assert.match(result.stderr, expected);
       assert.ok(result.stderr.includes(dir), 'the full path of the file');
+      assert.doesNotMatch(result.stderr, /node:internal|\/modules\/typescript/, 'never a place inside Node');
     });
   }
 });

@@ -150,3 +150,27 @@ test('npm start (agentward start examples/demo): the printed curl works, and a r
   assert.match(decided.text, /A-1/);
   assert.ok((await readdir(join(data, 'sessions'))).length >= 2, 'sessions are in AGENT_DATA_DIR');
 });
+
+/** A loopback port held by another server for the test's duration. */
+async function takenPort(t: { after(fn: () => Promise<void>): void }): Promise<number> {
+  const { createServer } = await import('node:net');
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise((resolve) => holder.close(() => resolve())));
+  return (holder.address() as { port: number }).port;
+}
+
+for (const command of ['start', 'dev'] as const) {
+  test(`agentward ${command} on a busy port exits 1 with "port N is in use; set PORT=…" (it does not wait)`, async (t) => {
+    const dir = await agentDir(t);
+    const port = await takenPort(t);
+    const running = run(t, [command, dir], { PORT: String(port) });
+    const timeout = setTimeout(() => running.child.kill('SIGKILL'), 20_000);
+    const { code, signal } = await running.exit;
+    clearTimeout(timeout);
+    assert.equal(signal, null, `exited on its own, not killed:\n${running.output()}`);
+    assert.equal(code, 1, running.output());
+    assert.ok(running.output().includes(`port ${port} is in use; set PORT=…`), running.output());
+    assert.doesNotMatch(running.output(), /EADDRINUSE|waiting for a file change/);
+  });
+}
