@@ -27,12 +27,14 @@ const agent = createAgent({
   store: memoryStore(),
 });
 
-// Workers hand the environment to `fetch`, not to module scope: build the handler on first use.
-let handler: ((request: Request) => Promise<Response>) | undefined;
+// Workers hand the secrets to `fetch` as `env`, per request, never to module scope: the handler is
+// made from the `env` a request brings, once per `env` object (the same object while the isolate lives).
+const handlers = new WeakMap<Env, (request: Request) => Promise<Response>>();
 
 export default {
   fetch(request: Request, env: Env): Promise<Response> {
-    handler ??= agentHandler(agent, { basePath: '/agent', auth: authList(env) });
+    let handler = handlers.get(env);
+    if (handler === undefined) handlers.set(env, (handler = agentHandler(agent, { basePath: '/agent', auth: authList(env) })));
     return handler(request);
   },
 };

@@ -329,6 +329,7 @@ function wranglerToml(info: AgentDir): string {
 # Secrets (never in this file):
 #   npx wrangler secret put ${apiToken}   every route but ${info.basePath}/health answers 401 until it is set
 #   npx wrangler secret put ${modelApiKey}     the API key of an openai-compatible model, sent as Authorization: Bearer
+# Locally (npx wrangler dev), the same names go into a .dev.vars file beside this one: ${apiToken}=<a token>
 name = "${workerName(info.name)}"
 main = "worker.js"
 compatibility_date = "2025-01-01"

@@ -70,6 +70,19 @@ describe('the packed tarball', () => {
     assert.match(compiled, /from '\.\/auth\/index\.js'/, 'relative specifiers name .js files');
   });
 
+  test('package.json names the repository, homepage and bug tracker; the README cites no file the package does not ship', () => {
+    const installed = join(app, 'node_modules', 'agentward');
+    const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as Record<string, unknown>;
+    assert.match((pkg.repository as { url?: string })?.url ?? '', /^git\+https:\/\/github\.com\//);
+    assert.match(String(pkg.homepage), /^https:\/\//);
+    assert.match((pkg.bugs as { url?: string })?.url ?? '', /^https:\/\//);
+    const readme = readFileSync(join(installed, 'README.md'), 'utf8');
+    // The user's manual: everything above the short note on working on the repository itself.
+    const manual = readme.slice(0, readme.indexOf('## Working on this repository'));
+    assert.ok(manual.length > 1000);
+    assert.deepEqual([...manual.matchAll(/(?:examples|tests|src|bench|fixtures)\/[\w./-]+/g)].map((match) => match[0]), []);
+  });
+
   test('publint reports nothing', () => {
     const output = ok(node22, [bin('publint'), 'run', tarball, '--level', 'suggestion'], work);
     assert.match(output, /All good!/);
@@ -154,19 +167,16 @@ describe("the README's first example runs from the installed package", () => {
   }
 });
 
-test('a Worker importing agentward, bundled with esbuild from the installed package, runs in workerd', async () => {
-  write('worker.ts', `import { agentHandler, apiToken, createAgent, echoModel, memoryStore } from 'agentward';
+/** The README's Cloudflare Worker block (the one whose `fetch` takes `env`), from the installed README. */
+function readmeWorker(): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
+  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!).find((code) => code.includes('fetch(request: Request, env: Env)'));
+  assert.ok(block, 'the README has a Worker example reading its secrets from env');
+  return block;
+}
 
-interface Env { AGENT_API_TOKEN: string }
-let handler: ((request: Request) => Promise<Response>) | undefined;
-
-export default {
-  fetch(request: Request, env: Env): Promise<Response> {
-    handler ??= agentHandler(createAgent({ name: 'worker', model: echoModel(), store: memoryStore() }), { basePath: '/agent', auth: [apiToken(env.AGENT_API_TOKEN)] });
-    return handler(request);
-  },
-};
-`);
+test("the README's Worker, bundled with esbuild from the installed package, runs in workerd with its secrets from env", async () => {
+  write('worker.ts', readmeWorker());
   const entry = join(app, 'worker.ts');
   const bundle = await bundleWorker(entry);
   assert.match(bundle, /node_modules\/agentward\/dist\/auth\//, 'the bundle holds the installed, compiled package');
@@ -186,6 +196,14 @@ export default {
     assert.equal(((await ran.json()) as { text: string }).text, 'hello from workerd');
   } finally {
     await worker.dispose();
+  }
+  // Without the secret the list is empty: every agent route answers 401, health stays open.
+  const bare = await startWorker({ entry, bindings: {} });
+  try {
+    assert.equal((await bare.fetch('http://worker/agent/health')).status, 200);
+    assert.equal((await bare.fetch('http://worker/agent', { method: 'POST', body: '{"message":"hi"}', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` } })).status, 401);
+  } finally {
+    await bare.dispose();
   }
 });
 
@@ -259,6 +277,17 @@ describe('a consumer type-checks against the installed declarations', () => {
 
   test('and with exactOptionalPropertyTypes, checking the library declarations too (skipLibCheck off)', () => {
     ok(bin('tsc'), ['-p', 'tsconfig.exact.json'], app);
+  });
+
+  // The README's supported range: TypeScript 5.7 is the first whose Uint8Array is generic, as the declarations need.
+  test('with TypeScript 5.7, the oldest version the README supports (installed into the consumer from the registry)', () => {
+    const older = join(work, 'typescript-5.7');
+    mkdirSync(older);
+    write('../typescript-5.7/package.json', JSON.stringify({ name: 'typescript-5-7', private: true }));
+    ok('npm', ['install', '--no-audit', '--no-fund', 'typescript@5.7.3'], older);
+    const tsc57 = join(older, 'node_modules', 'typescript', 'bin', 'tsc');
+    assert.match(ok(node22, [tsc57, '--version'], app), /Version 5\.7\.3/);
+    ok(node22, [tsc57, '-p', 'tsconfig.exact.json'], app);
   });
 
   test('the check can fail: wrong arguments to the public API are type errors', () => {
