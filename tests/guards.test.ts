@@ -79,3 +79,10 @@ test('the guards can fail: they see node: imports, process, Buffer and extension
   for (const source of clean) assert.deepEqual(nodeUsage(source), [], source);
   assert.deepEqual(importSpecifiers("import a from './a';\nexport * from '../b.ts';\nconst c = await import('./c.js');\nconst t = `import d from './d'`;"), ['./a', '../b.ts', './c.js']);
 });
+
+test('the old name is gone (design §14): no file of src/, tests/, examples/, fixtures/, bin/, the README or package.json says it', () => {
+  const oldName = ['agent', 'gate'].join(''); // spelled apart, so this file does not hold it
+  const files = ['src', 'tests', 'examples', 'fixtures', 'bin', 'scripts', 'bench'].flatMap(sourceFiles).concat(['README.md', 'CONTRIBUTING.md', 'package.json']);
+  assert.ok(files.length > 100);
+  assert.deepEqual(files.filter((file) => read(file).toLowerCase().includes(oldName)), []);
+});
