@@ -153,26 +153,38 @@ try {
 `;
 }
 
-/** What never goes into the image: secrets, local data, installs, logs, VCS and editor files. */
-const DOCKER_IGNORE = `# Built by agentward: kept out of the image context.
-.env*
+/**
+ * What never goes into the image context: secrets, local data, installs, logs, VCS and editor
+ * files. Docker matches a plain pattern at the context root only: each begins with the "any
+ * folder" prefix, so it holds at every depth.
+ */
+const DOCKER_IGNORE = `# Built by agentward: kept out of the image context, at every depth.
 **/.env*
-*.env
-.data
+**/*.env
+**/.dev.vars
 **/.data
-node_modules
 **/node_modules
-npm-debug.log*
-*.log
-.git
-.gitignore
-.npmrc
-.yarnrc*
-*.pem
-*.key
-.DS_Store
-.vscode
-.idea
+**/npm-debug.log*
+**/*.log
+**/.git
+**/.gitignore
+**/.npmrc
+**/.yarnrc*
+**/*.pem
+**/*.key
+**/*.p8
+**/*.p12
+**/*.pfx
+**/*.jks
+**/*.keystore
+**/*.der
+**/id_rsa*
+**/id_dsa*
+**/id_ecdsa*
+**/id_ed25519*
+**/.DS_Store
+**/.vscode
+**/.idea
 Dockerfile
 .dockerignore
 `;
@@ -192,7 +204,10 @@ CMD ["node", "server.js"]
 `;
 }
 
-async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget): Promise<AgentManifest> {
+/** Key files, logs and env files: never copied into a build, at any depth (a private key in an image is a leaked key). */
+const NEVER_COPIED = /\.(?:pem|key|p8|p12|pfx|jks|keystore|der|log|env)$|^id_(?:rsa|dsa|ecdsa|ed25519)(?:\.|$)|^npm-debug\.log/i;
+
+async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget, log: (line: string) => void): Promise<AgentManifest> {
   const app = join(out, 'app');
   const runtime = join(out, 'agentward');
   const packages = new Set<string>();
@@ -202,9 +217,13 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
   // The directory's own package.json stays behind: its "type" could make the transpiled ES modules CommonJS,
   // and the packages it names are listed in the output's package.json.
   const notCopied = new Set([SETTINGS_FILE, 'package.json', 'package-lock.json'].map((name) => join(info.dir, name)));
+  const refused: string[] = [];
   const skipInDir = (path: string) => {
     const name = path.slice(path.lastIndexOf(sep) + 1);
-    return isInside(path, out) || name === 'node_modules' || name.startsWith('.') || notCopied.has(path);
+    if (isInside(path, out) || name === 'node_modules' || name.startsWith('.') || notCopied.has(path)) return true;
+    if (!NEVER_COPIED.test(name)) return false;
+    refused.push(relative(info.dir, path));
+    return true;
   };
   await copyModules(info.dir, app, skipInDir, (specifier, folder) => {
     const entry = AGENTWARD_ENTRIES.get(specifier);
@@ -223,6 +242,7 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget)
   // With an auth file the baked token is not used, so nothing of it is shipped; without one, only its digest.
   const baked = info.authFile === undefined ? info.settings.apiToken : undefined;
   const settings: ProjectSettings = { name: info.name, basePath: info.basePath, ...(baked !== undefined && { apiTokenSha256: await tokenDigest(baked) }) };
+  if (refused.length > 0) log(`agentward: not copied into app/ (key files, logs and env files never go into a build; load keys from the environment): ${refused.join(', ')}`);
   await writeJson(join(app, SETTINGS_FILE), settings, 0o600);
   await writeFile(join(out, 'server.js'), serverScript(target));
   const dependencies = await packageVersions(info.dir, packages);
@@ -396,7 +416,7 @@ export async function build(dir: string, options: BuildOptions): Promise<AgentMa
   const out = resolve(outOption);
   await prepareOut(out, info.dir);
   const log = options.log ?? ((line: string) => console.log(line));
-  const manifest = spec !== undefined ? await buildWorker(info, spec, out, log) : await buildNodeServer(info, out, target);
+  const manifest = spec !== undefined ? await buildWorker(info, spec, out, log) : await buildNodeServer(info, out, target, log);
   await writeJson(join(out, 'manifest.json'), manifest);
   return manifest;
 }

@@ -41,6 +41,43 @@ describe('docker target', () => {
     assert.equal(result.status, 0);
   });
 
+  // Issue 28, finding 1: key files and logs reached the image (Docker reads a pattern without its "**/" prefix at the context root only).
+  test('key files, logs and env files never reach app/, and the .dockerignore excludes them at every depth, as Docker matches it', async (t) => {
+    const secrets = ['jwt-signing.pem', 'tls.key', 'debug.log', 'keys/signing.pem', 'keys/deep/tls.key', 'lib/store.p12', 'id_rsa', 'config/id_ed25519', 'prod.env', 'logs/app.log', '.env', 'lib/.env.local'];
+    const dir = writeDir(tempFolder(t), Object.fromEntries(secrets.map((file) => [file, 'SECRET-MATERIAL'])), fixture('plain'));
+    const out = join(tempFolder(t), 'out');
+    const lines: string[] = [];
+    const originalLog = console.log;
+    console.log = (line: string) => void lines.push(line);
+    try {
+      await build(dir, { target: 'docker', out });
+    } finally {
+      console.log = originalLog;
+    }
+    const copied = (folder: string): string[] => readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? copied(join(folder, entry.name)).map((file) => `${entry.name}/${file}`) : [entry.name]);
+    const app = copied(join(out, 'app'));
+    for (const file of secrets) assert.equal(app.includes(file), false, `app/${file} is not copied`);
+    assert.ok(app.includes('agent.js'), 'the agent is');
+    assert.equal(copied(out).some((file) => readFileSync(join(out, file), 'latin1').includes('SECRET-MATERIAL')), false, 'no secret anywhere in the output');
+    assert.ok(lines.some((line) => /not copied into app\/.*jwt-signing\.pem.*keys\/signing\.pem/.test(line)), 'the build says what it left out');
+
+    // Docker's own rule (moby/patternmatcher): "**" matches any number of folders, "*" and "?" stay
+    // within one; a pattern that matches a folder excludes everything inside it.
+    const patterns = readFileSync(join(out, '.dockerignore'), 'utf8').split('\n').filter((line) => line !== '' && !line.startsWith('#'));
+    const toRegExp = (pattern: string) => new RegExp(`^${pattern.split('/').map((part) => (part === '**' ? '(?:.*)' : part.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'))).join('/').replace(/\(\?:\.\*\)\//g, '(?:.*/)?')}$`);
+    const ignored = (path: string) => patterns.some((pattern) => {
+      const parts = path.split('/');
+      return parts.some((_, i) => toRegExp(pattern).test(parts.slice(0, i + 1).join('/')));
+    });
+    for (const depth of ['', 'app/', 'app/keys/', 'agentward/deep/er/']) {
+      for (const name of ['signing.pem', 'tls.key', 'debug.log', 'store.p12', 'id_rsa', '.env', '.env.production', 'prod.env', '.git/config', 'node_modules/x/index.js', '.data/sessions/x.json']) {
+        assert.ok(ignored(depth + name), `.dockerignore keeps ${depth + name} out of the context`);
+      }
+    }
+    for (const kept of ['server.js', 'app/agent.js', 'agentward/index.js', 'package.json']) assert.equal(ignored(kept), false, `${kept} stays in the context`);
+  });
+
   test('a directory importing third-party packages gets an npm install step', async (t) => {
     const dir = writeDir(tempFolder(t), { 'lib/pad.ts': "import leftPad from 'left-pad';\nexport const pad = leftPad;\n" }, fixture('plain'));
     const out = join(tempFolder(t), 'out');
