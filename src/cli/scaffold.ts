@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from './agent-dir.ts';
 
@@ -23,7 +23,9 @@ export default createAgent({
 
 /** The directory's own package.json: its files are ES modules even in a `"type": "commonjs"` project. */
 const PACKAGE_JSON = JSON.stringify({ private: true, type: 'module' }, null, 2) + '\n';
-const GITIGNORE = '.data/\n.env*\n';
+/** Never committed: the token (agentward.json), the sessions (.data), env and wrangler dev secrets. */
+const IGNORED = [SETTINGS_FILE, '.data/', '.env*', '.dev.vars'];
+const GITIGNORE_NOTE = `# agentward: ${SETTINGS_FILE} holds the API token init made (mode 0600); .data holds the sessions.`;
 
 /** A fresh API token: 32 random bytes, base64url (a valid RFC 6750 b64token). */
 export function newApiToken(): string {
@@ -32,8 +34,9 @@ export function newApiToken(): string {
 
 /**
  * Scaffolds an agent directory: `agent.ts`, `agent.json`, `agentward.json` holding a fresh
- * API token (file mode 0600), and, when absent, `package.json` (`"type": "module"`) and
- * `.gitignore`. Refuses a directory that already holds an agent, so nothing is overwritten.
+ * API token (file mode 0600), when absent `package.json` (`"type": "module"`), and a
+ * `.gitignore` (or the lines an existing one lacks) that keeps the token's file, `.data`, env
+ * files and `.dev.vars` out of git. Refuses a directory that already holds an agent, so nothing is overwritten.
  * Returns the token so the caller can show it once.
  * @example
  * const { apiToken } = await initAgentDir('./my-agent');
@@ -51,11 +54,19 @@ export async function initAgentDir(directory: string): Promise<{ dir: string; fi
   await writeFile(join(dir, AGENT_FILE), AGENT_SOURCE, { flag: 'wx' });
   await writeFile(join(dir, SPEC_FILE), JSON.stringify({ name, instructions: 'You are a helpful assistant.', model: { provider: 'echo' } }, null, 2) + '\n', { flag: 'wx' });
   await writeFile(join(dir, SETTINGS_FILE), JSON.stringify({ name, basePath: DEFAULT_BASE_PATH, apiToken }, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
-  // A package.json or .gitignore already there is the user's: kept as it is.
-  for (const [file, content] of [['package.json', PACKAGE_JSON], ['.gitignore', GITIGNORE]] as const) {
-    if (existsSync(join(dir, file))) continue;
-    await writeFile(join(dir, file), content, { flag: 'wx' });
-    files.push(file);
+  // A package.json already there is the user's: kept as it is.
+  if (!existsSync(join(dir, 'package.json'))) {
+    await writeFile(join(dir, 'package.json'), PACKAGE_JSON, { flag: 'wx' });
+    files.push('package.json');
+  }
+  // A .gitignore already there gets the lines it lacks, so `git add -A` never commits the token.
+  const gitignore = join(dir, '.gitignore');
+  const present = existsSync(gitignore) ? await readFile(gitignore, 'utf8') : undefined;
+  const missing = IGNORED.filter((line) => !(present ?? '').split(/\r?\n/).includes(line));
+  if (missing.length > 0) {
+    const lead = present === undefined ? '' : present.endsWith('\n') || present === '' ? '\n' : '\n\n';
+    await writeFile(gitignore, `${lead}${GITIGNORE_NOTE}\n${missing.join('\n')}\n`, { flag: present === undefined ? 'wx' : 'a' });
+    files.push('.gitignore');
   }
   return { dir, files, apiToken };
 }

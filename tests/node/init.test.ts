@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
 import { initAgentDir } from '../../src/cli/scaffold.ts';
@@ -24,6 +25,38 @@ describe('agentward init', () => {
     assert.deepEqual(readJson(join(dir, 'agentward.json')), { name: 'my-agent', basePath: '/agent', apiToken: first.apiToken });
     assert.equal(statSync(join(dir, 'agentward.json')).mode & 0o777, 0o600);
     assert.equal(readJson(join(dir, 'agent.json')).name, 'my-agent');
+  });
+
+  // Issue 28, finding 3: the token was committed by `git add -A`.
+  test('git add -A commits no token: the .gitignore init writes covers agentward.json (and .data, env files, .dev.vars)', async (t) => {
+    const dir = join(tempFolder(t), 'my-agent');
+    const { apiToken } = await initAgentDir(dir);
+    writeFileSync(join(dir, '.dev.vars'), 'AGENT_API_TOKEN=x\n');
+    mkdirSync(join(dir, '.data'));
+    writeFileSync(join(dir, '.data', 'session.json'), '{}');
+    const git = (...args: string[]) => {
+      const result = spawnSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } });
+      assert.equal(result.status, 0, result.stderr);
+      return result.stdout;
+    };
+    git('init', '-q');
+    git('add', '-A');
+    const staged = git('diff', '--cached', '--name-only').trim().split('\n').sort();
+    assert.deepEqual(staged, ['.gitignore', 'agent.json', 'agent.ts', 'package.json']);
+    const search = spawnSync('git', ['grep', '--cached', '-I', '-l', apiToken], { cwd: dir, encoding: 'utf8' });
+    assert.equal(search.status, 1, `the token is in no staged file: ${search.stdout}`); // git grep: 1 is "no match"
+  });
+
+  test('an existing .gitignore is kept and gets the lines it lacks', async (t) => {
+    const dir = tempFolder(t);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, '.gitignore'), 'dist/\n.data/');
+    const { files } = await initAgentDir(dir);
+    assert.ok(files.includes('.gitignore'));
+    const lines = readFileSync(join(dir, '.gitignore'), 'utf8').split('\n');
+    assert.deepEqual(lines.slice(0, 2), ['dist/', '.data/']);
+    for (const line of ['agentward.json', '.env*', '.dev.vars']) assert.ok(lines.includes(line), line);
+    assert.equal(lines.filter((line) => line === '.data/').length, 1, 'nothing twice');
   });
 
   test('refuses to overwrite an existing agent', async (t) => {
