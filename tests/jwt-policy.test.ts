@@ -105,6 +105,15 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
   }
   const withKid = (payload: Record<string, unknown>, header: Record<string, unknown> = {}) => hs(payload, { alg: 'HS256', kid: 'k-7', ...header });
 
+  // Issue 28, finding 5: a forged token's kid reached the operator's log whole (~16 KB a request).
+  test('kid and iss are cut to 256 characters: a forged token cannot flood the operator', async () => {
+    const long = 'k'.repeat(4000); // within the 16 KiB Authorization bound once encoded
+    const { refusals } = await heard(at({ secret: SECRET, ...base }), `${(await hs(claims({ iss: 'i'.repeat(4000) }), { alg: 'HS256', kid: long })).slice(0, -4)}AAAA`);
+    assert.equal(refusals.length, 1);
+    assert.equal(refusals[0]!.kid, long.slice(0, 256));
+    assert.equal(refusals[0]!.iss, 'i'.repeat(256));
+  });
+
   test('one reason per refused request, with the entry and the token kid and iss; the client gets the same 401', async () => {
     const entry = at({ secret: SECRET, typ: 'at+jwt', ...base });
     const at_ = { typ: 'at+jwt' };

@@ -6,6 +6,9 @@ const PROGRESS = [
   'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'scope', 'no-subject',
 ] as const;
 
+/** Characters of `kid` and `iss` an `onRefused` listener hears at most. */
+export const MAX_REPORTED = 256;
+
 /** Why an entry refused a bearer token (design §12): for the operator, never sent to the client. */
 export type RefusalReason = (typeof PROGRESS)[number];
 
@@ -41,8 +44,9 @@ export class RequestRefusals {
   readonly report: ReportRefusal = (entry, reason, kid, iss) => {
     if (this.#best !== undefined && PROGRESS.indexOf(reason) <= PROGRESS.indexOf(this.#best.reason)) return;
     const refusal: { -readonly [K in keyof Refusal]: Refusal[K] } = { entry, reason };
-    if (kid !== undefined) refusal.kid = kid;
-    if (iss !== undefined) refusal.iss = iss.slice(0, 256);
+    // Both come from an unverified token: bounded, so a forged one cannot flood the operator's log.
+    if (kid !== undefined) refusal.kid = kid.slice(0, MAX_REPORTED);
+    if (iss !== undefined) refusal.iss = iss.slice(0, MAX_REPORTED);
     this.#best = Object.freeze(refusal);
   };
 

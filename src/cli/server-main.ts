@@ -6,6 +6,7 @@ import type { Agent } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
 import type { Refusal } from '../auth/refusals.ts';
 import type { AuthFn } from '../auth/types.ts';
+import { printable } from '../node/request-log.ts';
 import { closeOnSignals, serve } from '../node/server.ts';
 import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
@@ -33,8 +34,9 @@ export interface ServerFlags {
   logRefusals?: boolean;
 }
 
-function printRefusal(r: Refusal): void {
-  console.log(`agentward: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid=${JSON.stringify(r.kid)}`}${r.iss === undefined ? '' : ` iss=${JSON.stringify(r.iss)}`}`);
+/** One line per refused token (`dev`, `--log-refusals`): kid and iss come from the client, so they are escaped. */
+export function printRefusal(r: Refusal): void {
+  console.log(`agentward: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid="${printable(r.kid)}"`}${r.iss === undefined ? '' : ` iss="${printable(r.iss)}"`}`);
 }
 
 /** Where `start` and `dev` keep a directory's sessions when AGENT_DATA_DIR is not set. */

@@ -25,7 +25,9 @@ export function requestLogFormat(option: RequestLogFormat | undefined, env = pro
 }
 
 /**
- * Control characters and spaces escaped, so a path cannot forge a line or a field. Text of
+ * Control, format (bidi overrides, U+200E…) and separator characters (U+2028, U+2029), spaces,
+ * quotes and backslashes escaped as \uXXXX, so a path or a token's kid cannot forge a line, a
+ * field or the look of one. Used for every line that prints what a client sent. Text of
  * printable ASCII alone, what nearly every method, path and principal is, is tested and kept
  * as it is. With the time formatted once per millisecond (isoNow()), a logged request costs
  * 1.05 against 2.4 µs (the old code and this one in turn, 200,000 requests each in a loop,
@@ -33,7 +35,7 @@ export function requestLogFormat(option: RequestLogFormat | undefined, env = pro
  */
 const ESCAPED = /[\s\p{Cc}\p{Cf}\\"]/gu;
 const PLAIN = /^[!#-[\]-~]*$/;
-const printable = (text: string) =>
+export const printable = (text: string) =>
   PLAIN.test(text) ? text : text.replace(ESCAPED, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /**

@@ -12,6 +12,7 @@ import { agentHandler } from '../../src/http/handler.ts';
 import { serve } from '../../src/node/server.ts';
 import type { Refusal } from '../../src/auth/index.ts';
 import { lineMatching, send } from '../fixtures-node/http-client.ts';
+import { printRefusal } from '../../src/cli/server-main.ts';
 
 const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const SECRET = 'dev-refusal-secret-that-is-at-least-32-bytes';
@@ -56,4 +57,19 @@ test('agentHandler and serve hand onRefused to routeAuth', async (t) => {
   const answered = await send(`${server.url}/agent`, { method: 'POST', headers: { authorization: 'Bearer wrong!' }, body: '{"message":"hi"}' });
   assert.equal(answered.status, 401);
   assert.deepEqual(heard.at(-1), { entry: 'apiToken', reason: 'malformed' });
+});
+
+// Issue 28, finding 5: printed lines let U+2028/U+2029 and bidi overrides (U+202E) through.
+test('a printed refusal escapes every control, format (bidi) and line-separator character of kid and iss: one plain line', () => {
+  const lines: string[] = [];
+  const original = console.log;
+  console.log = (line: string) => void lines.push(line);
+  try {
+    printRefusal({ entry: 'jwt', reason: 'signature', kid: 'a\u202Eb\u2028c\u2029d\ne\u0007f\u200Fg\u2066h"i\\j\u0085k', iss: 'https://id.example/\u202Etxt.exe' });
+  } finally {
+    console.log = original;
+  }
+  assert.equal(lines.length, 1);
+  assert.equal(lines[0], 'agentward: jwt refused a bearer token: signature kid="a\\u202eb\\u2028c\\u2029d\\u000ae\\u0007f\\u200fg\\u2066h\\u0022i\\u005cj\\u0085k" iss="https://id.example/\\u202etxt.exe"');
+  assert.doesNotMatch(lines[0]!, /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]/);
 });
