@@ -32,6 +32,8 @@ export interface BridgeOptions {
   onClose?(request: NodeRequest): void;
   /** Called before the response's head is written. */
   beforeWrite?(res: ServerResponse): void;
+  /** Milliseconds a request's body has to arrive whole once its head is in; then 408 and the connection closes. */
+  bodyTimeoutMs?: number;
 }
 
 /**
@@ -74,7 +76,7 @@ export function toNodeListener(handler: WebHandler, options: NodeListenerOptions
 
 /** The bridge under `toNodeListener()` and `serve()`; the handler also gets the node request and response. */
 export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage, res: ServerResponse) => Reply | Promise<Reply>, options: BridgeOptions = {}): NodeListener {
-  const { origin, onRequest, onClose, beforeWrite } = options;
+  const { origin, onRequest, onClose, beforeWrite, bodyTimeoutMs } = options;
   let bodyTakenTold = false;
   const bodyTaken = (): Reply => {
     // Once per listener: the cause is the mounting, the same for every request.
@@ -130,6 +132,7 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
       responses.add(res);
     }
     onRequest?.(request);
+    if (bodyTimeoutMs !== undefined && hasBody(req)) request.timeBody(bodyTimeoutMs);
     let result: Reply | Promise<Reply>;
     try {
       result = handler(request, req, res);
@@ -149,10 +152,11 @@ type Tracked = ServerResponse & { [VIEW]?: NodeRequest };
 /** Requests whose body reader gave up before the end: their connection closes after the answer. */
 const cutOff = new WeakSet<IncomingMessage>();
 /** Stops queueing a request's body for the handler (a Web body stream) and discards the rest. */
-const drains = new WeakMap<IncomingMessage, () => void>();
+const drains = new WeakMap<IncomingMessage, (error?: unknown) => void>();
 
 const clientGone = () => new DOMException('The client closed the connection before sending the whole body', 'AbortError');
 const answeredFirst = () => new DOMException('The response was sent before the request body was read', 'AbortError');
+const bodyTimedOut = () => new HttpError(408, 'Request Timeout');
 
 function failed(error: unknown): Reply {
   // A request that cannot be a Web Request (NodeRequest.request()) is the client's error.
@@ -167,6 +171,12 @@ function writeFailed(error: unknown, res: ServerResponse): void {
 }
 
 /** `http://<local address>:<port>` of the connection: the server's own origin. */
+/** Whether the request's head announces a body (node's own rule: a length above 0, or chunks). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
 function localOrigin(req: IncomingMessage): string {
   const { localAddress, localPort } = req.socket;
   if (localAddress === undefined || localPort === undefined) return 'http://localhost';
@@ -242,6 +252,8 @@ export class NodeRequest implements RouteRequest {
   readonly #controller = new AbortController();
   #request: Request | undefined;
   #bodyRead = false;
+  #bodyTimer: ReturnType<typeof setTimeout> | undefined;
+  #timedOut = false;
   /** Set once the response is over: whether the client went away before it was out. */
   #over: 'gone' | 'answered' | undefined;
 
@@ -278,14 +290,41 @@ export class NodeRequest implements RouteRequest {
     if (this.#bodyRead) return Promise.reject(new TypeError('the request body was already read'));
     this.#bodyRead = true;
     if (this.#over !== undefined) return Promise.reject(this.#over === 'gone' ? clientGone() : answeredFirst());
+    if (this.#timedOut) return Promise.reject(bodyTimedOut());
     const req = this.#req as Reading;
     const read = new Promise<Uint8Array | null>((resolve, reject) => (req[READING] = { chunks: [], size: 0, limit, resolve, reject }));
     req.on('data', onBodyData).on('end', onBodyEnd);
     return read;
   }
 
+  /**
+   * Gives the body `ms` to arrive whole (serve()'s `timeouts.bodyMs`): past it, a read waiting for
+   * it fails with 408 (the route answers that, and the connection closes after), a later read
+   * fails the same way, and a response already out leaves only the connection to close.
+   */
+  timeBody(ms: number): void {
+    this.#bodyTimer = setTimeout(() => {
+      const req = this.#req as Reading;
+      if (req.complete) return;
+      this.#timedOut = true;
+      cutOff.add(req);
+      if (this.#over !== undefined) return void req.socket?.destroy();
+      const read = req[READING];
+      if (read !== undefined) {
+        stopReading(req);
+        read.reject(bodyTimedOut());
+        req.resume();
+      } else {
+        drains.get(req)?.(bodyTimedOut());
+      }
+    }, ms);
+    this.#bodyTimer.unref?.();
+  }
+
   /** The response is over: a client gone first aborts the signal; a body still unread is discarded. */
   closed(unfinished: boolean): void {
+    // A body still arriving after the answer keeps its timer: the connection goes when it fires.
+    if (this.#req.complete) clearTimeout(this.#bodyTimer);
     this.#over = unfinished ? 'gone' : 'answered';
     if (unfinished) this.#controller.abort();
     const req = this.#req as Reading;
@@ -356,11 +395,11 @@ function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
     queue.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
     if ((queue.desiredSize ?? 0) <= 0) req.pause();
   };
-  drains.set(req, () => {
-    // The response is over (or the reader gave up): a read still waiting fails, the rest is discarded.
+  drains.set(req, (error = answeredFirst()) => {
+    // The response is over, the reader gave up, or the body was too slow: a read still waiting fails, the rest is discarded.
     req.off('data', onData);
     if (!req.complete) {
-      settle(answeredFirst());
+      settle(error);
       req.resume();
     }
   });

@@ -43,11 +43,31 @@ export interface ServeOptions {
   playground?: boolean;
   /** How long `close()` lets requests and channel runs in flight finish before aborting them; default 10 000. */
   shutdownTimeoutMs?: number;
+  /**
+   * Limits on slow clients, in milliseconds: a request's head must arrive within `headersMs` and
+   * its whole body within `bodyMs` after that (default 30 000 each); past either, 408 and the
+   * connection closes.
+   */
+  timeouts?: { headersMs?: number; bodyMs?: number };
 }
 
 const SERVE_OPTION_NAMES = Object.freeze([
-  ...HANDLER_OPTION_NAMES, 'agent', 'port', 'host', 'channels', 'store', 'log', 'playground', 'shutdownTimeoutMs',
+  ...HANDLER_OPTION_NAMES, 'agent', 'port', 'host', 'channels', 'store', 'log', 'playground', 'shutdownTimeoutMs', 'timeouts',
 ]);
+
+/** Slow clients (design §19): the head within 30 s, then the whole body within 30 s. */
+export const SERVE_TIMEOUTS = Object.freeze({ headersMs: 30_000, bodyMs: 30_000 });
+
+function readTimeouts(value: unknown): { headersMs: number; bodyMs: number } {
+  if (value === undefined) return SERVE_TIMEOUTS;
+  if (typeof value !== 'object' || value === null) throw new TypeError('serve(): timeouts must be { headersMs?, bodyMs? }');
+  checkOptionNames('serve(): timeouts', value, ['headersMs', 'bodyMs'], (message) => new TypeError(message));
+  const { headersMs = SERVE_TIMEOUTS.headersMs, bodyMs = SERVE_TIMEOUTS.bodyMs } = value as { headersMs?: unknown; bodyMs?: unknown };
+  for (const [name, ms] of [['headersMs', headersMs], ['bodyMs', bodyMs]] as const) {
+    if (!Number.isInteger(ms) || (ms as number) < 1 || (ms as number) > 3_600_000) throw new TypeError(`serve(): timeouts.${name} must be a whole number of milliseconds from 1 to 3600000`);
+  }
+  return { headersMs: headersMs as number, bodyMs: bodyMs as number };
+}
 
 export interface AgentServer {
   /** The server's origin, e.g. `http://127.0.0.1:3000` (the agent routes are under `basePath`). */
@@ -70,6 +90,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError('serve(): options { agent } are required');
   checkOptionNames('serve()', options, SERVE_OPTION_NAMES);
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
+  const timeouts = readTimeouts(options.timeouts);
   const agent = serverAgent(options);
   const log = requestLog(requestLogFormat(options.log));
   const auth = serverAuth(options.auth, process.env.AGENT_API_TOKEN);
@@ -99,7 +120,14 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   let closing: Promise<void> | undefined;
 
   let listener: NodeListener | undefined;
-  const server = createServer((req, res) => listener?.(req, res));
+  const server = createServer({
+    // node answers a head slower than this with 408 and closes the connection itself.
+    headersTimeout: timeouts.headersMs,
+    // Past head and body both, node drops the connection, whatever the route is doing.
+    requestTimeout: timeouts.headersMs + timeouts.bodyMs + 1_000,
+    // How often node looks at those two: often enough for the limits to hold within a second.
+    connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeouts.headersMs / 2)),
+  }, (req, res) => listener?.(req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -131,6 +159,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       beforeWrite(res) {
         if (closing !== undefined) res.shouldKeepAlive = false;
       },
+      bodyTimeoutMs: timeouts.bodyMs,
     },
   );
 
