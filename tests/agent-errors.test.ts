@@ -111,7 +111,7 @@ test('a model error mid-stream fails the run with MODEL_ERROR and the stored tra
     return true;
   });
   assert.deepEqual(events.map((e) => e.type), ['start', 'step-start', 'text-delta', 'error']);
-  assert.deepEqual(events.at(-1), { type: 'error', error: 'the model failed' });
+  assert.deepEqual(events.at(-1), { type: 'error', error: 'the model failed', code: 'MODEL_ERROR' });
   assert.deepEqual((await agent.transcript(first.sessionId)).messages, first.messages);
   model.broken = false;
   const retried = await agent.session(first.sessionId).send('second');

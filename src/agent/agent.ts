@@ -137,12 +137,13 @@ export function createAgent(options: AgentOptions): Agent {
   const turn = <T>(sessionId: string, body: (store: Store) => Promise<T>): Promise<T> =>
     typeof store.withSession === 'function' ? store.withSession(sessionId, body) : exclusive(sessionId, () => body(store));
 
-  /** Runs `body` as one observed run: `start` first, then its events, then `finish`, or `error` when it fails. */
-  async function observe(
-    { onEvent, signal }: { onEvent?: (event: RunEvent) => void; signal?: AbortSignal },
-    sessionId: string,
-    body: (emit: (event: RunEvent) => void) => Promise<RunResult>,
-  ): Promise<RunResult> {
+  /**
+   * The events of one run: `start` once the caller may see the session (`observe`), then the
+   * run's own, and last `finish` once the whole turn is stored (`settle`: a database store
+   * commits when its turn returns), or `error` when anything failed, the commit included.
+   */
+  function runEvents({ onEvent, signal }: { onEvent?: (event: RunEvent) => void; signal?: AbortSignal }) {
+    let started = false;
     const emit = (event: RunEvent) => {
       if (onEvent === undefined) return;
       try {
@@ -151,16 +152,23 @@ export function createAgent(options: AgentOptions): Agent {
         // A listener that throws (a closed stream) must not leave the run half done.
       }
     };
-    emit({ type: 'start', sessionId });
-    try {
-      const result = await body(emit);
-      emit({ type: 'finish', result });
-      return result;
-    } catch (error) {
-      // Only the agent's own messages go out: what a dynamic function or the store throws may hold internals.
-      emit({ type: 'error', error: error instanceof AgentError ? error.message : signal?.aborted ? 'the run was aborted' : 'the run failed' });
-      throw error;
-    }
+    return {
+      observe(sessionId: string, body: (emit: (event: RunEvent) => void) => Promise<RunResult>): Promise<RunResult> {
+        started = true;
+        emit({ type: 'start', sessionId });
+        return body(emit);
+      },
+      async settle(turnDone: Promise<RunResult>): Promise<RunResult> {
+        try {
+          const result = await turnDone;
+          if (started) emit({ type: 'finish', result });
+          return result;
+        } catch (error) {
+          if (started) emit(errorEvent(error, signal));
+          throw error;
+        }
+      },
+    };
   }
 
   async function commit(run: Run): Promise<void> {
@@ -293,10 +301,11 @@ export function createAgent(options: AgentOptions): Agent {
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
     const owner = principal === undefined ? undefined : ownerKey(principal);
-    return turn(sessionId, async (turnStore) => {
+    const events = runEvents(sendOptions);
+    return events.settle(turn(sessionId, async (turnStore) => {
       // Checked before the run is observed: a refused caller sees no event of someone else's session.
       const session = await sessionToSend(turnStore, sessionId, sendOptions.sessionId !== undefined, principal, owner, message);
-      return observe(sendOptions, sessionId, async (emit) => {
+      return events.observe(sessionId, async (emit) => {
         if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
           throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
         }
@@ -305,7 +314,7 @@ export function createAgent(options: AgentOptions): Agent {
         const messages: Message[] = [...session.messages, { role: 'user', content: message }];
         return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, store: turnStore, owner }, false);
       });
-    });
+    }));
   }
 
   async function decide(approvalId: string, decision: DecideOptions): Promise<RunResult> {
@@ -321,14 +330,15 @@ export function createAgent(options: AgentOptions): Agent {
     const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
     if (found === undefined) throw notFound();
     const { sessionId } = found;
-    return turn(sessionId, async (turnStore) => {
+    const events = runEvents(decision);
+    return events.settle(turn(sessionId, async (turnStore) => {
       const checkpoint = (await turnStore.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
       if (checkpoint === undefined) throw notFound();
       const stored = await turnStore.loadSession(sessionId);
       // Someone else's approval answers as an unknown one, before any event names its session.
       if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy))) throw notFound();
       const session = stored ?? newSession(sessionId);
-      return observe(decision, sessionId, async (emit) => {
+      return events.observe(sessionId, async (emit) => {
         // The run resumes as the principal it started with; the decider is only recorded.
         const context = runContext(checkPrincipal(checkpoint.principal, 'the checkpoint principal'), sessionId, checkMetadata(checkpoint.metadata));
         const setup = await prepare(context, checkpoint.namespace, turnStore);
@@ -357,7 +367,7 @@ export function createAgent(options: AgentOptions): Agent {
         record(run, approved ? await runTool(setup.tools.get(pending.name), pending, toolContext(run)) : denial(pending, reason));
         return loop(run, true);
       });
-    });
+    }));
   }
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) => checkPrincipal(callOptions(call, options, ['principal'])?.principal);
@@ -430,4 +440,15 @@ function callOptions<T extends object>(call: string, options: T | undefined, kno
   if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_INPUT', `${call}: options must be an object`);
   checkOptionNames(call, options, known, invalidInput);
   return options;
+}
+
+/**
+ * The `error` event of a failed run. Only the agent's own messages go out (what a dynamic
+ * function or the store throws may hold internals), with the code of an agent or store error,
+ * so a stream's client can tell `STORE_UNAVAILABLE` (nothing was stored) from a failed run.
+ */
+function errorEvent(error: unknown, signal: AbortSignal | undefined): RunEvent {
+  if (error instanceof AgentError) return { type: 'error', error: error.message, code: error.code };
+  if ((error as { code?: unknown } | null)?.code === 'STORE_UNAVAILABLE') return { type: 'error', error: 'the store is unavailable: nothing of this turn was stored', code: 'STORE_UNAVAILABLE' };
+  return { type: 'error', error: signal?.aborted ? 'the run was aborted' : 'the run failed' };
 }

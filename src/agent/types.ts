@@ -110,7 +110,8 @@ export type RunEvent =
   | { type: 'tool-error'; toolCallId: string; error: string }
   | { type: 'tool-denied'; toolCallId: string; reason?: string }
   | { type: 'step-finish' }
-  | { type: 'error'; error: string }
+  /** `code`: the agent's error code, or `STORE_UNAVAILABLE` when the turn could not be stored. */
+  | { type: 'error'; error: string; code?: string }
   | { type: 'finish'; result: RunResult };
 
 export interface SendOptions {

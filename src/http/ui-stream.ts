@@ -117,7 +117,7 @@ export function uiEventFormat(messageId: string): EventFormat {
       case 'step-finish':
         return closeText() + sse({ type: 'finish-step' });
       case 'error':
-        return closeText() + sse({ type: 'error', errorText: event.error });
+        return closeText() + sse({ type: 'error', errorText: event.code === undefined ? event.error : `${event.error} (${event.code})` });
       case 'finish':
         return closeText();
     }

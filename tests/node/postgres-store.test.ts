@@ -276,3 +276,51 @@ test('postgresStore faults: an idle pooled connection that the server ends does 
   assert.ok(errors.length > 0, 'the pool reported the dropped connection');
   assert.deepEqual(await store.loadSession('idle'), sessionRecord('idle'));
 });
+
+// Issue 28, finding 4: a streamed run sent `finish` inside the turn's transaction, before a COMMIT that then failed.
+test('postgresStore faults: a COMMIT that fails (the backend ends at commit) ends the stream with an error event carrying STORE_UNAVAILABLE, never finish; nothing is stored', async (t) => {
+  const { store, schema, pool } = await freshStore({ max: 4, connectTimeout: 2000 });
+  const s = `"${schema}"`;
+  // A deferred constraint trigger runs inside COMMIT: armed, it ends its own backend there, as a
+  // database restart or an operator's pg_terminate_backend would between the turn and its commit.
+  await pool.query(`CREATE TABLE ${s}.kill_switch (armed boolean NOT NULL)`);
+  await pool.query(`INSERT INTO ${s}.kill_switch VALUES (true)`);
+  await pool.query(`CREATE FUNCTION ${s}.end_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF (SELECT armed FROM ${s}.kill_switch) THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
+      RETURN NULL;
+    END $$`);
+  await pool.query(`CREATE CONSTRAINT TRIGGER end_at_commit AFTER INSERT OR UPDATE ON ${s}.sessions DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${s}.end_at_commit()`);
+
+  const agent = createAgent({ name: 'commit', model: echoModel(), store });
+  const events: { type: string; code?: string }[] = [];
+  await assert.rejects(agent.send('lost at commit', { sessionId: 'c1', onEvent: (event) => void events.push(event) }), (error: unknown) => (error as StoreError).code === 'STORE_UNAVAILABLE');
+  const types = events.map((event) => event.type);
+  assert.deepEqual([types[0], types.at(-2), types.at(-1)], ['start', 'step-finish', 'error']);
+  assert.equal(types.includes('finish'), false, 'no finish before the commit');
+  assert.equal(events.at(-1)?.code, 'STORE_UNAVAILABLE');
+  assert.equal(await store.loadSession('c1'), undefined, 'nothing of the turn was stored');
+
+  // The same over HTTP: the SSE stream of POST <base>/chat ends with that error event, no finish.
+  const server = await serve({ agent, auth: apiToken(TOKEN), port: 0, log: 'off' });
+  t.after(() => server.close());
+  const response = await fetch(`${server.url}/agent/chat`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ message: 'lost again', sessionId: 'c2' }),
+  });
+  const text = await response.text();
+  const streamed = [...text.matchAll(/^event: (.*)$/gm)].map((match) => match[1]);
+  assert.equal(streamed.includes('finish'), false, text);
+  assert.equal(streamed.at(-1), 'error');
+  assert.match(text, /"code":"STORE_UNAVAILABLE"/);
+  assert.equal(await store.loadSession('c2'), undefined);
+
+  // Disarmed, the next turn lands and finishes.
+  await pool.query(`UPDATE ${s}.kill_switch SET armed = false`);
+  events.length = 0;
+  const done = await agent.send('stored', { sessionId: 'c3', onEvent: (event) => void events.push(event) });
+  assert.equal(events.at(-1)?.type, 'finish');
+  assert.deepEqual((await store.loadSession('c3'))?.messages.map((m) => m.content), ['stored', 'stored']);
+  assert.equal(done.text, 'stored');
+});
