@@ -7,7 +7,7 @@ import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import { modelTurn } from './model-turn.ts';
-import { checkLimit, decodeCursor, encodeCursor, isAnonymous, mayUse, ownerKey, titleOf } from './sessions.ts';
+import { checkLimit, decodeCursor, encodeCursor, isAnonymous, mayUse, mayUseOwner, ownerKey, titleOf } from './sessions.ts';
 import { memoryStore } from './store.ts';
 import { approvalNeeded, denial, indexTools, runTool, toolSpecs, type Answer } from './tools.ts';
 import type {
@@ -98,6 +98,7 @@ export function createAgent(options: AgentOptions): Agent {
   if (typeof options.memory === 'object' && options.memory !== null) checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
   const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared' } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
+  const sessionBytes = readLimits(options.limits).sessionBytes;
   if (typeof name !== 'string' || name === '') throw new AgentError('INVALID_AGENT', 'createAgent(): name must be a non-empty string');
   if (typeof model !== 'function' && typeof model?.generate !== 'function') {
     throw new AgentError('INVALID_AGENT', 'createAgent(): model must be a Model or a function returning one');
@@ -171,9 +172,15 @@ export function createAgent(options: AgentOptions): Agent {
     };
   }
 
+  /** Refuses a record past `limits.sessionBytes`: the stored session stays as it was. */
+  function checkSize(bytes: number): void {
+    if (bytes > sessionBytes) throw new AgentError('SESSION_FULL', `the session would pass its limit of ${sessionBytes} bytes (limits.sessionBytes); start a new session`);
+  }
+
   async function commit(run: Run): Promise<void> {
     run.session.messages = run.messages;
     run.session.updatedAt = isoNow();
+    checkSize(serializedBytes(run.session));
     await run.store.saveSession(run.session);
   }
 
@@ -226,6 +233,8 @@ export function createAgent(options: AgentOptions): Agent {
     if (dynamic && principal !== undefined) checkpoint.principal = principal;
     if (run.owner !== undefined) checkpoint.owner = run.owner;
     if (run.namespace !== undefined) checkpoint.namespace = run.namespace;
+    // Sized before the checkpoint is written: a turn refused for its size leaves nothing behind.
+    checkSize(serializedBytes({ ...run.session, messages: run.messages }));
     // The checkpoint first: a session whose call is unanswered always has one.
     await run.store.saveCheckpoint(checkpoint);
     await commit(run);
@@ -270,8 +279,21 @@ export function createAgent(options: AgentOptions): Agent {
 
   const sessionNotFound = () => new AgentError('SESSION_NOT_FOUND', 'no session has this id');
 
+  /**
+   * Whether the stored owner already rules the principal out, read without the transcript when
+   * the store can (`sessionOwner`): `'unknown'` (no such session), `'refused'` (not the caller's),
+   * or `undefined` (load the record and decide on it). Unknown and not yours then cost the same.
+   */
+  async function ownerVerdict(turnStore: Store, sessionId: string, principal: Principal | undefined): Promise<'unknown' | 'refused' | undefined> {
+    if (mode !== 'owned' || principal === undefined || typeof turnStore.sessionOwner !== 'function') return undefined;
+    const owner = await turnStore.sessionOwner(sessionId);
+    if (owner === undefined) return 'unknown';
+    return mayUseOwner(mode, owner, principal) ? undefined : 'refused';
+  }
+
   /** The session `principal` may use, or `undefined`: unknown and not the caller's look the same. */
   async function usableSession(turnStore: Store, sessionId: string, principal: Principal | undefined): Promise<SessionRecord | undefined> {
+    if ((await ownerVerdict(turnStore, sessionId, principal)) !== undefined) return undefined;
     const session = await turnStore.loadSession(sessionId);
     return session !== undefined && mayUse(mode, session, principal) ? session : undefined;
   }
@@ -280,13 +302,14 @@ export function createAgent(options: AgentOptions): Agent {
   async function sessionToSend(
     turnStore: Store, sessionId: string, chosen: boolean, principal: Principal | undefined, owner: OwnerKey | undefined, message: string,
   ): Promise<SessionRecord> {
-    const stored = await turnStore.loadSession(sessionId);
+    const verdict = await ownerVerdict(turnStore, sessionId, principal);
+    const stored = verdict === undefined ? await turnStore.loadSession(sessionId) : undefined;
     if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
     if (mode === 'owned' && principal !== undefined && chosen && isAnonymous(principal)) {
       // An anonymous caller's new sessions get server-made ids; an id of someone else's session answers the same.
       throw new AgentError('INVALID_INPUT', 'an anonymous caller cannot choose the sessionId of a new session; send without sessionId');
     }
-    if (stored !== undefined) throw sessionNotFound();
+    if (stored !== undefined || verdict === 'refused') throw sessionNotFound();
     const session = newSession(sessionId);
     session.title = titleOf(message);
     if (mode === 'owned' && owner !== undefined) session.owner = owner;
@@ -309,9 +332,12 @@ export function createAgent(options: AgentOptions): Agent {
         if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
           throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
         }
+        const asked: Message = { role: 'user', content: message };
+        // Before the model runs: a message the session cannot hold is refused, and nothing is stored.
+        checkSize(serializedBytes(session) + serializedBytes(asked) + 1);
         const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
         const setup = await prepare(context, namespace, turnStore);
-        const messages: Message[] = [...session.messages, { role: 'user', content: message }];
+        const messages: Message[] = [...session.messages, asked];
         return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, store: turnStore, owner }, false);
       });
     }));
@@ -342,12 +368,13 @@ export function createAgent(options: AgentOptions): Agent {
         // The run resumes as the principal it started with; the decider is only recorded.
         const context = runContext(checkPrincipal(checkpoint.principal, 'the checkpoint principal'), sessionId, checkMetadata(checkpoint.metadata));
         const setup = await prepare(context, checkpoint.namespace, turnStore);
-        // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
-        if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
         const { pending } = checkpoint;
         const entry: AuditEntry = { type: 'approval-decided', approvalId, tool: pending.name, approved, at: isoNow() };
         if (reason !== undefined) entry.reason = reason;
         if (decidedBy !== undefined) entry.decidedBy = decidedBy;
+        checkSize(serializedBytes({ ...session, messages: checkpoint.messages }) + serializedBytes(entry) + 1);
+        // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
+        if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
         session.audit.push(entry);
         const run: Run = {
           context,
@@ -428,7 +455,34 @@ export function createAgent(options: AgentOptions): Agent {
   });
 }
 
-const AGENT_OPTION_NAMES = Object.freeze(['name', 'model', 'instructions', 'tools', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals']);
+const AGENT_OPTION_NAMES = Object.freeze(['name', 'model', 'instructions', 'tools', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals', 'limits']);
+
+/** The default bound of a session's stored record (design §19). */
+export const DEFAULT_SESSION_BYTES = 4 * 1024 * 1024;
+
+function readLimits(value: unknown): { sessionBytes: number } {
+  if (value === undefined) return { sessionBytes: DEFAULT_SESSION_BYTES };
+  if (typeof value !== 'object' || value === null) throw new AgentError('INVALID_AGENT', 'createAgent(): limits must be { sessionBytes? }');
+  checkOptionNames('createAgent(): limits', value, ['sessionBytes'], invalidAgent);
+  const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
+  if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024) throw new AgentError('INVALID_AGENT', 'createAgent(): limits.sessionBytes must be a whole number of bytes, 1024 or more');
+  return { sessionBytes: sessionBytes as number };
+}
+
+/**
+ * The UTF-8 size of a value as JSON, as the stores keep it. One JSON.stringify of at most the
+ * bound (a 4 MiB record: a few ms), so no turn's synchronous work grows past what the bound allows.
+ */
+export function serializedBytes(value: unknown): number {
+  const text = JSON.stringify(value);
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // Two bytes for U+0080–U+07FF, three for the rest of the BMP; a surrogate pair is four (2 + 2).
+    if (unit >= 0x80) bytes += unit >= 0x800 && (unit < 0xd800 || unit > 0xdfff) ? 2 : 1;
+  }
+  return bytes;
+}
 const SEND_OPTION_NAMES = Object.freeze(['principal', 'sessionId', 'metadata', 'signal', 'onEvent']);
 const DECIDE_OPTION_NAMES = Object.freeze(['approved', 'reason', 'principal', 'signal', 'onEvent']);
 const invalidAgent = (message: string) => new AgentError('INVALID_AGENT', message);

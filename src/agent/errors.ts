@@ -6,7 +6,8 @@ export type AgentErrorCode =
   | 'APPROVAL_PENDING'
   | 'FORBIDDEN'
   | 'APPROVAL_LIMIT'
-  | 'MODEL_ERROR';
+  | 'MODEL_ERROR'
+  | 'SESSION_FULL';
 
 /**
  * What the agent throws; callers branch on `code`: `INVALID_AGENT` (createAgent options, or
@@ -14,7 +15,8 @@ export type AgentErrorCode =
  * id, metadata, principal or decision), `SESSION_NOT_FOUND`, `APPROVAL_NOT_FOUND` (unknown or
  * already decided), `APPROVAL_PENDING` (a session whose run waits for a decision cannot take
  * a new message), `FORBIDDEN` (an anonymous principal listing sessions: it owns none),
- * `APPROVAL_LIMIT` (the principal already has `maxPendingApprovals` approvals pending), `MODEL_ERROR` (the model failed; the stored session is left as it was).
+ * `APPROVAL_LIMIT` (the principal already has `maxPendingApprovals` approvals pending), `MODEL_ERROR` (the model failed; the stored session is left as it was),
+ * `SESSION_FULL` (the turn would take the session past `limits.sessionBytes`; the stored session is left as it was).
  * @example
  * try { await agent.transcript(id); } catch (e) { if (e instanceof AgentError && e.code === 'SESSION_NOT_FOUND') … }
  */

@@ -33,8 +33,12 @@ const ownedBy = (owner: OwnerKey, principal: Principal): boolean =>
  * the agent was `'shared'`, or by trusted code) by no principal.
  */
 export function mayUse(mode: SessionMode, session: SessionRecord, principal: Principal | undefined): boolean {
+  return mayUseOwner(mode, session.owner, principal);
+}
+
+/** `mayUse` on the owner alone (`Store.sessionOwner`: read without the transcript). */
+export function mayUseOwner(mode: SessionMode, owner: unknown, principal: Principal | undefined): boolean {
   if (mode === 'shared' || principal === undefined) return true;
-  const { owner } = session;
   if (!isOwnerKey(owner)) return false;
   if (owner[0] === 'anonymous') return true;
   return ownedBy(owner, principal);

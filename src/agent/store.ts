@@ -1,7 +1,7 @@
 import { checkOptionNames } from '../auth/options.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
-import type { Checkpoint, SessionRecord, Store } from './types.ts';
+import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
 
 export interface MemoryStoreOptions {
   /** Most sessions kept; past it the least recently updated session is dropped, with its checkpoints. Default 1,000. */
@@ -157,6 +157,12 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     async loadSession(id) {
       sweep();
       return read<SessionRecord>(sessionKey(id));
+    },
+    async sessionOwner(id) {
+      sweep();
+      if (!data.has(sessionKey(id))) return undefined;
+      const owner = index().ownerOf.get(id);
+      return owner === undefined ? null : (JSON.parse(owner) as OwnerKey);
     },
     async saveSession(record) {
       const { sessionsOf, ownerOf, recency } = index();

@@ -85,6 +85,18 @@ export interface AgentOptions {
    * principal are not counted. Needs a store with `countCheckpoints`.
    */
   maxPendingApprovals?: number;
+  /** Bounds that keep one caller from hurting the others (design §19). */
+  limits?: AgentLimits;
+}
+
+export interface AgentLimits {
+  /**
+   * Most bytes (UTF-8) of a session's serialized record, transcript and audit; default 4 MiB. A send
+   * or decision that would take a session past it fails with `SESSION_FULL` (HTTP 409), and the
+   * stored session stays as it was: refused before the model runs when the message alone would
+   * pass it, and not stored when the turn's own output would.
+   */
+  sessionBytes?: number;
 }
 
 export type SessionMode = 'shared' | 'owned';
@@ -270,4 +282,10 @@ export interface Store {
    * Without it, the agent serializes the turns of a session itself (within one running instance).
    */
   withSession?<T>(sessionId: string, turn: (store: Store) => Promise<T>): Promise<T>;
+  /**
+   * The owner stored with a session, read without its transcript: `undefined` when there is no
+   * such session, `null` when it has no owner. With it, an `'owned'` agent compares the owner
+   * before it loads (and parses) the record, so "not yours" costs what "unknown" costs (design §19).
+   */
+  sessionOwner?(id: string): Promise<OwnerKey | null | undefined>;
 }

@@ -79,6 +79,7 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
   FORBIDDEN: [403, 'Forbidden'],
   APPROVAL_LIMIT: [429, 'Too many pending approvals'],
   MODEL_ERROR: [502, 'The model failed'],
+  SESSION_FULL: [409, 'Session is full'],
   // A store that cannot reach its database (agentward/postgres's StoreError): the next request may work.
   STORE_UNAVAILABLE: [503, 'Service Unavailable'],
 };

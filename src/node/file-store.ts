@@ -3,14 +3,16 @@ import { keyedQueue } from '../agent/key-queue.ts';
 import { access, mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pageOf, sessionTitle } from '../agent/sessions.ts';
-import type { Checkpoint, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
+import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 
-type Kind = 'sessions' | 'checkpoints' | 'memory' | 'session-checkpoints' | 'owner-checkpoints' | 'owners';
-const KINDS: readonly Kind[] = ['sessions', 'checkpoints', 'memory', 'session-checkpoints', 'owner-checkpoints', 'owners'];
+type Kind = 'sessions' | 'checkpoints' | 'memory' | 'session-checkpoints' | 'owner-checkpoints' | 'owners' | 'session-owners';
+const KINDS: readonly Kind[] = ['sessions', 'checkpoints', 'memory', 'session-checkpoints', 'owner-checkpoints', 'owners', 'session-owners'];
 /** Written once the checkpoints of a folder made before the indexes are indexed. */
 const INDEX_MARK = 'index-v1';
 
 interface MemoryFile { namespace: string; notes: string[] }
+/** `session-owners/<session>.json`: the owner a session was made with (`null`: none), read without the transcript. */
+interface SessionOwnerFile { owner: OwnerKey | null }
 /** An entry of `session-checkpoints/<session>/`: names its checkpoint. */
 interface CheckpointEntry { approvalId: string }
 /** An entry of `owners/<owner>/`: what listing the owner's sessions needs, without reading transcripts. */
@@ -18,10 +20,10 @@ type OwnerEntry = Omit<SessionSummary, 'pendingApprovals'>;
 
 /**
  * A durable `Store` on the file system: one JSON file per session, checkpoint and memory
- * namespace under `dir` (`sessions/`, `checkpoints/`, `memory/`), and three indexes: each
+ * namespace under `dir` (`sessions/`, `checkpoints/`, `memory/`), and four indexes: each
  * session's checkpoints (`session-checkpoints/<session>/`), each owner's pending checkpoints
- * (`owner-checkpoints/<owner>/`) and each owner's sessions (`owners/<owner>/`), so no call
- * reads other sessions' files. File names are the SHA-256 of
+ * (`owner-checkpoints/<owner>/`), each owner's sessions (`owners/<owner>/`) and each session's
+ * owner (`session-owners/`: read before the transcript), so no call reads other sessions' files. File names are the SHA-256 of
  * the id in hex, so no id can reach outside `dir` and names never collide on case-insensitive
  * file systems. Every write goes to a temporary file in the same folder, is fsynced, renamed
  * over the record, and the folder is fsynced: a crash leaves either the old record or the new
@@ -45,7 +47,7 @@ export function fileStore(dir: string): Store {
     }));
 
   const hash = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
-  const pathOf = (kind: 'sessions' | 'checkpoints' | 'memory', key: string) => join(root, kind, `${hash(key)}.json`);
+  const pathOf = (kind: 'sessions' | 'checkpoints' | 'memory' | 'session-owners', key: string) => join(root, kind, `${hash(key)}.json`);
   const checkpointsOf = (sessionId: string) => join(root, 'session-checkpoints', hash(sessionId));
   const entryOf = (sessionId: string, approvalId: string) => join(checkpointsOf(sessionId), `${hash(approvalId)}.json`);
   const pendingOf = (owner: readonly unknown[]) => join(root, 'owner-checkpoints', hash(JSON.stringify(owner)));
@@ -153,9 +155,24 @@ export function fileStore(dir: string): Store {
 
   const store: Store = {
     loadSession: (id) => read<SessionRecord>(pathOf('sessions', id)),
+    async sessionOwner(id) {
+      const known = await read<SessionOwnerFile>(pathOf('session-owners', id));
+      if (known !== undefined) return known.owner;
+      // A session saved before owner files existed: read once, then its owner file is written.
+      const record = await read<SessionRecord>(pathOf('sessions', id));
+      if (record === undefined) return undefined;
+      const owner = Array.isArray(record.owner) ? record.owner : null;
+      await serialized(pathOf('sessions', id), () => write(pathOf('session-owners', id), { owner } satisfies SessionOwnerFile));
+      return owner;
+    },
     saveSession(record) {
       const path = pathOf('sessions', record.id);
       return serialized(path, async () => {
+        // The owner's file before the session's, so a session never lacks it; rewritten only when the owner changes.
+        const ownerFile = pathOf('session-owners', record.id);
+        const owner = Array.isArray(record.owner) ? record.owner : null;
+        const known = await read<SessionOwnerFile>(ownerFile);
+        if (known === undefined || JSON.stringify(known.owner) !== JSON.stringify(owner)) await write(ownerFile, { owner } satisfies SessionOwnerFile);
         await write(path, record);
         if (!Array.isArray(record.owner)) return;
         const { id, createdAt, updatedAt } = record;
@@ -221,7 +238,9 @@ export function fileStore(dir: string): Store {
           removed = (await serialized(pathOf('checkpoints', checkpoint.approvalId), () => dropCheckpoint(checkpoint.approvalId))) || removed;
         }
         await rmdir(checkpointsOf(id)).catch(() => undefined);
-        return (await remove(path)) || removed;
+        removed = (await remove(path)) || removed;
+        await remove(pathOf('session-owners', id));
+        return removed;
       });
     },
     withSession: (sessionId, turn) => turns(sessionId, () => turn(store)),

@@ -5,8 +5,8 @@
 // JavaScript string round-trips exactly. Keys sort with `COLLATE "C"` (byte order), as the
 // store contract's string comparison does.
 
-/** The schema version this agentward writes and reads. */
-export const SCHEMA_VERSION = 1;
+/** The schema version this agentward writes and reads. 2: sessions.owner, the owner's JSON, read before the record. */
+export const SCHEMA_VERSION = 2;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -36,6 +36,8 @@ export const createStatements = (s: string): string[] => [
     record text NOT NULL
   )`,
   `CREATE INDEX IF NOT EXISTS sessions_by_owner ON ${s}.sessions (owner_key, updated_at DESC) WHERE owner_key IS NOT NULL`,
+  // Version 2: the owner as JSON beside the record, so an 'owned' agent compares it before it reads the transcript.
+  `ALTER TABLE ${s}.sessions ADD COLUMN IF NOT EXISTS owner text`,
   `CREATE TABLE IF NOT EXISTS ${s}.checkpoints (
     key bytea PRIMARY KEY,
     session_key bytea NOT NULL,

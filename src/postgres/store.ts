@@ -209,13 +209,19 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const rows = await run(`SELECT record FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escape(id, 'a session id')]);
         return rows.length === 0 ? undefined : (JSON.parse(String(rows[0]!.record)) as SessionRecord);
       },
+      async sessionOwner(id) {
+        const rows = await run(`SELECT owner FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escape(id, 'a session id')]);
+        if (rows.length === 0) return undefined;
+        const owner = rows[0]!.owner;
+        return typeof owner === 'string' ? (JSON.parse(owner) as OwnerKey) : null;
+      },
       async saveSession(record) {
         const title = record.title ?? sessionTitle(record.messages);
         const owner = ownerText(record.owner);
         await run(
-          `INSERT INTO ${s}.sessions (key, id, owner_key, created_at, updated_at, title, record)
-           VALUES (${KEY(1)}, $1, CASE WHEN $2::text IS NULL THEN NULL ELSE ${KEY(2)} END, $3, $4, $5, $6)
-           ON CONFLICT (key) DO UPDATE SET owner_key = EXCLUDED.owner_key, created_at = EXCLUDED.created_at,
+          `INSERT INTO ${s}.sessions (key, id, owner_key, owner, created_at, updated_at, title, record)
+           VALUES (${KEY(1)}, $1, CASE WHEN $2::text IS NULL THEN NULL ELSE ${KEY(2)} END, $2, $3, $4, $5, $6)
+           ON CONFLICT (key) DO UPDATE SET owner_key = EXCLUDED.owner_key, owner = EXCLUDED.owner, created_at = EXCLUDED.created_at,
              updated_at = EXCLUDED.updated_at, title = EXCLUDED.title, record = EXCLUDED.record`,
           [
             escape(record.id, 'a session id'),
@@ -291,6 +297,22 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     };
   }
 
+  /**
+   * Version 2: the owner column of sessions a version 1 store wrote, read from their records
+   * here (PostgreSQL's own JSON functions refuse the \u0000 a record may hold), in key order.
+   */
+  async function fillOwners(conn: PgPoolClient): Promise<void> {
+    let after: unknown = null;
+    for (;;) {
+      const rows = await query(conn, `SELECT key, record FROM ${s}.sessions WHERE owner IS NULL AND owner_key IS NOT NULL AND ($1::bytea IS NULL OR key > $1) ORDER BY key LIMIT 100`, [after]);
+      if (rows.length === 0) return;
+      for (const row of rows) {
+        await query(conn, `UPDATE ${s}.sessions SET owner = $2 WHERE key = $1`, [row.key, ownerText((JSON.parse(String(row.record)) as SessionRecord).owner)]);
+      }
+      after = rows.at(-1)!.key;
+    }
+  }
+
   const pooled = operations(async (text, values) => {
     await checked();
     return withConnection((conn) => query(conn, text, values));
@@ -308,6 +330,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           const version = exists?.found === true ? await recordedVersion(conn) : undefined;
           if (version !== undefined && version > SCHEMA_VERSION) throw tooNew(version);
           for (const statement of createStatements(s)) await query(conn, statement);
+          await fillOwners(conn);
           await query(conn, `INSERT INTO ${s}.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, [
             'schema_version',
             String(SCHEMA_VERSION),

@@ -49,6 +49,21 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     assert.deepEqual((await again.listSessions!({ owner: ALICE, limit: 10 })).map((row) => row.id), ['s-owned']);
   });
 
+  test(`${name} (store contract): sessionOwner, where present, reads the owner without the transcript: undefined for no session, null for none`, async (t) => {
+    const { store, reopen } = await open(t);
+    if (store.sessionOwner === undefined) return t.skip?.('this store has no sessionOwner: the agent loads the record to compare the owner');
+    await store.saveSession(sessionRecord('o-owned', { owner: ALICE_NO_ISSUER }));
+    await store.saveSession(sessionRecord('o-free'));
+    await store.saveSession(sessionRecord('o-owned', { owner: ALICE_NO_ISSUER, title: 'again' }));
+    for (const view of [store, await reopen()]) {
+      assert.deepEqual(await view.sessionOwner!('o-owned'), ALICE_NO_ISSUER);
+      assert.equal(await view.sessionOwner!('o-free'), null);
+      assert.equal(await view.sessionOwner!('o-none'), undefined);
+    }
+    await store.deleteSession!('o-owned');
+    assert.equal(await store.sessionOwner!('o-owned'), undefined);
+  });
+
   test(`${name} (store contract): listCheckpoints answers a session's own checkpoints, none of another's`, async (t) => {
     const { store, reopen } = await open(t);
     await store.saveCheckpoint(checkpoint('a1', 's1'));

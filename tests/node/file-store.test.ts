@@ -69,10 +69,10 @@ test('file store: ids never name a path outside the folder', async (t) => {
   }
   for (const id of ids) await store.saveSession({ ...session(id, 1), owner: ['jwt', id, id] });
   const files = (await filesUnder(dir)).filter((file) => file !== 'index-v1');
-  assert.equal(files.length, ids.length * 5, 'one file per record and index entry: "A" and "a" do not collide');
+  assert.equal(files.length, ids.length * 6, 'one file per record and index entry: "A" and "a" do not collide');
   const hex = '[0-9a-f]{64}';
   const s = `\\${sep}`;
-  for (const file of files) assert.match(file, new RegExp(`^((sessions|checkpoints|memory)${s}${hex}|(session-checkpoints|owners)${s}${hex}${s}${hex})\\.json$`));
+  for (const file of files) assert.match(file, new RegExp(`^((sessions|checkpoints|memory|session-owners)${s}${hex}|(session-checkpoints|owners)${s}${hex}${s}${hex})\\.json$`));
   for (const id of ids) assert.equal((await store.loadSession(id))?.id, id);
 });
 

@@ -324,3 +324,20 @@ test('postgresStore faults: a COMMIT that fails (the backend ends at commit) end
   assert.deepEqual((await store.loadSession('c3'))?.messages.map((m) => m.content), ['stored', 'stored']);
   assert.equal(done.text, 'stored');
 });
+
+test('postgresStore: migrate() brings a version 1 schema to version 2, filling each session\'s owner column from its record', async () => {
+  const { store, schema, pool } = await freshStore();
+  const owner: [string, string | null, string] = ['jwt', 'https://id.example', 'ada "quoted" \u0000 \\ é'];
+  await store.saveSession(sessionRecord('v1-owned', { owner }));
+  await store.saveSession(sessionRecord('v1-free'));
+  // Back to what version 1 wrote: no owner column, version 1 recorded.
+  await pool.query(`ALTER TABLE "${schema}".sessions DROP COLUMN owner`);
+  await pool.query(`UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
+  const older = postgresStore({ client: pool, schema });
+  await assert.rejects(older.loadSession('v1-owned'), (error: unknown) => (error as StoreError).code === 'STORE_SCHEMA' && /older than this agentward's \(2\): run `await store\.migrate\(\)`/.test((error as Error).message));
+  await older.migrate();
+  assert.deepEqual(await older.sessionOwner!('v1-owned'), owner);
+  assert.equal(await older.sessionOwner!('v1-free'), null);
+  assert.equal(await older.sessionOwner!('v1-none'), undefined);
+  assert.deepEqual((await older.loadSession('v1-owned'))?.owner, owner);
+});

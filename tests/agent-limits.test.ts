@@ -1,0 +1,161 @@
+// Design §19, the agent's side: a session's stored record is bounded (limits.sessionBytes,
+// SESSION_FULL, the stored session unchanged), and under 'owned' the owner is compared before
+// the record is read, so "not yours" costs what "unknown" costs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
+import type { Model, Principal, Store, Tool } from '../src/agent/index.ts';
+import { DEFAULT_SESSION_BYTES, serializedBytes } from '../src/agent/agent.ts';
+import { agentHandler } from '../src/http/index.ts';
+import { anonymous } from '../src/auth/index.ts';
+
+const alice: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'jwt', issuer: 'https://a.example' });
+const bob: Principal = Object.freeze({ id: 'bob', type: 'user', authenticator: 'jwt', issuer: 'https://a.example' });
+
+const isFull = (error: unknown) => error instanceof AgentError && error.code === 'SESSION_FULL';
+
+/** A model that counts its calls and replies `reply()`. */
+function countingModel(reply: () => string = () => 'ok'): Model & { calls: number } {
+  const model = {
+    calls: 0,
+    async generate() {
+      model.calls++;
+      return { text: reply() };
+    },
+  };
+  return model;
+}
+
+test('serializedBytes counts UTF-8 bytes of the JSON, surrogate pairs as four', () => {
+  assert.equal(serializedBytes('a'), 3);
+  assert.equal(serializedBytes('é'), 4);
+  assert.equal(serializedBytes('€'), 5);
+  assert.equal(serializedBytes('😀'), 6);
+  assert.equal(serializedBytes({ m: ['é😀'] }), new TextEncoder().encode(JSON.stringify({ m: ['é😀'] })).length);
+});
+
+test('limits.sessionBytes: a send the session cannot hold is refused with SESSION_FULL before the model runs; the stored session is unchanged', async () => {
+  const store = memoryStore();
+  const model = countingModel();
+  const agent = createAgent({ name: 'bounded', model, store, limits: { sessionBytes: 4096 } });
+  const first = await agent.send('x'.repeat(1000), { sessionId: 's' });
+  await agent.send('y'.repeat(1000), { sessionId: 's' });
+  const before = await store.loadSession('s');
+  const calls = model.calls;
+  await assert.rejects(agent.send('z'.repeat(3000), { sessionId: 's' }), isFull);
+  assert.equal(model.calls, calls, 'the model never ran');
+  assert.deepEqual(await store.loadSession('s'), before, 'the stored session is unchanged');
+  assert.ok(serializedBytes(before) <= 4096);
+  assert.equal(first.sessionId, 's');
+  // A new session is still served.
+  assert.equal((await agent.send('fresh', { sessionId: 't' })).text, 'ok');
+});
+
+test('limits.sessionBytes: a turn whose own output would pass the bound is not stored (SESSION_FULL), and nothing of it remains', async () => {
+  const store = memoryStore();
+  let size = 10;
+  const agent = createAgent({ name: 'bounded', model: countingModel(() => 'r'.repeat(size)), store, limits: { sessionBytes: 4096 } });
+  await agent.send('hello', { sessionId: 's' });
+  const before = await store.loadSession('s');
+  size = 5000;
+  await assert.rejects(agent.send('again', { sessionId: 's' }), isFull);
+  assert.deepEqual(await store.loadSession('s'), before);
+});
+
+test('limits.sessionBytes: a turn that would pause past the bound writes no checkpoint', async () => {
+  const store = memoryStore();
+  const tool: Tool = { name: 'big', description: 'needs approval', parameters: { type: 'object' }, needsApproval: true, execute: () => 'done' };
+  const agent = createAgent({ name: 'bounded', model: echoModel(), store, tools: [tool], limits: { sessionBytes: 2048 } });
+  await assert.rejects(agent.send(`/tool big {"pad":"${'p'.repeat(900)}"}`, { sessionId: 's' }), isFull);
+  assert.deepEqual(await store.listCheckpoints('s'), []);
+  assert.equal(await store.loadSession('s'), undefined);
+});
+
+test('limits.sessionBytes defaults to 4 MiB: 1 MiB messages fill a session, then SESSION_FULL, and the record stays within the bound', async () => {
+  assert.equal(DEFAULT_SESSION_BYTES, 4 * 1024 * 1024);
+  const store = memoryStore();
+  const agent = createAgent({ name: 'bounded', model: echoModel(), store });
+  const big = 'm'.repeat(1024 * 1024 - 64);
+  let refused = 0;
+  for (let i = 0; i < 4; i++) {
+    try {
+      await agent.send(big, { sessionId: 's' });
+    } catch (error) {
+      assert.ok(isFull(error), String(error));
+      refused++;
+    }
+  }
+  assert.ok(refused >= 2, `refused ${refused}`);
+  assert.ok(serializedBytes(await store.loadSession('s')) <= DEFAULT_SESSION_BYTES);
+});
+
+test('POST <base>: SESSION_FULL answers 409 {"error":"Session is full"}', async () => {
+  const agent = createAgent({ name: 'bounded', model: echoModel(), store: memoryStore(), limits: { sessionBytes: 2048 } });
+  const handler = agentHandler(agent, { auth: anonymous() });
+  const send = (message: string, sessionId?: string) =>
+    handler(new Request('http://x/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message, sessionId }) }));
+  const first = (await (await send('a'.repeat(600))).json()) as { sessionId: string };
+  const full = await send('b'.repeat(1200), first.sessionId);
+  assert.equal(full.status, 409);
+  assert.deepEqual(await full.json(), { error: 'Session is full' });
+});
+
+test('limits is checked at creation: closed, a whole number of bytes, 1024 or more', () => {
+  const base = { name: 'x', model: echoModel() };
+  assert.throws(() => createAgent({ ...base, limits: { sesionBytes: 1 } } as never), /createAgent\(\): limits: unknown option "sesionBytes" \(did you mean "sessionBytes"\?\)/);
+  for (const sessionBytes of [0, 1023, 1.5, Number.NaN, Infinity, '4096']) {
+    assert.throws(() => createAgent({ ...base, limits: { sessionBytes } } as never), /limits\.sessionBytes must be a whole number/);
+  }
+});
+
+/** A memory store that says which record reads happened. */
+function spied(): { store: Store; loads: string[] } {
+  const inner = memoryStore();
+  const loads: string[] = [];
+  const store: Store = { ...inner, loadSession: (id) => (loads.push(id), inner.loadSession(id)) };
+  return { store, loads };
+}
+
+test("owned: the owner is compared before the record is read: a stranger's calls on an existing session read it no more than on an unknown one", async () => {
+  const { store, loads } = spied();
+  const agent = createAgent({ name: 'owned', model: echoModel(), store, sessions: 'owned' });
+  const { sessionId } = await agent.send('mine', { principal: alice });
+  const calls = [
+    (id: string) => agent.transcript(id, { principal: bob }),
+    (id: string) => agent.pendingApprovals(id, { principal: bob }),
+    (id: string) => agent.deleteSession(id, { principal: bob }),
+  ];
+  for (const call of calls) {
+    loads.length = 0;
+    await assert.rejects(call(sessionId), (error: unknown) => error instanceof AgentError && error.code === 'SESSION_NOT_FOUND');
+    assert.deepEqual(loads, [], 'not yours: the record is never read');
+    await assert.rejects(call('unknown-session'), (error: unknown) => error instanceof AgentError && error.code === 'SESSION_NOT_FOUND');
+    assert.deepEqual(loads, [], 'unknown: nothing to read either');
+  }
+  // Continuing someone else's session is refused the same way, before its record is read.
+  await assert.rejects(agent.send('take over', { principal: bob, sessionId }), (error: unknown) => error instanceof AgentError && error.code === 'SESSION_NOT_FOUND');
+  assert.deepEqual(loads, []);
+  // The owner still reads it.
+  assert.equal((await agent.transcript(sessionId, { principal: alice })).messages.length, 2);
+});
+
+test("owned: on a 3 MiB session, answering a stranger costs about what an unknown id costs (interleaved samples, medians compared)", async () => {
+  const store = memoryStore();
+  const agent = createAgent({ name: 'owned', model: echoModel(), store, sessions: 'owned' });
+  const { sessionId } = await agent.send('x'.repeat(1024 * 1024), { principal: alice });
+  await agent.send('y'.repeat(512 * 1024), { principal: alice, sessionId });
+  const time = async (id: string) => {
+    const started = performance.now();
+    await agent.transcript(id, { principal: bob }).catch(() => undefined);
+    return performance.now() - started;
+  };
+  const stranger: number[] = [];
+  const unknown: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    if (i % 2 === 0) stranger.push(await time(sessionId)), unknown.push(await time('no-such-session'));
+    else unknown.push(await time('no-such-session')), stranger.push(await time(sessionId));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  // Reading and parsing the record made "not yours" about 150 times slower; within 3x is the same order.
+  assert.ok(median(stranger) < median(unknown) * 3 + 0.05, `stranger ${median(stranger).toFixed(3)} ms, unknown ${median(unknown).toFixed(3)} ms`);
+});
