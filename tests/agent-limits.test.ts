@@ -26,6 +26,27 @@ function countingModel(reply: () => string = () => 'ok'): Model & { calls: numbe
   return model;
 }
 
+test('serializedBytes equals the UTF-8 length of JSON.stringify over random values: escapes, controls, non-ASCII, pairs and lone surrogates', () => {
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const units = [0x00, 0x08, 0x09, 0x0a, 0x1f, 0x20, 0x22, 0x41, 0x5c, 0x7e, 0x7f, 0x80, 0xe9, 0x7ff, 0x800, 0x20ac, 0xd83d, 0xde00, 0xfffd, 0xffff];
+  const randomString = () => String.fromCharCode(...Array.from({ length: Math.floor(next() * 12) }, () => units[Math.floor(next() * units.length)]!));
+  const randomValue = (depth: number): unknown => {
+    const kind = Math.floor(next() * (depth > 2 ? 4 : 6));
+    if (kind === 0) return randomString();
+    if (kind === 1) return Math.floor(next() * 1e6) / (next() < 0.5 ? 1 : 7);
+    if (kind === 2) return next() < 0.5 ? null : next() < 0.5;
+    if (kind === 3) return 'plain ascii text';
+    if (kind === 4) return Array.from({ length: Math.floor(next() * 4) }, () => randomValue(depth + 1));
+    return Object.fromEntries(Array.from({ length: Math.floor(next() * 4) }, () => [randomString(), next() < 0.1 ? undefined : randomValue(depth + 1)]));
+  };
+  const utf8 = new TextEncoder();
+  for (let i = 0; i < 2000; i++) {
+    const value = randomValue(0);
+    assert.equal(serializedBytes(value), utf8.encode(JSON.stringify(value)).length, JSON.stringify(value));
+  }
+});
+
 test('serializedBytes counts UTF-8 bytes of the JSON, surrogate pairs as four', () => {
   assert.equal(serializedBytes('a'), 3);
   assert.equal(serializedBytes('é'), 4);

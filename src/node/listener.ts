@@ -88,6 +88,11 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
     try {
       if (!(response instanceof Response || response instanceof JsonReply)) response = failed(new TypeError('the handler did not return a Response'));
       if (cutOff.has(res.req) && !res.req.complete) res.shouldKeepAlive = false;
+      // A large JSON answer (a long transcript) was just serialized: it is written in the next turn of the event loop.
+      if (response instanceof JsonReply && response.text.length > LARGE_REPLY && !deferred.has(response)) {
+        deferred.add(response);
+        return void setImmediate(deliver, response, res);
+      }
       beforeWrite?.(res);
       const written = writeResponse(response as Reply, res);
       if (written !== undefined) written.catch((error: unknown) => writeFailed(error, res));
@@ -146,6 +151,10 @@ export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage,
     );
   };
 }
+
+/** JSON answers longer than this are written a turn of the event loop after they were made (~17 ms to write 2 MiB). */
+const LARGE_REPLY = 256 * 1024;
+const deferred = new WeakSet<JsonReply>();
 
 const VIEW = Symbol('agentward.request');
 type Tracked = ServerResponse & { [VIEW]?: NodeRequest };
