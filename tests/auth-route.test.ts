@@ -262,7 +262,7 @@ test('auth option: a token string means apiToken(token)', async () => {
   const authenticate = routeAuth('plain-token');
   assert.deepEqual(principalOf(await authenticate(bearerRequest('plain-token'))), { id: 'api-token', type: 'service', authenticator: 'api-token' });
   const response = await refusal(await authenticate(bearerRequest('other-token')), 401, BODY_401);
-  assert.equal(response.headers.get('www-authenticate'), 'Bearer');
+  assert.equal(response.headers.get('www-authenticate'), 'Bearer error="invalid_token"');
   assert.throws(() => routeAuth(''), AuthConfigError);
 });
 

@@ -144,7 +144,8 @@ const AUTH_FORMS: AuthForm[] = [
     auth: list,
     accepted: async () => ({ headers: { authorization: `Bearer ${TOKEN}` }, principal: { id: 'ci', type: 'service', authenticator: 'api-token' } }),
     rejected: { authorization: `Bearer ${TOKEN}x` },
-    challenges: LIST_CHALLENGES,
+    // A bearer credential the list reads and refused: RFC 6750 §3.1 invalid_token on the Bearer challenge.
+    challenges: ['Bearer error="invalid_token"', 'Basic realm="agent", charset="UTF-8"'],
   },
   {
     name: 'a single entry',
@@ -158,7 +159,7 @@ const AUTH_FORMS: AuthForm[] = [
     auth: () => TOKEN,
     accepted: async () => ({ headers: { authorization: `Bearer ${TOKEN}` }, principal: { id: 'api-token', type: 'service', authenticator: 'api-token' } }),
     rejected: { authorization: 'Bearer not-the-token' },
-    challenges: ['Bearer'],
+    challenges: ['Bearer error="invalid_token"'],
   },
   {
     name: 'a function returning a boolean',

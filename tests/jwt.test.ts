@@ -290,7 +290,7 @@ describe('jwt(): failures, challenges and two issuers', () => {
       const result = await authenticate(entry, token);
       assert.ok(!result.ok);
       assert.equal(result.response.status, 401);
-      assert.equal(result.response.headers.get('www-authenticate'), 'Bearer');
+      assert.equal(result.response.headers.get('www-authenticate'), 'Bearer error="invalid_token"', 'a presented bearer token that failed: invalid_token, never which check');
       assert.equal(result.response.headers.get('cache-control'), 'no-store');
       seen.add(await result.response.text());
     }

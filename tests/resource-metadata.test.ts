@@ -4,8 +4,8 @@
 // (tests/node/jose-workerd.test.ts); tests/mcp-client.test.ts has a real OAuth client read both.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiToken, basic, formatChallenge, jwt, oidc, routeAuth, wwwAuthenticateLines, type AuthFn } from '../src/auth/index.ts';
-import { agentHandler, protectedResourcePath } from '../src/http/index.ts';
+import { apiToken, basic, formatChallenge, jwt, oidc, protectedResourcePath, routeAuth, wwwAuthenticateLines, type AuthFn } from '../src/auth/index.ts';
+import { agentHandler } from '../src/http/index.ts';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import { assertConfigError } from './helpers/config-error.ts';
 
@@ -23,18 +23,18 @@ async function refusal(auth: AuthFn[], authorization?: string): Promise<{ respon
 
 test('jwt({ resourceMetadata }) advertises Bearer resource_metadata="<URL>" in its 401, whatever the token', async () => {
   const entry = jwt({ secret: SECRET, audience: 'agent', resourceMetadata: METADATA });
-  assert.deepEqual(entry.challenges, [{ scheme: 'Bearer', resourceMetadata: METADATA }]);
-  for (const authorization of [undefined, 'Bearer not-a-jwt', 'Basic YTpi']) {
+  assert.deepEqual(entry.challenges, [{ scheme: 'Bearer', params: { resource_metadata: METADATA } }]);
+  for (const [authorization, error] of [[undefined, ''], ['Bearer not-a-jwt', 'error="invalid_token", '], ['Basic YTpi', '']] as const) {
     const { response, lines } = await refusal([entry], authorization);
-    assert.deepEqual(lines, [`Bearer resource_metadata="${METADATA}"`]);
-    assert.equal(response.headers.get('www-authenticate'), `Bearer resource_metadata="${METADATA}"`);
+    assert.deepEqual(lines, [`Bearer ${error}resource_metadata="${METADATA}"`]);
+    assert.equal(response.headers.get('www-authenticate'), `Bearer ${error}resource_metadata="${METADATA}"`);
     assert.equal(response.headers.get('cache-control'), 'no-store');
   }
 });
 
 test('oidc({ resourceMetadata }) advertises it too; created without any fetch', async () => {
   const entry = oidc({ issuer: 'https://id.example.com', audience: 'https://agent.example.com/agent', resourceMetadata: new URL(METADATA) });
-  assert.deepEqual(entry.challenges, [{ scheme: 'Bearer', resourceMetadata: METADATA }]);
+  assert.deepEqual(entry.challenges, [{ scheme: 'Bearer', params: { resource_metadata: METADATA } }]);
   assert.deepEqual((await refusal([entry])).lines, [`Bearer resource_metadata="${METADATA}"`]);
 });
 
@@ -53,12 +53,12 @@ test('the URL is a quoted-string (RFC 9110 §5.6.4): a backslash is escaped, a q
   const entry = jwt({ secret: SECRET, audience: 'agent', resourceMetadata: 'https://agent.example.com/m"d?x=a\\b' });
   const line = formatChallenge(entry.challenges![0]!);
   assert.equal(line, 'Bearer resource_metadata="https://agent.example.com/m%22d?x=a\\\\b"');
-  assert.equal(formatChallenge({ scheme: 'Bearer', realm: 'api', resourceMetadata: 'a"b' }), 'Bearer realm="api", resource_metadata="a\\"b"');
+  assert.equal(formatChallenge({ scheme: 'Bearer', realm: 'api', params: { resource_metadata: 'a"b' } }), 'Bearer realm="api", resource_metadata="a\\"b"');
 });
 
 test('resourceMetadata is checked at creation: https:, or http: on localhost only; an absolute URL; no control characters or user info', () => {
   for (const resourceMetadata of ['http://localhost:3000/.well-known/oauth-protected-resource', 'http://127.0.0.1/x', 'http://[::1]:8080/x']) {
-    assert.deepEqual(jwt({ secret: SECRET, audience: 'agent', resourceMetadata }).challenges, [{ scheme: 'Bearer', resourceMetadata: new URL(resourceMetadata).href }]);
+    assert.deepEqual(jwt({ secret: SECRET, audience: 'agent', resourceMetadata }).challenges, [{ scheme: 'Bearer', params: { resource_metadata: new URL(resourceMetadata).href } }]);
   }
   const bad = ['http://agent.example.com/x', 'ftp://agent.example.com/x', '/.well-known/oauth-protected-resource', '', 'https://agent.example.com/\u0000x', 'https://agent.example.com/x\n',
     'https://agent.example.com/\u007fx', 'https://user:pw@agent.example.com/x', 42, null];
@@ -68,9 +68,9 @@ test('resourceMetadata is checked at creation: https:, or http: on localhost onl
   }
 });
 
-test('a custom entry may declare resourceMetadata; a control character in it is a configuration error of routeAuth', () => {
+test('a custom entry may declare a resource_metadata param; a control character in it is a configuration error of routeAuth', () => {
   const entry: AuthFn = () => null;
-  entry.challenges = [{ scheme: 'Bearer', resourceMetadata: 'https://a.example/\r\nx' }];
+  entry.challenges = [{ scheme: 'Bearer', params: { resource_metadata: 'https://a.example/\r\nx' } }];
   assertConfigError(() => routeAuth([entry]), 'routeAuth()', 'CRLF');
 });
 

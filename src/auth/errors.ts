@@ -1,19 +1,36 @@
 const AUTH_ERROR = Symbol.for('agentward.AuthError');
 
+/** RFC 6749 §3.3 `scope-token`. */
+export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
 /**
  * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.
+ * A 403 with `scope` is the OAuth step-up answer (RFC 6750 §3.1, design §15): `WWW-Authenticate:
+ * Bearer error="insufficient_scope", scope="<scope>", resource_metadata="<URL>"`, which tells an
+ * MCP client which scopes to ask for.
  * @example
  * const onlyAdmins: AuthFn = (req) => { if (isBanned(req)) throw new AuthError(403); return null; };
+ * const writers = (claims) => { if (!canWrite(claims)) throw new AuthError(403, { scope: ['mcp:write'] }); return null; };
  */
 export class AuthError extends Error {
   readonly status: 401 | 403;
+  /** The scopes a 403 asks the client to obtain (`insufficient_scope`). */
+  readonly scope?: readonly string[];
   readonly [AUTH_ERROR] = true;
 
-  constructor(status: 401 | 403) {
+  constructor(status: 401 | 403, options?: { scope?: readonly string[] }) {
     if (status !== 401 && status !== 403) throw new RangeError(`AuthError status must be 401 or 403 (got ${String(status)})`);
+    const scope = options?.scope;
+    if (scope !== undefined) {
+      if (status !== 403) throw new RangeError('AuthError: scope is the answer of a 403 (insufficient_scope)');
+      if (!Array.isArray(scope) || scope.length === 0 || !scope.every((name) => typeof name === 'string' && SCOPE_TOKEN.test(name))) {
+        throw new TypeError('AuthError: scope must be a non-empty list of RFC 6749 scope tokens');
+      }
+    }
     super(status === 401 ? 'Unauthorized' : 'Forbidden');
     this.name = 'AuthError';
     this.status = status;
+    if (scope !== undefined) this.scope = Object.freeze([...scope]);
   }
 }
 

@@ -14,3 +14,5 @@ export type { Principal, PrincipalInput, AuthFn, Challenge, AuthOption, AuthResu
 export { jwt } from './jwt.ts';
 export type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 export { oidc, type OidcOptions } from './oidc.ts';
+export { protectedResourceMetadata, protectedResourcePath } from './protected-resource.ts';
+export type { ProtectedResourceMetadata, ProtectedResourceOptions } from './protected-resource.ts';

@@ -3,7 +3,7 @@ import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
 import { AuthConfigError, AuthError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { ALGORITHM_NAMES, algorithmsFor, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
-import { checkClaims, hasScopes, type ClaimsPolicy } from './jose/claims.ts';
+import { checkClaims, hasScopes, normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
 import { mediaType, type CompactJws } from './jose/compact.ts';
 import { parseJsonObject } from './jose/json.ts';
 import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource, type VerifyKey } from './jose/key-source.ts';
@@ -13,7 +13,8 @@ import { skip, verifyCompactJws, type HeaderPolicy, type Refuse } from './jose/v
 import { completePrincipal, principalOfClaims } from './principal.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
 import { readCacheSize, TokenCache } from './token-cache.ts';
-import type { AuthFn, Principal, PrincipalInput } from './types.ts';
+import type { AuthFn, Challenge, Principal, PrincipalInput } from './types.ts';
+import { isProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource.ts';
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
 export type JwtPrincipalMapper = (
@@ -56,10 +57,11 @@ export interface JwtOptions {
    */
   cache?: boolean | { maxEntries: number };
   /**
-   * RFC 9728: the URL of this API's metadata document (`protectedResource` of `agentHandler`/`serve`), sent in
-   * the 401 as `Bearer resource_metadata="<URL>"` so OAuth clients (MCP) find the authorization server.
+   * RFC 9728: this API's metadata document, sent in the 401 as `Bearer resource_metadata="<URL>"` so
+   * OAuth clients (MCP) find the authorization server: `protectedResourceMetadata()`'s result (the
+   * same one `agentHandler`/`serve` serve as `protectedResource`), or its URL.
    */
-  resourceMetadata?: string | URL;
+  resourceMetadata?: string | URL | ProtectedResourceMetadata;
 }
 
 /** What `createJwtEntry` needs: where the keys come from, the allowed algorithms, and the options `readEntryOptions` checked. */
@@ -143,7 +145,8 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     if (failed !== null) return skip(refuse, failed, jws, claims);
     if (scopes !== undefined && !hasScopes(claims, scopes)) {
       skip(refuse, 'scope', jws, claims);
-      throw new AuthError(403); // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed.
+      // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
+      throw new AuthError(403, { scope: scopes });
     }
     if (mapper === undefined) {
       const { sub, iss } = claims;
@@ -197,8 +200,17 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return null;
   });
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
-  entry.challenges = resourceMetadata === undefined ? DEFAULT_CHALLENGES : Object.freeze([Object.freeze({ scheme: 'Bearer', resourceMetadata })]);
+  entry.challenges = bearerChallenges(resourceMetadata, scopes);
   return readsHeadersOnly(entry);
+}
+
+/** The Bearer challenge of an entry: `resource_metadata` (RFC 9728) and the `scope` it requires (MCP asks for exactly these). */
+export function bearerChallenges(resourceMetadata: string | undefined, scopes: readonly string[] | undefined): readonly Challenge[] {
+  if (resourceMetadata === undefined && scopes === undefined) return DEFAULT_CHALLENGES;
+  const params: Record<string, string> = {};
+  if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
+  if (scopes !== undefined) params.scope = scopes.join(' ');
+  return Object.freeze([Object.freeze({ scheme: 'Bearer', params: Object.freeze(params) })]);
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
@@ -228,6 +240,7 @@ export function readAlgorithms(helper: string, value: unknown, fits: readonly Al
 /** Checks `resourceMetadata`: no control characters (it is quoted into a header), then as a key-set URL. */
 export function readResourceMetadata(helper: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
+  if (isProtectedResourceMetadata(value)) return value.url;
   if (typeof value === 'string') checkQuotable(helper, 'resourceMetadata', value);
   return readHttpsUrl(helper, 'resourceMetadata', value);
 }
@@ -251,7 +264,9 @@ export function readClaimsPolicy(
 ): ClaimsPolicy {
   const { allowAnyAudience, clockToleranceSec = 60 } = options;
   const issuers = readNames(helper, 'issuer', options.issuer);
-  const audiences = readNames(helper, 'audience', options.audience);
+  const names = readNames(helper, 'audience', options.audience);
+  // URL audiences compared normalized (design §15): configured ones normalized once, here.
+  const audiences = names === undefined ? undefined : Object.freeze(names.map(normalizeAudience));
   if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') throw new AuthConfigError(`${helper}: allowAnyAudience must be a boolean`);
   if (audiences === undefined && allowAnyAudience !== true) {
     throw new AuthConfigError(`${helper}: audience is required; set allowAnyAudience: true to skip the audience check on purpose`);

@@ -6,9 +6,12 @@ const BODIES = {
 
 const challengeLines = new WeakMap<Response, readonly string[]>();
 
-/** Every response the auth layer produces: JSON body, `Cache-Control: no-store`, one `WWW-Authenticate` per challenge on a 401. */
+/**
+ * Every response the auth layer produces: JSON body, `Cache-Control: no-store`, one
+ * `WWW-Authenticate` per challenge line (a 401's, or a 403's `insufficient_scope`; never a 500's).
+ */
 export function authResponse(status: 401 | 403 | 500, challenges: readonly string[] = []): Response {
-  const lines = status === 401 ? challenges : [];
+  const lines = status === 500 ? [] : challenges;
   const headers = new Headers({ 'content-type': 'application/json', 'cache-control': 'no-store' });
   for (const line of lines) headers.append('www-authenticate', line);
   const response = new Response(BODIES[status], { status, headers });

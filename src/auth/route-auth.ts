@@ -1,6 +1,6 @@
 import { apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
-import { listChallenges } from './challenges.ts';
+import { challengeErrorOf, formatChallenge, listChallenges, type ListChallenges } from './challenges.ts';
 import { AuthConfigError, isAuthError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
@@ -28,6 +28,33 @@ export interface Authenticate {
   (request: Request): Promise<AuthResult>;
   /** Every entry is a built-in one, which reads only the headers: any `{ headers }` will do in place of a Request. */
   readonly headersOnly: boolean;
+  /**
+   * The 403 a route answers when the accepted principal lacks `scope` (design §15): `WWW-Authenticate:
+   * Bearer error="insufficient_scope", scope="…", resource_metadata="…"` (`DPoP` when the token came that way).
+   */
+  insufficientScope(request: { readonly headers: { get(name: string): string | null } }, scope: readonly string[]): Response;
+}
+
+type HeaderView = { readonly headers: { get(name: string): string | null } };
+
+/** The scheme of the request's credential, lower case (`bearer`, `dpop`, `basic`…), or `undefined`. */
+function presentedScheme(request: HeaderView): string | undefined {
+  const value = request.headers.get('authorization');
+  if (value === null) return undefined;
+  const space = value.indexOf(' ');
+  return space > 0 ? value.slice(0, space).toLowerCase() : undefined;
+}
+
+/**
+ * The challenge of a 403 for missing scopes (RFC 6750 §3.1): the scheme the token came in
+ * (`DPoP`, else `Bearer`), the scopes to obtain, and the list's `resource_metadata` for it.
+ */
+function insufficientScopeLine(challenges: ListChallenges, request: HeaderView, scope: readonly string[]): string {
+  const scheme = presentedScheme(request) === 'dpop' ? 'DPoP' : 'Bearer';
+  const metadata = challenges.param(scheme, 'resource_metadata') ?? challenges.param('Bearer', 'resource_metadata');
+  const params: Record<string, string> = { scope: scope.join(' ') };
+  if (metadata !== undefined) params.resource_metadata = metadata;
+  return formatChallenge({ scheme, params }, 'insufficient_scope');
 }
 
 export interface RouteAuthOptions {
@@ -55,14 +82,21 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
   if (typeof options !== 'object' || options === null) throw new AuthConfigError('routeAuth(): options must be { onRefused? }');
   checkOptionNames('routeAuth()', options, ['onRefused']);
   const listener = readRefusalListener('routeAuth()', options.onRefused);
-  const refusing = (status: 401 | 403 | 500, refusals: RequestRefusals | undefined): AuthResult => {
+  // A 401 to a credential the list reads (Bearer, DPoP) says invalid_token, or what an entry asked for (RFC 6750 §3.1).
+  const unauthorized = (request: HeaderView, asked: { scheme: string; code: string } | undefined): readonly string[] => {
+    const scheme = presentedScheme(request);
+    if ((scheme !== 'bearer' && scheme !== 'dpop') || !challenges.reads(scheme)) return challenges.lines();
+    return challenges.lines(asked !== undefined && asked.scheme.toLowerCase() === scheme ? asked : { scheme, code: 'invalid_token' });
+  };
+  const refusing = (status: 401 | 403 | 500, refusals: RequestRefusals | undefined, lines: readonly string[] = []): AuthResult => {
     if (status !== 500) refusals?.tell();
-    return { ok: false, response: authResponse(status, challenges) };
+    return { ok: false, response: authResponse(status, lines) };
   };
 
   const authenticate = async (request: Request): Promise<AuthResult> => {
     // Only with a listener: without one, nothing is allocated for it.
     const refusals = listener === undefined ? undefined : new RequestRefusals(listener);
+    let asked: { scheme: string; code: string } | undefined;
     for (const entry of entries) {
       let outcome: unknown;
       try {
@@ -70,13 +104,22 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
         outcome = reporting === undefined ? entry(request) : reporting(request, (refusals as RequestRefusals).report);
         if (typeof (outcome as PromiseLike<unknown> | null)?.then === 'function') outcome = await outcome;
       } catch (error) {
-        if (isAuthError(error)) return refusing(error.status, refusals);
-        console.error('agentward: an auth entry threw; answering 500', error);
-        return refusing(500, refusals);
+        if (!isAuthError(error)) {
+          console.error('agentward: an auth entry threw; answering 500', error);
+          return refusing(500, refusals);
+        }
+        if (error.status === 401) return refusing(401, refusals, unauthorized(request, asked));
+        return refusing(403, refusals, error.scope === undefined ? [] : [insufficientScopeLine(challenges, request, error.scope)]);
       }
       if (outcome === null || outcome === undefined) continue;
       if (outcome === true) return { ok: true, principal: BOOLEAN_PRINCIPAL };
-      if (outcome === false) return refusing(401, refusals);
+      if (outcome === false) return refusing(401, refusals, challenges.lines());
+      // A skip that says what the 401 should tell the client (a refused DPoP proof).
+      const error = typeof outcome === 'object' ? challengeErrorOf(outcome) : undefined;
+      if (error !== undefined) {
+        asked ??= error;
+        continue;
+      }
       const principal = completePrincipal(outcome);
       if (principal === null) {
         console.error('agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500');
@@ -84,7 +127,10 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       }
       return { ok: true, principal };
     }
-    return refusing(401, refusals);
+    return refusing(401, refusals, unauthorized(request, asked));
   };
-  return Object.assign(authenticate, { headersOnly: entries.every(isHeadersOnly) });
+  return Object.assign(authenticate, {
+    headersOnly: entries.every(isHeadersOnly),
+    insufficientScope: (request: HeaderView, scope: readonly string[]) => authResponse(403, [insufficientScopeLine(challenges, request, scope)]),
+  });
 }

@@ -10,12 +10,15 @@ export interface Principal {
   readonly claims?: Readonly<Record<string, unknown>>;
 }
 
-/** A challenge that a 401 advertises in `WWW-Authenticate`. */
+/**
+ * A challenge that a 401 advertises in `WWW-Authenticate`: `<scheme> realm="…", <name>="<value>"…`.
+ * `params` are further auth-params (RFC 9110 tokens as names, quoted values), in insertion order,
+ * e.g. `{ resource_metadata: '<URL>', scope: 'agent:invoke' }` (RFC 9728 §5.1, RFC 6750 §3).
+ */
 export interface Challenge {
   readonly scheme: string;
   readonly realm?: string;
-  /** RFC 9728 §5.1: where OAuth clients find this resource's metadata document. */
-  readonly resourceMetadata?: string;
+  readonly params?: Readonly<Record<string, string>>;
 }
 
 /** What a custom entry may return before the layer validates and completes it. */

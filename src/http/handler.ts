@@ -1,7 +1,7 @@
 import type { Agent, Principal, SendOptions } from '../agent/types.ts';
 import { AuthConfigError } from '../auth/errors.ts';
+import { routeAuth, type Authenticate } from '../auth/route-auth.ts';
 import { checkOptionNames } from '../auth/options.ts';
-import { routeAuth } from '../auth/route-auth.ts';
 import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
@@ -12,6 +12,9 @@ import { errorReply, failureReply, HttpError, jsonReply, type Reply, toResponse 
 import { type RouteRequest, webRouteRequest } from './route-request.ts';
 import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
 import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
+import type { ProtectedResourceMetadata } from '../auth/protected-resource.ts';
+import { hasScopes } from '../auth/jose/claims.ts';
+import { SCOPE_TOKEN } from '../auth/errors.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -23,9 +26,60 @@ export interface AgentHandlerOptions {
   /**
    * RFC 9728 metadata, answered without auth at `/.well-known/oauth-protected-resource` + the
    * resource's path, at the origin's root outside `basePath`: mount the handler so it receives that
-   * path too. Pair it with `resourceMetadata` on `jwt()`/`oidc()`.
+   * path too. Give it `protectedResourceMetadata()`'s result, the same one as `resourceMetadata` on
+   * `jwt()`/`oidc()`, or its options.
    */
-  protectedResource?: ProtectedResourceOptions;
+  protectedResource?: ProtectedResourceOptions | ProtectedResourceMetadata;
+  /**
+   * Scopes each group of routes requires of the principal's verified claims (`scope`, or `scp`), all
+   * of them; else 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (design §15),
+   * which MCP clients answer by asking the user for those scopes. `send`: `POST <base>`, `/chat`, `/ui`;
+   * `read`: `GET <base>/chat/:id`, `GET <base>/approvals`; `approve`: `POST <base>/approvals/:id`;
+   * `sessions`: `GET <base>/sessions`, `DELETE <base>/chat/:id`; `mcp`: `<base>/mcp`. A principal
+   * without claims (API token, Basic) grants no scope. Needs `auth`.
+   */
+  scopes?: RouteScopes;
+}
+
+/** Scopes per group of routes (`agentHandler`'s `scopes`). */
+export interface RouteScopes {
+  send?: readonly string[];
+  read?: readonly string[];
+  approve?: readonly string[];
+  sessions?: readonly string[];
+  mcp?: readonly string[];
+}
+
+const SCOPE_GROUPS = ['send', 'read', 'approve', 'sessions', 'mcp'] as const;
+type ScopeGroup = (typeof SCOPE_GROUPS)[number];
+
+function readRouteScopes(helper: string, value: unknown, auth: unknown): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) throw new AuthConfigError(`${helper}: scopes must be { send?, read?, approve?, sessions?, mcp? }`);
+  checkOptionNames(`${helper}: scopes`, value, SCOPE_GROUPS);
+  if (auth === undefined) throw new AuthConfigError(`${helper}: scopes need auth (without it no caller has claims to grant them)`);
+  const scopes: Partial<Record<ScopeGroup, readonly string[]>> = {};
+  for (const group of SCOPE_GROUPS) {
+    const list = (value as Record<string, unknown>)[group];
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || list.length === 0 || !list.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope))) {
+      throw new AuthConfigError(`${helper}: scopes.${group} must be a non-empty list of RFC 6749 scope tokens`);
+    }
+    scopes[group] = Object.freeze([...list]);
+  }
+  return Object.freeze(scopes);
+}
+
+/** The scope group of a route (`agentHandler`'s `scopes`). */
+function scopeGroup(route: Route, method: string): ScopeGroup | undefined {
+  switch (route.name) {
+    case 'send': case 'chat': case 'ui': return 'send';
+    case 'session': return method === 'DELETE' ? 'sessions' : 'read';
+    case 'approvals': return 'read';
+    case 'decide': return 'approve';
+    case 'sessions': return 'sessions';
+    default: return undefined;
+  }
 }
 
 type Route =
@@ -35,7 +89,7 @@ type Route =
   | { name: 'decide'; methods: readonly ['POST']; id: string };
 
 /** The options of `agentHandler()`; `serve()` takes them too. */
-export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource']);
+export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource', 'scopes']);
 
 const GET = ['GET'] as const;
 const POST = ['POST'] as const;
@@ -123,6 +177,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
   }
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
   const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute('agentHandler()', options.protectedResource);
+  const scopes = readRouteScopes('agentHandler()', options.scopes, options.auth);
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn('agentward: agentHandler() was created without auth; every agent route is open to anyone');
   }
@@ -131,7 +186,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
-      if (pathname === metadata?.path) return metadata.respond(request.request());
+      if (pathname === metadata?.path) return metadata.respond(request) as Response;
       const route = matchRoute(pathname, basePath, owned);
       let principal: Principal | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
@@ -146,6 +201,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
         if (route.name === 'session' && request.method === 'DELETE') return errorReply(404, 'Not Found');
         return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       }
+      const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
+      if (required !== undefined && !grants(principal, required)) return (authenticate as Authenticate).insufficientScope(request, required);
       return await serveRoute(agent, route, request, principal);
     } catch (error) {
       return failureReply(error);
@@ -259,4 +316,9 @@ async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal
     return result;
   };
   return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
+}
+
+/** Whether the principal's verified claims grant every one of `required` (a principal without claims grants none). */
+export function grants(principal: Principal | undefined, required: readonly string[]): boolean {
+  return principal?.claims !== undefined && hasScopes(principal.claims, required);
 }

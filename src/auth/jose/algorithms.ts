@@ -1,7 +1,7 @@
 /** The JWS algorithms this verifier knows. `none` is not one of them and cannot be configured. */
 export type AlgorithmName =
   | 'HS256' | 'HS384' | 'HS512' | 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512'
-  | 'ES256' | 'ES384' | 'ES512' | 'EdDSA';
+  | 'ES256' | 'ES384' | 'ES512' | 'EdDSA' | 'Ed25519';
 
 export type KeyType = 'oct' | 'RSA' | 'EC' | 'OKP';
 export type NamedCurve = 'P-256' | 'P-384' | 'P-521' | 'Ed25519';
@@ -50,6 +50,8 @@ const TABLE: ReadonlyMap<string, JwsAlgorithm> = new Map(
     ecdsa('ES512', 'P-521', 'SHA-512', 132),
     // RFC 8037; Ed25519 only (Ed448 is not in Web Crypto everywhere).
     { name: 'EdDSA', kty: 'OKP', curve: 'Ed25519', importParams: { name: 'Ed25519' }, verifyParams: 'Ed25519', signatureLength: 64 },
+    // RFC 9864: the fully-specified name of EdDSA with an Ed25519 key.
+    { name: 'Ed25519', kty: 'OKP', curve: 'Ed25519', importParams: { name: 'Ed25519' }, verifyParams: 'Ed25519', signatureLength: 64 },
   ].map((algorithm) => [algorithm.name, Object.freeze(algorithm as JwsAlgorithm)]),
 );
 

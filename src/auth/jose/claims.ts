@@ -28,8 +28,41 @@ export function checkClaims(claims: Readonly<Record<string, unknown>>, policy: C
   if (policy.issuers !== undefined && !policy.issuers.includes(iss as string)) return 'issuer';
   if (aud !== undefined && typeof aud !== 'string' && !(Array.isArray(aud) && aud.every((item) => typeof item === 'string'))) return 'audience';
   if (policy.audiences === undefined) return null;
-  if (typeof aud === 'string') return policy.audiences.includes(aud) ? null : 'audience';
-  return Array.isArray(aud) && aud.some((item) => policy.audiences!.includes(item as string)) ? null : 'audience';
+  if (typeof aud === 'string') return audienceMatches(policy.audiences, aud) ? null : 'audience';
+  return Array.isArray(aud) && aud.some((item) => audienceMatches(policy.audiences!, item as string)) ? null : 'audience';
+}
+
+/** `audiences` are normalized (`normalizeAudience`) at creation; a token's URL audience is normalized only when the exact one fails. */
+function audienceMatches(audiences: readonly string[], aud: string): boolean {
+  return audiences.includes(aud) || (URL_AUDIENCE.test(aud) && audiences.includes(normalizeAudience(aud)));
+}
+
+const URL_AUDIENCE = /^https?:\/\//i;
+const URL_PARTS = /^(https?):\/\/([^/?#]*)([\s\S]*)$/i;
+
+/**
+ * An audience as compared (design §15): an absolute `http(s)` URL after RFC 3986 §6.2.2–6.2.3
+ * normalization (scheme and host lower case, the default port dropped, an empty path is `/`),
+ * its path, query and user info exactly as written; any other audience as it is.
+ * @example
+ * normalizeAudience('https://MCP.example.com:443/mcp'); // 'https://mcp.example.com/mcp'
+ */
+export function normalizeAudience(value: string): string {
+  const parts = URL_PARTS.exec(value);
+  if (parts === null) return value;
+  const scheme = parts[1]!.toLowerCase();
+  const authority = parts[2]!;
+  const at = authority.lastIndexOf('@');
+  const userinfo = authority.slice(0, at + 1);
+  const hostPort = authority.slice(at + 1);
+  // A port follows the last ":" outside an IPv6 literal's brackets.
+  const colon = hostPort.lastIndexOf(':');
+  const hasPort = colon >= 0 && colon > hostPort.lastIndexOf(']');
+  const host = (hasPort ? hostPort.slice(0, colon) : hostPort).toLowerCase();
+  const port = hasPort ? hostPort.slice(colon + 1) : '';
+  const defaultPort = port === '' || (scheme === 'https' && port === '443') || (scheme === 'http' && port === '80');
+  const rest = parts[3]!;
+  return `${scheme}://${userinfo}${host}${defaultPort ? '' : `:${port}`}${rest === '' || rest[0] === '?' || rest[0] === '#' ? `/${rest}` : rest}`;
 }
 
 /** True when every one of `required` is granted by `scope` (space separated, RFC 9068) or `scp` (a list, or space separated). */

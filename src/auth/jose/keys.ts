@@ -167,7 +167,8 @@ function ecSpec(
 function spec(key: PublicKeySpec, alg: AlgorithmName | undefined, kid: string | undefined): PublicKeySpec | string {
   if (alg !== undefined) {
     if (!key.algorithms.includes(alg)) return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
-    key = { ...key, algorithms: [alg] };
+    // EdDSA with an Ed25519 key is Ed25519 (RFC 9864): a key named either way serves both names.
+    key = { ...key, algorithms: alg === 'EdDSA' || alg === 'Ed25519' ? ['EdDSA', 'Ed25519'] : [alg] };
   }
   return Object.freeze(kid === undefined ? key : { ...key, kid });
 }
