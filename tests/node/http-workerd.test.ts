@@ -46,7 +46,7 @@ test('workerd: jwt() (HS256 secret) in front of the handler: a valid token reach
   assert.deepEqual(saw.modelSaw, { id: 'user-42', type: 'user', authenticator: 'jwt', issuer: 'https://id.example', claims });
   assert.equal(saw.instructions, 'caller jwt:user-42');
   await assertUnauthorized(await send('/jwt', { message: 'hi' }), 'Bearer');
-  await assertUnauthorized(await send('/jwt', { message: 'hi' }, { authorization: `${authorization}x` }), 'Bearer');
+  await assertUnauthorized(await send('/jwt', { message: 'hi' }, { authorization: `${authorization}x` }), 'Bearer error="invalid_token"');
 });
 
 test('workerd: basic() in front of the handler: the user reaches the run, a wrong password gets 401 Basic', async () => {
@@ -59,7 +59,7 @@ test('workerd: basic() in front of the handler: the user reaches the run, a wron
 test('workerd: apiToken() in front of the handler: the token reaches the run as the api-token principal', async () => {
   const saw = await runSaw(await send('/token', { message: 'hi' }, { authorization: `Bearer ${API_TOKEN}` }));
   assert.deepEqual(saw.modelSaw, { id: 'api-token', type: 'service', authenticator: 'api-token' });
-  await assertUnauthorized(await send('/token', { message: 'hi' }, { authorization: 'Bearer nope' }), 'Bearer');
+  await assertUnauthorized(await send('/token', { message: 'hi' }, { authorization: 'Bearer nope' }), 'Bearer error="invalid_token"');
 });
 
 test('workerd: a jwt, basic and apiToken list accepts each credential, and its 401 lists the distinct challenges in order', async () => {

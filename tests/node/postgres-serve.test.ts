@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lineMatching } from '../fixtures-node/http-client.ts';
 import { startDatabase, type TestDatabase } from './postgres-harness.ts';
+import { SCHEMA_VERSION } from '../../src/postgres/index.ts';
 
 const serverChild = fileURLToPath(new URL('../fixtures-node/postgres-server-child.ts', import.meta.url));
 const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -176,7 +177,7 @@ test('agentward start with AGENT_DATABASE_URL: start migrates the schema with th
   const bases: string[] = [];
   for (const server of servers) {
     bases.push(await server.url);
-    assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version 1`));
+    assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version ${SCHEMA_VERSION}`));
     assert.ok(!server.output().includes(db.url), 'the URL (it holds the password) is never printed');
   }
   const auth = 'Bearer start-token';
@@ -224,7 +225,7 @@ test('agentward start of a node-server build with AGENT_DATABASE_URL: the output
   const schema = db.schema();
   const server = startCli(out, { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'built-token' });
   const base = await server.url;
-  assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version 1`));
+  assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version ${SCHEMA_VERSION}`));
   const sent = await call(base, 'Bearer built-token', { message: 'from the built server', sessionId: 'built' });
   assert.equal(sent.status, 200);
   const { rows } = await db.pool({ max: 1 }).query(`SELECT count(*)::int AS n FROM "${schema}".sessions`);

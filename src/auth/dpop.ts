@@ -1,0 +1,230 @@
+// DPoP, the resource server's side (RFC 9449, design §16): the proof a request carries in its
+// `DPoP` header, checked against the request and the access token it comes with. Every failure
+// is a skip; the entry's 401 then says `error="invalid_dpop_proof"`. Read or skip this file as a unit.
+import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jose/algorithms.ts';
+import { decodeBase64url, encodeBase64url } from './jose/base64url.ts';
+import { normalizeAudience } from './jose/claims.ts';
+import { mediaType } from './jose/compact.ts';
+import { parseJsonObject } from './jose/json.ts';
+import { importVerifyKey, type VerifyKey } from './jose/key-source.ts';
+import { readPublicJwk } from './jose/keys.ts';
+import { verifySignature } from './jose/verify.ts';
+import { sha256 } from './constant-time.ts';
+import { AuthConfigError } from './errors.ts';
+import { checkQuotable } from './challenges.ts';
+import type { Challenge } from './types.ts';
+
+/** Remembers proofs seen: `seen` is true when `key` was seen already, and records it otherwise (until `expiresAtSec`). */
+export interface DpopReplayStore {
+  seen(key: string, expiresAtSec: number): boolean | Promise<boolean>;
+}
+
+/** The DPoP options of `jwt()`, `oidc()` and `introspection()`. */
+export interface DpopOptions {
+  /** `'allowed'` (default): a token comes as `Bearer` (unbound tokens only) or as `DPoP` with its proof; `'required'`: as `DPoP` only. */
+  dpop?: 'allowed' | 'required';
+  /** Proof algorithms accepted (asymmetric only); default `ES256`, `EdDSA`, `Ed25519`, `RS256`, `PS256`. */
+  dpopAlgorithms?: readonly string[];
+  /** How old a proof's `iat` may be, in seconds (plus `clockToleranceSec`); default 300. */
+  dpopMaxAgeSec?: number;
+  /** The origin the client called, e.g. `https://api.example`, when a proxy in front changes it: the proof's `htu` names it. */
+  dpopOrigin?: string;
+  /** Where used proofs are remembered; default one bounded set in this entry's memory. Several instances share one (`postgresReplayStore`). */
+  dpopReplay?: DpopReplayStore;
+}
+
+export const DPOP_OPTION_NAMES = ['dpop', 'dpopAlgorithms', 'dpopMaxAgeSec', 'dpopOrigin', 'dpopReplay'] as const;
+
+const DEFAULT_ALGORITHMS: readonly AlgorithmName[] = ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'];
+const MAX_PROOF_LENGTH = 16 * 1024;
+const MAX_JTI_LENGTH = 256;
+/** Proofs the default replay store holds at once; when full it refuses new proofs (fails closed). */
+export const DEFAULT_REPLAY_KEYS = 100_000;
+
+/** What a DPoP entry checks, read from its options at creation. */
+export interface DpopPolicy {
+  readonly required: boolean;
+  readonly algorithms: ReadonlySet<string>;
+  readonly maxAgeSec: number;
+  readonly toleranceSec: number;
+  /** `dpopOrigin`, normalized, without a trailing `/`. */
+  readonly origin: string | undefined;
+  readonly replay: DpopReplayStore;
+}
+
+/** Checks the DPoP options at creation; `clockToleranceSec` is the entry's. */
+export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSec: number): DpopPolicy {
+  const { dpop = 'allowed', dpopMaxAgeSec = 300, dpopOrigin, dpopReplay } = options;
+  if (dpop !== 'allowed' && dpop !== 'required') throw new AuthConfigError(`${helper}: dpop must be 'allowed' or 'required'`);
+  const names = options.dpopAlgorithms ?? DEFAULT_ALGORITHMS;
+  if (!Array.isArray(names) || names.length === 0) throw new AuthConfigError(`${helper}: dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms`);
+  for (const name of names as unknown[]) {
+    const algorithm = typeof name === 'string' ? jwsAlgorithm(name) : undefined;
+    if (algorithm === undefined || algorithm.kty === 'oct') {
+      throw new AuthConfigError(`${helper}: dpopAlgorithms entry ${JSON.stringify(String(name).slice(0, 16))} is not an asymmetric JWS algorithm this verifier knows (e.g. ES256, EdDSA, RS256, PS256)`);
+    }
+  }
+  if (typeof dpopMaxAgeSec !== 'number' || !Number.isFinite(dpopMaxAgeSec) || dpopMaxAgeSec < 1 || dpopMaxAgeSec > 3600) {
+    throw new AuthConfigError(`${helper}: dpopMaxAgeSec must be a number of seconds from 1 to 3600`);
+  }
+  let origin: string | undefined;
+  if (dpopOrigin !== undefined) {
+    const parsed = typeof dpopOrigin === 'string' && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin) ? new URL(dpopOrigin) : undefined;
+    if (parsed === undefined) {
+      throw new AuthConfigError(`${helper}: dpopOrigin must be an origin such as "https://api.example" (no path, query or user info)`);
+    }
+    origin = parsed.origin;
+  }
+  if (dpopReplay !== undefined && typeof (dpopReplay as DpopReplayStore | null)?.seen !== 'function') {
+    throw new AuthConfigError(`${helper}: dpopReplay must be { seen(key, expiresAtSec) }, e.g. postgresReplayStore()`);
+  }
+  return Object.freeze({
+    required: dpop === 'required',
+    algorithms: new Set(names as string[]),
+    maxAgeSec: dpopMaxAgeSec,
+    toleranceSec,
+    origin,
+    replay: dpopReplay ?? memoryReplayStore(DEFAULT_REPLAY_KEYS),
+  });
+}
+
+/** The challenges of a DPoP entry (RFC 9449 §7.1): `Bearer` (unless required) and `DPoP algs="…"`, each with `params`. */
+export function dpopChallenges(policy: DpopPolicy, params: Readonly<Record<string, string>> | undefined): readonly Challenge[] {
+  const algs = checkQuotable('dpop', 'dpopAlgorithms', [...policy.algorithms].join(' '));
+  const dpop = Object.freeze({ scheme: 'DPoP', params: Object.freeze({ algs, ...params }) });
+  if (policy.required) return Object.freeze([dpop]);
+  return Object.freeze([Object.freeze(params === undefined ? { scheme: 'Bearer' } : { scheme: 'Bearer', params }), dpop]);
+}
+
+/** The `cnf.jkt` of a token's claims (or introspection answer): the thumbprint of the key it is bound to, or `undefined`. */
+export function boundThumbprint(claims: Readonly<Record<string, unknown>>): string | undefined {
+  const cnf = claims.cnf;
+  if (cnf === undefined) return undefined;
+  // A token bound some other way (a certificate's x5t#S256), or to a malformed key, is bound all
+  // the same: '' matches no thumbprint, so it is presented neither as Bearer nor with a proof.
+  const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>).jkt : undefined;
+  return typeof jkt === 'string' ? jkt : '';
+}
+
+/** RFC 7638: the SHA-256 thumbprint of a public JWK, base64url; `undefined` for a key without its required members. */
+export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | undefined {
+  const { kty, crv, x, y, n, e } = jwk;
+  const text = (...pairs: [string, unknown][]) =>
+    pairs.every(([, value]) => typeof value === 'string') ? `{${pairs.map(([name, value]) => `"${name}":${JSON.stringify(value)}`).join(',')}}` : undefined;
+  const members = kty === 'EC' ? text(['crv', crv], ['kty', kty], ['x', x], ['y', y]) : kty === 'RSA' ? text(['e', e], ['kty', kty], ['n', n]) : kty === 'OKP' ? text(['crv', crv], ['kty', kty], ['x', x]) : undefined;
+  return members === undefined ? undefined : encodeBase64url(sha256(members));
+}
+
+/** What a request needs for its proof to be checked: its method, URL and headers (a Web `Request` or the node server's view). */
+export interface ProofRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function segmentObject(segment: string): Readonly<Record<string, unknown>> | null {
+  const bytes = decodeBase64url(segment);
+  if (bytes === null) return null;
+  try {
+    return parseJsonObject(utf8.decode(bytes));
+  } catch {
+    return null;
+  }
+}
+
+/** Imported proof keys by thumbprint and algorithm: a client signs every proof with one key. */
+const importedKeys = new Map<string, Promise<VerifyKey | null>>();
+const IMPORTED_KEYS = 1_000;
+
+function proofKey(jwk: Readonly<Record<string, unknown>>, thumbprint: string, algorithm: JwsAlgorithm): Promise<VerifyKey | null> {
+  const cacheKey = `${algorithm.name} ${thumbprint}`;
+  let key = importedKeys.get(cacheKey);
+  if (key === undefined) {
+    // The same key rules as `publicKey`: public members only, RSA 2048 bits or more, EC points on their curve.
+    const spec = readPublicJwk(jwk);
+    key = typeof spec === 'string' || !spec.algorithms.includes(algorithm.name) ? Promise.resolve(null) : importVerifyKey(spec, algorithm).catch(() => null);
+    if (importedKeys.size >= IMPORTED_KEYS) importedKeys.delete(importedKeys.keys().next().value as string);
+    importedKeys.set(cacheKey, key);
+  }
+  return key;
+}
+
+const withoutQuery = (url: string) => {
+  const end = url.search(/[?#]/);
+  return end < 0 ? url : url.slice(0, end);
+};
+
+/** The request's URL as `htu` names it (RFC 9449 §4.3): without query and fragment, `dpopOrigin` in place of its origin, normalized. */
+function requestUri(request: ProofRequest, origin: string | undefined): string {
+  const url = withoutQuery(request.url);
+  if (origin === undefined) return normalizeAudience(url);
+  const slash = url.startsWith('/') ? 0 : url.indexOf('/', url.indexOf('//') + 2);
+  return normalizeAudience(origin + (slash < 0 ? '/' : url.slice(slash)));
+}
+
+/**
+ * Checks the proof of a request that presented `token` with the `DPoP` scheme, bound to the key
+ * whose thumbprint is `jkt` (RFC 9449 §4.3, §7.1): `null` when it holds, else why not
+ * (`dpop-proof`, or `dpop-replay` for a proof already used). `now` in seconds.
+ */
+export async function checkProof(request: ProofRequest, token: string, jkt: string, policy: DpopPolicy, now: number): Promise<'dpop-proof' | 'dpop-replay' | null> {
+  const proof = request.headers.get('dpop');
+  // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.
+  if (proof === null || proof.length > MAX_PROOF_LENGTH || proof.includes(',')) return 'dpop-proof';
+  const parts = proof.split('.');
+  if (parts.length !== 3 || parts[2] === '') return 'dpop-proof';
+  const header = segmentObject(parts[0]!);
+  const claims = segmentObject(parts[1]!);
+  if (header === null || claims === null || Object.hasOwn(header, 'crit')) return 'dpop-proof';
+  const { alg, typ, jwk } = header;
+  if (typeof typ !== 'string' || mediaType(typ) !== 'dpop+jwt') return 'dpop-proof';
+  const algorithm = typeof alg === 'string' && policy.algorithms.has(alg) ? jwsAlgorithm(alg) : undefined;
+  if (algorithm === undefined || typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return 'dpop-proof';
+  const { jti, htm, htu, iat, ath } = claims;
+  if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) return 'dpop-proof';
+  if (htm !== request.method || typeof htu !== 'string' || !URL.canParse(htu)) return 'dpop-proof';
+  if (normalizeAudience(withoutQuery(htu)) !== requestUri(request, policy.origin)) return 'dpop-proof';
+  if (typeof iat !== 'number' || !Number.isFinite(iat) || iat > now + policy.toleranceSec || iat < now - policy.maxAgeSec - policy.toleranceSec) return 'dpop-proof';
+  if (ath !== encodeBase64url(sha256(token))) return 'dpop-proof';
+  const thumbprint = jwkThumbprint(jwk as Readonly<Record<string, unknown>>);
+  if (thumbprint === undefined || thumbprint !== jkt) return 'dpop-proof';
+  const key = await proofKey(jwk as Readonly<Record<string, unknown>>, thumbprint, algorithm);
+  const signature = decodeBase64url(parts[2]!);
+  if (key === null || signature === null) return 'dpop-proof';
+  const signingInput = new TextEncoder().encode(`${parts[0]}.${parts[1]}`);
+  if (!(await verifySignature(key, signature, signingInput).catch(() => false))) return 'dpop-proof';
+  // Last: only a proof that holds takes a place in the replay store.
+  const seen = await policy.replay.seen(encodeBase64url(sha256(`${thumbprint} ${jti}`)), Math.ceil(iat + policy.maxAgeSec + policy.toleranceSec));
+  return seen ? 'dpop-replay' : null;
+}
+
+/**
+ * The default replay store: proof keys in memory until they expire, at most `limit` at once.
+ * Full, it refuses every new proof and warns once (it fails closed): size it, or share a
+ * database store, for the proofs a window of `dpopMaxAgeSec` brings.
+ */
+export function memoryReplayStore(limit: number): DpopReplayStore {
+  const expiries = new Map<string, number>();
+  let warned = false;
+  return {
+    seen(key, expiresAtSec) {
+      const now = Date.now() / 1000;
+      // Keys arrive about in the order they expire: drop expired ones from the oldest on.
+      for (const [old, at] of expiries) {
+        if (at > now) break;
+        expiries.delete(old);
+      }
+      const at = expiries.get(key);
+      if (at !== undefined && at > now) return true;
+      if (expiries.size >= limit) {
+        if (!warned) console.warn(`agentward: the DPoP replay store holds ${limit} proofs; new proofs are refused until older ones expire (use dpopReplay to share a larger store)`);
+        warned = true;
+        return true;
+      }
+      expiries.set(key, expiresAtSec);
+      return false;
+    },
+  };
+}
