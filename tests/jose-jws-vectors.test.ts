@@ -3,7 +3,8 @@
 // examples with the clock pinned. Every departure from a label is named per tcId with its reason.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createJwtEntry, jwtWithClock, readClaimsPolicy } from '../src/auth/jwt.ts';
+import { createJwtEntry, jwtWithClock } from '../src/auth/jwt.ts';
+import { readEntryOptions } from '../src/auth/jwt-options.ts';
 import { ALGORITHM_NAMES, algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from '../src/auth/jose/algorithms.ts';
 import { decodeBase64url } from '../src/auth/jose/base64url.ts';
 import type { JwsHeader } from '../src/auth/jose/compact.ts';
@@ -222,7 +223,7 @@ describe('RFC 7515 and RFC 7520 examples', () => {
         // The A.1 key is 64 random bytes, not text: the secret source takes the raw bytes.
         ? createJwtEntry({
           helper: 'jwt()', authenticator: 'jwt', source: secretSource(vector.jwk.k, ['HS256']), algorithms: ['HS256'],
-          claims: readClaimsPolicy('jwt()', options), principal: options.principal, now,
+          ...readEntryOptions('jwt()', options), now,
         })
         : jwtWithClock({ publicKey: vector.jwk, ...options }, now);
       const accepted = await entryAt(() => PINNED)(bearer(vector.compact));

@@ -11,7 +11,7 @@ import { readPublicJwk } from './jose/keys.ts';
 import { verifySignature } from './jose/verify.ts';
 import { sha256 } from './constant-time.ts';
 import { AuthConfigError } from './errors.ts';
-import { checkQuotable } from './challenges.ts';
+import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
 import type { Challenge } from './types.ts';
 
 /** Remembers proofs seen: `seen` is true when `key` was seen already, and records it otherwise (until `expiresAtSec`). */
@@ -44,6 +44,11 @@ export const DEFAULT_REPLAY_KEYS = 100_000;
 /** What a DPoP entry checks, read from its options at creation. */
 export interface DpopPolicy {
   readonly required: boolean;
+  /**
+   * Whether the 401 advertises `DPoP algs="…"`: when `dpop` is set. Unset, DPoP-bound tokens are
+   * still accepted with their proof, and the challenge stays the spec's `Bearer` for `jwt()`/`oidc()`.
+   */
+  readonly advertised: boolean;
   readonly algorithms: ReadonlySet<string>;
   readonly maxAgeSec: number;
   readonly toleranceSec: number;
@@ -80,6 +85,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   }
   return Object.freeze({
     required: dpop === 'required',
+    advertised: options.dpop !== undefined,
     algorithms: new Set(names as string[]),
     maxAgeSec: dpopMaxAgeSec,
     toleranceSec,
@@ -88,12 +94,13 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   });
 }
 
-/** The challenges of a DPoP entry (RFC 9449 §7.1): `Bearer` (unless required) and `DPoP algs="…"`, each with `params`. */
+/** The challenges of an entry (RFC 9449 §7.1): `Bearer` (unless DPoP is required) and, when `dpop` is set, `DPoP algs="…"`, each with `params`. */
 export function dpopChallenges(policy: DpopPolicy, params: Readonly<Record<string, string>> | undefined): readonly Challenge[] {
+  const bearer = params === undefined ? DEFAULT_CHALLENGES[0]! : Object.freeze({ scheme: 'Bearer', params });
+  if (!policy.advertised) return bearer === DEFAULT_CHALLENGES[0] ? DEFAULT_CHALLENGES : Object.freeze([bearer]);
   const algs = checkQuotable('dpop', 'dpopAlgorithms', [...policy.algorithms].join(' '));
   const dpop = Object.freeze({ scheme: 'DPoP', params: Object.freeze({ algs, ...params }) });
-  if (policy.required) return Object.freeze([dpop]);
-  return Object.freeze([Object.freeze(params === undefined ? { scheme: 'Bearer' } : { scheme: 'Bearer', params }), dpop]);
+  return Object.freeze(policy.required ? [dpop] : [bearer, dpop]);
 }
 
 /** The `cnf.jkt` of a token's claims (or introspection answer): the thumbprint of the key it is bound to, or `undefined`. */

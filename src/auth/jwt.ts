@@ -1,28 +1,30 @@
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
+import { skipWithError } from './challenges.ts';
+import { boundThumbprint, checkProof, type DpopOptions, type DpopPolicy } from './dpop.ts';
 import { AuthConfigError, AuthError } from './errors.ts';
+import { entryChallenges, ENTRY_OPTION_NAMES, readAlgorithms, readEntryOptions, readKeySetAlgorithms, type EntryOptions } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
-import { ALGORITHM_NAMES, algorithmsFor, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
-import { checkClaims, hasScopes, normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
-import { mediaType, type CompactJws } from './jose/compact.ts';
+import { algorithmsFor, type AlgorithmName } from './jose/algorithms.ts';
+import { checkClaims, hasScopes, type ClaimsPolicy } from './jose/claims.ts';
+import type { CompactJws } from './jose/compact.ts';
 import { parseJsonObject } from './jose/json.ts';
 import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource, type VerifyKey } from './jose/key-source.ts';
-import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, keySetCache, keySetInternals, readHttpsUrl } from './jose/key-set.ts';
+import { keySetCache, keySetInternals, readHttpsUrl } from './jose/key-set.ts';
 import { describeKey, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
 import { skip, verifyCompactJws, type HeaderPolicy, type Refuse } from './jose/verify.ts';
 import { completePrincipal, principalOfClaims } from './principal.ts';
+import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
-import { readCacheSize, TokenCache } from './token-cache.ts';
-import type { AuthFn, Challenge, Principal, PrincipalInput } from './types.ts';
-import { isProtectedResourceMetadata, type ProtectedResourceMetadata } from './protected-resource.ts';
+import { TokenCache } from './token-cache.ts';
+import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
 export type JwtPrincipalMapper = (
   claims: Readonly<Record<string, unknown>>,
 ) => PrincipalInput | null | undefined | Promise<PrincipalInput | null | undefined>;
 
-/** Options of `jwt()`. Exactly one key source: `secret`, `publicKey` or `jwksUrl`. */
-export interface JwtOptions {
+/** Options of `jwt()`. Exactly one key source: `secret`, `publicKey` or `jwksUrl`. DPoP (RFC 9449): the `dpop…` options. */
+export interface JwtOptions extends DpopOptions {
   /** HMAC secret: a string (its UTF-8 bytes) or bytes, 32 or more. Allows `HS256`, `HS384`, `HS512`. */
   secret?: string | Uint8Array;
   /**
@@ -73,16 +75,11 @@ export interface JwtEntryConfig extends Partial<Omit<EntryOptions, 'claims'>> {
   readonly source: KeySource;
   readonly algorithms: readonly AlgorithmName[];
   readonly claims: ClaimsPolicy;
+  readonly dpop: DpopPolicy;
   /** The clock, in seconds since the epoch. Internal: tests pin it; default `Date.now() / 1000`. */
   readonly now?: () => number;
 }
 
-const MAX_TOLERANCE_SEC = 300;
-
-/** The options `jwt()` and `oidc()` share (all but the key source, `issuer`'s role and `discoveryUrl`). */
-export const ENTRY_OPTION_NAMES = Object.freeze([
-  'algorithms', 'typ', 'scopes', 'issuer', 'audience', 'allowAnyAudience', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata',
-]);
 const JWT_OPTION_NAMES = Object.freeze(['secret', 'publicKey', 'jwksUrl', ...ENTRY_OPTION_NAMES]);
 const systemClock = (): number => Date.now() / 1000;
 
@@ -130,19 +127,28 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
 }
 
 /**
- * The entry of `jwt()` and `oidc()`: bearer token, parse, pick key, verify signature, claims and scopes, principal.
- * Skips return `null`, no `Error`; the reporting form (`WITH_REFUSALS`, only with `onRefused`) also says why.
+ * The entry of `jwt()` and `oidc()`: bearer (or DPoP) token, parse, pick key, verify signature,
+ * claims, binding and proof, scopes, principal. Skips return `null`, no `Error`; the reporting form
+ * (`WITH_REFUSALS`, only with `onRefused`) also says why.
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
-  const { helper, authenticator, source, claims: policy, principal: mapper, typ, scopes, resourceMetadata, now = systemClock } = config;
+  const { helper, authenticator, source, claims: policy, principal: mapper, typ, scopes, resourceMetadata, dpop, now = systemClock } = config;
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
   const cache = config.cacheSize ? new TokenCache(config.cacheSize) : undefined;
 
-  const toPrincipal = (jws: CompactJws, refuse: Refuse | undefined, key: VerifyKey): PrincipalInput | null | Promise<PrincipalInput | null> => {
+  /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
+  const checkedClaims = (jws: CompactJws, refuse: Refuse | undefined, viaDpop: boolean): Readonly<Record<string, unknown>> | null => {
     const claims = parseJsonObject(jws.payload);
     if (claims === null) return skip(refuse, 'malformed', jws);
     const failed = checkClaims(claims, policy, now());
     if (failed !== null) return skip(refuse, failed, jws, claims);
+    // A bound token never comes as Bearer (RFC 9449 §7.2: no downgrade); an unbound one never with DPoP.
+    if ((boundThumbprint(claims) !== undefined) !== viaDpop) return skip(refuse, 'dpop-binding', jws, claims);
+    return claims;
+  };
+
+  /** Scopes, then the principal: the last steps, once the token (and its proof) held. */
+  const toPrincipal = (jws: CompactJws, refuse: Refuse | undefined, key: VerifyKey, claims: Readonly<Record<string, unknown>>): PrincipalInput | null | Promise<PrincipalInput | null> => {
     if (scopes !== undefined && !hasScopes(claims, scopes)) {
       skip(refuse, 'scope', jws, claims);
       // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
@@ -166,12 +172,30 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return isThenable(mapped) ? Promise.resolve(mapped).then(complete) : complete(mapped);
   };
 
+  const acceptBearer = (jws: CompactJws, refuse: Refuse | undefined, key: VerifyKey) => {
+    const claims = checkedClaims(jws, refuse, false);
+    return claims === null ? null : toPrincipal(jws, refuse, key, claims);
+  };
+
+  /** The proof of a DPoP request, checked on every request (never cached): then `then()`, else a skip saying invalid_dpop_proof. */
+  const withProof = <T>(request: Request, jws: CompactJws | null, refuse: Refuse | undefined, token: string, claims: Readonly<Record<string, unknown>>, then: () => T) =>
+    checkProof(request, token, boundThumbprint(claims) as string, dpop, now()).then((failed) => {
+      if (failed === null) return then();
+      refuse?.(failed, jws, claims);
+      return skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null;
+    });
+
   /** The principal of a cached token still valid (`undefined`: not cached, or dropped, and the full path decides). */
-  const fromCache = (token: string): Principal | null | Promise<Principal | null> | undefined => {
+  const fromCache = (request: Request, token: string, viaDpop: boolean, refuse: Refuse | undefined) => {
     const hit = (cache as TokenCache).take(token, now(), policy.clockToleranceSec, source);
-    if (hit === undefined || hit.principal !== undefined) return hit?.principal;
-    const mapped = (mapper as JwtPrincipalMapper)(hit.claims);
-    return isThenable(mapped) ? Promise.resolve(mapped).then(completeMapped) : completeMapped(mapped);
+    if (hit === undefined) return undefined;
+    if ((boundThumbprint(hit.claims) !== undefined) !== viaDpop) return skip(refuse, 'dpop-binding', null, hit.claims);
+    const principal = () => {
+      if (hit.principal !== undefined) return hit.principal;
+      const mapped = (mapper as JwtPrincipalMapper)(hit.claims);
+      return isThenable(mapped) ? Promise.resolve(mapped).then(completeMapped) : completeMapped(mapped);
+    };
+    return viaDpop ? withProof(request, null, refuse, token, hit.claims, principal) : principal();
   };
 
   const completeMapped = (mapped: PrincipalInput | null | undefined): Principal | null => {
@@ -187,12 +211,24 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     // The token is read in place, unsliced, and without the b64token pattern: the compact parser
     // accepts only base64url segments and dots, a strict subset of it.
     const value = request.headers.get('authorization');
-    const start = value === null ? -1 : credentialsStart(value, 'bearer');
-    if (start < 0) return null;
-    const hit = cache === undefined ? undefined : fromCache((value as string).slice(start));
-    return hit !== undefined ? hit : verifyCompactJws(value as string, start, header, source, toPrincipal, refuse);
+    if (value === null) return null;
+    const start = credentialsStart(value, 'bearer');
+    if (start >= 0) {
+      if (dpop.required) return skip(refuse, 'dpop-required', null);
+      const hit = cache === undefined ? undefined : fromCache(request, value.slice(start), false, refuse);
+      return hit !== undefined ? hit : verifyCompactJws(value, start, header, source, acceptBearer, refuse);
+    }
+    const proven = credentialsStart(value, 'dpop');
+    if (proven < 0) return null;
+    const token = value.slice(proven);
+    const hit = cache === undefined ? undefined : fromCache(request, token, true, refuse);
+    if (hit !== undefined) return hit;
+    return verifyCompactJws(value, proven, header, source, (jws: CompactJws, refusing: Refuse | undefined, key: VerifyKey) => {
+      const claims = checkedClaims(jws, refusing, true);
+      return claims === null ? null : withProof(request, jws, refusing, token, claims, () => toPrincipal(jws, refusing, key, claims));
+    }, refuse);
   };
-  const entry: AuthFn = (request) => verifyRequest(request, undefined);
+  const entry: AuthFn = (request) => verifyRequest(request, undefined) as ReturnType<AuthFn>;
   const reporting = (request: Request, report: ReportRefusal) => verifyRequest(request, (reason, jws, claims) => {
     // The unverified payload's `iss` too: it tells the operator whose token it was.
     const iss = (claims ?? (jws === null ? null : parseJsonObject(jws.payload)))?.iss;
@@ -200,101 +236,10 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return null;
   });
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
-  entry.challenges = bearerChallenges(resourceMetadata, scopes);
+  entry.challenges = entryChallenges(resourceMetadata, scopes, dpop);
   return readsHeadersOnly(entry);
-}
-
-/** The Bearer challenge of an entry: `resource_metadata` (RFC 9728) and the `scope` it requires (MCP asks for exactly these). */
-export function bearerChallenges(resourceMetadata: string | undefined, scopes: readonly string[] | undefined): readonly Challenge[] {
-  if (resourceMetadata === undefined && scopes === undefined) return DEFAULT_CHALLENGES;
-  const params: Record<string, string> = {};
-  if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
-  if (scopes !== undefined) params.scope = scopes.join(' ');
-  return Object.freeze([Object.freeze({ scheme: 'Bearer', params: Object.freeze(params) })]);
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as PromiseLike<T> | null)?.then === 'function';
-}
-
-/** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
-export function readAlgorithms(helper: string, value: unknown, fits: readonly AlgorithmName[], key: string): readonly AlgorithmName[] {
-  if (value === undefined) return defaultAlgorithms(fits);
-  if (!Array.isArray(value) || value.length === 0) throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
-  const algorithms = new Set<AlgorithmName>();
-  for (const name of value as unknown[]) {
-    if (typeof name !== 'string') throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
-    if (name.toLowerCase() === 'none') throw new AuthConfigError(`${helper}: algorithms must not contain "none"`);
-    const shown = JSON.stringify(name.slice(0, 16));
-    if (jwsAlgorithm(name) === undefined) {
-      throw new AuthConfigError(`${helper}: algorithms entry ${shown} is not supported (supported: ${ALGORITHM_NAMES.join(', ')})`);
-    }
-    if (!fits.includes(name as AlgorithmName)) {
-      throw new AuthConfigError(`${helper}: algorithms entry ${shown} does not fit ${key}, which allows ${fits.join(', ')}`);
-    }
-    algorithms.add(name as AlgorithmName);
-  }
-  return Object.freeze([...algorithms]);
-}
-
-/** Checks `resourceMetadata`: no control characters (it is quoted into a header), then as a key-set URL. */
-export function readResourceMetadata(helper: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (isProtectedResourceMetadata(value)) return value.url;
-  if (typeof value === 'string') checkQuotable(helper, 'resourceMetadata', value);
-  return readHttpsUrl(helper, 'resourceMetadata', value);
-}
-
-/** `algorithms` of a key set (`jwksUrl`, `oidc()`): default `RS256`, `ES256`. */
-export const readKeySetAlgorithms = (helper: string, value: unknown): readonly AlgorithmName[] =>
-  value === undefined ? DEFAULT_KEY_SET_ALGORITHMS : readAlgorithms(helper, value, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
-
-function readNames(helper: string, option: string, value: unknown): readonly string[] | undefined {
-  if (value === undefined) return undefined;
-  const names = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(names) || names.length === 0 || !names.every((name) => typeof name === 'string' && name.length > 0)) {
-    throw new AuthConfigError(`${helper}: ${option} must be a non-empty string or a non-empty list of non-empty strings`);
-  }
-  return Object.freeze([...(names as string[])]);
-}
-
-export function readClaimsPolicy(
-  helper: string,
-  options: Pick<JwtOptions, 'issuer' | 'audience' | 'allowAnyAudience' | 'clockToleranceSec'>,
-): ClaimsPolicy {
-  const { allowAnyAudience, clockToleranceSec = 60 } = options;
-  const issuers = readNames(helper, 'issuer', options.issuer);
-  const names = readNames(helper, 'audience', options.audience);
-  // URL audiences compared normalized (design §15): configured ones normalized once, here.
-  const audiences = names === undefined ? undefined : Object.freeze(names.map(normalizeAudience));
-  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') throw new AuthConfigError(`${helper}: allowAnyAudience must be a boolean`);
-  if (audiences === undefined && allowAnyAudience !== true) {
-    throw new AuthConfigError(`${helper}: audience is required; set allowAnyAudience: true to skip the audience check on purpose`);
-  }
-  if (audiences !== undefined && allowAnyAudience === true) throw new AuthConfigError(`${helper}: give audience or allowAnyAudience: true, not both`);
-  if (typeof clockToleranceSec !== 'number' || !Number.isFinite(clockToleranceSec) || clockToleranceSec < 0 || clockToleranceSec > MAX_TOLERANCE_SEC) {
-    throw new AuthConfigError(`${helper}: clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`);
-  }
-  return Object.freeze({ issuers, audiences, clockToleranceSec });
-}
-
-type EntryOptions = ReturnType<typeof readEntryOptions>;
-
-/** Checks the options `jwt()` and `oidc()` share: all but the key source and `algorithms`. `typ` is normalized as the header's. */
-export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secret' | 'publicKey' | 'jwksUrl' | 'algorithms'>) {
-  const { typ, scopes, principal } = options;
-  const claims = readClaimsPolicy(helper, options);
-  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throw new AuthConfigError(`${helper}: typ must be a non-empty string, e.g. "at+jwt"`);
-  if (scopes !== undefined && (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((scope) => typeof scope === 'string' && /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)))) {
-    throw new AuthConfigError(`${helper}: scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`);
-  }
-  if (principal !== undefined && typeof principal !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);
-  return {
-    claims,
-    typ: typ === undefined ? undefined : mediaType(typ),
-    scopes: scopes === undefined ? undefined : Object.freeze([...scopes]),
-    principal,
-    cacheSize: readCacheSize(helper, options.cache),
-    resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
-  };
 }

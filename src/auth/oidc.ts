@@ -2,12 +2,13 @@ import { AuthConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
-import { createJwtEntry, ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms, type JwtOptions } from './jwt.ts';
+import { createJwtEntry, type JwtOptions } from './jwt.ts';
+import { ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
-export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal' | 'cache' | 'resourceMetadata'> {
+export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal' | 'cache' | 'resourceMetadata' | 'dpop' | 'dpopAlgorithms' | 'dpopMaxAgeSec' | 'dpopOrigin' | 'dpopReplay'> {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
   /**

@@ -2,8 +2,8 @@ import { AuthConfigError } from './errors.ts';
 
 // In order of how far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
 const PROGRESS = [
-  'malformed', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
-  'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'scope', 'no-subject',
+  'malformed', 'dpop-required', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
+  'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'dpop-binding', 'dpop-proof', 'dpop-replay', 'scope', 'no-subject',
 ] as const;
 
 /** Characters of `kid` and `iss` an `onRefused` listener hears at most. */

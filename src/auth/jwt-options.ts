@@ -1,0 +1,114 @@
+// The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
+import { checkQuotable } from './challenges.ts';
+import { DPOP_OPTION_NAMES, dpopChallenges, readDpopPolicy, type DpopPolicy } from './dpop.ts';
+import { AuthConfigError, SCOPE_TOKEN } from './errors.ts';
+import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
+import { normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
+import { mediaType } from './jose/compact.ts';
+import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, readHttpsUrl } from './jose/key-set.ts';
+import { isProtectedResourceMetadata } from './protected-resource.ts';
+import { readCacheSize } from './token-cache.ts';
+import type { Challenge } from './types.ts';
+import type { JwtOptions } from './jwt.ts';
+
+const MAX_TOLERANCE_SEC = 300;
+
+/** The options `jwt()` and `oidc()` share (all but the key source, `issuer`'s role and `discoveryUrl`). */
+export const ENTRY_OPTION_NAMES = Object.freeze([
+  'algorithms', 'typ', 'scopes', 'issuer', 'audience', 'allowAnyAudience', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata',
+  ...DPOP_OPTION_NAMES,
+]);
+
+/**
+ * The challenges of an entry: `Bearer` (unless DPoP is required) and `DPoP algs="…"` (RFC 9449
+ * §7.1), each with `resource_metadata` (RFC 9728) and the `scope` it requires (MCP asks for exactly these).
+ */
+export function entryChallenges(resourceMetadata: string | undefined, scopes: readonly string[] | undefined, dpop: DpopPolicy): readonly Challenge[] {
+  const params: Record<string, string> = {};
+  if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
+  if (scopes !== undefined) params.scope = scopes.join(' ');
+  return dpopChallenges(dpop, Object.keys(params).length === 0 ? undefined : Object.freeze(params));
+}
+
+/** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
+export function readAlgorithms(helper: string, value: unknown, fits: readonly AlgorithmName[], key: string): readonly AlgorithmName[] {
+  if (value === undefined) return defaultAlgorithms(fits);
+  if (!Array.isArray(value) || value.length === 0) throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
+  const algorithms = new Set<AlgorithmName>();
+  for (const name of value as unknown[]) {
+    if (typeof name !== 'string') throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
+    if (name.toLowerCase() === 'none') throw new AuthConfigError(`${helper}: algorithms must not contain "none"`);
+    const shown = JSON.stringify(name.slice(0, 16));
+    if (jwsAlgorithm(name) === undefined) {
+      throw new AuthConfigError(`${helper}: algorithms entry ${shown} is not supported (supported: ${ALGORITHM_NAMES.join(', ')})`);
+    }
+    if (!fits.includes(name as AlgorithmName)) {
+      throw new AuthConfigError(`${helper}: algorithms entry ${shown} does not fit ${key}, which allows ${fits.join(', ')}`);
+    }
+    algorithms.add(name as AlgorithmName);
+  }
+  return Object.freeze([...algorithms]);
+}
+
+/** Checks `resourceMetadata`: no control characters (it is quoted into a header), then as a key-set URL. */
+export function readResourceMetadata(helper: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (isProtectedResourceMetadata(value)) return value.url;
+  if (typeof value === 'string') checkQuotable(helper, 'resourceMetadata', value);
+  return readHttpsUrl(helper, 'resourceMetadata', value);
+}
+
+/** `algorithms` of a key set (`jwksUrl`, `oidc()`): default `RS256`, `ES256`. */
+export const readKeySetAlgorithms = (helper: string, value: unknown): readonly AlgorithmName[] =>
+  value === undefined ? DEFAULT_KEY_SET_ALGORITHMS : readAlgorithms(helper, value, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
+
+function readNames(helper: string, option: string, value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  const names = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(names) || names.length === 0 || !names.every((name) => typeof name === 'string' && name.length > 0)) {
+    throw new AuthConfigError(`${helper}: ${option} must be a non-empty string or a non-empty list of non-empty strings`);
+  }
+  return Object.freeze([...(names as string[])]);
+}
+
+export function readClaimsPolicy(
+  helper: string,
+  options: Pick<JwtOptions, 'issuer' | 'audience' | 'allowAnyAudience' | 'clockToleranceSec'>,
+): ClaimsPolicy {
+  const { allowAnyAudience, clockToleranceSec = 60 } = options;
+  const issuers = readNames(helper, 'issuer', options.issuer);
+  const names = readNames(helper, 'audience', options.audience);
+  // URL audiences compared normalized (design §15): configured ones normalized once, here.
+  const audiences = names === undefined ? undefined : Object.freeze(names.map(normalizeAudience));
+  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') throw new AuthConfigError(`${helper}: allowAnyAudience must be a boolean`);
+  if (audiences === undefined && allowAnyAudience !== true) {
+    throw new AuthConfigError(`${helper}: audience is required; set allowAnyAudience: true to skip the audience check on purpose`);
+  }
+  if (audiences !== undefined && allowAnyAudience === true) throw new AuthConfigError(`${helper}: give audience or allowAnyAudience: true, not both`);
+  if (typeof clockToleranceSec !== 'number' || !Number.isFinite(clockToleranceSec) || clockToleranceSec < 0 || clockToleranceSec > MAX_TOLERANCE_SEC) {
+    throw new AuthConfigError(`${helper}: clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`);
+  }
+  return Object.freeze({ issuers, audiences, clockToleranceSec });
+}
+
+export type EntryOptions = ReturnType<typeof readEntryOptions>;
+
+/** Checks the options `jwt()` and `oidc()` share: all but the key source and `algorithms`. `typ` is normalized as the header's. */
+export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secret' | 'publicKey' | 'jwksUrl' | 'algorithms'>) {
+  const { typ, scopes, principal } = options;
+  const claims = readClaimsPolicy(helper, options);
+  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throw new AuthConfigError(`${helper}: typ must be a non-empty string, e.g. "at+jwt"`);
+  if (scopes !== undefined && (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope)))) {
+    throw new AuthConfigError(`${helper}: scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`);
+  }
+  if (principal !== undefined && typeof principal !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);
+  return {
+    claims,
+    typ: typ === undefined ? undefined : mediaType(typ),
+    scopes: scopes === undefined ? undefined : Object.freeze([...scopes]),
+    principal,
+    cacheSize: readCacheSize(helper, options.cache),
+    resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
+    dpop: readDpopPolicy(helper, options, claims.clockToleranceSec),
+  };
+}
