@@ -141,12 +141,12 @@ function segmentObject(segment: string): Readonly<Record<string, unknown>> | nul
   }
 }
 
-/** Imported proof keys by thumbprint and algorithm: a client signs every proof with one key. */
+/** Imported proof keys by algorithm and the whole JWK (every member, so each one is checked once): a client signs every proof with one key. */
 const importedKeys = new Map<string, Promise<VerifyKey | null>>();
 const IMPORTED_KEYS = 1_000;
 
-function proofKey(jwk: Readonly<Record<string, unknown>>, thumbprint: string, algorithm: JwsAlgorithm): Promise<VerifyKey | null> {
-  const cacheKey = `${algorithm.name} ${thumbprint}`;
+function proofKey(jwk: Readonly<Record<string, unknown>>, algorithm: JwsAlgorithm): Promise<VerifyKey | null> {
+  const cacheKey = `${algorithm.name} ${JSON.stringify(jwk)}`;
   let key = importedKeys.get(cacheKey);
   if (key === undefined) {
     // The same key rules as `publicKey`: public members only, RSA 2048 bits or more, EC points on their curve.
@@ -162,6 +162,16 @@ const withoutQuery = (url: string) => {
   const end = url.search(/[?#]/);
   return end < 0 ? url : url.slice(0, end);
 };
+
+/** Whether `signature` over `input` verifies with the proof's `jwk` (public members only; the key rules of `publicKey`). */
+export async function proofSignatureVerifies(
+  jwk: Readonly<Record<string, unknown>>, algorithm: JwsAlgorithm, signature: Uint8Array<ArrayBuffer>, input: Uint8Array<ArrayBuffer>,
+): Promise<boolean> {
+  const key = await proofKey(jwk, algorithm);
+  return key !== null && (await verifySignature(key, signature, input).catch(() => false));
+}
+
+const encoder = new TextEncoder();
 
 /** The request's URL as `htu` names it (RFC 9449 §4.3): without query and fragment, `dpopOrigin` in place of its origin, normalized. */
 function requestUri(request: ProofRequest, origin: string | undefined): string {
@@ -197,11 +207,10 @@ export async function checkProof(request: ProofRequest, token: string, jkt: stri
   if (ath !== encodeBase64url(sha256(token))) return 'dpop-proof';
   const thumbprint = jwkThumbprint(jwk as Readonly<Record<string, unknown>>);
   if (thumbprint === undefined || thumbprint !== jkt) return 'dpop-proof';
-  const key = await proofKey(jwk as Readonly<Record<string, unknown>>, thumbprint, algorithm);
   const signature = decodeBase64url(parts[2]!);
-  if (key === null || signature === null) return 'dpop-proof';
-  const signingInput = new TextEncoder().encode(`${parts[0]}.${parts[1]}`);
-  if (!(await verifySignature(key, signature, signingInput).catch(() => false))) return 'dpop-proof';
+  if (signature === null) return 'dpop-proof';
+  const signed = await proofSignatureVerifies(jwk as Readonly<Record<string, unknown>>, algorithm, signature, encoder.encode(`${parts[0]}.${parts[1]}`));
+  if (!signed) return 'dpop-proof';
   // Last: only a proof that holds takes a place in the replay store.
   const seen = await policy.replay.seen(encodeBase64url(sha256(`${thumbprint} ${jti}`)), Math.ceil(iat + policy.maxAgeSec + policy.toleranceSec));
   return seen ? 'dpop-replay' : null;
