@@ -211,9 +211,16 @@ export async function checkProof(request: ProofRequest, token: string, jkt: stri
   if (signature === null) return 'dpop-proof';
   const signed = await proofSignatureVerifies(jwk as Readonly<Record<string, unknown>>, algorithm, signature, encoder.encode(`${parts[0]}.${parts[1]}`));
   if (!signed) return 'dpop-proof';
-  // Last: only a proof that holds takes a place in the replay store.
-  const seen = await policy.replay.seen(encodeBase64url(sha256(`${thumbprint} ${jti}`)), Math.ceil(iat + policy.maxAgeSec + policy.toleranceSec));
-  return seen ? 'dpop-replay' : null;
+  // Last: only a proof that holds takes a place in the replay store. A store that fails refuses
+  // the proof (it cannot tell a replay): a skip, never a 500.
+  const key = encodeBase64url(sha256(`${thumbprint} ${jti}`));
+  const seen = await Promise.resolve()
+    .then(() => policy.replay.seen(key, Math.ceil(iat + policy.maxAgeSec + policy.toleranceSec)))
+    .catch((error: unknown) => {
+      console.error('agentward: the DPoP replay store failed; the proof is refused', error instanceof Error ? error.message : error);
+      return true;
+    });
+  return seen === false ? null : 'dpop-replay';
 }
 
 /**

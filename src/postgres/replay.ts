@@ -1,0 +1,58 @@
+import type { DpopReplayStore } from '../auth/dpop.ts';
+import { checkOptionNames } from '../auth/options.ts';
+import { checkSchemaName } from './schema.ts';
+import type { PgPool } from './store.ts';
+
+export interface PostgresReplayStoreOptions {
+  /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything of its shape. */
+  client: PgPool;
+  /** The schema holding the table `dpop_replay`: a plain identifier, default `agentward`. */
+  schema?: string;
+}
+
+/** A DPoP replay store (`dpopReplay` of `jwt()`, `oidc()`, `introspection()`) shared by every process on one database. */
+export interface PostgresReplayStore extends DpopReplayStore {
+  /** Creates the schema and the table when missing; idempotent. */
+  migrate(): Promise<void>;
+}
+
+/** Expired keys are deleted on one call in this many (and on the row a key takes again). */
+const PURGE_EVERY = 1_000;
+
+/**
+ * The DPoP proofs seen by any process on one PostgreSQL database (design §16), so a proof
+ * replayed to another instance behind the load balancer is refused too. One `INSERT … ON CONFLICT`
+ * per proof: the key (a digest of the proof's key thumbprint and `jti`, never the proof) is new
+ * when the row was inserted, or taken again after it expired; a row that is there and live means
+ * the proof was seen. The keys expire with the proof's window (`dpopMaxAgeSec` + tolerance).
+ * @example
+ * const replay = postgresReplayStore({ client: pool });
+ * await replay.migrate();
+ * const entry = oidc({ issuer, audience, dpop: 'required', dpopReplay: replay });
+ */
+export function postgresReplayStore(options: PostgresReplayStoreOptions): PostgresReplayStore {
+  if (typeof options !== 'object' || options === null) throw new TypeError('postgresReplayStore(): options must be { client, schema? }');
+  checkOptionNames('postgresReplayStore()', options, ['client', 'schema'], (message) => new TypeError(message));
+  const { client, schema = 'agentward' } = options;
+  if (typeof client?.query !== 'function') throw new TypeError('postgresReplayStore(): client must be a node-postgres Pool (or anything with query())');
+  const s = checkSchemaName(schema);
+  let calls = 0;
+  return {
+    async migrate() {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.dpop_replay (key text PRIMARY KEY, expires_at double precision NOT NULL)`);
+      await client.query(`CREATE INDEX IF NOT EXISTS dpop_replay_by_expiry ON ${s}.dpop_replay (expires_at)`);
+    },
+    async seen(key, expiresAtSec) {
+      const now = Date.now() / 1000;
+      if (++calls % PURGE_EVERY === 0) await client.query(`DELETE FROM ${s}.dpop_replay WHERE expires_at < $1`, [now]);
+      const { rows } = await client.query(
+        `INSERT INTO ${s}.dpop_replay AS seen (key, expires_at) VALUES ($1, $2)
+         ON CONFLICT (key) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE seen.expires_at < $3
+         RETURNING 1 AS fresh`,
+        [key, expiresAtSec, now],
+      );
+      return rows.length === 0;
+    },
+  };
+}

@@ -1,0 +1,76 @@
+// Design §16: several instances share one replay store. postgresReplayStore() on the real
+// cluster: a DPoP proof used at one server process is refused at another; with each process's
+// own memory store it would be accepted twice (shown, as the reason to share one).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { postgresReplayStore } from '../../src/postgres/index.ts';
+import { signToken, testKey } from '../jwt-support.ts';
+import { dpopProof, thumbprint } from '../helpers/dpop.ts';
+import { startDatabase, type TestDatabase } from './postgres-harness.ts';
+
+const child = fileURLToPath(new URL('../fixtures-node/dpop-server-child.ts', import.meta.url));
+let db: TestDatabase;
+const running: ChildProcess[] = [];
+before(async () => {
+  db = await startDatabase();
+});
+after(async () => {
+  for (const process of running) process.kill('SIGTERM');
+  await db?.stop();
+});
+
+async function server(env: Record<string, string>): Promise<string> {
+  const proc = spawn(process.execPath, [child], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  running.push(proc);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk;
+      const match = /listening (\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    proc.once('exit', (code) => reject(new Error(`dpop server exited ${code}: ${out}`)));
+  });
+}
+
+test('postgresReplayStore(): a proof replayed to another server process is refused; each process\'s own memory would have let it through', async () => {
+  const tokenKey = await testKey('ES256');
+  const proofKey = await testKey('ES256');
+  const now = Math.floor(Date.now() / 1000);
+  const token = await signToken({ alg: 'ES256' }, { sub: 'ada', iss: 'https://issuer.example.com', aud: 'agent-api', exp: now + 600, iat: now, cnf: { jkt: await thumbprint(proofKey.jwk) } }, tokenKey.sign);
+  const schema = db.schema();
+  const shared = { DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, DPOP_REPLAY: 'postgres', DPOP_TOKEN_JWK: JSON.stringify(tokenKey.jwk) };
+  const [a, b] = await Promise.all([server(shared), server(shared)]);
+  const call = async (origin: string, proof: string) => (await fetch(`${origin}/agent`, {
+    method: 'POST',
+    headers: { authorization: `DPoP ${token}`, dpop: proof, 'content-type': 'application/json' },
+    body: '{"message":"hi"}',
+  })).status;
+  const proofFor = (origin: string) => dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${origin}/agent` });
+  const first = await proofFor(a);
+  assert.equal(await call(a, first), 200);
+  assert.equal(await call(a, first), 401, 'replayed to the same process');
+  // Behind a load balancer both processes answer one URL; here they listen on two ports, so the
+  // replayed proof carries the same key and jti with the other process's htu (the replay key is
+  // the key's thumbprint and the jti).
+  const store = postgresReplayStore({ client: db.pool(), schema });
+  const jti = 'jti-shared-across-processes';
+  const atB = await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${b}/agent`, jti });
+  const atA = await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${a}/agent`, jti });
+  assert.equal(await call(b, atB), 200, 'the first use, at B');
+  assert.equal(await call(a, atA), 401, 'the same key and jti at A: refused, A learnt it from the database');
+  const { rows } = await db.pool().query(`SELECT count(*)::int AS n FROM "${schema}".dpop_replay`);
+  assert.equal(rows[0]!.n, 2, 'two proofs recorded (their digests)');
+  assert.equal(await store.seen('fresh-key', now + 60), false);
+  assert.equal(await store.seen('fresh-key', now + 60), true);
+  assert.equal(await store.seen('expired-key', now - 1), false);
+  assert.equal(await store.seen('expired-key', now + 60), false, 'an expired row is taken again');
+
+  const own = { DPOP_TOKEN_JWK: JSON.stringify(tokenKey.jwk) };
+  const [c, d] = await Promise.all([server(own), server(own)]);
+  const jti2 = 'jti-each-process-alone';
+  assert.equal(await call(c, await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${c}/agent`, jti: jti2 })), 200);
+  assert.equal(await call(d, await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${d}/agent`, jti: jti2 })), 200, 'without a shared store the other process cannot know');
+});
