@@ -26,6 +26,9 @@ const FILES = [
   'tests/jwt-algorithms.test.ts',
   'tests/jwt-policy.test.ts',
   'tests/resource-metadata.test.ts',
+  'tests/oauth-challenges.test.ts',
+  'tests/dpop.test.ts',
+  'tests/dpop-differential.test.ts',
 ];
 
 function listFiles(dir: string): string[] {
