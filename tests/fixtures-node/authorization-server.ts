@@ -27,6 +27,8 @@ export interface AuthorizationServer {
   readonly jwksUri: string;
   /** The authorization-code flow as user `accountId`: the access token (for RESOURCE) and the ID token. */
   authorizationCode(clientId: string, accountId: string): Promise<{ accessToken: string; idToken: string }>;
+  /** Client credentials with a DPoP proof for the token endpoint (RFC 9449 §5): the token response, its access token bound to the proof's key. */
+  dpopClientCredentials(clientId: string, proof: string): Promise<Record<string, string>>;
   /** New signing keys (new kids) first, the old ones still listed. */
   rotate(): Promise<void>;
   /** The kids the key set lists now, in order. */
@@ -103,10 +105,10 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
   };
 
   const basicAuth = (clientId: string) => `Basic ${Buffer.from(`${clientId}:${secretFor(clientId)}`).toString('base64')}`;
-  const token = async (clientId: string, body: Record<string, string>) => {
+  const token = async (clientId: string, body: Record<string, string>, headers: Record<string, string> = {}) => {
     const response = await fetch(`${issuer}/token`, {
       method: 'POST',
-      headers: { authorization: basicAuth(clientId), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { authorization: basicAuth(clientId), 'content-type': 'application/x-www-form-urlencoded', ...headers },
       body: new URLSearchParams(body),
     });
     const json = (await response.json()) as Record<string, string>;
@@ -149,6 +151,7 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
       const tokens = await token(clientId, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource: RESOURCE });
       return { accessToken: tokens.access_token as string, idToken: tokens.id_token as string };
     },
+    dpopClientCredentials: (clientId, proof) => token(clientId, { grant_type: 'client_credentials', resource: RESOURCE, scope: SCOPE }, { dpop: proof }),
     rotate: () => rotate(),
     close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

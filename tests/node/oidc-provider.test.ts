@@ -69,3 +69,42 @@ test('workerd: oidc() and jwt({ jwksUrl }) against the real authorization server
     await worker.dispose();
   }
 });
+
+// Design §16: oidc-provider's DPoP feature (RFC 9449 §5) binds the access token to the client's proof key.
+test('oidc-provider with DPoP: its bound access token (cnf.jkt) is accepted over DPoP with a proof, refused over Bearer, by oidc() and jwt({ jwksUrl }) in serve()', async (t) => {
+  const { serve } = await import('../../src/node/server.ts');
+  const { createAgent, echoModel, memoryStore } = await import('../../src/agent/index.ts');
+  const { jwt, oidc } = await import('../../src/auth/index.ts');
+  const { testKey } = await import('../jwt-support.ts');
+  const { dpopProof, thumbprint } = await import('../helpers/dpop.ts');
+  const { RESOURCE } = await import('../fixtures/idp-scenario.ts');
+  const key = await testKey('ES256');
+  const now = () => Math.floor(Date.now() / 1000);
+  const answer = await server.dpopClientCredentials(clientFor('ES256'), await dpopProof(key, { htm: 'POST', htu: `${server.issuer}/token`, iat: now() }));
+  assert.equal(answer.token_type, 'DPoP');
+  const payload = JSON.parse(Buffer.from(answer.access_token!.split('.')[1]!, 'base64url').toString()) as { cnf?: { jkt?: string }; aud?: unknown };
+  assert.equal(payload.cnf?.jkt, await thumbprint(key.jwk), 'the provider bound the token to the proof key');
+  const token = answer.access_token!;
+  for (const [name, entry] of [
+    ['oidc()', oidc({ issuer: server.issuer, audience: RESOURCE, typ: 'at+jwt', dpop: 'allowed' })],
+    ['jwt({ jwksUrl })', jwt({ jwksUrl: server.jwksUri, issuer: server.issuer, audience: RESOURCE, dpop: 'allowed' })],
+  ] as const) {
+    const served = await serve({ agent: createAgent({ name: 'dpop', model: echoModel(), store: memoryStore() }), auth: [entry], port: 0, log: 'off' });
+    t.after(() => served.close());
+    const url = `${served.url}/agent`;
+    const send = (authorization: string, proof?: string) => fetch(url, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json', ...(proof !== undefined && { dpop: proof }) },
+      body: '{"message":"bound"}',
+    });
+    const accepted = await send(`DPoP ${token}`, await dpopProof(key, { token, htm: 'POST', htu: url, iat: now() }));
+    assert.equal(accepted.status, 200, `${name}: ${await accepted.clone().text()}`);
+    assert.equal(((await accepted.json()) as { text: string }).text, 'bound');
+    const asBearer = await send(`Bearer ${token}`);
+    assert.equal(asBearer.status, 401, `${name}: the bound token as a bearer token is refused (no downgrade)`);
+    assert.deepEqual(asBearer.headers.get('www-authenticate'), 'Bearer error="invalid_token", DPoP algs="ES256 EdDSA Ed25519 RS256 PS256"');
+    const stolen = await send(`DPoP ${token}`, await dpopProof(await testKey('ES256'), { token, htm: 'POST', htu: url, iat: now() }));
+    assert.equal(stolen.status, 401, `${name}: the token with a proof by another key is refused`);
+    assert.match(stolen.headers.get('www-authenticate') ?? '', /DPoP error="invalid_dpop_proof"/);
+  }
+});
