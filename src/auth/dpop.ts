@@ -2,9 +2,9 @@
 // `DPoP` header, checked against the request and the access token it comes with. Every failure
 // is a skip; the entry's 401 then says `error="invalid_dpop_proof"`. Read or skip this file as a unit.
 import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jose/algorithms.ts';
-import { decodeBase64url, encodeBase64url } from './jose/base64url.ts';
+import { encodeBase64url } from './jose/base64url.ts';
 import { normalizeAudience } from './jose/claims.ts';
-import { mediaType } from './jose/compact.ts';
+import { parseCompactJws, signatureOf, signingInputOf } from './jose/compact.ts';
 import { parseJsonObject } from './jose/json.ts';
 import { importVerifyKey, type VerifyKey } from './jose/key-source.ts';
 import { readPublicJwk } from './jose/keys.ts';
@@ -36,7 +36,6 @@ export interface DpopOptions {
 export const DPOP_OPTION_NAMES = ['dpop', 'dpopAlgorithms', 'dpopMaxAgeSec', 'dpopOrigin', 'dpopReplay'] as const;
 
 const DEFAULT_ALGORITHMS: readonly AlgorithmName[] = ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'];
-const MAX_PROOF_LENGTH = 16 * 1024;
 const MAX_JTI_LENGTH = 256;
 /** Proofs the default replay store holds at once; when full it refuses new proofs (fails closed). */
 export const DEFAULT_REPLAY_KEYS = 100_000;
@@ -129,18 +128,6 @@ export interface ProofRequest {
   readonly headers: { get(name: string): string | null };
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-function segmentObject(segment: string): Readonly<Record<string, unknown>> | null {
-  const bytes = decodeBase64url(segment);
-  if (bytes === null) return null;
-  try {
-    return parseJsonObject(utf8.decode(bytes));
-  } catch {
-    return null;
-  }
-}
-
 /** Imported proof keys by algorithm and the whole JWK (every member, so each one is checked once): a client signs every proof with one key. */
 const importedKeys = new Map<string, Promise<VerifyKey | null>>();
 const IMPORTED_KEYS = 1_000;
@@ -171,8 +158,6 @@ export async function proofSignatureVerifies(
   return key !== null && (await verifySignature(key, signature, input).catch(() => false));
 }
 
-const encoder = new TextEncoder();
-
 /** The request's URL as `htu` names it (RFC 9449 §4.3): without query and fragment, `dpopOrigin` in place of its origin, normalized. */
 function requestUri(request: ProofRequest, origin: string | undefined): string {
   const url = withoutQuery(request.url);
@@ -189,33 +174,28 @@ function requestUri(request: ProofRequest, origin: string | undefined): string {
 export async function checkProof(request: ProofRequest, token: string, jkt: string, policy: DpopPolicy, now: number): Promise<'dpop-proof' | 'dpop-replay' | null> {
   const proof = request.headers.get('dpop');
   // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.
-  if (proof === null || proof.length > MAX_PROOF_LENGTH || proof.includes(',')) return 'dpop-proof';
-  const parts = proof.split('.');
-  if (parts.length !== 3 || parts[2] === '') return 'dpop-proof';
-  const header = segmentObject(parts[0]!);
-  const claims = segmentObject(parts[1]!);
-  if (header === null || claims === null || Object.hasOwn(header, 'crit')) return 'dpop-proof';
-  const { alg, typ, jwk } = header;
-  if (typeof typ !== 'string' || mediaType(typ) !== 'dpop+jwt') return 'dpop-proof';
-  const algorithm = typeof alg === 'string' && policy.algorithms.has(alg) ? jwsAlgorithm(alg) : undefined;
-  if (algorithm === undefined || typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return 'dpop-proof';
+  const jws = proof === null || proof.includes(',') ? null : parseCompactJws(proof);
+  const claims = jws === null ? null : parseJsonObject(jws.payload);
+  if (jws === null || claims === null) return 'dpop-proof';
+  const { alg, typ, jwk } = jws.header;
+  const algorithm = policy.algorithms.has(alg) ? jwsAlgorithm(alg) : undefined;
   const { jti, htm, htu, iat, ath } = claims;
-  if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) return 'dpop-proof';
-  if (htm !== request.method || typeof htu !== 'string' || !URL.canParse(htu)) return 'dpop-proof';
-  if (normalizeAudience(withoutQuery(htu)) !== requestUri(request, policy.origin)) return 'dpop-proof';
-  if (typeof iat !== 'number' || !Number.isFinite(iat) || iat > now + policy.toleranceSec || iat < now - policy.maxAgeSec - policy.toleranceSec) return 'dpop-proof';
-  if (ath !== encodeBase64url(sha256(token))) return 'dpop-proof';
-  const thumbprint = jwkThumbprint(jwk as Readonly<Record<string, unknown>>);
-  if (thumbprint === undefined || thumbprint !== jkt) return 'dpop-proof';
-  const signature = decodeBase64url(parts[2]!);
-  if (signature === null) return 'dpop-proof';
-  const signed = await proofSignatureVerifies(jwk as Readonly<Record<string, unknown>>, algorithm, signature, encoder.encode(`${parts[0]}.${parts[1]}`));
-  if (!signed) return 'dpop-proof';
+  const valid =
+    typ === 'dpop+jwt' && algorithm !== undefined && jwk !== undefined &&
+    typeof jti === 'string' && jti.length > 0 && jti.length <= MAX_JTI_LENGTH &&
+    htm === request.method && typeof htu === 'string' && URL.canParse(htu) &&
+    normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
+    typeof iat === 'number' && iat <= now + policy.toleranceSec && iat >= now - policy.maxAgeSec - policy.toleranceSec &&
+    ath === encodeBase64url(sha256(token)) && jwkThumbprint(jwk) === jkt;
+  if (!valid) return 'dpop-proof';
+  const key = await proofKey(jwk, algorithm);
+  // The parser's shared buffers are read after the await: signatureOf/signingInputOf reload them if another token came between.
+  if (key === null || !(await verifySignature(key, signatureOf(jws), signingInputOf(jws)).catch(() => false))) return 'dpop-proof';
   // Last: only a proof that holds takes a place in the replay store. A store that fails refuses
   // the proof (it cannot tell a replay): a skip, never a 500.
-  const key = encodeBase64url(sha256(`${thumbprint} ${jti}`));
+  const replayKey = encodeBase64url(sha256(`${jkt} ${jti}`));
   const seen = await Promise.resolve()
-    .then(() => policy.replay.seen(key, Math.ceil(iat + policy.maxAgeSec + policy.toleranceSec)))
+    .then(() => policy.replay.seen(replayKey, Math.ceil(iat + policy.maxAgeSec + policy.toleranceSec)))
     .catch((error: unknown) => {
       console.error('agentward: the DPoP replay store failed; the proof is refused', error instanceof Error ? error.message : error);
       return true;

@@ -10,6 +10,8 @@ export interface JwsHeader {
   readonly kid: string | undefined;
   /** `typ`, lower case, without an `application/` prefix (RFC 7515 §4.1.9); `undefined` when absent or not a string. */
   readonly typ?: string | undefined;
+  /** `jwk`, when an object: read only for a DPoP proof, whose key it is (RFC 9449 §4.2); an access token's is ignored. */
+  readonly jwk?: Readonly<Record<string, unknown>>;
 }
 
 /** A JWS compact serialization, split and decoded, its signature not yet checked. */
@@ -127,11 +129,12 @@ function decodeHeader(end: number): JwsHeader | null {
   if (text === null) return null;
   const members = parseJsonObject(text);
   if (members === null) return null;
-  const { alg, kid, typ } = members;
+  const { alg, kid, typ, jwk } = members;
   // RFC 7515 §4.1.11: no extension is understood, so any `crit` refuses the token.
   if (typeof alg !== 'string' || Object.hasOwn(members, 'crit')) return null;
   if (kid !== undefined && typeof kid !== 'string') return null;
-  return Object.freeze({ alg, kid, typ: typeof typ === 'string' ? mediaType(typ) : undefined });
+  const header = { alg, kid, typ: typeof typ === 'string' ? mediaType(typ) : undefined };
+  return Object.freeze(typeof jwk === 'object' && jwk !== null && !Array.isArray(jwk) ? { ...header, jwk: jwk as Readonly<Record<string, unknown>> } : header);
 }
 
 /** A `typ` or `cty` value as compared (RFC 7515 §4.1.9, RFC 8725 §3.11): case-insensitive, `application/` optional. */
