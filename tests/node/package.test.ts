@@ -167,6 +167,46 @@ describe("the README's first example runs from the installed package", () => {
   }
 });
 
+/** The first TypeScript block of the README's MCP section (metadata, scopes, step-up, DPoP), from the installed README. */
+function readmeMcpExample(): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### MCP and other OAuth clients'));
+  const block = /```ts\n([\s\S]*?)```/.exec(section);
+  assert.ok(block, 'the README has an MCP section with a ts block');
+  return block[1]!;
+}
+
+const MCP_DRIVER = `
+const document = await handler(new Request('https://agent.example.com/.well-known/oauth-protected-resource/agent'));
+const refused = await handler(new Request('https://agent.example.com/agent', { method: 'POST', body: '{"message":"hi"}' }));
+const wrong = await handler(new Request('https://agent.example.com/agent', { method: 'POST', body: '{"message":"hi"}', headers: { authorization: 'Bearer not-a-token' } }));
+console.log(JSON.stringify({
+  document: { status: document.status, body: await document.json() },
+  refused: { status: refused.status, challenge: refused.headers.get('www-authenticate') },
+  wrong: { status: wrong.status, challenge: wrong.headers.get('www-authenticate') },
+}));
+`;
+
+describe("the README's MCP setup runs from the installed package: the document, the challenges with scope and DPoP", () => {
+  for (const [name, command, args] of runtimes('mcp-example.ts')) {
+    test(`on ${name}`, () => {
+      write('mcp-example.ts', readmeMcpExample() + MCP_DRIVER);
+      const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as Record<string, { status: number; challenge?: string; body?: Record<string, unknown> }>;
+      const url = 'https://agent.example.com/.well-known/oauth-protected-resource/agent';
+      assert.deepEqual(out.document, {
+        status: 200,
+        body: {
+          resource: 'https://agent.example.com/agent', authorization_servers: ['https://id.example.com'], scopes_supported: ['agent:chat', 'agent:approve'],
+          bearer_methods_supported: ['header'], dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+        },
+      });
+      const dpop = `DPoP algs="ES256 EdDSA Ed25519 RS256 PS256", resource_metadata="${url}", scope="agent:chat"`;
+      assert.deepEqual(out.refused, { status: 401, challenge: `Bearer resource_metadata="${url}", scope="agent:chat", ${dpop}` });
+      assert.deepEqual(out.wrong, { status: 401, challenge: `Bearer error="invalid_token", resource_metadata="${url}", scope="agent:chat", ${dpop}` });
+    });
+  }
+});
+
 /** The README's Cloudflare Worker block (the one whose `fetch` takes `env`), from the installed README. */
 function readmeWorker(): string {
   const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
