@@ -16,3 +16,5 @@ export type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 export { oidc, type OidcOptions } from './oidc.ts';
 export { protectedResourceMetadata, protectedResourcePath } from './protected-resource.ts';
 export type { ProtectedResourceMetadata, ProtectedResourceOptions } from './protected-resource.ts';
+export { introspection } from './introspection.ts';
+export type { IntrospectionOptions } from './introspection.ts';

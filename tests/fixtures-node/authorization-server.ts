@@ -18,6 +18,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import Provider from 'oidc-provider';
 
 import { ALGORITHMS, RESOURCE, SCOPE, clientFor, secretFor, type SigningAlg } from '../fixtures/idp-scenario.ts';
+import { INTROSPECTOR, OPAQUE_RESOURCE, OPAQUE_SCOPE } from '../fixtures/introspection-scenario.ts';
 
 const REDIRECT_URI = 'https://client.example/callback';
 
@@ -56,9 +57,11 @@ function providerFor(issuer: string, keys: Record<string, unknown>[]): Provider 
     grant_types: ['client_credentials', 'authorization_code'],
     response_types: ['code'],
     redirect_uris: [REDIRECT_URI],
-    scope: `openid ${SCOPE}`,
+    scope: `openid ${SCOPE} ${OPAQUE_SCOPE}`,
     id_token_signed_response_alg: alg,
   }));
+  // The resource server's own credentials, for the introspection endpoint (client_secret_basic).
+  clients.push({ ...clients[0]!, client_id: INTROSPECTOR, client_secret: secretFor(INTROSPECTOR), grant_types: ['client_credentials'], response_types: [], redirect_uris: [] });
   const algOf = (clientId: string): SigningAlg => ALGORITHMS.find((alg) => clientFor(alg) === clientId) ?? 'RS256';
   const provider = new Provider(issuer, {
     clients,
@@ -69,18 +72,23 @@ function providerFor(issuer: string, keys: Record<string, unknown>[]): Provider 
     features: {
       devInteractions: { enabled: true },
       clientCredentials: { enabled: true },
+      // RFC 7662 and RFC 7009: any authenticated client may introspect; a token's own client revokes it.
+      introspection: { enabled: true, allowedPolicy: async () => true },
+      revocation: { enabled: true, allowedPolicy: async () => true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => RESOURCE,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string, client: { clientId: string }) => {
+          // A second API that takes opaque access tokens, checked by introspection.
+          if (indicator === OPAQUE_RESOURCE) return { scope: OPAQUE_SCOPE, audience: OPAQUE_RESOURCE, accessTokenFormat: 'opaque', accessTokenTTL: 3600 };
           if (indicator !== RESOURCE) throw new Error(`unknown resource ${indicator}`);
           return { scope: SCOPE, audience: RESOURCE, accessTokenFormat: 'jwt', accessTokenTTL: 3600, jwt: { sign: { alg: algOf(client.clientId) } } };
         },
       },
     },
     // The default scopes and claims; the access token carries `scope`.
-    scopes: ['openid', SCOPE],
+    scopes: ['openid', SCOPE, OPAQUE_SCOPE],
   } as never);
   return provider;
 }

@@ -13,15 +13,17 @@ export interface ClaimsPolicy {
 const isTime = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
 /**
- * RFC 7519 §4.1 checks at `now` (seconds): `exp` required, `nbf` and `iat` when present, all
+ * RFC 7519 §4.1 checks at `now` (seconds): `exp` required (unless `expRequired` is false), `nbf` and `iat` when present, all
  * finite numbers, with the tolerance; `iss` a string, exact; `aud` a string or a list of strings.
  * `null` when they pass, else why not (a time claim that is not a finite number is `malformed`).
  */
-export function checkClaims(claims: Readonly<Record<string, unknown>>, policy: ClaimsPolicy, now: number): RefusalReason | null {
+export function checkClaims(claims: Readonly<Record<string, unknown>>, policy: ClaimsPolicy, now: number, expRequired = true): RefusalReason | null {
   const { exp, nbf, iat, iss, aud } = claims;
   const tolerance = policy.clockToleranceSec;
-  if (!isTime(exp) || (nbf !== undefined && !isTime(nbf)) || (iat !== undefined && !isTime(iat))) return 'malformed';
-  if (now - tolerance >= exp) return 'expired';
+  // An introspection answer may leave exp out (RFC 7662 §2.2): the server said the token is active.
+  if ((exp !== undefined || expRequired) && !isTime(exp)) return 'malformed';
+  if ((nbf !== undefined && !isTime(nbf)) || (iat !== undefined && !isTime(iat))) return 'malformed';
+  if (exp !== undefined && now - tolerance >= (exp as number)) return 'expired';
   if (nbf !== undefined && nbf > now + tolerance) return 'not-yet-valid';
   if (iat !== undefined && iat > now + tolerance) return 'issued-in-future';
   if (iss !== undefined && typeof iss !== 'string') return 'issuer';

@@ -66,11 +66,13 @@ export function isWorkersRuntime(): boolean {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
- * GETs `url` and returns its body as a JSON object. Throws on timeout (the whole exchange,
- * body included), any answer but 2xx (a redirect is not followed), a body over 1 MiB, or a
- * body that is not a JSON object.
+ * GETs `url` (or sends `request`: introspection's POST) and returns its body as a JSON object.
+ * Throws on timeout (the whole exchange, body included), any answer but 2xx (a redirect is not
+ * followed), a body over `limit` bytes (default 1 MiB), or a body that is not a JSON object.
  */
-export async function fetchJsonObject(url: string, internals: KeySetInternals): Promise<Record<string, unknown>> {
+export async function fetchJsonObject(
+  url: string, internals: KeySetInternals, request: { init?: RequestInit; limit?: number } = {},
+): Promise<Record<string, unknown>> {
   const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -81,7 +83,7 @@ export async function fetchJsonObject(url: string, internals: KeySetInternals): 
     }, timeoutMs);
   });
   try {
-    return await Promise.race([readJsonObject(url, internals.fetch ?? fetch, controller.signal), timedOut]);
+    return await Promise.race([readJsonObject(url, internals.fetch ?? fetch, controller.signal, request.init, request.limit ?? MAX_KEY_SET_BYTES), timedOut]);
   } finally {
     clearTimeout(timer);
     // Releases a body left unread (a refused answer) and whatever a timed-out exchange still holds.
@@ -89,12 +91,12 @@ export async function fetchJsonObject(url: string, internals: KeySetInternals): 
   }
 }
 
-async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSignal): Promise<Record<string, unknown>> {
-  const response = await fetchImpl(url, { redirect: 'manual', signal, headers: { accept: 'application/json' } });
+async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSignal, init: RequestInit | undefined, limit: number): Promise<Record<string, unknown>> {
+  const response = await fetchImpl(url, { headers: { accept: 'application/json' }, ...init, redirect: 'manual', signal });
   // `redirect: 'manual'` yields the 3xx itself (Node, workerd) or an `opaqueredirect` of status 0 (browsers).
   if (!response.ok) throw new Error(response.type === 'opaqueredirect' ? 'answered a redirect' : `answered ${response.status}`);
-  const bytes = await readBoundedBody(response.body, MAX_KEY_SET_BYTES);
-  if (bytes === null) throw new Error(`answered more than ${MAX_KEY_SET_BYTES} bytes`);
+  const bytes = await readBoundedBody(response.body, limit);
+  if (bytes === null) throw new Error(`answered more than ${limit} bytes`);
   let text: string;
   try {
     text = utf8.decode(bytes);

@@ -1,0 +1,248 @@
+// Opaque access tokens (RFC 7662, design §17): the entry asks the authorization server whether a
+// token is active, and what it says about it, then applies the checks jwt() applies to claims.
+// Read or skip this file as a unit.
+import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
+import { skipWithError } from './challenges.ts';
+import { sha256 } from './constant-time.ts';
+import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from './dpop.ts';
+import { AuthConfigError, AuthError } from './errors.ts';
+import { encodeBase64url } from './jose/base64url.ts';
+import { checkClaims, hasScopes } from './jose/claims.ts';
+import { attemptGate, fetchJsonObject, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
+import { entryChallenges, readEntryOptions } from './jwt-options.ts';
+import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
+import { checkOptionNames } from './options.ts';
+import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
+import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
+import type { AuthFn, Principal, PrincipalInput } from './types.ts';
+
+/** Options of `introspection()`. Give `endpoint`, or `issuer` alone to discover it. */
+export interface IntrospectionOptions extends DpopOptions, Pick<JwtOptions, 'audience' | 'allowAnyAudience' | 'scopes' | 'clockToleranceSec' | 'resourceMetadata'> {
+  /** The introspection endpoint: `https:` (`http:` on loopback only). */
+  endpoint?: string | URL;
+  /** The authorization server: alone, its metadata names the endpoint (RFC 8414, else OpenID discovery); always, `iss` must equal it when the answer has one. */
+  issuer?: string;
+  /** The resource server's own client credentials at the authorization server (`client_secret_basic`). */
+  clientId: string;
+  clientSecret: string;
+  /** Maps the answer (without `active`) to a principal; `null` skips, `AuthError(403)` stops with 403. */
+  principal?: JwtPrincipalMapper;
+  /** Answers kept for repeat tokens, keyed by the token's SHA-256: default `{ maxEntries: 1000, maxAgeSec: 60 }`; `false`: ask every time. */
+  cache?: false | { maxEntries?: number; maxAgeSec?: number };
+  /** How long a call may take; default 5,000 ms. */
+  timeoutMs?: number;
+}
+
+const OPTION_NAMES = [
+  'endpoint', 'issuer', 'clientId', 'clientSecret', 'audience', 'allowAnyAudience', 'scopes', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata', 'timeoutMs',
+  ...DPOP_OPTION_NAMES,
+];
+/** Calls in flight per entry at most: beyond, requests skip, so a flood of garbage tokens cannot flood the server. */
+export const MAX_IN_FLIGHT = 16;
+const MAX_ANSWER_BYTES = 64 * 1024;
+/** An inactive answer is kept at most this long: a token just issued may be refused for that long. */
+const INACTIVE_MAX_AGE_SEC = 10;
+
+/**
+ * A kept answer until `until` (seconds): the claims, or `inactive`; `principal` once an unbound
+ * token passed every check with the default principal, so a repeat Bearer request is one lookup.
+ */
+interface Kept { readonly answer: Readonly<Record<string, unknown>> | 'inactive'; readonly until: number; principal?: Principal }
+
+/** The cache key: the token's SHA-256 as a string of 32 code units (the token itself is not kept). */
+function digestKey(token: string): string {
+  const digest = sha256(token);
+  let key = '';
+  for (let i = 0; i < digest.length; i++) key += String.fromCharCode(digest[i]!);
+  return key;
+}
+
+/** An answer the entry checked and took: its claims (the answer without `active`). */
+type Claims = Readonly<Record<string, unknown>>;
+
+/** RFC 6749 §2.3.1: client id and secret are form-encoded, then joined for HTTP Basic. */
+const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+').replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | undefined {
+  if (value === false) return undefined;
+  if (value !== undefined && (typeof value !== 'object' || value === null)) throw new AuthConfigError('introspection(): cache must be false or { maxEntries?, maxAgeSec? }');
+  checkOptionNames('introspection(): cache', value ?? {}, ['maxEntries', 'maxAgeSec']);
+  const { maxEntries = 1000, maxAgeSec = 60 } = (value ?? {}) as { maxEntries?: unknown; maxAgeSec?: unknown };
+  if (!Number.isInteger(maxEntries) || (maxEntries as number) < 1 || (maxEntries as number) > 100_000) throw new AuthConfigError('introspection(): cache.maxEntries must be an integer from 1 to 100000');
+  if (typeof maxAgeSec !== 'number' || !Number.isFinite(maxAgeSec) || maxAgeSec < 1 || maxAgeSec > 3600) throw new AuthConfigError('introspection(): cache.maxAgeSec must be a number of seconds from 1 to 3600');
+  return { maxEntries: maxEntries as number, maxAgeSec };
+}
+
+/**
+ * Accepts opaque access tokens (RFC 7662): `Authorization: Bearer <token>` (or `DPoP`, with its
+ * proof, for a token the answer binds with `cnf.jkt`) that the authorization server's
+ * introspection endpoint calls active. The answer must be a JSON object with `active: true`;
+ * then `exp`, `nbf` (with `clockToleranceSec`), `iss` (when `issuer` is set), `aud` (as for
+ * `jwt()`) and `scopes` are checked. Default principal: `sub` as a user, else `client_id` as a
+ * service, else skip; `authenticator: 'introspection'`. Answers are kept by the token's SHA-256
+ * for at most `cache.maxAgeSec` (60 s; never past `exp`; inactive ones 10 s): a revoked token
+ * is refused once its answer is older than that. Every failure of the call skips (never a 500).
+ * @example
+ * const entry = introspection({ issuer: 'https://id.example.com', clientId: 'agent-api', clientSecret: env.INTROSPECTION_SECRET, audience: 'https://agent.example.com/agent' });
+ */
+export function introspection(options: IntrospectionOptions): AuthFn {
+  const helper = 'introspection()';
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { endpoint or issuer, clientId, clientSecret, audience } are required`);
+  checkOptionNames(helper, options, OPTION_NAMES);
+  const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
+  if (typeof clientId !== 'string' || clientId === '') throw new AuthConfigError(`${helper}: clientId must be a non-empty string`);
+  if (typeof clientSecret !== 'string' || clientSecret === '') throw new AuthConfigError(`${helper}: clientSecret must be a non-empty string`);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new AuthConfigError(`${helper}: timeoutMs must be a whole number of milliseconds from 1 to 60000`);
+  if (options.endpoint === undefined && issuer === undefined) throw new AuthConfigError(`${helper}: give endpoint, or issuer to discover it`);
+  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) throw new AuthConfigError(`${helper}: issuer must be a non-empty string`);
+  const shared = readEntryOptions(helper, { ...options, issuer, cache: undefined, principal: options.principal });
+  const cacheOptions = readCache(options.cache);
+  const internals: KeySetInternals = { ...keySetInternals(options), timeoutMs };
+  const endpointOf = options.endpoint !== undefined
+    ? staticEndpoint(readHttpsUrl(helper, 'endpoint', options.endpoint))
+    : discoveredEndpoint(issuer as string, readHttpsUrl(helper, 'issuer', issuer), internals);
+  const { claims: policy, scopes, principal: mapper, dpop } = shared;
+  const now = internals.now === undefined ? () => Date.now() / 1000 : () => (internals.now as () => number)() / 1000;
+  const basic = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`;
+  const kept = new Map<string, Kept>();
+  let inFlight = 0;
+
+  /** Asks the endpoint; `undefined` when the call fails or too many are in flight (never kept). */
+  async function ask(token: string): Promise<Record<string, unknown> | undefined> {
+    const endpoint = await endpointOf(now());
+    if (endpoint === undefined || inFlight >= MAX_IN_FLIGHT) return undefined;
+    inFlight++;
+    try {
+      return await fetchJsonObject(endpoint, internals, {
+        limit: MAX_ANSWER_BYTES,
+        init: {
+          method: 'POST',
+          headers: { accept: 'application/json', authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+          body: `token=${formEncode(token)}&token_type_hint=access_token`,
+        },
+      });
+    } catch (error) {
+      console.warn(`agentward: token introspection at ${withoutQuery(endpoint)} failed (${(error as Error).message}); the token skips`);
+      return undefined;
+    } finally {
+      inFlight--;
+    }
+  }
+
+  function keep(key: string, answer: Kept['answer'], until: number): Kept {
+    const entry: Kept = { answer, until };
+    if (cacheOptions === undefined) return entry;
+    kept.delete(key);
+    // The oldest answer out first: each lives at most maxAgeSec, so insertion order is age order.
+    if (kept.size >= cacheOptions.maxEntries) kept.delete(kept.keys().next().value as string);
+    kept.set(key, entry);
+    return entry;
+  }
+
+  /** The answer for a token, asked now and kept (`undefined`: unavailable; `'inactive'`). */
+  async function answerFor(token: string, key: string, time: number): Promise<Kept | undefined> {
+    const answer = await ask(token);
+    if (answer === undefined) return undefined;
+    if (answer.active !== true) return keep(key, 'inactive', time + Math.min(INACTIVE_MAX_AGE_SEC, cacheOptions?.maxAgeSec ?? 0));
+    const { active: _active, ...rest } = answer;
+    const claims = deepFreeze(rest);
+    const exp = typeof claims.exp === 'number' ? claims.exp : Infinity;
+    return keep(key, claims, Math.min(time + (cacheOptions?.maxAgeSec ?? 0), exp));
+  }
+
+  const principalOf = (claims: Claims): PrincipalInput | null | Promise<PrincipalInput | null | undefined> | undefined => {
+    if (mapper !== undefined) return mapper(claims);
+    const { sub, client_id: client, iss } = claims;
+    const issuerOf = typeof iss === 'string' ? iss : undefined;
+    if (typeof sub === 'string' && sub !== '') return makePrincipal({ id: sub, type: 'user', authenticator: 'introspection', ...(issuerOf && { issuer: issuerOf }), claims });
+    if (typeof client === 'string' && client !== '') return makePrincipal({ id: client, type: 'service', authenticator: 'introspection', ...(issuerOf && { issuer: issuerOf }), claims });
+    return null;
+  };
+
+  async function verify(request: Request, report: ReportRefusal | undefined): Promise<Principal | null> {
+    const refuse = (reason: RefusalReason, iss?: unknown) => (report?.('introspection', reason, undefined, typeof iss === 'string' ? iss : undefined), null);
+    const value = request.headers.get('authorization');
+    if (value === null) return null;
+    const bearer = credentialsStart(value, 'bearer');
+    const start = bearer >= 0 ? bearer : credentialsStart(value, 'dpop');
+    if (start < 0) return null;
+    if (bearer >= 0 && dpop.required) return refuse('dpop-required');
+    const token = value.slice(start);
+    if (!B64TOKEN.test(token)) return refuse('malformed');
+    const key = digestKey(token);
+    const time = now();
+    let found = kept.get(key);
+    if (found !== undefined && found.until <= time) found = void kept.delete(key);
+    // A repeat Bearer request for a token that passed everything: the principal, at once.
+    if (found?.principal !== undefined && bearer >= 0) return found.principal;
+    found ??= await answerFor(token, key, time);
+    if (found === undefined) return refuse('introspection-unavailable');
+    const { answer } = found;
+    if (answer === 'inactive') return refuse('inactive');
+    const failed = checkClaims(answer, policy, now(), false);
+    if (failed !== null) return refuse(failed, answer.iss);
+    const jkt = boundThumbprint(answer);
+    if ((jkt !== undefined) !== (bearer < 0)) return refuse('dpop-binding', answer.iss);
+    if (jkt !== undefined) {
+      const proof = await checkProof(request, token, jkt, dpop, now());
+      if (proof !== null) return (refuse(proof, answer.iss), skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null);
+    }
+    if (scopes !== undefined && !hasScopes(answer, scopes)) {
+      refuse('scope', answer.iss);
+      throw new AuthError(403, { scope: scopes });
+    }
+    const mapped = await principalOf(answer);
+    if (mapped === null || mapped === undefined) return refuse('no-subject', answer.iss);
+    const principal = completePrincipal(typeof mapped === 'object' && mapped.authenticator === undefined ? { ...mapped, authenticator: 'introspection' } : mapped);
+    if (principal === null) throw new TypeError(`${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`);
+    // Kept for the next Bearer request only when nothing but the clock could change the outcome.
+    if (mapper === undefined && jkt === undefined && (answer.nbf === undefined || (answer.nbf as number) <= time)) found.principal = principal;
+    return principal;
+  }
+
+  const entry: AuthFn = (request) => verify(request, undefined);
+  Object.defineProperty(entry, WITH_REFUSALS, { value: verify });
+  entry.challenges = entryChallenges(shared.resourceMetadata, scopes, dpop);
+  return readsHeadersOnly(entry);
+}
+
+function staticEndpoint(url: string): (time: number) => Promise<string> {
+  const answer = Promise.resolve(url);
+  return () => answer;
+}
+
+/**
+ * The introspection endpoint of `issuer`'s metadata: RFC 8414's document (`/.well-known/oauth-
+ * authorization-server` inserted before the issuer's path), else OpenID discovery; its `issuer`
+ * must equal the configured one exactly, its endpoint `https:` (`http:` on the issuer's loopback
+ * host). Found once, on first use; a failed discovery is retried at most once per 30 s.
+ */
+function discoveredEndpoint(issuer: string, issuerHref: string, internals: KeySetInternals): (time: number) => Promise<string | undefined> {
+  const { origin, pathname } = new URL(issuerHref);
+  const path = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
+  const documents = [`${origin}/.well-known/oauth-authorization-server${path}`, `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`];
+  let endpoint: string | undefined;
+  const discover = async (): Promise<boolean> => {
+    for (const url of documents) {
+      try {
+        const document = await fetchJsonObject(url, internals);
+        if (document.issuer !== issuer) continue;
+        const found = typeof document.introspection_endpoint === 'string' && URL.canParse(document.introspection_endpoint) ? new URL(document.introspection_endpoint) : undefined;
+        const local = found?.protocol === 'http:' && new URL(issuerHref).protocol === 'http:' && found.hostname === new URL(issuerHref).hostname;
+        if (found === undefined || (found.protocol !== 'https:' && !local)) continue;
+        endpoint = found.href;
+        return true;
+      } catch {
+        // The next document, or the next attempt in 30 s.
+      }
+    }
+    console.warn(`agentward: introspection(): no metadata of ${JSON.stringify(issuer.slice(0, 200))} names an introspection_endpoint for that issuer; tokens skip, next attempt in 30 s`);
+    return false;
+  };
+  const attempts = attemptGate(internals, discover);
+  return async (time) => {
+    if (endpoint !== undefined) return endpoint;
+    await attempts.next(time * 1000);
+    return endpoint;
+  };
+}
