@@ -41,10 +41,15 @@ function run(name, command, commandArgs, count) {
       const counts = count ? count(output.replace(/\x1b\[[0-9;]*m/g, '')) : { passed: 0, failed: 0 };
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       console.log(`=== ${name}: exit ${code}, ${counts.passed} passed, ${counts.failed} failed, ${seconds}s`);
-      resolve({ name, code, ...counts });
+      // The failing tests' own lines, repeated in the summary: a CI log is often read from its tail.
+      const failures = [...new Set(output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((line) => FAILURE_LINE.test(line)).map((line) => line.trim()))];
+      resolve({ name, code, ...counts, failures });
     });
   });
 }
+
+/** A failed test's line: node's spec reporter (✖), bun ((fail)), deno (… FAILED, => file:line). */
+const FAILURE_LINE = /^\s*(?:✖ (?!failing tests)|\(fail\) |=> )|\.\.\. FAILED/;
 
 const lastNumber = (output, pattern) => {
   const all = [...output.matchAll(pattern)];
@@ -70,6 +75,7 @@ const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const broken = results.filter((r) => r.code !== 0).map((r) => r.name);
 console.log('\n' + results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n'));
+for (const r of results) for (const line of r.failures.slice(0, 30)) console.log(`${r.name} failed: ${line}`);
 if (broken.length) console.log(`failing runtimes: ${broken.join(', ')}`);
 if (results.length > 0 && passed === 0 && !(only === 'tsc')) { console.log('no test ran'); process.exitCode = 1; }
 console.log(`total: ${passed} passed, ${broken.length ? Math.max(failed, 1) : failed} failed`);
