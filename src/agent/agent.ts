@@ -442,6 +442,8 @@ export function createAgent(options: AgentOptions): Agent {
   return Object.freeze({
     name,
     sessions: mode,
+    // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
+    awaitsApprovals: typeof tools === 'function' || tools.some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send,
     session(id: string) {
       return Object.freeze({ id, send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) => send(message, { ...sessionOptions, sessionId: id }) });

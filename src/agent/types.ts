@@ -177,6 +177,8 @@ export interface Agent {
   readonly name: string;
   /** Who may use a session: `'shared'` (anyone with its id) or `'owned'` (its creator only). */
   readonly sessions: SessionMode;
+  /** Whether a run can wait for an approval: a tool has `needsApproval`, or the tools are chosen per run. Absent: assume it can. */
+  readonly awaitsApprovals?: boolean;
   send(message: string, options?: SendOptions): Promise<RunResult>;
   session(id: string): AgentSession;
   /** Resumes the paused run waiting on `approvalId`; throws `AgentError` ('APPROVAL_NOT_FOUND') when unknown or already decided. */

@@ -9,12 +9,12 @@ import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './b
 import { nodeEnv } from './env.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
 import { errorReply, failureReply, HttpError, jsonReply, type Reply, toResponse } from './responses.ts';
-import { type RouteRequest, webRouteRequest } from './route-request.ts';
+import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
 import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
 import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import type { ProtectedResourceMetadata } from '../auth/protected-resource.ts';
-import { hasScopes } from '../auth/jose/claims.ts';
-import { SCOPE_TOKEN } from '../auth/errors.ts';
+import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
+import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -39,36 +39,14 @@ export interface AgentHandlerOptions {
    * without claims (API token, Basic) grants no scope. Needs `auth`.
    */
   scopes?: RouteScopes;
+  /**
+   * Serve the agent as a remote MCP server at `POST <base>/mcp` (design §18): the tools `ask` and,
+   * when a run can wait for an approval, `decide`, behind the same auth as every route.
+   */
+  mcp?: boolean | McpOptions;
 }
 
-/** Scopes per group of routes (`agentHandler`'s `scopes`). */
-export interface RouteScopes {
-  send?: readonly string[];
-  read?: readonly string[];
-  approve?: readonly string[];
-  sessions?: readonly string[];
-  mcp?: readonly string[];
-}
-
-const SCOPE_GROUPS = ['send', 'read', 'approve', 'sessions', 'mcp'] as const;
-type ScopeGroup = (typeof SCOPE_GROUPS)[number];
-
-function readRouteScopes(helper: string, value: unknown, auth: unknown): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null) throw new AuthConfigError(`${helper}: scopes must be { send?, read?, approve?, sessions?, mcp? }`);
-  checkOptionNames(`${helper}: scopes`, value, SCOPE_GROUPS);
-  if (auth === undefined) throw new AuthConfigError(`${helper}: scopes need auth (without it no caller has claims to grant them)`);
-  const scopes: Partial<Record<ScopeGroup, readonly string[]>> = {};
-  for (const group of SCOPE_GROUPS) {
-    const list = (value as Record<string, unknown>)[group];
-    if (list === undefined) continue;
-    if (!Array.isArray(list) || list.length === 0 || !list.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope))) {
-      throw new AuthConfigError(`${helper}: scopes.${group} must be a non-empty list of RFC 6749 scope tokens`);
-    }
-    scopes[group] = Object.freeze([...list]);
-  }
-  return Object.freeze(scopes);
-}
+export type { RouteScopes } from './scopes.ts';
 
 /** The scope group of a route (`agentHandler`'s `scopes`). */
 function scopeGroup(route: Route, method: string): ScopeGroup | undefined {
@@ -78,6 +56,7 @@ function scopeGroup(route: Route, method: string): ScopeGroup | undefined {
     case 'approvals': return 'read';
     case 'decide': return 'approve';
     case 'sessions': return 'sessions';
+    case 'mcp': return 'mcp';
     default: return undefined;
   }
 }
@@ -85,11 +64,12 @@ function scopeGroup(route: Route, method: string): ScopeGroup | undefined {
 type Route =
   | { name: 'health' | 'approvals' | 'sessions'; methods: readonly ['GET'] }
   | { name: 'send' | 'chat' | 'ui'; methods: readonly ['POST'] }
+  | { name: 'mcp'; methods: readonly ['POST'] }
   | { name: 'session'; methods: readonly ['GET'] | readonly ['GET', 'DELETE']; id: string }
   | { name: 'decide'; methods: readonly ['POST']; id: string };
 
 /** The options of `agentHandler()`; `serve()` takes them too. */
-export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource', 'scopes']);
+export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource', 'scopes', 'mcp']);
 
 const GET = ['GET'] as const;
 const POST = ['POST'] as const;
@@ -114,7 +94,7 @@ function decodeSegment(segment: string): string | undefined {
  * The route a path names under `basePath`, or `undefined` (404). One trailing `/` is ignored.
  * `GET /sessions` and `DELETE /chat/:id` exist for `'owned'` agents only.
  */
-function matchRoute(pathname: string, basePath: string, owned: boolean): Route | undefined {
+function matchRoute(pathname: string, basePath: string, owned: boolean, mcp: boolean): Route | undefined {
   if (pathname !== basePath && !pathname.startsWith(basePath + '/')) return undefined;
   const rest = pathname.slice(basePath.length).replace(/\/$/, '');
   const parts = rest === '' ? [] : rest.slice(1).split('/');
@@ -130,6 +110,7 @@ function matchRoute(pathname: string, basePath: string, owned: boolean): Route |
     case 'approvals': return id === undefined ? { name: 'approvals', methods: GET } : { name: 'decide', methods: POST, id };
     case 'ui': return id === undefined ? { name: 'ui', methods: POST } : undefined;
     case 'sessions': return owned && id === undefined ? { name: 'sessions', methods: GET } : undefined;
+    case 'mcp': return mcp && id === undefined ? { name: 'mcp', methods: POST } : undefined;
     default: return undefined;
   }
 }
@@ -178,6 +159,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
   const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute('agentHandler()', options.protectedResource);
   const scopes = readRouteScopes('agentHandler()', options.scopes, options.auth);
+  const mcp = readMcpOptions('agentHandler()', options.mcp, agent.name, options.auth !== undefined);
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn('agentward: agentHandler() was created without auth; every agent route is open to anyone');
   }
@@ -187,7 +169,10 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
       if (pathname === metadata?.path) return metadata.respond(request) as Response;
-      const route = matchRoute(pathname, basePath, owned);
+      const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
+      // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
+      const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;
+      if (refused !== undefined) return refused;
       let principal: Principal | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
@@ -203,30 +188,12 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
       }
       const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
       if (required !== undefined && !grants(principal, required)) return (authenticate as Authenticate).insufficientScope(request, required);
+      if (route.name === 'mcp') return await mcpRoute(agent, mcp as McpConfig, request, principal, (scopes) => (authenticate as Authenticate).insufficientScope(request, scopes));
       return await serveRoute(agent, route, request, principal);
     } catch (error) {
       return failureReply(error);
     }
   };
-}
-
-/**
- * A URL's path, read off the string when it is plain: an origin, then segments of letters,
- * digits and `-_~.` (none starting with `.`, so no dot segment), then at most a query. Such a
- * path is already what the WHATWG parser would make of it. Any other URL goes through
- * `new URL`, which cost 1.2 CPU-µs per request on a loaded node server (issue 19, Node 22).
- * `undefined` for a URL that does not parse.
- */
-const PLAIN_URL = /^https?:\/\/[^/?#\\]+((?:\/[\w~-][\w.~-]*)*\/?)(?:\?[^#]*)?$/;
-
-function pathOf(url: string): string | undefined {
-  const plain = PLAIN_URL.exec(url)?.[1];
-  if (plain) return plain;
-  try {
-    return new URL(url).pathname;
-  } catch {
-    return undefined;
-  }
 }
 
 /** The query of the request's URL, parsed only by the routes that take one. */
@@ -236,7 +203,7 @@ const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
  * Each route in a function of its own, so a waiting send keeps only its own frame, and the
  * closures of `/ui` and of a streamed `/chat` capture their variables on those routes alone.
  */
-function serveRoute(agent: Agent, route: Route, request: RouteRequest, principal: Principal | undefined): Reply | Promise<Reply> {
+function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, request: RouteRequest, principal: Principal | undefined): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
     case 'chat':
@@ -316,9 +283,4 @@ async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal
     return result;
   };
   return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
-}
-
-/** Whether the principal's verified claims grant every one of `required` (a principal without claims grants none). */
-export function grants(principal: Principal | undefined, required: readonly string[]): boolean {
-  return principal?.claims !== undefined && hasScopes(principal.claims, required);
 }

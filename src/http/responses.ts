@@ -95,19 +95,25 @@ export function failureResponse(error: unknown): Response {
 
 /** `failureResponse()` as a reply. */
 export function failureReply(error: unknown): JsonReply {
-  if (error instanceof HttpError) return errorReply(error.status, error.message);
+  const { status, message } = failureOf(error);
+  return errorReply(status, message);
+}
+
+/** The status and message answering an error (`failureReply()`'s), logging those that are the server's fault. */
+export function failureOf(error: unknown): { status: number; message: string } {
+  if (error instanceof HttpError) return { status: error.status, message: error.message };
   // The caller went away and aborted the run: nobody reads this answer, and it is no bug to log.
-  if (isAbort(error)) return errorReply(503, 'Request aborted');
+  if (isAbort(error)) return { status: 503, message: 'Request aborted' };
   // AgentError codes, and STORE_UNAVAILABLE from any store (agentward/postgres's StoreError, or a store of your own).
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   const ours = error instanceof Error && (error.name === 'AgentError' || code === 'STORE_UNAVAILABLE');
   const known = ours && typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
     if (known[0] >= 500) console.error('agentward: an agent route failed', error);
-    return errorReply(known[0], known[1] ?? (error as Error).message);
+    return { status: known[0], message: known[1] ?? (error as Error).message };
   }
   console.error('agentward: an agent route failed; answering 500', error);
-  return errorReply(500, 'Internal Server Error');
+  return { status: 500, message: 'Internal Server Error' };
 }
 
 /** True for the reason of an aborted `AbortSignal` (a client that disconnected). */

@@ -19,6 +19,11 @@ export interface RouteRequest {
   readBody(limit: number): Promise<Uint8Array | null>;
   /** The Web `Request`: the same one on every call. */
   request(): Request;
+  /**
+   * The connection came in on a loopback address (the node server says so; a Web `Request`
+   * does not), so a `Host` that is not a loopback name is a page that rebound its DNS name here.
+   */
+  readonly loopback?: boolean;
   /** Set once auth has accepted the caller (the node server's request log reads it). */
   principal?: Principal;
 }
@@ -33,4 +38,23 @@ export function webRouteRequest(request: Request): RouteRequest {
     readBody: (limit) => readBoundedBody(request.body, limit),
     request: () => request,
   };
+}
+
+/**
+ * A URL's path, read off the string when it is plain: an origin, then segments of letters,
+ * digits and `-_~.` (none starting with `.`, so no dot segment), then at most a query. Such a
+ * path is already what the WHATWG parser would make of it. Any other URL goes through
+ * `new URL`, which cost 1.2 CPU-µs per request on a loaded node server (issue 19, Node 22).
+ * `undefined` for a URL that does not parse.
+ */
+const PLAIN_URL = /^https?:\/\/[^/?#\\]+((?:\/[\w~-][\w.~-]*)*\/?)(?:\?[^#]*)?$/;
+
+export function pathOf(url: string): string | undefined {
+  const plain = PLAIN_URL.exec(url)?.[1];
+  if (plain) return plain;
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
 }

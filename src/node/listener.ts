@@ -282,6 +282,12 @@ export class NodeRequest implements RouteRequest {
     this.#controller.abort();
   }
 
+  /** The connection came in on a loopback address: a client on this machine (a browser's page included). */
+  get loopback(): boolean {
+    const address = this.#req.socket?.localAddress;
+    return address !== undefined && /^(?:127\.|::1$|::ffff:127\.)/.test(address);
+  }
+
   request(): Request {
     if (this.#request !== undefined) return this.#request;
     if (this.#bodyRead) throw new TypeError('the request body was already read');

@@ -27,6 +27,8 @@ export interface ServeOptions {
   onRefused?: AgentHandlerOptions['onRefused'];
   /** RFC 9728 metadata served without auth at `/.well-known/oauth-protected-resource` + the resource's path (`agentHandler`'s). */
   protectedResource?: AgentHandlerOptions['protectedResource'];
+  /** Serve the agent as a remote MCP server at `POST <base>/mcp` (`agentHandler`'s `mcp`). */
+  mcp?: AgentHandlerOptions['mcp'];
   /** Scopes per group of routes (`agentHandler`'s `scopes`): a principal without them gets 403 `insufficient_scope`. */
   scopes?: AgentHandlerOptions['scopes'];
   /** Prefix of the agent routes; default `/agent`. */
@@ -99,7 +101,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (agent.sessions === 'owned' && auth === undefined) {
     throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
   }
-  const routes = agentRoutes(agent, { basePath, auth, onRefused: options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes });
+  const routes = agentRoutes(agent, { basePath, auth, onRefused: options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp });
   const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {

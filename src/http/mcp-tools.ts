@@ -1,0 +1,139 @@
+// The tools an agent offers over MCP (design §18): `ask` sends a message as the authenticated
+// principal, exactly as `POST <base>` does; `decide` answers an approval, as
+// `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
+// approval is unknown to it.
+import type { Agent, Principal, RunResult } from '../agent/types.ts';
+import { grants } from './scopes.ts';
+import type { McpConfig } from './mcp.ts';
+import { failureOf, HttpError, type Reply } from './responses.ts';
+
+/** What the MCP route needs of an agent; the cloudflare-worker target gives one that forwards to a session's Durable Object. */
+export interface McpAgent {
+  readonly name: string;
+  /** Whether some run can wait for an approval (a tool with `needsApproval`, or tools chosen per run): `decide` is listed then. */
+  readonly awaitsApprovals?: boolean;
+  send: Agent['send'];
+  decide: Agent['decide'];
+}
+
+/** The result of `tools/call` (MCP `CallToolResult`). */
+interface ToolResult {
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError: boolean;
+}
+
+const RUN_OUTPUT = Object.freeze({
+  type: 'object',
+  properties: {
+    sessionId: { type: 'string', description: 'The conversation: pass it to ask again to continue it.' },
+    status: { type: 'string', enum: ['completed', 'awaiting-approval'] },
+    text: { type: 'string', description: "The agent's reply." },
+    approvals: {
+      type: 'array',
+      description: 'Tool calls waiting for a decision (call decide with their id).',
+      items: {
+        type: 'object',
+        properties: { id: { type: 'string' }, tool: { type: 'string' }, arguments: {}, toolCallId: { type: 'string' } },
+        required: ['id', 'tool', 'toolCallId'],
+      },
+    },
+  },
+  required: ['sessionId', 'status', 'text', 'approvals'],
+});
+
+/** The tools of `tools/list`: `ask`, and `decide` when a run can wait for an approval. */
+export function listTools(agent: McpAgent, config: McpConfig): Record<string, unknown>[] {
+  const ask = {
+    name: 'ask',
+    title: `Ask ${config.title ?? config.name}`,
+    description: `Sends a message to the agent "${config.name}" and returns its reply. Without sessionId a new conversation starts; pass the sessionId of an earlier answer to continue that one.`,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        message: { type: 'string', description: 'The message to the agent.' },
+        sessionId: { type: 'string', description: 'The conversation to continue (from an earlier answer).' },
+      },
+      required: ['message'],
+      additionalProperties: false,
+    },
+    outputSchema: RUN_OUTPUT,
+  };
+  if (agent.awaitsApprovals === false) return [ask];
+  const decide = {
+    name: 'decide',
+    title: 'Approve or deny a tool call',
+    description: `Approves or denies a tool call the agent "${config.name}" is waiting on (an approval of an ask answer), then returns the agent's reply.`,
+    inputSchema: {
+      type: 'object',
+      properties: {
+        approvalId: { type: 'string', description: 'The id of the approval.' },
+        approved: { type: 'boolean', description: 'true runs the tool call; false denies it.' },
+        reason: { type: 'string', description: 'Why, recorded with the decision.' },
+      },
+      required: ['approvalId', 'approved'],
+      additionalProperties: false,
+    },
+    outputSchema: RUN_OUTPUT,
+  };
+  return [ask, decide];
+}
+
+interface CallContext {
+  principal: Principal | undefined;
+  signal: AbortSignal;
+  insufficientScope: (scopes: readonly string[]) => Reply;
+}
+
+/**
+ * Runs `tools/call`: `undefined` for a tool that does not exist, the 403 step-up answer when the
+ * principal lacks the tool's scopes, else the tool's result. A refused or failed run is a
+ * result with `isError: true` whose text is what the HTTP routes would answer: never internals.
+ */
+export async function callTool(agent: McpAgent, config: McpConfig, name: string, args: Record<string, unknown>, context: CallContext): Promise<ToolResult | Reply | undefined> {
+  if (name !== 'ask' && !(name === 'decide' && agent.awaitsApprovals !== false)) return undefined;
+  const required = config.scopes[name];
+  if (required !== undefined && !grants(context.principal, required)) return context.insufficientScope(required);
+  const { principal, signal } = context;
+  try {
+    if (name === 'ask') {
+      const { message, sessionId } = checkArguments(args, { message: 'string', sessionId: 'string' }, ['message']);
+      return runResult(await agent.send(message as string, { principal, signal, ...(sessionId !== undefined && { sessionId: sessionId as string }) }));
+    }
+    const { approvalId, approved, reason } = checkArguments(args, { approvalId: 'string', approved: 'boolean', reason: 'string' }, ['approvalId', 'approved']);
+    return runResult(await agent.decide(approvalId as string, { approved: approved as boolean, principal, signal, ...(reason !== undefined && { reason: reason as string }) }));
+  } catch (error) {
+    return toolError(error);
+  }
+}
+
+/** The arguments, each of its declared type, the required ones present and no other: else an `HttpError(400)` naming the first fault. */
+function checkArguments(args: Record<string, unknown>, types: Record<string, 'string' | 'boolean'>, required: readonly string[]): Record<string, unknown> {
+  for (const key of Object.keys(args)) {
+    if (!Object.hasOwn(types, key)) throw new HttpError(400, `unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(types).join(', ')}`);
+  }
+  for (const [key, type] of Object.entries(types)) {
+    const value = args[key];
+    if (value === undefined ? required.includes(key) : typeof value !== type || (type === 'string' && value === '' && key !== 'reason')) {
+      throw new HttpError(400, `${key} must be ${type === 'string' ? 'a non-empty string' : 'true or false'}`);
+    }
+  }
+  return args;
+}
+
+function runResult(result: RunResult): ToolResult {
+  const { sessionId, status, text, approvals } = result;
+  const lines = text === '' ? [] : [text];
+  for (const approval of approvals) lines.push(`Waiting for approval: the tool "${approval.tool}" (approvalId ${approval.id}); call decide to approve or deny it.`);
+  return {
+    content: [{ type: 'text', text: lines.join('\n\n') }],
+    structuredContent: { sessionId, status, text, approvals: approvals.map(({ id, tool, arguments: args, toolCallId }) => ({ id, tool, arguments: args, toolCallId })) },
+    isError: false,
+  };
+}
+
+/** A failed call as a tool error: the message the HTTP routes give the same failure (a bug: a generic one, logged there). */
+function toolError(error: unknown): ToolResult {
+  const { message } = failureOf(error);
+  return { content: [{ type: 'text', text: message }], isError: true };
+}

@@ -1,0 +1,230 @@
+// The agent as a remote MCP server (design §18): `POST <base>/mcp`, the Streamable HTTP
+// transport without sessions, answering each JSON-RPC 2.0 request with one JSON answer.
+// The tools themselves (`ask`, `decide`) are in mcp-tools.ts; this file is the wire.
+import type { Principal } from '../agent/types.ts';
+import { AuthConfigError, SCOPE_TOKEN } from '../auth/errors.ts';
+import { checkOptionNames } from '../auth/options.ts';
+import { readBodyBytes } from './body.ts';
+import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
+import { errorReply, jsonReply, JsonReply, type Reply } from './responses.ts';
+import type { RouteRequest } from './route-request.ts';
+import { VERSION } from '../version.ts';
+
+/** `mcp` of `agentHandler()` and `serve()`. */
+export interface McpOptions {
+  /** The server's name in `initialize` (default: the agent's name). */
+  name?: string;
+  /** A display name for hosts. */
+  title?: string;
+  /** Scopes each tool requires of the principal's verified claims; without them, 403 `insufficient_scope` naming them. */
+  scopes?: { ask?: readonly string[]; decide?: readonly string[] };
+  /** Origins (`https://host[:port]`) besides the server's own whose browsers may call the route. */
+  allowedOrigins?: readonly string[];
+}
+
+/** The checked `mcp` option. */
+export interface McpConfig {
+  readonly name: string;
+  readonly title: string | undefined;
+  readonly scopes: { readonly ask?: readonly string[]; readonly decide?: readonly string[] };
+  readonly allowedOrigins: ReadonlySet<string>;
+}
+
+/** The protocol revisions served, newest first. */
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
+/** The revision whose requests must mirror their method and tool name in headers (SEP-2243). */
+const MIRRORED = '2026-07-28';
+/** The answer to an `initialize` asking for a revision not served: the newest one with a handshake. */
+const HANDSHAKE_DEFAULT = '2025-11-25';
+
+/** 2026-07-28: the request's own revision, in its `_meta` envelope. */
+const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/** JSON-RPC 2.0 and MCP error codes. */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const METHOD_NOT_FOUND = -32601;
+const INVALID_PARAMS = -32602;
+/** SEP-2243: a mirror header missing or unlike the body. */
+const HEADER_MISMATCH = -32020;
+/** 2026-07-28: a protocol revision this server does not serve. */
+const UNSUPPORTED_VERSION = -32022;
+
+const scopeList = (value: unknown) => Array.isArray(value) && value.length > 0 && value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
+
+/** Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation. */
+export function readMcpOptions(helper: string, value: unknown, agentName: string, hasAuth: boolean): McpConfig | undefined {
+  if (value === undefined || value === false) return undefined;
+  const options = value === true ? {} : value;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new AuthConfigError(`${helper}: mcp must be true or { name?, title?, scopes?, allowedOrigins? }`);
+  checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins']);
+  const { name = agentName, title, scopes = {}, allowedOrigins = [] } = options as McpOptions;
+  if (typeof name !== 'string' || name === '') throw new AuthConfigError(`${helper}: mcp.name must be a non-empty string`);
+  if (title !== undefined && (typeof title !== 'string' || title === '')) throw new AuthConfigError(`${helper}: mcp.title must be a non-empty string`);
+  if (typeof scopes !== 'object' || scopes === null) throw new AuthConfigError(`${helper}: mcp.scopes must be { ask?, decide? }`);
+  checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
+  for (const [tool, list] of Object.entries(scopes)) {
+    if (list !== undefined && !scopeList(list)) throw new AuthConfigError(`${helper}: mcp.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+  }
+  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw new AuthConfigError(`${helper}: mcp.scopes need auth (without it no caller has claims to grant them)`);
+  if (!Array.isArray(allowedOrigins)) throw new AuthConfigError(`${helper}: mcp.allowedOrigins must be a list of origins such as "https://app.example"`);
+  for (const origin of allowedOrigins) {
+    if (typeof origin !== 'string' || !/^https?:\/\//.test(origin) || !URL.canParse(origin) || new URL(origin).origin !== origin) {
+      throw new AuthConfigError(`${helper}: mcp.allowedOrigins holds ${JSON.stringify(String(origin)).slice(0, 80)}, not an origin (http(s)://host[:port], nothing after it)`);
+    }
+  }
+  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : Object.freeze([...list]));
+  return Object.freeze({
+    name,
+    title,
+    scopes: Object.freeze({ ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }), ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }) }),
+    allowedOrigins: new Set(allowedOrigins),
+  });
+}
+
+/** Names a loopback interface answers to: a page of any other name reached it through DNS rebinding. */
+const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
+
+/**
+ * The Origin and Host checks of §18, before auth: `undefined` to go on, else the 403.
+ * A present `Origin` must be the server's own (the origin of the URL it serves, or the `Host`
+ * the client addressed) or one of `allowedOrigins`. On a server listening on loopback only
+ * (`request.loopback`, known to the node server), a `Host` that is not a loopback name is a
+ * page that rebound its DNS name to this machine.
+ */
+export function mcpGuard(config: McpConfig, request: RouteRequest): Reply | undefined {
+  const host = request.headers.get('host');
+  if (request.loopback === true && (host === null || !LOOPBACK_HOST.test(host)) && !allowedHost(config, host)) {
+    return errorReply(403, 'Forbidden: this server answers to a loopback host name only');
+  }
+  const origin = request.headers.get('origin');
+  if (origin === null || config.allowedOrigins.has(origin)) return undefined;
+  const own = URL.canParse(origin) ? new URL(origin) : undefined;
+  if (own !== undefined && own.origin === origin && (origin === new URL(request.url).origin || (host !== null && own.host === host.toLowerCase()))) return undefined;
+  return errorReply(403, 'Forbidden: requests from this origin are not allowed (mcp.allowedOrigins)');
+}
+
+function allowedHost(config: McpConfig, host: string | null): boolean {
+  if (host === null) return false;
+  for (const origin of config.allowedOrigins) if (new URL(origin).host === host.toLowerCase()) return true;
+  return false;
+}
+
+type Id = string | number;
+interface Message { id?: Id; method?: string; params?: Record<string, unknown> }
+
+const rpcResult = (id: Id, result: unknown) => jsonReply({ jsonrpc: '2.0', id, result });
+const rpcError = (id: Id | null, code: number, message: string, status = 200, data?: unknown) =>
+  jsonReply({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }, status);
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** One JSON-RPC message of the body, or the error answer for a body that is not one. */
+function readMessage(bytes: Uint8Array): Message | Reply {
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes));
+  } catch {
+    return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
+  }
+  // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
+  if (Array.isArray(value)) return rpcError(null, INVALID_REQUEST, 'Invalid request: batches are not supported', 400);
+  if (typeof value !== 'object' || value === null) return rpcError(null, INVALID_REQUEST, 'Invalid request: not a JSON-RPC message', 400);
+  const { jsonrpc, id, method, params } = value as Record<string, unknown>;
+  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+  const answerId = validId ? (id as Id) : null;
+  if (jsonrpc !== '2.0') return rpcError(answerId, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"', 400);
+  if (id !== undefined && !validId) return rpcError(null, INVALID_REQUEST, 'Invalid request: id must be a string or an integer', 400);
+  if (method === undefined) {
+    // A client's answer to a server request: this server sends none, so there is nothing to match it to.
+    const answer = value as Record<string, unknown>;
+    if (validId && ('result' in answer || 'error' in answer)) return new Response(null, { status: 202 });
+    return rpcError(answerId, INVALID_REQUEST, 'Invalid request: method is missing', 400);
+  }
+  if (typeof method !== 'string') return rpcError(answerId, INVALID_REQUEST, 'Invalid request: method must be a string', 400);
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
+    return rpcError(answerId, INVALID_REQUEST, 'Invalid request: params must be an object', 400);
+  }
+  return { ...(validId && { id: id as Id }), method, ...(params !== undefined && { params: params as Record<string, unknown> }) };
+}
+
+/** SEP-2243: `Mcp-Method` (and `Mcp-Name` for `tools/call`) equal to the body; required by 2026-07-28, else checked when present. */
+function mirrorMismatch(message: Message, request: RouteRequest, version: string | null): string | undefined {
+  const required = version === MIRRORED;
+  const method = request.headers.get('mcp-method');
+  if (method === null ? required : method !== message.method) return method === null ? 'the Mcp-Method header is missing' : 'the Mcp-Method header is not the body\'s method';
+  if (message.method !== 'tools/call') return undefined;
+  const name = request.headers.get('mcp-name');
+  const toolName = message.params?.name;
+  if (name === null ? required : name !== toolName) return name === null ? 'the Mcp-Name header is missing' : 'the Mcp-Name header is not the body\'s tool name';
+  return undefined;
+}
+
+/**
+ * Answers one POST to `<base>/mcp`, after `mcpGuard()` and auth. `insufficientScope` answers
+ * the 403 step-up challenge for a tool's scopes (design §15).
+ */
+export async function mcpRoute(
+  agent: McpAgent,
+  config: McpConfig,
+  request: RouteRequest,
+  principal: Principal | undefined,
+  insufficientScope: (scopes: readonly string[]) => Reply,
+): Promise<Reply> {
+  const header = request.headers.get('mcp-protocol-version');
+  if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(null);
+  const bytes = await readBodyBytes(request);
+  if (bytes === null) return rpcError(null, INVALID_REQUEST, 'Invalid request: the body is over 1 MiB', 413);
+  const message = readMessage(bytes);
+  if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
+  // 2026-07-28 names the revision in the body too; the header must then agree with it.
+  const meta = message.params?._meta;
+  const claimed = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
+  if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed))) return unsupported(message.id ?? null);
+  if (claimed !== undefined && header !== null && claimed !== header) {
+    return rpcError(message.id ?? null, HEADER_MISMATCH, "Header mismatch: the MCP-Protocol-Version header is not the body's protocol version", 400);
+  }
+  const version = (claimed as string | undefined) ?? header;
+  const mismatch = mirrorMismatch(message, request, version);
+  if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
+  // A notification (initialized, cancelled, …) is accepted and needs no answer.
+  if (message.id === undefined) return new Response(null, { status: 202 });
+  const { id, method, params = {} } = message;
+  // Every 2026-07-28 result says whether it is complete.
+  const answer = (result: Record<string, unknown>) => rpcResult(id, version === MIRRORED ? { resultType: 'complete', ...result } : result);
+  switch (method) {
+    case 'initialize': {
+      const asked = params.protocolVersion;
+      return answer({
+        protocolVersion: typeof asked === 'string' && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
+        capabilities: { tools: {} },
+        serverInfo: serverInfo(config),
+      });
+    }
+    case 'server/discover':
+      // 2026-07-28's probe: the revisions served and what this server offers, without a handshake.
+      return answer({ supportedVersions: MCP_PROTOCOL_VERSIONS, capabilities: { tools: {} }, ttlMs: 0, cacheScope: 'private', _meta: { [SERVER_INFO_KEY]: serverInfo(config) } });
+    case 'ping':
+      return answer({});
+    case 'tools/list':
+      // 2026-07-28 makes a list cacheable and requires saying for how long: not at all, it depends on the caller's scopes.
+      return answer({ tools: listTools(agent, config), ...(version === MIRRORED && { ttlMs: 0, cacheScope: 'private' }) });
+    case 'tools/call': {
+      const { name, arguments: args = {} } = params;
+      if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
+      if (typeof args !== 'object' || args === null || Array.isArray(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
+      const result = await callTool(agent, config, name, args as Record<string, unknown>, { principal, signal: request.signal, insufficientScope });
+      if (result === undefined) return rpcError(id, INVALID_PARAMS, `Unknown tool: ${name.length <= 64 ? name : `${name.slice(0, 64)}…`}`);
+      return result instanceof Response || result instanceof JsonReply ? result : answer(result as unknown as Record<string, unknown>);
+    }
+    default:
+      return rpcError(id, METHOD_NOT_FOUND, 'Method not found');
+  }
+}
+
+const unsupported = (id: Id | null) => rpcError(id, UNSUPPORTED_VERSION, 'Unsupported protocol version', 400, { supported: MCP_PROTOCOL_VERSIONS });
+
+function serverInfo(config: McpConfig) {
+  return { name: config.name, ...(config.title !== undefined && { title: config.title }), version: VERSION };
+}

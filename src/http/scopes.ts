@@ -1,0 +1,39 @@
+// The scopes of agentHandler()'s route groups (design §15), and the check every group and MCP tool uses.
+import type { Principal } from '../agent/types.ts';
+import { AuthConfigError, SCOPE_TOKEN } from '../auth/errors.ts';
+import { hasScopes } from '../auth/jose/claims.ts';
+import { checkOptionNames } from '../auth/options.ts';
+
+/** Scopes per group of routes (`agentHandler`'s `scopes`). */
+export interface RouteScopes {
+  send?: readonly string[];
+  read?: readonly string[];
+  approve?: readonly string[];
+  sessions?: readonly string[];
+  mcp?: readonly string[];
+}
+
+export const SCOPE_GROUPS = ['send', 'read', 'approve', 'sessions', 'mcp'] as const;
+export type ScopeGroup = (typeof SCOPE_GROUPS)[number];
+
+export function readRouteScopes(helper: string, value: unknown, auth: unknown): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) throw new AuthConfigError(`${helper}: scopes must be { send?, read?, approve?, sessions?, mcp? }`);
+  checkOptionNames(`${helper}: scopes`, value, SCOPE_GROUPS);
+  if (auth === undefined) throw new AuthConfigError(`${helper}: scopes need auth (without it no caller has claims to grant them)`);
+  const scopes: Partial<Record<ScopeGroup, readonly string[]>> = {};
+  for (const group of SCOPE_GROUPS) {
+    const list = (value as Record<string, unknown>)[group];
+    if (list === undefined) continue;
+    if (!Array.isArray(list) || list.length === 0 || !list.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope))) {
+      throw new AuthConfigError(`${helper}: scopes.${group} must be a non-empty list of RFC 6749 scope tokens`);
+    }
+    scopes[group] = Object.freeze([...list]);
+  }
+  return Object.freeze(scopes);
+}
+
+/** Whether the principal's verified claims grant every one of `required` (a principal without claims grants none). */
+export function grants(principal: Principal | undefined, required: readonly string[]): boolean {
+  return principal?.claims !== undefined && hasScopes(principal.claims, required);
+}
