@@ -22,6 +22,8 @@ export interface ProjectSettings {
   apiToken?: string;
   /** In a build output only: the lowercase hex SHA-256 digest of `apiToken`, which is not copied. */
   apiTokenSha256?: string;
+  /** Serve the agent as a remote MCP server at `POST <base>/mcp` too (design §18). */
+  mcp?: boolean;
 }
 
 /** `agent.json`: the declarative spec, the part of an agent that the Workers target serves. */
@@ -87,14 +89,15 @@ function checkName(name: unknown, file: string): void {
   if (NOT_A_NAME.test(name)) throw new Error(`${file}: "name" must be one line of text, without control characters or line separators (U+2028, U+2029)`);
 }
 
-const SETTINGS_FIELDS = Object.freeze(['name', 'basePath', 'apiToken', 'apiTokenSha256']);
+const SETTINGS_FIELDS = Object.freeze(['name', 'basePath', 'apiToken', 'apiTokenSha256', 'mcp']);
 const SPEC_FIELDS = Object.freeze(['name', 'instructions', 'model']);
 
 function checkSettings(value: unknown, file: string): ProjectSettings {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
   // A misspelled "apiToken" would leave the server without its token.
   checkOptionNames(file, value, SETTINGS_FIELDS, (message) => new Error(message));
-  const { name, basePath, apiToken } = value;
+  const { name, basePath, apiToken, mcp } = value;
+  if (mcp !== undefined && typeof mcp !== 'boolean') throw new Error(`${file}: "mcp" must be true or false`);
   if (name !== undefined) checkName(name, file);
   if (basePath !== undefined && (typeof basePath !== 'string' || !BASE_PATH.test(basePath))) {
     throw new Error(`${file}: "basePath" must be a path such as "/agent" (segments of letters, digits, -._~; no trailing slash)`);

@@ -225,7 +225,7 @@ async function start(dir: string, flags: ServerFlags): Promise<void> {
     console.log(`  ${token}`);
     credential = `'Authorization: Bearer ${token}'`;
   }
-  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath, ...flags });
+  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath, mcp: info.settings.mcp === true, ...flags });
   console.log('try:');
   console.log(
     `  curl -X POST ${server.url}${manifest.basePath} -H 'Content-Type: application/json'${credential ? ` -H ${credential}` : ''} -d '{"message":"hello"}'`,

@@ -77,19 +77,20 @@ function portFrom(value: string | undefined): number | undefined {
  * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
  * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
  */
-export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
-  const { name, agent, basePath, quiet, playground = false, logRefusals = false } = options;
+export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; mcp?: boolean; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
+  const { name, agent, basePath, mcp = false, quiet, playground = false, logRefusals = false } = options;
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
     console.warn('agentward: no auth configured (no auth.ts or auth.js, no apiToken in agentward.json, no AGENT_API_TOKEN): every agent route answers 401');
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
   const port = portFrom(process.env.PORT) ?? DEFAULT_PORT;
-  const server = await serve({ agent, auth, basePath, port, host: process.env.HOST || undefined, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) }).catch((error: unknown) => {
+  const server = await serve({ agent, auth, basePath, mcp, port, host: process.env.HOST || undefined, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) }).catch((error: unknown) => {
     throw (error as { code?: unknown } | null)?.code === 'EADDRINUSE' ? new PortInUseError(port) : error;
   });
   closeOnSignals(server);
   console.log(`agentward: ${name} listening on ${server.url}${basePath}`);
+  if (mcp) console.log(`agentward: MCP server at ${server.url}${basePath}/mcp`);
   if (playground) console.log(`agentward: playground at ${server.url}${basePath}/playground (paste an API token there)`);
   return server;
 }
@@ -105,7 +106,7 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   // A build holds the digest of the baked token, never the token.
   const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
   // The playground only when asked: AGENT_PLAYGROUND=on (what `agentward start <out> --playground` sets).
-  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath, playground: process.env.AGENT_PLAYGROUND === 'on' });
+  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath, mcp: settings.mcp === true, playground: process.env.AGENT_PLAYGROUND === 'on' });
 }
 
 /** How a build output of each target runs. */
@@ -134,5 +135,5 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
   }
   await migrateDatabase(folder);
   const { agent, auth, manifest, info } = await loadAgentDir(folder);
-  await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath, ...flags });
+  await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath, mcp: info.settings.mcp === true, ...flags });
 }

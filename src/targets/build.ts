@@ -241,7 +241,7 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget,
 
   // With an auth file the baked token is not used, so nothing of it is shipped; without one, only its digest.
   const baked = info.authFile === undefined ? info.settings.apiToken : undefined;
-  const settings: ProjectSettings = { name: info.name, basePath: info.basePath, ...(baked !== undefined && { apiTokenSha256: await tokenDigest(baked) }) };
+  const settings: ProjectSettings = { name: info.name, basePath: info.basePath, ...(info.settings.mcp === true && { mcp: true }), ...(baked !== undefined && { apiTokenSha256: await tokenDigest(baked) }) };
   if (refused.length > 0) log(`agentward: not copied into app/ (key files, logs and env files never go into a build; load keys from the environment): ${refused.join(', ')}`);
   await writeJson(join(app, SETTINGS_FILE), settings, 0o600);
   await writeFile(join(out, 'server.js'), serverScript(target));
@@ -330,14 +330,14 @@ function secretLookingField(value: unknown, path = ''): string | undefined {
 }
 
 /** What the built worker serves, in the words the build prints. */
-function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string): string[] {
+function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string, mcp: boolean): string[] {
   const model = spec.model?.provider === 'openai-compatible'
     ? `openai-compatible ${JSON.stringify(spec.model.model)} at ${JSON.stringify(spec.model.baseURL)} (API key: the ${WORKER_BINDINGS.modelApiKey} secret, if the provider needs one)`
     : 'echo (the built-in echo model)';
   return [
     `model: ${model}`,
     `open: GET ${basePath}/health`,
-    `behind the ${WORKER_BINDINGS.apiToken} secret (unset: 401): POST ${basePath}, POST ${basePath}/chat (JSON, or server-sent events with Accept: text/event-stream), GET ${basePath}/chat/:id, POST ${basePath}/ui (useChat), GET ${basePath}/approvals?sessionId=, POST ${basePath}/approvals/:id (a spec has no tools: nothing waits for approval), GET ${basePath}/spec`,
+    `behind the ${WORKER_BINDINGS.apiToken} secret (unset: 401): POST ${basePath}, POST ${basePath}/chat (JSON, or server-sent events with Accept: text/event-stream), GET ${basePath}/chat/:id, POST ${basePath}/ui (useChat), GET ${basePath}/approvals?sessionId=, POST ${basePath}/approvals/:id (a spec has no tools: nothing waits for approval), GET ${basePath}/spec${mcp ? `, POST ${basePath}/mcp (MCP: the tool ask)` : ''}`,
     `sessions: one Durable Object each (class ${WORKER_BINDINGS.sessionClass}, binding ${WORKER_BINDINGS.sessions}), kept across requests and restarts`,
     'not on this target: auth.ts and any auth list, tools, memory, session ownership, channels, the playground',
   ];
@@ -370,13 +370,13 @@ async function buildWorker(info: AgentDir, spec: SpecWorkerOptions['spec'], out:
   // The directory's text reaches the code only inside string literals, parsed at start-up.
   const worker = `// Built by agentward (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
 ${code}
-const agentward = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)} });
+const agentward = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)}, mcp: ${info.settings.mcp === true} });
 export default agentward.worker;
 export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
 `;
   await writeFile(join(out, 'worker.js'), worker);
   await writeFile(join(out, 'wrangler.toml'), wranglerToml(info));
-  const summary = workerSummary(spec, info.basePath);
+  const summary = workerSummary(spec, info.basePath, info.settings.mcp === true);
   log(`agentward: the cloudflare-worker build of ${JSON.stringify(info.name)} serves\n${summary.map((line) => `  ${line}`).join('\n')}`);
   return {
     name: info.name,

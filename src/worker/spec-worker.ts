@@ -6,14 +6,16 @@ import { checkSessionId } from '../agent/context.ts';
 import { randomId } from '../agent/ids.ts';
 import { echoModel } from '../agent/models/echo.ts';
 import { openAICompatible } from '../agent/models/openai.ts';
-import type { Model, Principal } from '../agent/types.ts';
+import type { Model, Principal, RunResult } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { AuthFn, AuthResult } from '../auth/types.ts';
 import { parseDecisionBody, parseSendBody, readJsonObject } from '../http/body.ts';
 import { webRouteRequest } from '../http/route-request.ts';
 import { agentHandler } from '../http/handler.ts';
-import { errorResponse, failureResponse, HttpError, jsonResponse } from '../http/responses.ts';
+import { errorReply, errorResponse, failureResponse, HttpError, jsonResponse, toResponse } from '../http/responses.ts';
+import { mcpGuard, mcpRoute, readMcpOptions } from '../http/mcp.ts';
+import type { McpAgent } from '../http/mcp-tools.ts';
 import { parseUiRequest } from '../http/ui-stream.ts';
 import { durableObjectStore, type DurableObjectStorageLike } from './durable-object-store.ts';
 
@@ -36,6 +38,8 @@ export interface SpecWorkerOptions {
   /** The content of agent.json, checked by the build: `name`, `instructions?`, `model?` (absent: echo). */
   spec: { name: string; instructions?: string; model?: ModelSpec };
   basePath: string;
+  /** `"mcp": true` of agentward.json: `POST <base>/mcp` serves the agent as a remote MCP server (the tool `ask`). */
+  mcp?: boolean;
 }
 
 interface DurableObjectStub { fetch(request: Request): Promise<Response> }
@@ -74,10 +78,10 @@ function modelOf(spec: SpecWorkerOptions['spec'], env: SpecWorkerEnv): Model {
   return openAICompatible({ baseURL: declared.baseURL, model: declared.model, ...(apiKey !== undefined && { apiKey }) });
 }
 
-type Route = 'send' | 'chat' | 'session' | 'approvals' | 'decide' | 'ui' | 'spec' | 'health';
+type Route = 'send' | 'chat' | 'session' | 'approvals' | 'decide' | 'ui' | 'spec' | 'health' | 'mcp';
 
 /** The routes of agentHandler for a `'shared'` agent (design §5), plus `GET /spec`; `undefined` is a 404. One trailing `/` is ignored. */
-function matchRoute(rest: string): { route: Route; methods: string; id?: string } | undefined {
+function matchRoute(rest: string, mcp: boolean): { route: Route; methods: string; id?: string } | undefined {
   const [first, second, ...more] = rest.replace(/\/$/, '').split('/').slice(1);
   if (more.length > 0) return undefined;
   let id: string | undefined;
@@ -97,6 +101,7 @@ function matchRoute(rest: string): { route: Route; methods: string; id?: string 
     case 'ui': return one('ui', 'POST');
     case 'chat': return id === undefined ? { route: 'chat', methods: 'POST' } : { route: 'session', methods: 'GET', id };
     case 'approvals': return id === undefined ? { route: 'approvals', methods: 'GET' } : { route: 'decide', methods: 'POST', id };
+    case 'mcp': return mcp ? one('mcp', 'POST') : undefined;
     default: return undefined;
   }
 }
@@ -117,7 +122,8 @@ function matchRoute(rest: string): { route: Route; methods: string; id?: string 
  * A send without `sessionId` gets a new random 128-bit id. A declarative agent has no tools,
  * so no run ever waits for an approval: deciding one answers 404 as for an unknown id.
  */
-export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWorker {
+export function createSpecWorker({ spec, basePath, mcp = false }: SpecWorkerOptions): SpecWorker {
+  const mcpConfig = readMcpOptions('createSpecWorker()', mcp, spec.name, true);
   let current: { token: string | undefined; authenticate: (request: Request) => Promise<AuthResult> } | undefined;
 
   // The binding is only known per request; the list is built once per token value.
@@ -130,7 +136,7 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWor
   }
 
   /** Hands a request to the Durable Object of its session, with the principal and (re-serialized) the body already read. */
-  function toSession(env: SpecWorkerEnv, request: Request, sessionId: string, principal: Principal, body?: Record<string, unknown>): Promise<Response> {
+  function toSession(env: SpecWorkerEnv, request: Request, sessionId: string, principal: Principal, body?: Record<string, unknown>, url = request.url): Promise<Response> {
     const sessions = env?.AGENT_SESSIONS;
     if (typeof sessions?.idFromName !== 'function') throw new Error(`the ${WORKER_BINDINGS.sessions} Durable Object binding is missing (see wrangler.toml)`);
     const headers = new Headers(request.headers);
@@ -139,7 +145,24 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWor
     headers.set(PRINCIPAL_HEADER, encodeURIComponent(JSON.stringify(principal)));
     const init: RequestInit = { method: request.method, headers, signal: request.signal };
     if (body !== undefined) init.body = JSON.stringify(body);
-    return sessions.get(sessions.idFromName(checkSessionId(sessionId))).fetch(new Request(request.url, init));
+    return sessions.get(sessions.idFromName(checkSessionId(sessionId))).fetch(new Request(url, init));
+  }
+
+  /** The agent as the MCP route sees it: `ask` is a `POST <base>` handed to the session's object. A spec has no tools: nothing to decide. */
+  function sessionAgent(env: SpecWorkerEnv, request: Request, principal: Principal): McpAgent {
+    return {
+      name: spec.name,
+      awaitsApprovals: false,
+      async send(message, options = {}) {
+        const sessionId = options.sessionId ?? randomId();
+        const init = new Request(request.url, { method: 'POST', headers: request.headers });
+        const answer = await toSession(env, init, sessionId, principal, { message, sessionId }, new URL(basePath || '/', request.url).href);
+        const body = (await answer.json()) as RunResult & { error?: string };
+        if (!answer.ok) throw new HttpError(answer.status, typeof body.error === 'string' ? body.error : 'The agent failed');
+        return body;
+      },
+      decide: () => Promise.reject(new HttpError(404, 'Approval not found')),
+    };
   }
 
   async function route(request: Request, env: SpecWorkerEnv, principal: Principal, found: { route: Route; id?: string }): Promise<Response> {
@@ -169,6 +192,8 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWor
       }
       case 'health':
         return jsonResponse({ status: 'ok' });
+      case 'mcp':
+        return toResponse(await mcpRoute(sessionAgent(env, request, principal), mcpConfig!, webRouteRequest(request), principal, () => errorReply(403, 'Forbidden')));
     }
   }
 
@@ -196,8 +221,10 @@ export function createSpecWorker({ spec, basePath }: SpecWorkerOptions): SpecWor
     async fetch(request: Request, env: SpecWorkerEnv): Promise<Response> {
       const path = new URL(request.url).pathname;
       if (path !== basePath && !path.startsWith(`${basePath}/`)) return errorResponse(404, 'Not Found');
-      const found = matchRoute(path.slice(basePath.length));
+      const found = matchRoute(path.slice(basePath.length), mcpConfig !== undefined);
       try {
+        const refused = found?.route === 'mcp' ? mcpGuard(mcpConfig!, webRouteRequest(request)) : undefined;
+        if (refused !== undefined) return toResponse(refused);
         let principal: Principal | undefined;
         if (found?.route !== 'health') {
           const result = await authenticatorFor(env)(request);
