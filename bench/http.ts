@@ -45,7 +45,10 @@ const TOKEN = 'bench-api-token-0123456789';
 // `raw-node-2` is a second raw node:http server, the same code in another process: its ratio to
 // `raw-node` is the run's own noise floor (an A/A comparison), printed beside the verdicts.
 const PEERS = ['raw-node', 'raw-node-2', 'fastify', 'hono'] as const;
-const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'jwt-es256-cache', 'owned', 'memory', 'api-token-log'] as const;
+const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'jwt-es256-cache', 'owned', 'memory', 'api-token-log', 'mcp-ask'] as const;
+// `mcp-ask`: the `open` server with `mcp: true`, its `POST /agent` load sent as the MCP tool call
+// `tools/call ask` to `POST /agent/mcp` (design §18: within 15% of `POST <base>`).
+const MCP_ASK = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: { message: 'hello' } } });
 type CaseName = (typeof PEERS)[number] | (typeof OURS)[number];
 
 
@@ -138,7 +141,7 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     ({ auth } = signed);
     authorization = `Bearer ${signed.token}`;
   }
-  const server = await serve({ agent, auth, port: 0, log: name === 'api-token-log' ? 'text' : 'off' });
+  const server = await serve({ agent, auth, port: 0, log: name === 'api-token-log' ? 'text' : 'off', mcp: name === 'mcp-ask' });
   return { origin: server.url, ...(authorization !== undefined && { authorization }) };
 }
 
@@ -199,12 +202,15 @@ async function main(): Promise<void> {
   const servers = new Map<CaseName, ServerHandle>();
   try {
     for (const name of names) servers.set(name, await launch(name));
-    const loadFor = (server: ServerHandle, method: 'GET' | 'POST', path: string): Load => ({
-      url: server.origin + path,
-      method,
-      headers: { 'content-type': 'application/json', ...(server.authorization !== undefined && { authorization: server.authorization }) },
-      ...(method === 'POST' && { body: '{"message":"hello"}' }),
-    });
+    const loadFor = (server: ServerHandle, method: 'GET' | 'POST', path: string): Load => {
+      const mcp = server.name === 'mcp-ask' && method === 'POST';
+      return {
+        url: server.origin + path + (mcp ? '/mcp' : ''),
+        method,
+        headers: { 'content-type': 'application/json', ...(mcp && { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }), ...(server.authorization !== undefined && { authorization: server.authorization }) },
+        ...(method === 'POST' && { body: mcp ? MCP_ASK : '{"message":"hello"}' }),
+      };
+    };
 
     if (decay) {
       const server = servers.get('memory')!;
@@ -375,6 +381,7 @@ function verdicts(rows: readonly Row[]): string[] {
     const owned = get('owned').reqPerSec / apiToken.reqPerSec;
     out.push(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${check(owned >= 0.95)})`);
     out.push(`memory ${get('memory').xNode.toFixed(2)}x raw node (target ≥ 0.35x: ${check(get('memory').xNode >= 0.35)})`);
+    out.push(`mcp-ask (tools/call ask over POST /agent/mcp) ${get('mcp-ask').xOpen.toFixed(3)}x open (POST /agent; within 15%, ≥ 0.85x: ${check(get('mcp-ask').xOpen >= 0.85)}), ${(get('mcp-ask').cpuUs - get('open').cpuUs).toFixed(0)} CPU-µs/req more`);
     out.push(`request log on: api-token-log ${(get('api-token-log').reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(get('api-token-log').cpuUs - apiToken.cpuUs).toFixed(0)} CPU-µs/req more`);
   }
   return out;

@@ -93,6 +93,37 @@ function providerFor(issuer: string, keys: Record<string, unknown>[]): Provider 
   return provider;
 }
 
+/**
+ * A browser's session with the provider's pages: cookies kept, redirects not followed. `send`
+ * answers the `Location` of the answer ('' without one); `page` the text of a page.
+ */
+export function browserSession(origin: string) {
+  const jar = new Map<string, string>();
+  const open = async (target: string, init: RequestInit = {}) => {
+    const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+    const response = await fetch(new URL(target, origin), { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      jar.set(pair!.slice(0, at), pair!.slice(at + 1));
+    }
+    return response;
+  };
+  return {
+    async send(target: string, init?: RequestInit): Promise<string> {
+      const response = await open(target, init);
+      await response.arrayBuffer();
+      return response.headers.get('location') ?? '';
+    },
+    page: async (target: string) => (await open(target)).text(),
+  };
+}
+
+/** A form post of the provider's pages. */
+export const form = (fields: Record<string, string>): RequestInit => ({
+  method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields),
+});
+
 /** Starts the server; every test that starts one closes it. */
 export async function startAuthorizationServer(): Promise<AuthorizationServer> {
   let generation = 0;
@@ -129,21 +160,7 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
     jwksUri: `${issuer}/jwks`,
     kids: () => keys.map((key) => key.kid as string),
     async authorizationCode(clientId, accountId) {
-      const jar = new Map<string, string>();
-      const send = async (url: string, init: RequestInit = {}) => {
-        const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-        const response = await fetch(new URL(url, issuer), { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
-        for (const line of response.headers.getSetCookie()) {
-          const [pair] = line.split(';');
-          const at = pair!.indexOf('=');
-          jar.set(pair!.slice(0, at), pair!.slice(at + 1));
-        }
-        await response.arrayBuffer();
-        return response.headers.get('location') ?? '';
-      };
-      const form = (fields: Record<string, string>): RequestInit => ({
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields),
-      });
+      const { send } = browserSession(issuer);
       const verifier = randomBytes(32).toString('base64url');
       const challenge = createHash('sha256').update(verifier).digest('base64url');
       const query = new URLSearchParams({

@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
+import { browserSession, form } from './authorization-server.ts';
 
 export const MCP_SCOPES = ['agent:ask', 'agent:approve'] as const;
 export const MCP_REDIRECT_URI = 'https://mcp-client.example/callback';
@@ -72,21 +73,12 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
     requests,
     async authorize(url, accountId = 'mcp-user') {
       requests.push(new URL(url).searchParams);
-      const jar = new Map<string, string>();
-      const send = async (target: string, init: RequestInit = {}) => {
-        const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-        const response = await fetch(new URL(target, issuer), { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
-        for (const line of response.headers.getSetCookie()) {
-          const [pair] = line.split(';');
-          const at = pair!.indexOf('=');
-          jar.set(pair!.slice(0, at), pair!.slice(at + 1));
-        }
-        const body = await response.text();
-        const location = response.headers.get('location');
-        if (location === null) throw new Error(`the provider answered ${response.status} without a redirect: ${body.slice(0, 300)}`);
+      const browser = browserSession(issuer);
+      const send = async (target: string, init?: RequestInit) => {
+        const location = await browser.send(target, init);
+        if (location === '') throw new Error(`the provider did not redirect from ${target}`);
         return location;
       };
-      const form = (fields: Record<string, string>): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
       // Authorize, log in on the provider's page, consent (once per new scope), and come back with a code.
       let location = await send(String(url));
       for (let step = 0; step < 6 && !location.startsWith(MCP_REDIRECT_URI); step++) {
@@ -94,7 +86,7 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
           location = await send(location);
           continue;
         }
-        const page = await fetch(new URL(location, issuer), { headers: { cookie: [...jar].map(([name, value]) => `${name}=${value}`).join('; ') } }).then((response) => response.text());
+        const page = await browser.page(location);
         const fields: Record<string, string> = page.includes('name="login"') ? { prompt: 'login', login: accountId, password: 'any' } : { prompt: 'consent' };
         location = await send(await send(location, form(fields)));
       }

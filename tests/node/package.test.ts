@@ -207,6 +207,36 @@ describe("the README's MCP setup runs from the installed package: the document, 
   }
 });
 
+/** The first ts block of the README's "Serving the agent over MCP", from the installed README. */
+function readmeMcpServing(): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Serving the agent over MCP')));
+  assert.ok(block, 'the README has a ts block serving the agent over MCP');
+  return `const AGENT_API_TOKEN = 'readme-token-0123456789';\n${block[1]!.replace(/^export /gm, '')}`;
+}
+
+const MCP_SERVING_DRIVER = `
+const call = async (body: unknown, authorization?: string) => {
+  const response = await handler(new Request('https://agent.example.com/agent/mcp', { method: 'POST', headers: { 'content-type': 'application/json', ...(authorization && { authorization }) }, body: JSON.stringify(body) }));
+  return { status: response.status, body: response.status === 200 ? await response.json() : undefined };
+};
+const refused = await call({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+const init = await call({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'readme', version: '1' } } }, 'Bearer ' + AGENT_API_TOKEN);
+const tools = await call({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, 'Bearer ' + AGENT_API_TOKEN);
+const asked = await call({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'ask', arguments: { message: 'hello' } } }, 'Bearer ' + AGENT_API_TOKEN);
+console.log(JSON.stringify({ refused: refused.status, server: init.body.result.serverInfo, tools: tools.body.result.tools.map((tool: { name: string }) => tool.name), reply: asked.body.result.structuredContent.text }));
+`;
+
+describe("the README's MCP server runs from the installed package: ask behind the API token", () => {
+  for (const [name, command, args] of runtimes('mcp-serving.ts')) {
+    test(`on ${name}`, () => {
+      write('mcp-serving.ts', readmeMcpServing() + MCP_SERVING_DRIVER);
+      const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as Record<string, unknown>;
+      assert.deepEqual(out, { refused: 401, server: { name: 'support', title: 'Support agent', version: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version }, tools: ['ask'], reply: 'hello' });
+    });
+  }
+});
+
 /** The README's Cloudflare Worker block (the one whose `fetch` takes `env`), from the installed README. */
 function readmeWorker(): string {
   const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
