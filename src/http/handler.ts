@@ -124,7 +124,8 @@ function matchRoute(pathname: string, basePath: string, owned: boolean, mcp: boo
  * `Accept: text/event-stream`), `GET /chat/:id`, `GET /approvals?sessionId=…`,
  * `POST /approvals/:approvalId` (`{ approved, reason? }`) and `POST /ui` (the AI SDK `useChat`
  * endpoint); for an agent with `sessions: 'owned'` also `GET /sessions?limit=&cursor=` (the
- * caller's sessions) and `DELETE /chat/:id`. Auth runs before routing, so an unknown path
+ * caller's sessions) and `DELETE /chat/:id`; with `mcp`, `POST /mcp` (the agent as a remote MCP
+ * server, after its Origin and Host checks). Auth runs before routing, so an unknown path
  * behind auth answers 401, not 404. The accepted principal reaches the run and every
  * ownership check; nothing in the body can set it. An `'owned'` agent without `auth` is a
  * configuration error: without a principal every call would be trusted. With `protectedResource`,
