@@ -12,7 +12,6 @@ import { UnauthorizedError as UnauthorizedV1 } from '@modelcontextprotocol/sdk/c
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Client as ClientV2, DpopSession, StreamableHTTPClientTransport as TransportV2, UnauthorizedError as UnauthorizedV2 } from '@modelcontextprotocol/client';
-import { z } from 'zod';
 import { jwt, oidc, protectedResourceMetadata, routeAuth } from '../../src/auth/index.ts';
 import type { Principal } from '../../src/agent/types.ts';
 import { serve, toNodeListener, type AgentServer } from '../../src/node/index.ts';
@@ -193,7 +192,7 @@ describe('MCP clients against a server made with the MCP SDK\'s own server, guar
       if (body?.method === 'tools/call' && body.params?.name === 'approve' && !granted.includes('agent:approve')) return authenticate.insufficientScope(request, ['agent:approve']);
       const mcp = new McpServer({ name: 'sdk-server', version: '1.0.0' });
       mcp.registerTool('whoami', { description: 'Who the caller is', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: result.principal.id }] }));
-      mcp.registerTool('approve', { description: 'Needs agent:approve', inputSchema: { what: z.string() } }, async ({ what }) => ({ content: [{ type: 'text', text: `approved ${what}` }] }));
+      mcp.registerTool('approve', { description: 'Needs agent:approve', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: `approved by ${result.principal.id}` }] }));
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       await mcp.connect(transport);
       return transport.handleRequest(request);
@@ -217,8 +216,8 @@ describe('MCP clients against a server made with the MCP SDK\'s own server, guar
       assert.equal((provider.saved as { token_type: string }).token_type, v1 ? 'Bearer' : 'DPoP');
       const who = await (client as ClientV1).callTool({ name: 'whoami', arguments: {} });
       assert.deepEqual(who.content, [{ type: 'text', text: 'mcp-user' }]);
-      const approved = await steppingUp(authServer, provider, transport as AuthTransport, v1, () => (client as ClientV1).callTool({ name: 'approve', arguments: { what: 'deploy' } }));
-      assert.deepEqual(approved.content, [{ type: 'text', text: 'approved deploy' }]);
+      const approved = await steppingUp(authServer, provider, transport as AuthTransport, v1, () => (client as ClientV1).callTool({ name: 'approve', arguments: {} }));
+      assert.deepEqual(approved.content, [{ type: 'text', text: 'approved by mcp-user' }]);
       t_assertToken(provider, ['agent:approve']);
       await client.close();
     });
