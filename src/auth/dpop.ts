@@ -121,6 +121,24 @@ export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | 
   return members === undefined ? undefined : encodeBase64url(sha256(members));
 }
 
+/**
+ * The thumbprint of a proof's `jwk`, kept by the header object the JWS parser's header cache
+ * hands back for the same header: a client's every proof shares it. Hashing it each time cost
+ * 8 µs of a 143 µs cached DPoP request (bench suite dpop, in-process, Node 22).
+ */
+const thumbprints = new WeakMap<object, string | undefined>();
+
+function thumbprintOf(jwk: unknown): string | undefined {
+  if (typeof jwk !== 'object' || jwk === null) return undefined;
+  if (thumbprints.has(jwk)) return thumbprints.get(jwk);
+  const thumbprint = jwkThumbprint(jwk as Record<string, unknown>);
+  thumbprints.set(jwk, thumbprint);
+  return thumbprint;
+}
+
+/** RFC 9449 §4.2 `ath`: the base64url SHA-256 of the access token. */
+export const accessTokenHash = (token: string): string => encodeBase64url(sha256(token));
+
 /** What a request needs for its proof to be checked: its method, URL and headers (a Web `Request` or the node server's view). */
 export interface ProofRequest {
   readonly method: string;
@@ -167,11 +185,12 @@ function requestUri(request: ProofRequest, origin: string | undefined): string {
 }
 
 /**
- * Checks the proof of a request that presented `token` with the `DPoP` scheme, bound to the key
+ * Checks the proof of a request that presented a token with the `DPoP` scheme, bound to the key
  * whose thumbprint is `jkt` (RFC 9449 §4.3, §7.1): `null` when it holds, else why not
- * (`dpop-proof`, or `dpop-replay` for a proof already used). `now` in seconds.
+ * (`dpop-proof`, or `dpop-replay` for a proof already used). `ath` is the token's
+ * `accessTokenHash()` (a cached token keeps it); `now` in seconds.
  */
-export async function checkProof(request: ProofRequest, token: string, jkt: string, policy: DpopPolicy, now: number): Promise<'dpop-proof' | 'dpop-replay' | null> {
+export async function checkProof(request: ProofRequest, ath: string, jkt: string, policy: DpopPolicy, now: number): Promise<'dpop-proof' | 'dpop-replay' | null> {
   const proof = request.headers.get('dpop');
   // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.
   const jws = proof === null || proof.includes(',') ? null : parseCompactJws(proof);
@@ -179,14 +198,14 @@ export async function checkProof(request: ProofRequest, token: string, jkt: stri
   if (jws === null || claims === null) return 'dpop-proof';
   const { alg, typ, jwk } = jws.header;
   const algorithm = policy.algorithms.has(alg) ? jwsAlgorithm(alg) : undefined;
-  const { jti, htm, htu, iat, ath } = claims;
+  const { jti, htm, htu, iat } = claims;
   const valid =
     typ === 'dpop+jwt' && algorithm !== undefined && jwk !== undefined &&
     typeof jti === 'string' && jti.length > 0 && jti.length <= MAX_JTI_LENGTH &&
     htm === request.method && typeof htu === 'string' && URL.canParse(htu) &&
     normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
     typeof iat === 'number' && iat <= now + policy.toleranceSec && iat >= now - policy.maxAgeSec - policy.toleranceSec &&
-    ath === encodeBase64url(sha256(token)) && jwkThumbprint(jwk) === jkt;
+    claims.ath === ath && thumbprintOf(jwk) === jkt;
   if (!valid) return 'dpop-proof';
   const key = await proofKey(jwk, algorithm);
   // The parser's shared buffers are read after the await: signatureOf/signingInputOf reload them if another token came between.

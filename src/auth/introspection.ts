@@ -4,7 +4,7 @@
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { skipWithError } from './challenges.ts';
 import { sha256 } from './constant-time.ts';
-import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from './dpop.ts';
+import { accessTokenHash, boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from './dpop.ts';
 import { AuthConfigError, AuthError } from './errors.ts';
 import { encodeBase64url } from './jose/base64url.ts';
 import { checkClaims, hasScopes } from './jose/claims.ts';
@@ -201,7 +201,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     const jkt = boundThumbprint(answer);
     if ((jkt !== undefined) === asBearer) return refuse('dpop-binding', answer.iss);
     if (jkt !== undefined) {
-      const proof = await checkProof(request, token, jkt, dpop, now());
+      const proof = await checkProof(request, accessTokenHash(token), jkt, dpop, now());
       if (proof !== null) return (refuse(proof, answer.iss), skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null);
     }
     if (scopes !== undefined && !hasScopes(answer, scopes)) {

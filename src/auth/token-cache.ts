@@ -9,6 +9,8 @@ export interface CachedToken {
   readonly key: VerifyKey;
   /** The default principal; `undefined` with a mapper, which runs on every hit. */
   readonly principal: Principal | undefined;
+  /** A DPoP-bound token's `ath` (its SHA-256), set on its first cached use. */
+  ath?: string;
 }
 
 /** Checks `cache`: `true` is 1,000 tokens, `{ maxEntries }` 1 to 100,000; 0 when off. */
