@@ -130,11 +130,15 @@ test('limits is checked at creation: closed, a whole number of bytes, 1024 or mo
 });
 
 /** A memory store that says which record reads happened. */
+/** A memory store that notes each record load, the loads inside a turn (`withSession`) included. */
 function spied(): { store: Store; loads: string[] } {
-  const inner = memoryStore();
   const loads: string[] = [];
-  const store: Store = { ...inner, loadSession: (id) => (loads.push(id), inner.loadSession(id)) };
-  return { store, loads };
+  const spy = (target: Store): Store => ({
+    ...target,
+    loadSession: (id) => (loads.push(id), target.loadSession(id)),
+    withSession: (id, turn) => target.withSession!(id, (inTurn) => turn(spy(inTurn))),
+  });
+  return { store: spy(memoryStore()), loads };
 }
 
 test("owned: the owner is compared before the record is read: a stranger's calls on an existing session read it no more than on an unknown one", async () => {
@@ -179,4 +183,27 @@ test("owned: on a 3 MiB session, answering a stranger costs about what an unknow
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   // Reading and parsing the record made "not yours" about 150 times slower; within 3x is the same order.
   assert.ok(median(stranger) < median(unknown) * 3 + 0.05, `stranger ${median(stranger).toFixed(3)} ms, unknown ${median(unknown).toFixed(3)} ms`);
+});
+
+test("a message the stored session cannot hold is refused from the store's size alone (sessionBytesAtLeast), before the record is read; a session with room is never refused by it", async () => {
+  for (const sessions of ['shared', 'owned'] as const) {
+    const { store, loads } = spied();
+    const agent = createAgent({ name: 'sized', model: echoModel(), store, sessions, limits: { sessionBytes: 64 * 1024 } });
+    const { sessionId } = await agent.send('x'.repeat(20 * 1024), { principal: alice });
+    const size = serializedBytes(await store.loadSession(sessionId));
+    assert.ok((await store.sessionBytesAtLeast!(sessionId))! <= size);
+    loads.length = 0;
+    // 40 KiB stored: another 20 KiB message and its echo fit no more, but the message alone still fits.
+    await assert.rejects(agent.send('y'.repeat(20 * 1024), { principal: alice, sessionId }), isFull);
+    assert.equal(loads.length, 1, `${sessions}: the model's turn was refused after the record was read (the echo is what passes the bound)`);
+    loads.length = 0;
+    await assert.rejects(agent.send('z'.repeat(40 * 1024), { principal: alice, sessionId }), isFull);
+    assert.deepEqual(loads, [], `${sessions}: a message that cannot fit is refused without reading the record`);
+    if (sessions === 'owned') {
+      // A stranger learns nothing, not even that the session is full.
+      await assert.rejects(agent.send('z'.repeat(40 * 1024), { principal: bob, sessionId }), (error: unknown) => error instanceof AgentError && error.code === 'SESSION_NOT_FOUND');
+    }
+    // Room left: small messages go on (the size is never overstated), up to the bound.
+    assert.equal((await agent.send('small', { principal: alice, sessionId: (await agent.send('new', { principal: alice })).sessionId })).status, 'completed');
+  }
 });

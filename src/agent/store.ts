@@ -158,6 +158,11 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
       sweep();
       return read<SessionRecord>(sessionKey(id));
     },
+    // The JSON text's length in UTF-16 units: never more than its UTF-8 bytes.
+    async sessionBytesAtLeast(id) {
+      sweep();
+      return data.get(sessionKey(id))?.length;
+    },
     async sessionOwner(id) {
       sweep();
       if (!data.has(sessionKey(id))) return undefined;

@@ -290,4 +290,11 @@ export interface Store {
    * before it loads (and parses) the record, so "not yours" costs what "unknown" costs (design §19).
    */
   sessionOwner?(id: string): Promise<OwnerKey | null | undefined>;
+  /**
+   * Optional: at most the size `limits.sessionBytes` counts of the stored session (the UTF-8 bytes
+   * of its JSON), read without loading the record; `undefined` for no such session. A message the
+   * session cannot hold is then refused before its record is parsed (design §19). Never more than
+   * the real size: a larger answer would refuse sessions that still have room.
+   */
+  sessionBytesAtLeast?(id: string): Promise<number | undefined>;
 }

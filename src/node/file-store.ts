@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { keyedQueue } from '../agent/key-queue.ts';
-import { access, mkdir, open, readdir, readFile, rename, rmdir, unlink } from 'node:fs/promises';
+import { access, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pageOf, sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
@@ -155,6 +155,15 @@ export function fileStore(dir: string): Store {
 
   const store: Store = {
     loadSession: (id) => read<SessionRecord>(pathOf('sessions', id)),
+    // The file is the record's JSON in UTF-8: its size is the size exactly.
+    async sessionBytesAtLeast(id) {
+      try {
+        return (await stat(pathOf('sessions', id))).size;
+      } catch (error) {
+        if (isMissing(error)) return undefined;
+        throw error;
+      }
+    },
     async sessionOwner(id) {
       const known = await read<SessionOwnerFile>(pathOf('session-owners', id));
       if (known !== undefined) return known.owner;

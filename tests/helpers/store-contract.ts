@@ -64,6 +64,27 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     assert.equal(await store.sessionOwner!('o-owned'), undefined);
   });
 
+  test(`${name} (store contract): sessionBytesAtLeast, where present, never says more than the record's size (UTF-8 JSON), and undefined for no session`, async (t) => {
+    const { store, reopen } = await open(t);
+    if (store.sessionBytesAtLeast === undefined) return t.skip?.('this store has no sessionBytesAtLeast: the agent parses the record to size it');
+    // ASCII, two- and three-byte characters, a surrogate pair, a lone surrogate (JSON writes \\udxxx), escapes.
+    const records = [
+      sessionRecord('b-ascii'),
+      sessionRecord('b-wide', { messages: [{ role: 'user', content: 'é€😀\ud800"\\\n'.repeat(500) }], owner: ALICE, title: 'ü' }),
+    ];
+    for (const record of records) await store.saveSession(record);
+    for (const view of [store, await reopen()]) {
+      for (const record of records) {
+        const size = new TextEncoder().encode(JSON.stringify(record)).length;
+        const least = await view.sessionBytesAtLeast!(record.id);
+        assert.ok(typeof least === 'number' && least > 0 && least <= size, `${record.id}: ${least} of ${size}`);
+      }
+      assert.equal(await view.sessionBytesAtLeast!('b-none'), undefined);
+    }
+    await store.deleteSession!('b-ascii');
+    assert.equal(await store.sessionBytesAtLeast!('b-ascii'), undefined);
+  });
+
   test(`${name} (store contract): listCheckpoints answers a session's own checkpoints, none of another's`, async (t) => {
     const { store, reopen } = await open(t);
     await store.saveCheckpoint(checkpoint('a1', 's1'));
