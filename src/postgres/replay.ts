@@ -39,9 +39,16 @@ export function postgresReplayStore(options: PostgresReplayStoreOptions): Postgr
   let calls = 0;
   return {
     async migrate() {
-      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.dpop_replay (key text PRIMARY KEY, expires_at double precision NOT NULL)`);
-      await client.query(`CREATE INDEX IF NOT EXISTS dpop_replay_by_expiry ON ${s}.dpop_replay (expires_at)`);
+      // One simple query: one connection and one implicit transaction, holding the lock that
+      // postgresStore's migrate() takes too, so processes starting at once take turns. Racing,
+      // two CREATE TABLE IF NOT EXISTS failed with 'type "dpop_replay" already exists'.
+      // (The schema name is a checked plain identifier: it may stand in the literal.)
+      await client.query([
+        `SELECT pg_advisory_xact_lock(hashtextextended('agentward migrate ${schema}', 0))`,
+        `CREATE SCHEMA IF NOT EXISTS ${s}`,
+        `CREATE TABLE IF NOT EXISTS ${s}.dpop_replay (key text PRIMARY KEY, expires_at double precision NOT NULL)`,
+        `CREATE INDEX IF NOT EXISTS dpop_replay_by_expiry ON ${s}.dpop_replay (expires_at)`,
+      ].join(';\n'));
     },
     async seen(key, expiresAtSec) {
       const now = Date.now() / 1000;

@@ -74,3 +74,13 @@ test('postgresReplayStore(): a proof replayed to another server process is refus
   assert.equal(await call(c, await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${c}/agent`, jti: jti2 })), 200);
   assert.equal(await call(d, await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${d}/agent`, jti: jti2 })), 200, 'without a shared store the other process cannot know');
 });
+
+test('postgresReplayStore(): migrate() run by several processes at once succeeds in every one (they take turns on a lock)', async () => {
+  const schema = db.schema();
+  const stores = Array.from({ length: 8 }, () => postgresReplayStore({ client: db.pool({ max: 1 }), schema }));
+  const results = await Promise.allSettled(stores.map((store) => store.migrate()));
+  assert.deepEqual(results.filter((result) => result.status === 'rejected').map((result) => String((result as PromiseRejectedResult).reason)), []);
+  assert.equal(await stores[0]!.seen('k', Date.now() / 1000 + 60), false);
+  assert.equal(await stores[1]!.seen('k', Date.now() / 1000 + 60), true);
+});
+
