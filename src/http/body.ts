@@ -27,14 +27,19 @@ export function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'
  */
 export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
   if (bytes === null) throw tooLarge();
-  let value: unknown;
+  const parsed = jsonValue(bytes);
+  if (parsed === undefined) throw new HttpError(400, 'Request body must be valid JSON');
+  if (!isPlainObject(parsed.value)) throw new HttpError(400, 'Request body must be a JSON object');
+  return parsed.value;
+}
+
+/** The JSON value of UTF-8 `bytes`, or `undefined` for invalid UTF-8 or JSON. */
+export function jsonValue(bytes: Uint8Array): { value: unknown } | undefined {
   try {
-    value = JSON.parse(utf8.decode(bytes));
+    return { value: JSON.parse(utf8.decode(bytes)) };
   } catch {
-    throw new HttpError(400, 'Request body must be valid JSON');
+    return undefined;
   }
-  if (!isPlainObject(value)) throw new HttpError(400, 'Request body must be a JSON object');
-  return value;
 }
 
 /** The request body as a JSON object (`readBodyBytes()`, then `jsonObject()`). */

@@ -4,7 +4,7 @@
 import type { Principal } from '../agent/types.ts';
 import { AuthConfigError, SCOPE_TOKEN } from '../auth/errors.ts';
 import { checkOptionNames } from '../auth/options.ts';
-import { readBodyBytes } from './body.ts';
+import { jsonValue, readBodyBytes } from './body.ts';
 import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
 import { errorReply, jsonReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
@@ -118,16 +118,11 @@ const rpcResult = (id: Id, result: unknown) => jsonReply({ jsonrpc: '2.0', id, r
 const rpcError = (id: Id | null, code: number, message: string, status = 200, data?: unknown) =>
   jsonReply({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }, status);
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
 /** One JSON-RPC message of the body, or the error answer for a body that is not one. */
 function readMessage(bytes: Uint8Array): Message | Reply {
-  let value: unknown;
-  try {
-    value = JSON.parse(utf8.decode(bytes));
-  } catch {
-    return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
-  }
+  const parsed = jsonValue(bytes);
+  if (parsed === undefined) return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
+  const { value } = parsed;
   // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
   if (Array.isArray(value)) return rpcError(null, INVALID_REQUEST, 'Invalid request: batches are not supported', 400);
   if (typeof value !== 'object' || value === null) return rpcError(null, INVALID_REQUEST, 'Invalid request: not a JSON-RPC message', 400);
