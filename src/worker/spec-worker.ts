@@ -155,8 +155,8 @@ export function createSpecWorker({ spec, basePath, mcp = false }: SpecWorkerOpti
       awaitsApprovals: false,
       async send(message, options = {}) {
         const sessionId = options.sessionId ?? randomId();
-        const init = new Request(request.url, { method: 'POST', headers: request.headers });
-        const answer = await toSession(env, init, sessionId, principal, { message, sessionId }, new URL(basePath || '/', request.url).href);
+        // The MCP request (a POST, its headers and its abort signal) goes on as POST <base> with the tool's message.
+        const answer = await toSession(env, request, sessionId, principal, { message, sessionId }, new URL(basePath || '/', request.url).href);
         const body = (await answer.json()) as RunResult & { error?: string };
         if (!answer.ok) throw new HttpError(answer.status, typeof body.error === 'string' ? body.error : 'The agent failed');
         return body;
