@@ -3,6 +3,10 @@ const AUTH_ERROR = Symbol.for('agentward.AuthError');
 /** RFC 6749 §3.3 `scope-token`. */
 export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
+/** A non-empty list of RFC 6749 scope tokens: what every `scopes` option and `AuthError`'s `scope` take. */
+export const isScopeList = (value: unknown): value is readonly string[] =>
+  Array.isArray(value) && value.length > 0 && value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
+
 /**
  * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.
  * A 403 with `scope` is the OAuth step-up answer (RFC 6750 §3.1, design §15): `WWW-Authenticate:
@@ -23,7 +27,7 @@ export class AuthError extends Error {
     const scope = options?.scope;
     if (scope !== undefined) {
       if (status !== 403) throw new RangeError('AuthError: scope is the answer of a 403 (insufficient_scope)');
-      if (!Array.isArray(scope) || scope.length === 0 || !scope.every((name) => typeof name === 'string' && SCOPE_TOKEN.test(name))) {
+      if (!isScopeList(scope)) {
         throw new TypeError('AuthError: scope must be a non-empty list of RFC 6749 scope tokens');
       }
     }

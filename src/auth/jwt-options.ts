@@ -1,7 +1,7 @@
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
 import { checkQuotable } from './challenges.ts';
 import { DPOP_OPTION_NAMES, dpopChallenges, readDpopPolicy, type DpopPolicy } from './dpop.ts';
-import { AuthConfigError, SCOPE_TOKEN } from './errors.ts';
+import { AuthConfigError, isScopeList } from './errors.ts';
 import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
 import { normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
 import { mediaType } from './jose/compact.ts';
@@ -98,7 +98,7 @@ export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secr
   const { typ, scopes, principal } = options;
   const claims = readClaimsPolicy(helper, options);
   if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throw new AuthConfigError(`${helper}: typ must be a non-empty string, e.g. "at+jwt"`);
-  if (scopes !== undefined && (!Array.isArray(scopes) || scopes.length === 0 || !scopes.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope)))) {
+  if (scopes !== undefined && !isScopeList(scopes)) {
     throw new AuthConfigError(`${helper}: scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`);
   }
   if (principal !== undefined && typeof principal !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);

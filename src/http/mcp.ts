@@ -2,7 +2,7 @@
 // transport without sessions, answering each JSON-RPC 2.0 request with one JSON answer.
 // The tools themselves (`ask`, `decide`) are in mcp-tools.ts; this file is the wire.
 import type { Principal } from '../agent/types.ts';
-import { AuthConfigError, SCOPE_TOKEN } from '../auth/errors.ts';
+import { AuthConfigError, isScopeList } from '../auth/errors.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import { jsonValue, readBodyBytes } from './body.ts';
 import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
@@ -28,6 +28,8 @@ export interface McpConfig {
   readonly title: string | undefined;
   readonly scopes: { readonly ask?: readonly string[]; readonly decide?: readonly string[] };
   readonly allowedOrigins: ReadonlySet<string>;
+  /** The hosts (`host[:port]`) of `allowedOrigins`: names a loopback server may also be addressed by. */
+  readonly allowedHosts: ReadonlySet<string>;
 }
 
 /** The protocol revisions served, newest first. */
@@ -51,8 +53,6 @@ const HEADER_MISMATCH = -32020;
 /** 2026-07-28: a protocol revision this server does not serve. */
 const UNSUPPORTED_VERSION = -32022;
 
-const scopeList = (value: unknown) => Array.isArray(value) && value.length > 0 && value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
-
 /** Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation. */
 export function readMcpOptions(helper: string, value: unknown, agentName: string, hasAuth: boolean): McpConfig | undefined {
   if (value === undefined || value === false) return undefined;
@@ -65,7 +65,7 @@ export function readMcpOptions(helper: string, value: unknown, agentName: string
   if (typeof scopes !== 'object' || scopes === null) throw new AuthConfigError(`${helper}: mcp.scopes must be { ask?, decide? }`);
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
-    if (list !== undefined && !scopeList(list)) throw new AuthConfigError(`${helper}: mcp.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+    if (list !== undefined && !isScopeList(list)) throw new AuthConfigError(`${helper}: mcp.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
   }
   if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw new AuthConfigError(`${helper}: mcp.scopes need auth (without it no caller has claims to grant them)`);
   if (!Array.isArray(allowedOrigins)) throw new AuthConfigError(`${helper}: mcp.allowedOrigins must be a list of origins such as "https://app.example"`);
@@ -80,6 +80,7 @@ export function readMcpOptions(helper: string, value: unknown, agentName: string
     title,
     scopes: Object.freeze({ ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }), ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }) }),
     allowedOrigins: new Set(allowedOrigins),
+    allowedHosts: new Set(allowedOrigins.map((origin) => new URL(origin).host)),
   });
 }
 
@@ -95,7 +96,7 @@ const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/
  */
 export function mcpGuard(config: McpConfig, request: RouteRequest): Reply | undefined {
   const host = request.headers.get('host');
-  if (request.loopback === true && (host === null || !LOOPBACK_HOST.test(host)) && !allowedHost(config, host)) {
+  if (request.loopback === true && (host === null || (!LOOPBACK_HOST.test(host) && !config.allowedHosts.has(host.toLowerCase())))) {
     return errorReply(403, 'Forbidden: this server answers to a loopback host name only');
   }
   const origin = request.headers.get('origin');
@@ -103,12 +104,6 @@ export function mcpGuard(config: McpConfig, request: RouteRequest): Reply | unde
   const own = URL.canParse(origin) ? new URL(origin) : undefined;
   if (own !== undefined && own.origin === origin && (origin === new URL(request.url).origin || (host !== null && own.host === host.toLowerCase()))) return undefined;
   return errorReply(403, 'Forbidden: requests from this origin are not allowed (mcp.allowedOrigins)');
-}
-
-function allowedHost(config: McpConfig, host: string | null): boolean {
-  if (host === null) return false;
-  for (const origin of config.allowedOrigins) if (new URL(origin).host === host.toLowerCase()) return true;
-  return false;
 }
 
 type Id = string | number;

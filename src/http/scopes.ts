@@ -1,6 +1,6 @@
 // The scopes of agentHandler()'s route groups (design §15), and the check every group and MCP tool uses.
 import type { Principal } from '../agent/types.ts';
-import { AuthConfigError, SCOPE_TOKEN } from '../auth/errors.ts';
+import { AuthConfigError, isScopeList } from '../auth/errors.ts';
 import { hasScopes } from '../auth/jose/claims.ts';
 import { checkOptionNames } from '../auth/options.ts';
 
@@ -25,7 +25,7 @@ export function readRouteScopes(helper: string, value: unknown, auth: unknown): 
   for (const group of SCOPE_GROUPS) {
     const list = (value as Record<string, unknown>)[group];
     if (list === undefined) continue;
-    if (!Array.isArray(list) || list.length === 0 || !list.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope))) {
+    if (!isScopeList(list)) {
       throw new AuthConfigError(`${helper}: scopes.${group} must be a non-empty list of RFC 6749 scope tokens`);
     }
     scopes[group] = Object.freeze([...list]);
