@@ -301,9 +301,12 @@ export function createAgent(options: AgentOptions): Agent {
     return session !== undefined && mayUse(mode, session, principal) ? session : undefined;
   }
 
-  /** The session a send continues or creates, or the refusal that answers it (design §9). `owner`: the principal's key. */
+  /**
+   * The session a send continues or creates, or the refusal that answers it (design §9). `owner`:
+   * the principal's key; `askedBytes`: the size the message adds to the record.
+   */
   async function sessionToSend(
-    turnStore: Store, sessionId: string, chosen: boolean, principal: Principal | undefined, owner: OwnerKey | undefined, message: string,
+    turnStore: Store, sessionId: string, chosen: boolean, principal: Principal | undefined, owner: OwnerKey | undefined, message: string, askedBytes: number,
   ): Promise<SessionRecord> {
     const verdict = await ownerVerdict(turnStore, sessionId, principal);
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
@@ -311,7 +314,7 @@ export function createAgent(options: AgentOptions): Agent {
     // turn at a 4 MiB bound cost 23 ms of parsing (bench:session).
     if (verdict === undefined && (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')) {
       const least = await turnStore.sessionBytesAtLeast?.(sessionId);
-      if (least !== undefined) checkSize(least + serializedBytes({ role: 'user', content: message }) + 1);
+      if (least !== undefined) checkSize(least + askedBytes);
     }
     const stored = verdict === undefined ? await turnStore.loadSession(sessionId) : undefined;
     if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
@@ -334,17 +337,19 @@ export function createAgent(options: AgentOptions): Agent {
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
     const owner = principal === undefined ? undefined : ownerKey(principal);
+    const asked: Message = { role: 'user', content: message };
+    // What the message adds to the record (and its comma), counted once: a 1 MiB message takes a walk of its own.
+    const askedBytes = serializedBytes(asked) + 1;
     const events = runEvents(sendOptions);
     return events.settle(turn(sessionId, async (turnStore) => {
       // Checked before the run is observed: a refused caller sees no event of someone else's session.
-      const session = await sessionToSend(turnStore, sessionId, sendOptions.sessionId !== undefined, principal, owner, message);
+      const session = await sessionToSend(turnStore, sessionId, sendOptions.sessionId !== undefined, principal, owner, message, askedBytes);
       return events.observe(sessionId, async (emit) => {
         if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
           throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
         }
-        const asked: Message = { role: 'user', content: message };
         // Before the model runs: a message the session cannot hold is refused, and nothing is stored.
-        checkSize(serializedBytes(session) + serializedBytes(asked) + 1);
+        checkSize(serializedBytes(session) + askedBytes);
         const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
         const setup = await prepare(context, namespace, turnStore);
         const messages: Message[] = [...session.messages, asked];
