@@ -4,7 +4,7 @@
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { skipWithError } from './challenges.ts';
 import { sha256 } from './constant-time.ts';
-import { accessTokenHash, boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from './dpop.ts';
+import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from './dpop.ts';
 import { AuthConfigError, AuthError } from './errors.ts';
 import { encodeBase64url } from './jose/base64url.ts';
 import { checkClaims, hasScopes } from './jose/claims.ts';
@@ -60,6 +60,17 @@ function digestKey(token: string): string {
     (d[12]! << 8) | d[13]!, (d[14]! << 8) | d[15]!, (d[16]! << 8) | d[17]!, (d[18]! << 8) | d[19]!, (d[20]! << 8) | d[21]!, (d[22]! << 8) | d[23]!,
     (d[24]! << 8) | d[25]!, (d[26]! << 8) | d[27]!, (d[28]! << 8) | d[29]!, (d[30]! << 8) | d[31]!,
   );
+}
+
+/** The `ath` (RFC 9449) of the token whose `digestKey()` is `key`: the same SHA-256, so the token is hashed once. */
+function athOf(key: string): string {
+  const digest = new Uint8Array(32);
+  for (let i = 0; i < 16; i++) {
+    const unit = key.charCodeAt(i);
+    digest[2 * i] = unit >> 8;
+    digest[2 * i + 1] = unit & 0xff;
+  }
+  return encodeBase64url(digest);
 }
 
 /** An answer the entry checked and took: its claims (the answer without `active`). */
@@ -201,7 +212,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     const jkt = boundThumbprint(answer);
     if ((jkt !== undefined) === asBearer) return refuse('dpop-binding', answer.iss);
     if (jkt !== undefined) {
-      const proof = await checkProof(request, accessTokenHash(token), jkt, dpop, now());
+      const proof = await checkProof(request, athOf(key), jkt, dpop, now());
       if (proof !== null) return (refuse(proof, answer.iss), skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null);
     }
     if (scopes !== undefined && !hasScopes(answer, scopes)) {
