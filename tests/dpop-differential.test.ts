@@ -2,7 +2,7 @@
 // validateJwtAccessToken (RFC 6750, RFC 9068, RFC 9449), on the same tokens and proofs: a table of
 // valid proofs and of proofs with one defect each, where both define the outcome (the reference
 // checks no replay and allows an iat up to 300 s ahead: those cases are left out). Then the proof's
-// own signature against Project Wycheproof's vectors (../shared/vectors), through the proof key path.
+// own signature against Project Wycheproof's vectors (fixtures/vectors), through the proof key path.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';

@@ -86,3 +86,59 @@ test('the old name is gone (design §14): no file of src/, tests/, examples/, fi
   assert.ok(files.length > 100);
   assert.deepEqual(files.filter((file) => read(file).toLowerCase().includes(oldName)), []);
 });
+
+/** Every file of the repository a reader or a test meets (not node_modules, not build output, not VCS). */
+function repositoryFiles(dir = ''): string[] {
+  const entries = readdirSync(join(root, dir), { withFileTypes: true });
+  return entries.flatMap((entry) => {
+    const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    if (['node_modules', 'dist', '.git'].includes(entry.name)) return [];
+    if (entry.isDirectory()) return repositoryFiles(path);
+    return entry.isFile() ? [path] : [];
+  });
+}
+
+// Spelled in pieces, so that this file does not match itself.
+const SHARED = ['sha', 'red'].join('');
+const WORK = ['wo', 'rk'].join('');
+const OUTSIDE_REFERENCE = new RegExp(
+  [
+    String.raw`(?:\.\.[\\/])+${SHARED}\b`, // the sibling folder, up one or more levels
+    String.raw`['"]\.\.['"]\s*,\s*['"]${SHARED}['"]`, // the same, as path.join() segments
+    String.raw`\b${SHARED}[\\/](?:design|protocols|spec|style|vectors|hooks)\b`, // a file of that folder, named without its parent
+    String.raw`/${WORK}/`, // an absolute path of the machine the project was built on
+  ].join('|'),
+);
+
+/** The lines of `text` that read or cite a file outside the repository. */
+function outsideReferences(text: string): string[] {
+  return text.split('\n').filter((line) => OUTSIDE_REFERENCE.test(line));
+}
+
+test('the repository stands alone (design §23): no file of it reads or cites a folder beside the repository or a file of the project notes outside it; the vectors are in fixtures/vectors', () => {
+  const files = repositoryFiles().filter((file) => !/\.(?:png|jpe?g|gif|ico|woff2?)$/.test(file));
+  for (const required of ['src/http/ui-stream.ts', 'tests/jwt-support.ts', 'tests/node/jose-workerd.test.ts', 'README.md', 'CONTRIBUTING.md', 'scripts/test.mjs', 'bench/run.ts']) {
+    assert.ok(files.includes(required), `the guard sees ${required}`);
+  }
+  const problems = files.flatMap((file) => outsideReferences(read(file)).map((line) => `${file}: ${line.trim()}`));
+  assert.deepEqual(problems, []);
+});
+
+test('the stand-alone guard can fail: it sees the ways a file reaches outside the repository', () => {
+  const up = '..';
+  const flagged = [
+    `export const VECTORS_DIR = new URL('${up}/${up}/${SHARED}/vectors/', import.meta.url);`,
+    `const dir = join(root, '${up}', '${SHARED}', 'vectors');`,
+    `// protocol notes: ${SHARED}/protocols/ai-sdk-ui-message-stream.md`,
+    `See [the design](${up}/${SHARED}/design.md).`,
+    `readFileSync('/${WORK}/${SHARED}/spec/route-auth.md')`,
+  ];
+  for (const line of flagged) assert.deepEqual(outsideReferences(line), [line], line);
+  const clean = [
+    "const dir = new URL('../fixtures/vectors/', import.meta.url);",
+    "createAgent({ sessions: 'shared' }); // the spec's default",
+    'a shared key set, shared/owned sessions, the shared machine',
+    'design §23: the kit a reviewer needs',
+  ];
+  for (const line of clean) assert.deepEqual(outsideReferences(line), [], line);
+});

@@ -2,7 +2,7 @@
 // Ed25519) run through the
 // verifier's own key import (PEM SubjectPublicKeyInfo and JWK) and its verifySignature().
 // Differences from the Wycheproof labels are named per tcId, with the reason, and checked
-// against ../shared/vectors/wycheproof_webcrypto_notes.json.
+// against fixtures/vectors/wycheproof_webcrypto_notes.json.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwsAlgorithm, type JwsAlgorithm } from '../src/auth/jose/algorithms.ts';

@@ -5,8 +5,8 @@ import { routeAuth } from '../src/auth/route-auth.ts';
 import type { AuthFn, AuthResult } from '../src/auth/types.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 
-/** `../shared/vectors` from the repository root. */
-export const VECTORS_DIR = fileURLToPath(new URL('../../shared/vectors/', import.meta.url));
+/** The test vectors the repository carries (fixtures/vectors: Wycheproof, RFC examples; their sources and licences in its README). */
+export const VECTORS_DIR = fileURLToPath(new URL('../fixtures/vectors/', import.meta.url));
 
 export function readVectors<T = any>(path: string): T {
   return JSON.parse(readFileSync(VECTORS_DIR + path, 'utf8')) as T;

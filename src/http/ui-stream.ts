@@ -1,5 +1,7 @@
-// The AI SDK UI message stream that `useChat` reads (protocol notes:
-// shared/protocols/ai-sdk-ui-message-stream.md; chunk shapes: `uiMessageChunkSchema` of the `ai` package).
+// The AI SDK UI message stream that `useChat` reads (design §5, `POST <base>/ui`): the request is
+// `DefaultChatTransport`'s JSON body; the answer is `text/event-stream` with
+// `x-vercel-ai-ui-message-stream: v1`, one `data: <json>` chunk per event, ending `data: [DONE]`
+// (chunk shapes: `uiMessageChunkSchema` of the `ai` package).
 import type { RunEvent, RunResult } from '../agent/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import type { EventFormat } from './event-stream.ts';

@@ -2,7 +2,7 @@
 // "jwt()", the attacks, the property test, the codec, and the Wycheproof and RFC vectors run in
 // the Workers runtime as they run under Node, Bun and Deno. Each file is bundled into a worker
 // with `node:test` mapped to a small runner (tests/workerd/node-test-shim.ts), `node:assert`
-// from workerd's Node compatibility, and the files of ../shared/vectors embedded in place of
+// from workerd's Node compatibility, and the files of fixtures/vectors embedded in place of
 // `node:fs`. The code under test is bundled the same way; its own rule (no `node:` import) is
 // checked by tests/guards.test.ts and by the workerd tests that run without Node compatibility.
 import { test } from 'node:test';
@@ -15,7 +15,7 @@ import { startWorker } from './workerd-harness.ts';
 import type { TestOutcome } from '../workerd/node-test-shim.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const vectorsDir = join(root, '..', 'shared', 'vectors');
+const vectorsDir = join(root, 'fixtures', 'vectors');
 const FILES = [
   'tests/jose-codec.test.ts',
   'tests/jwt.test.ts',
@@ -45,12 +45,12 @@ const nodeShims: Plugin = {
     build.onResolve({ filter: /^node:(fs|url)$/ }, (args) => ({ path: args.path, namespace: 'node-shim' }));
     build.onLoad({ filter: /.*/, namespace: 'node-shim' }, (args) => {
       if (args.path === 'node:url') return { contents: 'export const fileURLToPath = (url) => new URL(url).pathname;', loader: 'js' };
-      const files = Object.fromEntries(listFiles(vectorsDir).map((path) => [relative(vectorsDir, path), readFileSync(path, 'utf8')]));
+      const files = Object.fromEntries(listFiles(vectorsDir).filter((path) => path.endsWith('.json')).map((path) => [relative(vectorsDir, path), readFileSync(path, 'utf8')]));
       return {
         contents: `const files = ${JSON.stringify(files)};
 export function readFileSync(path) {
-  const at = path.indexOf('shared/vectors/');
-  const name = at < 0 ? path : path.slice(at + 'shared/vectors/'.length);
+  const at = path.indexOf('fixtures/vectors/');
+  const name = at < 0 ? path : path.slice(at + 'fixtures/vectors/'.length);
   if (!Object.hasOwn(files, name)) throw new Error('no embedded file ' + path);
   return files[name];
 }`,
