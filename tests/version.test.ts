@@ -1,8 +1,15 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { VERSION } from '../src/version.ts';
 
+const packageVersion = async (): Promise<string> => JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).version;
+
 test("VERSION (the MCP route's serverInfo.version) is package.json's version", async () => {
-  const text = await (await import('node:fs/promises')).readFile(new URL('../package.json', import.meta.url), 'utf8');
-  assert.equal(VERSION, JSON.parse(text).version);
+  assert.equal(VERSION, await packageVersion());
+});
+
+test("jsr.json's version is package.json's version", async () => {
+  const jsr = JSON.parse(await readFile(new URL('../jsr.json', import.meta.url), 'utf8'));
+  assert.equal(jsr.version, await packageVersion());
 });

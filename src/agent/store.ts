@@ -12,7 +12,8 @@ export interface MemoryStoreOptions {
   data?: Map<string, string>;
 }
 
-export const MEMORY_STORE_DEFAULTS = Object.freeze({ maxSessions: 1000, ttl: 24 * 60 * 60 * 1000 });
+/** The defaults of `memoryStore()`'s options. */
+export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = Object.freeze({ maxSessions: 1000, ttl: 24 * 60 * 60 * 1000 });
 
 /** What one instance derives from `data` on first use and keeps in step: the indexes and the sessions' recency. */
 interface Index {

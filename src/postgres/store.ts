@@ -39,7 +39,8 @@ export interface PostgresStore extends Store {
   withSession<T>(sessionId: string, turn: (store: Store) => Promise<T>): Promise<T>;
 }
 
-export const POSTGRES_STORE_DEFAULTS = Object.freeze({ schema: 'agentward', connectTimeout: 5000 });
+/** The defaults of `postgresStore()`'s options. */
+export const POSTGRES_STORE_DEFAULTS: Readonly<{ schema: string; connectTimeout: number }> = Object.freeze({ schema: 'agentward', connectTimeout: 5000 });
 
 const ignore = () => {};
 /** Pools that already have the store's `error` listener. */
