@@ -3,9 +3,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { importSpecifiers, nodeUsage } from './helpers/source-scan.ts';
+import { importSpecifiers, nodeUsage, scanSource } from './helpers/source-scan.ts';
+import { specifierStrings } from '../src/targets/source-scan.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SOURCE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
@@ -141,4 +142,65 @@ test('the stand-alone guard can fail: it sees the ways a file reaches outside th
     'design §23: the kit a reviewer needs',
   ];
   for (const line of clean) assert.deepEqual(outsideReferences(line), [], line);
+});
+
+/**
+ * Why `file` (a path under src/auth) reaches outside src/auth: a specifier of a static import, a
+ * re-export, `import 'x'`, `import('x')` or `require('x')` that is a package, `node:`, a URL or a
+ * relative path leaving the folder; or an `import(…)`/`require(…)` whose specifier is not a plain
+ * string literal (it cannot be checked, so it is refused).
+ */
+function importsOutsideAuth(file: string, source: string): string[] {
+  const folder = file.slice(0, file.lastIndexOf('/'));
+  const problems: string[] = [];
+  const specifiers = importSpecifiers(source);
+  for (const specifier of specifiers) {
+    if (!specifier.startsWith('./') && !specifier.startsWith('../')) {
+      problems.push(`imports ${specifier}`);
+      continue;
+    }
+    const resolved = posix.normalize(`${folder}/${specifier}`);
+    if (!resolved.startsWith('src/auth/')) problems.push(`imports ${specifier} (${resolved})`);
+  }
+  // Every `import(` and `require(` in code must be one whose string-literal specifier was read above.
+  const { code } = scanSource(source);
+  const calls = [...code.matchAll(/(?<![\w$.])(?:import|require)\s*\(/g)].length;
+  const literalCalls = specifierStrings(source).filter(({ at }) => /(?:import|require)\s*\(\s*$/.test(code.slice(Math.max(0, at - 40), at))).length;
+  if (calls !== literalCalls) problems.push(`${calls - literalCalls} import()/require() call(s) with a computed specifier`);
+  return problems;
+}
+
+test('src/auth imports nothing outside itself: every import, re-export and dynamic import resolves inside src/auth (design §23)', () => {
+  const files = sourceFiles('src/auth');
+  assert.ok(files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')), 'the guard sees src/auth and src/auth/jose');
+  const problems = files.flatMap((file) => importsOutsideAuth(file, read(file)).map((problem) => `${file}: ${problem}`));
+  assert.deepEqual(problems, []);
+  // And the folder's imports name files that exist.
+  const missing = files.flatMap((file) =>
+    importSpecifiers(read(file)).map((specifier) => posix.normalize(`${file.slice(0, file.lastIndexOf('/'))}/${specifier}`)).filter((target) => !sourceFiles(posix.dirname(target)).includes(target)),
+  );
+  assert.deepEqual(missing, []);
+});
+
+test('the src/auth guard can fail: it sees packages, node:, URLs, paths leaving the folder and computed dynamic imports', () => {
+  const flagged: [string, string][] = [
+    ['src/auth/jwt.ts', "import { VERSION } from '../version.ts';"],
+    ['src/auth/jose/keys.ts', "import { x } from '../../agent/ids.ts';"],
+    ['src/auth/jwt.ts', "export * from '../http/index.ts';"],
+    ['src/auth/jwt.ts', "import 'node:crypto';"],
+    ['src/auth/jwt.ts', "import { decodeJwt } from 'jose';"],
+    ['src/auth/jwt.ts', "const m = await import('https://esm.sh/jose');"],
+    ['src/auth/jwt.ts', "const m = await import('../agent/index.ts');"],
+    ['src/auth/jwt.ts', 'const m = await import(`../${name}.ts`);'],
+    ['src/auth/jwt.ts', 'const m = await import(name);'],
+    ['src/auth/jwt.ts', "const m = require('../cli/main.ts');"],
+  ];
+  for (const [file, source] of flagged) assert.notDeepEqual(importsOutsideAuth(file, source), [], source);
+  const clean: [string, string][] = [
+    ['src/auth/jwt.ts', "import { AuthError } from './errors.ts';\nexport { jwt } from './jwt.ts';"],
+    ['src/auth/jose/keys.ts', "import { readDer } from './der.ts';\nimport { AuthConfigError } from '../errors.ts';"],
+    ['src/auth/jwt.ts', "const m = await import('./oidc.ts'); // import(name) in a comment"],
+    ['src/auth/jwt.ts', "const text = 'import(name) or require(x)'; obj.import(x); const t = `${a}`;"],
+  ];
+  for (const [file, source] of clean) assert.deepEqual(importsOutsideAuth(file, source), [], source);
 });

@@ -13,3 +13,10 @@ test("jsr.json's version is package.json's version", async () => {
   const jsr = JSON.parse(await readFile(new URL('../jsr.json', import.meta.url), 'utf8'));
   assert.equal(jsr.version, await packageVersion());
 });
+
+test("src/auth/README.md's version (the vendored folder's) is package.json's version", async () => {
+  const readme = await readFile(new URL('../src/auth/README.md', import.meta.url), 'utf8');
+  const line = /^Version: (\S+)$/m.exec(readme);
+  assert.ok(line, 'src/auth/README.md has a "Version: x.y.z" line');
+  assert.equal(line[1], await packageVersion());
+});
