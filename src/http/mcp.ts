@@ -88,7 +88,7 @@ export function readMcpOptions(helper: string, value: unknown, agentName: string
 const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
 /**
- * The Origin and Host checks of §18, before auth: `undefined` to go on, else the 403.
+ * The Origin and Host checks of design §18, before auth: `undefined` to go on, else the 403.
  * A present `Origin` must be the server's own (the origin of the URL it serves, or the `Host`
  * the client addressed) or one of `allowedOrigins`. On a server listening on loopback only
  * (`request.loopback`, known to the node server), a `Host` that is not a loopback name is a
