@@ -77,10 +77,10 @@ test('arguments that are not an object, for a tool whose parameters are an objec
   const agent = createAgent({ name: 't', model: echoModel(), tools: [tool] });
   const result = await agent.send('/tool strict "text"');
   assert.equal(ran, false);
-  assert.equal(result.messages[2]!.content, 'Error: the arguments of "strict" must be a JSON object');
+  assert.equal(result.messages[2]!.content, 'Error: tool "strict": invalid arguments: expected object');
 });
 
-/** Streams a few words, then fails: a model error mid-stream. */
+/** Streams a few words, then fails: a model error mid-stream (runs with `onEvent` stream). */
 function breaksMidStream(): Model & { broken: boolean } {
   const echo = echoModel();
   const model = {
@@ -122,7 +122,7 @@ test('a model error on the first message of a new session stores no session', as
   const model = breaksMidStream();
   model.broken = true;
   const agent = createAgent({ name: 't', model });
-  await assert.rejects(agent.send('hello', { sessionId: 'fresh' }), isCode('MODEL_ERROR'));
+  await assert.rejects(agent.send('hello', { sessionId: 'fresh', onEvent: () => {} }), isCode('MODEL_ERROR'));
   await assert.rejects(agent.transcript('fresh'), isCode('SESSION_NOT_FOUND'));
 });
 
@@ -133,7 +133,7 @@ test('a model error after an approval keeps the decided call answered in the tra
   const agent = createAgent({ name: 't', model, tools: [guarded], store: memoryStore(data) });
   const paused = await agent.send('/tool guarded {}');
   model.broken = true;
-  await assert.rejects(agent.decide(paused.approvals[0]!.id, { approved: true }), isCode('MODEL_ERROR'));
+  await assert.rejects(agent.decide(paused.approvals[0]!.id, { approved: true, onEvent: () => {} }), isCode('MODEL_ERROR'));
   const { messages, audit } = await agent.transcript(paused.sessionId);
   assert.deepEqual(messages, [...paused.messages, { role: 'tool', toolCallId: 'call_1_0', content: 'did it' }]);
   assert.equal(audit.length, 1);

@@ -137,8 +137,8 @@ test('openAICompatible: a stream that ends before it finished, or reports an err
   try {
     const model = openAICompatible({ baseURL: server.baseURL, model: 'local' });
     const agent = createAgent({ name: 't', model });
-    await assert.rejects(agent.send('hi', { sessionId: 'cut' }), isModelError);
-    await assert.rejects(agent.send('hi', { sessionId: 'cut' }), isModelError);
+    await assert.rejects(agent.send('hi', { sessionId: 'cut', onEvent: () => {} }), isModelError);
+    await assert.rejects(agent.send('hi', { sessionId: 'cut', onEvent: () => {} }), isModelError);
     await assert.rejects(model.generate({ instructions: '', messages: [{ role: 'user', content: 'hi' }], tools: [] }), isModelError);
     await assert.rejects(agent.transcript('cut'), (e: unknown) => e instanceof AgentError && e.code === 'SESSION_NOT_FOUND');
     assert.equal(server.seen[0]!.authorization, undefined);
@@ -163,7 +163,7 @@ test('openAICompatible: tool arguments that are not JSON become a recorded tool 
     const model = openAICompatible({ baseURL: server.baseURL, apiKey: API_KEY, model: 'gpt-test' });
     const agent = createAgent({ name: 't', model: { generate: (r) => model.generate(r) }, tools: [weather] });
     const result = await agent.send('Paris?');
-    assert.deepEqual(result.messages[2], { role: 'tool', toolCallId: 'c1', content: 'Error: the arguments of "weather" must be a JSON object' });
+    assert.deepEqual(result.messages[2], { role: 'tool', toolCallId: 'c1', content: 'Error: tool "weather": invalid arguments: expected object' });
     assert.equal(result.text, 'Sorry.');
   } finally {
     await server.close();
@@ -205,5 +205,5 @@ test('openAICompatible reads server-sent events split anywhere: inside a line, b
   assert.deepEqual(deltas, [{ type: 'text', text: 'Grüß ' }, { type: 'text', text: 'dich' }]);
   assert.equal(sent?.url, 'https://llm.example/v1/chat/completions');
   assert.equal(sent?.headers.get('authorization'), `Bearer ${API_KEY}`);
-  assert.deepEqual(await sent?.json(), { model: 'm', messages: [{ role: 'user', content: 'hallo' }], stream: true });
+  assert.deepEqual(await sent?.json(), { model: 'm', messages: [{ role: 'user', content: 'hallo' }], stream: true, stream_options: { include_usage: true } });
 });

@@ -6,7 +6,9 @@ import { checkOptionNames } from '../auth/options.ts';
 import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
-import { modelTurn } from './model-turn.ts';
+import { addUsage, modelTurn } from './model-turn.ts';
+import { aiSdkModel, isAiSdkModel } from './models/ai-sdk.ts';
+import { checkSettings } from './settings.ts';
 import { checkLimit, decodeCursor, encodeCursor, isAnonymous, mayUse, mayUseOwner, ownerKey, titleOf } from './sessions.ts';
 import { memoryStore } from './store.ts';
 import { approvalNeeded, denial, indexTools, runTool, toolSpecs, type Answer } from './tools.ts';
@@ -18,6 +20,7 @@ import type {
   DecideOptions,
   Message,
   Model,
+  ModelSettings,
   PendingApproval,
   Principal,
   RunContext,
@@ -30,6 +33,8 @@ import type {
   Store,
   Tool,
   ToolCall,
+  Usage,
+  UsageHook,
 } from './types.ts';
 
 const DEFAULT_MAX_STEPS = 10;
@@ -49,7 +54,7 @@ interface RunCheckpoint extends Checkpoint {
   createdAt: string;
 }
 
-interface Setup { model: Model; instructions: string; tools: Map<string, Tool> }
+interface Setup { model: Model; instructions: string; tools: Map<string, Tool>; settings: Readonly<ModelSettings> }
 
 interface Run {
   context: RunContext;
@@ -62,11 +67,24 @@ interface Run {
   setup: Setup;
   signal: AbortSignal | undefined;
   emit: (event: RunEvent) => void;
+  /** Whether the run is streamed to its caller (`onEvent`): a model that can stream then streams. */
+  streaming: boolean;
   /** The store of this turn (a database store's locked connection). */
   store: Store;
   /** Whose pending approvals this run's checkpoint counts against. */
   owner: OwnerKey | undefined;
+  /** The usage of this call's model turns, added up (`RunResult.usage`). */
+  usage: Usage | undefined;
+  /** The usage of the model turns not stored yet, for `onUsage` once they are. */
+  unstored: Usage[];
+  onUsage: UsageHook | undefined;
 }
+
+/** The model of a run: this library's `Model`, or an AI SDK language model adapted to one. */
+const runModel = (model: unknown): Model | undefined =>
+  typeof (model as Model | null)?.generate === 'function' ? (model as Model) : isAiSdkModel(model) ? aiSdkModel(model) : undefined;
+
+const notAModel = (what: string) => new AgentError('INVALID_AGENT', `${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`);
 
 /**
  * Creates an agent. `model`, `instructions` and `tools` are values (a static agent) or
@@ -96,13 +114,13 @@ export function createAgent(options: AgentOptions): Agent {
   if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'createAgent(): options must be an object');
   checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES, invalidAgent);
   if (typeof options.memory === 'object' && options.memory !== null) checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
-  const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared' } = options;
+  const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared', settings } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits).sessionBytes;
   if (typeof name !== 'string' || name === '') throw new AgentError('INVALID_AGENT', 'createAgent(): name must be a non-empty string');
-  if (typeof model !== 'function' && typeof model?.generate !== 'function') {
-    throw new AgentError('INVALID_AGENT', 'createAgent(): model must be a Model or a function returning one');
-  }
+  const staticModel = typeof model === 'function' ? undefined : runModel(model);
+  if (typeof model !== 'function' && staticModel === undefined) throw notAModel('createAgent(): model (or what a function returns)');
+  const staticSettings = typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings');
   if (typeof instructions !== 'string' && typeof instructions !== 'function') {
     throw new AgentError('INVALID_AGENT', 'createAgent(): instructions must be a string or a function returning one');
   }
@@ -120,17 +138,22 @@ export function createAgent(options: AgentOptions): Agent {
   if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
   // A static agent never calls a function with a run context, so nothing of it can use the
   // principal: its checkpoints keep none, and a paused static run resumes without one.
-  const dynamic = typeof model === 'function' || typeof instructions === 'function' || typeof tools === 'function';
+  const dynamic = typeof model === 'function' || typeof instructions === 'function' || typeof tools === 'function' || typeof settings === 'function';
 
   async function prepare(context: RunContext, namespace: string | undefined, store: Store): Promise<Setup> {
-    const runModel = typeof model === 'function' ? await model(context) : model;
-    if (typeof runModel?.generate !== 'function') throw new AgentError('INVALID_AGENT', 'the model function must return a Model');
+    let chosen = staticModel;
+    if (chosen === undefined) {
+      const returned: unknown = await (model as (context: RunContext) => unknown)(context);
+      chosen = runModel(returned);
+      if (chosen === undefined) throw notAModel('what the model function returns');
+    }
     const text = typeof instructions === 'function' ? await instructions(context) : instructions;
     if (typeof text !== 'string') throw new AgentError('INVALID_AGENT', 'the instructions function must return a string');
     const byName = typeof tools === 'function' ? indexTools(await tools(context), reserved, 'the tools function result') : indexTools(tools, reserved, 'tools');
-    if (namespace === undefined) return { model: runModel, instructions: text, tools: byName };
+    const runSettings = staticSettings ?? checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
+    if (namespace === undefined) return { model: chosen, instructions: text, tools: byName, settings: runSettings };
     byName.set(REMEMBER, rememberTool(store, namespace));
-    return { model: runModel, instructions: withNotes(text, await store.loadMemory(namespace)), tools: byName };
+    return { model: chosen, instructions: withNotes(text, await store.loadMemory(namespace)), tools: byName, settings: runSettings };
   }
 
   const exclusive = keyedQueue();
@@ -183,17 +206,17 @@ export function createAgent(options: AgentOptions): Agent {
     const bytes = serializedBytes(run.session);
     checkSize(bytes);
     await run.store.saveSession(run.session);
+    // The turns are stored: whoever counts usage (onUsage) sees each one now, before the run goes on or answers.
+    for (const usage of run.unstored.splice(0)) await run.onUsage?.({ ...usage });
     // A large record took a store's whole write (and its parse before): let other requests run before the answer is written.
     if (bytes > YIELD_BYTES) await new Promise((resolve) => setTimeout(resolve, 0));
   }
 
-  const result = (run: Run, status: RunResult['status'], approvals: PendingApproval[]): RunResult => ({
-    sessionId: run.context.sessionId,
-    status,
-    text: run.text,
-    messages: copyMessages(run.messages),
-    approvals,
-  });
+  const result = (run: Run, status: RunResult['status'], approvals: PendingApproval[]): RunResult => {
+    const answer: RunResult = { sessionId: run.context.sessionId, status, text: run.text, messages: copyMessages(run.messages), approvals };
+    if (run.usage !== undefined) answer.usage = { ...run.usage };
+    return answer;
+  };
 
   function record(run: Run, answer: Answer): void {
     run.messages.push(answer.message);
@@ -260,16 +283,21 @@ export function createAgent(options: AgentOptions): Agent {
       run.step++;
       run.emit({ type: 'step-start' });
       const { setup } = run;
-      const request = { instructions: setup.instructions, messages: copyMessages(run.messages), tools: toolSpecs(setup.tools) };
-      const turn = await modelTurn(setup.model, run.signal === undefined ? request : { ...request, signal: run.signal }, run.emit);
+      const request = { instructions: setup.instructions, messages: copyMessages(run.messages), tools: toolSpecs(setup.tools), settings: setup.settings };
+      const turn = await modelTurn(setup.model, run.signal === undefined ? request : { ...request, signal: run.signal }, run.emit, run.streaming);
       run.text = turn.text;
+      const answer: Message & { role: 'assistant' } = turn.toolCalls.length === 0 ? { role: 'assistant', content: turn.text } : { role: 'assistant', content: turn.text, toolCalls: turn.toolCalls };
+      if (turn.usage !== undefined) {
+        answer.usage = turn.usage;
+        run.usage = addUsage(run.usage, turn.usage);
+        run.unstored.push(turn.usage);
+      }
+      run.messages.push(answer);
       if (turn.toolCalls.length === 0) {
-        run.messages.push({ role: 'assistant', content: turn.text });
         run.emit({ type: 'step-finish' });
         await commit(run);
         return result(run, 'completed', []);
       }
-      run.messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
       run.calls = [...turn.toolCalls];
       turnOpen = true;
     }
@@ -333,6 +361,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (typeof message !== 'string' || message === '') throw new AgentError('INVALID_INPUT', 'message must be a non-empty string');
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
     const { signal } = sendOptions;
+    const onUsage = checkHook(sendOptions.onUsage);
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
@@ -353,7 +382,8 @@ export function createAgent(options: AgentOptions): Agent {
         const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
         const setup = await prepare(context, namespace, turnStore);
         const messages: Message[] = [...session.messages, asked];
-        return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, store: turnStore, owner }, false);
+        const streaming = sendOptions.onEvent !== undefined;
+        return loop({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, streaming, store: turnStore, owner, usage: undefined, unstored: [], onUsage }, false);
       });
     }));
   }
@@ -365,6 +395,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
     const { approved, reason, signal } = decision;
+    const onUsage = checkHook(decision.onUsage);
     if (reason !== undefined && typeof reason !== 'string') throw new AgentError('INVALID_INPUT', 'the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
     const notFound = () => new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
@@ -402,8 +433,12 @@ export function createAgent(options: AgentOptions): Agent {
           setup,
           signal,
           emit,
+          streaming: decision.onEvent !== undefined,
           store: turnStore,
           owner: checkpoint.owner,
+          usage: undefined,
+          unstored: [],
+          onUsage,
         };
         emit({ type: 'step-start' });
         record(run, approved ? await runTool(setup.tools.get(pending.name), pending, toolContext(run)) : denial(pending, reason));
@@ -472,7 +507,12 @@ export function createAgent(options: AgentOptions): Agent {
   });
 }
 
-const AGENT_OPTION_NAMES = Object.freeze(['name', 'model', 'instructions', 'tools', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals', 'limits']);
+const AGENT_OPTION_NAMES = Object.freeze(['name', 'model', 'instructions', 'tools', 'settings', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals', 'limits']);
+
+function checkHook(hook: unknown): UsageHook | undefined {
+  if (hook !== undefined && typeof hook !== 'function') throw new AgentError('INVALID_INPUT', 'onUsage must be a function');
+  return hook as UsageHook | undefined;
+}
 
 /**
  * Past this many bytes a turn gives the event loop a turn after storing its record: a store that
@@ -538,8 +578,8 @@ export function serializedBytes(value: unknown): number {
   }
   return bytes + Math.max(0, members - 1);
 }
-const SEND_OPTION_NAMES = Object.freeze(['principal', 'sessionId', 'metadata', 'signal', 'onEvent']);
-const DECIDE_OPTION_NAMES = Object.freeze(['approved', 'reason', 'principal', 'signal', 'onEvent']);
+const SEND_OPTION_NAMES = Object.freeze(['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage']);
+const DECIDE_OPTION_NAMES = Object.freeze(['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage']);
 const invalidAgent = (message: string) => new AgentError('INVALID_AGENT', message);
 const invalidInput = (message: string) => new AgentError('INVALID_INPUT', message);
 

@@ -7,3 +7,5 @@ export type { MemoryStoreOptions } from './store.ts';
 export type * from './types.ts';
 export { openAICompatible } from './models/openai.ts';
 export type { OpenAICompatibleOptions } from './models/openai.ts';
+export { tool } from './arguments.ts';
+export type { ToolArguments, ToolDefinition } from './arguments.ts';

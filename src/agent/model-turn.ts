@@ -1,14 +1,21 @@
 import { AgentError } from './errors.ts';
-import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall } from './types.ts';
+import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
 
 /**
- * One model turn: streamed when the model can stream (each text delta emitted as it comes),
- * otherwise generated and emitted as one delta. Whatever the model throws, or a turn of the
- * wrong shape, becomes `AgentError('MODEL_ERROR')`; an abort stays the signal's reason.
+ * One model turn: streamed when the run is streamed to its caller and the model can stream
+ * (each text delta emitted as it comes), otherwise generated and emitted as one delta. Whatever
+ * the model throws, or a turn of the wrong shape, becomes `AgentError('MODEL_ERROR')`; an abort
+ * stays the signal's reason. `usage`: what the turn reported (several usage deltas add up).
  */
-export async function modelTurn(model: Model, request: ModelRequest, emit: (event: RunEvent) => void): Promise<{ text: string; toolCalls: ToolCall[] }> {
+export async function modelTurn(
+  model: Model,
+  request: ModelRequest,
+  emit: (event: RunEvent) => void,
+  streaming: boolean,
+): Promise<{ text: string; toolCalls: ToolCall[]; usage?: Usage }> {
   let text = '';
   const toolCalls: ToolCall[] = [];
+  let usage: Usage | undefined;
   const addText = (delta: unknown) => {
     if (typeof delta !== 'string') throw new AgentError('MODEL_ERROR', 'the model returned text that is not a string');
     if (delta === '') return;
@@ -24,11 +31,17 @@ export async function modelTurn(model: Model, request: ModelRequest, emit: (even
     toolCalls.push(copy);
     emit({ type: 'tool-call', call: structuredClone(copy) });
   };
+  const reportUsage = (reported: unknown) => {
+    const { inputTokens, outputTokens } = (reported ?? {}) as Partial<Usage>;
+    if (!isCount(inputTokens) || !isCount(outputTokens)) throw new AgentError('MODEL_ERROR', 'the model reported usage that is not { inputTokens, outputTokens } token counts');
+    usage = addUsage(usage, { inputTokens, outputTokens });
+  };
   try {
-    if (typeof model.stream === 'function') {
+    if (streaming && typeof model.stream === 'function') {
       for await (const delta of model.stream(request)) {
         if (delta?.type === 'text') addText(delta.text);
         else if (delta?.type === 'tool-call') addCall(delta.call);
+        else if (delta?.type === 'usage') reportUsage(delta.usage);
         else throw new AgentError('MODEL_ERROR', 'the model streamed an unknown delta');
       }
     } else {
@@ -37,11 +50,42 @@ export async function modelTurn(model: Model, request: ModelRequest, emit: (even
       if (turn.text !== undefined) addText(turn.text);
       if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls)) throw new AgentError('MODEL_ERROR', 'the model returned tool calls that are not a list');
       for (const call of turn.toolCalls ?? []) addCall(call);
+      if (turn.usage !== undefined) reportUsage(turn.usage);
     }
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;
     if (error instanceof AgentError && error.code === 'MODEL_ERROR') throw error;
     throw new AgentError('MODEL_ERROR', 'the model failed', { cause: error });
   }
-  return { text, toolCalls };
+  return usage === undefined ? { text, toolCalls } : { text, toolCalls, usage };
 }
+
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+
+/**
+ * A tool call read off a provider's wire: `args` as the JSON text the provider sent (`''` is
+ * `{}`), kept as text when it is not JSON, so the call fails as a recorded tool error the model
+ * can correct; a call without an id gets `call_<index>`.
+ */
+export function wireToolCall(id: unknown, name: unknown, args: unknown, index: number): ToolCall {
+  if (typeof name !== 'string' || name === '') throw new AgentError('MODEL_ERROR', 'the model returned a tool call without a name');
+  let parsed: unknown = args ?? {};
+  if (typeof args === 'string') {
+    try {
+      parsed = args.trim() === '' ? {} : JSON.parse(args);
+    } catch {
+      parsed = args;
+    }
+  }
+  return { id: typeof id === 'string' && id !== '' ? id : `call_${index}`, name, arguments: parsed };
+}
+
+/** Usage from the two counts a provider reported; `undefined` when neither is a number (one not reported counts 0). */
+export function reportedUsage(input: unknown, output: unknown): Usage | undefined {
+  if (typeof input !== 'number' && typeof output !== 'number') return undefined;
+  return { inputTokens: typeof input === 'number' ? input : 0, outputTokens: typeof output === 'number' ? output : 0 };
+}
+
+/** Two usages added up (`total` absent: `usage` alone, as a new object). */
+export const addUsage = (total: Usage | undefined, usage: Usage): Usage =>
+  total === undefined ? { ...usage } : { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens };

@@ -1,4 +1,5 @@
 import { checkOptionNames } from '../auth/options.ts';
+import { checkArguments, parametersSchema } from './arguments.ts';
 import { AgentError } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
@@ -15,7 +16,7 @@ export function indexTools(tools: unknown, reserved: readonly string[], source: 
     checkOptionNames(`${source}: tool "${name}"`, tool as object, TOOL_FIELDS, (message) => new AgentError('INVALID_AGENT', message));
     const problem =
       typeof description !== 'string' ? 'a description' :
-      typeof parameters !== 'object' || parameters === null ? 'parameters (a JSON Schema object)' :
+      parametersSchema(parameters, `${source}: tool "${name}"`) === undefined ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)' :
       typeof execute !== 'function' ? 'an execute function' :
       needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function' ? 'needsApproval as a boolean or a function' :
       byName.has(name) || reserved.includes(name) ? 'a unique name' :
@@ -27,7 +28,7 @@ export function indexTools(tools: unknown, reserved: readonly string[], source: 
 }
 
 export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
-  return [...tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters: structuredClone(parameters) }));
+  return [...tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters: structuredClone(parametersSchema(parameters, name)!) }));
 }
 
 export type Answer = { message: Message; event: RunEvent };
@@ -38,10 +39,11 @@ export type Answer = { message: Message; event: RunEvent };
  * `exposeErrors: true`. The error itself goes to the server log, since its text may hold
  * anything (a connection string with its password).
  */
-function toolFailure(tool: Tool, call: ToolCall, error: unknown, source: 'execute' | 'policy'): Answer {
-  const detail = source === 'policy' ? `the approval policy of "${tool.name}" failed: ${messageOf(error)}` : messageOf(error);
+function toolFailure(tool: Tool, call: ToolCall, error: unknown, source: 'execute' | 'policy' | 'validate'): Answer {
+  const part = source === 'policy' ? 'its approval policy' : source === 'validate' ? 'its schema' : undefined;
+  const detail = part === undefined ? messageOf(error) : `${part} of "${tool.name}" failed: ${messageOf(error)}`;
   if (tool.exposeErrors === true) return failure(call, detail);
-  console.error(`agentward: tool "${tool.name}" failed${source === 'policy' ? ' (its approval policy)' : ''}`, error);
+  console.error(`agentward: tool "${tool.name}" failed${part === undefined ? '' : ` (${part})`}`, error);
   return failure(call, `tool "${tool.name}" failed`);
 }
 
@@ -50,15 +52,30 @@ const failure = (call: ToolCall, error: string): Answer => ({
   event: { type: 'tool-error', toolCallId: call.id, error },
 });
 
+/** The call's arguments checked against the tool's parameters: `{ value }` to run with, or the answer refusing them. */
+async function validArguments(tool: Tool, call: ToolCall): Promise<{ value: unknown } | Answer> {
+  let checked: { value: unknown } | { invalid: string };
+  try {
+    checked = await checkArguments(tool, call.arguments);
+  } catch (error) {
+    return toolFailure(tool, call, error, 'validate');
+  }
+  return 'invalid' in checked ? failure(call, checked.invalid) : checked;
+}
+
 /**
- * Asks the tool's approval policy, with the arguments only. A policy that throws or answers
- * anything but a boolean never lets its tool run: the call is answered with that failure.
+ * Asks the tool's approval policy, with the arguments only, once they are valid: invalid ones
+ * are answered at once, never put to a person. A policy that throws or answers anything but a
+ * boolean never lets its tool run: the call is answered with that failure.
  */
 export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolean | Answer> {
+  if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
+  const checked = await validArguments(tool, call);
+  if (!('value' in checked)) return checked;
   if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
   let answer: unknown;
   try {
-    answer = await tool.needsApproval(structuredClone(call.arguments));
+    answer = await tool.needsApproval(checked.value);
   } catch (error) {
     return toolFailure(tool, call, error, 'policy');
   }
@@ -66,16 +83,15 @@ export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolea
   return answer;
 }
 
-/** Runs one call and turns whatever happens (output, throw, unknown tool) into its tool message. */
+/** Runs one call (its arguments checked first) and turns whatever happens (output, throw, invalid arguments, unknown tool) into its tool message. */
 export async function runTool(tool: Tool | undefined, call: ToolCall, context: ToolContext): Promise<Answer> {
   if (tool === undefined) return failure(call, `unknown tool "${call.name}"`);
-  if ((tool.parameters as { type?: unknown }).type === 'object' && !isPlainObject(call.arguments)) {
-    return failure(call, `the arguments of "${tool.name}" must be a JSON object`);
-  }
+  const checked = await validArguments(tool, call);
+  if (!('value' in checked)) return checked;
   let content: string | undefined;
   let output: unknown;
   try {
-    const raw = await tool.execute(structuredClone(call.arguments), context);
+    const raw = await tool.execute(checked.value, context);
     content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
     output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);

@@ -5,24 +5,99 @@ export type { Principal };
 
 export interface ToolCall { id: string; name: string; arguments: unknown }
 
+/** Tokens a model turn used, as the model reported them (design §21). */
+export interface Usage { inputTokens: number; outputTokens: number }
+
+/** A transcript entry; an assistant entry keeps the `usage` its model turn reported. */
 export type Message =
-  | { role: 'user' | 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'user' | 'assistant'; content: string; toolCalls?: ToolCall[]; usage?: Usage }
   | { role: 'tool'; toolCallId: string; content: string };
 
 /** JSON Schema of a tool's arguments. */
 export type JsonSchema = Record<string, unknown>;
 
+/**
+ * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
+ * `toStandardJsonSchema`) that also implements Standard JSON Schema: the model is sent
+ * `jsonSchema.input({ target: 'draft-2020-12' })`, and the arguments are checked with `validate`.
+ */
+export interface StandardJsonSchema<Output = unknown> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    validate(value: unknown): unknown;
+    readonly jsonSchema: { input(options: { readonly target: 'draft-2020-12' }): Record<string, unknown> };
+    readonly types?: { readonly output: Output } | undefined;
+  };
+}
+
+/** A tool's `parameters`: a JSON Schema object, or a Standard Schema with Standard JSON Schema. */
+export type ToolParameters = JsonSchema | StandardJsonSchema;
+
+/** What a model is told of a tool: its arguments as JSON Schema. */
 export interface ToolSpec { name: string; description: string; parameters: JsonSchema }
 
-export interface ModelRequest { instructions: string; messages: Message[]; tools: ToolSpec[]; signal?: AbortSignal }
-export interface ModelTurn { text?: string; toolCalls?: ToolCall[] }
-export type ModelDelta = { type: 'text'; text: string } | { type: 'tool-call'; call: ToolCall };
+/** Generation settings (`createAgent({ settings })`), handed to every model kind; each maps them to its wire. */
+export interface ModelSettings {
+  temperature?: number;
+  /** Most tokens the model may generate in one turn. */
+  maxOutputTokens?: number;
+  topP?: number;
+  stopSequences?: string[];
+  /** Extra HTTP headers of the model's requests. */
+  headers?: Record<string, string>;
+}
 
-/** Anything that answers a conversation: plug a provider in by implementing this. */
+export interface ModelRequest {
+  instructions: string;
+  messages: Message[];
+  tools: ToolSpec[];
+  /** The agent's settings for this run (frozen; empty when none are set). */
+  settings?: Readonly<ModelSettings>;
+  signal?: AbortSignal;
+}
+/** One model turn; `usage`, when the model reports it, is kept on the turn's transcript entry. */
+export interface ModelTurn { text?: string; toolCalls?: ToolCall[]; usage?: Usage }
+/** A streamed turn's parts, as they come; several `usage` deltas of one turn add up. */
+export type ModelDelta = { type: 'text'; text: string } | { type: 'tool-call'; call: ToolCall } | { type: 'usage'; usage: Usage };
+
+/**
+ * Anything that answers a conversation: plug a provider in by implementing this. A run
+ * streamed to its caller (`onEvent`: the SSE and useChat routes) uses `stream` when there is
+ * one; any other run uses `generate`.
+ */
 export interface Model {
   generate(request: ModelRequest): Promise<ModelTurn>;
   /** Streams one turn; a model without it is streamed as one text delta. */
   stream?(request: ModelRequest): AsyncIterable<ModelDelta>;
+}
+
+/**
+ * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
+ * and every AI SDK provider return), as far as the agent reads it; recognized by its shape, so
+ * nothing here imports the AI SDK (design §21).
+ */
+export interface AiSdkLanguageModel {
+  readonly specificationVersion: 'v3' | 'v4';
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: AiSdkCallOptions): PromiseLike<{ readonly content: ReadonlyArray<{ readonly type: string }>; readonly usage?: unknown }>;
+  doStream(options: AiSdkCallOptions): PromiseLike<{ readonly stream: ReadableStream<{ readonly type: string }> }>;
+}
+
+/**
+ * The call options the agent hands an AI SDK model: the part of `LanguageModelV3CallOptions` /
+ * `LanguageModelV4CallOptions` it sets, typed loosely enough that both are assignable to it.
+ */
+export interface AiSdkCallOptions {
+  prompt: ReadonlyArray<{ readonly role: string; readonly content: unknown }>;
+  tools?: ReadonlyArray<{ readonly type: string; readonly name: string }>;
+  temperature?: number;
+  maxOutputTokens?: number;
+  topP?: number;
+  stopSequences?: string[];
+  headers?: Record<string, string | undefined>;
+  abortSignal?: AbortSignal;
 }
 
 /** What a run knows: `metadata` is what the caller sent, `principal` what auth verified (frozen, possibly absent). */
@@ -38,7 +113,12 @@ export interface ToolContext { readonly sessionId: string; readonly signal?: Abo
 export interface Tool<Args = any> {
   name: string;
   description: string;
-  parameters: JsonSchema;
+  /**
+   * The arguments: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod,
+   * arktype, valibot with `toStandardJsonSchema`). The model's arguments are checked against it
+   * before the approval policy and `execute`; invalid ones never run (the model is told what failed).
+   */
+  parameters: ToolParameters;
   execute(args: Args, context: ToolContext): unknown | Promise<unknown>;
   /** The approval policy: a boolean, or a function of the arguments (never of the principal). */
   needsApproval?: boolean | ((args: Args) => boolean | Promise<boolean>);
@@ -65,9 +145,12 @@ export interface MemoryOptions {
 
 export interface AgentOptions {
   name: string;
-  model: Dynamic<Model>;
+  /** This library's `Model`, or an AI SDK language model (`openai.chat('gpt-4o-mini')`, `anthropic('claude-…')`). */
+  model: Dynamic<Model | AiSdkLanguageModel>;
   instructions?: Dynamic<string>;
   tools?: Dynamic<Tool[]>;
+  /** Generation settings given to the model of every run (`ModelRequest.settings`). */
+  settings?: Dynamic<ModelSettings>;
   memory?: MemoryOptions;
   store?: Store;
   /** Bound of the tool loop: model turns per run (default 10). */
@@ -109,6 +192,8 @@ export interface RunResult {
   text: string;
   messages: Message[];
   approvals: PendingApproval[];
+  /** The tokens of the model turns this call ran, added up; absent when no turn reported any. */
+  usage?: Usage;
 }
 
 /** Events of a run as it happens, for streaming routes. A run's last event is `finish`, or `error` when the run fails. */
@@ -131,9 +216,20 @@ export interface SendOptions {
   sessionId?: string;
   metadata?: Record<string, unknown>;
   signal?: AbortSignal;
-  /** Called with each event of the run, in order (streaming routes use it). */
+  /** Called with each event of the run, in order (streaming routes use it); a model that can stream then streams. */
   onEvent?: (event: RunEvent) => void;
+  /** Called with each model turn's usage once the store has saved the turn, before the run goes on or answers (awaited; see `UsageHook`). */
+  onUsage?: UsageHook;
 }
+
+/**
+ * Sees each model turn's reported usage at the moment the turn is stored: after the store's
+ * `saveSession` of the transcript that holds it (inside `withSession`, for a store that has it),
+ * before the run goes on or answers. Awaited; what it throws fails the run as a store failure
+ * would (the turn stays stored). A turn that reported no usage, or one never stored (a failed
+ * run), is not seen.
+ */
+export type UsageHook = (usage: Usage) => void | Promise<void>;
 
 export interface DecideOptions {
   approved: boolean;
@@ -142,6 +238,7 @@ export interface DecideOptions {
   principal?: Principal;
   signal?: AbortSignal;
   onEvent?: (event: RunEvent) => void;
+  onUsage?: UsageHook;
 }
 
 /** The caller of a reading or deleting call: without `principal` the call is trusted server code and sees every session. */

@@ -5,6 +5,7 @@ import { checkOptionNames } from '../auth/options.ts';
 import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
+import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { nodeEnv } from './env.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
@@ -280,8 +281,12 @@ async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal
     const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });
     const [first, ...rest] = ui.decisions;
     let result = await decide(first);
-    for (const decision of rest) result = await decide(decision);
-    return result;
+    let { usage } = result;
+    for (const decision of rest) {
+      result = await decide(decision);
+      if (result.usage !== undefined) usage = addUsage(usage, result.usage);
+    }
+    return usage === undefined ? result : { ...result, usage };
   };
   return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
 }

@@ -54,8 +54,9 @@ const sse = (chunk: Record<string, unknown>) => `data: ${JSON.stringify(chunk)}\
 /**
  * Maps run events to UI message chunks. `start` opens the message (`messageId` repeats the
  * assistant message being continued); text deltas are wrapped in text parts; one `finish` ends
- * the stream (`tool-calls` when the run waits for an approval), then `[DONE]`. Several runs
- * (several approvals decided at once) share one stream: only the last result finishes it.
+ * the stream (`tool-calls` when the run waits for an approval; `messageMetadata: { usage }`
+ * when the run reported usage), then `[DONE]`. Several runs (several approvals decided at
+ * once) share one stream: only the last result finishes it, with their usage added up.
  *
  * A tool call is shown (tool input chunks) when it is asked for approval or answered in this
  * stream, not when the model makes it: the agent asks approvals one at a time, and the client
@@ -129,7 +130,9 @@ export function uiEventFormat(messageId: string): EventFormat {
     event: (event) => open() + chunks(event),
     end: (result: RunResult | undefined) => {
       const finishReason = result === undefined ? 'error' : result.status === 'awaiting-approval' ? 'tool-calls' : 'stop';
-      return open() + closeText() + sse({ type: 'finish', finishReason }) + 'data: [DONE]\n\n';
+      // The run's token usage travels as the message's metadata (`message.metadata.usage` in useChat).
+      const finish = result?.usage === undefined ? { type: 'finish', finishReason } : { type: 'finish', finishReason, messageMetadata: { usage: result.usage } };
+      return open() + closeText() + sse(finish) + 'data: [DONE]\n\n';
     },
   };
 }

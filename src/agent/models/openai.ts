@@ -1,6 +1,8 @@
 import { checkOptionNames } from '../../auth/options.ts';
 import { AgentError } from '../errors.ts';
-import type { Message, Model, ModelDelta, ModelRequest, ToolCall, ToolSpec } from '../types.ts';
+import { reportedUsage, wireToolCall as toolCall } from '../model-turn.ts';
+import { checkHeaders } from '../settings.ts';
+import type { Message, Model, ModelDelta, ModelRequest, ToolSpec, Usage } from '../types.ts';
 
 export interface OpenAICompatibleOptions {
   /** The API root, e.g. `https://api.openai.com/v1`; requests go to `${baseURL}/chat/completions`. */
@@ -8,6 +10,8 @@ export interface OpenAICompatibleOptions {
   /** Sent as `Authorization: Bearer <apiKey>`; omit it for a local server that takes none. Never put into an error. */
   apiKey?: string;
   model: string;
+  /** Extra HTTP headers of every request (the agent's `settings.headers` are added over them). */
+  headers?: Record<string, string>;
   /** The `fetch` to use (default: the global one). */
   fetch?: typeof fetch;
 }
@@ -16,13 +20,19 @@ export interface OpenAICompatibleOptions {
  * A model behind any OpenAI-compatible chat-completions API, over `fetch`: tool calls as
  * function tools, streaming over server-sent events. Failures are `AgentError('MODEL_ERROR')`
  * naming the HTTP status only: a provider's error body can quote the key, so it is never read.
+ * The agent's settings go on the wire as `temperature`, `max_tokens` (`maxOutputTokens`: the
+ * field every OpenAI-compatible server takes; OpenAI's reasoning models want
+ * `max_completion_tokens`, which the AI SDK's `@ai-sdk/openai` sends), `top_p` and `stop`;
+ * `settings.headers` as headers. Token usage is read from `usage` (asked for with
+ * `stream_options: { include_usage: true }` when streaming).
  * @example
  * const model = openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, model: 'gpt-4o-mini' });
  */
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
-  if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'openAICompatible(): options must be { baseURL, apiKey?, model, fetch? }');
-  checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'fetch'], (message) => new AgentError('INVALID_AGENT', message));
+  if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'openAICompatible(): options must be { baseURL, apiKey?, model, headers?, fetch? }');
+  checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'headers', 'fetch'], (message) => new AgentError('INVALID_AGENT', message));
   const { baseURL, apiKey, model, fetch: fetchImpl = globalThis.fetch } = options;
+  const ownHeaders = options.headers === undefined ? undefined : checkHeaders(options.headers, 'openAICompatible(): headers');
   let url: URL;
   try {
     url = new URL(`${String(baseURL).replace(/\/+$/, '')}/chat/completions`);
@@ -35,11 +45,20 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
   if (typeof fetchImpl !== 'function') throw new AgentError('INVALID_AGENT', 'openAICompatible(): fetch must be a function');
 
   async function post(request: ModelRequest, stream: boolean): Promise<Response> {
+    const { settings = {} } = request;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    Object.assign(headers, ownHeaders, settings.headers);
     const body: Record<string, unknown> = { model, messages: chatMessages(request) };
     if (request.tools.length > 0) body.tools = request.tools.map(functionTool);
-    if (stream) body.stream = true;
+    if (settings.temperature !== undefined) body.temperature = settings.temperature;
+    if (settings.maxOutputTokens !== undefined) body.max_tokens = settings.maxOutputTokens;
+    if (settings.topP !== undefined) body.top_p = settings.topP;
+    if (settings.stopSequences !== undefined) body.stop = settings.stopSequences;
+    if (stream) {
+      body.stream = true;
+      body.stream_options = { include_usage: true };
+    }
     let response: Response;
     try {
       response = await fetchImpl(url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal });
@@ -64,12 +83,13 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
         if (request.signal?.aborted) throw request.signal.reason;
         throw new AgentError('MODEL_ERROR', 'the model answered with a body that is not JSON', { cause: error });
       }
-      const message = (body as { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message;
+      const message = (body as WireChunk & { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message;
       if (typeof message !== 'object' || message === null) throw new AgentError('MODEL_ERROR', 'the model answered without choices[0].message');
       const { content, tool_calls: calls } = message as { content?: unknown; tool_calls?: unknown };
       if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw new AgentError('MODEL_ERROR', 'the model answered with tool_calls that are not a list');
       const toolCalls = ((calls ?? []) as WireCall[]).map((call, index) => toolCall(call.id, call.function?.name, call.function?.arguments, index));
-      return { text: typeof content === 'string' ? content : '', toolCalls };
+      const usage = usageOf((body as WireChunk).usage);
+      return { text: typeof content === 'string' ? content : '', toolCalls, ...(usage && { usage }) };
     },
 
     async *stream(request): AsyncIterable<ModelDelta> {
@@ -77,6 +97,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
       if (response.body === null) throw new AgentError('MODEL_ERROR', 'the model answered without a body');
       const calls = new Map<number, { id: string; name: string; arguments: string }>();
       let finished = false;
+      let usage: Usage | undefined;
       try {
         for await (const data of serverSentData(response.body)) {
           if (data === '[DONE]') {
@@ -90,6 +111,8 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
             throw new AgentError('MODEL_ERROR', 'the model streamed an event that is not JSON');
           }
           if (chunk?.error !== undefined) throw new AgentError('MODEL_ERROR', 'the model reported an error in its stream');
+          // With include_usage, the last chunk before [DONE] carries the turn's usage (and no choices).
+          usage = usageOf(chunk?.usage) ?? usage;
           const choice = chunk?.choices?.[0];
           if (typeof choice?.finish_reason === 'string') finished = true;
           const delta = choice?.delta;
@@ -113,6 +136,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
       for (const [index, call] of [...calls].sort(([a], [b]) => a - b)) {
         yield { type: 'tool-call', call: toolCall(call.id, call.name, call.arguments, index) };
       }
+      if (usage !== undefined) yield { type: 'usage', usage };
     },
   };
 }
@@ -120,22 +144,12 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
 interface WireCall { id?: unknown; function?: { name?: unknown; arguments?: unknown } }
 interface WireChunk {
   error?: unknown;
+  usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
   choices?: { finish_reason?: unknown; delta?: { content?: unknown; tool_calls?: (WireCall & { index?: unknown })[] } }[];
 }
 
-function toolCall(id: unknown, name: unknown, args: unknown, index: number): ToolCall {
-  if (typeof name !== 'string' || name === '') throw new AgentError('MODEL_ERROR', 'the model returned a tool call without a name');
-  let parsed: unknown = args ?? {};
-  if (typeof args === 'string') {
-    try {
-      parsed = args.trim() === '' ? {} : JSON.parse(args);
-    } catch {
-      // Kept as text: the tool call then fails as a recorded tool error the model can correct.
-      parsed = args;
-    }
-  }
-  return { id: typeof id === 'string' && id !== '' ? id : `call_${index}`, name, arguments: parsed };
-}
+/** `usage` of a chat-completions answer or chunk; `undefined` when it has none. */
+const usageOf = (usage: WireChunk['usage']) => reportedUsage(usage?.prompt_tokens, usage?.completion_tokens);
 
 function chatMessages({ instructions, messages }: ModelRequest): unknown[] {
   const wire: unknown[] = instructions === '' ? [] : [{ role: 'system', content: instructions }];

@@ -1,0 +1,152 @@
+// A tool's arguments (design §21): its parameters as the JSON Schema the model is sent, and the
+// model's arguments checked against them before the approval policy and `execute`. A Standard
+// Schema validates itself (`~standard.validate`); a plain JSON Schema is checked here on its
+// `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
+import { AgentError } from './errors.ts';
+import type { JsonSchema, StandardJsonSchema, Tool, ToolContext, ToolParameters } from './types.ts';
+
+/** The arguments `execute` and `needsApproval` receive for `parameters`: a Standard Schema's output type, `any` for a JSON Schema. */
+export type ToolArguments<P> = P extends { readonly '~standard': { readonly types?: infer T } } ? (NonNullable<T> extends { readonly output: infer O } ? O : unknown) : any;
+
+/** A tool whose `execute` (and approval policy) is typed from its `parameters`. */
+export interface ToolDefinition<P extends ToolParameters> {
+  name: string;
+  description: string;
+  parameters: P;
+  execute(args: ToolArguments<P>, context: ToolContext): unknown | Promise<unknown>;
+  needsApproval?: boolean | ((args: ToolArguments<P>) => boolean | Promise<boolean>);
+  exposeErrors?: boolean;
+}
+
+/**
+ * Declares a tool whose `execute` receives its arguments typed from the schema (a Standard
+ * Schema's output type: zod, arktype, valibot with `toStandardJsonSchema`). The arguments are
+ * validated before `needsApproval` and `execute` run.
+ * @example
+ * const weather = tool({
+ *   name: 'weather',
+ *   description: 'Current weather of a city',
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => ({ city, celsius: 21 }), // city: string
+ * });
+ */
+export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): Tool<ToolArguments<P>> {
+  return definition as Tool<ToolArguments<P>>;
+}
+
+const standardOf = (parameters: ToolParameters) => (parameters as Partial<StandardJsonSchema>)['~standard'];
+
+/** The JSON Schema of each Standard Schema, made once: `jsonSchema.input` can be slow, and it does not change. */
+const jsonSchemas = new WeakMap<object, JsonSchema>();
+
+/**
+ * The JSON Schema the model is sent for `parameters`; `undefined` when they are neither a JSON
+ * Schema object nor a Standard Schema with Standard JSON Schema and `validate` (`INVALID_AGENT`
+ * for one whose conversion fails).
+ */
+export function parametersSchema(parameters: unknown, where: string): JsonSchema | undefined {
+  if (typeof parameters !== 'object' || parameters === null) return undefined;
+  const standard = standardOf(parameters as ToolParameters);
+  if (standard === undefined) return parameters as JsonSchema;
+  if (typeof standard?.validate !== 'function' || typeof standard.jsonSchema?.input !== 'function') return undefined;
+  let schema = jsonSchemas.get(parameters);
+  if (schema === undefined) {
+    try {
+      schema = standard.jsonSchema.input({ target: 'draft-2020-12' });
+    } catch {
+      throw new AgentError('INVALID_AGENT', `${where}: its parameters cannot be written as JSON Schema (~standard.jsonSchema.input threw)`);
+    }
+    if (typeof schema !== 'object' || schema === null) throw new AgentError('INVALID_AGENT', `${where}: ~standard.jsonSchema.input did not return a JSON Schema`);
+    jsonSchemas.set(parameters, schema);
+  }
+  return schema;
+}
+
+type Path = readonly (PropertyKey | { readonly key: PropertyKey })[];
+interface Issue { readonly message: string; readonly path?: Path | undefined }
+
+const MAX_ISSUES = 10;
+
+/**
+ * The arguments a call runs with (`value`: what the schema's validation returned, a copy of the
+ * model's), or the reason they are refused: `tool "<name>": invalid arguments: <path>: <message>; …`.
+ * A message that quotes the value it refused (valibot's `… but received "…"`) is shown as `invalid`.
+ */
+export async function checkArguments(tool: Tool, args: unknown): Promise<{ value: unknown } | { invalid: string }> {
+  const standard = standardOf(tool.parameters);
+  let issues: readonly Issue[] | undefined;
+  let value = structuredClone(args);
+  if (standard === undefined) {
+    const found: Issue[] = [];
+    schemaIssues(tool.parameters as JsonSchema, value, [], found);
+    if (found.length > 0) issues = found;
+  } else {
+    const result = (await standard.validate(value)) as { value?: unknown; issues?: readonly Issue[] };
+    if (result.issues === undefined) value = result.value;
+    else issues = result.issues;
+  }
+  if (issues === undefined) return { value };
+  const described = issues.slice(0, MAX_ISSUES).map((issue) => describe(issue, args));
+  return { invalid: `tool "${tool.name}": invalid arguments: ${described.join('; ')}${issues.length > MAX_ISSUES ? '; …' : ''}` };
+}
+
+function describe({ message, path = [] }: Issue, args: unknown): string {
+  const keys = path.map((step) => (typeof step === 'object' && step !== null ? step.key : step));
+  let value = args;
+  for (const key of keys) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  const text = typeof message !== 'string' || quotes(message, value) ? 'invalid' : message.slice(0, 200);
+  const at = keys.map(String).join('.').slice(0, 100);
+  return at === '' ? text : `${at}: ${text}`;
+}
+
+/** Whether `message` holds the value, or one of the first primitives inside it, as text or as JSON. */
+function quotes(message: string, value: unknown): boolean {
+  const leaves: unknown[] = [value];
+  for (let i = 0; i < leaves.length; i++) {
+    const leaf = leaves[i];
+    if (typeof leaf === 'object' && leaf !== null) {
+      for (const member of Object.values(leaf)) if (leaves.length < 100) leaves.push(member);
+    } else if (leaf !== undefined && leaf !== null && (message.includes(String(leaf)) || (typeof leaf === 'string' && message.includes(JSON.stringify(leaf))))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const TYPES: Record<string, (value: unknown) => boolean> = {
+  object: isObject,
+  array: Array.isArray,
+  string: (value) => typeof value === 'string',
+  number: (value) => typeof value === 'number' && Number.isFinite(value),
+  integer: Number.isInteger,
+  boolean: (value) => typeof value === 'boolean',
+  null: (value) => value === null,
+};
+
+/** The issues of `value` under a plain JSON Schema's `type`, `enum`, `required`, `properties`, `additionalProperties` and `items`. */
+function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issues: Issue[]): void {
+  if (schema === false) issues.push({ path, message: 'is not allowed' });
+  if (!isObject(schema) || issues.length > MAX_ISSUES) return;
+  const { type, enum: allowed, required, properties, additionalProperties, items } = schema;
+  const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
+  if (types !== undefined && !types.some((name) => TYPES[name as string]?.(value) ?? true)) {
+    issues.push({ path, message: `expected ${types.join(' or ')}` });
+    return;
+  }
+  if (Array.isArray(allowed) && !allowed.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
+    issues.push({ path, message: `must be one of ${JSON.stringify(allowed).slice(1, -1).slice(0, 200)}` });
+  }
+  if (isObject(value)) {
+    for (const key of Array.isArray(required) ? required : []) {
+      if (typeof key === 'string' && !Object.hasOwn(value, key)) issues.push({ path: [...path, key], message: 'is required' });
+    }
+    for (const key of Object.keys(value)) {
+      const known = isObject(properties) && Object.hasOwn(properties, key);
+      const sub = known ? properties[key] : additionalProperties;
+      if (known || sub !== undefined) schemaIssues(sub, value[key], [...path, key], issues);
+    }
+  }
+  if (Array.isArray(value) && (isObject(items) || items === false)) value.forEach((item, index) => schemaIssues(items, item, [...path, index], issues));
+}

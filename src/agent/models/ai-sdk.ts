@@ -1,0 +1,131 @@
+// AI SDK language models (LanguageModelV3/V4) as a `Model` (design §21), recognized by their
+// shape: nothing here imports `ai` or `@ai-sdk/*`. Wire facts: `@ai-sdk/provider`'s
+// language-model types (prompt, function tools, generate result, stream parts, usage).
+import { AgentError } from '../errors.ts';
+import { reportedUsage, wireToolCall } from '../model-turn.ts';
+import type { AiSdkCallOptions, AiSdkLanguageModel, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
+
+/** True for an AI SDK language model of specification `v3` or `v4` (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `MockLanguageModelV4`, …). */
+export function isAiSdkModel(value: unknown): value is AiSdkLanguageModel {
+  const model = value as Partial<AiSdkLanguageModel> | null;
+  return typeof model === 'object' && model !== null && (model.specificationVersion === 'v3' || model.specificationVersion === 'v4') &&
+    typeof model.doGenerate === 'function' && typeof model.doStream === 'function';
+}
+
+/** The parts of a generate result's content and of a stream this adapter reads. */
+interface Part {
+  type: string;
+  text?: string;
+  delta?: string;
+  toolCallId?: string;
+  toolName?: string;
+  input?: string;
+  providerExecuted?: boolean;
+  usage?: { inputTokens?: unknown; outputTokens?: unknown };
+  finishReason?: string | { unified?: string };
+  error?: unknown;
+}
+
+/**
+ * An AI SDK language model as a `Model`: the instructions as the system message, the transcript
+ * as the prompt, the tools as function tools, the settings and the abort signal as call options;
+ * `generate` reads text, tool calls and usage from `doGenerate`, `stream` the same from `doStream`
+ * as its parts come. A failure is `MODEL_ERROR` naming the HTTP status at most: an AI SDK error
+ * holds the provider's body (and the request), so none of it is kept, not even as the cause.
+ */
+export function aiSdkModel(model: AiSdkLanguageModel): Model {
+  return {
+    async generate(request) {
+      const result = await guard(() => model.doGenerate(callOptions(request)));
+      let text = '';
+      const toolCalls: ToolCall[] = [];
+      for (const part of result.content as Part[]) {
+        if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+        else if (part.type === 'tool-call' && part.providerExecuted !== true) toolCalls.push(toolCall(part, toolCalls.length));
+      }
+      const usage = usageOf(result.usage as Part['usage']);
+      return usage === undefined ? { text, toolCalls } : { text, toolCalls, usage };
+    },
+
+    async *stream(request): AsyncIterable<ModelDelta> {
+      const { stream } = await guard(() => model.doStream(callOptions(request)));
+      const reader = stream.getReader();
+      let calls = 0;
+      try {
+        for (;;) {
+          const { done, value } = await guard(() => reader.read());
+          if (done) return;
+          const part = value as Part;
+          if (part.type === 'text-delta') {
+            if (part.delta) yield { type: 'text', text: part.delta };
+          } else if (part.type === 'tool-call') {
+            if (part.providerExecuted !== true) yield { type: 'tool-call', call: toolCall(part, calls++) };
+          } else if (part.type === 'finish') {
+            // A provider whose stream ended without its end (a cut connection) says `interrupted`: not a shorter answer.
+            const reason = typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified;
+            if (reason === 'interrupted') throw new AgentError('MODEL_ERROR', 'the model stream ended before it finished');
+            const usage = usageOf(part.usage);
+            if (usage !== undefined) yield { type: 'usage', usage };
+          } else if (part.type === 'error') {
+            throw modelError(part.error, 'the model reported an error in its stream');
+          }
+        }
+      } finally {
+        // A run that stops early (an abort, a bad part) lets go of the provider's response.
+        reader.cancel().catch(() => undefined);
+      }
+    },
+  };
+}
+
+async function guard<T>(call: () => PromiseLike<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw modelError(error, 'the model failed');
+  }
+}
+
+/** `MODEL_ERROR` for what a provider threw: the HTTP status of an `APICallError`, the `AI_…` name of another AI SDK error, nothing else of it. */
+function modelError(error: unknown, otherwise: string): AgentError {
+  if (error instanceof AgentError) return error;
+  const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as { statusCode?: unknown; name?: unknown };
+  if (Number.isInteger(status)) return new AgentError('MODEL_ERROR', `the model answered with HTTP ${status}`);
+  return new AgentError('MODEL_ERROR', typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? `${otherwise} (${name})` : otherwise);
+}
+
+const toolCall = (part: Part, index: number): ToolCall => wireToolCall(part.toolCallId, part.toolName, part.input, index);
+
+/** Usage of a V3/V4 result (`{ inputTokens: { total }, outputTokens: { total } }`; flat numbers read too). */
+function usageOf(usage: Part['usage']): Usage | undefined {
+  const count = (tokens: unknown) => (typeof tokens === 'object' && tokens !== null ? (tokens as { total?: unknown }).total : tokens);
+  return reportedUsage(count(usage?.inputTokens), count(usage?.outputTokens));
+}
+
+type PromptMessage = { role: 'system'; content: string } | { role: 'user' | 'assistant' | 'tool'; content: Record<string, unknown>[] };
+
+/** The call options of one turn: consecutive tool results go in one tool message, as the AI SDK builds them. */
+function callOptions({ instructions, messages, tools, settings, signal }: ModelRequest): AiSdkCallOptions {
+  const prompt: PromptMessage[] = instructions === '' ? [] : [{ role: 'system', content: instructions }];
+  const names = new Map<string, string>();
+  let results: Record<string, unknown>[] | undefined;
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      if (results === undefined) prompt.push({ role: 'tool', content: (results = []) });
+      const { toolCallId, content } = message;
+      results.push({ type: 'tool-result', toolCallId, toolName: names.get(toolCallId) ?? '', output: { type: 'text', value: content } });
+      continue;
+    }
+    results = undefined;
+    const content: Record<string, unknown>[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
+    for (const call of message.role === 'assistant' ? message.toolCalls ?? [] : []) {
+      names.set(call.id, call.name);
+      content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
+    }
+    if (content.length > 0) prompt.push({ role: message.role, content });
+  }
+  const options: AiSdkCallOptions = { ...settings, prompt };
+  if (tools.length > 0) options.tools = tools.map(({ name, description, parameters }) => ({ type: 'function', name, description, inputSchema: parameters }));
+  if (signal !== undefined) options.abortSignal = signal;
+  return options;
+}
