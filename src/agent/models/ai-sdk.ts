@@ -51,9 +51,12 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
       const { stream } = await guard(() => model.doStream(callOptions(request)));
       const reader = stream.getReader();
       let calls = 0;
+      let finished = false;
       try {
         for (;;) {
           const { done, value } = await guard(() => reader.read());
+          // A stream without its finish part (or a provider's `interrupted` one) was cut: not a shorter answer.
+          if (done && !finished) throw new AgentError('MODEL_ERROR', 'the model stream ended before it finished');
           if (done) return;
           const part = value as Part;
           if (part.type === 'text-delta') {
@@ -61,9 +64,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           } else if (part.type === 'tool-call') {
             if (part.providerExecuted !== true) yield { type: 'tool-call', call: toolCall(part, calls++) };
           } else if (part.type === 'finish') {
-            // A provider whose stream ended without its end (a cut connection) says `interrupted`: not a shorter answer.
-            const reason = typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified;
-            if (reason === 'interrupted') throw new AgentError('MODEL_ERROR', 'the model stream ended before it finished');
+            finished = (typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified) !== 'interrupted';
             const usage = usageOf(part.usage);
             if (usage !== undefined) yield { type: 'usage', usage };
           } else if (part.type === 'error') {
