@@ -8,7 +8,7 @@ import type { RunEvent, Tool } from '../src/agent/index.ts';
 
 const API_KEY = 'sk-test-0123456789abcdef';
 
-interface Seen { method: string; url: string; authorization: string | undefined; body: Record<string, unknown> }
+interface Seen { method: string; url: string; authorization: string | undefined; headers: Record<string, unknown>; body: Record<string, unknown> }
 type Reply = { status?: number; json?: unknown; chunks?: string[] };
 
 /** A chat-completions server answering each request with the next reply of the script (no keep-alive, so `close` never waits). */
@@ -19,7 +19,7 @@ async function chatServer(script: Reply[]) {
     request.setEncoding('utf8');
     request.on('data', (chunk: string) => (text += chunk));
     request.on('end', () => {
-      seen.push({ method: request.method ?? '', url: request.url ?? '', authorization: request.headers.authorization, body: JSON.parse(text) });
+      seen.push({ method: request.method ?? '', url: request.url ?? '', authorization: request.headers.authorization, headers: request.headers, body: JSON.parse(text) });
       const reply = script.shift() ?? { status: 500, json: { error: 'script exhausted' } };
       if (reply.chunks) {
         response.writeHead(reply.status ?? 200, { 'content-type': 'text/event-stream', connection: 'close' });
@@ -206,4 +206,57 @@ test('openAICompatible reads server-sent events split anywhere: inside a line, b
   assert.equal(sent?.url, 'https://llm.example/v1/chat/completions');
   assert.equal(sent?.headers.get('authorization'), `Bearer ${API_KEY}`);
   assert.deepEqual(await sent?.json(), { model: 'm', messages: [{ role: 'user', content: 'hallo' }], stream: true, stream_options: { include_usage: true } });
+});
+
+test('openAICompatible maps the settings to its wire: temperature, max_tokens, top_p, stop, and settings.headers over its own headers', async () => {
+  const server = await chatServer([{ json: { choices: [{ message: { content: 'ok' } }] } }, { json: { choices: [{ message: { content: 'ok' } }] } }]);
+  try {
+    const model = openAICompatible({ baseURL: server.baseURL, apiKey: API_KEY, model: 'gpt-test', headers: { 'X-Org': 'org-1', 'X-Trace': 'model' } });
+    const settings = { temperature: 0.3, maxOutputTokens: 256, topP: 0.9, stopSequences: ['END', 'STOP'], headers: { 'x-trace': 'run' } };
+    await createAgent({ name: 't', model, settings }).send('hi');
+    await createAgent({ name: 't', model }).send('hi');
+    const [withSettings, without] = server.seen;
+    assert.deepEqual(withSettings!.body, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }], temperature: 0.3, max_tokens: 256, top_p: 0.9, stop: ['END', 'STOP'] });
+    assert.equal(withSettings!.headers['x-org'], 'org-1');
+    assert.equal(withSettings!.headers['x-trace'], 'run');
+    assert.equal(withSettings!.authorization, `Bearer ${API_KEY}`);
+    assert.deepEqual(without!.body, { model: 'gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(without!.headers['x-trace'], 'model');
+  } finally {
+    await server.close();
+  }
+});
+
+test('openAICompatible reads usage: from the answer, and, streaming, from the last chunk it asks for with stream_options.include_usage', async () => {
+  const chunk = (delta: unknown, finish: string | null = null) => sse({ choices: [{ index: 0, delta, finish_reason: finish }], usage: null });
+  const server = await chatServer([
+    { json: { choices: [{ message: { content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] } }], usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 } } },
+    { json: { choices: [{ message: { content: 'Cold.' } }], usage: { prompt_tokens: 50, completion_tokens: 3, total_tokens: 53 } } },
+    { chunks: [chunk({ content: 'Still ' }), chunk({ content: 'cold.' }), chunk({}, 'stop'), sse({ choices: [], usage: { prompt_tokens: 70, completion_tokens: 4, total_tokens: 74 } }), 'data: [DONE]\n\n'] },
+    { json: { choices: [{ message: { content: 'no usage' } }] } },
+  ]);
+  try {
+    const agent = createAgent({ name: 't', model: openAICompatible({ baseURL: server.baseURL, model: 'local' }), tools: [weather] });
+    const first = await agent.send('Oslo?', { sessionId: 'u' });
+    assert.deepEqual(first.usage, { inputTokens: 80, outputTokens: 15 });
+    assert.deepEqual(first.messages.flatMap((m) => (m.role === 'assistant' ? [m.usage] : [])), [{ inputTokens: 30, outputTokens: 12 }, { inputTokens: 50, outputTokens: 3 }]);
+    const streamed = await agent.send('And now?', { sessionId: 'u', onEvent: () => {} });
+    assert.deepEqual(server.seen[2]!.body.stream_options, { include_usage: true });
+    assert.equal(streamed.text, 'Still cold.');
+    assert.deepEqual(streamed.usage, { inputTokens: 70, outputTokens: 4 });
+    const none = await agent.send('?');
+    assert.equal('usage' in none, false);
+    assert.equal('usage' in none.messages[1]!, false);
+  } finally {
+    await server.close();
+  }
+});
+
+test('openAICompatible: headers of its own are checked (closed options, header names, no line breaks)', () => {
+  const invalid = (options: Record<string, unknown>, pattern: RegExp) =>
+    assert.throws(() => openAICompatible({ baseURL: 'https://llm.example/v1', model: 'm', ...options } as never), (e: unknown) => e instanceof AgentError && e.code === 'INVALID_AGENT' && pattern.test(e.message) && !e.message.includes('sk-'));
+  invalid({ header: { a: 'b' } }, /unknown option "header" \(did you mean "headers"\?\)/);
+  invalid({ headers: { 'a b': 'c' } }, /openAICompatible\(\): headers: "a b" must be a header name/);
+  invalid({ headers: { 'x-key': 'sk-1\nx' } }, /openAICompatible\(\): headers: "x-key" must be/);
+  invalid({ headers: 'x' }, /openAICompatible\(\): headers must be an object/);
 });

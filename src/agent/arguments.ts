@@ -45,9 +45,10 @@ const jsonSchemas = new WeakMap<object, JsonSchema>();
  * for one whose conversion fails).
  */
 export function parametersSchema(parameters: unknown, where: string): JsonSchema | undefined {
-  if (typeof parameters !== 'object' || parameters === null) return undefined;
+  // An arktype type is a function with ~standard; a JSON Schema is an object.
+  if ((typeof parameters !== 'object' && typeof parameters !== 'function') || parameters === null) return undefined;
   const standard = standardOf(parameters as ToolParameters);
-  if (standard === undefined) return parameters as JsonSchema;
+  if (standard === undefined) return typeof parameters === 'object' ? (parameters as JsonSchema) : undefined;
   if (typeof standard?.validate !== 'function' || typeof standard.jsonSchema?.input !== 'function') return undefined;
   let schema = jsonSchemas.get(parameters);
   if (schema === undefined) {
@@ -91,7 +92,8 @@ export async function checkArguments(tool: Tool, args: unknown): Promise<{ value
 }
 
 function describe({ message, path = [] }: Issue, args: unknown): string {
-  const keys = path.map((step) => (typeof step === 'object' && step !== null ? step.key : step));
+  // Array.from, not map: a library's path may be an Array subclass (arktype's) whose map builds one of its own.
+  const keys = Array.from(path, (step) => (typeof step === 'object' && step !== null ? step.key : step));
   let value = args;
   for (const key of keys) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
   const text = typeof message !== 'string' || quotes(message, value) ? 'invalid' : message.slice(0, 200);

@@ -49,6 +49,20 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     assert.deepEqual((await again.listSessions!({ owner: ALICE, limit: 10 })).map((row) => row.id), ['s-owned']);
   });
 
+  test(`${name} (store contract): each assistant entry keeps the usage of its model turn, tool calls and all, also in a new instance`, async (t) => {
+    const { store, reopen } = await open(t);
+    const record = sessionRecord('s-usage', {
+      messages: [
+        { role: 'user', content: 'weather?' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'weather', arguments: { city: 'Oslo' } }], usage: { inputTokens: 120, outputTokens: 17 } },
+        { role: 'tool', toolCallId: 'c1', content: '{"celsius":3}' },
+        { role: 'assistant', content: 'Cold.', usage: { inputTokens: 160, outputTokens: 4 } },
+      ],
+    });
+    await store.saveSession(record);
+    for (const view of [store, await reopen()]) assert.deepEqual(await view.loadSession('s-usage'), record);
+  });
+
   test(`${name} (store contract): sessionOwner, where present, reads the owner without the transcript: undefined for no session, null for none`, async (t) => {
     const { store, reopen } = await open(t);
     if (store.sessionOwner === undefined) return t.skip?.('this store has no sessionOwner: the agent loads the record to compare the owner');
