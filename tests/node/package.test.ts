@@ -11,6 +11,8 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { bundleWorker, startWorker } from './workerd-harness.ts';
+import { wireServer } from '../helpers/ai-sdk-wire.ts';
+import { openAIChatWire } from '../helpers/provider-wires.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
@@ -235,6 +237,98 @@ describe("the README's MCP server runs from the installed package: ask behind th
       assert.deepEqual(out, { refused: 401, server: { name: 'support', title: 'Support agent', version: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version }, tools: ['ask'], reply: 'hello' });
     });
   }
+});
+
+/** The first ts block of the README's "An AI SDK provider" section, from the installed README. */
+function readmeAiSdk(): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('### An AI SDK provider')));
+  assert.ok(block, 'the README has a ts block with an AI SDK provider');
+  return `const AGENT_API_TOKEN = ${JSON.stringify(TOKEN)};\n${block[1]!}`;
+}
+
+const AI_SDK_DRIVER = `
+const answer = await handler(new Request('http://localhost/agent', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + AGENT_API_TOKEN }, body: JSON.stringify({ message: 'And in Rome?' }) }));
+console.log(JSON.stringify({ result, answer: await answer.json() }));
+`;
+
+/** Runs a file of the consumer project without blocking this process (whose local servers it talks to). */
+function runAsync(command: string, args: string[], env: Record<string, string>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: app, env: { ...process.env, PATH, NO_COLOR: '1', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill(), 120_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      if (status === 0) resolve(stdout);
+      else reject(new Error(`${command} ${args.join(' ')} failed (${status}):\n${stdout}\n${stderr}`));
+    });
+  });
+}
+
+describe("the README's AI SDK example runs from the installed package with the real @ai-sdk/openai and zod, against a local chat-completions server", () => {
+  before(() => {
+    // As a user would: the provider and zod from the registry (or npm's cache), at the versions this repository tests.
+    const dev = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+    ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `@ai-sdk/openai@${dev['@ai-sdk/openai']}`, `zod@${dev.zod}`], app);
+  });
+
+  for (const [name, command, args] of runtimes('ai-sdk-example.ts')) {
+    test(`on ${name}`, async () => {
+      const server = await wireServer([
+        openAIChatWire.toolCall('call_1', 'weather', '{"city":"Paris"}', [120, 14]),
+        openAIChatWire.text('It is 21 °C in Paris.', [150, 9]),
+        openAIChatWire.text('It is 19 °C in Rome.', [170, 8]),
+      ]);
+      try {
+        write('ai-sdk-example.ts', readmeAiSdk() + AI_SDK_DRIVER);
+        const stdout = await runAsync(command, args, { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-package-test-0123456789' });
+        const { result, answer } = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, { text: string; usage: unknown; messages: unknown[] }>;
+        assert.equal(result!.text, 'It is 21 °C in Paris.');
+        assert.deepEqual(result!.usage, { inputTokens: 270, outputTokens: 23 });
+        assert.equal(answer!.text, 'It is 19 °C in Rome.');
+        assert.deepEqual(answer!.usage, { inputTokens: 170, outputTokens: 8 });
+        const first = server.seen[0]!.body as { messages: { role: string; content: unknown }[]; tools: { function: { name: string; parameters: { properties: unknown } } }[] };
+        assert.deepEqual(first.messages[0], { role: 'system', content: 'Answer in one sentence.' });
+        assert.deepEqual(first.tools.map((t) => [t.function.name, t.function.parameters.properties]), [['weather', { city: { type: 'string' } }]]);
+        assert.deepEqual(openAIChatWire.read(first as never).settings, { temperature: 0.2, max_tokens: 400, top_p: undefined, stop: undefined });
+        assert.equal(openAIChatWire.read(server.seen[1]!.body).toolOutput, '{"city":"Paris","celsius":21}');
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  test('the installed declarations take openai.chat() and openai.responses() models as they are, and type a zod tool (tsc strict, no cast)', () => {
+    write('ai-sdk-consumer.ts', `import { openai } from '@ai-sdk/openai';
+import { createAgent, tool, type Agent, type ModelSettings, type Usage } from 'agentward';
+import { z } from 'zod';
+
+const weather = tool({
+  name: 'weather',
+  description: 'The weather',
+  parameters: z.object({ city: z.string(), days: z.number().optional() }),
+  execute: ({ city, days }) => {
+    const checked: [string, number | undefined] = [city, days];
+    // @ts-expect-error city is a string
+    const wrong: number = city;
+    return { checked, wrong };
+  },
+});
+const settings: ModelSettings = { temperature: 0.2, maxOutputTokens: 100 };
+export const fixed: Agent = createAgent({ name: 'a', model: openai.chat('gpt-4o-mini'), tools: [weather], settings });
+export const chosen: Agent = createAgent({ name: 'b', model: async () => openai.responses('gpt-4o-mini'), settings: () => settings });
+export async function total(): Promise<Usage | undefined> {
+  return (await fixed.send('hi')).usage;
+}
+`);
+    write('tsconfig.ai-sdk.json', JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: [], skipLibCheck: true }, files: ['ai-sdk-consumer.ts'] }));
+    ok(bin('tsc'), ['-p', 'tsconfig.ai-sdk.json'], app);
+  });
 });
 
 /** The README's Cloudflare Worker block (the one whose `fetch` takes `env`), from the installed README. */

@@ -36,7 +36,12 @@ interface Part {
 export function aiSdkModel(model: AiSdkLanguageModel): Model {
   return {
     async generate(request) {
-      const result = await guard(() => model.doGenerate(callOptions(request)));
+      let result: Awaited<ReturnType<AiSdkLanguageModel['doGenerate']>>;
+      try {
+        result = await model.doGenerate(callOptions(request));
+      } catch (error) {
+        throw modelError(error, 'the model failed');
+      }
       let text = '';
       const toolCalls: ToolCall[] = [];
       for (const part of result.content as Part[]) {
@@ -48,17 +53,20 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
     },
 
     async *stream(request): AsyncIterable<ModelDelta> {
-      const { stream } = await guard(() => model.doStream(callOptions(request)));
-      const reader = stream.getReader();
-      let calls = 0;
+      let reader: ReadableStreamDefaultReader<{ type: string }> | undefined;
       let finished = false;
+      let done = false;
+      let calls = 0;
       try {
+        reader = (await model.doStream(callOptions(request))).stream.getReader();
         for (;;) {
-          const { done, value } = await guard(() => reader.read());
+          const read = await reader.read();
           // A stream without its finish part (or a provider's `interrupted` one) was cut: not a shorter answer.
-          if (done && !finished) throw new AgentError('MODEL_ERROR', 'the model stream ended before it finished');
-          if (done) return;
-          const part = value as Part;
+          if ((done = read.done)) {
+            if (finished) return;
+            throw new AgentError('MODEL_ERROR', 'the model stream ended before it finished');
+          }
+          const part = read.value as Part;
           if (part.type === 'text-delta') {
             if (part.delta) yield { type: 'text', text: part.delta };
           } else if (part.type === 'tool-call') {
@@ -71,20 +79,14 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
             throw modelError(part.error, 'the model reported an error in its stream');
           }
         }
+      } catch (error) {
+        throw modelError(error, 'the model failed');
       } finally {
         // A run that stops early (an abort, a bad part) lets go of the provider's response.
-        reader.cancel().catch(() => undefined);
+        if (!done) reader?.cancel().catch(() => undefined);
       }
     },
   };
-}
-
-async function guard<T>(call: () => PromiseLike<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw modelError(error, 'the model failed');
-  }
 }
 
 /** `MODEL_ERROR` for what a provider threw: the HTTP status of an `APICallError`, the `AI_…` name of another AI SDK error, nothing else of it. */
@@ -98,10 +100,8 @@ function modelError(error: unknown, otherwise: string): AgentError {
 const toolCall = (part: Part, index: number): ToolCall => wireToolCall(part.toolCallId, part.toolName, part.input, index);
 
 /** Usage of a V3/V4 result (`{ inputTokens: { total }, outputTokens: { total } }`; flat numbers read too). */
-function usageOf(usage: Part['usage']): Usage | undefined {
-  const count = (tokens: unknown) => (typeof tokens === 'object' && tokens !== null ? (tokens as { total?: unknown }).total : tokens);
-  return reportedUsage(count(usage?.inputTokens), count(usage?.outputTokens));
-}
+const usageOf = (usage: Part['usage']): Usage | undefined => reportedUsage(tokens(usage?.inputTokens), tokens(usage?.outputTokens));
+const tokens = (count: unknown) => (typeof count === 'object' && count !== null ? (count as { total?: unknown }).total : count);
 
 type PromptMessage = { role: 'system'; content: string } | { role: 'user' | 'assistant' | 'tool'; content: Record<string, unknown>[] };
 
