@@ -152,7 +152,7 @@ test('parameters that are neither a JSON Schema nor a Standard Schema with Stand
   invalid(v.object({ city: v.string() }), /tool "x" needs parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema/);
   invalid(null, /needs parameters/);
   const throwing = { '~standard': { version: 1, vendor: 'x', validate: () => ({ value: 1 }), jsonSchema: { input: () => { throw new Error('no'); } } } };
-  invalid(throwing, /tool "x": its parameters cannot be written as JSON Schema/);
+  invalid(throwing, /tool "x": ~standard.jsonSchema.input\(\) gave no JSON Schema/);
 });
 
 test("a schema whose validate throws fails the call as the tool's own failure (logged), and execute never runs", async () => {

@@ -55,9 +55,9 @@ export function parametersSchema(parameters: unknown, where: string): JsonSchema
     try {
       schema = standard.jsonSchema.input({ target: 'draft-2020-12' });
     } catch {
-      throw new AgentError('INVALID_AGENT', `${where}: its parameters cannot be written as JSON Schema (~standard.jsonSchema.input threw)`);
+      // Checked below: a conversion that throws is one that returned nothing.
     }
-    if (typeof schema !== 'object' || schema === null) throw new AgentError('INVALID_AGENT', `${where}: ~standard.jsonSchema.input did not return a JSON Schema`);
+    if (typeof schema !== 'object' || schema === null) throw new AgentError('INVALID_AGENT', `${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
     jsonSchemas.set(parameters, schema);
   }
   return schema;
@@ -117,15 +117,10 @@ function quotes(message: string, value: unknown): boolean {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const TYPES: Record<string, (value: unknown) => boolean> = {
-  object: isObject,
-  array: Array.isArray,
-  string: (value) => typeof value === 'string',
-  number: (value) => typeof value === 'number' && Number.isFinite(value),
-  integer: Number.isInteger,
-  boolean: (value) => typeof value === 'boolean',
-  null: (value) => value === null,
-};
+/** Whether `value` is of the JSON Schema type `name` (a name it does not know passes). */
+const isType = (value: unknown, name: unknown): boolean =>
+  name === 'integer' ? Number.isInteger(value) : name === 'array' ? Array.isArray(value) : name === 'null' ? value === null : name === 'object' ? isObject(value) :
+  typeof name !== 'string' || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
 
 /** The issues of `value` under a plain JSON Schema's `type`, `enum`, `required`, `properties`, `additionalProperties` and `items`. */
 function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issues: Issue[]): void {
@@ -133,7 +128,7 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
   if (!isObject(schema) || issues.length > MAX_ISSUES) return;
   const { type, enum: allowed, required, properties, additionalProperties, items } = schema;
   const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
-  if (types !== undefined && !types.some((name) => TYPES[name as string]?.(value) ?? true)) {
+  if (types !== undefined && !types.some((name) => isType(value, name))) {
     issues.push({ path, message: `expected ${types.join(' or ')}` });
     return;
   }
