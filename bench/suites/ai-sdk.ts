@@ -8,7 +8,7 @@
 // same ReadableStream) takes out of the comparison. The store keeps nothing
 // (bench/http-shared.ts), so the send itself is all that is measured.
 import { createAgent, echoModel } from '../../src/agent/index.ts';
-import type { AiSdkLanguageModel, Model, ModelDelta } from '../../src/agent/types.ts';
+import type { AiSdkLanguageModel, Model, ModelDelta } from '../../src/agent/index.ts';
 import { discardStore } from '../http-shared.ts';
 import type { SuiteSpec } from '../lib.ts';
 

@@ -3,7 +3,25 @@
 // Schema validates itself (`~standard.validate`); a plain JSON Schema is checked here on its
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
 import { AgentError } from './errors.ts';
-import type { JsonSchema, StandardJsonSchema, Tool, ToolContext, ToolParameters } from './types.ts';
+import type { JsonSchema, Tool, ToolContext } from './types.ts';
+
+/**
+ * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
+ * `toStandardJsonSchema`) that also implements Standard JSON Schema: the model is sent
+ * `jsonSchema.input({ target: 'draft-2020-12' })`, and the arguments are checked with `validate`.
+ */
+export interface StandardJsonSchema<Output = unknown> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    validate(value: unknown): unknown;
+    readonly jsonSchema: { input(options: { readonly target: 'draft-2020-12' }): Record<string, unknown> };
+    readonly types?: { readonly output: Output } | undefined;
+  };
+}
+
+/** A tool's `parameters`: a JSON Schema object, or a Standard Schema with Standard JSON Schema. */
+export type ToolParameters = JsonSchema | StandardJsonSchema;
 
 /** The arguments `execute` and `needsApproval` receive for `parameters`: a Standard Schema's output type, `any` for a JSON Schema. */
 export type ToolArguments<P> = P extends { readonly '~standard': { readonly types?: infer T } } ? (NonNullable<T> extends { readonly output: infer O } ? O : unknown) : any;

@@ -8,4 +8,5 @@ export type * from './types.ts';
 export { openAICompatible } from './models/openai.ts';
 export type { OpenAICompatibleOptions } from './models/openai.ts';
 export { tool } from './arguments.ts';
-export type { ToolArguments, ToolDefinition } from './arguments.ts';
+export type { StandardJsonSchema, ToolArguments, ToolDefinition, ToolParameters } from './arguments.ts';
+export type { AiSdkCallOptions, AiSdkLanguageModel } from './models/ai-sdk.ts';

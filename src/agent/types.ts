@@ -1,5 +1,7 @@
 // The agent contract (design §6). Shared by src/agent (runtime), src/http (routes) and src/node (server, file store).
 import type { Principal } from '../auth/types.ts';
+import type { ToolParameters } from './arguments.ts';
+import type { AiSdkLanguageModel } from './models/ai-sdk.ts';
 
 export type { Principal };
 
@@ -15,24 +17,6 @@ export type Message =
 
 /** JSON Schema of a tool's arguments. */
 export type JsonSchema = Record<string, unknown>;
-
-/**
- * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
- * `toStandardJsonSchema`) that also implements Standard JSON Schema: the model is sent
- * `jsonSchema.input({ target: 'draft-2020-12' })`, and the arguments are checked with `validate`.
- */
-export interface StandardJsonSchema<Output = unknown> {
-  readonly '~standard': {
-    readonly version: 1;
-    readonly vendor: string;
-    validate(value: unknown): unknown;
-    readonly jsonSchema: { input(options: { readonly target: 'draft-2020-12' }): Record<string, unknown> };
-    readonly types?: { readonly output: Output } | undefined;
-  };
-}
-
-/** A tool's `parameters`: a JSON Schema object, or a Standard Schema with Standard JSON Schema. */
-export type ToolParameters = JsonSchema | StandardJsonSchema;
 
 /** What a model is told of a tool: its arguments as JSON Schema. */
 export interface ToolSpec { name: string; description: string; parameters: JsonSchema }
@@ -70,34 +54,6 @@ export interface Model {
   generate(request: ModelRequest): Promise<ModelTurn>;
   /** Streams one turn; a model without it is streamed as one text delta. */
   stream?(request: ModelRequest): AsyncIterable<ModelDelta>;
-}
-
-/**
- * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
- * and every AI SDK provider return), as far as the agent reads it; recognized by its shape, so
- * nothing here imports the AI SDK (design §21).
- */
-export interface AiSdkLanguageModel {
-  readonly specificationVersion: 'v3' | 'v4';
-  readonly provider: string;
-  readonly modelId: string;
-  doGenerate(options: AiSdkCallOptions): PromiseLike<{ readonly content: ReadonlyArray<{ readonly type: string }>; readonly usage?: unknown }>;
-  doStream(options: AiSdkCallOptions): PromiseLike<{ readonly stream: ReadableStream<{ readonly type: string }> }>;
-}
-
-/**
- * The call options the agent hands an AI SDK model: the part of `LanguageModelV3CallOptions` /
- * `LanguageModelV4CallOptions` it sets, typed loosely enough that both are assignable to it.
- */
-export interface AiSdkCallOptions {
-  prompt: ReadonlyArray<{ readonly role: string; readonly content: unknown }>;
-  tools?: ReadonlyArray<{ readonly type: string; readonly name: string }>;
-  temperature?: number;
-  maxOutputTokens?: number;
-  topP?: number;
-  stopSequences?: string[];
-  headers?: Record<string, string | undefined>;
-  abortSignal?: AbortSignal;
 }
 
 /** What a run knows: `metadata` is what the caller sent, `principal` what auth verified (frozen, possibly absent). */

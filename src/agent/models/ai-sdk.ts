@@ -3,7 +3,35 @@
 // language-model types (prompt, function tools, generate result, stream parts, usage).
 import { AgentError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
-import type { AiSdkCallOptions, AiSdkLanguageModel, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
+import type { Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
+
+/**
+ * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
+ * and every AI SDK provider return), as far as the agent reads it; recognized by its shape, so
+ * nothing here imports the AI SDK (design §21).
+ */
+export interface AiSdkLanguageModel {
+  readonly specificationVersion: 'v3' | 'v4';
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: AiSdkCallOptions): PromiseLike<{ readonly content: ReadonlyArray<{ readonly type: string }>; readonly usage?: unknown }>;
+  doStream(options: AiSdkCallOptions): PromiseLike<{ readonly stream: ReadableStream<{ readonly type: string }> }>;
+}
+
+/**
+ * The call options the agent hands an AI SDK model: the part of `LanguageModelV3CallOptions` /
+ * `LanguageModelV4CallOptions` it sets, typed loosely enough that both are assignable to it.
+ */
+export interface AiSdkCallOptions {
+  prompt: ReadonlyArray<{ readonly role: string; readonly content: unknown }>;
+  tools?: ReadonlyArray<{ readonly type: string; readonly name: string }>;
+  temperature?: number;
+  maxOutputTokens?: number;
+  topP?: number;
+  stopSequences?: string[];
+  headers?: Record<string, string | undefined>;
+  abortSignal?: AbortSignal;
+}
 
 /** True for an AI SDK language model of specification `v3` or `v4` (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `MockLanguageModelV4`, …). */
 export function isAiSdkModel(value: unknown): value is AiSdkLanguageModel {
