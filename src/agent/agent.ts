@@ -87,10 +87,11 @@ const runModel = (model: unknown): Model | undefined =>
 const notAModel = (what: string) => new AgentError('INVALID_AGENT', `${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`);
 
 /**
- * Creates an agent. `model`, `instructions` and `tools` are values (a static agent) or
- * functions, possibly async, of the run context `{ principal?, sessionId, metadata }` (a
- * dynamic agent). `principal` is only ever the verified principal passed to `send`; tools
- * and approval policies never receive it.
+ * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
+ * or functions, possibly async, of the run context `{ principal?, sessionId, metadata }` (a
+ * dynamic agent). `model` is a `Model` or an AI SDK language model (design §21). `principal`
+ * is only ever the verified principal passed to `send`; tools and approval policies never
+ * receive it.
  *
  * Sessions: `send` without `sessionId` starts a session with a random 128-bit id; a
  * caller-chosen id that does not exist yet is created by its first send. The stored
