@@ -136,21 +136,20 @@ type PromptMessage = { role: 'system'; content: string } | { role: 'user' | 'ass
 /** The call options of one turn: consecutive tool results go in one tool message, as the AI SDK builds them. */
 function callOptions({ instructions, messages, tools, settings, signal }: ModelRequest): AiSdkCallOptions {
   const prompt: PromptMessage[] = instructions === '' ? [] : [{ role: 'system', content: instructions }];
-  const names = new Map<string, string>();
+  // The calls the tool results that follow answer (a transcript answers each turn's calls right after it).
+  let calls: readonly ToolCall[] = [];
   let results: Record<string, unknown>[] | undefined;
   for (const message of messages) {
     if (message.role === 'tool') {
       if (results === undefined) prompt.push({ role: 'tool', content: (results = []) });
       const { toolCallId, content } = message;
-      results.push({ type: 'tool-result', toolCallId, toolName: names.get(toolCallId) ?? '', output: { type: 'text', value: content } });
+      results.push({ type: 'tool-result', toolCallId, toolName: calls.find((call) => call.id === toolCallId)?.name ?? '', output: { type: 'text', value: content } });
       continue;
     }
     results = undefined;
     const content: Record<string, unknown>[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
-    for (const call of message.role === 'assistant' ? message.toolCalls ?? [] : []) {
-      names.set(call.id, call.name);
-      content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
-    }
+    calls = (message.role === 'assistant' && message.toolCalls) || [];
+    for (const call of calls) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
     if (content.length > 0) prompt.push({ role: message.role, content });
   }
   const options: AiSdkCallOptions = { ...settings, prompt };
