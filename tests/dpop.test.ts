@@ -168,13 +168,15 @@ test('the default replay store fails closed when full: new proofs refused, one w
   const expiring = memoryReplayStore(1);
   assert.equal(expiring.seen('x', Date.now() / 1000 - 1), false);
   assert.equal(expiring.seen('y', Date.now() / 1000 + 60), false, 'an expired key leaves room');
-  const seen: [string, number][] = [];
-  const auth = entry({ dpopReplay: { seen: async (key, at) => (seen.push([key, at]), false) } });
+  const seen: [string, number, number | undefined][] = [];
+  const auth = entry({ dpopReplay: { seen: async (key, at, now) => (seen.push([key, at, now]), false) } });
   const token = await boundToken();
   assert.equal((await outcome(auth, request(`DPoP ${token}`, await dpopProof(proofKey, { token, iat: NOW })))).ok, true);
   assert.equal(seen.length, 1);
   assert.match(seen[0]![0], /^[A-Za-z0-9_-]{43}$/, 'the key is a digest: the store never holds the jti itself');
-  assert.equal(seen[0]![1], NOW + 300 + 60);
+  // Past the last instant any instance accepts it (iat + 300 + 60 on a clock up to 60 s ahead), and the entry's own reading.
+  assert.equal(seen[0]![1], NOW + 300 + 2 * 60 + 1);
+  assert.equal(seen[0]![2], NOW);
 });
 
 test('dpopOrigin: behind a proxy, the proof names the origin the client called', async () => {

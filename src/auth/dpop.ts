@@ -14,9 +14,14 @@ import { AuthConfigError } from './errors.ts';
 import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
 import type { Challenge } from './types.ts';
 
-/** Remembers proofs seen: `seen` is true when `key` was seen already, and records it otherwise (until `expiresAtSec`). */
+/**
+ * Remembers proofs seen: `seen` is true when `key` was seen already (and has not expired at
+ * `nowSec`), and records it otherwise, until `expiresAtSec`. `nowSec` is the clock reading the
+ * entry judged the proof's `iat` by: a store that judges expiry by it too never lets a proof
+ * the entry still accepts pass as unseen (design §20).
+ */
 export interface DpopReplayStore {
-  seen(key: string, expiresAtSec: number): boolean | Promise<boolean>;
+  seen(key: string, expiresAtSec: number, nowSec?: number): boolean | Promise<boolean>;
 }
 
 /** The DPoP options of `jwt()`, `oidc()` and `introspection()`. */
@@ -80,7 +85,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
     origin = parsed.origin;
   }
   if (dpopReplay !== undefined && typeof (dpopReplay as DpopReplayStore | null)?.seen !== 'function') {
-    throw new AuthConfigError(`${helper}: dpopReplay must be { seen(key, expiresAtSec) }, e.g. postgresReplayStore()`);
+    throw new AuthConfigError(`${helper}: dpopReplay must be { seen(key, expiresAtSec, nowSec) }, e.g. postgresReplayStore()`);
   }
   return Object.freeze({
     required: dpop === 'required',
@@ -188,9 +193,9 @@ function requestUri(request: ProofRequest, origin: string | undefined): string {
  * Checks the proof of a request that presented a token with the `DPoP` scheme, bound to the key
  * whose thumbprint is `jkt` (RFC 9449 §4.3, §7.1): `null` when it holds, else why not
  * (`dpop-proof`, or `dpop-replay` for a proof already used). `ath` is the token's
- * `accessTokenHash()` (a cached token keeps it); `now` in seconds.
+ * `accessTokenHash()` (a cached token keeps it); `clock` in seconds, read once, after the signature.
  */
-export async function checkProof(request: ProofRequest, ath: string, jkt: string, policy: DpopPolicy, now: number): Promise<'dpop-proof' | 'dpop-replay' | null> {
+export async function checkProof(request: ProofRequest, ath: string, jkt: string, policy: DpopPolicy, clock: () => number): Promise<'dpop-proof' | 'dpop-replay' | null> {
   const proof = request.headers.get('dpop');
   // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.
   const jws = proof === null || proof.includes(',') ? null : parseCompactJws(proof);
@@ -204,17 +209,23 @@ export async function checkProof(request: ProofRequest, ath: string, jkt: string
     typeof jti === 'string' && jti.length > 0 && jti.length <= MAX_JTI_LENGTH &&
     htm === request.method && typeof htu === 'string' && URL.canParse(htu) &&
     normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
-    typeof iat === 'number' && iat <= now + policy.toleranceSec && iat >= now - policy.maxAgeSec - policy.toleranceSec &&
-    claims.ath === ath && thumbprintOf(jwk) === jkt;
+    typeof iat === 'number' && claims.ath === ath && thumbprintOf(jwk) === jkt;
   if (!valid) return 'dpop-proof';
   const key = await proofKey(jwk, algorithm);
   // The parser's shared buffers are read after the await: signatureOf/signingInputOf reload them if another token came between.
   if (key === null || !(await verifySignature(key, signatureOf(jws), signingInputOf(jws)).catch(() => false))) return 'dpop-proof';
-  // Last: only a proof that holds takes a place in the replay store. A store that fails refuses
-  // the proof (it cannot tell a replay): a skip, never a 500.
+  // One clock reading, after the signature, judges the window and the replay store's expiry
+  // (design §20): read before, a proof accepted at the window's last instant met a store that
+  // had already let it expire, and was accepted again.
+  const now = clock();
+  const { maxAgeSec, toleranceSec } = policy;
+  if (iat > now + toleranceSec || iat < now - maxAgeSec - toleranceSec) return 'dpop-proof';
+  // Last: only a proof that holds takes a place in the replay store, kept past the last instant
+  // any instance accepts it (its clock up to toleranceSec ahead of the one that purges). A store
+  // that fails refuses the proof (it cannot tell a replay): a skip, never a 500.
   const replayKey = encodeBase64url(sha256(`${jkt} ${jti}`));
   const seen = await Promise.resolve()
-    .then(() => policy.replay.seen(replayKey, Math.ceil(iat + policy.maxAgeSec + policy.toleranceSec)))
+    .then(() => policy.replay.seen(replayKey, Math.ceil(iat + maxAgeSec + 2 * toleranceSec) + 1, now))
     .catch((error: unknown) => {
       console.error('agentward: the DPoP replay store failed; the proof is refused', error instanceof Error ? error.message : error);
       return true;
@@ -231,8 +242,7 @@ export function memoryReplayStore(limit: number): DpopReplayStore {
   const expiries = new Map<string, number>();
   let warned = false;
   return {
-    seen(key, expiresAtSec) {
-      const now = Date.now() / 1000;
+    seen(key, expiresAtSec, now = Date.now() / 1000) {
       // Keys arrive about in the order they expire: drop expired ones from the oldest on.
       for (const [old, at] of expiries) {
         if (at > now) break;

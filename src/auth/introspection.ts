@@ -212,7 +212,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     const jkt = boundThumbprint(answer);
     if ((jkt !== undefined) === asBearer) return refuse('dpop-binding', answer.iss);
     if (jkt !== undefined) {
-      const proof = await checkProof(request, athOf(key), jkt, dpop, now());
+      const proof = await checkProof(request, athOf(key), jkt, dpop, now);
       if (proof !== null) return (refuse(proof, answer.iss), skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null);
     }
     if (scopes !== undefined && !hasScopes(answer, scopes)) {

@@ -179,7 +179,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
 
   /** The proof of a DPoP request, checked on every request (never cached): then `then()`, else a skip saying invalid_dpop_proof. */
   const withProof = <T>(request: Request, jws: CompactJws | null, refuse: Refuse | undefined, ath: string, claims: Readonly<Record<string, unknown>>, then: () => T) =>
-    checkProof(request, ath, boundThumbprint(claims) as string, dpop, now()).then((failed) => {
+    checkProof(request, ath, boundThumbprint(claims) as string, dpop, now).then((failed) => {
       if (failed === null) return then();
       refuse?.(failed, jws, claims);
       return skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null;

@@ -24,7 +24,9 @@ const PURGE_EVERY = 1_000;
  * replayed to another instance behind the load balancer is refused too. One `INSERT … ON CONFLICT`
  * per proof: the key (a digest of the proof's key thumbprint and `jti`, never the proof) is new
  * when the row was inserted, or taken again after it expired; a row that is there and live means
- * the proof was seen. The keys expire with the proof's window (`dpopMaxAgeSec` + tolerance).
+ * the proof was seen. The keys expire after the proof's window (`dpopMaxAgeSec` + tolerance),
+ * with the margin the entry adds for other instances' clocks; liveness is judged on the entry's
+ * own clock reading (`nowSec`), the one it judged the proof's `iat` by.
  * @example
  * const replay = postgresReplayStore({ client: pool });
  * await replay.migrate();
@@ -50,8 +52,7 @@ export function postgresReplayStore(options: PostgresReplayStoreOptions): Postgr
         `CREATE INDEX IF NOT EXISTS dpop_replay_by_expiry ON ${s}.dpop_replay (expires_at)`,
       ].join(';\n'));
     },
-    async seen(key, expiresAtSec) {
-      const now = Date.now() / 1000;
+    async seen(key, expiresAtSec, now = Date.now() / 1000) {
       if (++calls % PURGE_EVERY === 0) await client.query(`DELETE FROM ${s}.dpop_replay WHERE expires_at < $1`, [now]);
       const { rows } = await client.query(
         `INSERT INTO ${s}.dpop_replay AS seen (key, expires_at) VALUES ($1, $2)

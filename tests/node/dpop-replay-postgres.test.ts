@@ -17,7 +17,8 @@ before(async () => {
   db = await startDatabase();
 });
 after(async () => {
-  for (const process of running) process.kill('SIGTERM');
+  // The servers end before the database does: their pools would log its going away.
+  await Promise.all(running.map((child) => child.exitCode !== null ? undefined : new Promise((resolve) => (child.once('exit', resolve), child.kill('SIGTERM')))));
   await db?.stop();
 });
 
@@ -73,6 +74,44 @@ test('postgresReplayStore(): a proof replayed to another server process is refus
   const jti2 = 'jti-each-process-alone';
   assert.equal(await call(c, await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${c}/agent`, jti: jti2 })), 200);
   assert.equal(await call(d, await dpopProof(proofKey, { token, iat: now, htm: 'POST', htu: `${d}/agent`, jti: jti2 })), 200, 'without a shared store the other process cannot know');
+});
+
+test('postgresReplayStore(), two server processes: replays of used proofs fired in a tight loop across the end of their window, at both, none accepted (dpopMaxAgeSec: 1, clockToleranceSec: 0)', async () => {
+  const tokenKey = await testKey('ES256');
+  const proofKey = await testKey('ES256');
+  const schema = db.schema();
+  const env = { DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, DPOP_REPLAY: 'postgres', DPOP_TOKEN_JWK: JSON.stringify(tokenKey.jwk), DPOP_MAX_AGE_SEC: '1', CLOCK_TOLERANCE_SEC: '0' };
+  const [a, b] = await Promise.all([server(env), server(env)]);
+  const jkt = await thumbprint(proofKey.jwk);
+  const call = async (origin: string, token: string, proof: string) => {
+    const response = await fetch(`${origin}/agent`, { method: 'POST', headers: { authorization: `DPoP ${token}`, dpop: proof, 'content-type': 'application/json' }, body: '{"message":"hi"}' });
+    await response.arrayBuffer();
+    return response.status;
+  };
+  let rounds = 0;
+  let replays = 0;
+  const accepted: string[] = [];
+  for (let batch = 0; batch < 3; batch++) {
+    const iat = Math.floor(Date.now() / 1000);
+    const token = await signToken({ alg: 'ES256' }, { sub: 'ada', iss: 'https://issuer.example.com', aud: 'agent-api', exp: iat + 600, iat, cnf: { jkt } }, tokenKey.sign);
+    // One jti per round, proven for A's URL and for B's: the replay key is the key's thumbprint and the jti.
+    const jtis = Array.from({ length: 4 }, (_, i) => `replay-loop-${batch}-${i}-${Date.now()}`);
+    const proofs = await Promise.all(jtis.map(async (jti) => ({
+      a: await dpopProof(proofKey, { token, iat, jti, htm: 'POST', htu: `${a}/agent` }),
+      b: await dpopProof(proofKey, { token, iat, jti, htm: 'POST', htu: `${b}/agent` }),
+    })));
+    const first = await Promise.all(proofs.map(({ a: proof }) => call(a, token, proof)));
+    if (first.some((status) => status !== 200)) continue; // the second turned while signing: no window left
+    rounds += proofs.length;
+    while (Date.now() / 1000 < iat + 1.15) {
+      const statuses = await Promise.all(proofs.flatMap(({ a: atA, b: atB }) => [call(a, token, atA), call(b, token, atB)]));
+      replays += statuses.length;
+      statuses.forEach((status, i) => status === 200 && accepted.push(`batch ${batch} round ${i >> 1} at ${i % 2 === 0 ? 'A' : 'B'}, ${(Date.now() / 1000 - iat).toFixed(3)} s after iat`));
+    }
+  }
+  assert.ok(rounds >= 4, `${rounds} rounds ran`);
+  assert.ok(replays > rounds * 2, `${replays} replays fired`);
+  assert.deepEqual(accepted, [], `a used proof was accepted again (${accepted.length} of ${replays} replays)`);
 });
 
 test('postgresReplayStore(): migrate() run by several processes at once succeeds in every one (they take turns on a lock)', async () => {
