@@ -8,7 +8,9 @@ import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from
 import { AuthConfigError, AuthError } from './errors.ts';
 import { encodeBase64url } from './jose/base64url.ts';
 import { checkClaims, hasScopes } from './jose/claims.ts';
-import { attemptGate, fetchJsonObject, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
+import { fetchJsonObject, isWorkersRuntime, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
+import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
+import { callSlots } from './call-slots.ts';
 import { entryChallenges, readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames } from './options.ts';
@@ -37,8 +39,12 @@ const OPTION_NAMES = [
   'endpoint', 'issuer', 'clientId', 'clientSecret', 'audience', 'allowAnyAudience', 'scopes', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata', 'timeoutMs',
   ...DPOP_OPTION_NAMES,
 ];
-/** Calls in flight per entry at most: beyond, requests skip, so a flood of garbage tokens cannot flood the server. */
+/** Calls in flight per entry at most, so a flood of garbage tokens cannot flood the server; beyond, requests wait in line. */
 export const MAX_IN_FLIGHT = 16;
+/** Requests waiting in line for a call per entry at most (each at most `timeoutMs`); beyond, they skip. */
+export const MAX_WAITING = 1_000;
+/** `token_type` values of an access token (RFC 6749 §7.1, RFC 9449 §5), compared case-insensitively. */
+const ACCESS_TOKEN_TYPE = /^(?:bearer|dpop|access_token)$/i;
 const MAX_ANSWER_BYTES = 64 * 1024;
 /** An inactive answer is kept at most this long: a token just issued may be refused for that long. */
 const INACTIVE_MAX_AGE_SEC = 10;
@@ -97,7 +103,10 @@ function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | 
  * `jwt()`) and `scopes` are checked. Default principal: `sub` as a user, else `client_id` as a
  * service, else skip; `authenticator: 'introspection'`. Answers are kept by the token's SHA-256
  * for at most `cache.maxAgeSec` (60 s; never past `exp`; inactive ones 10 s): a revoked token
- * is refused once its answer is older than that. Every failure of the call skips (never a 500).
+ * is refused once its answer is older than that. An active answer whose `token_type` is not an
+ * access token's (a refresh token) skips. At most 16 calls at once: other requests wait in line,
+ * first in, first out (at most 1,000, each at most `timeoutMs`), and one for a token already being
+ * asked joins that call. Every failure of the call, a full line or a wait that ran out skips (never a 500).
  * @example
  * const entry = introspection({ issuer: 'https://id.example.com', clientId: 'agent-api', clientSecret: env.INTROSPECTION_SECRET, audience: 'https://agent.example.com/agent' });
  */
@@ -121,13 +130,18 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   const now = internals.now === undefined ? () => Date.now() / 1000 : () => (internals.now as () => number)() / 1000;
   const basic = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`;
   const kept = new Map<string, Kept>();
-  let inFlight = 0;
+  // A slot is held no longer than its call can last (timeoutMs), with a second to spare.
+  const slots = callSlots(MAX_IN_FLIGHT, MAX_WAITING, timeoutMs + 1_000);
+  /** The call under way for a token, by its digest: a request for the same token joins it (not on Workers). */
+  const asking = new Map<string, Promise<Kept | undefined>>();
+  const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
 
-  /** Asks the endpoint; `undefined` when the call fails or too many are in flight (never kept). */
+  /** Asks the endpoint, once a call slot is free; `undefined` when the call fails or no slot came in time (never kept). */
   async function ask(token: string): Promise<Record<string, unknown> | undefined> {
     const endpoint = await endpointOf(now());
-    if (endpoint === undefined || inFlight >= MAX_IN_FLIGHT) return undefined;
-    inFlight++;
+    if (endpoint === undefined) return undefined;
+    const release = await slots.take(timeoutMs);
+    if (release === undefined) return undefined;
     try {
       return await fetchJsonObject(endpoint, internals, {
         limit: MAX_ANSWER_BYTES,
@@ -141,7 +155,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
       console.warn(`agentward: token introspection at ${withoutQuery(endpoint)} failed (${(error as Error).message}); the token skips`);
       return undefined;
     } finally {
-      inFlight--;
+      release();
     }
   }
 
@@ -155,8 +169,21 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     return entry;
   }
 
-  /** The answer for a token, asked now and kept (`undefined`: unavailable; `'inactive'`). */
-  async function answerFor(token: string, key: string, time: number): Promise<Kept | undefined> {
+  /**
+   * The answer for a token, asked now and kept (`undefined`: unavailable; `'inactive'`). Requests
+   * for a token already being asked join that call; on Workers, where a request must not wait on
+   * I/O another request began, each asks for itself.
+   */
+  function answerFor(token: string, key: string, time: number): Promise<Kept | undefined> {
+    const joined = asking.get(key);
+    if (joined !== undefined) return joined;
+    const call = askAndKeep(token, key, time);
+    if (perRequest) return call;
+    asking.set(key, call);
+    return call.finally(() => asking.get(key) === call && asking.delete(key));
+  }
+
+  async function askAndKeep(token: string, key: string, time: number): Promise<Kept | undefined> {
     const answer = await ask(token);
     if (answer === undefined) return undefined;
     if (answer.active !== true) return keep(key, 'inactive', time + Math.min(INACTIVE_MAX_AGE_SEC, cacheOptions?.maxAgeSec ?? 0));
@@ -207,6 +234,9 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if (found === undefined) return refuse('introspection-unavailable');
     const { answer } = found;
     if (answer === 'inactive') return refuse('inactive');
+    // A refresh token (or any other kind) the server calls active opens no API.
+    const type = answer.token_type;
+    if (type !== undefined && !(typeof type === 'string' && ACCESS_TOKEN_TYPE.test(type))) return refuse('token-type', answer.iss);
     const failed = checkClaims(answer, policy, now(), false);
     if (failed !== null) return refuse(failed, answer.iss);
     const jkt = boundThumbprint(answer);
@@ -232,45 +262,4 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   Object.defineProperty(entry, WITH_REFUSALS, { value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)) });
   entry.challenges = entryChallenges(shared.resourceMetadata, scopes, dpop);
   return readsHeadersOnly(entry);
-}
-
-function staticEndpoint(url: string): (time: number) => Promise<string> {
-  const answer = Promise.resolve(url);
-  return () => answer;
-}
-
-/**
- * The introspection endpoint of `issuer`'s metadata: RFC 8414's document (`/.well-known/oauth-
- * authorization-server` inserted before the issuer's path), else OpenID discovery; its `issuer`
- * must equal the configured one exactly, its endpoint `https:` (`http:` on the issuer's loopback
- * host). Found once, on first use; a failed discovery is retried at most once per 30 s.
- */
-function discoveredEndpoint(issuer: string, issuerHref: string, internals: KeySetInternals): (time: number) => Promise<string | undefined> {
-  const { origin, pathname } = new URL(issuerHref);
-  const path = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
-  const documents = [`${origin}/.well-known/oauth-authorization-server${path}`, `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`];
-  let endpoint: string | undefined;
-  const discover = async (): Promise<boolean> => {
-    for (const url of documents) {
-      try {
-        const document = await fetchJsonObject(url, internals);
-        if (document.issuer !== issuer) continue;
-        const found = typeof document.introspection_endpoint === 'string' && URL.canParse(document.introspection_endpoint) ? new URL(document.introspection_endpoint) : undefined;
-        const local = found?.protocol === 'http:' && new URL(issuerHref).protocol === 'http:' && found.hostname === new URL(issuerHref).hostname;
-        if (found === undefined || (found.protocol !== 'https:' && !local)) continue;
-        endpoint = found.href;
-        return true;
-      } catch {
-        // The next document, or the next attempt in 30 s.
-      }
-    }
-    console.warn(`agentward: introspection(): no metadata of ${JSON.stringify(issuer.slice(0, 200))} names an introspection_endpoint for that issuer; tokens skip, next attempt in 30 s`);
-    return false;
-  };
-  const attempts = attemptGate(internals, discover);
-  return async (time) => {
-    if (endpoint !== undefined) return endpoint;
-    await attempts.next(time * 1000);
-    return endpoint;
-  };
 }

@@ -2,7 +2,7 @@ import { AuthConfigError } from './errors.ts';
 
 // In order of how far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
 const PROGRESS = [
-  'malformed', 'dpop-required', 'introspection-unavailable', 'inactive', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
+  'malformed', 'dpop-required', 'introspection-unavailable', 'inactive', 'token-type', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
   'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'dpop-binding', 'dpop-proof', 'dpop-replay', 'scope', 'no-subject',
 ] as const;
 

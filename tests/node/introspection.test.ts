@@ -103,6 +103,75 @@ test('workerd: the introspection scenario inside workerd (each request makes its
   }
 });
 
+/** An endpoint that answers after 200 ms: tokens starting `valid` are active. Counts calls in flight. */
+async function slowEndpoint(t: { after(fn: () => Promise<void>): void }) {
+  const stats = { inFlight: 0, maxInFlight: 0, calls: 0 };
+  const endpoint = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => {
+      stats.calls++;
+      stats.maxInFlight = Math.max(stats.maxInFlight, ++stats.inFlight);
+      setTimeout(() => {
+        stats.inFlight--;
+        const token = new URLSearchParams(body).get('token') ?? '';
+        json(response, token.startsWith('valid') ? { active: true, sub: token, aud: 'https://agent.example/opaque' } : { active: false });
+      }, 200);
+    });
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, '127.0.0.1', () => resolve()));
+  t.after(async () => {
+    endpoint.closeAllConnections();
+    await new Promise((resolve) => endpoint.close(resolve));
+  });
+  return { url: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/introspect`, stats };
+}
+
+/** 32 loops resending garbage tokens while 10, then 5 more, valid ones are sent: the statuses of the valid ones. */
+async function flood(send: (token: string) => Promise<number>): Promise<{ valid: number[]; garbage: number }> {
+  let running = true;
+  let garbage = 0;
+  const loops = Array.from({ length: 32 }, async (_, loop) => {
+    while (running) assert.equal(await send(`garbage-${loop}-${garbage++}`), 401);
+  });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const valid = await Promise.all(Array.from({ length: 10 }, (_, i) => send(`valid-${i}`)));
+  valid.push(...(await Promise.all(Array.from({ length: 5 }, (_, i) => send(`valid-late-${i}`)))));
+  running = false;
+  await Promise.all(loops);
+  return { valid, garbage };
+}
+
+test('a flood over real HTTP: 32 garbage requests kept in flight against an endpoint answering in 200 ms; every valid token sent meanwhile is accepted', async (t) => {
+  const { url, stats } = await slowEndpoint(t);
+  const authenticate = routeAuth(introspection({ endpoint: url, clientId: 'rs', clientSecret: 'rs-secret', audience: 'https://agent.example/opaque', cache: false }));
+  const { valid, garbage } = await flood(async (token) => {
+    const result = await authenticate(bearer(token));
+    return result.ok ? 200 : result.response.status;
+  });
+  assert.deepEqual(valid, Array(15).fill(200));
+  assert.equal(stats.maxInFlight, 16, 'the garbage filled every call slot, and never more');
+  assert.ok(garbage >= 48, `${garbage} garbage requests`);
+});
+
+test('workerd: the flood in requests of their own (each its own call, none waiting on another\'s I/O): every valid token accepted, at most 16 calls at once', async (t) => {
+  const { url, stats } = await slowEndpoint(t);
+  const worker = await startWorker({ entry: 'tests/workerd/introspection-flood-worker.ts', bindings: { INTROSPECTION_ENDPOINT: url } });
+  try {
+    const { valid, garbage } = await flood(async (token) => {
+      const response = await worker.fetch('http://worker/', { headers: { authorization: `Bearer ${token}` } });
+      await response.arrayBuffer();
+      return response.status;
+    });
+    assert.deepEqual(valid, Array(15).fill(200));
+    assert.equal(stats.maxInFlight, 16, 'the garbage filled every call slot of the isolate, and never more');
+    assert.ok(garbage >= 48, `${garbage} garbage requests`);
+    assert.deepEqual(worker.logs.filter((line) => /different request context|hang|cancel/i.test(line.message)), [], 'no request waited on another\'s I/O');
+  } finally {
+    await worker.dispose();
+  }
+});
+
 test('a DPoP-bound opaque token (cnf.jkt in the introspection answer): accepted over DPoP with its proof, refused as Bearer', async () => {
   const key = await testKey('ES256');
   const now = () => Math.floor(Date.now() / 1000);

@@ -30,6 +30,7 @@ const FILES = [
   'tests/dpop.test.ts',
   'tests/dpop-differential.test.ts',
   'tests/dpop-replay-window.test.ts',
+  'tests/introspection-queue.test.ts',
 ];
 
 function listFiles(dir: string): string[] {

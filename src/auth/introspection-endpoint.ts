@@ -1,0 +1,45 @@
+// Where introspection() sends its calls (RFC 7662, RFC 8414, design §17): the configured
+// endpoint, or the one the issuer's metadata names.
+import { attemptGate, fetchJsonObject, type KeySetInternals } from './jose/key-set.ts';
+
+/** The configured endpoint, the same for every call. */
+export function staticEndpoint(url: string): (time: number) => Promise<string> {
+  const answer = Promise.resolve(url);
+  return () => answer;
+}
+
+/**
+ * The introspection endpoint of `issuer`'s metadata: RFC 8414's document (`/.well-known/oauth-
+ * authorization-server` inserted before the issuer's path), else OpenID discovery; its `issuer`
+ * must equal the configured one exactly, its endpoint `https:` (`http:` on the issuer's loopback
+ * host). Found once, on first use; a failed discovery is retried at most once per 30 s.
+ */
+export function discoveredEndpoint(issuer: string, issuerHref: string, internals: KeySetInternals): (time: number) => Promise<string | undefined> {
+  const { origin, pathname } = new URL(issuerHref);
+  const path = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
+  const documents = [`${origin}/.well-known/oauth-authorization-server${path}`, `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`];
+  let endpoint: string | undefined;
+  const discover = async (): Promise<boolean> => {
+    for (const url of documents) {
+      try {
+        const document = await fetchJsonObject(url, internals);
+        if (document.issuer !== issuer) continue;
+        const found = typeof document.introspection_endpoint === 'string' && URL.canParse(document.introspection_endpoint) ? new URL(document.introspection_endpoint) : undefined;
+        const local = found?.protocol === 'http:' && new URL(issuerHref).protocol === 'http:' && found.hostname === new URL(issuerHref).hostname;
+        if (found === undefined || (found.protocol !== 'https:' && !local)) continue;
+        endpoint = found.href;
+        return true;
+      } catch {
+        // The next document, or the next attempt in 30 s.
+      }
+    }
+    console.warn(`agentward: introspection(): no metadata of ${JSON.stringify(issuer.slice(0, 200))} names an introspection_endpoint for that issuer; tokens skip, next attempt in 30 s`);
+    return false;
+  };
+  const attempts = attemptGate(internals, discover);
+  return async (time) => {
+    if (endpoint !== undefined) return endpoint;
+    await attempts.next(time * 1000);
+    return endpoint;
+  };
+}
