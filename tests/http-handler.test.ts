@@ -319,7 +319,7 @@ test('GET <base>/health answers 200 {"status":"ok"} with any or no credentials',
   const { agent } = principalAgent();
   const { token } = await signedJwt('user-7');
   for (const auth of [undefined, ...AUTH_FORMS.map((form) => form.auth())]) {
-    const handler = agentHandler(agent, { basePath: '/agent', auth });
+    const handler = agentHandler(agent, { basePath: '/agent', ...(auth !== undefined && { auth }) });
     const credentials: HeadersInit[] = [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${token}` }, { authorization: basicAuthorization('ada', 'nope') }];
     for (const headers of credentials) {
       const response = await handler(get('/health', headers));

@@ -1,6 +1,6 @@
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
-import { AuthConfigError } from './errors.ts';
+import { AuthConfigError, kindOf } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
@@ -13,7 +13,7 @@ import type { AuthFn } from './types.ts';
  */
 export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   if (typeof token !== 'string' || !B64TOKEN.test(token)) {
-    throw new AuthConfigError('apiToken(): token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =)');
+    throw new AuthConfigError(`apiToken(): token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`);
   }
   if (typeof options !== 'object' || options === null) throw new AuthConfigError('apiToken(): options must be { id? }');
   checkOptionNames('apiToken()', options, ['id']);
@@ -22,8 +22,15 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   return apiTokenDigestEntry(sha256(token), id);
 }
 
-/** `apiToken()` for a server that knows only the SHA-256 digest of the token (a build output). */
-export function apiTokenDigestEntry(expected: Uint8Array, id: string): AuthFn {
+/** Where an `apiToken()` entry keeps its `id`, so a list can refuse two tokens of one principal (design §20). */
+export const API_TOKEN_ID: unique symbol = Symbol.for('agentward.apiTokenId') as never;
+
+/**
+ * `apiToken()` for a server that knows only the SHA-256 digest of the token (a build output).
+ * `listed: false` leaves the id unmarked: the node server's `AGENT_API_TOKEN` entry, which the
+ * specification appends whatever ids the list holds.
+ */
+export function apiTokenDigestEntry(expected: Uint8Array, id: string, listed = true): AuthFn {
   const principal = makePrincipal({ id, type: 'service', authenticator: 'api-token' });
   // Synchronous: no thread-pool job, no promise (see sha256() for what that saves).
   const check = (request: Request, report?: ReportRefusal) => {
@@ -40,6 +47,7 @@ export function apiTokenDigestEntry(expected: Uint8Array, id: string): AuthFn {
   };
   const entry: AuthFn = (request) => check(request);
   Object.defineProperty(entry, WITH_REFUSALS, { value: check });
+  if (listed) Object.defineProperty(entry, API_TOKEN_ID, { value: id });
   entry.challenges = [{ scheme: 'Bearer' }];
   return readsHeadersOnly(entry);
 }

@@ -2,7 +2,7 @@ import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jose/base64url.ts';
 import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
-import { AuthConfigError } from './errors.ts';
+import { AuthConfigError, kindOf } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
 import type { AuthFn, Principal } from './types.ts';
@@ -42,7 +42,7 @@ function configuredUsers(users: unknown): [string, string][] {
   return pairs.map(([user, password]) => {
     if (typeof user !== 'string' || user.length === 0) throw new AuthConfigError('basic(): every user name must be a non-empty string');
     if (user.includes(':')) throw new AuthConfigError('basic(): a user name must not contain ":" (RFC 7617)');
-    if (typeof password !== 'string') throw new AuthConfigError(`basic(): the password of a user must be a string`);
+    if (typeof password !== 'string') throw new AuthConfigError(`basic(): the password of a user must be a string; got ${kindOf(password)}`);
     const name = user.normalize('NFC');
     if (seen.has(name)) throw new AuthConfigError('basic(): two user names are the same after NFC normalization');
     seen.add(name);
@@ -74,7 +74,7 @@ export function basic(options: BasicOptions): AuthFn {
     };
   } else {
     if (typeof users !== 'object' || users === null || Array.isArray(users)) {
-      throw new AuthConfigError('basic(): users must be a map of user name to password, or a function (user, password) => boolean');
+      throw new AuthConfigError(`basic(): users must be a map of user name to password, or a function (user, password) => boolean; got ${kindOf(users)}`);
     }
     const pairs = configuredUsers(users);
     const principals: Principal[] = pairs.map(([id]) => makePrincipal({ id, type: 'user', authenticator: 'basic' }));

@@ -38,6 +38,18 @@ export class AuthError extends Error {
   }
 }
 
+/**
+ * What a value is, for a message that must not show it (it may be a secret): `undefined`, `null`,
+ * `an empty string`, `a string`, `a number`, `an object`, `an array`… A missing value says so
+ * (`got undefined`), which points at an unset environment variable.
+ */
+export function kindOf(value: unknown): string {
+  if (value === undefined || value === null) return String(value);
+  if (value === '') return 'an empty string';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 /** Thrown when a helper is created with options that cannot work. The message names the helper and the option, never a secret. */
 export class AuthConfigError extends Error {
   readonly code = 'AGENT_AUTH_CONFIG_INVALID' as const;

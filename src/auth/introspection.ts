@@ -5,7 +5,7 @@ import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts
 import { skipWithError } from './challenges.ts';
 import { sha256 } from './constant-time.ts';
 import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from './dpop.ts';
-import { AuthConfigError, AuthError } from './errors.ts';
+import { AuthConfigError, AuthError, kindOf } from './errors.ts';
 import { encodeBase64url } from './jose/base64url.ts';
 import { checkClaims, hasScopes } from './jose/claims.ts';
 import { fetchJsonObject, isWorkersRuntime, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
@@ -115,8 +115,8 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { endpoint or issuer, clientId, clientSecret, audience } are required`);
   checkOptionNames(helper, options, OPTION_NAMES);
   const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
-  if (typeof clientId !== 'string' || clientId === '') throw new AuthConfigError(`${helper}: clientId must be a non-empty string`);
-  if (typeof clientSecret !== 'string' || clientSecret === '') throw new AuthConfigError(`${helper}: clientSecret must be a non-empty string`);
+  if (typeof clientId !== 'string' || clientId === '') throw new AuthConfigError(`${helper}: clientId must be a non-empty string; got ${kindOf(clientId)}`);
+  if (typeof clientSecret !== 'string' || clientSecret === '') throw new AuthConfigError(`${helper}: clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new AuthConfigError(`${helper}: timeoutMs must be a whole number of milliseconds from 1 to 60000`);
   if (options.endpoint === undefined && issuer === undefined) throw new AuthConfigError(`${helper}: give endpoint, or issuer to discover it`);
   if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) throw new AuthConfigError(`${helper}: issuer must be a non-empty string`);

@@ -6,7 +6,7 @@ import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } 
 import { normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
 import { mediaType } from './jose/compact.ts';
 import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, readHttpsUrl } from './jose/key-set.ts';
-import { isProtectedResourceMetadata } from './protected-resource.ts';
+import { adoptDpopAlgs, isProtectedResourceMetadata } from './protected-resource.ts';
 import { readCacheSize } from './token-cache.ts';
 import type { Challenge } from './types.ts';
 import type { JwtOptions } from './jwt.ts';
@@ -102,6 +102,9 @@ export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secr
     throw new AuthConfigError(`${helper}: scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`);
   }
   if (principal !== undefined && typeof principal !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);
+  const dpop = readDpopPolicy(helper, options, claims.clockToleranceSec);
+  // The document this entry's 401 points at lists the algorithms its DPoP challenge advertises (design §20).
+  if (dpop.advertised && isProtectedResourceMetadata(options.resourceMetadata)) adoptDpopAlgs(options.resourceMetadata, helper, [...dpop.algorithms]);
   return {
     claims,
     typ: typ === undefined ? undefined : mediaType(typ),
@@ -109,6 +112,6 @@ export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secr
     principal,
     cacheSize: readCacheSize(helper, options.cache),
     resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
-    dpop: readDpopPolicy(helper, options, claims.clockToleranceSec),
+    dpop,
   };
 }

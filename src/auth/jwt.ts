@@ -1,7 +1,7 @@
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { skipWithError } from './challenges.ts';
 import { accessTokenHash, boundThumbprint, checkProof, type DpopOptions, type DpopPolicy } from './dpop.ts';
-import { AuthConfigError, AuthError } from './errors.ts';
+import { AuthConfigError, AuthError, kindOf } from './errors.ts';
 import { entryChallenges, ENTRY_OPTION_NAMES, readAlgorithms, readEntryOptions, readKeySetAlgorithms, type EntryOptions } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
 import { algorithmsFor, type AlgorithmName } from './jose/algorithms.ts';
@@ -10,7 +10,7 @@ import type { CompactJws } from './jose/compact.ts';
 import { parseJsonObject } from './jose/json.ts';
 import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource, type VerifyKey } from './jose/key-source.ts';
 import { keySetCache, keySetInternals, readHttpsUrl } from './jose/key-set.ts';
-import { describeKey, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
+import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
 import { skip, verifyCompactJws, type HeaderPolicy, type Refuse } from './jose/verify.ts';
 import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
@@ -100,7 +100,9 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
   checkOptionNames(helper, options, JWT_OPTION_NAMES);
   const given = (['secret', 'publicKey', 'jwksUrl'] as const).filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
-    const got = given.length === 0 ? 'none' : given.join(' and ');
+    // `secret: env.JWT_SECRET` with the variable unset: say the key is there, holding undefined.
+    const unset = (['secret', 'publicKey', 'jwksUrl'] as const).filter((name) => name in options && options[name] === undefined);
+    const got = given.length > 0 ? given.join(' and ') : unset.length > 0 ? `${unset.join(' and ')} undefined` : 'none';
     throw new AuthConfigError(`${helper}: give exactly one key source: secret, publicKey or jwksUrl (got ${got})`);
   }
   const shared = readEntryOptions(helper, options);
@@ -108,10 +110,11 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
   let source: KeySource;
   if (given[0] === 'secret') {
     const given = options.secret;
-    if (typeof given !== 'string' && !(given instanceof Uint8Array)) throw new AuthConfigError(`${helper}: secret must be a string or a Uint8Array`);
+    if (typeof given !== 'string' && !(given instanceof Uint8Array)) throw new AuthConfigError(`${helper}: secret must be a string or a Uint8Array; got ${kindOf(given)}`);
     // A copy: a later change to the caller's bytes does not change the key.
     const secret = typeof given === 'string' ? new TextEncoder().encode(given) : new Uint8Array(given);
     if (secret.length < MIN_SECRET_BYTES) throw new AuthConfigError(`${helper}: secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
+    if (isKeyShaped(secret)) throw new AuthConfigError(`${helper}: secret looks like a PEM/JWK key; give the public key as publicKey (used as an HMAC secret, anyone who has it could sign tokens)`);
     algorithms = readAlgorithms(helper, options.algorithms, algorithmsFor('oct'), 'the secret');
     source = staticKeySource(algorithms, (algorithm) => importHmacVerifyKey(secret, algorithm));
   } else if (given[0] === 'publicKey') {

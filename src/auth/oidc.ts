@@ -1,4 +1,4 @@
-import { AuthConfigError } from './errors.ts';
+import { AuthConfigError, kindOf } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
@@ -40,7 +40,7 @@ export function oidc(options: OidcOptions): AuthFn {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { issuer, audience } are required`);
   checkOptionNames(helper, options, OIDC_OPTION_NAMES);
   const { issuer } = options;
-  if (typeof issuer !== 'string' || issuer.length === 0) throw new AuthConfigError(`${helper}: issuer is required (a non-empty string)`);
+  if (typeof issuer !== 'string' || issuer.length === 0) throw new AuthConfigError(`${helper}: issuer is required (a non-empty string); got ${kindOf(issuer)}`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
   const issuerUrl = new URL(readHttpsUrl(helper, 'issuer', issuer));
   const discoveryUrl = options.discoveryUrl === undefined

@@ -4,6 +4,8 @@ import { AuthConfigError } from './errors.ts';
  * Option objects are closed (design §14): a key outside `known` throws, naming the key and the
  * known key it most resembles. TypeScript warns its users of a typo; a JavaScript user's `atuh`
  * must not quietly leave a route open. The key's value is never shown: it may be a secret.
+ * They are plain too (design §20): an object whose prototype is neither `Object.prototype` nor
+ * `null` throws, since an inherited key would slip past this check and still be read.
  * `fail` builds the helper's own error (default `AuthConfigError`).
  * @example
  * checkOptionNames('jwt()', options, ['secret', 'audience']); // jwt(): unknown option "audiance" (did you mean "audience"?)
@@ -14,6 +16,10 @@ export function checkOptionNames(
   known: readonly string[],
   fail: (message: string) => Error = (message) => new AuthConfigError(message),
 ): void {
+  const prototype = Object.getPrototypeOf(options);
+  if (prototype !== Object.prototype && prototype !== null) {
+    throw fail(`${helper}: options must be a plain object, not one with a prototype (its keys would be read unchecked)`);
+  }
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const near = closest(key, known);

@@ -2,6 +2,7 @@ import { SCOPE_TOKEN } from './errors.ts';
 import { AuthConfigError } from './errors.ts';
 import { readHttpsUrl } from './jose/key-set.ts';
 import { checkOptionNames } from './options.ts';
+import type { Challenge } from './types.ts';
 
 /** RFC 9728 protected resource metadata: what OAuth clients (MCP) read to find where to get a token. */
 export interface ProtectedResourceOptions {
@@ -29,6 +30,26 @@ export interface ProtectedResourceMetadata {
   readonly url: string;
   /** The document's answer to a request for `path` (`GET`/`HEAD`; other methods 405); `undefined` for any other path. */
   respond(request: Request | { readonly method: string; readonly url: string }): Response | undefined;
+}
+
+/**
+ * How a document learns the DPoP algorithms of the entries that point at it (design §20): the
+ * `DPoP algs` their 401 advertises. Without `dpopSigningAlgValuesSupported` the document lists
+ * them; with it, a list that differs is an `AuthConfigError` naming `helper`.
+ */
+export const DPOP_ALGS: unique symbol = Symbol.for('agentward.dpopAlgs') as never;
+type AdoptDpopAlgs = (helper: string, algs: readonly string[]) => void;
+
+/** The `DPoP algs="…"` an auth list's challenges advertise, each once, in list order. */
+export function advertisedDpopAlgs(entries: readonly { readonly challenges?: readonly Challenge[] }[]): string[] {
+  const algs: string[] = [];
+  for (const { challenges = [] } of entries) {
+    for (const { scheme, params } of challenges) {
+      if (scheme.toLowerCase() !== 'dpop' || params?.algs === undefined) continue;
+      for (const alg of params.algs.split(' ')) if (alg !== '' && !algs.includes(alg)) algs.push(alg);
+    }
+  }
+  return algs;
 }
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
@@ -88,23 +109,33 @@ export function protectedResourceMetadata(options: ProtectedResourceOptions, hel
     document.resource_name = options.resourceName;
   }
   document.bearer_methods_supported = readList(helper, 'bearerMethodsSupported', options.bearerMethodsSupported, (method) => method === 'header' || method === 'body' || method === 'query', '"header", "body" or "query"') ?? ['header'];
-  const algs = readList(helper, 'dpopSigningAlgValuesSupported', options.dpopSigningAlgValuesSupported, (alg) => typeof alg === 'string' && alg !== '' && alg.toLowerCase() !== 'none', 'JWS algorithm names');
-  if (algs !== undefined) document.dpop_signing_alg_values_supported = algs;
+  const given = readList(helper, 'dpopSigningAlgValuesSupported', options.dpopSigningAlgValuesSupported, (alg) => typeof alg === 'string' && alg !== '' && alg.toLowerCase() !== 'none', 'JWS algorithm names');
+  const algs = given ?? [];
   if (options.dpopBoundAccessTokensRequired !== undefined) {
     if (typeof options.dpopBoundAccessTokensRequired !== 'boolean') throw new AuthConfigError(`${helper}: dpopBoundAccessTokensRequired must be a boolean`);
     document.dpop_bound_access_tokens_required = options.dpopBoundAccessTokensRequired;
   }
-  const body = JSON.stringify(document);
+  let body: string | undefined;
+  const adopt: AdoptDpopAlgs = (by, advertised) => {
+    if (given === undefined) {
+      for (const alg of advertised) if (!algs.includes(alg)) algs.push(alg);
+      body = undefined;
+    } else if (advertised.length !== given.length || advertised.some((alg) => !given.includes(alg))) {
+      throw new AuthConfigError(`${by}: the DPoP algorithms its entries advertise (${advertised.join(', ')}) are not the protected resource document's dpopSigningAlgValuesSupported (${given.join(', ')}); give one list, or leave the document's out`);
+    }
+  };
   const path = protectedResourcePath(resource);
   return Object.freeze({
     resource,
     path,
     url: new URL(path, resource).href,
+    [DPOP_ALGS]: adopt,
     respond(request: Request | { readonly method: string; readonly url: string }): Response | undefined {
       if (pathOf(request.url) !== path) return undefined;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
         return new Response('{"error":"Method Not Allowed"}', { status: 405, headers: { 'content-type': 'application/json', allow: 'GET, HEAD' } });
       }
+      body ??= JSON.stringify(algs.length === 0 ? document : { ...document, dpop_signing_alg_values_supported: algs });
       return new Response(request.method === 'HEAD' ? null : body, { headers: HEADERS });
     },
   });
@@ -116,6 +147,11 @@ function pathOf(url: string): string {
   if (start < 0) return '/';
   const end = url.search(/[?#]/);
   return url.slice(start, end < 0 ? undefined : end);
+}
+
+/** Has a document of `protectedResourceMetadata()` list (or check) the DPoP algorithms its entries advertise. */
+export function adoptDpopAlgs(metadata: ProtectedResourceMetadata, helper: string, algs: readonly string[]): void {
+  if (algs.length > 0) (metadata as { [DPOP_ALGS]?: AdoptDpopAlgs })[DPOP_ALGS]?.(helper, algs);
 }
 
 /** Whether `value` is what `protectedResourceMetadata()` returns. */

@@ -1,7 +1,7 @@
-import { apiToken } from './api-token.ts';
+import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
 import { challengeErrorOf, formatChallenge, listChallenges, type ListChallenges } from './challenges.ts';
-import { AuthConfigError, isAuthError } from './errors.ts';
+import { AuthConfigError, isAuthError, kindOf } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
 import { readRefusalListener, RequestRefusals, WITH_REFUSALS, type RefusalListener, type ReportingEntry } from './refusals.ts';
@@ -11,16 +11,25 @@ import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
 // Built like every other principal, so the run context takes it as it is instead of rebuilding it per request.
 const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', type: 'user', authenticator: 'custom' });
 
-/** Turns every form of the `auth` option into a list of entries. */
+/**
+ * Turns every form of the `auth` option into a list of entries. Two `apiToken()` entries of one
+ * `id` are refused (design §20): two callers would be one principal, and read each other's sessions.
+ */
 export function authEntries(auth: AuthOption): readonly AuthFn[] {
   if (typeof auth === 'string') return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
-  if (Array.isArray(auth)) {
-    const index = auth.findIndex((entry) => typeof entry !== 'function');
-    if (index >= 0) throw new AuthConfigError(`routeAuth(): entry ${index} of the auth list is not a function`);
-    return Object.freeze([...auth]);
+  if (!Array.isArray(auth)) {
+    throw new AuthConfigError(`routeAuth(): auth must be a list of entries, one entry, a token string, or a function returning a boolean; got ${kindOf(auth)}`);
   }
-  throw new AuthConfigError('routeAuth(): auth must be a list of entries, one entry, a token string, or a function returning a boolean');
+  const ids = new Set<string>();
+  auth.forEach((entry: unknown, index) => {
+    if (typeof entry !== 'function') throw new AuthConfigError(`routeAuth(): entry ${index} of the auth list is not a function; got ${kindOf(entry)}`);
+    const id = (entry as { [API_TOKEN_ID]?: string })[API_TOKEN_ID];
+    if (id === undefined) return;
+    if (ids.has(id)) throw new AuthConfigError(`routeAuth(): two apiToken() entries have the id ${JSON.stringify(id.slice(0, 64))} (one principal): give each token its own id`);
+    ids.add(id);
+  });
+  return Object.freeze([...auth]);
 }
 
 /** What `routeAuth()` returns: one request in, its outcome out. */

@@ -14,6 +14,7 @@ import { runDevLoop } from './dev.ts';
 import { loadAgentDir } from './resolve.ts';
 import { initAgentDir, newApiToken } from './scaffold.ts';
 import { builtOutputTarget, dataDirOf, DEV_CHILD_PORT_IN_USE, directoryAuth, PortInUseError, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
+import { readApiTokenEnv } from '../node/server.ts';
 
 interface CommandSpec {
   synopsis: string;
@@ -208,6 +209,8 @@ async function start(dir: string, flags: ServerFlags): Promise<void> {
   const target = await builtOutputTarget(folder);
   if (target !== undefined) return startAgentDir(folder, flags);
 
+  // An empty AGENT_API_TOKEN stops the start here, before a token is generated for the run.
+  readApiTokenEnv();
   // A file store of the directory keeps its sessions in the directory (dev restarts keep them).
   process.env.AGENT_DATA_DIR ||= dataDirOf(folder);
   await migrateDatabase(folder);

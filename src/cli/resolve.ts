@@ -5,7 +5,8 @@ import type { Agent } from '../agent/types.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { AGENT_FILE, authSources, readAgentDir } from './agent-dir.ts';
 import type { AgentDir, AgentManifest } from './agent-dir.ts';
-import { loadError } from './load-error.ts';
+import { errorLocation, loadError } from './load-error.ts';
+import { AuthConfigError, kindOf } from '../auth/errors.ts';
 
 /** The entry points of agentward (package.json `exports`), as paths under `src/` without extension. */
 export const AGENTWARD_ENTRIES: ReadonlyMap<string, string> = new Map([
@@ -77,29 +78,44 @@ export async function load(url, context, nextLoad) {
   nodeModule.register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
-/** What a value is, for an error message; never the value itself (it could be a secret). */
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
-
 async function importDefault(file: string): Promise<unknown> {
   let module: Record<string, unknown>;
   try {
     module = await import(pathToFileURL(file).href);
   } catch (error) {
-    // A helper refusing its options at import keeps its code and message (AGENT_AUTH_CONFIG_INVALID).
-    if ((error as { code?: unknown } | null)?.code === 'AGENT_AUTH_CONFIG_INVALID') throw error;
+    // A helper refusing its options at import keeps its code (AGENT_AUTH_CONFIG_INVALID) and its
+    // message, after the file and line that called it (`auth.ts:3:14: apiToken(): …; got undefined`).
+    if ((error as { code?: unknown } | null)?.code === 'AGENT_AUTH_CONFIG_INVALID') throw configErrorAt(error as Error, file);
     throw loadError(error, file, () => readFileSync(file, 'utf8'));
   }
   if (!('default' in module)) throw new Error(`${file}: has no default export`);
   return module.default;
 }
 
+function configErrorAt(error: Error, file: string): Error {
+  // The caller's line: a frame of the directory outside node_modules (agentward may be installed there).
+  const stack = (error.stack ?? '').split('\n').filter((line) => !line.includes('/node_modules/')).join('\n');
+  const location = errorLocation({ stack }, file.slice(0, file.lastIndexOf('/') + 1), file);
+  if (location === undefined) return error;
+  const located = new AuthConfigError(`${location.file}:${location.line}:${location.column}: ${error.message}`);
+  located.cause = error;
+  return located;
+}
+
+/** `file:line` of the `export default` in a module's source, or `file` when it is not found. */
+function defaultExportAt(file: string): string {
+  const source = readFileSync(file, 'utf8');
+  const at = source.search(/^[ \t]*export\s+default\b/m);
+  return at < 0 ? file : `${file}:${source.slice(0, at).split('\n').length}`;
+}
+
 /** The default export of `auth.ts`/`auth.js` as a list: the list itself, or one entry. */
 export function authList(value: unknown, file: string): readonly AuthFn[] {
   if (typeof value === 'function') return Object.freeze([value as AuthFn]);
+  // `export default process.env.X` with X unset (design §20): never read as "no auth".
+  if (value === undefined || value === null || value === '') {
+    throw new AuthConfigError(`${defaultExportAt(file)}: the default export (auth) is ${kindOf(value)}: an unset environment variable? Export anonymous() for an open route`);
+  }
   if (!Array.isArray(value)) {
     throw new Error(`${file}: the default export must be the auth list (an array of entries such as jwt(), apiToken()) or one entry (a function); got ${kindOf(value)}`);
   }

@@ -1,6 +1,6 @@
 import type { Agent, Principal, SendOptions } from '../agent/types.ts';
-import { AuthConfigError } from '../auth/errors.ts';
-import { routeAuth, type Authenticate } from '../auth/route-auth.ts';
+import { AuthConfigError, kindOf } from '../auth/errors.ts';
+import { authEntries, routeAuth, type Authenticate } from '../auth/route-auth.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
@@ -13,7 +13,7 @@ import { errorReply, failureReply, HttpError, jsonReply, type Reply, toResponse 
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
 import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
 import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
-import type { ProtectedResourceMetadata } from '../auth/protected-resource.ts';
+import { adoptDpopAlgs, advertisedDpopAlgs, type ProtectedResourceMetadata } from '../auth/protected-resource.ts';
 import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 
@@ -149,10 +149,19 @@ export const ROUTES: unique symbol = Symbol('agentward.routes') as never;
 /** The agent routes behind `agentHandler()`, on any view of a request, answering replies. */
 export type AgentRoutes = (request: RouteRequest) => Promise<Reply>;
 
+/** An `auth` key holding nothing is an error (design §20): `auth: env.AGENT_TOKEN`, unset, must not open every route. */
+export function refuseEmptyAuth(helper: string, options: object): void {
+  const { auth } = options as { auth?: unknown };
+  if (Object.hasOwn(options, 'auth') && (auth === undefined || auth === null || auth === '')) {
+    throw new AuthConfigError(`${helper}: auth is ${kindOf(auth)}: an unset environment variable? Omit auth for an open route, or use anonymous()`);
+  }
+}
+
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): AgentRoutes {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError('agentHandler(): options must be an object');
   checkOptionNames('agentHandler()', options, HANDLER_OPTION_NAMES);
+  refuseEmptyAuth('agentHandler()', options);
   const basePath = normalizeBasePath(options.basePath ?? '');
   const owned = agent.sessions === 'owned';
   if (owned && options.auth === undefined) {
@@ -160,6 +169,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
   }
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
   const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute('agentHandler()', options.protectedResource);
+  // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
+  if (metadata !== undefined && options.auth !== undefined) adoptDpopAlgs(metadata, 'agentHandler()', advertisedDpopAlgs(authEntries(options.auth)));
   const scopes = readRouteScopes('agentHandler()', options.scopes, options.auth);
   const mcp = readMcpOptions('agentHandler()', options.mcp, agent.name, options.auth !== undefined);
   if (authenticate === undefined && nodeEnv() === 'production') {

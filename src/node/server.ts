@@ -2,12 +2,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAgent } from '../agent/agent.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
-import { apiToken } from '../auth/api-token.ts';
+import { API_TOKEN_ID, apiTokenDigestEntry } from '../auth/api-token.ts';
+import { B64TOKEN } from '../auth/authorization.ts';
+import { sha256 } from '../auth/constant-time.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import { authEntries } from '../auth/route-auth.ts';
-import type { AuthFn, AuthOption } from '../auth/types.ts';
-import { agentRoutes, HANDLER_OPTION_NAMES, type AgentHandlerOptions } from '../http/handler.ts';
+import type { AuthOption } from '../auth/types.ts';
+import { agentRoutes, HANDLER_OPTION_NAMES, refuseEmptyAuth, type AgentHandlerOptions } from '../http/handler.ts';
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
 import { type NodeListener, nodeBridge, type NodeRequest } from './listener.ts';
@@ -93,6 +95,7 @@ export interface AgentServer {
 export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (typeof options !== 'object' || options === null) throw new AuthConfigError('serve(): options { agent } are required');
   checkOptionNames('serve()', options, SERVE_OPTION_NAMES);
+  refuseEmptyAuth('serve()', options);
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
   const timeouts = readTimeouts(options.timeouts);
   const agent = serverAgent(options);
@@ -101,7 +104,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (agent.sessions === 'owned' && auth === undefined) {
     throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
   }
-  const routes = agentRoutes(agent, { basePath, auth, onRefused: options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp });
+  const routes = agentRoutes(agent, { basePath, ...(auth !== undefined && { auth }), onRefused: options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp });
   const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
@@ -227,16 +230,25 @@ function serverAgent(options: ServeOptions): Agent {
   return createAgent({ ...agentOptions, store: store ?? agentOptions.store ?? fileStore(process.env.AGENT_DATA_DIR || '.data') });
 }
 
-/** The configured entries, then `apiToken(AGENT_API_TOKEN)` when it is set; no auth at all when neither is. */
+/**
+ * The configured entries, then `apiToken(AGENT_API_TOKEN)` when it is set; no auth at all when
+ * neither is. An empty AGENT_API_TOKEN is not a token, and not "unset" either (an unset variable
+ * passed through, as by compose's `${AGENT_API_TOKEN}`): the server refuses to start. The entry
+ * keeps the specification's id `'api-token'`; one warning when an entry of the list has it too.
+ */
 export function serverAuth(auth: AuthOption | undefined, token: string | undefined): AuthOption | undefined {
-  if (token === undefined) return auth;
-  let tokenEntry: AuthFn;
-  try {
-    tokenEntry = apiToken(token);
-  } catch {
-    throw new AuthConfigError('serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =)');
+  if (readApiTokenEnv(token) === undefined) return auth;
+  const entries = auth === undefined ? [] : authEntries(auth);
+  if (entries.some((entry) => (entry as { [API_TOKEN_ID]?: string })[API_TOKEN_ID] === 'api-token')) {
+    console.warn('agentward: AGENT_API_TOKEN and an apiToken() entry of the auth list both have the id "api-token": their callers are one principal (give that entry its own id)');
   }
-  return [...(auth === undefined ? [] : authEntries(auth)), tokenEntry];
+  return [...entries, apiTokenDigestEntry(sha256(token as string), 'api-token', false)];
+}
+
+/** AGENT_API_TOKEN as the server reads it: `undefined` when unset; empty or outside the b64token syntax, an error naming it, never its value. */
+export function readApiTokenEnv(token = process.env.AGENT_API_TOKEN): string | undefined {
+  if (token === undefined || B64TOKEN.test(token)) return token;
+  throw new AuthConfigError(`serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${token === '' ? 'an empty string (unset it, or set it to a token)' : 'a string outside that syntax'}`);
 }
 
 function urlHost(host: string): string {

@@ -29,6 +29,7 @@ const FILES = [
   'tests/oauth-challenges.test.ts',
   'tests/dpop.test.ts',
   'tests/dpop-differential.test.ts',
+  'tests/misconfiguration.test.ts',
   'tests/dpop-replay-window.test.ts',
   'tests/introspection-queue.test.ts',
 ];

@@ -199,7 +199,8 @@ describe("the README's MCP setup runs from the installed package: the document, 
         status: 200,
         body: {
           resource: 'https://agent.example.com/agent', authorization_servers: ['https://id.example.com'], scopes_supported: ['agent:chat', 'agent:approve'],
-          bearer_methods_supported: ['header'], dpop_signing_alg_values_supported: ['ES256', 'EdDSA'],
+          // The entries' list, the one the 401's DPoP algs names (design §20).
+          bearer_methods_supported: ['header'], dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'],
         },
       });
       const dpop = `DPoP algs="ES256 EdDSA Ed25519 RS256 PS256", resource_metadata="${url}", scope="agent:chat"`;

@@ -113,14 +113,14 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
     await rejectsNaming(resolveAgentDir(badPath), join(badPath, 'agentward.json'), /"basePath"/);
   });
 
-  test('an auth.ts that throws AuthConfigError at import keeps its code AGENT_AUTH_CONFIG_INVALID and its message', async (t) => {
+  test('an auth.ts that throws AuthConfigError at import keeps its code AGENT_AUTH_CONFIG_INVALID and its message, after the file and line that called the helper', async (t) => {
     const dir = writeDir(tempFolder(t), {
       'agent.ts': AGENT,
       'auth.ts': "import { jwt } from 'agentward/auth';\nexport default [jwt({ secret: 'twelve bytes', audience: 'agent' })];\n",
     });
     await assert.rejects(resolveAgentDir(dir), (error: Error & { code?: string }) => {
       assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
-      assert.equal(error.message, 'jwt(): secret must be at least 32 bytes (got 12)');
+      assert.equal(error.message, `${join(dir, 'auth.ts')}:2:17: jwt(): secret must be at least 32 bytes (got 12)`);
       return true;
     });
   });

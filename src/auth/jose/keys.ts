@@ -23,6 +23,23 @@ const COORDINATE_BYTES: Readonly<Record<string, number>> = { 'P-256': 32, 'P-384
 const KINDS = 'an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key';
 const PEM_FORMS = 'a PEM public key (BEGIN PUBLIC KEY, BEGIN RSA PUBLIC KEY or BEGIN CERTIFICATE) or a JWK object';
 
+/**
+ * Whether an HMAC secret's bytes are a key in another form (design §20): PEM text (`-----BEGIN`),
+ * a JSON object (a JWK or a key set), or a DER public key. Used as a secret, a public key lets
+ * anyone who has it sign tokens.
+ */
+export function isKeyShaped(secret: Uint8Array<ArrayBuffer>): boolean {
+  const text = new TextDecoder().decode(secret);
+  if (text.includes('-----BEGIN')) return true;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return true;
+  } catch {
+    // Not JSON: a secret.
+  }
+  return typeof readSpki(secret) !== 'string';
+}
+
 /** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
 export function readPublicKey(value: unknown): PublicKeySpec | string {
   if (typeof value === 'string') return readSpkiPem(value);
