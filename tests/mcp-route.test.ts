@@ -303,6 +303,61 @@ test('Host: on a loopback connection a Host that is not a loopback name is 403 (
   assert.equal(await serve({ allowedOrigins: ['https://agent.example.com'] })('agent.example.com', true), 200, 'a local proxy for an allowed name');
 });
 
+test('mcp.allowedHosts: a Host not in the list is 403 before auth, on any listener; a listed one reaches auth, and passes the loopback check', async () => {
+  const agent = createAgent({ name: 'x', model: echoModel() });
+  const routes = agentRoutes(agent, { basePath: '/agent', auth: callers({ 'alice-token': alice }), mcp: { allowedHosts: ['agent.example.com', 'api.example.com:8443', '[::1]:3000'] } });
+  const call = async (host: string | undefined, loopback: boolean, token?: string, url = 'http://10.0.0.5:3000/agent/mcp') => {
+    const request = new Request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(rpc(1, 'ping')) });
+    const response = toResponse(await routes({ ...webRouteRequest(request), headers: { get: (name: string) => (name === 'host' ? host ?? null : request.headers.get(name)) }, loopback }));
+    return { status: response.status, challenge: response.headers.get('www-authenticate') };
+  };
+  for (const loopback of [false, true]) {
+    for (const host of ['evil.example', 'agent.example.com.evil.example', 'api.example.com', 'api.example.com:443', 'localhost:3000', '10.0.0.5:3000']) {
+      assert.deepEqual(await call(host, loopback, 'alice-token'), { status: 403, challenge: null }, `${host} (loopback ${loopback}): refused before auth`);
+    }
+    for (const host of ['agent.example.com', 'AGENT.example.com', 'agent.example.com:8080', 'api.example.com:8443', '[::1]:3000']) {
+      assert.equal((await call(host, loopback)).status, 401, `${host} (loopback ${loopback}): on to auth`);
+      assert.equal((await call(host, loopback, 'alice-token')).status, 200, `${host} (loopback ${loopback})`);
+    }
+  }
+  // A Request made without a Host header is judged by its URL's host.
+  assert.equal((await call(undefined, false, 'alice-token', 'https://agent.example.com/agent/mcp')).status, 200);
+  assert.equal((await call(undefined, false, 'alice-token', 'https://evil.example/agent/mcp')).status, 403);
+  // Through agentHandler, as on Workers, Bun or Deno: the Host header of the request.
+  const handler = agentHandler(agent, { basePath: '/agent', mcp: { allowedHosts: ['agent.example.com'] } });
+  assert.equal((await post(handler, rpc(1, 'ping'))).status, 200, 'URL_MCP names agent.example.com');
+  assert.equal((await handler(new Request('https://rebound.example/agent/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rpc(1, 'ping')) }))).status, 403);
+  // Other routes are not the MCP route's business.
+  assert.equal((await handler(new Request('https://rebound.example/agent/health'))).status, 200);
+});
+
+test('mcp.allowedHosts is checked at creation: a non-empty list of host or host:port', () => {
+  const agent = createAgent({ name: 'x', model: echoModel() });
+  const make = (allowedHosts: unknown) => () => agentHandler(agent, { mcp: { allowedHosts } as never });
+  for (const bad of ['agent.example.com', [], ['https://agent.example.com'], ['agent.example.com/mcp'], ['agent.example.com:99999'], ['user@agent.example.com'], [''], [42], ['agent example']]) {
+    assertConfigError(make(bad), 'agentHandler()', `mcp.allowedHosts ${JSON.stringify(bad)}`);
+  }
+  assert.doesNotThrow(make(['agent.example.com', 'localhost:3000', '127.0.0.1', '[::1]:8080', 'xn--bcher-kva.example']));
+});
+
+test('a JSON-RPC error keeps the request\'s id whenever the body could be read: -32022 for an unsupported MCP-Protocol-Version header', async () => {
+  const handler = open();
+  for (const id of [7, 'req-7']) {
+    const answer = await post(handler, rpc(id, 'ping'), { 'mcp-protocol-version': '2024-11-05' });
+    assert.equal(answer.status, 400);
+    assert.equal(answer.body.error.code, -32022);
+    assert.equal(answer.body.id, id);
+  }
+  // No readable id (a notification, a batch, not JSON): null, as JSON-RPC asks.
+  for (const body of [rpc(undefined, 'notifications/initialized'), [rpc(1, 'ping')], '{not json']) {
+    assert.equal((await post(handler, body, { 'mcp-protocol-version': '2024-11-05' })).body.id, null, JSON.stringify(body));
+  }
+  const meta = await post(handler, rpc(9, 'ping', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } }));
+  assert.deepEqual([meta.body.error.code, meta.body.id], [-32022, 9]);
+  const version = await post(handler, { jsonrpc: '1.0', id: 3, method: 'ping' });
+  assert.deepEqual([version.body.error.code, version.body.id], [-32600, 3]);
+});
+
 test('mcp options are closed and checked at creation (AGENT_AUTH_CONFIG_INVALID)', () => {
   const agent = createAgent({ name: 'x', model: echoModel() });
   const make = (mcp: unknown, extra: Record<string, unknown> = { auth: callers({}) }) => () => agentHandler(agent, { mcp: mcp as never, ...extra });

@@ -20,6 +20,12 @@ export interface McpOptions {
   scopes?: { ask?: readonly string[]; decide?: readonly string[] };
   /** Origins (`https://host[:port]`) besides the server's own whose browsers may call the route. */
   allowedOrigins?: readonly string[];
+  /**
+   * The names (`host`, any port, or `host:port`) clients address the server by. Set, a request
+   * whose `Host` is not one of them gets 403 before auth, on any listener (DNS rebinding); on a
+   * loopback listener they are allowed besides the loopback names. Set it on any non-loopback host.
+   */
+  allowedHosts?: readonly string[];
 }
 
 /** The checked `mcp` option. */
@@ -28,7 +34,9 @@ export interface McpConfig {
   readonly title: string | undefined;
   readonly scopes: { readonly ask?: readonly string[]; readonly decide?: readonly string[] };
   readonly allowedOrigins: ReadonlySet<string>;
-  /** The hosts (`host[:port]`) of `allowedOrigins`: names a loopback server may also be addressed by. */
+  /** `allowedHosts`, lower case: when set, the only names the server answers to. */
+  readonly hosts: ReadonlySet<string> | undefined;
+  /** `allowedHosts` and the hosts (`host[:port]`) of `allowedOrigins`: names a loopback server may also be addressed by. */
   readonly allowedHosts: ReadonlySet<string>;
 }
 
@@ -57,9 +65,9 @@ const UNSUPPORTED_VERSION = -32022;
 export function readMcpOptions(helper: string, value: unknown, agentName: string, hasAuth: boolean): McpConfig | undefined {
   if (value === undefined || value === false) return undefined;
   const options = value === true ? {} : value;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new AuthConfigError(`${helper}: mcp must be true or { name?, title?, scopes?, allowedOrigins? }`);
-  checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins']);
-  const { name = agentName, title, scopes = {}, allowedOrigins = [] } = options as McpOptions;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new AuthConfigError(`${helper}: mcp must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }`);
+  checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
+  const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
   if (typeof name !== 'string' || name === '') throw new AuthConfigError(`${helper}: mcp.name must be a non-empty string`);
   if (title !== undefined && (typeof title !== 'string' || title === '')) throw new AuthConfigError(`${helper}: mcp.title must be a non-empty string`);
   if (typeof scopes !== 'object' || scopes === null) throw new AuthConfigError(`${helper}: mcp.scopes must be { ask?, decide? }`);
@@ -74,29 +82,50 @@ export function readMcpOptions(helper: string, value: unknown, agentName: string
       throw new AuthConfigError(`${helper}: mcp.allowedOrigins holds ${JSON.stringify(String(origin)).slice(0, 80)}, not an origin (http(s)://host[:port], nothing after it)`);
     }
   }
+  if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
+    throw new AuthConfigError(`${helper}: mcp.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"`);
+  }
+  for (const host of allowedHosts ?? []) {
+    if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
+      throw new AuthConfigError(`${helper}: mcp.allowedHosts holds ${JSON.stringify(String(host)).slice(0, 80)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`);
+    }
+  }
+  const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
   const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : Object.freeze([...list]));
   return Object.freeze({
     name,
     title,
     scopes: Object.freeze({ ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }), ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }) }),
     allowedOrigins: new Set(allowedOrigins),
-    allowedHosts: new Set(allowedOrigins.map((origin) => new URL(origin).host)),
+    hosts,
+    allowedHosts: new Set([...(hosts ?? []), ...allowedOrigins.map((origin) => new URL(origin).host)]),
   });
 }
+
+/** A `Host` value: a DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port. */
+const HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+
+/** Whether `host` (lower case) is in `hosts`: as it is, or by its name alone when the entry names no port. */
+const hostIn = (hosts: ReadonlySet<string>, host: string) => hosts.has(host) || hosts.has(host.replace(/:\d+$/, ''));
 
 /** Names a loopback interface answers to: a page of any other name reached it through DNS rebinding. */
 const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i;
 
 /**
- * The Origin and Host checks of design §18, before auth: `undefined` to go on, else the 403.
- * A present `Origin` must be the server's own (the origin of the URL it serves, or the `Host`
- * the client addressed) or one of `allowedOrigins`. On a server listening on loopback only
- * (`request.loopback`, known to the node server), a `Host` that is not a loopback name is a
- * page that rebound its DNS name to this machine.
+ * The Origin and Host checks of design §18 and §20, before auth: `undefined` to go on, else the 403.
+ * With `allowedHosts`, the `Host` must be one of them. A present `Origin` must be the server's
+ * own (the origin of the URL it serves, or the `Host` the client addressed) or one of
+ * `allowedOrigins`. On a server listening on loopback only (`request.loopback`, known to the
+ * node server), a `Host` that is not a loopback name (or allowed) is a page that rebound its
+ * DNS name to this machine.
  */
 export function mcpGuard(config: McpConfig, request: RouteRequest): Reply | undefined {
   const host = request.headers.get('host');
-  if (request.loopback === true && (host === null || (!LOOPBACK_HOST.test(host) && !config.allowedHosts.has(host.toLowerCase())))) {
+  // A Web Request made without a Host header (a test's, a framework's) names its host in its URL.
+  if (config.hosts !== undefined && !hostIn(config.hosts, (host ?? new URL(request.url).host).toLowerCase())) {
+    return errorReply(403, 'Forbidden: this server does not answer to that host name (mcp.allowedHosts)');
+  }
+  if (request.loopback === true && (host === null || (!LOOPBACK_HOST.test(host) && !hostIn(config.allowedHosts, host.toLowerCase())))) {
     return errorReply(403, 'Forbidden: this server answers to a loopback host name only');
   }
   const origin = request.headers.get('origin');
@@ -113,6 +142,15 @@ const rpcResult = (id: Id, result: unknown) => jsonReply({ jsonrpc: '2.0', id, r
 const rpcError = (id: Id | null, code: number, message: string, status = 200, data?: unknown) =>
   jsonReply({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }, status);
 
+const isId = (id: unknown): id is Id => typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+
+/** The id of the body's JSON-RPC request, whatever else is wrong with it; `null` when none can be read. */
+function idOf(bytes: Uint8Array): Id | null {
+  const value = jsonValue(bytes)?.value as { id?: unknown } | null | undefined;
+  const id = typeof value === 'object' && value !== null ? value.id : undefined;
+  return isId(id) ? id : null;
+}
+
 /** One JSON-RPC message of the body, or the error answer for a body that is not one. */
 function readMessage(bytes: Uint8Array): Message | Reply {
   const parsed = jsonValue(bytes);
@@ -122,7 +160,7 @@ function readMessage(bytes: Uint8Array): Message | Reply {
   if (Array.isArray(value)) return rpcError(null, INVALID_REQUEST, 'Invalid request: batches are not supported', 400);
   if (typeof value !== 'object' || value === null) return rpcError(null, INVALID_REQUEST, 'Invalid request: not a JSON-RPC message', 400);
   const { jsonrpc, id, method, params } = value as Record<string, unknown>;
-  const validId = typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+  const validId = isId(id);
   const answerId = validId ? (id as Id) : null;
   if (jsonrpc !== '2.0') return rpcError(answerId, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"', 400);
   if (id !== undefined && !validId) return rpcError(null, INVALID_REQUEST, 'Invalid request: id must be a string or an integer', 400);
@@ -163,9 +201,10 @@ export async function mcpRoute(
   insufficientScope: (scopes: readonly string[]) => Reply,
 ): Promise<Reply> {
   const header = request.headers.get('mcp-protocol-version');
-  if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(null);
   const bytes = await readBodyBytes(request);
   if (bytes === null) return rpcError(null, INVALID_REQUEST, 'Invalid request: the body is over 1 MiB', 413);
+  // The body is read first, so that this error too answers the request's id.
+  if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idOf(bytes));
   const message = readMessage(bytes);
   if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.

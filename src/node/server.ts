@@ -105,6 +105,10 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
     throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
   }
   const routes = agentRoutes(agent, { basePath, ...(auth !== undefined && { auth }), onRefused: options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp });
+  const { mcp } = options;
+  if (mcp !== undefined && mcp !== false && (mcp === true || mcp.allowedHosts === undefined) && !LOOPBACK_HOST.test(host)) {
+    console.warn(`agentward: serve() listens on ${host} with the MCP route and no mcp.allowedHosts: a page that rebinds its DNS name to this server reaches the route; set mcp.allowedHosts to the names clients use`);
+  }
   const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
@@ -250,6 +254,9 @@ export function readApiTokenEnv(token = process.env.AGENT_API_TOKEN): string | u
   if (token === undefined || B64TOKEN.test(token)) return token;
   throw new AuthConfigError(`serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${token === '' ? 'an empty string (unset it, or set it to a token)' : 'a string outside that syntax'}`);
 }
+
+/** Listening addresses only this machine reaches. */
+const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i;
 
 function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return 'localhost';

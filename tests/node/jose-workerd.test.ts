@@ -1,6 +1,7 @@
 // The portable jose/jwt test files, unchanged, inside workerd: every numbered check of spec
-// "jwt()", the attacks, the property test, the codec, and the Wycheproof and RFC vectors run in
-// the Workers runtime as they run under Node, Bun and Deno. Each file is bundled into a worker
+// "jwt()", the attacks, the property test, the codec, the Wycheproof and RFC vectors, DPoP, the
+// misconfiguration errors, the introspection queue and the MCP route run in the Workers runtime
+// as they run under Node, Bun and Deno. Each file is bundled into a worker
 // with `node:test` mapped to a small runner (tests/workerd/node-test-shim.ts), `node:assert`
 // from workerd's Node compatibility, and the files of fixtures/vectors embedded in place of
 // `node:fs`. The code under test is bundled the same way; its own rule (no `node:` import) is
@@ -32,6 +33,7 @@ const FILES = [
   'tests/misconfiguration.test.ts',
   'tests/dpop-replay-window.test.ts',
   'tests/introspection-queue.test.ts',
+  'tests/mcp-route.test.ts',
 ];
 
 function listFiles(dir: string): string[] {
