@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiToken } from '../auth/api-token.ts';
 import type { Refusal } from '../auth/refusals.ts';
+import { closest } from '../auth/options.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './agent-dir.ts';
 import { build } from '../targets/build.ts';
@@ -92,6 +93,7 @@ options:
 };
 
 const COMMAND_NAMES = Object.keys(COMMANDS);
+const GLOBAL_OPTIONS = ['--help', '--version'];
 
 const USAGE = `usage: agentward <command> [options]
 
@@ -142,13 +144,20 @@ function parseArgs(command: string, args: readonly string[]): Parsed {
       const value = equals === -1 ? args[++i] : arg.slice(equals + 1);
       if (value === undefined || value === '' || (equals === -1 && value.startsWith('-'))) throw new UsageError(`${command}: ${flag} needs a value`, command);
       parsed.values.set(flag, value);
-    } else if (spec.switches.includes(flag) && equals === -1) {
+    } else if (spec.switches.includes(flag)) {
+      if (equals !== -1) throw new UsageError(`${command}: ${flag} takes no value`, command);
       parsed.switches.add(flag);
     } else {
-      throw new UsageError(`${command}: unknown option "${flag}"`, command);
+      throw new UsageError(`${command}: ${unknown('option', flag, [...spec.values, ...spec.switches, '--help'])}`, command);
     }
   }
   return parsed;
+}
+
+/** `unknown option "--taget" (did you mean "--target"?)`: the same closest name as option objects give. */
+function unknown(what: 'option' | 'command', name: string, known: readonly string[]): string {
+  const near = closest(name, known);
+  return `unknown ${what} ${JSON.stringify(name)}${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
 }
 
 /** The one directory argument of a command. */
@@ -166,12 +175,12 @@ async function main(args: readonly string[]): Promise<void> {
   if (first === 'help') {
     const [topic] = rest;
     if (topic === undefined) return void console.log(USAGE);
-    if (!Object.hasOwn(COMMANDS, topic)) throw new UsageError(`unknown command "${topic}"`);
+    if (!Object.hasOwn(COMMANDS, topic)) throw new UsageError(unknown('command', topic, COMMAND_NAMES));
     return void console.log(commandHelp(topic));
   }
   if (first === undefined) throw new UsageError('a command is missing');
-  if (first.startsWith('-')) throw new UsageError(`unknown option "${first}"`);
-  if (!Object.hasOwn(COMMANDS, first)) throw new UsageError(`unknown command "${first}"`);
+  if (first.startsWith('-')) throw new UsageError(unknown('option', first, GLOBAL_OPTIONS));
+  if (!Object.hasOwn(COMMANDS, first)) throw new UsageError(unknown('command', first, COMMAND_NAMES));
 
   const parsed = parseArgs(first, rest);
   if (parsed.help) return void console.log(commandHelp(first));

@@ -89,6 +89,34 @@ describe('agentward usage errors exit 2', () => {
     assert.match(global.stderr, /unknown option "--frobnicate"/);
   });
 
+  test('an unknown option or command close to a known one is named with "did you mean", for every command', () => {
+    const cases: [string[], string][] = [
+      [['build', fixture('plain'), '--taget', 'docker'], 'build: unknown option "--taget" (did you mean "--target"?)'],
+      [['build', fixture('plain'), '--target', 'docker', '--ot', 'x'], 'build: unknown option "--ot" (did you mean "--out"?)'],
+      [['dev', fixture('plain'), '--quite'], 'dev: unknown option "--quite" (did you mean "--quiet"?)'],
+      [['start', fixture('plain'), '--playgound'], 'start: unknown option "--playgound" (did you mean "--playground"?)'],
+      [['start', fixture('plain'), '--log-refusal'], 'start: unknown option "--log-refusal" (did you mean "--log-refusals"?)'],
+      [['init', 'x', '--hlep'], 'init: unknown option "--hlep" (did you mean "--help"?)'],
+      [['--verison'], 'unknown option "--verison" (did you mean "--version"?)'],
+      [['strat', 'x'], 'unknown command "strat" (did you mean "start"?)'],
+      [['help', 'buidl'], 'unknown command "buidl" (did you mean "build"?)'],
+    ];
+    for (const [args, message] of cases) {
+      const { status, stderr } = agentward(args);
+      assert.equal(status, 2, args.join(' '));
+      assert.ok(stderr.includes(`agentward: ${message}\n`), `${args.join(' ')}: ${stderr}`);
+    }
+    // Nothing close: no guess.
+    assert.doesNotMatch(agentward(['build', fixture('plain'), '--verbose']).stderr, /did you mean/);
+    assert.doesNotMatch(agentward(['frobnicate']).stderr, /did you mean/);
+  });
+
+  test('a switch given a value is named as such', () => {
+    const { status, stderr } = agentward(['dev', fixture('plain'), '--quiet=yes']);
+    assert.equal(status, 2);
+    assert.match(stderr, /dev: --quiet takes no value/);
+  });
+
   test('a missing directory, a second directory, a missing or bad --target, a flag without value', (t) => {
     const out = join(tempFolder(t), 'out');
     const cases: [string[], RegExp][] = [
