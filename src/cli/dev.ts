@@ -3,13 +3,84 @@
 // writes under <dir>/.data: every message would restart the server. This watcher skips
 // dot-folders and node_modules.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, statSync, watch } from 'node:fs';
-import { resolve, sep } from 'node:path';
-import { dataDirOf, DEV_CHILD_PORT_IN_USE } from './server-main.ts';
+import { existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { createServer } from 'node:http';
+import { join, relative, resolve, sep } from 'node:path';
+import { dataDirOf, DEV_CHILD_PORT_IN_USE, listenAddress, PortInUseError } from './server-main.ts';
 
 /** True for a changed path (relative to the directory) that must not restart the server. */
 export function ignoredChange(relativePath: string): boolean {
   return relativePath.split(sep).some((segment) => segment.startsWith('.') || segment === 'node_modules');
+}
+
+/**
+ * Watches every folder of a tree (dot-folders and node_modules left out), never a file. An
+ * editor's atomic save and `sed -i` write a new file and rename it over the old one; a watch
+ * kept on the file itself (what Node's recursive `fs.watch` does on Linux) stays on the
+ * replaced inode and hears nothing more. A folder's watch hears the rename, the delete, the
+ * create and every later write, whatever inode the name has. `sync()` (called at each restart)
+ * watches the folders made since and drops the removed ones.
+ */
+export function watchTree(root: string, onChange: (path: string) => void): { sync(): void; close(): void } {
+  const watchers = new Map<string, FSWatcher>();
+  const failed = new Set<string>();
+  let closed = false;
+
+  const arm = (dir: string) => {
+    try {
+      const watcher = watch(dir, (_event, name) => {
+        const file = name === null ? '' : name.toString();
+        if (!ignoredChange(file)) onChange(relative(root, join(dir, file)));
+      });
+      // A removed folder's watch may end in an error: drop it; sync() watches it again if it comes back.
+      watcher.on('error', () => {
+        watcher.close();
+        if (watchers.get(dir) === watcher) watchers.delete(dir);
+        onChange(relative(root, dir));
+      });
+      watchers.set(dir, watcher);
+      failed.delete(dir);
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code === 'ENOENT' || failed.has(dir)) return;
+      failed.add(dir);
+      const hint = code === 'ENOSPC' ? ' (the system limit on watches is reached: raise fs.inotify.max_user_watches)' : '';
+      console.error(`agentward: cannot watch ${dir}: ${String(code ?? error)}${hint}; a change there will not restart the server`);
+    }
+  };
+
+  const sync = () => {
+    if (closed) return;
+    const found = new Set<string>();
+    const walk = (dir: string) => {
+      found.add(dir);
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      // Folders only, links not followed: a link cannot make the walk loop.
+      for (const entry of entries) if (entry.isDirectory() && !ignoredChange(entry.name)) walk(join(dir, entry.name));
+    };
+    walk(root);
+    for (const [dir, watcher] of watchers) {
+      if (found.has(dir)) continue;
+      watcher.close();
+      watchers.delete(dir);
+    }
+    for (const dir of found) if (!watchers.has(dir)) arm(dir);
+  };
+
+  sync();
+  return {
+    sync,
+    close() {
+      closed = true;
+      for (const watcher of watchers.values()) watcher.close();
+      watchers.clear();
+    },
+  };
 }
 
 const RESTART_DELAY_MS = 100;
@@ -26,6 +97,8 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
   let stopped: ChildProcess | undefined;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
+  /** The files changed since the last restart, named in its log line. */
+  const changed = new Set<string>();
 
   const launch = () => {
     const running = spawn(process.execPath, args, { stdio: 'inherit', env });
@@ -35,7 +108,7 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
       child = undefined;
       // A taken port stays taken when a file changes: say so (the child did) and stop.
       if (code === DEV_CHILD_PORT_IN_USE && !stopping) {
-        watcher.close();
+        tree.close();
         process.exit(1);
       }
       if (!stopping) console.error(`agentward: the server exited (${code ?? signal}); waiting for a file change to restart`);
@@ -44,10 +117,16 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
 
   const restart = () => {
     timer = undefined;
-    console.log('agentward: a file changed; restarting');
+    tree.sync();
+    // An editor's or sed's temporary file is gone by now: name the files that are there, else the removed ones.
+    const names = [...changed].map((name) => name || '.');
+    const present = names.filter((name) => existsSync(join(folder, name)));
+    const shown = present.length > 0 ? present : names;
+    changed.clear();
+    console.log(`agentward: ${shown.slice(0, 3).join(', ')}${shown.length > 3 ? ', …' : ''} changed; restarting`);
     const previous = child;
     child = undefined;
-    if (previous === undefined || previous.exitCode !== null) return launch();
+    if (previous === undefined || previous.exitCode !== null || previous.signalCode !== null) return launch();
     stopped = previous;
     previous.once('exit', () => {
       stopped = undefined;
@@ -56,8 +135,9 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
     previous.kill('SIGTERM');
   };
 
-  const watcher = watch(folder, { recursive: true }, (_event, name) => {
-    if (name !== null && ignoredChange(name.toString())) return;
+  const tree = watchTree(folder, (path) => {
+    if (stopping) return;
+    changed.add(path);
     clearTimeout(timer);
     timer = setTimeout(restart, RESTART_DELAY_MS);
   });
@@ -66,7 +146,7 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;
-      watcher.close();
+      tree.close();
       clearTimeout(timer);
       const running = [child, stopped].filter((server): server is ChildProcess => server !== undefined && server.exitCode === null && server.signalCode === null);
       if (running.length === 0) process.exit(0);
@@ -78,4 +158,33 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
     });
   }
   launch();
+}
+
+const LOAD_FAILED = JSON.stringify({ error: 'Service Unavailable: the agent did not load. The terminal running agentward dev says why; saving a fix restarts it.' });
+
+/**
+ * `dev`'s server child when the directory does not load (a syntax error, a missing agent.ts):
+ * the reason is printed, then every request on PORT and HOST answers 503 (never a refused or
+ * hanging connection) until the next change restarts the child. The body does not repeat the
+ * reason: it can quote anything the directory's code threw.
+ */
+export async function serveLoadFailure(): Promise<void> {
+  const { port, host, url } = listenAddress();
+  const server = createServer((req, res) => {
+    req.resume();
+    res.writeHead(503, { 'content-type': 'application/json', 'cache-control': 'no-store', 'retry-after': '1' });
+    res.end(LOAD_FAILED);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (error: { code?: unknown }) => reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error));
+    server.listen(port, host, resolve);
+  });
+  const { port: bound } = server.address() as { port: number };
+  console.error(`agentward: the agent did not load; ${url(bound)} answers 503 until a file changes`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      server.close(() => process.exit(0));
+      server.closeAllConnections();
+    });
+  }
 }

@@ -11,7 +11,7 @@ import type { AuthFn } from '../auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './agent-dir.ts';
 import { build } from '../targets/build.ts';
 import { migrateDatabase } from './database.ts';
-import { runDevLoop } from './dev.ts';
+import { runDevLoop, serveLoadFailure } from './dev.ts';
 import { loadAgentDir } from './resolve.ts';
 import { initAgentDir, newApiToken } from './scaffold.ts';
 import { builtOutputTarget, dataDirOf, DEV_CHILD_PORT_IN_USE, directoryAuth, PortInUseError, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
@@ -222,6 +222,17 @@ async function start(dir: string, flags: ServerFlags): Promise<void> {
   readApiTokenEnv();
   // A file store of the directory keeps its sessions in the directory (dev restarts keep them).
   process.env.AGENT_DATA_DIR ||= dataDirOf(folder);
+  try {
+    await serveDirectory(folder, flags);
+  } catch (error) {
+    // Under dev, a directory that does not load (or whose server cannot start) is answered 503 until the fix is saved.
+    if (process.env.AGENTWARD_DEV_CHILD !== '1' || error instanceof PortInUseError) throw error;
+    console.error(errorLine(error));
+    await serveLoadFailure();
+  }
+}
+
+async function serveDirectory(folder: string, flags: ServerFlags): Promise<void> {
   await migrateDatabase(folder);
   const { agent, auth, manifest, info } = await loadAgentDir(folder);
   let list: readonly AuthFn[] | undefined = directoryAuth(auth, info.settings.apiToken);
@@ -262,12 +273,16 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(`agentward: ${error.message}${commands}\nrun "${help}" for usage`);
     process.exit(2);
   }
-  // Messages of the project's errors never hold a secret; a stack adds nothing for a user.
-  const code = (error as { code?: unknown } | null)?.code;
   if (error instanceof PortInUseError) {
     console.error(`agentward: ${error.message}`);
     process.exit(process.env.AGENTWARD_DEV_CHILD === '1' ? DEV_CHILD_PORT_IN_USE : 1);
   }
-  console.error(`agentward: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`);
+  console.error(errorLine(error));
   process.exit(1);
 });
+
+/** Messages of the project's errors never hold a secret; a stack adds nothing for a user. */
+function errorLine(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return `agentward: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
+}

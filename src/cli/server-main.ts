@@ -7,7 +7,7 @@ import { apiToken } from '../auth/api-token.ts';
 import type { Refusal } from '../auth/refusals.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { printable } from '../node/request-log.ts';
-import { closeOnSignals, serve } from '../node/server.ts';
+import { closeOnSignals, serve, urlHost } from '../node/server.ts';
 import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
@@ -72,6 +72,13 @@ function portFrom(value: string | undefined): number | undefined {
   return Number(value);
 }
 
+/** Where `start` and `dev` listen: PORT (default 3000) and HOST (default 127.0.0.1) from the environment. */
+export function listenAddress(): { port: number; host: string; url(port: number): string } {
+  const port = portFrom(process.env.PORT) ?? DEFAULT_PORT;
+  const host = process.env.HOST || '127.0.0.1';
+  return { port, host, url: (bound) => `http://${urlHost(host)}:${bound}` };
+}
+
 /**
  * Serves the agent on PORT and HOST from the environment, prints where, and closes gracefully
  * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
@@ -84,8 +91,8 @@ export async function startAgentServer(options: { name: string; agent: Agent; au
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
-  const port = portFrom(process.env.PORT) ?? DEFAULT_PORT;
-  const server = await serve({ agent, auth, basePath, mcp, port, host: process.env.HOST || undefined, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) }).catch((error: unknown) => {
+  const { port, host } = listenAddress();
+  const server = await serve({ agent, auth, basePath, mcp, port, host, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) }).catch((error: unknown) => {
     throw (error as { code?: unknown } | null)?.code === 'EADDRINUSE' ? new PortInUseError(port) : error;
   });
   closeOnSignals(server);

@@ -258,7 +258,8 @@ export function readApiTokenEnv(token = process.env.AGENT_API_TOKEN): string | u
 /** Listening addresses only this machine reaches. */
 const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i;
 
-function urlHost(host: string): string {
+/** The host of a URL for a listening address: `0.0.0.0` and `::` as `localhost`, IPv6 in brackets. */
+export function urlHost(host: string): string {
   if (host === '0.0.0.0' || host === '::' || host === '') return 'localhost';
   return host.includes(':') ? `[${host}]` : host;
 }

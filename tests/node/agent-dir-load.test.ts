@@ -132,7 +132,7 @@ describe('agentward dev', () => {
     const next = listening();
     writeFileSync(join(dir, 'agent.json'), readFileSync(join(dir, 'agent.json'), 'utf8').replace('helpful', 'kind'));
     const second = await next;
-    assert.match(output, /a file changed; restarting/);
+    assert.match(output, /agent\.json changed; restarting/);
     const transcript = await send(`${second}/chat/dev-session-1`, { headers });
     assert.equal(transcript.status, 200);
     assert.deepEqual((JSON.parse(transcript.text) as { messages: { content: string }[] }).messages.map((m) => m.content), ['remember me', 'remember me']);
