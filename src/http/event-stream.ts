@@ -8,8 +8,11 @@ export interface EventFormat {
   end(result: RunResult | undefined): string;
 }
 
-/** A run started with the route's `onEvent` callback. */
-export type StreamedRun = (onEvent: (event: RunEvent) => void) => Promise<RunResult>;
+/**
+ * A run started with the route's `onEvent` callback and `signal`, which aborts when the
+ * client stops reading the stream (it disconnected).
+ */
+export type StreamedRun = (onEvent: (event: RunEvent) => void, signal: AbortSignal) => Promise<RunResult>;
 
 /**
  * Answers with a server-sent-event stream of a run. The response waits for the run's first
@@ -17,14 +20,24 @@ export type StreamedRun = (onEvent: (event: RunEvent) => void) => Promise<RunRes
  * or approval, invalid input, a pending approval) is answered with its error status instead of
  * a stream. A failure after that is logged; the stream then carries an `error` event (the
  * agent's own, or a generic one), never the error's text, and ends.
+ *
+ * The run's signal aborts when the runtime cancels the body, which every runtime does when the
+ * client goes away (Node's bridge, Bun, Deno, Workers, the frameworks), also when it left before
+ * the response was returned. It is not the request's `signal`: Deno.serve (in its default,
+ * legacy mode) aborts that one after every successful response, and warns on the first
+ * response of a handler that read it.
  */
 export async function streamRun(run: StreamedRun, format: EventFormat, headers: Record<string, string>): Promise<Response> {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let readable = true;
+  const gone = new AbortController();
   const body = new ReadableStream<Uint8Array>({
     start(c) { controller = c; },
-    cancel() { readable = false; },
+    cancel() {
+      readable = false;
+      gone.abort();
+    },
   });
   const write = (text: string) => { if (readable && text !== '') controller.enqueue(encoder.encode(text)); };
   const close = () => { if (readable) controller.close(); readable = false; };
@@ -37,7 +50,7 @@ export async function streamRun(run: StreamedRun, format: EventFormat, headers: 
     if (event.type === 'error') errorSent = true;
     else if (event.type !== 'start') { streaming = true; markStreaming(); }
     write(format.event(event));
-  });
+  }, gone.signal);
   finished.then(
     (result) => { write(format.end(result)); close(); },
     (error) => {

@@ -238,13 +238,14 @@ function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, reques
 
 async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
-  const options = { principal, sessionId, metadata, signal: request.signal };
+  const options = { principal, sessionId, metadata };
+  // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
   if (chat && acceptsEventStream(request)) return streamChat(agent, message, options);
-  return jsonReply(await agent.send(message, options));
+  return jsonReply(await agent.send(message, { ...options, signal: request.signal }));
 }
 
 function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
-  return streamRun((onEvent) => agent.send(message, { ...options, onEvent }), chatEventFormat, {});
+  return streamRun((onEvent, signal) => agent.send(message, { ...options, signal, onEvent }), chatEventFormat, {});
 }
 
 async function deleteRoute(agent: Agent, id: string, principal: Principal | undefined): Promise<Reply> {
@@ -277,18 +278,17 @@ async function decideRoute(agent: Agent, id: string, request: RouteRequest, prin
 }
 
 async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
-  const signal = request.signal;
   const body = jsonObject(await readBodyBytes(request));
   const ui = parseUiRequest(body);
   const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
   if (ui.kind === 'message') {
-    const run: StreamedRun = (onEvent) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent });
+    const run: StreamedRun = (onEvent, signal) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent });
     return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
   }
   // An approval decided through a chat must wait in that chat's session.
   const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
   if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
-  const run: StreamedRun = async (onEvent) => {
+  const run: StreamedRun = async (onEvent, signal) => {
     const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });
     const [first, ...rest] = ui.decisions;
     let result = await decide(first);

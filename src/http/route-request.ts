@@ -13,7 +13,10 @@ export interface RouteRequest {
   /** The whole URL: the routes read its path and query. */
   readonly url: string;
   readonly headers: { get(name: string): string | null };
-  /** Aborted when the client goes away. */
+  /**
+   * Aborted when the client goes away. Read only by the routes that run the agent and answer
+   * JSON: Deno.serve warns on the first response of a request whose `signal` was read.
+   */
   readonly signal: AbortSignal;
   /** The body, reading no further than `limit` bytes: `null` once it goes past. Read once. */
   readBody(limit: number): Promise<Uint8Array | null>;
@@ -34,7 +37,9 @@ export function webRouteRequest(request: Request): RouteRequest {
     method: request.method,
     url: request.url,
     headers: request.headers,
-    signal: request.signal,
+    get signal() {
+      return request.signal;
+    },
     readBody: (limit) => readBoundedBody(request.body, limit),
     request: () => request,
   };

@@ -480,11 +480,14 @@ function writeText(res: ServerResponse, status: number, head: (string | number)[
 async function streamBody(body: ReadableStream<Uint8Array>, res: ServerResponse): Promise<void> {
   const reader = body.getReader();
   const cancel = () => void reader.cancel().catch(() => undefined);
+  // A client gone, even before the answer: the body is cancelled, which stops a streamed run.
+  if (res.destroyed) return cancel();
   res.once('close', cancel);
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done || res.destroyed) break;
+      if (done) break;
+      if (res.destroyed) return cancel();
       if (!res.write(value)) await drained(res);
     }
     res.end();
