@@ -13,7 +13,7 @@ import { build } from '../targets/build.ts';
 import { migrateDatabase } from './database.ts';
 import { runDevLoop, serveLoadFailure } from './dev.ts';
 import { loadAgentDir } from './resolve.ts';
-import { initAgentDir, newApiToken } from './scaffold.ts';
+import { FIRST_TOOL_CALL, initAgentDir, newApiToken } from './scaffold.ts';
 import { builtOutputTarget, dataDirOf, DEV_CHILD_PORT_IN_USE, directoryAuth, PortInUseError, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
 import { readApiTokenEnv } from '../node/server.ts';
 
@@ -186,6 +186,8 @@ async function main(args: readonly string[]): Promise<void> {
   if (parsed.help) return void console.log(commandHelp(first));
   const dir = directoryArgument(first, parsed);
   const flags: ServerFlags = { quiet: parsed.switches.has('--quiet'), playground: parsed.switches.has('--playground'), logRefusals: parsed.switches.has('--log-refusals') };
+  // Set by dev for its server child alone: answers then say who they ran as (never under start or a build).
+  if (first === 'start' && process.env.AGENTWARD_DEV_CHILD === '1') flags.dev = true;
   switch (first) {
     case 'init':
       return init(dir);
@@ -204,6 +206,7 @@ async function init(dir: string): Promise<void> {
   // Shown this once; it stays in agentward.json (mode 0600), which the server reads.
   console.log(`API token: ${token}`);
   console.log(`next: agentward dev ${dir}`);
+  console.log(`then, in the playground: ${FIRST_TOOL_CALL} (a tool call that waits for your approval)`);
 }
 
 /**

@@ -5,21 +5,39 @@ import { basename, join, resolve } from 'node:path';
 import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from './agent-dir.ts';
 
 const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentward';
+import type { Tool } from 'agentward';
 import { fileStore } from 'agentward/node';
 import spec from './agent.json' with { type: 'json' };
 
+// A tool that waits for a human: the run pauses until someone approves or denies the call
+// (the playground shows Approve and Deny; over HTTP, POST /agent/approvals/<id>).
+const refund: Tool<{ orderId: string; amount: number }> = {
+  name: 'refund',
+  description: 'Refunds an order; a human approves each refund first',
+  parameters: {
+    type: 'object',
+    properties: { orderId: { type: 'string' }, amount: { type: 'number' } },
+    required: ['orderId', 'amount'],
+  },
+  needsApproval: true,
+  execute: ({ orderId, amount }) => ({ orderId, refunded: amount }),
+};
+
 // echoModel() replies with your message, and a line \`/tool NAME {"json":"arguments"}\` makes it
-// call tool NAME. Replace it with a real model, e.g.
+// call tool NAME, e.g. /tool refund {"orderId":"A-1","amount":20}. Replace it with a real model, e.g.
 // openAICompatible({ baseURL: 'https://api.example.com/v1', apiKey: process.env.MODEL_API_KEY, model: 'small' }).
 export default createAgent({
   name: spec.name,
   instructions: spec.instructions,
   model: echoModel(),
-  tools: [],
+  tools: [refund],
   // Sessions and paused approvals survive restarts; agentward dev and start keep them in this directory's .data.
   store: fileStore(process.env.AGENT_DATA_DIR || '.data'),
 });
 `;
+
+/** What `init` suggests to try first in the playground: the scaffold's tool that needs approval. */
+export const FIRST_TOOL_CALL = '/tool refund {"orderId":"A-1","amount":20}';
 
 /** The directory's own package.json: its files are ES modules even in a `"type": "commonjs"` project. */
 const PACKAGE_JSON = JSON.stringify({ private: true, type: 'module' }, null, 2) + '\n';

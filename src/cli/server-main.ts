@@ -9,6 +9,7 @@ import type { AuthFn } from '../auth/types.ts';
 import { printable } from '../node/request-log.ts';
 import { closeOnSignals, serve, urlHost } from '../node/server.ts';
 import type { AgentServer, ServeOptions } from '../node/server.ts';
+import { DEV_INSPECT } from '../node/dev-inspect.ts';
 import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
 import { migrateDatabase } from './database.ts';
@@ -32,6 +33,8 @@ export interface ServerFlags {
   playground?: boolean;
   /** Print why each bearer token was refused (design §12): the reason, kid and iss, never the token. */
   logRefusals?: boolean;
+  /** `agentward dev`'s server child only: answers say who they ran as, for the playground (dev-inspect.ts). */
+  dev?: boolean;
 }
 
 /** One line per refused token (`dev`, `--log-refusals`): kid and iss come from the client, so they are escaped. */
@@ -85,20 +88,22 @@ export function listenAddress(): { port: number; host: string; url(port: number)
  * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
  */
 export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; mcp?: boolean; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
-  const { name, agent, basePath, mcp = false, quiet, playground = false, logRefusals = false } = options;
+  const { name, agent, basePath, mcp = false, quiet, playground = false, logRefusals = false, dev = false } = options;
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
     console.warn('agentward: no auth configured (no auth.ts or auth.js, no apiToken in agentward.json, no AGENT_API_TOKEN): every agent route answers 401');
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
   const { port, host } = listenAddress();
-  const server = await serve({ agent, auth, basePath, mcp, port, host, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) }).catch((error: unknown) => {
+  const serveOptions: ServeOptions = { agent, auth, basePath, mcp, port, host, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) };
+  if (dev) Object.assign(serveOptions, { [DEV_INSPECT]: true });
+  const server = await serve(serveOptions).catch((error: unknown) => {
     throw (error as { code?: unknown } | null)?.code === 'EADDRINUSE' ? new PortInUseError(port) : error;
   });
   closeOnSignals(server);
   console.log(`agentward: ${name} listening on ${server.url}${basePath}`);
   if (mcp) console.log(`agentward: MCP server at ${server.url}${basePath}/mcp`);
-  if (playground) console.log(`agentward: playground at ${server.url}${basePath}/playground (paste an API token there)`);
+  if (playground) console.log(`agentward: playground at ${server.url}${basePath}/playground (paste an API token there${dev ? '; it shows who each request ran as' : ''})`);
   return server;
 }
 

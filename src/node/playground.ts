@@ -1,7 +1,9 @@
 // The playground: one self-contained chat page (no dependency, no external file) that talks
 // to `<base>/ui` with a token the user pastes, kept in the page's memory only (no storage, no
 // cookie). Served outside auth, since the page holds nothing; every call it makes is behind auth.
-// The page finds its base path in its own URL, so its text is constant and its CSP hashes too.
+// The page finds its base path in its own URL, and what the server has (the sessions route of an
+// 'owned' agent; under `agentward dev`, who each request ran as) in its body's data attributes,
+// so its script is constant and so is the CSP hash of it: it never asks a route that is not there.
 import { createHash } from 'node:crypto';
 
 const STYLE = String.raw`
@@ -11,6 +13,7 @@ header h1{font-size:1rem;margin:0}header form{display:flex;gap:.4rem;align-items
 input,textarea,button{font:inherit}input,textarea{border:1px solid #a8a29e;border-radius:6px;padding:.35rem .5rem}
 button{border:0;border-radius:6px;padding:.35rem .8rem;background:#44403c;color:#fff;cursor:pointer}button:disabled{opacity:.5;cursor:default}
 .approve{background:#15803d}.deny{background:#b91c1c}#token-state,#chat-id{font-size:.8rem;opacity:.8}
+#who{font-size:.8rem;padding:.15rem .5rem;border-radius:6px;background:#44403c}#who.refused{background:#b91c1c}#who.accepted{background:#15803d}
 main{flex:1;display:flex;min-height:0}#sessions{width:14rem;overflow:auto;border-right:1px solid #d6d3d1;padding:.5rem}
 #sessions ul{list-style:none;margin:0;padding:0}#sessions button{width:100%;margin:.15rem 0;text-align:left;background:#e7e5e4;color:#1c1917}
 #sessions button.open{background:#bae6fd}.session span{display:block;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.session-meta,#no-sessions{font-size:.75rem;opacity:.7}
@@ -27,6 +30,9 @@ const SCRIPT = String.raw`
 'use strict';
 const base = location.pathname.replace(/\/playground\/?$/, '');
 const $ = (id) => document.getElementById(id);
+// Told by the server: whether the agent has the sessions route, and whether (agentward dev) answers say who they ran as.
+const owned = document.body.dataset.sessions === 'owned';
+const dev = document.body.dataset.dev === 'on';
 let token = '';
 let chatId = '';
 let busy = false;
@@ -54,8 +60,42 @@ const GONE = {
 async function errorText(response, what = 'session') {
   let detail = '';
   try { detail = (await response.json()).error || ''; } catch {}
-  const hint = response.status === 401 ? ' (paste a valid API token above)' : response.status === 404 ? GONE[what] : '';
+  const refusal = response.status === 401 ? refusalOf(response) : undefined;
+  const hint = refusal ? ' (' + refusalText(refusal) + ')' : response.status === 401 ? ' (paste a valid API token above)' : response.status === 404 ? GONE[what] : '';
   return response.status + (detail ? ' ' + detail : '') + hint;
+}
+
+// Who a request ran as (agentward dev): the principal the server resolved, or why it refused the token. Never the token.
+function headerJson(response, name) {
+  try { return JSON.parse(response.headers.get(name) || 'null') || undefined; } catch { return undefined; }
+}
+const refusalOf = (response) => (dev ? headerJson(response, 'x-agentward-dev-refusal') : undefined);
+const refusalText = (refusal) => (refusal.entry || 'auth') + ' refused the token: ' + (refusal.reason || 'no reason given');
+function principalText(principal) {
+  return 'you are ' + principal.id + ' (' + principal.type + ', ' + principal.authenticator + (principal.issuer ? ', issuer ' + principal.issuer : '') + ')';
+}
+function showWho(text, state) {
+  const who = $('who');
+  who.textContent = text;
+  who.className = state;
+  who.hidden = false;
+}
+function noteWho(response) {
+  if (!dev) return;
+  const principal = headerJson(response, 'x-agentward-dev-principal');
+  const refusal = refusalOf(response);
+  if (principal) showWho(principalText(principal), 'accepted');
+  else if (refusal) showWho(refusalText(refusal), 'refused');
+  else if (response.status === 401) showWho('refused (401): no entry accepted these credentials', 'refused');
+}
+// On a new token: asked once, of the route agentward dev adds for it.
+async function whoami() {
+  if (!dev) return;
+  let body;
+  try { body = await (await fetch(base + '/playground/whoami', { headers: headers() })).json(); } catch { return; }
+  if (body.principal) showWho(principalText(body.principal), 'accepted');
+  else if (body.refused && body.refused.reason) showWho(refusalText(body.refused), 'refused');
+  else if (body.refused) showWho('refused (' + body.refused.status + '): no entry accepted these credentials', 'refused');
 }
 function setBusy(value) {
   busy = value;
@@ -79,6 +119,7 @@ $('token-form').addEventListener('submit', (event) => {
   // Sessions belong to whoever the token names: another token starts from a new chat.
   if (previous !== '' && previous !== token && !busy) setChat(crypto.randomUUID());
   refreshSessions();
+  whoami();
 });
 $('new-chat').addEventListener('click', () => {
   if (!busy) setChat(crypto.randomUUID());
@@ -100,6 +141,7 @@ async function send(text) {
   try {
     const message = { id: crypto.randomUUID(), role: 'user', parts: [{ type: 'text', text }] };
     const response = await fetch(base + '/ui', { method: 'POST', headers: headers(), body: JSON.stringify({ id: chatId, messages: [message], trigger: 'submit-message' }) });
+    noteWho(response);
     if (!response.ok) return showError(await errorText(response));
     await readStream(response);
   } catch (error) {
@@ -175,6 +217,7 @@ async function decide(card, actions, approvalId, approved) {
   buttons.forEach((button) => { button.disabled = true; });
   try {
     const response = await fetch(base + '/approvals/' + encodeURIComponent(approvalId), { method: 'POST', headers: headers(), body: JSON.stringify({ approved }) });
+    noteWho(response);
     if (!response.ok) {
       buttons.forEach((button) => { button.disabled = false; });
       return showError(await errorText(response, 'approval'));
@@ -192,18 +235,18 @@ async function decide(card, actions, approvalId, approved) {
   }
 }
 
-// Listed only when the server has a sessions route that answers this caller (an agent created
-// with sessions: 'owned'); a shared agent answers 404 there and the list stays hidden.
+// Listed only for an agent created with sessions: 'owned', the only one with a sessions route.
 let listed = 0;
 async function refreshSessions(cursor) {
   const box = $('sessions');
   const turn = ++listed;
-  if (token === '') { box.hidden = true; return; }
+  if (token === '' || !owned) { box.hidden = true; return; }
   let response;
   try {
     response = await fetch(base + '/sessions?limit=20' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''), { headers: headers() });
   } catch { return; }
   if (turn !== listed) return;
+  noteWho(response);
   if (response.status === 401) $('token-state').textContent = 'token refused (401): paste a valid API token';
   if (response.status !== 200) { if (!cursor) box.hidden = true; return; }
   let body;
@@ -244,6 +287,7 @@ async function openSession(id) {
   setBusy(true);
   try {
     const response = await fetch(base + '/chat/' + encodeURIComponent(id), { headers: headers() });
+    noteWho(response);
     if (!response.ok) {
       showError('could not open the session: ' + await errorText(response));
       if (response.status === 404) refreshSessions();
@@ -277,7 +321,7 @@ async function openSession(id) {
 const BODY = `<header>
 <h1>agentward playground</h1>
 <form id="token-form" autocomplete="off"><input id="token" type="password" placeholder="API token" aria-label="API token" autocomplete="off" spellcheck="false"><button id="use-token">Use token</button></form>
-<span id="token-state">no token</span>
+<span id="token-state">no token</span><span id="who" hidden></span>
 <button id="new-chat" type="button">New chat</button><span id="chat-id"></span>
 </header>
 <main>
@@ -290,11 +334,12 @@ const BODY = `<header>
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-const PAGE = `<!doctype html>
+/** The page, told whether the agent has the sessions route and whether answers say who they ran as (dev). */
+const page = (sessions: 'owned' | 'shared', dev: boolean) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>agentward playground</title>
 <style>${STYLE}</style></head>
-<body>
+<body data-sessions="${sessions}" data-dev="${dev ? 'on' : 'off'}">
 ${BODY}
 <script>${SCRIPT}</script>
 </body></html>
@@ -318,14 +363,19 @@ const HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
 };
 
-/** The page of `<basePath>/playground` for `GET` (and `HEAD`); `undefined` for every other path, left to the handler. */
-export function playgroundRoute(basePath: string): (path: string, method: string) => Response | undefined {
+/**
+ * The page of `<basePath>/playground` for `GET` (and `HEAD`); `undefined` for every other path,
+ * left to the handler. `sessions` is the agent's mode (the page lists sessions of an `'owned'`
+ * one only); `dev` says the server (`agentward dev`'s) tells who each request ran as.
+ */
+export function playgroundRoute(basePath: string, { sessions, dev }: { sessions: 'owned' | 'shared'; dev: boolean }): (path: string, method: string) => Response | undefined {
   const pagePath = `${basePath.replace(/\/+$/, '')}/playground`;
+  const text = page(sessions, dev);
   return (path, method) => {
     if (path !== pagePath && path !== `${pagePath}/`) return undefined;
     if (method !== 'GET' && method !== 'HEAD') {
       return Response.json({ error: 'Method Not Allowed' }, { status: 405, headers: { allow: 'GET, HEAD' } });
     }
-    return new Response(method === 'HEAD' ? null : PAGE, { headers: HEADERS });
+    return new Response(method === 'HEAD' ? null : text, { headers: HEADERS });
   };
 }

@@ -13,6 +13,7 @@ import { agentRoutes, HANDLER_OPTION_NAMES, refuseEmptyAuth, type AgentHandlerOp
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
 import { type NodeListener, nodeBridge, type NodeRequest } from './listener.ts';
+import { DEV_INSPECT, devInspector } from './dev-inspect.ts';
 import { playgroundRoute } from './playground.ts';
 import { requestLog, requestLogFormat, type RequestLogFormat } from './request-log.ts';
 
@@ -104,12 +105,14 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   if (agent.sessions === 'owned' && auth === undefined) {
     throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
   }
-  const routes = agentRoutes(agent, { basePath, ...(auth !== undefined && { auth }), onRefused: options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp });
+  // `agentward dev` only: the principal or refusal of each answer, for the playground.
+  const dev = (options as { [DEV_INSPECT]?: unknown })[DEV_INSPECT] === true ? devInspector(basePath, auth, options.onRefused) : undefined;
+  const routes = agentRoutes(agent, { basePath, ...(auth !== undefined && { auth }), onRefused: dev?.onRefused ?? options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp });
   const { mcp } = options;
   if (mcp !== undefined && mcp !== false && (mcp === true || mcp.allowedHosts === undefined) && !LOOPBACK_HOST.test(host)) {
     console.warn(`agentward: serve() listens on ${host} with the MCP route and no mcp.allowedHosts: a page that rebinds its DNS name to this server reaches the route; set mcp.allowedHosts to the names clients use`);
   }
-  const playground = options.playground === true ? playgroundRoute(basePath) : undefined;
+  const playground = options.playground === true ? playgroundRoute(basePath, { sessions: agent.sessions, dev: dev !== undefined }) : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
     if (!/^[A-Za-z0-9_-]+$/.test(key)) throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);
@@ -156,7 +159,8 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       const query = url.indexOf('?');
       const path = query === -1 ? url : url.slice(0, query);
       const channel = channelByPath.get(path);
-      return channel ? channel(request.request(), { agent, waitUntil }) : (playground?.(path, request.method) ?? routes(request));
+      if (channel) return channel(request.request(), { agent, waitUntil });
+      return playground?.(path, request.method) ?? (dev === undefined ? routes(request) : dev.serve(path, request, res, routes));
     },
     {
       origin,

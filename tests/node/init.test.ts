@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
-import { initAgentDir } from '../../src/cli/scaffold.ts';
+import { FIRST_TOOL_CALL, initAgentDir } from '../../src/cli/scaffold.ts';
 import { resolveAgentDir } from '../../src/cli/resolve.ts';
 import { bearer, sendMessage, startBuiltServer, tempFolder } from './build-helpers.ts';
 
@@ -70,6 +70,27 @@ describe('agentward init', () => {
     const settings = readFileSync(join(again, 'agentward.json'), 'utf8');
     await assert.rejects(initAgentDir(again), /refusing to overwrite/);
     assert.equal(readFileSync(join(again, 'agentward.json'), 'utf8'), settings, 'the baked token is kept');
+  });
+
+  test("the scaffold's agent has a tool that needs approval: /tool refund {…} waits, approving runs it, denying does not", async (t) => {
+    const dir = join(tempFolder(t), 'with-tool');
+    await initAgentDir(dir);
+    assert.match(readFileSync(join(dir, 'agent.ts'), 'utf8'), /needsApproval: true/);
+    const data = process.env.AGENT_DATA_DIR;
+    process.env.AGENT_DATA_DIR = join(tempFolder(t), 'data');
+    const { agent } = await resolveAgentDir(dir).finally(() => {
+      if (data === undefined) delete process.env.AGENT_DATA_DIR;
+      else process.env.AGENT_DATA_DIR = data;
+    });
+    assert.equal(agent.awaitsApprovals, true);
+    for (const approved of [true, false]) {
+      const paused = await agent.send(FIRST_TOOL_CALL);
+      assert.equal(paused.status, 'awaiting-approval');
+      assert.deepEqual(paused.approvals.map(({ tool, arguments: args }) => ({ tool, args })), [{ tool: 'refund', args: { orderId: 'A-1', amount: 20 } }]);
+      const decided = await agent.decide(paused.approvals[0]!.id, { approved });
+      assert.equal(decided.status, 'completed');
+      assert.match(decided.text, approved ? /refund: \{"orderId":"A-1","refunded":20\}/ : /refund: .*denied/i);
+    }
   });
 
   test('the scaffolded directory resolves, and its built server accepts the baked token', async (t) => {

@@ -3,6 +3,7 @@
 // in test-artifacts/ (gitignored). For an agent with sessions: 'owned' it lists the caller's own
 // sessions and reopens and continues one. Without Chromium the tests are skipped with a loud line.
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +14,10 @@ import { echoModel } from '../../src/agent/models/echo.ts';
 import { memoryStore } from '../../src/agent/store.ts';
 import type { Principal, Tool } from '../../src/agent/types.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
+import { FIRST_TOOL_CALL, initAgentDir } from '../../src/cli/scaffold.ts';
 import { serve } from '../../src/node/server.ts';
 import { send } from '../fixtures-node/http-client.ts';
-import { root } from './build-helpers.ts';
+import { root, startNodeServer, tempFolder, writeDir } from './build-helpers.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const TOKEN = 'playground-token-0123456789abcdef';
@@ -62,6 +64,13 @@ async function launchChromium(t: TestContext) {
   return context;
 }
 
+/** Every request the page made, with the path and status of its answer. */
+function watchRequests(page: Page): { method: string; path: string; status: number }[] {
+  const asked: { method: string; path: string; status: number }[] = [];
+  page.on('response', (response) => asked.push({ method: response.request().method(), path: new URL(response.url()).pathname, status: response.status() }));
+  return asked;
+}
+
 /** Page errors and console errors, for the test to check at its end. */
 function watchProblems(page: Page): string[] {
   const problems: string[] = [];
@@ -97,6 +106,7 @@ test('playground in Chromium: paste a token, send a message, see the streamed re
   const server = await startServer(t, true);
   const page = context.pages()[0] ?? (await context.newPage());
   const problems = watchProblems(page);
+  const asked = watchRequests(page);
 
   try {
     await page.goto(`${server.url}/agent/playground`);
@@ -106,10 +116,8 @@ test('playground in Chromium: paste a token, send a message, see the streamed re
     await page.locator('.msg.error', { hasText: '401' }).waitFor({ timeout: 10_000 });
 
     await page.fill('#token', TOKEN);
-    // A shared agent has no sessions route: the page asks, gets 404, and shows no list.
-    const probe = page.waitForResponse((response) => new URL(response.url()).pathname === '/agent/sessions');
+    // A shared agent has no sessions route: the page knows it and never asks.
     await page.click('#use-token');
-    assert.equal((await probe).status(), 404);
     assert.equal(await page.locator('#sessions').isHidden(), true, 'a shared agent: no sessions list');
     assert.equal(await page.inputValue('#token'), '', 'the field is cleared; the token lives in page memory');
     await page.fill('#message', 'hello from the playground');
@@ -132,8 +140,10 @@ test('playground in Chromium: paste a token, send a message, see the streamed re
 
     const storage = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]);
     assert.deepEqual(storage, [0, 0, '']);
-    // The browser logs each answer that is not 2xx: the 401 asked for above, and the 404 of the sessions probe.
-    assert.deepEqual(problems.filter((problem) => !/status of (401|404)/.test(problem)), []);
+    // The browser logs each answer that is not 2xx: only the 401 asked for above.
+    assert.deepEqual(problems.filter((problem) => !/status of 401/.test(problem)), []);
+    assert.deepEqual(asked.filter((request) => request.path === '/agent/sessions' || request.status === 404), [], 'no request 404s by design');
+    assert.equal(await page.locator('#who').isHidden(), true, 'only agentward dev says who a request ran as');
   } finally {
     await page.screenshot({ path: join(ARTIFACTS, 'playground.png'), fullPage: true });
   }
@@ -314,4 +324,143 @@ test("playground in Chromium, sessions: 'owned': a long list comes a page at a t
   assert.deepEqual(await listedTitles(page, 23), titles);
   assert.equal(await page.locator('#more-sessions').isHidden(), true, 'no further page');
   assert.deepEqual(problems, []);
+});
+
+const cliFile = join(root, 'src', 'cli', 'main.ts');
+
+/** `agentward dev <dir>` (a real process), its sessions in a folder of the test. */
+async function startDev(t: TestContext, dir: string) {
+  const server = await startNodeServer([cliFile, 'dev', dir], { AGENT_LOG: 'off', AGENT_DATA_DIR: tempFolder(t, 'agentward-playground-data-') });
+  t.after(async () => void (await server.stop()));
+  return server;
+}
+
+test("playground in Chromium on agentward init's scaffold under agentward dev: no request 404s, the scaffold's tool asks Approve or Deny, the page says who you are; screenshot kept", async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  const dir = join(tempFolder(t, 'agentward-playground-init-'), 'my-agent');
+  const { apiToken: baked } = await initAgentDir(dir);
+  const server = await startDev(t, dir);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = watchProblems(page);
+  const asked = watchRequests(page);
+  try {
+    await page.goto(`${server.agentUrl}/playground`);
+    assert.match(await page.getAttribute('#message', 'placeholder') ?? '', /\/tool NAME/);
+    await page.fill('#token', baked);
+    await page.click('#use-token');
+    await page.locator('#who.accepted', { hasText: 'you are api-token (service, api-token)' }).waitFor({ timeout: 10_000 });
+
+    // The page's own hint, on the scaffold's tool: denied first, then approved.
+    for (const [button, state, reply] of [['deny', 'denied', /Tool results: refund: .*denied/i], ['approve', 'approved', /Tool results: refund: \{"orderId":"A-1","refunded":20\}/]] as const) {
+      const replies = await page.locator('.msg.assistant').count();
+      await page.fill('#message', FIRST_TOOL_CALL);
+      await page.click('#send');
+      const card = page.locator('.tool').last();
+      await card.locator(`button.${button}`).waitFor({ timeout: 10_000 });
+      assert.match(await card.innerText(), /tool refund[\s\S]*"orderId": "A-1"[\s\S]*waiting for your approval\s*Approve\s*Deny/);
+      await card.locator(`button.${button}`).click();
+      await page.locator('.msg.assistant.done').nth(replies + 1).waitFor({ timeout: 10_000 });
+      assert.match(await card.locator('.tool-state').innerText(), new RegExp(state));
+      assert.match(await page.locator('.msg.assistant.done .text').last().innerText(), reply);
+    }
+    assert.match(await page.locator('#who').innerText(), /you are api-token/);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(asked.filter((request) => request.status >= 400), [], 'no request failed, none 404s by design');
+    assert.deepEqual([...new Set(asked.map((request) => `${request.method} ${request.path.replace(/\/approvals\/.+$/, '/approvals/:id')}`))].sort(), [
+      'GET /agent/playground', 'GET /agent/playground/whoami', 'POST /agent/approvals/:id', 'POST /agent/ui',
+    ]);
+  } finally {
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-scaffold.png'), fullPage: true });
+  }
+});
+
+const JWT_SECRET = 'playground-jwt-secret-0123456789abcdef';
+const ISSUER = 'https://id.playground.example';
+
+/** An HS256 token for the dev server's jwt() entry, `exp` seconds from now. */
+function token(claims: Record<string, unknown>, exp = 300): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const signed = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ iss: ISSUER, aud: 'agent', sub: 'ada', iat: now - 5, exp: now + exp, ...claims })}`;
+  return `${signed}.${createHmac('sha256', JWT_SECRET).update(signed).digest('base64url')}`;
+}
+
+const JWT_DIR = {
+  'agent.ts': "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'jwt-dev', model: echoModel() });\n",
+  'auth.ts': `import { jwt } from 'agentward/auth';\nexport default jwt({ secret: ${JSON.stringify(JWT_SECRET)}, audience: 'agent', issuer: ${JSON.stringify(ISSUER)} });\n`,
+};
+
+test('playground in Chromium on a JWT-protected agentward dev: a refused token shows why (expired, audience, signature), never the token; an accepted one shows its principal; screenshot kept', async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  const dir = writeDir(tempFolder(t, 'agentward-playground-jwt-'), JWT_DIR);
+  const server = await startDev(t, dir);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = watchProblems(page);
+  const asked = watchRequests(page);
+  const refusedTokens = { expired: token({}, -60), audience: token({ aud: 'another-api' }), signature: `${token({}).slice(0, -4)}AAAA` };
+  try {
+    await page.goto(`${server.agentUrl}/playground`);
+    for (const [reason, refused] of Object.entries(refusedTokens)) {
+      await page.fill('#token', refused);
+      await page.click('#use-token');
+      await page.locator('#who.refused', { hasText: `jwt refused the token: ${reason}` }).waitFor({ timeout: 10_000 });
+      // The request itself says why too, with its 401.
+      const errors = await page.locator('.msg.error').count();
+      await page.fill('#message', `hello with a token refused for ${reason}`);
+      await page.click('#send');
+      await page.locator('.msg.error').nth(errors).waitFor({ timeout: 10_000 });
+      assert.match(await page.locator('.msg.error').last().innerText(), new RegExp(`401 Unauthorized \\(jwt refused the token: ${reason}\\)`));
+      assert.match(await page.locator('#who').innerText(), new RegExp(`jwt refused the token: ${reason}`));
+      const shown = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText);
+      assert.equal(shown.includes(refused), false, 'the token is never on the page');
+      assert.equal(shown.includes(refused.split('.')[2]!), false, 'nor its signature');
+    }
+    const accepted = token({ sub: 'ada' });
+    await page.fill('#token', accepted);
+    await page.click('#use-token');
+    await page.locator('#who.accepted', { hasText: `you are ada (user, jwt, issuer ${ISSUER})` }).waitFor({ timeout: 10_000 });
+    await page.fill('#message', 'hello as ada');
+    await page.press('#message', 'Enter');
+    await page.locator('.msg.assistant.done .text', { hasText: 'hello as ada' }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('#who').innerText(), `you are ada (user, jwt, issuer ${ISSUER})`);
+    assert.equal((await page.evaluate(() => document.documentElement.outerHTML)).includes(accepted), false);
+    // The browser logs the 401s asked for; nothing else failed, and nothing 404ed.
+    assert.deepEqual(problems.filter((problem) => !/status of 401/.test(problem)), []);
+    assert.deepEqual(asked.filter((request) => request.status === 404 || request.path === '/agent/sessions'), []);
+  } finally {
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-jwt.png'), fullPage: true });
+  }
+});
+
+test('who a request ran as, and why a token was refused, is said by agentward dev only: never by start, a build or serve()', async (t) => {
+  const dir = writeDir(tempFolder(t, 'agentward-playground-start-'), JWT_DIR);
+  const dev = await startDev(t, dir);
+  const started = await startNodeServer([cliFile, 'start', dir, '--playground', '--log-refusals'], { AGENT_LOG: 'off' });
+  t.after(async () => void (await started.stop()));
+  const programmatic = await serve({ agent: createAgent({ name: 'serve', model: echoModel(), store: memoryStore() }), auth: [apiToken(TOKEN)], port: 0, log: 'off', playground: true });
+  t.after(() => programmatic.close());
+
+  const post = (url: string, authorization: string) => send(url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{"message":"hi"}' });
+  const expired = `Bearer ${token({}, -60)}`;
+  const valid = `Bearer ${token({})}`;
+  // dev: both said, on the answer and by whoami.
+  assert.equal((await post(dev.agentUrl, expired)).headers['x-agentward-dev-refusal'], '{"entry":"jwt","reason":"expired"}');
+  assert.equal((await post(dev.agentUrl, valid)).headers['x-agentward-dev-principal'], `{"id":"ada","type":"user","authenticator":"jwt","issuer":"${ISSUER}"}`);
+  const whoami = await send(`${dev.agentUrl}/playground/whoami`, { headers: { authorization: expired } });
+  assert.deepEqual(JSON.parse(whoami.text), { refused: { status: 401, entry: 'jwt', reason: 'expired' } });
+  assert.match((await send(`${dev.agentUrl}/playground`)).text, /<body data-sessions="shared" data-dev="on">/);
+
+  // start (even with the playground and --log-refusals), and serve(): nothing.
+  for (const url of [started.agentUrl, `${programmatic.url}/agent`]) {
+    for (const authorization of [expired, valid, `Bearer ${TOKEN}`]) {
+      const answer = await post(url, authorization);
+      assert.deepEqual(Object.keys(answer.headers).filter((name) => name.startsWith('x-agentward')), [], `${url} ${answer.status}`);
+    }
+    assert.equal((await send(`${url}/playground/whoami`, { headers: { authorization: valid } })).status, url === started.agentUrl ? 404 : 401);
+    assert.match((await send(`${url}/playground`)).text, /<body data-sessions="shared" data-dev="off">/);
+  }
+  // A string key is no way in: serve()'s options are closed.
+  await assert.rejects(serve({ agent: createAgent({ name: 'x', model: echoModel() }), port: 0, devInspect: true } as never), /unknown option "devInspect"/);
 });

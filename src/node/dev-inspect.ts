@@ -1,0 +1,70 @@
+// What `agentward dev` adds to the server so the playground can show who a request ran as: on
+// each answer of the agent routes, the principal auth resolved (`x-agentward-dev-principal`) or
+// why a bearer token was refused (`x-agentward-dev-refusal`, the onRefused reason word), and
+// `GET <base>/playground/whoami`, which answers the same for the credentials it is sent. Never
+// the token, never a claim. `serve()` turns it on only for the key below, a Symbol that no code
+// outside this package can name: `start`, a built server and `serve()` as users call it never
+// say any of this (a refused caller learns nothing of why, design §12).
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ServerResponse } from 'node:http';
+import type { Refusal, RefusalListener } from '../auth/refusals.ts';
+import { routeAuth } from '../auth/route-auth.ts';
+import type { AuthOption, Principal } from '../auth/types.ts';
+import type { AgentRoutes } from '../http/handler.ts';
+import { jsonReply, type Reply } from '../http/responses.ts';
+import type { RouteRequest } from '../http/route-request.ts';
+
+/** The `serve()` option of `agentward dev` (its server child sets it; nothing else can). */
+export const DEV_INSPECT: unique symbol = Symbol('agentward.devInspect') as never;
+
+export const PRINCIPAL_HEADER = 'x-agentward-dev-principal';
+export const REFUSAL_HEADER = 'x-agentward-dev-refusal';
+
+/** What the page is told of a principal: who, and who vouched for it. */
+const shownPrincipal = ({ id, type, authenticator, issuer }: Principal) => (issuer === undefined ? { id, type, authenticator } : { id, type, authenticator, issuer });
+const shownRefusal = ({ entry, reason }: Refusal) => ({ entry, reason });
+
+/** JSON with every character past ASCII escaped: a header value must be bytes, and ids can be any text. */
+const headerJson = (value: unknown) => JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+export interface DevInspector {
+  /** The listener the routes get: it tells `onRefused` (the `--log-refusals` line) and keeps the reason for the answer. */
+  readonly onRefused: RefusalListener;
+  /** Serves `request` (the whoami path itself, or through `routes`) and adds the headers to `res`. */
+  serve(path: string, request: RouteRequest, res: ServerResponse, routes: AgentRoutes): Promise<Reply>;
+}
+
+export function devInspector(basePath: string, auth: AuthOption | undefined, onRefused: RefusalListener | undefined): DevInspector {
+  // The refusal of the request being served: onRefused runs inside that request's own call chain.
+  const current = new AsyncLocalStorage<{ refusal?: Refusal }>();
+  const listener: RefusalListener = (refusal) => {
+    const slot = current.getStore();
+    if (slot !== undefined) slot.refusal = refusal;
+    return onRefused?.(refusal);
+  };
+  const whoamiPath = `${basePath.replace(/\/+$/, '')}/playground/whoami`;
+  const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused: listener });
+
+  /** `GET <base>/playground/whoami`: 200 with `{ principal }`, or `{ refused: { status, entry?, reason? } }`. */
+  const whoami = async (request: RouteRequest, slot: { refusal?: Refusal }): Promise<Reply> => {
+    if (request.method !== 'GET') return jsonReply({ error: 'Method Not Allowed' }, 405, { allow: 'GET' });
+    if (authenticate === undefined) return jsonReply({ principal: null });
+    const result = await authenticate(request.request());
+    if (result.ok) return jsonReply({ principal: shownPrincipal(result.principal) });
+    return jsonReply({ refused: { status: result.response.status, ...(slot.refusal && shownRefusal(slot.refusal)) } });
+  };
+
+  return {
+    onRefused: listener,
+    serve(path, request, res, routes) {
+      const slot: { refusal?: Refusal } = {};
+      return current.run(slot, async () => {
+        if (path === whoamiPath) return whoami(request, slot);
+        const reply = await routes(request);
+        if (request.principal !== undefined) res.setHeader(PRINCIPAL_HEADER, headerJson(shownPrincipal(request.principal)));
+        else if (slot.refusal !== undefined) res.setHeader(REFUSAL_HEADER, headerJson(shownRefusal(slot.refusal)));
+        return reply;
+      });
+    },
+  };
+}
