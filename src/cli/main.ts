@@ -51,8 +51,11 @@ printed once. Refuses a directory that already holds an agent.`,
     synopsis: 'agentward dev <dir> [--quiet]',
     summary: 'serve an agent directory with the playground, restarting when its files change',
     details: `Serves <dir> like start, plus the browser playground at <base>/playground, and restarts
-when a file of the directory changes (dot-folders such as .data and node_modules excepted).
-Sessions are kept in <dir>/.data unless AGENT_DATA_DIR says otherwise.
+when a file of the directory changes however it is saved: in place, renamed over (editors'
+atomic saves, sed -i), deleted or created (dot-folders such as .data and node_modules
+excepted). A directory that does not load answers 503 until the fixed file is saved. Logs
+why each bearer token is refused, and tells the playground who each request ran as (never
+the token). Sessions are kept in <dir>/.data unless AGENT_DATA_DIR says otherwise.
 
 options:
   --quiet   no request log`,

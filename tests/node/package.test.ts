@@ -51,9 +51,20 @@ before(() => {
   tarball = join(work, packed[0]!.filename);
   app = join(work, 'app');
   mkdirSync(app);
-  write('package.json', JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
+  // The project is made as the README's first example says: npm init -y (npm 11: "type": "commonjs"), then its npm pkg line.
+  ok('npm', ['init', '-y'], app);
+  for (const command of readmeProjectSetup()) ok('npm', command, app);
   ok('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);
 });
+
+/** The `npm …` lines of the README's "First example" set-up block, but `npm init` and the install (done here from the tarball). */
+function readmeProjectSetup(): string[][] {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## First example')))?.[1] ?? '';
+  const lines = block.split('\n').map((line) => line.trim()).filter((line) => /^npm (?!init|install)/.test(line));
+  assert.deepEqual(lines, ['npm pkg set type=module'], "the README's first example says to set \"type\": \"module\"");
+  return lines.map((line) => line.split(/\s+/).slice(1));
+}
 
 after(() => rmSync(work, { recursive: true, force: true }));
 
@@ -155,6 +166,12 @@ console.log(JSON.stringify(answers));
 `;
 
 describe("the README's first example runs from the installed package", () => {
+  test('in a project made as the README says: npm init -y, whose "type": "commonjs" the README has set to "module"', () => {
+    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { type?: string; dependencies?: Record<string, string> };
+    assert.equal(pkg.type, 'module');
+    assert.ok(pkg.dependencies?.agentward, 'agentward is a dependency of the project');
+  });
+
   for (const [name, command, args] of runtimes('first-example.ts')) {
     test(`on ${name}`, () => {
       const prelude = `const ADA_PASSWORD = ${JSON.stringify(ADA_PASSWORD)};\nconst AGENT_API_TOKEN = ${JSON.stringify(TOKEN)};\n`;
@@ -501,6 +518,45 @@ describe('the agentward command from the installed package (npx)', () => {
     assert.equal(response.status, 200);
     assert.equal(((await response.json()) as { text: string }).text, 'hello from npx');
     assert.equal((await fetch(url, { method: 'POST', body: '{"message":"x"}' })).status, 401);
+  });
+
+  test("npx agentward dev on a fresh init: the scaffold's tool waits for approval, whoami names the caller, and sed -i on agent.ts restarts it", async (t) => {
+    const created = ok('npx', ['--no-install', 'agentward', 'init', 'dev-agent'], app);
+    const token = /API token: (\S+)/.exec(created)?.[1];
+    assert.ok(token, created);
+    assert.match(created, /then, in the playground: \/tool refund \{"orderId":"A-1","amount":20\}/);
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
+    delete env.AGENT_API_TOKEN;
+    delete env.AGENT_DATA_DIR;
+    const child = spawn('npx', ['--no-install', 'agentward', 'dev', 'dev-agent'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    t.after(async () => {
+      if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    });
+    let output = '';
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.stdout.on('data', (chunk) => (output += chunk));
+    /** The `n`th "listening on" URL dev printed (one per start of its server). */
+    const listening = async (n: number) => {
+      for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
+        const urls = [...output.matchAll(/listening on (http:\/\/\S+)/g)].map((match) => match[1]!);
+        if (urls.length >= n) return urls[n - 1]!;
+        assert.ok(Date.now() < deadline && child.exitCode === null, `dev did not start ${n} time(s):\n${output}`);
+      }
+    };
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
+    const first = await listening(1);
+    const paused = (await (await fetch(first, { method: 'POST', headers, body: JSON.stringify({ message: '/tool refund {"orderId":"A-1","amount":20}' }) })).json()) as { status: string; approvals: { tool: string }[] };
+    assert.equal(paused.status, 'awaiting-approval');
+    assert.equal(paused.approvals[0]?.tool, 'refund');
+    assert.deepEqual(await (await fetch(`${first}/playground/whoami`, { headers })).json(), { principal: { id: 'api-token', type: 'service', authenticator: 'api-token' } });
+
+    const sed = spawnSync('sed', ['-i', 's/Refunds an order/Refunds one order/', join(app, 'dev-agent', 'agent.ts')], { encoding: 'utf8' });
+    assert.equal(sed.status, 0, sed.stderr);
+    const second = await listening(2);
+    assert.match(output, /agent\.ts changed; restarting/);
+    assert.equal((await fetch(second, { method: 'POST', headers, body: '{"message":"after the restart"}' })).status, 200);
   });
 
   test('on Node older than 22.13 the command says which Node it needs and exits 1', () => {
