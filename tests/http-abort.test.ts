@@ -2,16 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { agentHandler, createAgent, memoryStore } from '../src/index.ts';
 import type { Model } from '../src/index.ts';
-
-// A model that waits until the run's signal aborts, as a slow provider would while the client leaves.
-const waitingModel: Model = {
-  generate: ({ signal }) => new Promise((_, reject) => {
-    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-  }),
-};
+import { abortWaitingModel } from './helpers/waiting-model.ts';
 
 test('a client that disconnects aborts the run, and the handler logs no error for it', async () => {
-  const agent = createAgent({ name: 'slow', model: waitingModel, store: memoryStore() });
+  const agent = createAgent({ name: 'slow', model: abortWaitingModel().model, store: memoryStore() });
   const handler = agentHandler(agent, { basePath: '/agent' });
   const errors: unknown[][] = [];
   const original = console.error;
@@ -29,19 +23,6 @@ test('a client that disconnects aborts the run, and the handler logs no error fo
     console.error = original;
   }
 });
-
-/** A model that says it started, then waits until the run's signal aborts, as a slow provider would. */
-function startedModel(): { model: Model; started: Promise<void>; aborted: Promise<unknown> } {
-  let started!: () => void;
-  let aborted!: (reason: unknown) => void;
-  const model: Model = {
-    generate: ({ signal }) => new Promise((_, reject) => {
-      signal?.addEventListener('abort', () => { aborted(signal.reason); reject(signal.reason); }, { once: true });
-      started();
-    }),
-  };
-  return { model, started: new Promise((resolve) => (started = resolve)), aborted: new Promise((resolve) => (aborted = resolve)) };
-}
 
 /** A request whose `signal` counts its reads (Deno.serve, in its default mode, warns on the first response of a request whose signal was read). */
 function countingRequest(url: string, init: RequestInit): { request: Request; reads: () => number } {
@@ -62,7 +43,7 @@ const streamedBody = (path: string) => path.endsWith('/ui')
 
 for (const [name, path, headers] of STREAMED) {
   test(`${name}: the streamed run never reads the request's signal, and stops when the client stops reading (the body is cancelled)`, async () => {
-    const { model, started, aborted } = startedModel();
+    const { model, started, aborted } = abortWaitingModel();
     const agent = createAgent({ name: 'slow', model, store: memoryStore() });
     const handler = agentHandler(agent, { basePath: '/agent', auth: 'stream-token-0123456789' });
     const { request, reads } = countingRequest(`http://localhost${path}`, {

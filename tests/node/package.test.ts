@@ -479,6 +479,30 @@ describe('a consumer type-checks against the installed declarations', () => {
   });
 });
 
+/** `npx agentward <args>` in the project, a server on a free port; `listening(n)` is the URL it printed the nth time it listened. */
+function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
+  delete env.AGENT_API_TOKEN;
+  delete env.AGENT_DATA_DIR;
+  const child = spawn('npx', ['--no-install', 'agentward', ...args], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  t.after(async () => {
+    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
+    await exited;
+  });
+  let output = '';
+  child.stderr.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  const listening = async (n: number) => {
+    for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      const urls = [...output.matchAll(/listening on (http:\/\/\S+)/g)].map((match) => match[1]!);
+      if (urls.length >= n) return urls[n - 1]!;
+      assert.ok(Date.now() < deadline && child.exitCode === null, `agentward ${args.join(' ')} did not listen ${n} time(s):\n${output}`);
+    }
+  };
+  return { listening, output: () => output };
+}
+
 describe('the agentward command from the installed package (npx)', () => {
   test('npx agentward --help prints the usage', () => {
     const output = ok('npx', ['--no-install', 'agentward', '--help'], app);
@@ -490,29 +514,7 @@ describe('the agentward command from the installed package (npx)', () => {
     const created = ok('npx', ['--no-install', 'agentward', 'init', 'my-agent'], app);
     const token = /API token: (\S+)/.exec(created)?.[1];
     assert.ok(token, created);
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1' };
-    delete env.AGENT_API_TOKEN;
-    const child = spawn('npx', ['--no-install', 'agentward', 'start', 'my-agent'], {
-      cwd: app,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    t.after(async () => {
-      if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
-      await exited;
-    });
-    let output = '';
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk) => {
-        output += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) resolve(match[1]!);
-      });
-      void exited.then((code) => reject(new Error(`agentward start exited (${code}):\n${output}`)));
-    });
+    const url = await npxServer(t, ['start', 'my-agent']).listening(1);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ message: 'hello from npx' }) });
     assert.equal(response.status, 200);
@@ -525,26 +527,7 @@ describe('the agentward command from the installed package (npx)', () => {
     const token = /API token: (\S+)/.exec(created)?.[1];
     assert.ok(token, created);
     assert.match(created, /then, in the playground: \/tool refund \{"orderId":"A-1","amount":20\}/);
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
-    delete env.AGENT_API_TOKEN;
-    delete env.AGENT_DATA_DIR;
-    const child = spawn('npx', ['--no-install', 'agentward', 'dev', 'dev-agent'], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    t.after(async () => {
-      if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
-      await exited;
-    });
-    let output = '';
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.stdout.on('data', (chunk) => (output += chunk));
-    /** The `n`th "listening on" URL dev printed (one per start of its server). */
-    const listening = async (n: number) => {
-      for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
-        const urls = [...output.matchAll(/listening on (http:\/\/\S+)/g)].map((match) => match[1]!);
-        if (urls.length >= n) return urls[n - 1]!;
-        assert.ok(Date.now() < deadline && child.exitCode === null, `dev did not start ${n} time(s):\n${output}`);
-      }
-    };
+    const { listening, output } = npxServer(t, ['dev', 'dev-agent']);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const first = await listening(1);
     const paused = (await (await fetch(first, { method: 'POST', headers, body: JSON.stringify({ message: '/tool refund {"orderId":"A-1","amount":20}' }) })).json()) as { status: string; approvals: { tool: string }[] };
@@ -555,7 +538,7 @@ describe('the agentward command from the installed package (npx)', () => {
     const sed = spawnSync('sed', ['-i', 's/Refunds an order/Refunds one order/', join(app, 'dev-agent', 'agent.ts')], { encoding: 'utf8' });
     assert.equal(sed.status, 0, sed.stderr);
     const second = await listening(2);
-    assert.match(output, /agent\.ts changed; restarting/);
+    assert.match(output(), /agent\.ts changed; restarting/);
     assert.equal((await fetch(second, { method: 'POST', headers, body: '{"message":"after the restart"}' })).status, 200);
   });
 

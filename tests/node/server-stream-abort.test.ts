@@ -5,8 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { createAgent, memoryStore } from '../../src/agent/index.ts';
-import type { Model } from '../../src/agent/types.ts';
 import { serve } from '../../src/node/index.ts';
+import { abortWaitingModel } from '../helpers/waiting-model.ts';
 
 delete process.env.AGENT_API_TOKEN;
 
@@ -18,21 +18,9 @@ const STREAMED: [string, string, Record<string, string>, string][] = [
 /** An agent whose instructions wait for `gate` (the run still setting up), then whose model waits for the abort. */
 function slowAgent(gate: Promise<void>) {
   let setUp!: () => void;
-  let started!: () => void;
-  let aborted!: (reason: unknown) => void;
-  const model: Model = {
-    generate: ({ signal }) => new Promise((_, reject) => {
-      signal?.addEventListener('abort', () => { aborted(signal.reason); reject(signal.reason); }, { once: true });
-      started();
-    }),
-  };
+  const { model, started, aborted } = abortWaitingModel();
   const agent = createAgent({ name: 'slow', model, store: memoryStore(), instructions: async () => (setUp(), await gate, 'be slow') });
-  return {
-    agent,
-    setUp: new Promise<void>((resolve) => (setUp = resolve)),
-    started: new Promise<void>((resolve) => (started = resolve)),
-    aborted: new Promise<unknown>((resolve) => (aborted = resolve)),
-  };
+  return { agent, setUp: new Promise<void>((resolve) => (setUp = resolve)), started, aborted };
 }
 
 function post(url: string, headers: Record<string, string>, body: string, onResponse?: () => void): ClientRequest {
