@@ -238,10 +238,9 @@ function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, reques
 
 async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
-  const options = { principal, sessionId, metadata };
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request)) return streamChat(agent, message, options);
-  return jsonReply(await agent.send(message, { ...options, signal: request.signal }));
+  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata });
+  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal }));
 }
 
 function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
