@@ -6,7 +6,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { createServer } from 'node:http';
 import { join, relative, resolve, sep } from 'node:path';
-import { dataDirOf, DEV_CHILD_PORT_IN_USE, listenAddress, PortInUseError } from './server-main.ts';
+import { newApiToken } from './scaffold.ts';
+import { dataDirOf, DEV_CHILD_PORT_IN_USE, DEV_RUN_TOKEN, listenAddress, PortInUseError } from './server-main.ts';
 
 /** True for a changed path (relative to the directory) that must not restart the server. */
 export function ignoredChange(relativePath: string): boolean {
@@ -90,7 +91,8 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
   const folder = resolve(dir);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new Error(`${folder}: is not a directory`);
   const args = [...process.execArgv, options.cli, 'start', folder, '--playground', '--log-refusals', ...(options.quiet ? ['--quiet'] : [])];
-  const env = { NODE_ENV: 'development', ...process.env, AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder), AGENTWARD_DEV_CHILD: '1' };
+  // The token a directory without auth is served with: one for the whole dev run, so a restart keeps the playground signed in.
+  const env = { NODE_ENV: 'development', ...process.env, AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder), AGENTWARD_DEV_CHILD: '1', [DEV_RUN_TOKEN]: newApiToken() };
 
   /** The server that runs now; `stopped` is one ending for a restart. */
   let child: ChildProcess | undefined;

@@ -14,7 +14,7 @@ import { migrateDatabase } from './database.ts';
 import { runDevLoop, serveLoadFailure } from './dev.ts';
 import { loadAgentDir } from './resolve.ts';
 import { FIRST_TOOL_CALL, initAgentDir, newApiToken } from './scaffold.ts';
-import { builtOutputTarget, dataDirOf, DEV_CHILD_PORT_IN_USE, directoryAuth, PortInUseError, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
+import { builtOutputTarget, dataDirOf, DEV_CHILD_PORT_IN_USE, DEV_RUN_TOKEN, directoryAuth, PortInUseError, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
 import { readApiTokenEnv } from '../node/server.ts';
 
 interface CommandSpec {
@@ -248,9 +248,10 @@ async function serveDirectory(folder: string, flags: ServerFlags): Promise<void>
   } else if (auth === undefined && info.settings.apiToken !== undefined && !folder.includes("'")) {
     credential = `"Authorization: Bearer $(node -p 'require(${JSON.stringify(join(folder, SETTINGS_FILE))}).apiToken')"`;
   } else if (list === undefined) {
-    const token = newApiToken();
+    // Under dev, the token is made once for the whole dev run: a save must not log the playground out.
+    const token = process.env.AGENTWARD_DEV_CHILD === '1' && process.env[DEV_RUN_TOKEN] ? process.env[DEV_RUN_TOKEN] : newApiToken();
     list = [apiToken(token)];
-    console.log(`agentward: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this run:`);
+    console.log(`agentward: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this ${process.env.AGENTWARD_DEV_CHILD === '1' ? 'dev run (kept across restarts)' : 'run'}:`);
     console.log(`  ${token}`);
     credential = `'Authorization: Bearer ${token}'`;
   }

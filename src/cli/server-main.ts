@@ -68,6 +68,8 @@ export class PortInUseError extends Error {
 
 /** The exit code of `dev`'s server child whose port is taken: `dev` then exits 1 instead of waiting for a file change. */
 export const DEV_CHILD_PORT_IN_USE = 75;
+/** The environment variable through which `dev` hands its children the one token of the dev run (a directory without auth). */
+export const DEV_RUN_TOKEN = 'AGENTWARD_DEV_RUN_TOKEN';
 
 function portFrom(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
