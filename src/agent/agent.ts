@@ -3,7 +3,7 @@ import { copyMessages, copyRecord } from './copy.ts';
 import { keyedQueue } from './key-queue.ts';
 import { isoNow } from './clock.ts';
 import { checkOptionNames } from '../auth/options.ts';
-import { AgentError } from './errors.ts';
+import { AgentError, invalidAgent, invalidInput } from './errors.ts';
 import { randomId } from './ids.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import { addUsage, modelTurn } from './model-turn.ts';
@@ -84,7 +84,7 @@ interface Run {
 const runModel = (model: unknown): Model | undefined =>
   typeof (model as Model | null)?.generate === 'function' ? (model as Model) : isAiSdkModel(model) ? aiSdkModel(model) : undefined;
 
-const notAModel = (what: string) => new AgentError('INVALID_AGENT', `${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`);
+const notAModel = (what: string) => invalidAgent(`${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`);
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -112,28 +112,28 @@ const notAModel = (what: string) => new AgentError('INVALID_AGENT', `${what} mus
  * const result = await agent.send('hello', { principal });
  */
 export function createAgent(options: AgentOptions): Agent {
-  if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'createAgent(): options must be an object');
+  if (typeof options !== 'object' || options === null) throw invalidAgent('createAgent(): options must be an object');
   checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES, invalidAgent);
   if (typeof options.memory === 'object' && options.memory !== null) checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
   const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared', settings } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits).sessionBytes;
-  if (typeof name !== 'string' || name === '') throw new AgentError('INVALID_AGENT', 'createAgent(): name must be a non-empty string');
+  if (typeof name !== 'string' || name === '') throw invalidAgent('createAgent(): name must be a non-empty string');
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
   if (typeof model !== 'function' && staticModel === undefined) throw notAModel('createAgent(): model (or what a function returns)');
   const staticSettings = typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings');
   if (typeof instructions !== 'string' && typeof instructions !== 'function') {
-    throw new AgentError('INVALID_AGENT', 'createAgent(): instructions must be a string or a function returning one');
+    throw invalidAgent('createAgent(): instructions must be a string or a function returning one');
   }
-  if (memory !== undefined && typeof memory?.scope !== 'function') throw new AgentError('INVALID_AGENT', 'createAgent(): memory.scope must be a function');
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new AgentError('INVALID_AGENT', 'createAgent(): maxSteps must be a positive integer');
-  if (sessions !== 'shared' && sessions !== 'owned') throw new AgentError('INVALID_AGENT', "createAgent(): sessions must be 'shared' or 'owned'");
+  if (memory !== undefined && typeof memory?.scope !== 'function') throw invalidAgent('createAgent(): memory.scope must be a function');
+  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw invalidAgent('createAgent(): maxSteps must be a positive integer');
+  if (sessions !== 'shared' && sessions !== 'owned') throw invalidAgent("createAgent(): sessions must be 'shared' or 'owned'");
   if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
-    throw new AgentError('INVALID_AGENT', "createAgent(): sessions: 'owned' needs a store with listSessions and deleteSession");
+    throw invalidAgent("createAgent(): sessions: 'owned' needs a store with listSessions and deleteSession");
   }
   const mode: SessionMode = sessions;
   if (!Number.isInteger(maxPendingApprovals) || maxPendingApprovals < 1) {
-    throw new AgentError('INVALID_AGENT', 'createAgent(): maxPendingApprovals must be a positive integer');
+    throw invalidAgent('createAgent(): maxPendingApprovals must be a positive integer');
   }
   const reserved = memory === undefined ? [] : [REMEMBER];
   if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
@@ -149,7 +149,7 @@ export function createAgent(options: AgentOptions): Agent {
       if (chosen === undefined) throw notAModel('what the model function returns');
     }
     const text = typeof instructions === 'function' ? await instructions(context) : instructions;
-    if (typeof text !== 'string') throw new AgentError('INVALID_AGENT', 'the instructions function must return a string');
+    if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
     const byName = typeof tools === 'function' ? indexTools(await tools(context), reserved, 'the tools function result') : indexTools(tools, reserved, 'tools');
     const runSettings = staticSettings ?? checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
     if (namespace === undefined) return { model: chosen, instructions: text, tools: byName, settings: runSettings };
@@ -349,7 +349,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
     if (mode === 'owned' && principal !== undefined && chosen && isAnonymous(principal)) {
       // An anonymous caller's new sessions get server-made ids; an id of someone else's session answers the same.
-      throw new AgentError('INVALID_INPUT', 'an anonymous caller cannot choose the sessionId of a new session; send without sessionId');
+      throw invalidInput('an anonymous caller cannot choose the sessionId of a new session; send without sessionId');
     }
     if (stored !== undefined || verdict === 'refused') throw sessionNotFound();
     const session = newSession(sessionId);
@@ -359,7 +359,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function send(message: string, sendOptions: SendOptions = {}): Promise<RunResult> {
-    if (typeof message !== 'string' || message === '') throw new AgentError('INVALID_INPUT', 'message must be a non-empty string');
+    if (typeof message !== 'string' || message === '') throw invalidInput('message must be a non-empty string');
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
     const { signal } = sendOptions;
     const onUsage = checkHook(sendOptions.onUsage);
@@ -390,14 +390,14 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function decide(approvalId: string, decision: DecideOptions): Promise<RunResult> {
-    if (typeof approvalId !== 'string' || approvalId === '') throw new AgentError('INVALID_INPUT', 'approvalId must be a non-empty string');
+    if (typeof approvalId !== 'string' || approvalId === '') throw invalidInput('approvalId must be a non-empty string');
     if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
-      throw new AgentError('INVALID_INPUT', 'the decision needs approved: true or false');
+      throw invalidInput('the decision needs approved: true or false');
     }
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
     const { approved, reason, signal } = decision;
     const onUsage = checkHook(decision.onUsage);
-    if (reason !== undefined && typeof reason !== 'string') throw new AgentError('INVALID_INPUT', 'the reason of a decision must be a string');
+    if (reason !== undefined && typeof reason !== 'string') throw invalidInput('the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
     const notFound = () => new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
     const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
@@ -459,11 +459,11 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
-    if (mode !== 'owned') throw new AgentError('INVALID_INPUT', "listSessions() needs an agent created with sessions: 'owned'");
-    if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_INPUT', 'listSessions() needs { principal }');
+    if (mode !== 'owned') throw invalidInput("listSessions() needs an agent created with sessions: 'owned'");
+    if (typeof options !== 'object' || options === null) throw invalidInput('listSessions() needs { principal }');
     checkOptionNames('listSessions()', options, ['principal', 'limit', 'cursor'], invalidInput);
     const principal = checkPrincipal(options.principal);
-    if (principal === undefined) throw new AgentError('INVALID_INPUT', 'listSessions() needs the principal whose sessions to list');
+    if (principal === undefined) throw invalidInput('listSessions() needs the principal whose sessions to list');
     if (isAnonymous(principal)) throw new AgentError('FORBIDDEN', 'an anonymous caller owns no sessions');
     const limit = checkLimit(options.limit);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
@@ -479,7 +479,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
     const id = checkSessionId(sessionId);
     const principal = callerOf('deleteSession()', options);
-    if (typeof store.deleteSession !== 'function') throw new AgentError('INVALID_AGENT', 'deleteSession() needs a store with deleteSession');
+    if (typeof store.deleteSession !== 'function') throw invalidAgent('deleteSession() needs a store with deleteSession');
     await turn(id, async (turnStore) => {
       const session = await usableSession(turnStore, id, principal);
       if (session === undefined) throw sessionNotFound();
@@ -511,7 +511,7 @@ export function createAgent(options: AgentOptions): Agent {
 const AGENT_OPTION_NAMES = Object.freeze(['name', 'model', 'instructions', 'tools', 'settings', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals', 'limits']);
 
 function checkHook(hook: unknown): UsageHook | undefined {
-  if (hook !== undefined && typeof hook !== 'function') throw new AgentError('INVALID_INPUT', 'onUsage must be a function');
+  if (hook !== undefined && typeof hook !== 'function') throw invalidInput('onUsage must be a function');
   return hook as UsageHook | undefined;
 }
 
@@ -527,10 +527,10 @@ export const DEFAULT_SESSION_BYTES = 4 * 1024 * 1024;
 
 function readLimits(value: unknown): { sessionBytes: number } {
   if (value === undefined) return { sessionBytes: DEFAULT_SESSION_BYTES };
-  if (typeof value !== 'object' || value === null) throw new AgentError('INVALID_AGENT', 'createAgent(): limits must be { sessionBytes? }');
+  if (typeof value !== 'object' || value === null) throw invalidAgent('createAgent(): limits must be { sessionBytes? }');
   checkOptionNames('createAgent(): limits', value, ['sessionBytes'], invalidAgent);
   const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
-  if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024) throw new AgentError('INVALID_AGENT', 'createAgent(): limits.sessionBytes must be a whole number of bytes, 1024 or more');
+  if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024) throw invalidAgent('createAgent(): limits.sessionBytes must be a whole number of bytes, 1024 or more');
   return { sessionBytes: sessionBytes as number };
 }
 
@@ -581,13 +581,11 @@ export function serializedBytes(value: unknown): number {
 }
 const SEND_OPTION_NAMES = Object.freeze(['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage']);
 const DECIDE_OPTION_NAMES = Object.freeze(['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage']);
-const invalidAgent = (message: string) => new AgentError('INVALID_AGENT', message);
-const invalidInput = (message: string) => new AgentError('INVALID_INPUT', message);
 
 /** A call's options: absent, or an object of known keys only (a misspelled `principal` must not make the call trusted server code). */
 function callOptions<T extends object>(call: string, options: T | undefined, known: readonly string[]): T | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_INPUT', `${call}: options must be an object`);
+  if (typeof options !== 'object' || options === null) throw invalidInput(`${call}: options must be an object`);
   checkOptionNames(call, options, known, invalidInput);
   return options;
 }

@@ -2,7 +2,7 @@
 // model's arguments checked against them before the approval policy and `execute`. A Standard
 // Schema validates itself (`~standard.validate`); a plain JSON Schema is checked here on its
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
-import { AgentError } from './errors.ts';
+import { invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
 
 /**
@@ -75,7 +75,7 @@ export function parametersSchema(parameters: unknown, where: string): JsonSchema
     } catch {
       // Checked below: a conversion that throws is one that returned nothing.
     }
-    if (typeof schema !== 'object' || schema === null) throw new AgentError('INVALID_AGENT', `${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
+    if (typeof schema !== 'object' || schema === null) throw invalidAgent(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
     jsonSchemas.set(parameters, schema);
   }
   return schema;

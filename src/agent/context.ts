@@ -1,5 +1,5 @@
 import { completePrincipal, deepFreeze } from '../auth/principal.ts';
-import { AgentError } from './errors.ts';
+import { invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { Principal, RunContext } from './types.ts';
 
@@ -15,19 +15,19 @@ export function runContext(principal: Principal | undefined, sessionId: string, 
 export function checkPrincipal(value: unknown, what = 'principal'): Principal | undefined {
   if (value === undefined) return undefined;
   const principal = completePrincipal(value);
-  if (principal === null) throw new AgentError('INVALID_INPUT', `${what} must be a principal ({ id, type: 'user' | 'service', authenticator, issuer?, claims? })`);
+  if (principal === null) throw invalidInput(`${what} must be a principal ({ id, type: 'user' | 'service', authenticator, issuer?, claims? })`);
   return principal;
 }
 
 /** A deeply frozen JSON copy of the caller's metadata (it is stored with checkpoints). */
 export function checkMetadata(value: unknown): Readonly<Record<string, unknown>> {
   if (value === undefined) return Object.freeze({});
-  if (!isPlainObject(value)) throw new AgentError('INVALID_INPUT', 'metadata must be a plain object');
+  if (!isPlainObject(value)) throw invalidInput('metadata must be a plain object');
   let copy: Record<string, unknown>;
   try {
     copy = JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
   } catch {
-    throw new AgentError('INVALID_INPUT', 'metadata must be JSON-serializable');
+    throw invalidInput('metadata must be JSON-serializable');
   }
   return deepFreeze(copy);
 }
@@ -37,7 +37,7 @@ const SESSION_ID = /^[^\s\p{Cc}]{1,256}$/u;
 /** A caller-chosen session id: 1 to 256 characters, no whitespace or control characters. */
 export function checkSessionId(value: unknown): string {
   if (typeof value !== 'string' || !SESSION_ID.test(value)) {
-    throw new AgentError('INVALID_INPUT', 'sessionId must be 1 to 256 characters without whitespace or control characters');
+    throw invalidInput('sessionId must be 1 to 256 characters without whitespace or control characters');
   }
   return value;
 }

@@ -29,3 +29,10 @@ export class AgentError extends Error {
     this.code = code;
   }
 }
+
+/** Errors of the codes thrown from many places, one short call each. `INVALID_AGENT`: createAgent options, or what a dynamic part resolved to. */
+export const invalidAgent = (message: string): AgentError => new AgentError('INVALID_AGENT', message);
+/** A bad argument of a call (`send`, `decide`, the reading calls). */
+export const invalidInput = (message: string): AgentError => new AgentError('INVALID_INPUT', message);
+/** The model failed, or answered something that is not a turn. */
+export const modelError = (message: string, options?: { cause?: unknown }): AgentError => new AgentError('MODEL_ERROR', message, options);

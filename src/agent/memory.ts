@@ -1,4 +1,4 @@
-import { AgentError } from './errors.ts';
+import { invalidAgent } from './errors.ts';
 import type { MemoryOptions, Principal, Store, Tool } from './types.ts';
 
 export const REMEMBER = 'remember';
@@ -7,7 +7,7 @@ const MAX_NOTE = 2000;
 /** The namespace of a run's notes: what `memory.scope({ principal })` names. */
 export async function memoryNamespace(memory: MemoryOptions, principal: Principal | undefined): Promise<string> {
   const namespace = await memory.scope(Object.freeze({ principal }));
-  if (typeof namespace !== 'string' || namespace === '') throw new AgentError('INVALID_AGENT', 'memory.scope() must return a non-empty string');
+  if (typeof namespace !== 'string' || namespace === '') throw invalidAgent('memory.scope() must return a non-empty string');
   return namespace;
 }
 

@@ -1,4 +1,4 @@
-import { AgentError } from './errors.ts';
+import { AgentError, modelError } from './errors.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
 
 /**
@@ -17,7 +17,7 @@ export async function modelTurn(
   const toolCalls: ToolCall[] = [];
   let usage: Usage | undefined;
   const addText = (delta: unknown) => {
-    if (typeof delta !== 'string') throw new AgentError('MODEL_ERROR', 'the model returned text that is not a string');
+    if (typeof delta !== 'string') throw modelError('the model returned text that is not a string');
     if (delta === '') return;
     text += delta;
     emit({ type: 'text-delta', text: delta });
@@ -25,7 +25,7 @@ export async function modelTurn(
   const addCall = (call: unknown) => {
     const { id, name } = (call ?? {}) as Partial<ToolCall>;
     if (typeof id !== 'string' || id === '' || typeof name !== 'string' || name === '' || toolCalls.some((c) => c.id === id)) {
-      throw new AgentError('MODEL_ERROR', 'the model returned a tool call without a unique id and a name');
+      throw modelError('the model returned a tool call without a unique id and a name');
     }
     const copy: ToolCall = { id, name, arguments: structuredClone((call as ToolCall).arguments) };
     toolCalls.push(copy);
@@ -33,7 +33,7 @@ export async function modelTurn(
   };
   const reportUsage = (reported: unknown) => {
     const { inputTokens, outputTokens } = (reported ?? {}) as Partial<Usage>;
-    if (!isCount(inputTokens) || !isCount(outputTokens)) throw new AgentError('MODEL_ERROR', 'the model reported usage that is not { inputTokens, outputTokens } token counts');
+    if (!isCount(inputTokens) || !isCount(outputTokens)) throw modelError('the model reported usage that is not { inputTokens, outputTokens } token counts');
     usage = addUsage(usage, { inputTokens, outputTokens });
   };
   try {
@@ -42,20 +42,20 @@ export async function modelTurn(
         if (delta?.type === 'text') addText(delta.text);
         else if (delta?.type === 'tool-call') addCall(delta.call);
         else if (delta?.type === 'usage') reportUsage(delta.usage);
-        else throw new AgentError('MODEL_ERROR', 'the model streamed an unknown delta');
+        else throw modelError('the model streamed an unknown delta');
       }
     } else {
       const turn: ModelTurn = await model.generate(request);
-      if (typeof turn !== 'object' || turn === null) throw new AgentError('MODEL_ERROR', 'the model returned no turn');
+      if (typeof turn !== 'object' || turn === null) throw modelError('the model returned no turn');
       if (turn.text !== undefined) addText(turn.text);
-      if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls)) throw new AgentError('MODEL_ERROR', 'the model returned tool calls that are not a list');
+      if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls)) throw modelError('the model returned tool calls that are not a list');
       for (const call of turn.toolCalls ?? []) addCall(call);
       if (turn.usage !== undefined) reportUsage(turn.usage);
     }
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;
     if (error instanceof AgentError && error.code === 'MODEL_ERROR') throw error;
-    throw new AgentError('MODEL_ERROR', 'the model failed', { cause: error });
+    throw modelError('the model failed', { cause: error });
   }
   return usage === undefined ? { text, toolCalls } : { text, toolCalls, usage };
 }
@@ -68,7 +68,7 @@ const isCount = (value: unknown): value is number => Number.isSafeInteger(value)
  * can correct; a call without an id gets `call_<index>`.
  */
 export function wireToolCall(id: unknown, name: unknown, args: unknown, index: number): ToolCall {
-  if (typeof name !== 'string' || name === '') throw new AgentError('MODEL_ERROR', 'the model returned a tool call without a name');
+  if (typeof name !== 'string' || name === '') throw modelError('the model returned a tool call without a name');
   let parsed: unknown = args ?? {};
   if (typeof args === 'string') {
     try {

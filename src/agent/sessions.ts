@@ -1,6 +1,6 @@
 // Session ownership (design §9) and the listing order every store shares.
 import { decodeBase64url, encodeBase64url } from '../auth/jose/base64url.ts';
-import { AgentError } from './errors.ts';
+import { invalidInput } from './errors.ts';
 import type { Message, OwnerKey, Principal, SessionMode, SessionQuery, SessionRecord, SessionSummary } from './types.ts';
 
 const TITLE_LENGTH = 80;
@@ -84,7 +84,7 @@ export function encodeCursor(row: { updatedAt: string; id: string }): string {
 
 /** The position a cursor names; `INVALID_INPUT` for anything that is not one of ours. */
 export function decodeCursor(cursor: unknown): { updatedAt: string; id: string } {
-  const invalid = () => new AgentError('INVALID_INPUT', 'cursor must be the nextCursor of a previous page');
+  const invalid = () => invalidInput('cursor must be the nextCursor of a previous page');
   if (typeof cursor !== 'string' || cursor.length > 2048) throw invalid();
   let value: unknown;
   try {
@@ -101,7 +101,7 @@ export function decodeCursor(cursor: unknown): { updatedAt: string; id: string }
 export function checkLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_PAGE;
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-    throw new AgentError('INVALID_INPUT', `limit must be an integer from 1 to ${MAX_PAGE}`);
+    throw invalidInput(`limit must be an integer from 1 to ${MAX_PAGE}`);
   }
   return limit;
 }

@@ -1,19 +1,19 @@
 import { checkOptionNames } from '../auth/options.ts';
 import { checkArguments, parametersSchema } from './arguments.ts';
-import { AgentError } from './errors.ts';
+import { invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
 const TOOL_FIELDS = Object.freeze(['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors']);
 
 /** Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by name; `source` names it in errors. */
 export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
-  if (!Array.isArray(tools)) throw new AgentError('INVALID_AGENT', `${source} must be an array of tools`);
+  if (!Array.isArray(tools)) throw invalidAgent(`${source} must be an array of tools`);
   const byName = new Map<string, Tool>();
   for (const tool of tools as unknown[]) {
     const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
-    if (typeof name !== 'string' || name.length === 0) throw new AgentError('INVALID_AGENT', `${source}: every tool needs a name`);
+    if (typeof name !== 'string' || name.length === 0) throw invalidAgent(`${source}: every tool needs a name`);
     // A misspelled needsApproval would run the tool unapproved.
-    checkOptionNames(`${source}: tool "${name}"`, tool as object, TOOL_FIELDS, (message) => new AgentError('INVALID_AGENT', message));
+    checkOptionNames(`${source}: tool "${name}"`, tool as object, TOOL_FIELDS, invalidAgent);
     const problem =
       typeof description !== 'string' ? 'a description' :
       parametersSchema(parameters, `${source}: tool "${name}"`) === undefined ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)' :
@@ -21,7 +21,7 @@ export function indexTools(tools: unknown, reserved: readonly string[], source: 
       needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function' ? 'needsApproval as a boolean or a function' :
       byName.has(name) || reserved.includes(name) ? 'a unique name' :
       undefined;
-    if (problem) throw new AgentError('INVALID_AGENT', `${source}: tool "${name}" needs ${problem}`);
+    if (problem) throw invalidAgent(`${source}: tool "${name}" needs ${problem}`);
     byName.set(name, tool as Tool);
   }
   return byName;

@@ -1,7 +1,7 @@
 // AI SDK language models (LanguageModelV3/V4) as a `Model` (design §21), recognized by their
 // shape: nothing here imports `ai` or `@ai-sdk/*`. Wire facts: `@ai-sdk/provider`'s
 // language-model types (prompt, function tools, generate result, stream parts, usage).
-import { AgentError } from '../errors.ts';
+import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
 import type { Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
 
@@ -68,7 +68,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
       try {
         result = await model.doGenerate(callOptions(request));
       } catch (error) {
-        throw modelError(error, 'the model failed');
+        throw providerError(error, 'the model failed');
       }
       let text = '';
       const toolCalls: ToolCall[] = [];
@@ -92,7 +92,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           // A stream without its finish part (or a provider's `interrupted` one) was cut: not a shorter answer.
           if ((done = read.done)) {
             if (finished) return;
-            throw new AgentError('MODEL_ERROR', 'the model stream ended before it finished');
+            throw modelError('the model stream ended before it finished');
           }
           const part = read.value as Part;
           if (part.type === 'text-delta') {
@@ -104,11 +104,11 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
             const usage = usageOf(part.usage);
             if (usage !== undefined) yield { type: 'usage', usage };
           } else if (part.type === 'error') {
-            throw modelError(part.error, 'the model reported an error in its stream');
+            throw providerError(part.error, 'the model reported an error in its stream');
           }
         }
       } catch (error) {
-        throw modelError(error, 'the model failed');
+        throw providerError(error, 'the model failed');
       } finally {
         // A run that stops early (an abort, a bad part) lets go of the provider's response.
         if (!done) reader?.cancel().catch(() => undefined);
@@ -118,11 +118,11 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
 }
 
 /** `MODEL_ERROR` for what a provider threw: the HTTP status of an `APICallError`, the `AI_…` name of another AI SDK error, nothing else of it. */
-function modelError(error: unknown, otherwise: string): AgentError {
+function providerError(error: unknown, otherwise: string): AgentError {
   if (error instanceof AgentError) return error;
   const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as { statusCode?: unknown; name?: unknown };
-  if (Number.isInteger(status)) return new AgentError('MODEL_ERROR', `the model answered with HTTP ${status}`);
-  return new AgentError('MODEL_ERROR', typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? `${otherwise} (${name})` : otherwise);
+  if (Number.isInteger(status)) return modelError(`the model answered with HTTP ${status}`);
+  return modelError(typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? `${otherwise} (${name})` : otherwise);
 }
 
 const toolCall = (part: Part, index: number): ToolCall => wireToolCall(part.toolCallId, part.toolName, part.input, index);

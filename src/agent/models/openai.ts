@@ -1,5 +1,5 @@
 import { checkOptionNames } from '../../auth/options.ts';
-import { AgentError } from '../errors.ts';
+import { AgentError, invalidAgent, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall as toolCall } from '../model-turn.ts';
 import { checkHeaders } from '../settings.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolSpec, Usage } from '../types.ts';
@@ -29,20 +29,20 @@ export interface OpenAICompatibleOptions {
  * const model = openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, model: 'gpt-4o-mini' });
  */
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
-  if (typeof options !== 'object' || options === null) throw new AgentError('INVALID_AGENT', 'openAICompatible(): options must be { baseURL, apiKey?, model, headers?, fetch? }');
-  checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'headers', 'fetch'], (message) => new AgentError('INVALID_AGENT', message));
+  if (typeof options !== 'object' || options === null) throw invalidAgent('openAICompatible(): options must be { baseURL, apiKey?, model, headers?, fetch? }');
+  checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'headers', 'fetch'], invalidAgent);
   const { baseURL, apiKey, model, fetch: fetchImpl = globalThis.fetch } = options;
   const ownHeaders = options.headers === undefined ? undefined : checkHeaders(options.headers, 'openAICompatible(): headers');
   let url: URL;
   try {
     url = new URL(`${String(baseURL).replace(/\/+$/, '')}/chat/completions`);
   } catch {
-    throw new AgentError('INVALID_AGENT', 'openAICompatible(): baseURL must be an absolute http(s) URL');
+    throw invalidAgent('openAICompatible(): baseURL must be an absolute http(s) URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new AgentError('INVALID_AGENT', 'openAICompatible(): baseURL must be an absolute http(s) URL');
-  if (typeof model !== 'string' || model === '') throw new AgentError('INVALID_AGENT', 'openAICompatible(): model must be a non-empty string');
-  if (apiKey !== undefined && typeof apiKey !== 'string') throw new AgentError('INVALID_AGENT', 'openAICompatible(): apiKey must be a string');
-  if (typeof fetchImpl !== 'function') throw new AgentError('INVALID_AGENT', 'openAICompatible(): fetch must be a function');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidAgent('openAICompatible(): baseURL must be an absolute http(s) URL');
+  if (typeof model !== 'string' || model === '') throw invalidAgent('openAICompatible(): model must be a non-empty string');
+  if (apiKey !== undefined && typeof apiKey !== 'string') throw invalidAgent('openAICompatible(): apiKey must be a string');
+  if (typeof fetchImpl !== 'function') throw invalidAgent('openAICompatible(): fetch must be a function');
 
   async function post(request: ModelRequest, stream: boolean): Promise<Response> {
     const { settings = {} } = request;
@@ -64,11 +64,11 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
       response = await fetchImpl(url, { method: 'POST', headers, body: JSON.stringify(body), signal: request.signal });
     } catch (error) {
       if (request.signal?.aborted) throw request.signal.reason;
-      throw new AgentError('MODEL_ERROR', 'the model request failed', { cause: error });
+      throw modelError('the model request failed', { cause: error });
     }
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
-      throw new AgentError('MODEL_ERROR', `the model answered with HTTP ${response.status}`);
+      throw modelError(`the model answered with HTTP ${response.status}`);
     }
     return response;
   }
@@ -81,12 +81,12 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
         body = await response.json();
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason;
-        throw new AgentError('MODEL_ERROR', 'the model answered with a body that is not JSON', { cause: error });
+        throw modelError('the model answered with a body that is not JSON', { cause: error });
       }
       const message = (body as WireChunk & { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message;
-      if (typeof message !== 'object' || message === null) throw new AgentError('MODEL_ERROR', 'the model answered without choices[0].message');
+      if (typeof message !== 'object' || message === null) throw modelError('the model answered without choices[0].message');
       const { content, tool_calls: calls } = message as { content?: unknown; tool_calls?: unknown };
-      if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw new AgentError('MODEL_ERROR', 'the model answered with tool_calls that are not a list');
+      if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw modelError('the model answered with tool_calls that are not a list');
       const toolCalls = ((calls ?? []) as WireCall[]).map((call, index) => toolCall(call.id, call.function?.name, call.function?.arguments, index));
       const usage = usageOf((body as WireChunk).usage);
       return { text: typeof content === 'string' ? content : '', toolCalls, ...(usage && { usage }) };
@@ -94,7 +94,7 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
 
     async *stream(request): AsyncIterable<ModelDelta> {
       const response = await post(request, true);
-      if (response.body === null) throw new AgentError('MODEL_ERROR', 'the model answered without a body');
+      if (response.body === null) throw modelError('the model answered without a body');
       const calls = new Map<number, { id: string; name: string; arguments: string }>();
       let finished = false;
       let usage: Usage | undefined;
@@ -108,9 +108,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
           try {
             chunk = JSON.parse(data) as WireChunk;
           } catch {
-            throw new AgentError('MODEL_ERROR', 'the model streamed an event that is not JSON');
+            throw modelError('the model streamed an event that is not JSON');
           }
-          if (chunk?.error !== undefined) throw new AgentError('MODEL_ERROR', 'the model reported an error in its stream');
+          if (chunk?.error !== undefined) throw modelError('the model reported an error in its stream');
           // With include_usage, the last chunk before [DONE] carries the turn's usage (and no choices).
           usage = usageOf(chunk?.usage) ?? usage;
           const choice = chunk?.choices?.[0];
@@ -129,10 +129,10 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason;
         if (error instanceof AgentError) throw error;
-        throw new AgentError('MODEL_ERROR', 'the model stream failed', { cause: error });
+        throw modelError('the model stream failed', { cause: error });
       }
       // A stream cut before its end would otherwise pass for a complete (shorter) answer.
-      if (!finished) throw new AgentError('MODEL_ERROR', 'the model stream ended before it finished');
+      if (!finished) throw modelError('the model stream ended before it finished');
       for (const [index, call] of [...calls].sort(([a], [b]) => a - b)) {
         yield { type: 'tool-call', call: toolCall(call.id, call.name, call.arguments, index) };
       }
