@@ -1,7 +1,8 @@
 // Session ownership (design §9) and the listing order every store shares.
 import { decodeBase64url, encodeBase64url } from '../auth/jose/base64url.ts';
 import { invalidInput } from './errors.ts';
-import type { Message, OwnerKey, Principal, SessionMode, SessionQuery, SessionRecord, SessionSummary } from './types.ts';
+import { isoNow } from './clock.ts';
+import type { Message, OwnerKey, Principal, SessionMode, SessionQuery, SessionRecord, SessionSummary, Store } from './types.ts';
 
 const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
@@ -42,6 +43,31 @@ export function mayUseOwner(mode: SessionMode, owner: unknown, principal: Princi
   if (!isOwnerKey(owner)) return false;
   if (owner[0] === 'anonymous') return true;
   return ownedBy(owner, principal);
+}
+
+/**
+ * Whether the stored owner already rules the principal out, read without the transcript when
+ * the store can (`sessionOwner`): `'unknown'` (no such session), `'refused'` (not the caller's),
+ * or `undefined` (load the record and decide on it). Unknown and not yours then cost the same.
+ */
+export async function ownerVerdict(mode: SessionMode, store: Store, sessionId: string, principal: Principal | undefined): Promise<'unknown' | 'refused' | undefined> {
+  if (mode !== 'owned' || principal === undefined || typeof store.sessionOwner !== 'function') return undefined;
+  const owner = await store.sessionOwner(sessionId);
+  if (owner === undefined) return 'unknown';
+  return mayUseOwner(mode, owner, principal) ? undefined : 'refused';
+}
+
+/** The session `principal` may use under `mode`, or `undefined`: unknown and not the caller's look the same. */
+export async function usableSession(mode: SessionMode, store: Store, sessionId: string, principal: Principal | undefined): Promise<SessionRecord | undefined> {
+  if ((await ownerVerdict(mode, store, sessionId, principal)) !== undefined) return undefined;
+  const session = await store.loadSession(sessionId);
+  return session !== undefined && mayUse(mode, session, principal) ? session : undefined;
+}
+
+/** A new session record, empty. */
+export function newSession(id: string): SessionRecord {
+  const now = isoNow();
+  return { id, messages: [], audit: [], createdAt: now, updatedAt: now };
 }
 
 /** The first user message, cut to 80 characters (code points, so no surrogate is split). */
