@@ -15,22 +15,6 @@ export interface MemoryStoreOptions {
 /** The defaults of `memoryStore()`'s options. */
 export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = Object.freeze({ maxSessions: 1000, ttl: 24 * 60 * 60 * 1000 });
 
-/** What one instance derives from `data` on first use and keeps in step: the indexes and the sessions' recency. */
-interface Index {
-  checkpointsOf: Map<string, Set<string>>;
-  /** Owner key (JSON) → approval ids of the checkpoints it has pending. */
-  pendingOf: Map<string, Set<string>>;
-  sessionsOf: Map<string, Set<string>>;
-  /**
-   * Session id → its owner key (JSON), for owned sessions: saving or dropping a session finds
-   * the owner it was listed under without parsing its record (two JSON.parse of the whole record
-   * per send past `maxSessions`; bench/agent-send.ts, `memory`: 19.4 → 16.0 CPU-µs per send).
-   */
-  ownerOf: Map<string, string>;
-  /** Session id → time of its last save; iteration order is oldest first. */
-  recency: Map<string, number>;
-}
-
 /**
  * An in-memory `Store`, for development and tests: everything is lost when the process ends,
  * and to bound memory it keeps at most `maxSessions` sessions (default 1,000; the least
@@ -49,12 +33,13 @@ interface Index {
  */
 export function memoryStore(options: MemoryStoreOptions | Map<string, string> = {}): Store {
   const settings = options instanceof Map ? { data: options } : options;
-  if (typeof settings !== 'object' || settings === null) throw new TypeError('memoryStore(): options must be { maxSessions?, ttl?, data? }');
+  const invalid = (what: string) => new TypeError(`memoryStore(): ${what}`);
+  if (typeof settings !== 'object' || settings === null) throw invalid('options must be { maxSessions?, ttl?, data? }');
   checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data'], (message) => new TypeError(message));
   const { data = new Map<string, string>(), maxSessions = MEMORY_STORE_DEFAULTS.maxSessions, ttl = MEMORY_STORE_DEFAULTS.ttl } = settings;
-  if (!(data instanceof Map)) throw new TypeError('memoryStore(): data must be a Map');
-  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw new TypeError('memoryStore(): maxSessions must be a positive integer');
-  if (typeof ttl !== 'number' || !(ttl > 0)) throw new TypeError('memoryStore(): ttl must be a positive number of milliseconds (Infinity: never)');
+  if (!(data instanceof Map)) throw invalid('data must be a Map');
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
+  if (typeof ttl !== 'number' || !(ttl > 0)) throw invalid('ttl must be a positive number of milliseconds (Infinity: never)');
 
   const read = <T>(key: string): T | undefined => {
     const text = data.get(key);
@@ -80,33 +65,49 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     if (set.size === 0) map.delete(key as string);
   };
 
-  let built: Index | undefined;
-  function index(): Index {
-    if (built !== undefined) return built;
-    const fresh: Index = { checkpointsOf: new Map(), pendingOf: new Map(), sessionsOf: new Map(), ownerOf: new Map(), recency: new Map() };
+  // What this instance derives from `data` at its first call (`index()`) and keeps in step.
+  /** Session id → approval ids of its checkpoints. */
+  const checkpointsOf = new Map<string, Set<string>>();
+  /** Owner key (JSON) → approval ids of the checkpoints it has pending. */
+  const pendingOf = new Map<string, Set<string>>();
+  /** Owner key (JSON) → ids of its sessions. */
+  const sessionsOf = new Map<string, Set<string>>();
+  /**
+   * Session id → its owner key (JSON), for owned sessions: saving or dropping a session finds
+   * the owner it was listed under without parsing its record (two JSON.parse of the whole record
+   * per send past `maxSessions`; bench/agent-send.ts, `memory`: 19.4 → 16.0 CPU-µs per send).
+   */
+  const ownerOf = new Map<string, string>();
+  /** Session id → time of its last save; iteration order is oldest first. */
+  const recency = new Map<string, number>();
+  let indexed = false;
+
+  /** Builds the indexes from `data`, once: every call that reads them calls this first. */
+  function index(): void {
+    if (indexed) return;
+    indexed = true;
     const sessions: [string, number][] = [];
     for (const [key, text] of data) {
       if (key.startsWith('checkpoint:')) {
         const checkpoint = JSON.parse(text) as Checkpoint;
-        add(fresh.checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
+        add(checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
         const owner = ownerText(checkpoint);
-        if (owner !== undefined) add(fresh.pendingOf, owner, checkpoint.approvalId);
+        if (owner !== undefined) add(pendingOf, owner, checkpoint.approvalId);
       } else if (key.startsWith('session:')) {
         const record = JSON.parse(text) as SessionRecord;
         const owner = ownerText(record);
         if (owner !== undefined) {
-          add(fresh.sessionsOf, owner, record.id);
-          fresh.ownerOf.set(record.id, owner);
+          add(sessionsOf, owner, record.id);
+          ownerOf.set(record.id, owner);
         }
         sessions.push([record.id, Math.min(Date.parse(record.updatedAt) || Infinity, Date.now())]);
       }
     }
-    for (const [id, at] of sessions.sort((a, b) => a[1] - b[1])) fresh.recency.set(id, at);
-    return (built = fresh);
+    for (const [id, at] of sessions.sort((a, b) => a[1] - b[1])) recency.set(id, at);
   }
 
   function drop(id: string): boolean {
-    const { checkpointsOf, sessionsOf, ownerOf, recency } = index();
+    index();
     remove(sessionsOf, ownerOf.get(id), id);
     ownerOf.delete(id);
     recency.delete(id);
@@ -120,7 +121,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   function forgetCheckpoint(approvalId: string): boolean {
     const checkpoint = read<Checkpoint>(checkpointKey(approvalId));
     if (checkpoint === undefined) return false;
-    const { checkpointsOf, pendingOf } = index();
+    index();
     remove(checkpointsOf, checkpoint.sessionId, approvalId);
     remove(pendingOf, ownerText(checkpoint), approvalId);
     return data.delete(checkpointKey(approvalId));
@@ -139,7 +140,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   /** Drops expired sessions and those past `maxSessions`, oldest first. */
   function sweep(): void {
     const now = Date.now();
-    const { recency } = index();
+    index();
     if (recency.size <= maxSessions && now < sweepDue) return;
     for (const [id, at] of recency) {
       if (recency.size <= maxSessions && now - at < ttl) {
@@ -151,7 +152,10 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     sweepDue = Infinity;
   }
 
-  const listIds = (sessionId: string) => [...(index().checkpointsOf.get(sessionId) ?? [])];
+  const listIds = (sessionId: string) => {
+    index();
+    return [...(checkpointsOf.get(sessionId) ?? [])];
+  };
 
   const exclusive = keyedQueue();
   const store: Store = {
@@ -167,11 +171,12 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     async sessionOwner(id) {
       sweep();
       if (!data.has(sessionKey(id))) return undefined;
-      const owner = index().ownerOf.get(id);
+      index();
+      const owner = ownerOf.get(id);
       return owner === undefined ? null : (JSON.parse(owner) as OwnerKey);
     },
     async saveSession(record) {
-      const { sessionsOf, ownerOf, recency } = index();
+      index();
       write(sessionKey(record.id), record);
       remove(sessionsOf, ownerOf.get(record.id), record.id);
       const owner = ownerText(record);
@@ -192,17 +197,18 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     },
     async saveCheckpoint(checkpoint) {
       forgetCheckpoint(checkpoint.approvalId);
+      index();
       write(checkpointKey(checkpoint.approvalId), checkpoint);
-      add(index().checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
+      add(checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
       const owner = ownerText(checkpoint);
-      if (owner !== undefined) add(index().pendingOf, owner, checkpoint.approvalId);
+      if (owner !== undefined) add(pendingOf, owner, checkpoint.approvalId);
     },
     async deleteCheckpoint(approvalId) {
       return forgetCheckpoint(approvalId);
     },
     async countCheckpoints(owner) {
       sweep();
-      return index().pendingOf.get(JSON.stringify(owner))?.size ?? 0;
+      return pendingOf.get(JSON.stringify(owner))?.size ?? 0;
     },
     async listCheckpoints(sessionId) {
       sweep();
@@ -218,7 +224,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     },
     async listSessions(query) {
       sweep();
-      const ids = index().sessionsOf.get(JSON.stringify(query.owner)) ?? [];
+      const ids = sessionsOf.get(JSON.stringify(query.owner)) ?? [];
       const records = [...ids].flatMap((id) => read<SessionRecord>(sessionKey(id)) ?? []);
       return pageOf(records, query).map((record) => summaryOf(record, listIds(record.id).length));
     },
