@@ -88,13 +88,15 @@ export function createAgent(options: AgentOptions): Agent {
       chosen = runModel(returned);
       if (chosen === undefined) throw notAModel('what the model function returns');
     }
-    const text = typeof instructions === 'function' ? await instructions(context) : instructions;
+    let text = typeof instructions === 'function' ? await instructions(context) : instructions;
     if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
     const byName = typeof tools === 'function' ? indexTools(await tools(context), reserved, 'the tools function result') : indexTools(tools, reserved, 'tools');
     const runSettings = staticSettings ?? checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
-    if (namespace === undefined) return { model: chosen, instructions: text, tools: byName, settings: runSettings };
-    byName.set(REMEMBER, rememberTool(store, namespace));
-    return { model: chosen, instructions: withNotes(text, await store.loadMemory(namespace)), tools: byName, settings: runSettings };
+    if (namespace !== undefined) {
+      byName.set(REMEMBER, rememberTool(store, namespace));
+      text = withNotes(text, await store.loadMemory(namespace));
+    }
+    return { model: chosen, instructions: text, tools: byName, settings: runSettings };
   }
 
   const exclusive = keyedQueue();
@@ -269,9 +271,9 @@ export function createAgent(options: AgentOptions): Agent {
   });
 }
 
-const AGENT_OPTION_NAMES = Object.freeze(['name', 'model', 'instructions', 'tools', 'settings', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals', 'limits']);
-const SEND_OPTION_NAMES = Object.freeze(['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage']);
-const DECIDE_OPTION_NAMES = Object.freeze(['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage']);
+const AGENT_OPTION_NAMES = ['name', 'model', 'instructions', 'tools', 'settings', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals', 'limits'];
+const SEND_OPTION_NAMES = ['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage'];
+const DECIDE_OPTION_NAMES = ['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage'];
 
 function checkPositive(value: number, option: string): void {
   if (!Number.isInteger(value) || value < 1) throw invalidOption(`${option} must be a positive integer`);

@@ -57,7 +57,7 @@ export async function modelTurn(
     if (error instanceof AgentError && error.code === 'MODEL_ERROR') throw error;
     throw modelError('the model failed', { cause: error });
   }
-  return usage === undefined ? { text, toolCalls } : { text, toolCalls, usage };
+  return { text, toolCalls, usage };
 }
 
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;

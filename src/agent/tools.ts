@@ -3,7 +3,7 @@ import { checkArguments, parametersSchema } from './arguments.ts';
 import { invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
-const TOOL_FIELDS = Object.freeze(['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors']);
+const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
 /** Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by name; `source` names it in errors. */
 export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
@@ -37,10 +37,9 @@ export type Answer = { message: Message; event: RunEvent };
  * What a tool's own failure (its `execute` or its approval policy threw) shows the model, the
  * transcript and the caller: `tool "<name>" failed`, unless the tool opts in with
  * `exposeErrors: true`. The error itself goes to the server log, since its text may hold
- * anything (a connection string with its password).
+ * anything (a connection string with its password). `part`: what threw, when not `execute`.
  */
-function toolFailure(tool: Tool, call: ToolCall, error: unknown, source: 'execute' | 'policy' | 'validate'): Answer {
-  const part = source === 'policy' ? 'its approval policy' : source === 'validate' ? 'its schema' : undefined;
+function toolFailure(tool: Tool, call: ToolCall, error: unknown, part?: 'its approval policy' | 'its schema'): Answer {
   const detail = part === undefined ? messageOf(error) : `${part} of "${tool.name}" failed: ${messageOf(error)}`;
   if (tool.exposeErrors === true) return failure(call, detail);
   console.error(`agentward: tool "${tool.name}" failed${part === undefined ? '' : ` (${part})`}`, error);
@@ -58,7 +57,7 @@ async function validArguments(tool: Tool, call: ToolCall): Promise<{ value: unkn
   try {
     checked = await checkArguments(tool, call.arguments);
   } catch (error) {
-    return toolFailure(tool, call, error, 'validate');
+    return toolFailure(tool, call, error, 'its schema');
   }
   return 'invalid' in checked ? failure(call, checked.invalid) : checked;
 }
@@ -77,7 +76,7 @@ export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolea
   try {
     answer = await tool.needsApproval(checked.value);
   } catch (error) {
-    return toolFailure(tool, call, error, 'policy');
+    return toolFailure(tool, call, error, 'its approval policy');
   }
   if (typeof answer !== 'boolean') return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
   return answer;
@@ -96,7 +95,7 @@ export async function runTool(tool: Tool | undefined, call: ToolCall, context: T
     // The event carries what the model sees: the string itself, or the output's JSON form.
     output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
   } catch (error) {
-    return toolFailure(tool, call, error, 'execute');
+    return toolFailure(tool, call, error);
   }
   if (content === undefined) return failure(call, `the output of "${tool.name}" is not JSON`);
   return { message: { role: 'tool', toolCallId: call.id, content }, event: { type: 'tool-result', toolCallId: call.id, output } };

@@ -76,8 +76,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
         if (part.type === 'text' && typeof part.text === 'string') text += part.text;
         else if (part.type === 'tool-call' && part.providerExecuted !== true) toolCalls.push(toolCall(part, toolCalls.length));
       }
-      const usage = usageOf(result.usage as Part['usage']);
-      return usage === undefined ? { text, toolCalls } : { text, toolCalls, usage };
+      return { text, toolCalls, usage: usageOf(result.usage as Part['usage']) };
     },
 
     async *stream(request): AsyncIterable<ModelDelta> {

@@ -47,14 +47,13 @@ function answer({ messages }: ModelRequest): ModelTurn {
 }
 
 function describeToolResults(messages: Message[]): string {
-  const names = new Map<string, string>();
   let start = messages.length;
   while (start > 0 && messages[start - 1]?.role === 'tool') start--;
   const caller = messages[start - 1];
-  for (const call of caller?.role === 'assistant' ? caller.toolCalls ?? [] : []) names.set(call.id, call.name);
+  const calls = caller?.role === 'assistant' ? caller.toolCalls ?? [] : [];
   const results = messages.slice(start).map((message) => {
     const id = message.role === 'tool' ? message.toolCallId : '';
-    return `${names.get(id) ?? 'tool'}: ${message.content}`;
+    return `${calls.find((call) => call.id === id)?.name ?? 'tool'}: ${message.content}`;
   });
   return `Tool results: ${results.join('; ')}`;
 }
