@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Model, Principal, Store, Tool } from '../src/agent/index.ts';
-import { DEFAULT_SESSION_BYTES, serializedBytes } from '../src/agent/agent.ts';
+import { serializedBytes } from '../src/agent/json-size.ts';
+import { DEFAULT_SESSION_BYTES } from '../src/agent/options.ts';
 import { agentHandler } from '../src/http/index.ts';
 import { anonymous } from '../src/auth/index.ts';
 
