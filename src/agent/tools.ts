@@ -12,16 +12,17 @@ export function indexTools(tools: unknown, reserved: readonly string[], source: 
   for (const tool of tools as unknown[]) {
     const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
     if (typeof name !== 'string' || name.length === 0) throw invalidAgent(`${source}: every tool needs a name`);
+    const where = `${source}: tool "${name}"`;
     // A misspelled needsApproval would run the tool unapproved.
-    checkOptionNames(`${source}: tool "${name}"`, tool as object, TOOL_FIELDS, invalidAgent);
+    checkOptionNames(where, tool as object, TOOL_FIELDS, invalidAgent);
     const problem =
       typeof description !== 'string' ? 'a description' :
-      parametersSchema(parameters, `${source}: tool "${name}"`) === undefined ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)' :
+      parametersSchema(parameters, where) === undefined ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)' :
       typeof execute !== 'function' ? 'an execute function' :
       needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function' ? 'needsApproval as a boolean or a function' :
       byName.has(name) || reserved.includes(name) ? 'a unique name' :
       undefined;
-    if (problem) throw invalidAgent(`${source}: tool "${name}" needs ${problem}`);
+    if (problem) throw invalidAgent(`${where} needs ${problem}`);
     byName.set(name, tool as Tool);
   }
   return byName;
