@@ -7,7 +7,7 @@ import { serializedBytes } from './json-size.ts';
 import { keyedQueue } from './key-queue.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import { AGENT_OPTION_NAMES, callOptions, checkHook, checkPositive, DECIDE_OPTION_NAMES, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_STEPS, invalidOption, notAModel, readLimits, runModel, SEND_OPTION_NAMES } from './options.ts';
-import { runEvents, runner, type RunCheckpoint, type Setup } from './run.ts';
+import { checkSize, runEvents, runLoop, type RunCheckpoint, type Setup } from './run.ts';
 import { checkSettings } from './settings.ts';
 import { checkLimit, decodeCursor, encodeCursor, isAnonymous, mayUse, newSession, ownerKey, ownerVerdict, titleOf, usableSession } from './sessions.ts';
 import { memoryStore } from './store.ts';
@@ -62,7 +62,7 @@ export function createAgent(options: AgentOptions): Agent {
   const reserved = memory === undefined ? [] : [REMEMBER];
   if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
   const keepsPrincipal = typeof model === 'function' || typeof instructions === 'function' || typeof tools === 'function' || typeof settings === 'function';
-  const { checkSize, start, resume } = runner({ maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal });
+  const limits = { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal };
 
   /** The model, instructions, tools and settings of a run: a dynamic agent's, made for its context; the memory of `namespace` added. */
   async function prepare(context: RunContext, namespace: string | undefined, store: Store): Promise<Setup> {
@@ -103,7 +103,7 @@ export function createAgent(options: AgentOptions): Agent {
     // turn at a 4 MiB bound cost 23 ms of parsing (bench:session).
     if (verdict === undefined && (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')) {
       const least = await turnStore.sessionBytesAtLeast?.(sessionId);
-      if (least !== undefined) checkSize(least + askedBytes);
+      if (least !== undefined) checkSize(least + askedBytes, sessionBytes);
     }
     const stored = verdict === undefined ? await turnStore.loadSession(sessionId) : undefined;
     if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
@@ -139,12 +139,12 @@ export function createAgent(options: AgentOptions): Agent {
           throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
         }
         // Before the model runs: a message the session cannot hold is refused, and nothing is stored.
-        checkSize(serializedBytes(session) + askedBytes);
+        checkSize(serializedBytes(session) + askedBytes, sessionBytes);
         const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
         const setup = await prepare(context, namespace, turnStore);
         const messages: Message[] = [...session.messages, asked];
         const streaming = sendOptions.onEvent !== undefined;
-        return start({ context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, streaming, store: turnStore, owner, unstored: [], onUsage });
+        return runLoop(limits, { context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, streaming, store: turnStore, owner, onUsage });
       });
     }));
   }
@@ -179,14 +179,14 @@ export function createAgent(options: AgentOptions): Agent {
         const entry: AuditEntry = { type: 'approval-decided', approvalId, tool: pending.name, approved, at: isoNow() };
         if (reason !== undefined) entry.reason = reason;
         if (decidedBy !== undefined) entry.decidedBy = decidedBy;
-        checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1);
+        checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
         // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
         if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
         session.audit.push(entry);
         const { remaining: calls, step, text, owner } = checkpoint;
         const streaming = decision.onEvent !== undefined;
-        const run = { context, session, messages, calls, step, text, namespace, setup, signal, emit, streaming, store: turnStore, owner, unstored: [], onUsage };
-        return resume(run, pending, approved, reason);
+        const run = { context, session, messages, calls, step, text, namespace, setup, signal, emit, streaming, store: turnStore, owner, onUsage };
+        return runLoop(limits, run, { pending, approved, reason });
       });
     }));
   }

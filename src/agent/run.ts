@@ -26,7 +26,8 @@ export interface RunCheckpoint extends Checkpoint {
 /** What a run resolved of the agent's parts (a dynamic agent's functions called with its context). */
 export interface Setup { model: Model; instructions: string; tools: Map<string, Tool>; settings: Readonly<ModelSettings> }
 
-export interface Run {
+/** Where a run starts: a new run's session and messages, or a paused run's state from its checkpoint. */
+export interface RunStart {
   context: RunContext;
   session: SessionRecord;
   messages: Message[];
@@ -44,12 +45,11 @@ export interface Run {
   store: Store;
   /** Whose pending approvals this run's checkpoint counts against. */
   owner: OwnerKey | undefined;
-  /** The usage of this call's model turns, added up (`RunResult.usage`). */
-  usage?: Usage;
-  /** The usage of the model turns not stored yet, for `onUsage` once they are. */
-  unstored: Usage[];
   onUsage: UsageHook | undefined;
 }
+
+/** A paused run's call and what was decided on it. */
+export interface Decision { pending: ToolCall; approved: boolean; reason: string | undefined }
 
 /** What an agent fixes for all its runs. */
 export interface RunLimits {
@@ -70,127 +70,119 @@ export interface RunLimits {
  */
 const YIELD_BYTES = 256 * 1024;
 
-/** The runs of one agent: `start` a new one, `resume` a paused one once its call is decided. */
-export function runner({ maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal }: RunLimits) {
-  /** Refuses a record past `limits.sessionBytes`: the stored session stays as it was. */
-  function checkSize(bytes: number): void {
-    if (bytes > sessionBytes) throw new AgentError('SESSION_FULL', `the session would pass its limit of ${sessionBytes} bytes (limits.sessionBytes); start a new session`);
-  }
+/** Refuses a record past `limits.sessionBytes`: the stored session stays as it was. */
+export function checkSize(bytes: number, sessionBytes: number): void {
+  if (bytes > sessionBytes) throw new AgentError('SESSION_FULL', `the session would pass its limit of ${sessionBytes} bytes (limits.sessionBytes); start a new session`);
+}
 
-  async function commit(run: Run): Promise<void> {
-    run.session.messages = run.messages;
-    run.session.updatedAt = isoNow();
-    const bytes = serializedBytes(run.session);
-    checkSize(bytes);
-    await run.store.saveSession(run.session);
+/**
+ * Runs the tool loop from `start` until the run completes or pauses: a new run asks the model
+ * first; a paused one (`decided`) first answers its pending call as decided (run, or denied
+ * with the reason), then its turn's remaining calls.
+ */
+export async function runLoop(limits: RunLimits, start: RunStart, decided?: Decision): Promise<RunResult> {
+  const { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal } = limits;
+  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage } = start;
+  let { calls, step, text } = start;
+  /** The usage of this call's model turns, added up (`RunResult.usage`). */
+  let usage: Usage | undefined;
+  /** The usage of the model turns not stored yet, for `onUsage` once they are. */
+  const unstored: Usage[] = [];
+  const toolContext = Object.freeze(signal === undefined ? { sessionId: context.sessionId } : { sessionId: context.sessionId, signal });
+
+  async function commit(): Promise<void> {
+    session.messages = messages;
+    session.updatedAt = isoNow();
+    const bytes = serializedBytes(session);
+    checkSize(bytes, sessionBytes);
+    await store.saveSession(session);
     // The turns are stored: whoever counts usage (onUsage) sees each one now, before the run goes on or answers.
-    for (const usage of run.unstored.splice(0)) await run.onUsage?.({ ...usage });
+    for (const turnUsage of unstored.splice(0)) await onUsage?.({ ...turnUsage });
     // A large record took a store's whole write (and its parse before): let other requests run before the answer is written.
     if (bytes > YIELD_BYTES) await new Promise((resolve) => setTimeout(resolve, 0));
   }
 
-  const result = (run: Run, status: RunResult['status'], approvals: PendingApproval[]): RunResult => {
-    const answer: RunResult = { sessionId: run.context.sessionId, status, text: run.text, messages: copyMessages(run.messages), approvals };
-    if (run.usage !== undefined) answer.usage = { ...run.usage };
+  const result = (status: RunResult['status'], approvals: PendingApproval[]): RunResult => {
+    const answer: RunResult = { sessionId: context.sessionId, status, text, messages: copyMessages(messages), approvals };
+    if (usage !== undefined) answer.usage = { ...usage };
     return answer;
   };
 
-  function record(run: Run, answer: Answer): void {
-    run.messages.push(answer.message);
-    run.emit(answer.event);
+  function record(answer: Answer): void {
+    messages.push(answer.message);
+    emit(answer.event);
   }
 
-  const toolContext = ({ context: { sessionId }, signal }: Run) => Object.freeze(signal === undefined ? { sessionId } : { sessionId, signal });
-
   /** Answers the open calls in order; returns the first one that needs approval, if any. */
-  async function answerCalls(run: Run): Promise<ToolCall | undefined> {
-    while (run.calls.length > 0) {
-      const call = run.calls[0] as ToolCall;
-      const tool = run.setup.tools.get(call.name);
+  async function answerCalls(): Promise<ToolCall | undefined> {
+    while (calls.length > 0) {
+      const call = calls[0] as ToolCall;
+      const tool = setup.tools.get(call.name);
       const needed = tool === undefined ? false : await approvalNeeded(tool, call);
       if (needed === true) return call;
-      run.calls.shift();
-      record(run, needed === false ? await runTool(tool, call, toolContext(run)) : needed);
+      calls.shift();
+      record(needed === false ? await runTool(tool, call, toolContext) : needed);
     }
     return undefined;
   }
 
-  async function pause(run: Run, call: ToolCall): Promise<RunResult> {
-    if (run.owner !== undefined && typeof run.store.countCheckpoints === 'function' && (await run.store.countCheckpoints(run.owner)) >= maxPendingApprovals) {
+  async function pause(call: ToolCall): Promise<RunResult> {
+    if (owner !== undefined && typeof store.countCheckpoints === 'function' && (await store.countCheckpoints(owner)) >= maxPendingApprovals) {
       throw new AgentError('APPROVAL_LIMIT', `this caller already has ${maxPendingApprovals} approvals pending; decide some before starting runs that need one`);
     }
     const approval: PendingApproval = { id: randomId(), tool: call.name, arguments: call.arguments, toolCallId: call.id };
-    const { principal, sessionId, metadata } = run.context;
-    const checkpoint: RunCheckpoint = {
-      approvalId: approval.id,
-      sessionId,
-      metadata,
-      messages: run.messages,
-      pending: call,
-      remaining: run.calls.slice(1),
-      step: run.step,
-      text: run.text,
-      createdAt: isoNow(),
-    };
+    const { principal, sessionId, metadata } = context;
+    const checkpoint: RunCheckpoint = { approvalId: approval.id, sessionId, metadata, messages, pending: call, remaining: calls.slice(1), step, text, createdAt: isoNow() };
     if (keepsPrincipal && principal !== undefined) checkpoint.principal = principal;
-    if (run.owner !== undefined) checkpoint.owner = run.owner;
-    if (run.namespace !== undefined) checkpoint.namespace = run.namespace;
+    if (owner !== undefined) checkpoint.owner = owner;
+    if (namespace !== undefined) checkpoint.namespace = namespace;
     // Sized before the checkpoint is written: a turn refused for its size leaves nothing behind.
-    checkSize(serializedBytes({ ...run.session, messages: run.messages }));
+    checkSize(serializedBytes({ ...session, messages }), sessionBytes);
     // The checkpoint first: a session whose call is unanswered always has one.
-    await run.store.saveCheckpoint(checkpoint);
-    await commit(run);
-    run.emit({ type: 'approval-request', approval });
-    run.emit({ type: 'step-finish' });
-    return result(run, 'awaiting-approval', [copyRecord(approval)]);
+    await store.saveCheckpoint(checkpoint);
+    await commit();
+    emit({ type: 'approval-request', approval });
+    emit({ type: 'step-finish' });
+    return result('awaiting-approval', [copyRecord(approval)]);
   }
 
-  /** The tool loop: answer the open turn's calls, then ask the model again, up to `maxSteps` turns. */
-  async function loop(run: Run, turnOpen: boolean): Promise<RunResult> {
-    for (;;) {
-      if (turnOpen) {
-        const waiting = await answerCalls(run);
-        if (waiting !== undefined) return pause(run, waiting);
-        run.emit({ type: 'step-finish' });
-        await commit(run);
-      }
-      if (run.step >= maxSteps) return result(run, 'completed', []);
-      run.signal?.throwIfAborted();
-      run.step++;
-      run.emit({ type: 'step-start' });
-      const { setup, signal } = run;
-      const request = { instructions: setup.instructions, messages: copyMessages(run.messages), tools: toolSpecs(setup.tools), settings: setup.settings };
-      const turn = await modelTurn(setup.model, signal === undefined ? request : { ...request, signal }, run.emit, run.streaming);
-      run.text = turn.text;
-      const answer: Message & { role: 'assistant' } = { role: 'assistant', content: turn.text };
-      if (turn.toolCalls.length > 0) answer.toolCalls = turn.toolCalls;
-      if (turn.usage !== undefined) {
-        answer.usage = turn.usage;
-        run.usage = addUsage(run.usage, turn.usage);
-        run.unstored.push(turn.usage);
-      }
-      run.messages.push(answer);
-      if (turn.toolCalls.length === 0) {
-        run.emit({ type: 'step-finish' });
-        await commit(run);
-        return result(run, 'completed', []);
-      }
-      run.calls = [...turn.toolCalls];
-      turnOpen = true;
+  let turnOpen = decided !== undefined;
+  if (decided !== undefined) {
+    const { pending, approved, reason } = decided;
+    emit({ type: 'step-start' });
+    record(approved ? await runTool(setup.tools.get(pending.name), pending, toolContext) : denial(pending, reason));
+  }
+  // The tool loop: answer the open turn's calls, then ask the model again, up to `maxSteps` turns.
+  for (;;) {
+    if (turnOpen) {
+      const waiting = await answerCalls();
+      if (waiting !== undefined) return pause(waiting);
+      emit({ type: 'step-finish' });
+      await commit();
     }
+    if (step >= maxSteps) return result('completed', []);
+    signal?.throwIfAborted();
+    step++;
+    emit({ type: 'step-start' });
+    const request = { instructions: setup.instructions, messages: copyMessages(messages), tools: toolSpecs(setup.tools), settings: setup.settings };
+    const turn = await modelTurn(setup.model, signal === undefined ? request : { ...request, signal }, emit, streaming);
+    text = turn.text;
+    const answer: Message & { role: 'assistant' } = { role: 'assistant', content: text };
+    if (turn.toolCalls.length > 0) answer.toolCalls = turn.toolCalls;
+    if (turn.usage !== undefined) {
+      answer.usage = turn.usage;
+      usage = addUsage(usage, turn.usage);
+      unstored.push(turn.usage);
+    }
+    messages.push(answer);
+    if (turn.toolCalls.length === 0) {
+      emit({ type: 'step-finish' });
+      await commit();
+      return result('completed', []);
+    }
+    calls = [...turn.toolCalls];
+    turnOpen = true;
   }
-
-  return {
-    checkSize,
-    /** Runs a new run (its user message last in `messages`) until it completes or pauses. */
-    start: (run: Run) => loop(run, false),
-    /** Answers a paused run's `pending` call as decided (run, or denied with `reason`), then goes on. */
-    async resume(run: Run, pending: ToolCall, approved: boolean, reason: string | undefined): Promise<RunResult> {
-      run.emit({ type: 'step-start' });
-      record(run, approved ? await runTool(run.setup.tools.get(pending.name), pending, toolContext(run)) : denial(pending, reason));
-      return loop(run, true);
-    },
-  };
 }
 
 /**
