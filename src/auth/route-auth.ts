@@ -9,7 +9,8 @@ import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
 
 // Built like every other principal, so the run context takes it as it is instead of rebuilding it per request.
-const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', type: 'user', authenticator: 'custom' });
+// The only principal of a boolean function: the route handler's limits count its callers by client address (design §22).
+export const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', type: 'user', authenticator: 'custom' });
 
 /**
  * Turns every form of the `auth` option into a list of entries. Two `apiToken()` entries of one

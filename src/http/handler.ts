@@ -1,4 +1,4 @@
-import type { Agent, Principal, SendOptions } from '../agent/types.ts';
+import type { Agent, Principal, SendOptions, UsageHook } from '../agent/types.ts';
 import { AuthConfigError, kindOf } from '../auth/errors.ts';
 import { authEntries, routeAuth, type Authenticate } from '../auth/route-auth.ts';
 import { checkOptionNames } from '../auth/options.ts';
@@ -16,6 +16,7 @@ import { protectedResourceRoute, type ProtectedResourceOptions } from './protect
 import { adoptDpopAlgs, advertisedDpopAlgs, type ProtectedResourceMetadata } from '../auth/protected-resource.ts';
 import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
+import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -45,6 +46,12 @@ export interface AgentHandlerOptions {
    * when a run can wait for an approval, `decide`, behind the same auth as every route.
    */
   mcp?: boolean | McpOptions;
+  /**
+   * Limits per principal (design §22): `requests` and `tokens` per window, `concurrent` requests
+   * in flight, and `failures` (401s per client address, before auth). Past one, 429 with
+   * `Retry-After` and the RateLimit fields. Counted in `store` (default: this process's memory).
+   */
+  limits?: LimitsOptions;
 }
 
 export type { RouteScopes } from './scopes.ts';
@@ -70,7 +77,7 @@ type Route =
   | { name: 'decide'; methods: readonly ['POST']; id: string };
 
 /** The options of `agentHandler()`; `serve()` takes them too. */
-export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource', 'scopes', 'mcp']);
+export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource', 'scopes', 'mcp', 'limits']);
 
 const GET = ['GET'] as const;
 const POST = ['POST'] as const;
@@ -173,6 +180,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
   if (metadata !== undefined && options.auth !== undefined) adoptDpopAlgs(metadata, 'agentHandler()', advertisedDpopAlgs(authEntries(options.auth)));
   const scopes = readRouteScopes('agentHandler()', options.scopes, options.auth);
   const mcp = readMcpOptions('agentHandler()', options.mcp, agent.name, options.auth !== undefined);
+  const limitsOption = readLimits('agentHandler()', options.limits, options.auth !== undefined);
+  const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn('agentward: agentHandler() was created without auth; every agent route is open to anyone');
   }
@@ -188,9 +197,15 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
       if (refused !== undefined) return refused;
       let principal: Principal | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
+        // limits.failures: an address past its 401s is refused before any entry runs.
+        const refusedEarly = limits?.failures ? await limits.guard(request) : undefined;
+        if (refusedEarly !== undefined) return refusedEarly;
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
         const result = await authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
-        if (!result.ok) return result.response;
+        if (!result.ok) {
+          if (limits?.failures && result.response.status === 401) await limits.failed(request);
+          return result.response;
+        }
         principal = request.principal = result.principal;
       }
       if (route === undefined) return errorReply(404, 'Not Found');
@@ -201,13 +216,21 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
       }
       const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
       if (required !== undefined && !grants(principal, required)) return (authenticate as Authenticate).insufficientScope(request, required);
-      if (route.name === 'mcp') return await mcpRoute(agent, mcp as McpConfig, request, principal, (scopes) => (authenticate as Authenticate).insufficientScope(request, scopes));
-      return await serveRoute(agent, route, request, principal);
+      if (route.name === 'mcp') {
+        // Only tools/call is counted: a client's handshake and listing cost nothing.
+        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(request, principal, true, serve));
+        return await mcpRoute(agent, mcp as McpConfig, request, principal, (scopes) => (authenticate as Authenticate).insufficientScope(request, scopes), limited);
+      }
+      if (limits === undefined || route.name === 'health') return await serveRoute(agent, route, request, principal, undefined);
+      return await limits.run(request, principal, TURNS.has(route.name), (onUsage) => serveRoute(agent, route, request, principal, onUsage));
     } catch (error) {
       return failureReply(error);
     }
   };
 }
+
+/** The routes that run the model: `limits.tokens` refuses them once the window's total is spent. */
+const TURNS = new Set(['send', 'chat', 'decide', 'ui']);
 
 /** The query of the request's URL, parsed only by the routes that take one. */
 const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
@@ -216,11 +239,11 @@ const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
  * Each route in a function of its own, so a waiting send keeps only its own frame, and the
  * closures of `/ui` and of a streamed `/chat` capture their variables on those routes alone.
  */
-function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, request: RouteRequest, principal: Principal | undefined): Reply | Promise<Reply> {
+function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
     case 'chat':
-      return sendRoute(agent, route.name === 'chat', request, principal);
+      return sendRoute(agent, route.name === 'chat', request, principal, onUsage);
     case 'session':
       return request.method === 'DELETE' ? deleteRoute(agent, route.id, principal) : transcriptRoute(agent, route.id, principal);
     case 'approvals':
@@ -228,19 +251,19 @@ function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, reques
     case 'sessions':
       return sessionsRoute(agent, request, principal!);
     case 'decide':
-      return decideRoute(agent, route.id, request, principal);
+      return decideRoute(agent, route.id, request, principal, onUsage);
     case 'ui':
-      return uiRoute(agent, request, principal);
+      return uiRoute(agent, request, principal, onUsage);
     case 'health':
       return jsonReply({ status: 'ok' });
   }
 }
 
-async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata });
-  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal }));
+  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, onUsage });
+  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, onUsage }));
 }
 
 function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
@@ -271,24 +294,24 @@ async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Pri
   return jsonReply(await agent.listSessions({ principal, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }));
 }
 
-async function decideRoute(agent: Agent, id: string, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+async function decideRoute(agent: Agent, id: string, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
   const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
-  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal }));
+  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, onUsage }));
 }
 
-async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
   const body = jsonObject(await readBodyBytes(request));
   const ui = parseUiRequest(body);
   const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
   if (ui.kind === 'message') {
-    const run: StreamedRun = (onEvent, signal) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent });
+    const run: StreamedRun = (onEvent, signal) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent, onUsage });
     return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
   }
   // An approval decided through a chat must wait in that chat's session.
   const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
   if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
   const run: StreamedRun = async (onEvent, signal) => {
-    const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent });
+    const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent, onUsage });
     const [first, ...rest] = ui.decisions;
     let result = await decide(first);
     let { usage } = result;

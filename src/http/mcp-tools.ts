@@ -2,7 +2,7 @@
 // principal, exactly as `POST <base>` does; `decide` answers an approval, as
 // `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
 // approval is unknown to it.
-import type { Agent, Principal, RunResult } from '../agent/types.ts';
+import type { Agent, Principal, RunResult, UsageHook } from '../agent/types.ts';
 import { grants } from './scopes.ts';
 import type { McpConfig } from './mcp.ts';
 import { failureOf, HttpError, type Reply } from './responses.ts';
@@ -83,6 +83,8 @@ interface CallContext {
   principal: Principal | undefined;
   signal: AbortSignal;
   insufficientScope: (scopes: readonly string[]) => Reply;
+  /** Counts the run's tokens (`limits.tokens`). */
+  onUsage?: UsageHook;
 }
 
 /**
@@ -94,14 +96,14 @@ export async function callTool(agent: McpAgent, config: McpConfig, name: string,
   if (name !== 'ask' && !(name === 'decide' && agent.awaitsApprovals !== false)) return undefined;
   const required = config.scopes[name];
   if (required !== undefined && !grants(context.principal, required)) return context.insufficientScope(required);
-  const { principal, signal } = context;
+  const { principal, signal, onUsage } = context;
   try {
     if (name === 'ask') {
       const { message, sessionId } = checkArguments(args, { message: 'string', sessionId: 'string' }, ['message']);
-      return runResult(await agent.send(message as string, { principal, signal, ...(sessionId !== undefined && { sessionId: sessionId as string }) }));
+      return runResult(await agent.send(message as string, { principal, signal, onUsage, ...(sessionId !== undefined && { sessionId: sessionId as string }) }));
     }
     const { approvalId, approved, reason } = checkArguments(args, { approvalId: 'string', approved: 'boolean', reason: 'string' }, ['approvalId', 'approved']);
-    return runResult(await agent.decide(approvalId as string, { approved: approved as boolean, principal, signal, ...(reason !== undefined && { reason: reason as string }) }));
+    return runResult(await agent.decide(approvalId as string, { approved: approved as boolean, principal, signal, onUsage, ...(reason !== undefined && { reason: reason as string }) }));
   } catch (error) {
     return toolError(error);
   }

@@ -27,9 +27,18 @@ export interface RouteRequest {
    * does not), so a `Host` that is not a loopback name is a page that rebound its DNS name here.
    */
   readonly loopback?: boolean;
+  /** The address of the client's socket, when the server says (`serve()`, `toNodeListener()`); never read off a header. */
+  readonly clientAddress?: string;
   /** Set once auth has accepted the caller (the node server's request log reads it). */
   principal?: Principal;
 }
+
+/**
+ * The socket address of each `Request` the node bridge built (`toNodeListener()` of a handler of
+ * your own that hands its `Request` on to `agentHandler()`): kept beside the request, where no
+ * header can reach it.
+ */
+export const socketAddresses = new WeakMap<Request, string>();
 
 /** The route view of a Web `Request`. */
 export function webRouteRequest(request: Request): RouteRequest {
@@ -42,6 +51,9 @@ export function webRouteRequest(request: Request): RouteRequest {
     },
     readBody: (limit) => readBoundedBody(request.body, limit),
     request: () => request,
+    get clientAddress() {
+      return socketAddresses.get(request);
+    },
   };
 }
 

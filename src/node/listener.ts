@@ -6,7 +6,7 @@ import { readBoundedBody } from '../auth/bounded-body.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import { ROUTES, type AgentRoutes } from '../http/handler.ts';
 import { errorReply, HttpError, JsonReply, type Reply, responseText } from '../http/responses.ts';
-import type { RouteRequest } from '../http/route-request.ts';
+import { socketAddresses, type RouteRequest } from '../http/route-request.ts';
 
 /** A Web handler, such as the route handler of `agentHandler()`. */
 export type WebHandler = (request: Request) => Response | Promise<Response>;
@@ -288,11 +288,20 @@ export class NodeRequest implements RouteRequest {
     return address !== undefined && /^(?:127\.|::1$|::ffff:127\.)/.test(address);
   }
 
+  /** The address of the client's socket (an IPv4-mapped IPv6 address as IPv4): what `limits` counts an anonymous caller by. */
+  get clientAddress(): string | undefined {
+    const address = this.#req.socket?.remoteAddress;
+    return address?.startsWith('::ffff:') && address.includes('.') ? address.slice(7) : address;
+  }
+
   request(): Request {
     if (this.#request !== undefined) return this.#request;
     if (this.#bodyRead) throw new TypeError('the request body was already read');
     const request = toRequest(this.#req, this.url, this.signal);
     if (request === undefined) throw new HttpError(400, 'Bad Request');
+    // A handler of your own that hands this Request to agentHandler() passes the address on with it.
+    const address = this.clientAddress;
+    if (address !== undefined) socketAddresses.set(request, address);
     return (this.#request = request);
   }
 

@@ -34,6 +34,8 @@ export interface ServeOptions {
   mcp?: AgentHandlerOptions['mcp'];
   /** Scopes per group of routes (`agentHandler`'s `scopes`): a principal without them gets 403 `insufficient_scope`. */
   scopes?: AgentHandlerOptions['scopes'];
+  /** Limits per principal and 401s per client address (`agentHandler`'s `limits`); the client address is the socket's unless `clientAddress` says. */
+  limits?: AgentHandlerOptions['limits'];
   /** Prefix of the agent routes; default `/agent`. */
   basePath?: string;
   /** Default 3000; `0` picks a free port. */
@@ -107,7 +109,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   }
   // `agentward dev` only: the principal or refusal of each answer, for the playground.
   const dev = (options as { [DEV_INSPECT]?: unknown })[DEV_INSPECT] === true ? devInspector(basePath, auth, options.onRefused) : undefined;
-  const routes = agentRoutes(agent, { basePath, ...(auth !== undefined && { auth }), onRefused: dev?.onRefused ?? options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp });
+  const routes = agentRoutes(agent, { basePath, ...(auth !== undefined && { auth }), onRefused: dev?.onRefused ?? options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp, limits: options.limits });
   const { mcp } = options;
   if (mcp !== undefined && mcp !== false && (mcp === true || mcp.allowedHosts === undefined) && !LOOPBACK_HOST.test(host)) {
     console.warn(`agentward: serve() listens on ${host} with the MCP route and no mcp.allowedHosts: a page that rebinds its DNS name to this server reaches the route; set mcp.allowedHosts to the names clients use`);

@@ -1,0 +1,244 @@
+// Limits per principal on the route handler (design §22): requests, requests in flight and
+// model tokens per principal (per client address for anonymous callers), and 401s per client
+// address before auth. The counters live in a limit store (limit-store.ts). Every handler
+// bundles this file, so it is kept small: one shape for the three windowed policies.
+import type { Principal, UsageHook } from '../agent/types.ts';
+import { AuthConfigError } from '../auth/errors.ts';
+import { checkOptionNames } from '../auth/options.ts';
+import { BOOLEAN_PRINCIPAL } from '../auth/route-auth.ts';
+import { memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
+import { errorReply, JsonReply, type Reply } from './responses.ts';
+import type { RouteRequest } from './route-request.ts';
+
+/** A budget: `limit` per window of `windowSec` seconds. */
+export interface LimitWindow {
+  limit: number;
+  windowSec: number;
+}
+
+/** `limits` of `agentHandler()` and `serve()` (design §22). */
+export interface LimitsOptions {
+  /** Requests per principal (anonymous callers: per client address) in each window. */
+  requests?: LimitWindow;
+  /** Requests in flight at once per principal; a streamed answer is in flight until its stream ends. */
+  concurrent?: number;
+  /** Model tokens (each turn's `inputTokens + outputTokens`) per principal in each window: a turn starts only while the window's total is below `limit`. */
+  tokens?: LimitWindow;
+  /** 401 answers per client address in each window; past them, 429 before the auth list runs. */
+  failures?: LimitWindow;
+  /** Where the counters live; default `memoryLimitStore()` (this process only). */
+  store?: LimitStore;
+  /**
+   * The client's address for a request (e.g. read from `X-Forwarded-For` as your proxy sets it);
+   * `undefined` falls back to the socket's, which `serve()` and `toNodeListener()` know. May be
+   * called more than once per request.
+   */
+  clientAddress?: (request: Request) => string | undefined;
+}
+
+/** Seconds a concurrency slot outlives its last renewal in a shared store (a process that died holding it). */
+export const LEASE_SEC = 60;
+/** The largest `windowSec`: a year. */
+const MAX_WINDOW_SEC = 31_536_000;
+const POLICIES = ['requests', 'tokens', 'failures'] as const;
+/** The `limit` of a count that is added whatever the window holds (a 401, a turn's usage). */
+const ANY = Number.MAX_SAFE_INTEGER;
+
+/** A windowed policy, checked, with its `RateLimit-Policy` item. */
+interface Policy extends LimitWindow {
+  readonly name: string;
+  readonly item: string;
+}
+
+/** The checked `limits` option. */
+export interface Limits {
+  readonly requests?: Policy;
+  readonly concurrent?: number;
+  readonly tokens?: Policy;
+  readonly failures?: Policy;
+  readonly store: LimitStore;
+  readonly clientAddress?: (request: Request) => string | undefined;
+}
+
+const whole = (value: unknown, max: number): value is number => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max;
+
+/** Reads `limits`: closed, every number checked; `undefined` without it. Errors at creation. */
+export function readLimits(helper: string, value: unknown, hasAuth: boolean): Limits | undefined {
+  if (value === undefined) return undefined;
+  const fail = (message: string) => new AuthConfigError(`${helper}: limits${message}`);
+  if (typeof value !== 'object' || value === null) throw fail(' must be { requests?, concurrent?, tokens?, failures?, store?, clientAddress? }');
+  checkOptionNames(`${helper}: limits`, value, [...POLICIES, 'concurrent', 'store', 'clientAddress']);
+  const { concurrent, store, clientAddress } = value as LimitsOptions;
+  const limits: Record<string, unknown> = { store: store ?? memoryLimitStore() };
+  for (const name of POLICIES) {
+    const window = (value as LimitsOptions)[name];
+    if (window === undefined) continue;
+    if (typeof window !== 'object' || window === null) throw fail(`.${name} must be { limit, windowSec }`);
+    checkOptionNames(`${helper}: limits.${name}`, window, ['limit', 'windowSec']);
+    const { limit, windowSec } = window;
+    if (!whole(limit, Number.MAX_SAFE_INTEGER)) throw fail(`.${name}.limit must be a positive integer`);
+    if (!whole(windowSec, MAX_WINDOW_SEC)) throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
+    // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
+    limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}` };
+  }
+  if (concurrent !== undefined) {
+    if (!whole(concurrent, Number.MAX_SAFE_INTEGER)) throw fail('.concurrent must be a positive integer');
+    limits.concurrent = concurrent;
+  } else if (Object.keys(limits).length === 1) {
+    throw fail(' needs one of requests, concurrent, tokens, failures');
+  }
+  if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
+  if (['hit', 'acquire', 'release'].some((method) => typeof (limits.store as Record<string, unknown>)[method] !== 'function')) {
+    throw fail('.store must be a limit store (hit, acquire, release), such as memoryLimitStore()');
+  }
+  if (clientAddress !== undefined) {
+    if (typeof clientAddress !== 'function') throw fail('.clientAddress must be a function of the request');
+    limits.clientAddress = clientAddress;
+  }
+  return limits as unknown as Limits;
+}
+
+/**
+ * An address as a key: IPv4 as it is, IPv6 by its /64 (a host is given a whole /64, and could
+ * otherwise take a new address, and a new budget, for every request).
+ */
+export function addressKey(address: string): string {
+  const text = address.trim().toLowerCase().replace(/^\[|\](?::\d+)?$|%.*$/g, '');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
+  const [head = '', tail, more] = text.split('::');
+  if (mapped !== undefined || !text.includes(':') || more !== undefined) return mapped ?? text;
+  const first = head === '' ? [] : head.split(':');
+  const last = tail ? tail.split(':') : [];
+  const prefix = (tail === undefined ? first : [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last]).slice(0, 4);
+  return prefix.length === 4 && prefix.every((group) => /^[0-9a-f]{1,4}$/.test(group)) ? `${prefix.map((group) => parseInt(group, 16).toString(16)).join(':')}::/64` : text;
+}
+
+/** Principals counted by client address: `anonymous()` callers, the boolean `auth`'s, and none (no auth). */
+const byAddress = (principal: Principal | undefined) => principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
+
+/** The key of a caller: `p` and its principal's `[issuer ?? authenticator, id]`, or `a` and its address (`a` alone: unknown). */
+export const callerKey = (principal: Principal | undefined, address: string | undefined): string =>
+  byAddress(principal) ? `a${address ?? ''}` : `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`;
+
+const seconds = (value: number) => Math.max(1, Math.ceil(value));
+/** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
+const limitItem = (policy: Policy, count: WindowCount) => `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
+const tooMany = (retryAfter: number, policy: string, limit: string) => errorReply(429, 'Too Many Requests', { 'retry-after': `${retryAfter}`, 'ratelimit-policy': policy, ratelimit: limit });
+const refusal = (policy: Policy, count: WindowCount) => tooMany(seconds(count.resetSec), policy.item, limitItem(policy, count));
+
+/** What a limited route does: serve the request, handing the run `onUsage` so its tokens are counted. */
+export type LimitedRoute = (onUsage: UsageHook | undefined) => Reply | Promise<Reply>;
+
+export interface Limiter {
+  readonly failures: boolean;
+  /** Before auth: `failures`' 429 for an address past its 401s (a 500 when no address is known), else `undefined`. */
+  guard(request: RouteRequest): Promise<Reply | undefined>;
+  /** Counts one 401 against the request's address. */
+  failed(request: RouteRequest): Promise<unknown>;
+  /** Counts one request of `principal` and serves it (`turn`: it may run the model, so `tokens` may refuse it). */
+  run(request: RouteRequest, principal: Principal | undefined, turn: boolean, serve: LimitedRoute): Promise<Reply>;
+}
+
+/** The limits of one handler, on its store. */
+export function limiter({ requests, concurrent, tokens, failures, store, clientAddress }: Limits): Limiter {
+  let told = false;
+  const policies = [requests?.item, tokens?.item].filter(Boolean).join(', ');
+  /** Counts `cost` against `caller`'s window of `policy` when the count stays within `limit`. */
+  const hit = (policy: Policy, caller: string, cost: number, limit: number) => store.hit(`${policy.name}/${policy.windowSec}:${caller}`, policy.windowSec, cost, limit);
+
+  function addressOf(request: RouteRequest): string | undefined {
+    const given = clientAddress?.(request.request());
+    const address = typeof given === 'string' && given !== '' ? given : request.clientAddress;
+    return address === undefined ? undefined : addressKey(address);
+  }
+
+  return {
+    failures: failures !== undefined,
+    async guard(request) {
+      const address = addressOf(request);
+      if (address === undefined) {
+        if (!told) console.error('agentward: limits.failures needs the client address: give clientAddress');
+        told = true;
+        return errorReply(500, 'Internal Server Error');
+      }
+      // Read, not counted: only a 401 counts.
+      const seen = await hit(failures!, `a${address}`, 0, failures!.limit - 1);
+      return seen.allowed ? undefined : refusal(failures!, seen);
+    },
+    failed: (request) => hit(failures!, `a${addressOf(request)}`, 1, ANY),
+    async run(request, principal, turn, serve) {
+      const caller = callerKey(principal, byAddress(principal) ? addressOf(request) : undefined);
+      // Read first: a turn starts only while the window's total is below the limit.
+      let spent = tokens && (await hit(tokens, caller, 0, tokens.limit - 1));
+      if (turn && spent?.allowed === false) return refusal(tokens!, spent);
+      const slot = concurrent === undefined ? undefined : await takeSlot(store, `concurrent:${caller}`, concurrent);
+      // draft-ietf-httpapi-ratelimit-headers-10 §3.1.2: "concurrent-requests" is a quota without a window.
+      if (slot === null) return tooMany(1, `"concurrent";q=${concurrent}`, '"concurrent";r=0');
+      let counted: WindowCount | undefined;
+      let reply: Reply;
+      try {
+        counted = requests && (await hit(requests, caller, 1, requests.limit));
+        if (counted?.allowed === false) {
+          slot?.release();
+          return refusal(requests!, counted);
+        }
+        reply = await serve(tokens && (async ({ inputTokens, outputTokens }) => {
+          spent = await hit(tokens, caller, inputTokens + outputTokens, ANY);
+        }));
+      } catch (error) {
+        slot?.release();
+        throw error;
+      }
+      const items = [counted && limitItem(requests!, counted), spent && limitItem(tokens!, spent)].filter(Boolean);
+      return finish(reply, items.length === 0 ? undefined : { 'ratelimit-policy': policies, ratelimit: items.join(', ') }, slot);
+    },
+  };
+}
+
+interface Slot { release(): void }
+
+/** A concurrency slot, held until `release()` (once, whoever calls it) and renewed meanwhile; `null` when none is free. */
+async function takeSlot(store: LimitStore, key: string, limit: number): Promise<Slot | null> {
+  const lease = crypto.randomUUID();
+  const take = () => store.acquire(key, lease, limit, LEASE_SEC);
+  if (!(await take())) return null;
+  const renew = setInterval(() => take().catch(slotFailed), LEASE_SEC * 500);
+  (renew as { unref?(): void }).unref?.();
+  let held = true;
+  return {
+    release() {
+      if (held) store.release(key, lease).catch(slotFailed);
+      held = false;
+      clearInterval(renew);
+    },
+  };
+}
+
+const slotFailed = (error: unknown) => console.error('agentward: the limit store failed to renew or release a concurrency slot (it frees when its lease ends)', error);
+
+/**
+ * The accepted answer with its RateLimit fields; its slot released now, or once a streamed body
+ * ends, fails or is cancelled. A `Response` must have headers of its own (not a fetched one's).
+ */
+function finish(reply: Reply, headers: Record<string, string> | undefined, slot: Slot | undefined): Reply {
+  if (reply instanceof JsonReply) {
+    slot?.release();
+    return headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
+  }
+  const body = reply.body;
+  if (slot && body) {
+    const reader = body.getReader();
+    const released = <T>(value: T) => (slot.release(), value);
+    reply = new Response(new ReadableStream<Uint8Array>({
+      pull: (controller) => reader.read().then(
+        ({ done, value }) => (done ? released(controller).close() : controller.enqueue(value)),
+        (error: unknown) => released(controller).error(error),
+      ),
+      cancel: (reason) => released(reader).cancel(reason),
+    }), reply);
+  } else {
+    slot?.release();
+  }
+  for (const name in headers) reply.headers.set(name, headers[name]!);
+  return reply;
+}
