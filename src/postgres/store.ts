@@ -46,6 +46,14 @@ const ignore = () => {};
 /** Pools that already have the store's `error` listener. */
 const listened = new WeakSet<object>();
 
+/** An idle pooled connection that drops reports on the pool: an unheard `error` event would crash Node. One listener per pool. */
+export function hearErrors(pool: Pick<PgPool, 'on'>): void {
+  if (typeof pool.on === 'function' && !listened.has(pool)) {
+    listened.add(pool);
+    pool.on('error', ignore);
+  }
+}
+
 /** A string as JSON escapes it, without the quotes: never NUL nor a lone surrogate, so PostgreSQL text holds it. */
 function escape(value: unknown, what: string): string {
   if (typeof value !== 'string') throw new TypeError(`postgresStore(): ${what} must be a string`);
@@ -90,11 +98,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     throw new TypeError('postgresStore(): connectTimeout must be a positive number of milliseconds');
   }
   const s = checkSchemaName(schema);
-  // An idle pooled connection that drops reports on the pool: an unheard `error` event would crash Node.
-  if (typeof pool.on === 'function' && !listened.has(pool)) {
-    listened.add(pool);
-    pool.on('error', ignore);
-  }
+  hearErrors(pool);
 
   /** A pooled connection within `connectTimeout`, listened to while it is ours. */
   function lease(): Promise<{ conn: PgPoolClient; done(failed: boolean): void }> {

@@ -1,0 +1,140 @@
+// The limit store on PostgreSQL (design §22): the counters of `limits` shared by every process
+// on one database, so several instances behind a load balancer hold one budget exactly.
+import { checkOptionNames } from '../auth/options.ts';
+import type { LimitStore } from '../http/limit-store.ts';
+import { sqlState, StoreError, storeFailure } from './errors.ts';
+import { checkSchemaName } from './schema.ts';
+import { hearErrors, type PgPool } from './store.ts';
+
+export interface PostgresLimitStoreOptions {
+  /**
+   * The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()`.
+   * Give it a pool of its own: a turn of `postgresStore` holds its connection while its usage is
+   * counted, so a pool shared with it and full of turns would wait for itself.
+   */
+  client: Pick<PgPool, 'query' | 'on'>;
+  /** The schema holding the tables `limit_windows` and `limit_slots`: a plain identifier, default `agentward`. */
+  schema?: string;
+}
+
+/** A limit store on PostgreSQL, plus `migrate()`. */
+export interface PostgresLimitStore extends LimitStore {
+  /** Creates the schema and the tables when missing; idempotent. */
+  migrate(): Promise<void>;
+}
+
+/** Windows that ended and slots without a live lease are deleted on one call in this many. */
+const PURGE_EVERY = 1_000;
+
+/** The database's clock, in seconds: one clock for every instance. */
+const NOW = 'extract(epoch FROM clock_timestamp())::float8';
+/** The row key of parameter `$1` (the store key as JSON text, so no NUL and no lone surrogate): its SHA-256. */
+const KEY = "sha256(convert_to($1::text, 'UTF8'))";
+
+/**
+ * The counters of the route handler's `limits` (design §22) in PostgreSQL, for any number of
+ * server processes on one database. Fixed windows on the database's clock (aligned to multiples
+ * of their length), so instances whose clocks differ still count into the same window. Every
+ * check is one statement, atomic on its own: an `INSERT … ON CONFLICT DO UPDATE … WHERE` adds to
+ * a window only while it stays within its limit, and takes a concurrency slot only while fewer
+ * than the limit are held (a slot is a lease that ends `ttlSec` after it was last taken, so a
+ * process that died holding slots gives them back). Keys are stored as their SHA-256. A lost
+ * database answers `StoreError` `STORE_UNAVAILABLE` (the route answers 503).
+ * @example
+ * const limitStore = postgresLimitStore({ client: new pg.Pool({ connectionString, max: 4 }) });
+ * await limitStore.migrate();
+ * agentHandler(agent, { auth, limits: { requests: { limit: 60, windowSec: 60 }, store: limitStore } });
+ */
+export function postgresLimitStore(options: PostgresLimitStoreOptions): PostgresLimitStore {
+  if (typeof options !== 'object' || options === null) throw new TypeError('postgresLimitStore(): options must be { client, schema? }');
+  checkOptionNames('postgresLimitStore()', options, ['client', 'schema'], (message) => new TypeError(message));
+  const { client, schema = 'agentward' } = options;
+  if (typeof client?.query !== 'function') throw new TypeError('postgresLimitStore(): client must be a node-postgres Pool (or anything with query())');
+  const s = checkSchemaName(schema);
+  hearErrors(client);
+  let calls = 0;
+
+  async function query(text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
+    try {
+      if (++calls % PURGE_EVERY === 0) {
+        await client.query(`DELETE FROM ${s}.limit_windows WHERE ends_at < ${NOW}`);
+        await client.query(`DELETE FROM ${s}.limit_slots WHERE NOT EXISTS (SELECT FROM jsonb_each(leases) AS lease(id, ends) WHERE ends::float8 > ${NOW})`);
+      }
+      return (await client.query(text, values)).rows;
+    } catch (error) {
+      // 42P01: no such table; 3F000: no such schema.
+      const state = sqlState(error);
+      if (state === '42P01' || state === '3F000') throw new StoreError('STORE_SCHEMA', 'postgresLimitStore(): its tables are missing; run migrate()', { cause: error });
+      throw storeFailure(error);
+    }
+  }
+
+  return {
+    async migrate() {
+      // The lock postgresStore's and postgresReplayStore's migrate() take: processes starting at once take turns.
+      // (The schema name is a checked plain identifier: it may stand in the literal.)
+      try {
+        await client.query([
+          `SELECT pg_advisory_xact_lock(hashtextextended('agentward migrate ${schema}', 0))`,
+          `CREATE SCHEMA IF NOT EXISTS ${s}`,
+          `CREATE TABLE IF NOT EXISTS ${s}.limit_windows (key bytea PRIMARY KEY, start bigint NOT NULL, count bigint NOT NULL, ends_at bigint NOT NULL)`,
+          `CREATE INDEX IF NOT EXISTS limit_windows_by_end ON ${s}.limit_windows (ends_at)`,
+          // The slots of a key: lease id → when it ends (epoch seconds), in one row, so one row lock orders the takers.
+          `CREATE TABLE IF NOT EXISTS ${s}.limit_slots (key bytea PRIMARY KEY, leases jsonb NOT NULL)`,
+        ].join(';\n'));
+      } catch (error) {
+        throw storeFailure(error);
+      }
+    },
+    async hit(key, windowSec, cost, limit) {
+      const k = JSON.stringify(key);
+      if (cost === 0) {
+        // A read: no row is written or locked.
+        const [row] = await query(
+          `SELECT w.start, w.count, ${NOW} AS now FROM (SELECT) AS one LEFT JOIN ${s}.limit_windows AS w ON w.key = ${KEY}`,
+          [k],
+        );
+        const now = Number(row!.now);
+        const start = Math.floor(now / windowSec) * windowSec;
+        const count = row!.start !== null && Number(row!.start) >= start ? Number(row!.count) : 0;
+        return { allowed: count <= limit, count, resetSec: start + windowSec - now };
+      }
+      const [row] = await query(
+        `WITH clock AS (SELECT ${NOW} AS now),
+         counted AS (
+           INSERT INTO ${s}.limit_windows AS w (key, start, count, ends_at)
+           SELECT ${KEY}, floor(now / $2::bigint)::bigint * $2::bigint, $3::bigint, floor(now / $2::bigint)::bigint * $2::bigint + $2::bigint FROM clock WHERE $3::bigint <= $4::bigint
+           ON CONFLICT (key) DO UPDATE SET
+             count = CASE WHEN w.start >= excluded.start THEN w.count + excluded.count ELSE excluded.count END,
+             start = greatest(w.start, excluded.start),
+             ends_at = greatest(w.ends_at, excluded.ends_at)
+           WHERE CASE WHEN w.start >= excluded.start THEN w.count ELSE 0 END + excluded.count <= $4::bigint
+           RETURNING count, ends_at
+         )
+         SELECT counted.count, counted.ends_at, clock.now FROM clock LEFT JOIN counted ON true`,
+        [k, windowSec, cost, limit],
+      );
+      const now = Number(row!.now);
+      if (row!.count === null) return { allowed: false, count: limit - cost + 1, resetSec: (Math.floor(now / windowSec) + 1) * windowSec - now };
+      return { allowed: true, count: Number(row!.count), resetSec: Number(row!.ends_at) - now };
+    },
+    async acquire(key, lease, limit, ttlSec) {
+      const rows = await query(
+        `WITH clock AS (SELECT ${NOW} AS now)
+         INSERT INTO ${s}.limit_slots AS slots (key, leases)
+         SELECT ${KEY}, jsonb_build_object($2::text, now + $4::float8) FROM clock
+         ON CONFLICT (key) DO UPDATE SET leases = (
+           SELECT coalesce(jsonb_object_agg(id, ends), '{}'::jsonb) FROM jsonb_each(slots.leases) AS lease(id, ends), clock WHERE ends::float8 > now
+         ) || excluded.leases
+         WHERE slots.leases ? $2::text
+            OR (SELECT count(*) FROM jsonb_each(slots.leases) AS lease(id, ends), clock WHERE ends::float8 > now) < $3::bigint
+         RETURNING 1 AS taken`,
+        [JSON.stringify(key), lease, limit, ttlSec],
+      );
+      return rows.length === 1;
+    },
+    async release(key, lease) {
+      await query(`UPDATE ${s}.limit_slots SET leases = leases - $2::text WHERE key = ${KEY}`, [JSON.stringify(key), lease]);
+    },
+  };
+}

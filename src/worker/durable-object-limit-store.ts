@@ -1,0 +1,103 @@
+// The limit store of the cloudflare-worker target (design §22): each key's counters in a
+// Durable Object of its own, the one place on the network that key is counted. Web-standard
+// globals only (no node: import), like src/agent.
+import type { LimitStore, WindowCount } from '../http/limit-store.ts';
+
+/** The part of `DurableObjectStorage` this store uses. */
+export interface LimitStorageLike {
+  get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<void>;
+  delete(key: string): Promise<boolean>;
+}
+
+/** The part of a Durable Object namespace binding the store uses. */
+export interface LimitNamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: unknown): { fetch(request: Request): Promise<Response> };
+}
+
+type Operation =
+  | { op: 'hit'; key: string; windowSec: number; cost: number; limit: number }
+  | { op: 'acquire'; key: string; lease: string; limit: number; ttlSec: number }
+  | { op: 'release'; key: string; lease: string };
+
+const unavailable = (cause?: unknown) => Object.assign(new Error('the limit store (a Durable Object) is unavailable', { cause }), { name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+
+/**
+ * A `LimitStore` over a Durable Object namespace whose class is `LimitObject` (bound as
+ * `AGENT_LIMITS` by the cloudflare-worker target): each key is counted by the object named after
+ * it, so every instance of the worker counts into one place. A call that cannot reach the
+ * object throws `STORE_UNAVAILABLE` (the route answers 503).
+ */
+export function durableObjectLimitStore(namespace: LimitNamespaceLike): LimitStore {
+  async function call(operation: Operation): Promise<unknown> {
+    let response: Response;
+    try {
+      const stub = namespace.get(namespace.idFromName(JSON.stringify(operation.key)));
+      response = await stub.fetch(new Request('https://limits.agentward/', { method: 'POST', body: JSON.stringify(operation) }));
+    } catch (error) {
+      throw unavailable(error);
+    }
+    if (!response.ok) throw unavailable(new Error(`the limit object answered ${response.status}`));
+    return response.json();
+  }
+  return {
+    hit: (key, windowSec, cost, limit) => call({ op: 'hit', key, windowSec, cost, limit }) as Promise<WindowCount>,
+    acquire: (key, lease, limit, ttlSec) => call({ op: 'acquire', key, lease, limit, ttlSec }) as Promise<boolean>,
+    release: async (key, lease) => void (await call({ op: 'release', key, lease })),
+  };
+}
+
+interface Window { start: number; count: number }
+
+/**
+ * The Durable Object class behind `durableObjectLimitStore()`: one object per key. Its
+ * operations run one after another (a queue in the object, the only instance of it anywhere),
+ * each reading and writing its storage, so two calls never both see room for one. Fixed windows
+ * on the object's clock; slots are leases that end `ttlSec` after they were last taken.
+ */
+export class LimitObject {
+  readonly #storage: LimitStorageLike;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(state: { storage: LimitStorageLike }) {
+    this.#storage = state.storage;
+  }
+
+  async fetch(request: Request): Promise<Response> {
+    const operation = (await request.json()) as Operation;
+    const done = this.#queue.then(() => this.#run(operation));
+    this.#queue = done.catch(() => undefined);
+    return Response.json(await done);
+  }
+
+  async #run(operation: Operation): Promise<WindowCount | boolean | null> {
+    const storage = this.#storage;
+    const now = Date.now() / 1000;
+    if (operation.op === 'hit') {
+      const { key, windowSec, cost, limit } = operation;
+      const name = `window:${windowSec}:${key}`;
+      const start = Math.floor(now / windowSec) * windowSec;
+      const stored = (await storage.get(name)) as Window | undefined;
+      const window = stored !== undefined && stored.start >= start ? stored : { start, count: 0 };
+      const resetSec = window.start + windowSec - now;
+      if (window.count + cost > limit) return { allowed: false, count: window.count, resetSec };
+      if (cost > 0) await storage.put(name, { start: window.start, count: window.count + cost });
+      return { allowed: true, count: window.count + cost, resetSec };
+    }
+    // The slots of the key: lease id → when it ends (a Map: any id is a key, none a property).
+    const name = `slots:${operation.key}`;
+    const leases = new Map((await storage.get(name)) as Map<string, number> | undefined);
+    for (const [lease, ends] of leases) if (ends <= now) leases.delete(lease);
+    if (operation.op === 'release') {
+      leases.delete(operation.lease);
+      await (leases.size === 0 ? storage.delete(name) : storage.put(name, leases));
+      return null;
+    }
+    const { lease, limit, ttlSec } = operation;
+    if (!leases.has(lease) && leases.size >= limit) return false;
+    leases.set(lease, now + ttlSec);
+    await storage.put(name, leases);
+    return true;
+  }
+}

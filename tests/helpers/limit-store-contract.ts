@@ -1,0 +1,126 @@
+/**
+ * The tests every limit store passes (design §22): a window counts within its limit and refuses
+ * past it, counting nothing; a read (cost 0) counts nothing; keys and window lengths stay apart;
+ * concurrent calls never over-admit; slots are leases (renewed, released once, given back after
+ * their ttl by a store shared by processes). The memory store, the PostgreSQL store and the
+ * Durable Object store call `limitStoreContract(name, open)`. Portable: no Node import.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LimitStore } from '../../src/http/limit-store.ts';
+
+export interface LimitStoreUnderTest {
+  store: LimitStore;
+  /** Whether slots end `ttlSec` after they were last taken (a store shared by processes); the memory store keeps them until released. */
+  expiresLeases: boolean;
+}
+
+const ANY = Number.MAX_SAFE_INTEGER;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let unique = 0;
+/** A key no other test of this run uses (stores may be shared between tests). */
+const fresh = (name: string) => `${name}:${Date.now()}:${++unique}`;
+
+export function limitStoreContract(name: string, open: () => Promise<LimitStoreUnderTest>): void {
+  test(`${name} (limit store contract): a window counts within its limit, then refuses and counts nothing`, async () => {
+    const { store } = await open();
+    const key = fresh('window');
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await store.hit(key, 3600, 1, 3));
+    assert.deepEqual(answers.map((answer) => answer.allowed), [true, true, true, false]);
+    assert.deepEqual(answers.slice(0, 3).map((answer) => answer.count), [1, 2, 3]);
+    assert.ok(answers[3]!.count >= 3, 'a refusal reports at least the limit');
+    for (const answer of answers) assert.ok(answer.resetSec > 0 && answer.resetSec <= 3600, `resetSec ${answer.resetSec} is within the window`);
+    // A cost that would pass the limit is refused whole, and the window keeps its count.
+    const other = fresh('cost');
+    assert.equal((await store.hit(other, 3600, 5, 10)).count, 5);
+    const refused = await store.hit(other, 3600, 6, 10);
+    assert.equal(refused.allowed, false);
+    assert.equal((await store.hit(other, 3600, 5, 10)).count, 10);
+  });
+
+  test(`${name} (limit store contract): cost 0 reads the window without counting; an unlimited add always counts`, async () => {
+    const { store } = await open();
+    const key = fresh('read');
+    const empty = await store.hit(key, 3600, 0, 0);
+    assert.deepEqual([empty.allowed, empty.count], [true, 0]);
+    await store.hit(key, 3600, 1000, ANY);
+    await store.hit(key, 3600, 234, ANY);
+    const read = await store.hit(key, 3600, 0, 1233);
+    assert.deepEqual([read.allowed, read.count], [false, 1234]);
+    assert.equal((await store.hit(key, 3600, 0, 1234)).allowed, true);
+    assert.equal((await store.hit(key, 3600, 0, 1234)).count, 1234, 'reads counted nothing');
+  });
+
+  test(`${name} (limit store contract): keys, and one key's window lengths, never share a count`, async () => {
+    const { store } = await open();
+    const base = fresh('apart');
+    const keys = [base, `${base}x`, `${base}\u0000`, `${base}\ud800`, `${base}\udc00`, `${base}"'\\;--`, `${base}😀`];
+    for (const [index, key] of keys.entries()) assert.equal((await store.hit(key, 3600, index + 1, ANY)).count, index + 1, JSON.stringify(key));
+    for (const [index, key] of keys.entries()) assert.equal((await store.hit(key, 3600, 0, ANY)).count, index + 1, JSON.stringify(key));
+    assert.equal((await store.hit(base, 60, 0, ANY)).count, 0, 'the same key with another window length starts at 0');
+  });
+
+  test(`${name} (limit store contract): a window frees when resetSec says`, async () => {
+    const { store } = await open();
+    const key = fresh('reset');
+    // Start early in a 1-second window, so the wait is short and the count is not cut by a boundary.
+    let first = await store.hit(key, 1, 0, 0);
+    if (first.resetSec < 0.6) await sleep(first.resetSec * 1000 + 20);
+    first = await store.hit(key, 1, 1, 1);
+    assert.equal(first.allowed, true);
+    const refused = await store.hit(key, 1, 1, 1);
+    assert.equal(refused.allowed, false);
+    assert.ok(refused.resetSec > 0 && refused.resetSec <= 1);
+    await sleep(refused.resetSec * 1000 + 50);
+    const again = await store.hit(key, 1, 1, 1);
+    assert.deepEqual([again.allowed, again.count], [true, 1]);
+  });
+
+  test(`${name} (limit store contract): 40 hits at once on a limit of 7 admit exactly 7`, async () => {
+    const { store } = await open();
+    const key = fresh('race');
+    const answers = await Promise.all(Array.from({ length: 40 }, () => store.hit(key, 3600, 1, 7)));
+    assert.equal(answers.filter((answer) => answer.allowed).length, 7);
+    assert.deepEqual(answers.filter((answer) => answer.allowed).map((answer) => answer.count).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7]);
+    assert.equal((await store.hit(key, 3600, 0, ANY)).count, 7);
+  });
+
+  test(`${name} (limit store contract): slots: at most limit leases; the same lease again keeps its slot; release frees it once`, async () => {
+    const { store } = await open();
+    const key = fresh('slots');
+    assert.equal(await store.acquire(key, 'a', 2, 60), true);
+    assert.equal(await store.acquire(key, 'b', 2, 60), true);
+    assert.equal(await store.acquire(key, 'c', 2, 60), false);
+    assert.equal(await store.acquire(key, 'a', 2, 60), true, 'renewing a held lease is never refused');
+    await store.release(key, 'unknown');
+    assert.equal(await store.acquire(key, 'c', 2, 60), false, 'releasing an unknown lease frees nothing');
+    await store.release(key, 'a');
+    await store.release(key, 'a');
+    assert.equal(await store.acquire(key, 'c', 2, 60), true);
+    assert.equal(await store.acquire(key, 'd', 2, 60), false, 'a lease released twice frees one slot');
+    assert.equal(await store.acquire(`${key}-other`, 'a', 1, 60), true, 'another key has slots of its own');
+    const many = fresh('slot-race');
+    const taken = await Promise.all(Array.from({ length: 30 }, (_, i) => store.acquire(many, `lease-${i}`, 4, 60)));
+    assert.equal(taken.filter(Boolean).length, 4);
+  });
+
+  test(`${name} (limit store contract): a slot a shared store holds ends ttlSec after it was last taken`, async (t) => {
+    const { store, expiresLeases } = await open();
+    if (!expiresLeases) {
+      // Process memory goes with the process: its slots are released, never left behind.
+      const key = fresh('ttl-memory');
+      assert.equal(await store.acquire(key, 'a', 1, 1), true);
+      await sleep(1100);
+      assert.equal(await store.acquire(key, 'b', 1, 1), false);
+      return;
+    }
+    const key = fresh('ttl');
+    assert.equal(await store.acquire(key, 'gone', 1, 1), true);
+    assert.equal(await store.acquire(key, 'next', 1, 1), false);
+    await sleep(1200);
+    assert.equal(await store.acquire(key, 'next', 1, 60), true, 'the lease of a process that died ends');
+    assert.equal(await store.acquire(key, 'other', 1, 60), false);
+    t.diagnostic('leases expire');
+  });
+}
