@@ -4,6 +4,7 @@ import { basename, join, resolve } from 'node:path';
 import { isPlainObject } from '../agent/tools.ts';
 import { B64TOKEN } from '../auth/authorization.ts';
 import { checkOptionNames } from '../auth/options.ts';
+import { readLimits, type LimitWindow } from '../http/limits.ts';
 
 /** The files of an agent directory (design §7). */
 export const AGENT_FILE = 'agent.ts';
@@ -24,6 +25,16 @@ export interface ProjectSettings {
   apiTokenSha256?: string;
   /** Serve the agent as a remote MCP server at `POST <base>/mcp` too (design §18). */
   mcp?: boolean;
+  /** Limits per principal (design §22); the store is the server's (PostgreSQL with AGENT_DATABASE_URL), the address the socket's. */
+  limits?: ProjectLimits;
+}
+
+/** `"limits"` of agentward.json: `serve()`'s `limits` without what only code can give (a store, a function). */
+export interface ProjectLimits {
+  requests?: LimitWindow;
+  concurrent?: number;
+  tokens?: LimitWindow;
+  failures?: LimitWindow;
 }
 
 /** `agent.json`: the declarative spec, the part of an agent that the Workers target serves. */
@@ -89,15 +100,16 @@ function checkName(name: unknown, file: string): void {
   if (NOT_A_NAME.test(name)) throw new Error(`${file}: "name" must be one line of text, without control characters or line separators (U+2028, U+2029)`);
 }
 
-const SETTINGS_FIELDS = Object.freeze(['name', 'basePath', 'apiToken', 'apiTokenSha256', 'mcp']);
+const SETTINGS_FIELDS = Object.freeze(['name', 'basePath', 'apiToken', 'apiTokenSha256', 'mcp', 'limits']);
 const SPEC_FIELDS = Object.freeze(['name', 'instructions', 'model']);
 
 function checkSettings(value: unknown, file: string): ProjectSettings {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
   // A misspelled "apiToken" would leave the server without its token.
   checkOptionNames(file, value, SETTINGS_FIELDS, (message) => new Error(message));
-  const { name, basePath, apiToken, mcp } = value;
+  const { name, basePath, apiToken, mcp, limits } = value;
   if (mcp !== undefined && typeof mcp !== 'boolean') throw new Error(`${file}: "mcp" must be true or false`);
+  if (limits !== undefined) checkProjectLimits(limits, file);
   if (name !== undefined) checkName(name, file);
   if (basePath !== undefined && (typeof basePath !== 'string' || !BASE_PATH.test(basePath))) {
     throw new Error(`${file}: "basePath" must be a path such as "/agent" (segments of letters, digits, -._~; no trailing slash)`);
@@ -107,6 +119,15 @@ function checkSettings(value: unknown, file: string): ProjectSettings {
     throw new Error(`${file}: "apiToken" must be a non-empty RFC 6750 b64token`);
   }
   return value as ProjectSettings;
+}
+
+/** `"limits"`: what `serve()`'s `limits` takes, checked the same way, but the store and the address, which only code can give. */
+export function checkProjectLimits(limits: unknown, file: string): ProjectLimits {
+  if (isPlainObject(limits) && ('store' in limits || 'clientAddress' in limits)) {
+    throw new Error(`${file}: "limits" takes requests, concurrent, tokens and failures; a store and clientAddress are code: give them to serve() (the server keeps its counters in PostgreSQL when AGENT_DATABASE_URL is set)`);
+  }
+  readLimits(file, limits, true);
+  return limits as ProjectLimits;
 }
 
 function checkSpec(value: unknown, file: string): AgentSpec {

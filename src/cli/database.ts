@@ -5,7 +5,8 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { postgresStore, SCHEMA_VERSION } from '../postgres/index.ts';
+import type { LimitStore } from '../http/limit-store.ts';
+import { postgresLimitStore, postgresStore, SCHEMA_VERSION } from '../postgres/index.ts';
 import type { PgPool } from '../postgres/index.ts';
 
 interface Driver { Pool: new (config: { connectionString: string; max?: number }) => PgPool & { end(): Promise<void> } }
@@ -41,4 +42,25 @@ export async function migrateDatabase(dir: string): Promise<void> {
     await pool?.end().catch(() => undefined);
   }
   console.log(`agentward: PostgreSQL schema ${schema ?? 'agentward'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`);
+}
+
+/**
+ * The store of agentward.json's `"limits"`: with AGENT_DATABASE_URL, PostgreSQL (a pool of its
+ * own, its table migrated now), so every instance of the server counts into one budget; else
+ * `undefined` (this process's memory).
+ */
+export async function limitStoreOf(dir: string): Promise<LimitStore | undefined> {
+  const url = process.env.AGENT_DATABASE_URL;
+  if (!url) return undefined;
+  const schema = process.env.AGENT_DATABASE_SCHEMA || undefined;
+  const { Pool } = await driverOf(dir);
+  const store = postgresLimitStore({ client: new Pool({ connectionString: url, max: 4 }), ...(schema !== undefined && { schema }) });
+  try {
+    await store.migrate();
+  } catch (error) {
+    const cause = (error as { cause?: { message?: unknown } })?.cause?.message ?? (error as Error)?.message;
+    throw new Error(`AGENT_DATABASE_URL: the limits table could not be created: ${typeof cause === 'string' ? cause : 'unknown error'}`);
+  }
+  console.log(`agentward: limits are counted in PostgreSQL schema ${schema ?? 'agentward'} (AGENT_DATABASE_URL), shared by every instance`);
+  return store;
 }

@@ -255,7 +255,7 @@ async function serveDirectory(folder: string, flags: ServerFlags): Promise<void>
     console.log(`  ${token}`);
     credential = `'Authorization: Bearer ${token}'`;
   }
-  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath, mcp: info.settings.mcp === true, ...flags });
+  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath, mcp: info.settings.mcp === true, limits: info.settings.limits, dir: folder, ...flags });
   console.log('try:');
   console.log(
     `  curl -X POST ${server.url}${manifest.basePath} -H 'Content-Type: application/json'${credential ? ` -H ${credential}` : ''} -d '{"message":"hello"}'`,

@@ -11,8 +11,8 @@ import { closeOnSignals, serve, urlHost } from '../node/server.ts';
 import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { DEV_INSPECT } from '../node/dev-inspect.ts';
 import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
-import type { AgentManifest, BuildTarget, ProjectSettings } from './agent-dir.ts';
-import { migrateDatabase } from './database.ts';
+import type { AgentManifest, BuildTarget, ProjectLimits, ProjectSettings } from './agent-dir.ts';
+import { limitStoreOf, migrateDatabase } from './database.ts';
 import { loadAgentDir, loadAgentFiles } from './resolve.ts';
 import { apiTokenDigest } from './token-digest.ts';
 import { NO_AUTH_CONFIGURED } from '../worker/spec-worker.ts';
@@ -89,15 +89,18 @@ export function listenAddress(): { port: number; host: string; url(port: number)
  * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
  * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
  */
-export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; mcp?: boolean; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
+export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; mcp?: boolean; limits?: ProjectLimits; dir?: string; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
   const { name, agent, basePath, mcp = false, quiet, playground = false, logRefusals = false, dev = false } = options;
+  // agentward.json's limits, counted in PostgreSQL with AGENT_DATABASE_URL (shared by the instances), else in memory.
+  const store = options.limits === undefined || options.dir === undefined ? undefined : await limitStoreOf(options.dir);
+  const limits = options.limits === undefined ? undefined : { ...options.limits, ...(store !== undefined && { store }) };
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
     console.warn('agentward: no auth configured (no auth.ts or auth.js, no apiToken in agentward.json, no AGENT_API_TOKEN): every agent route answers 401');
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
   const { port, host } = listenAddress();
-  const serveOptions: ServeOptions = { agent, auth, basePath, mcp, port, host, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) };
+  const serveOptions: ServeOptions = { agent, auth, basePath, mcp, limits, port, host, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) };
   if (dev) Object.assign(serveOptions, { [DEV_INSPECT]: true });
   const server = await serve(serveOptions).catch((error: unknown) => {
     throw (error as { code?: unknown } | null)?.code === 'EADDRINUSE' ? new PortInUseError(port) : error;
@@ -120,7 +123,7 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   // A build holds the digest of the baked token, never the token.
   const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
   // The playground only when asked: AGENT_PLAYGROUND=on (what `agentward start <out> --playground` sets).
-  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath, mcp: settings.mcp === true, playground: process.env.AGENT_PLAYGROUND === 'on' });
+  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath, mcp: settings.mcp === true, limits: settings.limits, dir: fileURLToPath(outUrl), playground: process.env.AGENT_PLAYGROUND === 'on' });
 }
 
 /** How a build output of each target runs. */
@@ -149,5 +152,5 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
   }
   await migrateDatabase(folder);
   const { agent, auth, manifest, info } = await loadAgentDir(folder);
-  await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath, mcp: info.settings.mcp === true, ...flags });
+  await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath, mcp: info.settings.mcp === true, limits: info.settings.limits, dir: folder, ...flags });
 }

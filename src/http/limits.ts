@@ -120,6 +120,9 @@ const byAddress = (principal: Principal | undefined) => principal === undefined 
 export const callerKey = (principal: Principal | undefined, address: string | undefined): string =>
   byAddress(principal) ? `a${address ?? ''}` : `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`;
 
+/** The store key of a caller's window of a policy: policies, and window lengths, never share a count. */
+export const windowKey = (policy: LimitWindow & { name: string }, caller: string) => `${policy.name}/${policy.windowSec}:${caller}`;
+
 const seconds = (value: number) => Math.max(1, Math.ceil(value));
 /** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
 const limitItem = (policy: Policy, count: WindowCount) => `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
@@ -144,7 +147,7 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
   let told = false;
   const policies = [requests?.item, tokens?.item].filter(Boolean).join(', ');
   /** Counts `cost` against `caller`'s window of `policy` when the count stays within `limit`. */
-  const hit = (policy: Policy, caller: string, cost: number, limit: number) => store.hit(`${policy.name}/${policy.windowSec}:${caller}`, policy.windowSec, cost, limit);
+  const hit = (policy: Policy, caller: string, cost: number, limit: number) => store.hit(windowKey(policy, caller), policy.windowSec, cost, limit);
 
   function addressOf(request: RouteRequest): string | undefined {
     const given = clientAddress?.(request.request());
@@ -179,14 +182,14 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       try {
         counted = requests && (await hit(requests, caller, 1, requests.limit));
         if (counted?.allowed === false) {
-          slot?.release();
+          await slot?.release();
           return refusal(requests!, counted);
         }
         reply = await serve(tokens && (async ({ inputTokens, outputTokens }) => {
           spent = await hit(tokens, caller, inputTokens + outputTokens, ANY);
         }));
       } catch (error) {
-        slot?.release();
+        await slot?.release();
         throw error;
       }
       const items = [counted && limitItem(requests!, counted), spent && limitItem(tokens!, spent)].filter(Boolean);
@@ -195,21 +198,23 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
   };
 }
 
-interface Slot { release(): void }
+interface Slot { release(): Promise<void> }
 
-/** A concurrency slot, held until `release()` (once, whoever calls it) and renewed meanwhile; `null` when none is free. */
+/**
+ * A concurrency slot, held until `release()` (once, whoever calls it; it never throws) and renewed
+ * meanwhile; `null` when none is free.
+ */
 async function takeSlot(store: LimitStore, key: string, limit: number): Promise<Slot | null> {
   const lease = crypto.randomUUID();
   const take = () => store.acquire(key, lease, limit, LEASE_SEC);
   if (!(await take())) return null;
   const renew = setInterval(() => take().catch(slotFailed), LEASE_SEC * 500);
   (renew as { unref?(): void }).unref?.();
-  let held = true;
+  let released: Promise<void> | undefined;
   return {
     release() {
-      if (held) store.release(key, lease).catch(slotFailed);
-      held = false;
       clearInterval(renew);
+      return (released ??= store.release(key, lease).catch(slotFailed));
     },
   };
 }
@@ -217,27 +222,27 @@ async function takeSlot(store: LimitStore, key: string, limit: number): Promise<
 const slotFailed = (error: unknown) => console.error('agentward: the limit store failed to renew or release a concurrency slot (it frees when its lease ends)', error);
 
 /**
- * The accepted answer with its RateLimit fields; its slot released now, or once a streamed body
- * ends, fails or is cancelled. A `Response` must have headers of its own (not a fetched one's).
+ * The accepted answer with its RateLimit fields. Its slot is free before the client has the whole
+ * answer: released now, or before a streamed body's end (or failure) is passed on, or when the
+ * client cancels it. A `Response` must have headers of its own (not a fetched one's).
  */
-function finish(reply: Reply, headers: Record<string, string> | undefined, slot: Slot | undefined): Reply {
+async function finish(reply: Reply, headers: Record<string, string> | undefined, slot: Slot | undefined): Promise<Reply> {
   if (reply instanceof JsonReply) {
-    slot?.release();
+    await slot?.release();
     return headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
   }
   const body = reply.body;
   if (slot && body) {
     const reader = body.getReader();
-    const released = <T>(value: T) => (slot.release(), value);
     reply = new Response(new ReadableStream<Uint8Array>({
       pull: (controller) => reader.read().then(
-        ({ done, value }) => (done ? released(controller).close() : controller.enqueue(value)),
-        (error: unknown) => released(controller).error(error),
+        async ({ done, value }) => (done ? (await slot.release(), controller.close()) : controller.enqueue(value)),
+        async (error: unknown) => (await slot.release(), controller.error(error)),
       ),
-      cancel: (reason) => released(reader).cancel(reason),
+      cancel: (reason) => slot.release().then(() => reader.cancel(reason)),
     }), reply);
   } else {
-    slot?.release();
+    await slot?.release();
   }
   for (const name in headers) reply.headers.set(name, headers[name]!);
   return reply;

@@ -241,7 +241,13 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget,
 
   // With an auth file the baked token is not used, so nothing of it is shipped; without one, only its digest.
   const baked = info.authFile === undefined ? info.settings.apiToken : undefined;
-  const settings: ProjectSettings = { name: info.name, basePath: info.basePath, ...(info.settings.mcp === true && { mcp: true }), ...(baked !== undefined && { apiTokenSha256: await tokenDigest(baked) }) };
+  const settings: ProjectSettings = {
+    name: info.name,
+    basePath: info.basePath,
+    ...(info.settings.mcp === true && { mcp: true }),
+    ...(info.settings.limits !== undefined && { limits: info.settings.limits }),
+    ...(baked !== undefined && { apiTokenSha256: await tokenDigest(baked) }),
+  };
   if (refused.length > 0) log(`agentward: not copied into app/ (key files, logs and env files never go into a build; load keys from the environment): ${refused.join(', ')}`);
   await writeJson(join(app, SETTINGS_FILE), settings, 0o600);
   await writeFile(join(out, 'server.js'), serverScript(target));
@@ -330,7 +336,7 @@ function secretLookingField(value: unknown, path = ''): string | undefined {
 }
 
 /** What the built worker serves, in the words the build prints. */
-function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string, mcp: boolean): string[] {
+function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string, mcp: boolean, limits: boolean): string[] {
   const model = spec.model?.provider === 'openai-compatible'
     ? `openai-compatible ${JSON.stringify(spec.model.model)} at ${JSON.stringify(spec.model.baseURL)} (API key: the ${WORKER_BINDINGS.modelApiKey} secret, if the provider needs one)`
     : 'echo (the built-in echo model)';
@@ -339,12 +345,24 @@ function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string, mcp: b
     `open: GET ${basePath}/health`,
     `behind the ${WORKER_BINDINGS.apiToken} secret (unset: 401): POST ${basePath}, POST ${basePath}/chat (JSON, or server-sent events with Accept: text/event-stream), GET ${basePath}/chat/:id, POST ${basePath}/ui (useChat), GET ${basePath}/approvals?sessionId=, POST ${basePath}/approvals/:id (a spec has no tools: nothing waits for approval), GET ${basePath}/spec${mcp ? `, POST ${basePath}/mcp (MCP: the tool ask)` : ''}`,
     `sessions: one Durable Object each (class ${WORKER_BINDINGS.sessionClass}, binding ${WORKER_BINDINGS.sessions}), kept across requests and restarts`,
+    ...(limits ? [`limits: counted in Durable Objects (class ${WORKER_BINDINGS.limitsClass}, binding ${WORKER_BINDINGS.limits}), per API token, failures per CF-Connecting-IP`] : []),
     'not on this target: auth.ts and any auth list, tools, memory, session ownership, channels, the playground',
   ];
 }
 
 function wranglerToml(info: AgentDir): string {
-  const { apiToken, modelApiKey, sessions, sessionClass } = WORKER_BINDINGS;
+  const { apiToken, modelApiKey, sessions, sessionClass, limits, limitsClass } = WORKER_BINDINGS;
+  // A migration of its own: a worker deployed before it had limits adds the class without touching v1.
+  const limitObjects = info.settings.limits === undefined ? '' : `
+# One Durable Object per counted key (agentward.json "limits"): the budget every instance of the worker shares.
+[[durable_objects.bindings]]
+name = "${limits}"
+class_name = "${limitsClass}"
+
+[[migrations]]
+tag = "v2"
+new_sqlite_classes = ["${limitsClass}"]
+`;
   return `# Built by agentward (target cloudflare-worker). Deploy: npx wrangler deploy
 # Secrets (never in this file):
 #   npx wrangler secret put ${apiToken}   every route but ${info.basePath}/health answers 401 until it is set
@@ -362,21 +380,23 @@ class_name = "${sessionClass}"
 [[migrations]]
 tag = "v1"
 new_sqlite_classes = ["${sessionClass}"]
-`;
+${limitObjects}`;
 }
 
 async function buildWorker(info: AgentDir, spec: SpecWorkerOptions['spec'], out: string, log: (line: string) => void): Promise<AgentManifest> {
+  const { limits } = info.settings;
   const { code, entryName } = await bundleModules(fileURLToPath(new URL(`../worker/spec-worker${ownExtension}`, import.meta.url)));
   // The directory's text reaches the code only inside string literals, parsed at start-up.
   const worker = `// Built by agentward (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
 ${code}
-const agentward = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)}, mcp: ${info.settings.mcp === true} });
+const agentward = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)}, mcp: ${info.settings.mcp === true}${limits === undefined ? '' : `, limits: JSON.parse(${jsString(JSON.stringify(limits))})`} });
 export default agentward.worker;
 export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
-`;
+${limits === undefined ? '' : `export const ${WORKER_BINDINGS.limitsClass} = agentward.LimitObject;
+`}`;
   await writeFile(join(out, 'worker.js'), worker);
   await writeFile(join(out, 'wrangler.toml'), wranglerToml(info));
-  const summary = workerSummary(spec, info.basePath, info.settings.mcp === true);
+  const summary = workerSummary(spec, info.basePath, info.settings.mcp === true, limits !== undefined);
   log(`agentward: the cloudflare-worker build of ${JSON.stringify(info.name)} serves\n${summary.map((line) => `  ${line}`).join('\n')}`);
   return {
     name: info.name,
@@ -388,7 +408,7 @@ export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
     basePath: info.basePath,
     model: spec.model ?? { provider: 'echo' },
     secrets: [WORKER_BINDINGS.apiToken, ...(spec.model?.provider === 'openai-compatible' ? [WORKER_BINDINGS.modelApiKey] : [])],
-    durableObjects: { [WORKER_BINDINGS.sessions]: WORKER_BINDINGS.sessionClass },
+    durableObjects: { [WORKER_BINDINGS.sessions]: WORKER_BINDINGS.sessionClass, ...(limits !== undefined && { [WORKER_BINDINGS.limits]: WORKER_BINDINGS.limitsClass }) },
   };
 }
 

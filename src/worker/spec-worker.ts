@@ -6,7 +6,7 @@ import { checkSessionId } from '../agent/context.ts';
 import { randomId } from '../agent/ids.ts';
 import { echoModel } from '../agent/models/echo.ts';
 import { openAICompatible } from '../agent/models/openai.ts';
-import type { Model, Principal, RunResult } from '../agent/types.ts';
+import type { Agent, DecideOptions, Model, Principal, RunResult, SendOptions } from '../agent/types.ts';
 import { apiToken } from '../auth/api-token.ts';
 import { routeAuth } from '../auth/route-auth.ts';
 import type { AuthFn, AuthResult } from '../auth/types.ts';
@@ -17,7 +17,9 @@ import { errorReply, errorResponse, failureResponse, HttpError, jsonResponse, to
 import { mcpGuard, mcpRoute, readMcpOptions } from '../http/mcp.ts';
 import type { McpAgent } from '../http/mcp-tools.ts';
 import { parseUiRequest } from '../http/ui-stream.ts';
+import { callerKey, limiter, readLimits, windowKey, type Limiter, type Limits, type LimitWindow } from '../http/limits.ts';
 import { durableObjectStore, type DurableObjectStorageLike } from './durable-object-store.ts';
+import { durableObjectLimitStore, LimitObject, type LimitNamespaceLike } from './durable-object-limit-store.ts';
 
 /** The names the generated wrangler.toml declares and worker.js reads. */
 export const WORKER_BINDINGS = Object.freeze({
@@ -29,6 +31,10 @@ export const WORKER_BINDINGS = Object.freeze({
   sessions: 'AGENT_SESSIONS',
   /** The Durable Object class worker.js exports. */
   sessionClass: 'AgentSession',
+  /** Durable Object namespace of the limits (design §22): one object per counted key. */
+  limits: 'AGENT_LIMITS',
+  /** The Durable Object class of the limits. */
+  limitsClass: 'AgentLimits',
 });
 
 /** The models agent.json may declare for this target (design §7). */
@@ -40,6 +46,11 @@ export interface SpecWorkerOptions {
   basePath: string;
   /** `"mcp": true` of agentward.json: `POST <base>/mcp` serves the agent as a remote MCP server (the tool `ask`). */
   mcp?: boolean;
+  /**
+   * `"limits"` of agentward.json (design §22), counted in the `AGENT_LIMITS` Durable Objects; the
+   * client address is `CF-Connecting-IP`, which Cloudflare sets on every request it forwards.
+   */
+  limits?: { requests?: LimitWindow; concurrent?: number; tokens?: LimitWindow; failures?: LimitWindow };
 }
 
 interface DurableObjectStub { fetch(request: Request): Promise<Response> }
@@ -49,12 +60,15 @@ export interface SpecWorkerEnv {
   AGENT_API_TOKEN?: unknown;
   MODEL_API_KEY?: unknown;
   AGENT_SESSIONS?: DurableObjectNamespaceLike;
+  AGENT_LIMITS?: LimitNamespaceLike;
 }
 
 /** What worker.js exports: the module's `fetch` (default export) and the Durable Object class of a session. */
 export interface SpecWorker {
   worker: { fetch(request: Request, env: SpecWorkerEnv): Promise<Response> };
   SessionObject: new (state: { storage: DurableObjectStorageLike }, env: SpecWorkerEnv) => { fetch(request: Request): Promise<Response> };
+  /** The Durable Object class of the limits (`AgentLimits`, bound as `AGENT_LIMITS`). */
+  LimitObject: typeof LimitObject;
 }
 
 /**
@@ -122,8 +136,23 @@ function matchRoute(rest: string, mcp: boolean): { route: Route; methods: string
  * A send without `sessionId` gets a new random 128-bit id. A declarative agent has no tools,
  * so no run ever waits for an approval: deciding one answers 404 as for an unknown id.
  */
-export function createSpecWorker({ spec, basePath, mcp = false }: SpecWorkerOptions): SpecWorker {
+export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWorkerOptions): SpecWorker {
   const mcpConfig = readMcpOptions('createSpecWorker()', mcp, spec.name, true);
+  // Checked now; the store is the AGENT_LIMITS binding, known per request. Only Cloudflare sets CF-Connecting-IP here.
+  const clientAddress = (request: Request) => request.headers.get('cf-connecting-ip') ?? undefined;
+  const checked = readLimits('createSpecWorker()', limits && { ...limits, clientAddress }, true);
+  let limited: { namespace: LimitNamespaceLike; limits: Limits; limiter: Limiter } | undefined;
+  /** The limits on the binding of this request's env (made once per binding), or `undefined` without `limits`. */
+  function limitsFor(env: SpecWorkerEnv) {
+    if (checked === undefined) return undefined;
+    const namespace = env?.AGENT_LIMITS;
+    if (typeof namespace?.idFromName !== 'function') throw new Error(`the ${WORKER_BINDINGS.limits} Durable Object binding is missing (see wrangler.toml)`);
+    if (limited?.namespace !== namespace) {
+      const withStore = { ...checked, store: durableObjectLimitStore(namespace) };
+      limited = { namespace, limits: withStore, limiter: limiter(withStore) };
+    }
+    return limited;
+  }
   let current: { token: string | undefined; authenticate: (request: Request) => Promise<AuthResult> } | undefined;
 
   // The binding is only known per request; the list is built once per token value.
@@ -192,9 +221,27 @@ export function createSpecWorker({ spec, basePath, mcp = false }: SpecWorkerOpti
       }
       case 'health':
         return jsonResponse({ status: 'ok' });
-      case 'mcp':
-        return toResponse(await mcpRoute(sessionAgent(env, request, principal), mcpConfig!, webRouteRequest(request), principal, () => errorReply(403, 'Forbidden')));
+      case 'mcp': {
+        const view = webRouteRequest(request);
+        const counted = limitsFor(env)?.limiter;
+        return toResponse(await mcpRoute(sessionAgent(env, request, principal), mcpConfig!, view, principal, () => errorReply(403, 'Forbidden'), counted && ((call) => counted.run(view, principal, true, call))));
+      }
     }
+  }
+
+  /** A session's agent, counting each turn's usage against its principal's `tokens` when there are limits. */
+  function countedAgent(agent: Agent, env: SpecWorkerEnv): Agent {
+    const tokens = limitsFor(env)?.limits.tokens;
+    if (tokens === undefined) return agent;
+    const store = limitsFor(env)!.limits.store;
+    const count = (principal: Principal | undefined) => async ({ inputTokens, outputTokens }: { inputTokens: number; outputTokens: number }) => {
+      await store.hit(windowKey(tokens, callerKey(principal, undefined)), tokens.windowSec, inputTokens + outputTokens, Number.MAX_SAFE_INTEGER);
+    };
+    return Object.freeze({
+      ...agent,
+      send: (message: string, options: SendOptions = {}) => agent.send(message, { ...options, onUsage: count(options.principal) }),
+      decide: (approvalId: string, decision: DecideOptions) => agent.decide(approvalId, { ...decision, onUsage: count(decision.principal) }),
+    });
   }
 
   /** One session's Durable Object: the agent over this object's storage, behind the principal the worker verified. */
@@ -209,8 +256,9 @@ export function createSpecWorker({ spec, basePath, mcp = false }: SpecWorkerOpti
     }
 
     fetch(request: Request): Promise<Response> {
+      // The worker counted the request and checked the budget; this object counts the tokens its turns spend.
       this.#handler ??= agentHandler(
-        createAgent({ name: spec.name, instructions: spec.instructions ?? '', model: modelOf(spec, this.#env), store: durableObjectStore(this.#storage) }),
+        countedAgent(createAgent({ name: spec.name, instructions: spec.instructions ?? '', model: modelOf(spec, this.#env), store: durableObjectStore(this.#storage) }), this.#env),
         { basePath, auth: forwardedPrincipal },
       );
       return this.#handler(request);
@@ -226,19 +274,35 @@ export function createSpecWorker({ spec, basePath, mcp = false }: SpecWorkerOpti
         const refused = found?.route === 'mcp' ? mcpGuard(mcpConfig!, webRouteRequest(request)) : undefined;
         if (refused !== undefined) return toResponse(refused);
         let principal: Principal | undefined;
+        const counted = found?.route === 'health' ? undefined : limitsFor(env)?.limiter;
+        const view = webRouteRequest(request);
         if (found?.route !== 'health') {
+          const refusedEarly = counted?.failures ? await counted.guard(view) : undefined;
+          if (refusedEarly !== undefined) return toResponse(refusedEarly);
           const result = await authenticatorFor(env)(request);
-          if (!result.ok) return result.response;
+          if (!result.ok) {
+            if (counted?.failures && result.response.status === 401) await counted.failed(view);
+            return result.response;
+          }
           principal = result.principal;
         }
         if (found === undefined) return errorResponse(404, 'Not Found');
         if (request.method !== found.methods) return errorResponse(405, 'Method Not Allowed', { allow: found.methods });
-        return await route(request, env, principal as Principal, found);
+        if (counted === undefined || found.route === 'mcp') return await route(request, env, principal as Principal, found);
+        // A session object's answer has the immutable headers of a fetched response: copied, to carry the RateLimit fields.
+        const serve = async () => {
+          const answer = await route(request, env, principal as Principal, found);
+          return new Response(answer.body, answer);
+        };
+        return toResponse(await counted.run(view, principal, TURNS.has(found.route), serve));
       } catch (error) {
         // An AGENT_API_TOKEN outside the b64token syntax lands here: apiToken() refuses it (500, logged without the token).
         return failureResponse(error);
       }
     },
   };
-  return { worker, SessionObject };
+  return { worker, SessionObject, LimitObject };
 }
+
+/** The routes that run the model: `limits.tokens` refuses them once the window's total is spent. */
+const TURNS = new Set<Route>(['send', 'chat', 'ui']);

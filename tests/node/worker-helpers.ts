@@ -1,23 +1,26 @@
 // Shared by the cloudflare-worker tests: a built worker.js run in workerd with its Durable
 // Object (as wrangler.toml declares it), and a local server speaking OpenAI chat-completions.
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startWorker, type RunningWorker } from './workerd-harness.ts';
 
 /**
- * Runs `<out>/worker.js` exactly as built (`bundle: false`) with the Durable Object binding
- * the generated wrangler.toml declares, SQLite-backed as its migration says. With `persist`
+ * Runs `<out>/worker.js` exactly as built (`bundle: false`) with the Durable Object bindings
+ * the generated wrangler.toml declares (as the manifest lists them), SQLite-backed as its migrations say. With `persist`
  * (a folder), Durable Object storage is kept there, so a second worker on the same folder
  * is the same deployment after a restart.
  */
 export function startBuiltWorker(out: string, bindings: Record<string, unknown>, persist?: string): Promise<RunningWorker> {
+  // Every Durable Object the manifest names (the sessions', and the limits' when agentward.json has limits).
+  const { durableObjects } = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { durableObjects: Record<string, string> };
   return startWorker({
     entry: join(out, 'worker.js'),
     bindings,
     esbuild: { bundle: false },
     miniflare: {
-      durableObjects: { AGENT_SESSIONS: { className: 'AgentSession', useSQLite: true } },
+      durableObjects: Object.fromEntries(Object.entries(durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
       ...(persist !== undefined && { durableObjectsPersist: persist }),
     } as never,
   });
