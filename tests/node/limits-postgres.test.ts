@@ -3,9 +3,14 @@
 // (tests/fixtures-node/limits-server-child.ts) holding one budget exactly: of many concurrent
 // requests at both, exactly `limit` admitted; requests in flight and model tokens counted across
 // both. A database that went away answers 503, and the next request once it is back works.
+// `agentward start` with "limits" and AGENT_DATABASE_URL counts into PostgreSQL too.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createAgent, echoModel } from '../../src/agent/index.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
@@ -164,4 +169,46 @@ test('postgresLimitStore: a database that went away answers 503 {"error":"Servic
   } finally {
     await server.close();
   }
+});
+
+const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const pgPackage = realpathSync(fileURLToPath(new URL('../../node_modules/pg', import.meta.url)));
+
+/** `agentward start <dir>` in a child; resolves with where it listens and what it printed so far. */
+function startCli(dir: string, env: Record<string, string>): Promise<{ url: string; output: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off', ...env };
+  delete childEnv.AGENT_DATA_DIR;
+  const child = spawn(process.execPath, [cliFile, 'start', dir], { env: childEnv });
+  children.push(child);
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const take = (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /listening on (\S+)/.exec(output);
+      if (found) resolve({ url: found[1]!, output });
+    };
+    child.stdout.on('data', take);
+    child.stderr.on('data', take);
+    child.once('exit', (code) => reject(new Error(`agentward start exited (${code}): ${output}`)));
+  });
+}
+
+test('agentward start with "limits" in agentward.json and AGENT_DATABASE_URL: two start processes count into one budget in PostgreSQL', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-limits-start-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(join(dir, 'agent.ts'), `import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'limited-start', model: echoModel() });\n`);
+  await writeFile(join(dir, 'agentward.json'), JSON.stringify({ limits: { requests: { limit: 9, windowSec: 3600 } } }));
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module', dependencies: { pg: '^8' } }));
+  await mkdir(join(dir, 'node_modules'));
+  await symlink(pgPackage, join(dir, 'node_modules', 'pg'), 'dir');
+  const schema = db.schema();
+  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token' };
+  const servers = await Promise.all([startCli(dir, env), startCli(dir, env)]);
+  for (const server of servers) {
+    assert.match(server.output, new RegExp(`limits are counted in PostgreSQL schema ${schema}`));
+    assert.ok(!server.output.includes(db.url), 'the URL (it holds the password) is never printed');
+  }
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, n) => post(`${servers[n % 2]!.url}`, 'start-token', `m${n}`)));
+  assert.equal(answers.filter((answer) => answer.status === 200).length, 9);
+  assert.equal(answers.filter((answer) => answer.status === 429).length, 21);
 });
