@@ -11,7 +11,10 @@
 //   on a store that keeps nothing, no auth), `api-token`, `jwt-hs256`, `jwt-es256`,
 //   `jwt-es256-cache` (jwt() with `cache: true`, the same token each time), `owned`
 //   (apiToken() in front of an agent with `sessions: 'owned'`), `memory` (the echo agent on
-//   memoryStore()), `api-token-log` (api-token with the request log on, as serve() defaults).
+//   memoryStore()), `api-token-log` (api-token with the request log on, as serve() defaults),
+//   `api-token-limits` (api-token with `limits.requests` on the memory store, a limit never
+//   reached: design §22, within 10% of api-token), `api-token-limits-all` (requests, concurrent,
+//   tokens and failures, all four checked on every request).
 // Rounds interleave: each round starts every server in a fresh process, warms it for 1 s, and
 // measures every case once in a fresh random order, each sample
 // after a quiet-machine gate (other processes' CPU use under 10% of the machine, waiting at most
@@ -45,7 +48,9 @@ const TOKEN = 'bench-api-token-0123456789';
 // `raw-node-2` is a second raw node:http server, the same code in another process: its ratio to
 // `raw-node` is the run's own noise floor (an A/A comparison), printed beside the verdicts.
 const PEERS = ['raw-node', 'raw-node-2', 'fastify', 'hono'] as const;
-const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'jwt-es256-cache', 'owned', 'memory', 'api-token-log', 'mcp-ask'] as const;
+const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'jwt-es256-cache', 'owned', 'memory', 'api-token-log', 'mcp-ask', 'api-token-limits', 'api-token-limits-all'] as const;
+/** Limits no request of the benchmark reaches: every check runs, none refuses. */
+const NEVER = { limit: Number.MAX_SAFE_INTEGER, windowSec: 60 };
 // `mcp-ask`: the `open` server with `mcp: true`, its `POST /agent` load sent as the MCP tool call
 // `tools/call ask` to `POST /agent/mcp` (design §18: within 15% of `POST <base>`).
 const MCP_ASK = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: { message: 'hello' } } });
@@ -135,13 +140,14 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     agent = Object.freeze({ ...agent, send });
   } else if (name === 'memory') agent = echo(memoryStore());
   else if (name === 'owned') agent = echo(discardStore(), 'owned');
-  if (name === 'api-token' || name === 'api-token-log' || name === 'owned') ({ auth, authorization } = bearer);
+  if (name === 'api-token' || name === 'api-token-log' || name === 'owned' || name.startsWith('api-token-limits')) ({ auth, authorization } = bearer);
   if (name === 'jwt-hs256' || name === 'jwt-es256' || name === 'jwt-es256-cache') {
     const signed = await signedToken(name === 'jwt-hs256' ? 'HS256' : 'ES256', name === 'jwt-es256-cache');
     ({ auth } = signed);
     authorization = `Bearer ${signed.token}`;
   }
-  const server = await serve({ agent, auth, port: 0, log: name === 'api-token-log' ? 'text' : 'off', mcp: name === 'mcp-ask' });
+  const limits = name === 'api-token-limits' ? { requests: NEVER } : name === 'api-token-limits-all' ? { requests: NEVER, tokens: NEVER, failures: NEVER, concurrent: 1_000 } : undefined;
+  const server = await serve({ agent, auth, port: 0, log: name === 'api-token-log' ? 'text' : 'off', mcp: name === 'mcp-ask', limits });
   return { origin: server.url, ...(authorization !== undefined && { authorization }) };
 }
 
@@ -364,7 +370,7 @@ function table(suite: string, rows: readonly Row[]): string {
 }
 
 function verdicts(rows: readonly Row[]): string[] {
-  if (rows.length < PEERS.length + OURS.length) return [];
+  if (rows.length < PEERS.length + OURS.length) return limitVerdicts(rows);
   const get = (name: CaseName) => rows.find((r) => r.case === name)!;
   const check = (ok: boolean) => (ok ? 'met' : 'MISSED');
   const instant = get('instant');
@@ -383,6 +389,22 @@ function verdicts(rows: readonly Row[]): string[] {
     out.push(`memory ${get('memory').xNode.toFixed(2)}x raw node (target ≥ 0.35x: ${check(get('memory').xNode >= 0.35)})`);
     out.push(`mcp-ask (tools/call ask over POST /agent/mcp) ${get('mcp-ask').xOpen.toFixed(3)}x open (POST /agent; within 15%, ≥ 0.85x: ${check(get('mcp-ask').xOpen >= 0.85)}), ${(get('mcp-ask').cpuUs - get('open').cpuUs).toFixed(0)} CPU-µs/req more`);
     out.push(`request log on: api-token-log ${(get('api-token-log').reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(get('api-token-log').cpuUs - apiToken.cpuUs).toFixed(0)} CPU-µs/req more`);
+  }
+  return [...out, ...limitVerdicts(rows)];
+}
+
+/** design §22: a limit check adds at most 10% to an apiToken route on the memory store. */
+function limitVerdicts(rows: readonly Row[]): string[] {
+  const get = (name: CaseName) => rows.find((r) => r.case === name);
+  const apiToken = get('api-token');
+  if (apiToken === undefined) return [];
+  const out: string[] = [];
+  for (const name of ['api-token-limits', 'api-token-limits-all'] as const) {
+    const limited = get(name);
+    if (limited === undefined) continue;
+    const ratio = limited.reqPerSec / apiToken.reqPerSec;
+    const what = name === 'api-token-limits' ? 'requests' : 'requests, concurrent, tokens, failures';
+    out.push(`${name} (${what} on the memory store) ${ratio.toFixed(3)}x api-token (at most 10% slower, ≥ 0.9x: ${ratio >= 0.9 ? 'met' : 'MISSED'}), ${(limited.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${limited.cpuUs.toFixed(1)})`);
   }
   return out;
 }

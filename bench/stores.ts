@@ -3,7 +3,10 @@
 // the memory store, the file store, and the PostgreSQL store behind one and behind two server
 // processes (autocannon spreads its connections over both), every server a child process
 // (bench/store-server.ts); PostgreSQL is DATABASE_URL when set, else a throwaway cluster
-// (tests/node/postgres-harness.ts) with fsync on, as the file store's writes are.
+// (tests/node/postgres-harness.ts) with fsync on, as the file store's writes are. Case
+// `memory + pg limits`: the memory store with `limits.requests` counted in PostgreSQL (design §22).
+// Then the cost of one limit check (design §22): postgresLimitStore's statements one after
+// another (latency) and 50 at once (throughput), beside the memory store's.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -74,6 +77,7 @@ async function storeSuite(
       ['file', [await start('file')]],
       ['postgres', [await start('postgres', db.schema())]],
       ['postgres x2', [await start('postgres', shared), await start('postgres', shared)]],
+      ['memory + pg limits', [await start('memory-pg-limits', db.schema())]],
     ]);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${STORE_TOKEN}` };
     const loadOf = (name: string, seconds: number): Load => {
@@ -107,13 +111,70 @@ async function storeSuite(
     const ops = (name: string) => results.find((r) => r.case === name)!.opsPerSec;
     human(`sends/s at ${CONNECTIONS} connections, POST /agent (a new session each), median of ${rounds} rounds of ${slice} s; servers in child processes`);
     human(`postgres x2 ${(ops('postgres x2') / ops('postgres')).toFixed(2)}x postgres (two server processes on one database against one)`);
+    human(`memory + pg limits ${(ops('memory + pg limits') / ops('memory')).toFixed(2)}x memory (a request counted in PostgreSQL)`);
     if (!json) human('');
+    await limitChecks(db, { json, rounds, human });
   } finally {
     for (const child of children) child.kill('SIGTERM');
     await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
     await db.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The cost of one limit check: each statement of postgresLimitStore (a count, a read, a slot taken
+ * and given back) one after another on a pool of its own, and 50 at once, beside memoryLimitStore.
+ */
+async function limitChecks(
+  db: { pool(options?: { max?: number }): import('pg').Pool; schema(): string },
+  { json, rounds, human }: { json: boolean; rounds: number; human: (...args: unknown[]) => void },
+): Promise<void> {
+  const { postgresLimitStore } = await import('../src/postgres/index.ts');
+  const { memoryLimitStore } = await import('../src/http/limit-store.ts');
+  const pg = postgresLimitStore({ client: db.pool({ max: 20 }), schema: db.schema() });
+  await pg.migrate();
+  const memory = memoryLimitStore();
+  const MAX = Number.MAX_SAFE_INTEGER;
+  let n = 0;
+  const checks: Record<string, () => Promise<unknown>> = {
+    'memory: count': () => memory.hit('requests/60:p["api-token","bench"]', 60, 1, MAX),
+    'postgres: count (requests)': () => pg.hit('requests/60:p["api-token","bench"]', 60, 1, MAX),
+    'postgres: count, 50 keys': () => pg.hit(`requests/60:p["api-token","bench-${n++ % 50}"]`, 60, 1, MAX),
+    'postgres: read (tokens, failures)': () => pg.hit('tokens/60:p["api-token","bench"]', 60, 0, MAX),
+    'postgres: slot taken and given back': async () => {
+      const lease = crypto.randomUUID();
+      await pg.acquire('concurrent:p["api-token","bench"]', lease, 1_000_000, 60);
+      await pg.release('concurrent:p["api-token","bench"]', lease);
+    },
+  };
+  const timeOf = async (check: () => Promise<unknown>, parallel: number, ms: number) => {
+    let done = 0;
+    const end = performance.now() + ms;
+    const started = performance.now();
+    await Promise.all(Array.from({ length: parallel }, async () => {
+      while (performance.now() < end) {
+        await check();
+        done++;
+      }
+    }));
+    return done / ((performance.now() - started) / 1000);
+  };
+  for (const check of Object.values(checks)) await timeOf(check, 1, 300);
+  const rows: string[] = [];
+  for (const [name, check] of Object.entries(checks)) {
+    const serial: number[] = [];
+    const parallel: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      serial.push(await timeOf(check, 1, 1000));
+      parallel.push(await timeOf(check, 50, 1000));
+    }
+    const one = median(serial);
+    const many = median(parallel);
+    rows.push(`${name.padEnd(36)} ${(1e6 / one).toFixed(1).padStart(8)} µs each, one at a time   ${Math.round(many).toLocaleString('en-US').padStart(8)} checks/s, 50 at once`);
+    if (json) process.stdout.write(JSON.stringify({ suite: 'limit-checks', case: name, usPerCheck: Number((1e6 / one).toFixed(1)), checksPerSecAt50: Math.round(many) }) + '\n');
+  }
+  human(['suite limit-checks (one limit check: a statement of postgresLimitStore, or a call of memoryLimitStore; median of rounds of 1 s)', ...rows].join('\n'));
 }
 
 // autocannon ships no types: only what is used here.

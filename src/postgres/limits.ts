@@ -30,6 +30,13 @@ const PURGE_EVERY = 1_000;
 const NOW = 'extract(epoch FROM clock_timestamp())::float8';
 /** The row key of parameter `$1` (the store key as JSON text, so no NUL and no lone surrogate): its SHA-256. */
 const KEY = "sha256(convert_to($1::text, 'UTF8'))";
+/**
+ * The clock of a writing statement, which also commits it without waiting for the WAL to reach
+ * the disk (`synchronous_commit` off for its own transaction): 0.6 ms a count instead of 5, and a
+ * row lock held that much shorter (bench/stores.ts, fsync on). Atomicity and visibility are the
+ * same; a database crash may forget the counts of its last moments, never half of one.
+ */
+const CLOCK = `clock AS (SELECT ${NOW} AS now, set_config('synchronous_commit', 'off', true) AS commit_mode)`;
 
 /**
  * The counters of the route handler's `limits` (design §22) in PostgreSQL, for any number of
@@ -100,7 +107,7 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
         return { allowed: count <= limit, count, resetSec: start + windowSec - now };
       }
       const [row] = await query(
-        `WITH clock AS (SELECT ${NOW} AS now),
+        `WITH ${CLOCK},
          counted AS (
            INSERT INTO ${s}.limit_windows AS w (key, start, count, ends_at)
            SELECT ${KEY}, floor(now / $2::bigint)::bigint * $2::bigint, $3::bigint, floor(now / $2::bigint)::bigint * $2::bigint + $2::bigint FROM clock WHERE $3::bigint <= $4::bigint
@@ -120,7 +127,7 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
     },
     async acquire(key, lease, limit, ttlSec) {
       const rows = await query(
-        `WITH clock AS (SELECT ${NOW} AS now)
+        `WITH ${CLOCK}
          INSERT INTO ${s}.limit_slots AS slots (key, leases)
          SELECT ${KEY}, jsonb_build_object($2::text, now + $4::float8) FROM clock
          ON CONFLICT (key) DO UPDATE SET leases = (
@@ -134,7 +141,7 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       return rows.length === 1;
     },
     async release(key, lease) {
-      await query(`UPDATE ${s}.limit_slots SET leases = leases - $2::text WHERE key = ${KEY}`, [JSON.stringify(key), lease]);
+      await query(`WITH ${CLOCK} UPDATE ${s}.limit_slots SET leases = leases - $2::text FROM clock WHERE key = ${KEY}`, [JSON.stringify(key), lease]);
     },
   };
 }

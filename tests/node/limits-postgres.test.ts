@@ -85,6 +85,17 @@ test('postgresLimitStore: no key reaches the SQL text; keys are kept as their di
   assert.equal(rows[0].n, 1);
 });
 
+test('postgresLimitStore: a count commits without waiting for the disk, for its own transaction only: the pooled connection keeps its setting', async () => {
+  const pool = db.pool({ max: 1 });
+  const store = postgresLimitStore({ client: pool, schema: db.schema() });
+  await store.migrate();
+  await store.hit('k', 60, 1, 10);
+  await store.acquire('k', 'lease', 1, 60);
+  await store.release('k', 'lease');
+  const { rows } = await pool.query('SHOW synchronous_commit');
+  assert.deepEqual(rows, [{ synchronous_commit: 'on' }]);
+});
+
 async function startChild(schema: string, limits: unknown, delayMs = 0): Promise<string> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, AGENT_LIMITS: JSON.stringify(limits), AGENT_MODEL_DELAY_MS: String(delayMs) };
   delete env.AGENT_API_TOKEN;
