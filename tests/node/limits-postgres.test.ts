@@ -109,7 +109,7 @@ async function startChild(schema: string, limits: unknown, delayMs = 0): Promise
 const post = (url: string, token: string, message: string) =>
   fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
 
-test('two server processes, one database: of 120 concurrent requests at both, exactly `limit` (37) are admitted; another principal has a budget of its own', async () => {
+test('two server processes, one database: of 120 concurrent requests at both, exactly the limit (37) are admitted; another principal has a budget of its own', async () => {
   const schema = db.schema();
   const limits = { requests: { limit: 37, windowSec: 3600 } };
   const urls = await Promise.all([startChild(schema, limits), startChild(schema, limits)]);

@@ -257,6 +257,37 @@ describe("the README's MCP server runs from the installed package: ask behind th
   }
 });
 
+/** The first ts block of the README's "Limits" section, from the installed README. */
+function readmeLimits(): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Limits')));
+  assert.ok(block, 'the README has a ts block in its Limits section');
+  return `const AGENT_API_TOKEN = 'readme-token-0123456789';\n${block[1]!.replace(/^export /gm, '')}`;
+}
+
+const LIMITS_DRIVER = `
+const send = () => handler(new Request('https://agent.example.com/agent', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + AGENT_API_TOKEN }, body: '{"message":"hi"}' }));
+const statuses: number[] = [];
+let last: Response | undefined;
+for (let i = 0; i < 61; i++) statuses.push((last = await send()).status);
+console.log(JSON.stringify({ ok: statuses.filter((status) => status === 200).length, refused: statuses.slice(60), policy: last!.headers.get('ratelimit-policy'), limit: last!.headers.get('ratelimit'), retryAfter: last!.headers.get('retry-after'), body: await last!.json() }));
+`;
+
+describe("the README's limits run from the installed package: 60 requests a minute, the 61st refused", () => {
+  for (const [name, command, args] of runtimes('limits.ts')) {
+    test(`on ${name}`, () => {
+      write('limits.ts', readmeLimits() + LIMITS_DRIVER);
+      const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as { ok: number; refused: number[]; policy: string; limit: string; retryAfter: string; body: unknown };
+      assert.equal(out.ok, 60);
+      assert.deepEqual(out.refused, [429]);
+      assert.equal(out.policy, '"requests";q=60;w=60');
+      assert.match(out.limit, /^"requests";r=0;t=\d+$/);
+      assert.ok(Number(out.retryAfter) >= 1 && Number(out.retryAfter) <= 60);
+      assert.deepEqual(out.body, { error: 'Too Many Requests' });
+    });
+  }
+});
+
 /** The first ts block of the README's "An AI SDK provider" section, from the installed README. */
 function readmeAiSdk(): string {
   const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
