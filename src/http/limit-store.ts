@@ -72,6 +72,10 @@ export function memoryLimitStore(options: MemoryLimitStoreOptions = {}): LimitSt
 
 interface Window { start: number; count: number }
 
+/** The stores of this process's memory: their slots live and die with the process, and need no renewal. */
+const localStores = new WeakSet<LimitStore>();
+export const isLocalStore = (store: LimitStore): boolean => localStores.has(store);
+
 /** `memoryLimitStore()` on a clock of your own (seconds), for tests. */
 export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
   // One map per window length: a window moves to its map's end when it starts again, so each
@@ -97,7 +101,7 @@ export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
     return size < maxKeys ? 0 : wait;
   }
 
-  return {
+  const store: LimitStore = {
     async hit(key, windowSec, cost, limit) {
       const t = now();
       const start = Math.floor(t / windowSec) * windowSec;
@@ -141,4 +145,6 @@ export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
       size--;
     },
   };
+  localStores.add(store);
+  return store;
 }

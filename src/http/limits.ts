@@ -6,7 +6,7 @@ import type { Principal, UsageHook } from '../agent/types.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import { BOOLEAN_PRINCIPAL } from '../auth/route-auth.ts';
-import { memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
+import { isLocalStore, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
 import { errorReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
@@ -103,6 +103,8 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
  * otherwise take a new address, and a new budget, for every request).
  */
 export function addressKey(address: string): string {
+  // IPv4, as the socket and CF-Connecting-IP give it: the common case, taken at once.
+  if (/^[\d.]+$/.test(address)) return address;
   const text = address.trim().toLowerCase().replace(/^\[|\](?::\d+)?$|%.*$/g, '');
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
   const [head = '', tail, more] = text.split('::');
@@ -117,8 +119,15 @@ export function addressKey(address: string): string {
 const byAddress = (principal: Principal | undefined) => principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
 
 /** The key of a caller: `p` and its principal's `[issuer ?? authenticator, id]`, or `a` and its address (`a` alone: unknown). */
-export const callerKey = (principal: Principal | undefined, address: string | undefined): string =>
-  byAddress(principal) ? `a${address ?? ''}` : `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`;
+export function callerKey(principal: Principal | undefined, address: string | undefined): string {
+  if (byAddress(principal)) return `a${address ?? ''}`;
+  let key = principalKeys.get(principal!);
+  if (key === undefined) principalKeys.set(principal!, (key = `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`));
+  return key;
+}
+
+/** Principals are frozen, and an entry such as apiToken() answers with the same one each time: its key is made once. */
+const principalKeys = new WeakMap<Principal, string>();
 
 /** The store key of a caller's window of a policy: policies, and window lengths, never share a count. */
 export const windowKey = (policy: LimitWindow & { name: string }, caller: string) => `${policy.name}/${policy.windowSec}:${caller}`;
@@ -192,8 +201,8 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
         await slot?.release();
         throw error;
       }
-      const items = [counted && limitItem(requests!, counted), spent && limitItem(tokens!, spent)].filter(Boolean);
-      return finish(reply, items.length === 0 ? undefined : { 'ratelimit-policy': policies, ratelimit: items.join(', ') }, slot);
+      const limit = counted && spent ? `${limitItem(requests!, counted)}, ${limitItem(tokens!, spent)}` : counted ? limitItem(requests!, counted) : spent && limitItem(tokens!, spent);
+      return finish(reply, limit ? { 'ratelimit-policy': policies, ratelimit: limit } : undefined, slot);
     },
   };
 }
@@ -205,11 +214,13 @@ interface Slot { release(): Promise<void> }
  * meanwhile; `null` when none is free.
  */
 async function takeSlot(store: LimitStore, key: string, limit: number): Promise<Slot | null> {
-  const lease = crypto.randomUUID();
+  // Unique across processes (a random prefix), and no random bytes per request.
+  const lease = `${(prefix ??= crypto.randomUUID())}:${++leases}`;
   const take = () => store.acquire(key, lease, limit, LEASE_SEC);
   if (!(await take())) return null;
-  const renew = setInterval(() => take().catch(slotFailed), LEASE_SEC * 500);
-  (renew as { unref?(): void }).unref?.();
+  // This process's memory keeps a slot until it is released: nothing to renew.
+  const renew = isLocalStore(store) ? undefined : setInterval(() => take().catch(slotFailed), LEASE_SEC * 500);
+  (renew as { unref?(): void } | undefined)?.unref?.();
   let released: Promise<void> | undefined;
   return {
     release() {
@@ -218,6 +229,10 @@ async function takeSlot(store: LimitStore, key: string, limit: number): Promise<
     },
   };
 }
+
+/** Made on first use: workerd allows no random values at a module's top level. */
+let prefix: string | undefined;
+let leases = 0;
 
 const slotFailed = (error: unknown) => console.error('agentward: the limit store failed to renew or release a concurrency slot (it frees when its lease ends)', error);
 
