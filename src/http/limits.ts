@@ -241,10 +241,10 @@ const slotFailed = (error: unknown) => console.error('agentward: the limit store
  * answer: released now, or before a streamed body's end (or failure) is passed on, or when the
  * client cancels it. A `Response` must have headers of its own (not a fetched one's).
  */
-async function finish(reply: Reply, headers: Record<string, string> | undefined, slot: Slot | undefined): Promise<Reply> {
+function finish(reply: Reply, headers: Record<string, string> | undefined, slot: Slot | undefined): Reply | Promise<Reply> {
   if (reply instanceof JsonReply) {
-    await slot?.release();
-    return headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
+    const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
+    return slot ? slot.release().then(() => answer) : answer;
   }
   const body = reply.body;
   if (slot && body) {
@@ -256,9 +256,7 @@ async function finish(reply: Reply, headers: Record<string, string> | undefined,
       ),
       cancel: (reason) => slot.release().then(() => reader.cancel(reason)),
     }), reply);
-  } else {
-    await slot?.release();
   }
   for (const name in headers) reply.headers.set(name, headers[name]!);
-  return reply;
+  return slot && !body ? slot.release().then(() => reply) : reply;
 }
