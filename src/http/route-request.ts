@@ -28,7 +28,7 @@ export interface RouteRequest {
    */
   readonly loopback?: boolean;
   /** The address of the client's socket, when the server says (`serve()`, `toNodeListener()`); never read off a header. */
-  readonly clientAddress?: string;
+  readonly clientAddress?: string | undefined;
   /** Set once auth has accepted the caller (the node server's request log reads it). */
   principal?: Principal;
 }
