@@ -3,16 +3,19 @@
 // holds across requests and a restart; requests and MCP tools/call counted, never health;
 // failures per CF-Connecting-IP before auth; requests in flight; model tokens counted by each
 // session's object as its turns are stored (a local OpenAI-compatible server reporting usage).
+// And the limit store contract against real Durable Objects (tests/workerd/limit-store-worker.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
 import { ENV_TOKEN, bearer, fixture, writeDir } from './build-helpers.ts';
-import type { RunningWorker } from './workerd-harness.ts';
+import type { TestOutcome } from '../workerd/node-test-shim.ts';
+import { startWorker, type RunningWorker } from './workerd-harness.ts';
 import { startBuiltWorker } from './worker-helpers.ts';
 
 const auth = { authorization: bearer(ENV_TOKEN), 'content-type': 'application/json' };
@@ -194,4 +197,21 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     const transcript = await worker.fetch(`http://worker/agent/spec`, { headers: auth });
     assert.equal(transcript.status, 200, 'a read starts no turn');
   });
+});
+
+test('the limit store contract against real Durable Objects in workerd', async () => {
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  const worker = await startWorker({
+    entry: 'tests/workerd/limit-store-worker.ts',
+    compatibilityFlags: ['nodejs_compat'],
+    esbuild: { alias: { 'node:test': join(root, 'tests/workerd/node-test-shim.ts') }, external: ['node:assert', 'node:assert/strict'] },
+    miniflare: { durableObjects: { LIMITS: { className: 'LimitObject', useSQLite: true } } } as never,
+  });
+  try {
+    const outcomes = (await (await worker.fetch('http://worker/')).json()) as TestOutcome[];
+    assert.equal(outcomes.length, 7, 'every test of the contract ran');
+    assert.deepEqual(outcomes.filter((outcome) => !outcome.ok), []);
+  } finally {
+    await worker.dispose();
+  }
 });
