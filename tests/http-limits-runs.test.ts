@@ -122,9 +122,10 @@ test('concurrent: a streamed answer is in flight until its stream ends, or until
   await until(() => gated.waiting() === 1);
   await cancelled.body!.cancel();
   await until(() => released.size === 3);
-  // (The cancelled run still waits at its gate: a client that goes away aborts it through the request's signal, not here.)
+  // The cancelled body aborts its run too: it no longer waits at its gate.
+  await until(() => gated.waiting() === 0);
   const after = send(handler, 'after the cancel');
-  await until(() => gated.waiting() === 2);
+  await until(() => gated.waiting() === 1);
   gated.open();
   assert.equal((await after).status, 200);
   await until(balanced);
