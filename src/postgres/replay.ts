@@ -1,7 +1,7 @@
 import type { DpopReplayStore } from '../auth/dpop.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import { checkSchemaName } from './schema.ts';
-import type { PgPool } from './store.ts';
+import { hearErrors, type PgPool } from './store.ts';
 
 export interface PostgresReplayStoreOptions {
   /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything of its shape. */
@@ -38,6 +38,8 @@ export function postgresReplayStore(options: PostgresReplayStoreOptions): Postgr
   const { client, schema = 'agentward' } = options;
   if (typeof client?.query !== 'function') throw new TypeError('postgresReplayStore(): client must be a node-postgres Pool (or anything with query())');
   const s = checkSchemaName(schema);
+  // The pool's idle connections report a database that went away: unheard, that event would end the process.
+  hearErrors(client);
   let calls = 0;
   return {
     async migrate() {

@@ -123,3 +123,20 @@ test('postgresReplayStore(): migrate() run by several processes at once succeeds
   assert.equal(await stores[1]!.seen('k', Date.now() / 1000 + 60), true);
 });
 
+
+test('postgresReplayStore(): an idle pooled connection that the server ends does not end the process; the next proof is judged', async () => {
+  const pool = db.pool({ max: 1 });
+  const store = postgresReplayStore({ client: pool, schema: db.schema() });
+  await store.migrate();
+  assert.equal(pool.listenerCount('error'), 1, "the store listens for the pool's errors");
+  const { rows } = await pool.query('SELECT pg_backend_pid() AS pid');
+  const errors: Error[] = [];
+  pool.on('error', (error) => errors.push(error));
+  // Another connection ends the idle one, as a database restart or a proxy would.
+  await db.pool({ max: 1 }).query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+  for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(errors.length > 0, 'the pool reported the dropped connection');
+  const now = Date.now() / 1000;
+  assert.equal(await store.seen('after-the-drop', now + 60, now), false);
+  assert.equal(await store.seen('after-the-drop', now + 60, now), true);
+});
