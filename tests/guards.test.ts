@@ -182,6 +182,20 @@ test('src/auth imports nothing outside itself: every import, re-export and dynam
   assert.deepEqual(missing, []);
 });
 
+const SPDX_LINE = '// SPDX-License-Identifier: MIT';
+/** Whether a file of src/auth opens with its licence line, the first line of the file, as vendored copies keep it. */
+const opensWithSpdx = (source: string) => source.split('\n', 1)[0] === SPDX_LINE;
+
+test('every file of src/auth starts with // SPDX-License-Identifier: MIT (design §23)', () => {
+  const files = sourceFiles('src/auth').filter((file) => file.endsWith('.ts'));
+  assert.ok(files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')), 'the guard sees src/auth and src/auth/jose');
+  assert.deepEqual(files.filter((file) => !opensWithSpdx(read(file))), []);
+  // The check can fail: a missing line, one further down, another licence, a block comment.
+  for (const source of ['export const x = 1;\n', `// A file.\n${SPDX_LINE}\n`, '// SPDX-License-Identifier: Apache-2.0\n', `/* ${SPDX_LINE.slice(3)} */\n`]) {
+    assert.equal(opensWithSpdx(source), false, source);
+  }
+});
+
 test('the src/auth guard can fail: it sees packages, node:, URLs, paths leaving the folder and computed dynamic imports', () => {
   const flagged: [string, string][] = [
     ['src/auth/jwt.ts', "import { VERSION } from '../version.ts';"],

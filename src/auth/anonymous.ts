@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { makePrincipal } from './principal.ts';
 import type { AuthFn } from './types.ts';
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { AuthConfigError, kindOf } from './errors.ts';

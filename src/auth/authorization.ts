@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /** An `Authorization` value over this many characters is skipped without parsing. */
 export const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
 

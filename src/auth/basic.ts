@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jose/base64url.ts';
 import { checkQuotable } from './challenges.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /**
  * The bytes of a body, reading no further than `limit`: `null` once it goes past (the rest is
  * cancelled unread). One implementation for key sets, route bodies and channel signatures.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A few calls at once, the others in line, first in, first out: introspection()'s calls to the
 // authorization server (design §20). Garbage tokens slow valid ones down; they do not get them refused.
 

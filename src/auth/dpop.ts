@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // DPoP, the resource server's side (RFC 9449, design §16): the proof a request carries in its
 // `DPoP` header, checked against the request and the access token it comes with. Every failure
 // is a skip; the entry's 401 then says `error="invalid_dpop_proof"`. Read or skip this file as a unit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 const AUTH_ERROR = Symbol.for('agentward.AuthError');
 
 /** RFC 6749 §3.3 `scope-token`. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 export { routeAuth, authEntries } from './route-auth.ts';
 export type { Authenticate, RouteAuthOptions } from './route-auth.ts';
 export type { Refusal, RefusalListener, RefusalReason } from './refusals.ts';

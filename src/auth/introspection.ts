@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Opaque access tokens (RFC 7662, design §17): the entry asks the authorization server whether a
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.

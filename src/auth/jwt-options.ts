@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
 import { checkQuotable } from './challenges.ts';
 import { DPOP_OPTION_NAMES, dpopChallenges, readDpopPolicy, type DpopPolicy } from './dpop.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { skipWithError } from './challenges.ts';
 import { accessTokenHash, boundThumbprint, checkProof, type DpopOptions, type DpopPolicy } from './dpop.ts';

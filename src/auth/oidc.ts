@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { AuthConfigError, kindOf } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { AuthConfigError } from './errors.ts';
 
 /**

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import type { Principal } from './types.ts';
 
 /** Returns the object it is given, so that a subclass constructor can stamp its private field onto it. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { SCOPE_TOKEN } from './errors.ts';
 import { AuthConfigError } from './errors.ts';
 import { readHttpsUrl } from './jose/key-set.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { AuthConfigError } from './errors.ts';
 
 // In order of how far a token got: of several entries that refused one token, the furthest is reported (ties: the first).

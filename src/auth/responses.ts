@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 const BODIES = {
   401: '{"error":"Unauthorized"}',
   403: '{"error":"Forbidden"}',

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
 import { challengeErrorOf, formatChallenge, listChallenges, type ListChallenges } from './challenges.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { AuthConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import type { KeySource, VerifyKey } from './jose/key-source.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /** Who the caller is, as verified by an auth entry. Frozen (claims deeply) when it leaves the auth layer. */
 export interface Principal {
   readonly id: string;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /** The JWS algorithms this verifier knows. `none` is not one of them and cannot be configured. */
 export type AlgorithmName =
   | 'HS256' | 'HS384' | 'HS512' | 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512'

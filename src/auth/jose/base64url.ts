@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 // Sextet value of each byte, 64 for bytes outside the URL alphabet (every byte over 127 among them).
 const VALUES = new Uint8Array(256).fill(64);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import type { RefusalReason } from '../refusals.ts';
 
 /** What the claims of a verified JWT must satisfy. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { decodeBase64urlInto } from './base64url.ts';
 import { parseJsonObject } from './json.ts';
 

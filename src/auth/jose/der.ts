@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one DER reader and writer of the key code: SubjectPublicKeyInfo, PKCS#1 and X.509 all go through it.
 
 export interface Tlv {

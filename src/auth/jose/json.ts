@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 const FAIL: unique symbol = Symbol('invalid JSON');
 const MAX_DEPTH = 32;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
 import { parseJsonObject } from './json.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
 import { describeKey, MIN_SECRET_BYTES, type PublicKeySpec } from './keys.ts';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type NamedCurve } from './algorithms.ts';
 import { decodeBase64, decodeBase64url } from './base64url.ts';
 import { bytesEqual, certificateSpki, derOid, encodeDer, derUnsignedInteger, encodeSpki, readRsaPublicKey, readTlv } from './der.ts';

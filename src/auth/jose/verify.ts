@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 import { parseCompactJws, signatureOf, signingInputOf, type CompactJws } from './compact.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource, type VerifyKey } from './key-source.ts';
 import type { RefusalReason } from '../refusals.ts';
