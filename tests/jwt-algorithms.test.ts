@@ -121,7 +121,7 @@ describe('key formats of identity providers', () => {
   test('a PKCS#1 BEGIN RSA PUBLIC KEY PEM is read as the same RSA key', async () => {
     const signer = await importPrivate(idpKeys.rsaPrivatePkcs8, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' });
     assert.equal(await statusOf(at({ publicKey: idpKeys.rsaPkcs1, ...base }), await signToken({ alg: 'RS256' }, claims(), signer)), 200);
-    assert.deepEqual((readPublicKey(idpKeys.rsaPkcs1) as { spki: Uint8Array }).spki, (readPublicKey(idpKeys.rsaCertificate) as { spki: Uint8Array }).spki);
+    assert.deepEqual((readPublicKey(idpKeys.rsaPkcs1) as PublicKeySpec).jwk, (readPublicKey(idpKeys.rsaCertificate) as PublicKeySpec).jwk);
   });
 
   test('a Uint8Array secret of 32 bytes or more, not UTF-8; the entry keeps its own copy', async () => {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
-import { AuthConfigError, kindOf } from './errors.ts';
+import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
@@ -13,13 +13,14 @@ import type { AuthFn } from './types.ts';
  * const entry = apiToken(env.AGENT_API_TOKEN, { id: 'ci-bot' });
  */
 export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
+  const helper = 'apiToken()';
   if (typeof token !== 'string' || !B64TOKEN.test(token)) {
-    throw new AuthConfigError(`apiToken(): token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`);
+    throwConfigError(helper, `token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`);
   }
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('apiToken(): options must be { id? }');
-  checkOptionNames('apiToken()', options, ['id']);
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be { id? }');
+  checkOptionNames(helper, options, ['id']);
   const { id = 'api-token' } = options;
-  if (typeof id !== 'string' || id.length === 0) throw new AuthConfigError('apiToken(): id must be a non-empty string');
+  if (typeof id !== 'string' || id === '') throwConfigError(helper, 'id must be a non-empty string');
   return apiTokenDigestEntry(sha256(token), id);
 }
 
@@ -37,13 +38,10 @@ export function apiTokenDigestEntry(expected: Uint8Array, id: string, listed = t
   const check = (request: Request, report?: ReportRefusal) => {
     const presented = readCredentials(request, 'bearer');
     if (presented === null) return null;
-    if (!B64TOKEN.test(presented)) {
-      report?.('apiToken', 'malformed', undefined, undefined);
-      return null;
-    }
-    if (constantTimeEqual(expected, sha256(presented))) return principal;
     // Not the configured token: its proof of possession failed, as a bad signature's does.
-    report?.('apiToken', 'signature', undefined, undefined);
+    const refused = !B64TOKEN.test(presented) ? 'malformed' : constantTimeEqual(expected, sha256(presented)) ? undefined : 'signature';
+    if (refused === undefined) return principal;
+    report?.('apiToken', refused);
     return null;
   };
   const entry: AuthFn = (request) => check(request);

@@ -3,7 +3,7 @@ import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jose/base64url.ts';
 import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
-import { AuthConfigError, kindOf } from './errors.ts';
+import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
 import type { AuthFn, Principal } from './types.ts';
@@ -38,14 +38,14 @@ function readBasicCredentials(request: Request): [user: string, password: string
 
 function configuredUsers(users: unknown): [string, string][] {
   const pairs = users instanceof Map ? [...users.entries()] : Object.entries(users as Record<string, unknown>);
-  if (pairs.length === 0) throw new AuthConfigError('basic(): users must name at least one user');
+  if (pairs.length === 0) throwConfigError('basic()', 'users must name at least one user');
   const seen = new Set<string>();
   return pairs.map(([user, password]) => {
-    if (typeof user !== 'string' || user.length === 0) throw new AuthConfigError('basic(): every user name must be a non-empty string');
-    if (user.includes(':')) throw new AuthConfigError('basic(): a user name must not contain ":" (RFC 7617)');
-    if (typeof password !== 'string') throw new AuthConfigError(`basic(): the password of a user must be a string; got ${kindOf(password)}`);
+    if (typeof user !== 'string' || user.length === 0) throwConfigError('basic()', 'every user name must be a non-empty string');
+    if (user.includes(':')) throwConfigError('basic()', 'a user name must not contain ":" (RFC 7617)');
+    if (typeof password !== 'string') throwConfigError('basic()', `the password of a user must be a string; got ${kindOf(password)}`);
     const name = user.normalize('NFC');
-    if (seen.has(name)) throw new AuthConfigError('basic(): two user names are the same after NFC normalization');
+    if (seen.has(name)) throwConfigError('basic()', 'two user names are the same after NFC normalization');
     seen.add(name);
     return [name, password.normalize('NFC')];
   });
@@ -59,7 +59,7 @@ function configuredUsers(users: unknown): [string, string][] {
  * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });
  */
 export function basic(options: BasicOptions): AuthFn {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('basic(): options { users, realm? } are required');
+  if (typeof options !== 'object' || options === null) throwConfigError('basic()', 'options { users, realm? } are required');
   checkOptionNames('basic()', options, ['users', 'realm']);
   const { users, realm = 'agent' } = options;
   checkQuotable('basic()', 'realm', realm);
@@ -75,7 +75,7 @@ export function basic(options: BasicOptions): AuthFn {
     };
   } else {
     if (typeof users !== 'object' || users === null || Array.isArray(users)) {
-      throw new AuthConfigError(`basic(): users must be a map of user name to password, or a function (user, password) => boolean; got ${kindOf(users)}`);
+      throwConfigError('basic()', `users must be a map of user name to password, or a function (user, password) => boolean; got ${kindOf(users)}`);
     }
     const pairs = configuredUsers(users);
     const principals: Principal[] = pairs.map(([id]) => makePrincipal({ id, type: 'user', authenticator: 'basic' }));

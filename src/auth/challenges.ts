@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { AuthConfigError } from './errors.ts';
+import { throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import type { AuthFn, Challenge } from './types.ts';
 
@@ -8,12 +8,13 @@ export const DEFAULT_CHALLENGES: readonly Challenge[] = Object.freeze([Object.fr
 
 /** RFC 9110 `token`: scheme and auth-param names. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** A character outside printable Latin-1: a control character (C0, DEL, C1) or one above U+00FF. */
+const UNQUOTABLE = /[^\x20-\x7e\xa0-\xff]/;
 
 /** Throws `AuthConfigError` when `value` (a `realm`, a URL, a param) cannot be written into a header as a quoted-string. */
 export function checkQuotable(helper: string, option: string, value: unknown): string {
-  if (typeof value !== 'string' || CONTROL.test(value) || /[^\u0000-\u00ff]/.test(value)) {
-    throw new AuthConfigError(`${helper}: ${option} must be a string of printable Latin-1 characters without control characters`);
+  if (typeof value !== 'string' || UNQUOTABLE.test(value)) {
+    throwConfigError(helper, `${option} must be a string of printable Latin-1 characters without control characters`);
   }
   return value;
 }
@@ -36,19 +37,22 @@ export function formatChallenge(challenge: Challenge, error?: string): string {
   return parts.length === 0 ? scheme : `${scheme} ${parts.join(', ')}`;
 }
 
+/** Declared challenges are checked by routeAuth(), which the errors name. */
+const HELPER = 'routeAuth()';
+
 /** Checks one declared challenge (closed, a token scheme, quotable values), at creation. */
 function checkChallenge(challenge: unknown): Challenge {
   if (typeof challenge !== 'object' || challenge === null || typeof (challenge as Challenge).scheme !== 'string' || !TOKEN.test((challenge as Challenge).scheme)) {
-    throw new AuthConfigError('routeAuth(): a challenge scheme must be an RFC 9110 token');
+    throwConfigError(HELPER, 'a challenge scheme must be an RFC 9110 token');
   }
-  checkOptionNames('routeAuth(): a challenge', challenge, ['scheme', 'realm', 'params']);
+  checkOptionNames(`${HELPER}: a challenge`, challenge, ['scheme', 'realm', 'params']);
   const { realm, params } = challenge as Challenge;
-  if (realm !== undefined) checkQuotable('routeAuth()', 'realm', realm);
+  if (realm !== undefined) checkQuotable(HELPER, 'realm', realm);
   if (params !== undefined) {
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) throw new AuthConfigError('routeAuth(): a challenge\'s params must be an object of auth-param names to values');
+    if (typeof params !== 'object' || params === null || Array.isArray(params)) throwConfigError(HELPER, "a challenge's params must be an object of auth-param names to values");
     for (const [name, value] of Object.entries(params)) {
-      if (!TOKEN.test(name) || ['realm', 'error', 'charset'].includes(name.toLowerCase())) throw new AuthConfigError(`routeAuth(): challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token other than realm, error and charset`);
-      checkQuotable('routeAuth()', `challenge param ${name}`, value);
+      if (!TOKEN.test(name) || ['realm', 'error', 'charset'].includes(name.toLowerCase())) throwConfigError(HELPER, `challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token other than realm, error and charset`);
+      checkQuotable(HELPER, `challenge param ${name}`, value);
     }
   }
   return challenge as Challenge;
@@ -74,35 +78,25 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
   const declared: Challenge[] = [];
   for (const entry of entries) {
     const challenges = entry.challenges ?? DEFAULT_CHALLENGES;
-    if (!Array.isArray(challenges)) throw new AuthConfigError('routeAuth(): an entry\'s challenges must be a list of { scheme, realm?, params? }');
+    if (!Array.isArray(challenges)) throwConfigError(HELPER, "an entry's challenges must be a list of { scheme, realm?, params? }");
     for (const challenge of challenges as readonly unknown[]) declared.push(checkChallenge(challenge));
   }
-  const format = (scheme: string | undefined, code: string | undefined): readonly string[] => {
-    const lines: string[] = [];
-    for (const challenge of declared) {
-      const line = formatChallenge(challenge, scheme !== undefined && challenge.scheme.toLowerCase() === scheme ? code : undefined);
-      if (!lines.includes(line)) lines.push(line);
-    }
-    return Object.freeze(lines);
-  };
-  const plain = format(undefined, undefined);
   // Made on first use, one set of lines per (scheme, error): a list has few of them.
-  const withError = new Map<string, readonly string[]>();
-  const schemes = new Set(declared.map((challenge) => challenge.scheme.toLowerCase()));
+  const formatted = new Map<string, readonly string[]>();
+  const of = (scheme: string) => declared.filter((challenge) => challenge.scheme.toLowerCase() === scheme);
   return {
     lines(error) {
-      if (error === undefined) return plain;
-      const scheme = error.scheme.toLowerCase();
-      const key = `${scheme} ${error.code}`;
-      let lines = withError.get(key);
-      if (lines === undefined) withError.set(key, (lines = format(scheme, error.code)));
+      const scheme = error?.scheme.toLowerCase();
+      const key = `${scheme} ${error?.code}`;
+      let lines = formatted.get(key);
+      if (lines === undefined) {
+        const unique = new Set(declared.map((challenge) => formatChallenge(challenge, challenge.scheme.toLowerCase() === scheme ? error?.code : undefined)));
+        formatted.set(key, (lines = Object.freeze([...unique])));
+      }
       return lines;
     },
-    param(scheme, name) {
-      const lower = scheme.toLowerCase();
-      return declared.find((challenge) => challenge.scheme.toLowerCase() === lower && challenge.params?.[name] !== undefined)?.params?.[name];
-    },
-    reads: (scheme) => schemes.has(scheme),
+    param: (scheme, name) => of(scheme.toLowerCase()).find((challenge) => challenge.params?.[name] !== undefined)?.params?.[name],
+    reads: (scheme) => of(scheme).length > 0,
   };
 }
 
@@ -113,14 +107,9 @@ export interface ChallengeErrorSkip {
   readonly [CHALLENGE_ERROR]: { readonly scheme: string; readonly code: string };
 }
 
-const errorSkips = new Map<string, ChallengeErrorSkip>();
-
-/** The skip of an entry that knows what its 401 should say (one frozen object per scheme and code). */
+/** The skip of an entry that knows what its 401 should say; make it once and return it on every such skip. */
 export function skipWithError(scheme: string, code: string): ChallengeErrorSkip {
-  const key = `${scheme} ${code}`;
-  let skip = errorSkips.get(key);
-  if (skip === undefined) errorSkips.set(key, (skip = Object.freeze({ [CHALLENGE_ERROR]: Object.freeze({ scheme, code }) })));
-  return skip;
+  return Object.freeze({ [CHALLENGE_ERROR]: Object.freeze({ scheme, code }) });
 }
 
 /** The error a skip asks for, when it is one of `skipWithError`'s. */

@@ -9,15 +9,20 @@
 // byte per step.
 // Every step is an add, rotate or xor of 32-bit words, with no table indexed by the data, so the
 // time depends on the length of the input alone.
-const K = new Int32Array([
-  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be,
-  0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa,
-  0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85,
-  0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3,
-  0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f,
-  0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-]);
-const INITIAL = new Int32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+// FIPS 180-4 §4.2.2 and §5.3.3: K is the first 32 bits of the fractional parts of the cube roots of
+// the first 64 primes, INITIAL those of the square roots of the first 8. Computed once, exactly: the
+// floating-point estimate is corrected in integers (a test checks the digests of the NIST vectors).
+const PRIMES: number[] = [];
+for (let n = 2; PRIMES.length < 64; n++) if (PRIMES.every((p) => n % p > 0)) PRIMES.push(n);
+function fractionBits(prime: number, root: bigint): number {
+  const scaled = BigInt(prime) << (32n * root);
+  let x = BigInt(Math.floor(prime ** (1 / Number(root)) * 2 ** 32));
+  while (x ** root > scaled) x--;
+  while ((x + 1n) ** root <= scaled) x++;
+  return Number(x & 0xffffffffn);
+}
+const K = Int32Array.from(PRIMES, (p) => fractionBits(p, 3n));
+const INITIAL = Int32Array.from(PRIMES.slice(0, 8), (p) => fractionBits(p, 2n));
 const encoder = new TextEncoder();
 // Scratch space reused by every call (the function is synchronous, so calls never overlap). A
 // string of up to 64 UTF-16 units is at most 192 bytes of UTF-8: it is encoded straight into
@@ -73,24 +78,18 @@ export function sha256(data: string | Uint8Array): Uint8Array {
       b = a;
       a = (t1 + t2) | 0;
     }
-    h[0] = h[0]! + a;
-    h[1] = h[1]! + b;
-    h[2] = h[2]! + c;
-    h[3] = h[3]! + d;
-    h[4] = h[4]! + e;
-    h[5] = h[5]! + f;
-    h[6] = h[6]! + g;
-    h[7] = h[7]! + k;
+    h[0]! += a;
+    h[1]! += b;
+    h[2]! += c;
+    h[3]! += d;
+    h[4]! += e;
+    h[5]! += f;
+    h[6]! += g;
+    h[7]! += k;
   }
   if (padded === MESSAGE) MESSAGE.fill(0, 0, end);
   const digest = new Uint8Array(32);
-  for (let i = 0, j = 0; i < 8; i++, j += 4) {
-    const word = h[i]!;
-    digest[j] = word >>> 24;
-    digest[j + 1] = word >>> 16;
-    digest[j + 2] = word >>> 8;
-    digest[j + 3] = word;
-  }
+  for (let i = 0; i < 32; i++) digest[i] = h[i >> 2]! >>> (24 - 8 * (i & 3));
   return digest;
 }
 

@@ -11,8 +11,9 @@ import { importVerifyKey, type VerifyKey } from './jose/key-source.ts';
 import { readPublicJwk } from './jose/keys.ts';
 import { verifySignature } from './jose/verify.ts';
 import { sha256 } from './constant-time.ts';
-import { AuthConfigError } from './errors.ts';
-import { checkQuotable, DEFAULT_CHALLENGES } from './challenges.ts';
+import { throwConfigError } from './errors.ts';
+import { isNumberIn } from './options.ts';
+import { DEFAULT_CHALLENGES, skipWithError } from './challenges.ts';
 import type { Challenge } from './types.ts';
 
 /**
@@ -65,28 +66,28 @@ export interface DpopPolicy {
 /** Checks the DPoP options at creation; `clockToleranceSec` is the entry's. */
 export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSec: number): DpopPolicy {
   const { dpop = 'allowed', dpopMaxAgeSec = 300, dpopOrigin, dpopReplay } = options;
-  if (dpop !== 'allowed' && dpop !== 'required') throw new AuthConfigError(`${helper}: dpop must be 'allowed' or 'required'`);
+  if (dpop !== 'allowed' && dpop !== 'required') throwConfigError(helper, `dpop must be 'allowed' or 'required'`);
   const names = options.dpopAlgorithms ?? DEFAULT_ALGORITHMS;
-  if (!Array.isArray(names) || names.length === 0) throw new AuthConfigError(`${helper}: dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms`);
+  if (!Array.isArray(names) || names.length === 0) throwConfigError(helper, 'dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms');
   for (const name of names as unknown[]) {
     const algorithm = typeof name === 'string' ? jwsAlgorithm(name) : undefined;
     if (algorithm === undefined || algorithm.kty === 'oct') {
-      throw new AuthConfigError(`${helper}: dpopAlgorithms entry ${JSON.stringify(String(name).slice(0, 16))} is not an asymmetric JWS algorithm this verifier knows (e.g. ES256, EdDSA, RS256, PS256)`);
+      throwConfigError(helper, `dpopAlgorithms entry ${JSON.stringify(String(name).slice(0, 16))} is not an asymmetric JWS algorithm this verifier knows (e.g. ES256, EdDSA, RS256, PS256)`);
     }
   }
-  if (typeof dpopMaxAgeSec !== 'number' || !Number.isFinite(dpopMaxAgeSec) || dpopMaxAgeSec < 1 || dpopMaxAgeSec > 3600) {
-    throw new AuthConfigError(`${helper}: dpopMaxAgeSec must be a number of seconds from 1 to 3600`);
+  if (!isNumberIn(dpopMaxAgeSec, 1, 3600)) {
+    throwConfigError(helper, 'dpopMaxAgeSec must be a number of seconds from 1 to 3600');
   }
   let origin: string | undefined;
   if (dpopOrigin !== undefined) {
     const parsed = typeof dpopOrigin === 'string' && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin) ? new URL(dpopOrigin) : undefined;
     if (parsed === undefined) {
-      throw new AuthConfigError(`${helper}: dpopOrigin must be an origin such as "https://api.example" (no path, query or user info)`);
+      throwConfigError(helper, 'dpopOrigin must be an origin such as "https://api.example" (no path, query or user info)');
     }
     origin = parsed.origin;
   }
   if (dpopReplay !== undefined && typeof (dpopReplay as DpopReplayStore | null)?.seen !== 'function') {
-    throw new AuthConfigError(`${helper}: dpopReplay must be { seen(key, expiresAtSec, nowSec) }, e.g. postgresReplayStore()`);
+    throwConfigError(helper, 'dpopReplay must be { seen(key, expiresAtSec, nowSec) }, e.g. postgresReplayStore()');
   }
   return Object.freeze({
     required: dpop === 'required',
@@ -99,11 +100,22 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   });
 }
 
-/** The challenges of an entry (RFC 9449 §7.1): `Bearer` (unless DPoP is required) and, when `dpop` is set, `DPoP algs="…"`, each with `params`. */
-export function dpopChallenges(policy: DpopPolicy, params: Readonly<Record<string, string>> | undefined): readonly Challenge[] {
-  const bearer = params === undefined ? DEFAULT_CHALLENGES[0]! : Object.freeze({ scheme: 'Bearer', params });
+/** The skip of an entry whose DPoP proof failed: its 401 says `error="invalid_dpop_proof"` on the DPoP challenge. */
+export const INVALID_DPOP_PROOF = /* @__PURE__ */ skipWithError('DPoP', 'invalid_dpop_proof');
+
+/**
+ * The challenges of a `jwt()`, `oidc()` or `introspection()` entry: `Bearer` (unless DPoP is
+ * required) and, when `dpop` is set, `DPoP algs="…"` (RFC 9449 §7.1), each with `resource_metadata`
+ * (RFC 9728) and the `scope` it requires (MCP asks for exactly these).
+ */
+export function entryChallenges(policy: DpopPolicy, resourceMetadata: string | undefined, scopes: readonly string[] | undefined): readonly Challenge[] {
+  const params: Record<string, string> = {};
+  if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
+  if (scopes !== undefined) params.scope = scopes.join(' ');
+  const bearer = Object.keys(params).length === 0 ? DEFAULT_CHALLENGES[0]! : Object.freeze({ scheme: 'Bearer', params: Object.freeze(params) });
   if (!policy.advertised) return bearer === DEFAULT_CHALLENGES[0] ? DEFAULT_CHALLENGES : Object.freeze([bearer]);
-  const algs = checkQuotable('dpop', 'dpopAlgorithms', [...policy.algorithms].join(' '));
+  // Names of the algorithm table only (readDpopPolicy refuses any other): letters and digits, quotable as they are.
+  const algs = [...policy.algorithms].join(' ');
   const dpop = Object.freeze({ scheme: 'DPoP', params: Object.freeze({ algs, ...params }) });
   return Object.freeze(policy.required ? [dpop] : [bearer, dpop]);
 }
@@ -121,10 +133,10 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
 /** RFC 7638: the SHA-256 thumbprint of a public JWK, base64url; `undefined` for a key without its required members. */
 export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | undefined {
   const { kty, crv, x, y, n, e } = jwk;
-  const text = (...pairs: [string, unknown][]) =>
-    pairs.every(([, value]) => typeof value === 'string') ? `{${pairs.map(([name, value]) => `"${name}":${JSON.stringify(value)}`).join(',')}}` : undefined;
-  const members = kty === 'EC' ? text(['crv', crv], ['kty', kty], ['x', x], ['y', y]) : kty === 'RSA' ? text(['e', e], ['kty', kty], ['n', n]) : kty === 'OKP' ? text(['crv', crv], ['kty', kty], ['x', x]) : undefined;
-  return members === undefined ? undefined : encodeBase64url(sha256(members));
+  // The required members in lexicographic order, as JSON.stringify writes an object's members in insertion order.
+  const members = kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
+  if (members === undefined || !Object.values(members).every((value) => typeof value === 'string')) return undefined;
+  return encodeBase64url(sha256(JSON.stringify(members)));
 }
 
 /**

@@ -21,7 +21,6 @@ export class AuthError extends Error {
   readonly status: 401 | 403;
   /** The scopes a 403 asks the client to obtain (`insufficient_scope`). */
   readonly scope?: readonly string[];
-  readonly [AUTH_ERROR] = true;
 
   constructor(status: 401 | 403, options?: { scope?: readonly string[] }) {
     if (status !== 401 && status !== 403) throw new RangeError(`AuthError status must be 401 or 403 (got ${String(status)})`);
@@ -33,6 +32,8 @@ export class AuthError extends Error {
       }
     }
     super(status === 401 ? 'Unauthorized' : 'Forbidden');
+    // Set here rather than declared as a field: a class with a computed field stays in every bundle, used or not.
+    (this as { [AUTH_ERROR]?: true })[AUTH_ERROR] = true;
     this.name = 'AuthError';
     this.status = status;
     if (scope !== undefined) this.scope = Object.freeze([...scope]);
@@ -59,6 +60,11 @@ export class AuthConfigError extends Error {
     super(message);
     this.name = 'AuthConfigError';
   }
+}
+
+/** Throws the `AuthConfigError` `<helper>: <message>`: what a helper was given cannot work. */
+export function throwConfigError(helper: string, message: string): never {
+  throw new AuthConfigError(`${helper}: ${message}`);
 }
 
 /** True for an `AuthError`, also one from another copy of this module (a bundle may hold two). */

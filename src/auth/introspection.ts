@@ -3,18 +3,17 @@
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { skipWithError } from './challenges.ts';
 import { sha256 } from './constant-time.ts';
-import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, type DpopOptions } from './dpop.ts';
-import { AuthConfigError, AuthError, kindOf } from './errors.ts';
+import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, entryChallenges, INVALID_DPOP_PROOF, type DpopOptions } from './dpop.ts';
+import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import { encodeBase64url } from './jose/base64url.ts';
 import { checkClaims, hasScopes } from './jose/claims.ts';
 import { fetchJsonObject, isWorkersRuntime, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { callSlots } from './call-slots.ts';
-import { entryChallenges, readEntryOptions } from './jwt-options.ts';
+import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
-import { checkOptionNames } from './options.ts';
+import { checkOptionNames, isNumberIn } from './options.ts';
 import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
@@ -88,11 +87,11 @@ const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, 
 
 function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | undefined {
   if (value === false) return undefined;
-  if (value !== undefined && (typeof value !== 'object' || value === null)) throw new AuthConfigError('introspection(): cache must be false or { maxEntries?, maxAgeSec? }');
+  if (value !== undefined && (typeof value !== 'object' || value === null)) throwConfigError('introspection()', 'cache must be false or { maxEntries?, maxAgeSec? }');
   checkOptionNames('introspection(): cache', value ?? {}, ['maxEntries', 'maxAgeSec']);
   const { maxEntries = 1000, maxAgeSec = 60 } = (value ?? {}) as { maxEntries?: unknown; maxAgeSec?: unknown };
-  if (!Number.isInteger(maxEntries) || (maxEntries as number) < 1 || (maxEntries as number) > 100_000) throw new AuthConfigError('introspection(): cache.maxEntries must be an integer from 1 to 100000');
-  if (typeof maxAgeSec !== 'number' || !Number.isFinite(maxAgeSec) || maxAgeSec < 1 || maxAgeSec > 3600) throw new AuthConfigError('introspection(): cache.maxAgeSec must be a number of seconds from 1 to 3600');
+  if (!isNumberIn(maxEntries, 1, 100_000, true)) throwConfigError('introspection()', 'cache.maxEntries must be an integer from 1 to 100000');
+  if (!isNumberIn(maxAgeSec, 1, 3600)) throwConfigError('introspection()', 'cache.maxAgeSec must be a number of seconds from 1 to 3600');
   return { maxEntries: maxEntries as number, maxAgeSec };
 }
 
@@ -113,14 +112,14 @@ function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | 
  */
 export function introspection(options: IntrospectionOptions): AuthFn {
   const helper = 'introspection()';
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { endpoint or issuer, clientId, clientSecret, audience } are required`);
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { endpoint or issuer, clientId, clientSecret, audience } are required');
   checkOptionNames(helper, options, OPTION_NAMES);
   const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
-  if (typeof clientId !== 'string' || clientId === '') throw new AuthConfigError(`${helper}: clientId must be a non-empty string; got ${kindOf(clientId)}`);
-  if (typeof clientSecret !== 'string' || clientSecret === '') throw new AuthConfigError(`${helper}: clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 60_000) throw new AuthConfigError(`${helper}: timeoutMs must be a whole number of milliseconds from 1 to 60000`);
-  if (options.endpoint === undefined && issuer === undefined) throw new AuthConfigError(`${helper}: give endpoint, or issuer to discover it`);
-  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) throw new AuthConfigError(`${helper}: issuer must be a non-empty string`);
+  if (typeof clientId !== 'string' || clientId === '') throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
+  if (typeof clientSecret !== 'string' || clientSecret === '') throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
+  if (!isNumberIn(timeoutMs, 1, 60_000, true)) throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
+  if (options.endpoint === undefined && issuer === undefined) throwConfigError(helper, 'give endpoint, or issuer to discover it');
+  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) throwConfigError(helper, 'issuer must be a non-empty string');
   const shared = readEntryOptions(helper, { ...options, issuer, cache: undefined, principal: options.principal });
   const cacheOptions = readCache(options.cache);
   const internals: KeySetInternals = { ...keySetInternals(options), timeoutMs };
@@ -244,7 +243,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if ((jkt !== undefined) === asBearer) return refuse('dpop-binding', answer.iss);
     if (jkt !== undefined) {
       const proof = await checkProof(request, athOf(key), jkt, dpop, now);
-      if (proof !== null) return (refuse(proof, answer.iss), skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null);
+      if (proof !== null) return (refuse(proof, answer.iss), INVALID_DPOP_PROOF as unknown as null);
     }
     if (scopes !== undefined && !hasScopes(answer, scopes)) {
       refuse('scope', answer.iss);
@@ -261,6 +260,6 @@ export function introspection(options: IntrospectionOptions): AuthFn {
 
   const entry: AuthFn = (request) => handle(request, silent);
   Object.defineProperty(entry, WITH_REFUSALS, { value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)) });
-  entry.challenges = entryChallenges(shared.resourceMetadata, scopes, dpop);
+  entry.challenges = entryChallenges(dpop, shared.resourceMetadata, scopes);
   return readsHeadersOnly(entry);
 }

@@ -1,50 +1,40 @@
 // SPDX-License-Identifier: MIT
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
 import { checkQuotable } from './challenges.ts';
-import { DPOP_OPTION_NAMES, dpopChallenges, readDpopPolicy, type DpopPolicy } from './dpop.ts';
-import { AuthConfigError, isScopeList } from './errors.ts';
+import { DPOP_OPTION_NAMES, readDpopPolicy } from './dpop.ts';
+import { isScopeList, throwConfigError } from './errors.ts';
 import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
 import { normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
 import { mediaType } from './jose/compact.ts';
 import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, readHttpsUrl } from './jose/key-set.ts';
 import { adoptDpopAlgs, isProtectedResourceMetadata } from './protected-resource.ts';
 import { readCacheSize } from './token-cache.ts';
-import type { Challenge } from './types.ts';
 import type { JwtOptions } from './jwt.ts';
+import { isNumberIn } from './options.ts';
 
 const MAX_TOLERANCE_SEC = 300;
 
 /** The options `jwt()` and `oidc()` share (all but the key source, `issuer`'s role and `discoveryUrl`). */
-export const ENTRY_OPTION_NAMES = Object.freeze([
+export const ENTRY_OPTION_NAMES: readonly string[] = [
   'algorithms', 'typ', 'scopes', 'issuer', 'audience', 'allowAnyAudience', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata',
   ...DPOP_OPTION_NAMES,
-]);
-
-/**
- * The challenges of an entry: `Bearer` (unless DPoP is required) and `DPoP algs="…"` (RFC 9449
- * §7.1), each with `resource_metadata` (RFC 9728) and the `scope` it requires (MCP asks for exactly these).
- */
-export function entryChallenges(resourceMetadata: string | undefined, scopes: readonly string[] | undefined, dpop: DpopPolicy): readonly Challenge[] {
-  const params: Record<string, string> = {};
-  if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
-  if (scopes !== undefined) params.scope = scopes.join(' ');
-  return dpopChallenges(dpop, Object.keys(params).length === 0 ? undefined : Object.freeze(params));
-}
+];
 
 /** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
 export function readAlgorithms(helper: string, value: unknown, fits: readonly AlgorithmName[], key: string): readonly AlgorithmName[] {
   if (value === undefined) return defaultAlgorithms(fits);
-  if (!Array.isArray(value) || value.length === 0) throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
+  const notList = 'algorithms must be a non-empty list of strings';
+  if (!Array.isArray(value) || value.length === 0) throwConfigError(helper, notList);
   const algorithms = new Set<AlgorithmName>();
   for (const name of value as unknown[]) {
-    if (typeof name !== 'string') throw new AuthConfigError(`${helper}: algorithms must be a non-empty list of strings`);
-    if (name.toLowerCase() === 'none') throw new AuthConfigError(`${helper}: algorithms must not contain "none"`);
+    if (typeof name !== 'string') throwConfigError(helper, notList);
+    if (name.toLowerCase() === 'none') throwConfigError(helper, 'algorithms must not contain "none"');
     const shown = JSON.stringify(name.slice(0, 16));
     if (jwsAlgorithm(name) === undefined) {
-      throw new AuthConfigError(`${helper}: algorithms entry ${shown} is not supported (supported: ${ALGORITHM_NAMES.join(', ')})`);
+      throwConfigError(helper, `algorithms entry ${shown} is not supported (supported: ${ALGORITHM_NAMES.join(', ')})`);
     }
     if (!fits.includes(name as AlgorithmName)) {
-      throw new AuthConfigError(`${helper}: algorithms entry ${shown} does not fit ${key}, which allows ${fits.join(', ')}`);
+      throwConfigError(helper, `algorithms entry ${shown} does not fit ${key}, which allows ${fits.join(', ')}`);
     }
     algorithms.add(name as AlgorithmName);
   }
@@ -67,7 +57,7 @@ function readNames(helper: string, option: string, value: unknown): readonly str
   if (value === undefined) return undefined;
   const names = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(names) || names.length === 0 || !names.every((name) => typeof name === 'string' && name.length > 0)) {
-    throw new AuthConfigError(`${helper}: ${option} must be a non-empty string or a non-empty list of non-empty strings`);
+    throwConfigError(helper, `${option} must be a non-empty string or a non-empty list of non-empty strings`);
   }
   return Object.freeze([...(names as string[])]);
 }
@@ -81,13 +71,13 @@ export function readClaimsPolicy(
   const names = readNames(helper, 'audience', options.audience);
   // URL audiences compared normalized (design §15): configured ones normalized once, here.
   const audiences = names === undefined ? undefined : Object.freeze(names.map(normalizeAudience));
-  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') throw new AuthConfigError(`${helper}: allowAnyAudience must be a boolean`);
+  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') throwConfigError(helper, 'allowAnyAudience must be a boolean');
   if (audiences === undefined && allowAnyAudience !== true) {
-    throw new AuthConfigError(`${helper}: audience is required; set allowAnyAudience: true to skip the audience check on purpose`);
+    throwConfigError(helper, 'audience is required; set allowAnyAudience: true to skip the audience check on purpose');
   }
-  if (audiences !== undefined && allowAnyAudience === true) throw new AuthConfigError(`${helper}: give audience or allowAnyAudience: true, not both`);
-  if (typeof clockToleranceSec !== 'number' || !Number.isFinite(clockToleranceSec) || clockToleranceSec < 0 || clockToleranceSec > MAX_TOLERANCE_SEC) {
-    throw new AuthConfigError(`${helper}: clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`);
+  if (audiences !== undefined && allowAnyAudience === true) throwConfigError(helper, 'give audience or allowAnyAudience: true, not both');
+  if (!isNumberIn(clockToleranceSec, 0, MAX_TOLERANCE_SEC)) {
+    throwConfigError(helper, `clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`);
   }
   return Object.freeze({ issuers, audiences, clockToleranceSec });
 }
@@ -98,11 +88,11 @@ export type EntryOptions = ReturnType<typeof readEntryOptions>;
 export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secret' | 'publicKey' | 'jwksUrl' | 'algorithms'>) {
   const { typ, scopes, principal } = options;
   const claims = readClaimsPolicy(helper, options);
-  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throw new AuthConfigError(`${helper}: typ must be a non-empty string, e.g. "at+jwt"`);
+  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
   if (scopes !== undefined && !isScopeList(scopes)) {
-    throw new AuthConfigError(`${helper}: scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`);
+    throwConfigError(helper, 'scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)');
   }
-  if (principal !== undefined && typeof principal !== 'function') throw new AuthConfigError(`${helper}: principal must be a function of the verified claims`);
+  if (principal !== undefined && typeof principal !== 'function') throwConfigError(helper, 'principal must be a function of the verified claims');
   const dpop = readDpopPolicy(helper, options, claims.clockToleranceSec);
   // The document this entry's 401 points at lists the algorithms its DPoP challenge advertises (design §20).
   if (dpop.advertised && isProtectedResourceMetadata(options.resourceMetadata)) adoptDpopAlgs(options.resourceMetadata, helper, [...dpop.algorithms]);

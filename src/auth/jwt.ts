@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { skipWithError } from './challenges.ts';
-import { accessTokenHash, boundThumbprint, checkProof, type DpopOptions, type DpopPolicy } from './dpop.ts';
-import { AuthConfigError, AuthError, kindOf } from './errors.ts';
-import { entryChallenges, ENTRY_OPTION_NAMES, readAlgorithms, readEntryOptions, readKeySetAlgorithms, type EntryOptions } from './jwt-options.ts';
+import { accessTokenHash, boundThumbprint, checkProof, entryChallenges, INVALID_DPOP_PROOF, type DpopOptions, type DpopPolicy } from './dpop.ts';
+import { AuthError, kindOf, throwConfigError } from './errors.ts';
+import { ENTRY_OPTION_NAMES, readAlgorithms, readEntryOptions, readKeySetAlgorithms, type EntryOptions } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
 import { algorithmsFor, type AlgorithmName } from './jose/algorithms.ts';
 import { checkClaims, hasScopes, type ClaimsPolicy } from './jose/claims.ts';
@@ -12,11 +11,11 @@ import { parseJsonObject } from './jose/json.ts';
 import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource, type VerifyKey } from './jose/key-source.ts';
 import { keySetCache, keySetInternals, readHttpsUrl } from './jose/key-set.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
-import { skip, verifyCompactJws, type HeaderPolicy, type Refuse } from './jose/verify.ts';
+import { skip, verifyCompactJws, type Accept, type HeaderPolicy, type Refuse } from './jose/verify.ts';
 import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
-import { TokenCache } from './token-cache.ts';
+import { tokenCache, type TokenCache } from './token-cache.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
@@ -81,7 +80,7 @@ export interface JwtEntryConfig extends Partial<Omit<EntryOptions, 'claims'>> {
   readonly now?: () => number;
 }
 
-const JWT_OPTION_NAMES = Object.freeze(['secret', 'publicKey', 'jwksUrl', ...ENTRY_OPTION_NAMES]);
+const KEY_SOURCES = ['secret', 'publicKey', 'jwksUrl'] as const;
 const systemClock = (): number => Date.now() / 1000;
 
 /**
@@ -97,30 +96,30 @@ export function jwt(options: JwtOptions): AuthFn {
 /** `jwt()` with an injected clock (seconds). Internal: for tests that pin time. */
 export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
   const helper = 'jwt()';
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options must be an object`);
-  checkOptionNames(helper, options, JWT_OPTION_NAMES);
-  const given = (['secret', 'publicKey', 'jwksUrl'] as const).filter((name) => options[name] !== undefined);
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be an object');
+  checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES]);
+  const given = KEY_SOURCES.filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
     // `secret: env.JWT_SECRET` with the variable unset: say the key is there, holding undefined.
-    const unset = (['secret', 'publicKey', 'jwksUrl'] as const).filter((name) => name in options && options[name] === undefined);
+    const unset = KEY_SOURCES.filter((name) => name in options && options[name] === undefined);
     const got = given.length > 0 ? given.join(' and ') : unset.length > 0 ? `${unset.join(' and ')} undefined` : 'none';
-    throw new AuthConfigError(`${helper}: give exactly one key source: secret, publicKey or jwksUrl (got ${got})`);
+    throwConfigError(helper, `give exactly one key source: secret, publicKey or jwksUrl (got ${got})`);
   }
   const shared = readEntryOptions(helper, options);
   let algorithms: readonly AlgorithmName[];
   let source: KeySource;
   if (given[0] === 'secret') {
     const given = options.secret;
-    if (typeof given !== 'string' && !(given instanceof Uint8Array)) throw new AuthConfigError(`${helper}: secret must be a string or a Uint8Array; got ${kindOf(given)}`);
+    if (typeof given !== 'string' && !(given instanceof Uint8Array)) throwConfigError(helper, `secret must be a string or a Uint8Array; got ${kindOf(given)}`);
     // A copy: a later change to the caller's bytes does not change the key.
     const secret = typeof given === 'string' ? new TextEncoder().encode(given) : new Uint8Array(given);
-    if (secret.length < MIN_SECRET_BYTES) throw new AuthConfigError(`${helper}: secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
-    if (isKeyShaped(secret)) throw new AuthConfigError(`${helper}: secret looks like a PEM/JWK key; give the public key as publicKey (used as an HMAC secret, anyone who has it could sign tokens)`);
+    if (secret.length < MIN_SECRET_BYTES) throwConfigError(helper, `secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
+    if (isKeyShaped(secret)) throwConfigError(helper, 'secret looks like a PEM/JWK key; give the public key as publicKey (used as an HMAC secret, anyone who has it could sign tokens)');
     algorithms = readAlgorithms(helper, options.algorithms, algorithmsFor('oct'), 'the secret');
     source = staticKeySource(algorithms, (algorithm) => importHmacVerifyKey(secret, algorithm));
   } else if (given[0] === 'publicKey') {
     const spec = readPublicKey(options.publicKey);
-    if (typeof spec === 'string') throw new AuthConfigError(`${helper}: publicKey ${spec}`);
+    if (typeof spec === 'string') throwConfigError(helper, `publicKey ${spec}`);
     algorithms = readAlgorithms(helper, options.algorithms, spec.algorithms, `the publicKey (${describeKey(spec)})`);
     source = staticKeySource(algorithms, (algorithm) => importVerifyKey(spec, algorithm));
   } else {
@@ -138,7 +137,7 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const { helper, authenticator, source, claims: policy, principal: mapper, typ, scopes, resourceMetadata, dpop, now = systemClock } = config;
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
-  const cache = config.cacheSize ? new TokenCache(config.cacheSize) : undefined;
+  const cache = config.cacheSize ? tokenCache(config.cacheSize) : undefined;
 
   /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
   const checkedClaims = (jws: CompactJws, refuse: Refuse | undefined, viaDpop: boolean): Readonly<Record<string, unknown>> | null => {
@@ -167,13 +166,11 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       cache?.put(jws.token, { claims, key, principal });
       return principal;
     }
-    const mapped = mapper(claims);
-    const complete = (value: PrincipalInput | null | undefined) => {
-      const principal = completeMapped(value);
+    return whenSettled(mapper(claims), (mapped) => {
+      const principal = completeMapped(mapped);
       if (principal !== null) cache?.put(jws.token, { claims, key, principal: undefined });
       return principal ?? skip(refuse, 'no-subject', jws, claims);
-    };
-    return isThenable(mapped) ? Promise.resolve(mapped).then(complete) : complete(mapped);
+    });
   };
 
   const acceptBearer = (jws: CompactJws, refuse: Refuse | undefined, key: VerifyKey) => {
@@ -186,7 +183,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     checkProof(request, ath, boundThumbprint(claims) as string, dpop, now).then((failed) => {
       if (failed === null) return then();
       refuse?.(failed, jws, claims);
-      return skipWithError('DPoP', 'invalid_dpop_proof') as unknown as null;
+      return INVALID_DPOP_PROOF as unknown as null;
     });
 
   /** The principal of a cached token still valid (`undefined`: not cached, or dropped, and the full path decides). */
@@ -194,11 +191,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const hit = (cache as TokenCache).take(token, now(), policy.clockToleranceSec, source);
     if (hit === undefined) return undefined;
     if ((boundThumbprint(hit.claims) !== undefined) !== viaDpop) return skip(refuse, 'dpop-binding', null, hit.claims);
-    const principal = () => {
-      if (hit.principal !== undefined) return hit.principal;
-      const mapped = (mapper as JwtPrincipalMapper)(hit.claims);
-      return isThenable(mapped) ? Promise.resolve(mapped).then(completeMapped) : completeMapped(mapped);
-    };
+    const principal = () => hit.principal ?? whenSettled((mapper as JwtPrincipalMapper)(hit.claims), completeMapped);
     // The token's hash is kept with it: 6 µs of a 143 µs cached DPoP request (bench suite dpop, in-process, Node 22).
     return viaDpop ? withProof(request, null, refuse, (hit.ath ??= accessTokenHash(token)), hit.claims, principal) : principal();
   };
@@ -217,21 +210,18 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     // accepts only base64url segments and dots, a strict subset of it.
     const value = request.headers.get('authorization');
     if (value === null) return null;
-    const start = credentialsStart(value, 'bearer');
-    if (start >= 0) {
-      if (dpop.required) return skip(refuse, 'dpop-required', null);
-      const hit = cache === undefined ? undefined : fromCache(request, value.slice(start), false, refuse);
-      return hit !== undefined ? hit : verifyCompactJws(value, start, header, source, acceptBearer, refuse);
-    }
-    const proven = credentialsStart(value, 'dpop');
-    if (proven < 0) return null;
-    const token = value.slice(proven);
-    const hit = cache === undefined ? undefined : fromCache(request, token, true, refuse);
+    const bearer = credentialsStart(value, 'bearer');
+    const viaDpop = bearer < 0;
+    const start = viaDpop ? credentialsStart(value, 'dpop') : bearer;
+    if (start < 0) return null;
+    if (!viaDpop && dpop.required) return skip(refuse, 'dpop-required', null);
+    const hit = cache === undefined ? undefined : fromCache(request, value.slice(start), viaDpop, refuse);
     if (hit !== undefined) return hit;
-    return verifyCompactJws(value, proven, header, source, (jws: CompactJws, refusing: Refuse | undefined, key: VerifyKey) => {
+    const accept: Accept<unknown> = viaDpop ? (jws, refusing, key) => {
       const claims = checkedClaims(jws, refusing, true);
-      return claims === null ? null : withProof(request, jws, refusing, accessTokenHash(token), claims, () => toPrincipal(jws, refusing, key, claims));
-    }, refuse);
+      return claims === null ? null : withProof(request, jws, refusing, accessTokenHash(jws.token), claims, () => toPrincipal(jws, refusing, key, claims));
+    } : acceptBearer;
+    return verifyCompactJws(value, start, header, source, accept, refuse);
   };
   const entry: AuthFn = (request) => verifyRequest(request, undefined) as ReturnType<AuthFn>;
   const reporting = (request: Request, report: ReportRefusal) => verifyRequest(request, (reason, jws, claims) => {
@@ -241,10 +231,11 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return null;
   });
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
-  entry.challenges = entryChallenges(resourceMetadata, scopes, dpop);
+  entry.challenges = entryChallenges(dpop, resourceMetadata, scopes);
   return readsHeadersOnly(entry);
 }
 
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as PromiseLike<T> | null)?.then === 'function';
+/** `then(value)`, at once for a value, once settled for a promise (a mapper may answer either way). */
+function whenSettled<T, R>(value: T | PromiseLike<T>, then: (value: T) => R): R | Promise<R> {
+  return typeof (value as PromiseLike<T> | null)?.then === 'function' ? Promise.resolve(value).then(then) : then(value as T);
 }

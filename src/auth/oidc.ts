@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { AuthConfigError, kindOf } from './errors.ts';
+import { kindOf, throwConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
@@ -24,7 +24,7 @@ export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ'
   algorithms?: readonly string[];
 }
 
-const OIDC_OPTION_NAMES = Object.freeze([...ENTRY_OPTION_NAMES, 'discoveryUrl']);
+const OIDC_OPTION_NAMES: readonly string[] = [...ENTRY_OPTION_NAMES, 'discoveryUrl'];
 
 /**
  * A `jwt()` whose keys come from an OpenID Connect provider: the discovery document is fetched
@@ -38,10 +38,10 @@ const OIDC_OPTION_NAMES = Object.freeze([...ENTRY_OPTION_NAMES, 'discoveryUrl'])
  */
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { issuer, audience } are required`);
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { issuer, audience } are required');
   checkOptionNames(helper, options, OIDC_OPTION_NAMES);
   const { issuer } = options;
-  if (typeof issuer !== 'string' || issuer.length === 0) throw new AuthConfigError(`${helper}: issuer is required (a non-empty string); got ${kindOf(issuer)}`);
+  if (typeof issuer !== 'string' || issuer.length === 0) throwConfigError(helper, `issuer is required (a non-empty string); got ${kindOf(issuer)}`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
   const issuerUrl = new URL(readHttpsUrl(helper, 'issuer', issuer));
   const discoveryUrl = options.discoveryUrl === undefined

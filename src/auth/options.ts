@@ -29,6 +29,10 @@ export function checkOptionNames(
   }
 }
 
+/** Whether `value` is a finite number (an integer when `whole`) from `min` to `max`: every numeric option's check. */
+export const isNumberIn = (value: unknown, min: number, max: number, whole = false): value is number =>
+  typeof value === 'number' && (whole ? Number.isInteger(value) : Number.isFinite(value)) && value >= min && value <= max;
+
 /** The known name closest to `name` by edit distance (case-insensitive, a swap of neighbours counts one), when close enough to be a typo. */
 export function closest(name: string, known: readonly string[]): string | undefined {
   const typed = name.toLowerCase();
@@ -45,17 +49,16 @@ export function closest(name: string, known: readonly string[]): string | undefi
 /** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
 function editDistance(a: string, b: string): number {
   if (a.length > 64 || b.length > 64) return Infinity;
-  const width = b.length + 1;
-  const d = new Uint8Array((a.length + 1) * width);
-  for (let i = 0; i <= a.length; i++) d[i * width] = i;
-  for (let j = 0; j <= b.length; j++) d[j] = j;
+  // d[i][j]: the distance from the first i characters of `a` to the first j of `b`.
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
   for (let i = 1; i <= a.length; i++) {
+    const row = d[i]!;
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(d[(i - 1) * width + j]! + 1, d[i * width + j - 1]! + 1, d[(i - 1) * width + j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, d[(i - 2) * width + j - 2]! + 1);
-      d[i * width + j] = value;
+      row[j] = Math.min(d[i - 1]![j]! + 1, row[j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      // Two neighbours swapped (an index before the start reads undefined, which no character equals).
+      if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) row[j] = Math.min(row[j]!, d[i - 2]![j - 2]! + 1);
     }
   }
-  return d[a.length * width + b.length]!;
+  return d[a.length]![b.length]!;
 }

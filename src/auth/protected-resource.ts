@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { SCOPE_TOKEN } from './errors.ts';
-import { AuthConfigError } from './errors.ts';
+import { SCOPE_TOKEN, throwConfigError } from './errors.ts';
 import { readHttpsUrl } from './jose/key-set.ts';
 import { checkOptionNames } from './options.ts';
 import type { Challenge } from './types.ts';
@@ -71,14 +70,14 @@ function readDocumentUrl(helper: string, option: string, value: unknown): string
   const href = readHttpsUrl(helper, option, value);
   const { search, hash } = new URL(href);
   if (typeof value !== 'string' || search !== '' || hash !== '' || (href !== value && href !== `${value}/`)) {
-    throw new AuthConfigError(`${helper}: ${option} must be a URL string without query or fragment, written as clients compare it (e.g. "https://agent.example.com/agent")`);
+    throwConfigError(helper, `${option} must be a URL string without query or fragment, written as clients compare it (e.g. "https://agent.example.com/agent")`);
   }
   return value;
 }
 
 function readList(helper: string, option: string, value: unknown, valid: (item: unknown) => boolean, what: string): string[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || !value.every(valid)) throw new AuthConfigError(`${helper}: ${option} must be a list of ${what}`);
+  if (!Array.isArray(value) || !value.every(valid)) throwConfigError(helper, `${option} must be a list of ${what}`);
   return [...value];
 }
 
@@ -94,26 +93,26 @@ function readList(helper: string, option: string, value: unknown, valid: (item: 
  * export default { fetch: (request: Request) => metadata.respond(request) ?? serveMcp(request, auth) };
  */
 export function protectedResourceMetadata(options: ProtectedResourceOptions, helper = 'protectedResourceMetadata()'): ProtectedResourceMetadata & { readonly resource: string } {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options { resource, authorizationServers } are required`);
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { resource, authorizationServers } are required');
   checkOptionNames(helper, options, OPTION_NAMES);
   const { authorizationServers } = options;
   const resource = readDocumentUrl(helper, 'resource', options.resource);
   const document: Record<string, unknown> = { resource };
   if (!Array.isArray(authorizationServers) || authorizationServers.length === 0) {
-    throw new AuthConfigError(`${helper}: authorizationServers must be a non-empty list of issuer URLs`);
+    throwConfigError(helper, 'authorizationServers must be a non-empty list of issuer URLs');
   }
   document.authorization_servers = authorizationServers.map((issuer) => readDocumentUrl(helper, 'authorizationServers entry', issuer));
   const scopes = readList(helper, 'scopesSupported', options.scopesSupported, (scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope), 'RFC 6749 scope tokens (no spaces, quotes or backslashes)');
   if (scopes !== undefined) document.scopes_supported = scopes;
   if (options.resourceName !== undefined) {
-    if (typeof options.resourceName !== 'string' || options.resourceName === '') throw new AuthConfigError(`${helper}: resourceName must be a non-empty string`);
+    if (typeof options.resourceName !== 'string' || options.resourceName === '') throwConfigError(helper, 'resourceName must be a non-empty string');
     document.resource_name = options.resourceName;
   }
   document.bearer_methods_supported = readList(helper, 'bearerMethodsSupported', options.bearerMethodsSupported, (method) => method === 'header' || method === 'body' || method === 'query', '"header", "body" or "query"') ?? ['header'];
   const given = readList(helper, 'dpopSigningAlgValuesSupported', options.dpopSigningAlgValuesSupported, (alg) => typeof alg === 'string' && alg !== '' && alg.toLowerCase() !== 'none', 'JWS algorithm names');
   const algs = given ?? [];
   if (options.dpopBoundAccessTokensRequired !== undefined) {
-    if (typeof options.dpopBoundAccessTokensRequired !== 'boolean') throw new AuthConfigError(`${helper}: dpopBoundAccessTokensRequired must be a boolean`);
+    if (typeof options.dpopBoundAccessTokensRequired !== 'boolean') throwConfigError(helper, 'dpopBoundAccessTokensRequired must be a boolean');
     document.dpop_bound_access_tokens_required = options.dpopBoundAccessTokensRequired;
   }
   let body: string | undefined;
@@ -122,7 +121,7 @@ export function protectedResourceMetadata(options: ProtectedResourceOptions, hel
       for (const alg of advertised) if (!algs.includes(alg)) algs.push(alg);
       body = undefined;
     } else if (advertised.length !== given.length || advertised.some((alg) => !given.includes(alg))) {
-      throw new AuthConfigError(`${by}: the DPoP algorithms its entries advertise (${advertised.join(', ')}) are not the protected resource document's dpopSigningAlgValuesSupported (${given.join(', ')}); give one list, or leave the document's out`);
+      throwConfigError(by, `the DPoP algorithms its entries advertise (${advertised.join(', ')}) are not the protected resource document's dpopSigningAlgValuesSupported (${given.join(', ')}); give one list, or leave the document's out`);
     }
   };
   const path = protectedResourcePath(resource);

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { AuthConfigError } from './errors.ts';
 
 // In order of how far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
 const PROGRESS = [
@@ -24,7 +23,7 @@ export interface Refusal {
 export type RefusalListener = (refusal: Refusal) => void;
 
 /** How an entry tells `routeAuth` why it refused a token. */
-export type ReportRefusal = (entry: string, reason: RefusalReason, kid: string | undefined, iss: string | undefined) => void;
+export type ReportRefusal = (entry: string, reason: RefusalReason, kid?: string, iss?: string) => void;
 
 /**
  * The key of a built-in entry's reporting form, `(request, report) => same as the entry`. `routeAuth`
@@ -34,36 +33,32 @@ export const WITH_REFUSALS: unique symbol = Symbol.for('agentward.withRefusals')
 
 export type ReportingEntry = (request: Request, report: ReportRefusal) => unknown;
 
-/** The refusals of one request; the listener hears the furthest once, when the request is refused. */
-export class RequestRefusals {
-  #best: Refusal | undefined;
-  readonly #listener: RefusalListener;
-  constructor(listener: RefusalListener) {
-    this.#listener = listener;
-  }
-
-  readonly report: ReportRefusal = (entry, reason, kid, iss) => {
-    if (this.#best !== undefined && PROGRESS.indexOf(reason) <= PROGRESS.indexOf(this.#best.reason)) return;
-    const refusal: { -readonly [K in keyof Refusal]: Refusal[K] } = { entry, reason };
-    // Both come from an unverified token: bounded, so a forged one cannot flood the operator's log.
-    if (kid !== undefined) refusal.kid = kid.slice(0, MAX_REPORTED);
-    if (iss !== undefined) refusal.iss = iss.slice(0, MAX_REPORTED);
-    this.#best = Object.freeze(refusal);
-  };
-
+/** The refusals of one request: entries `report` them, and `tell()` gives the listener the furthest, once, when the request is refused. */
+export interface RequestRefusals {
+  readonly report: ReportRefusal;
   /** Tells the listener, if an entry refused a token; what the listener throws is logged, never the answer. */
-  tell(): void {
-    if (this.#best === undefined) return;
-    try {
-      const result = this.#listener(this.#best) as unknown;
-      if (result instanceof Promise) result.catch((error: unknown) => console.error('agentward: onRefused failed', error));
-    } catch (error) {
-      console.error('agentward: onRefused threw', error);
-    }
-  }
+  tell(): void;
 }
 
-export function readRefusalListener(helper: string, value: unknown): RefusalListener | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new AuthConfigError(`${helper}: onRefused must be a function of { entry, reason, kid?, iss? }`);
-  return value as RefusalListener | undefined;
+export function requestRefusals(listener: RefusalListener): RequestRefusals {
+  let best: Refusal | undefined;
+  return {
+    report(entry, reason, kid, iss) {
+      if (best !== undefined && PROGRESS.indexOf(reason) <= PROGRESS.indexOf(best.reason)) return;
+      const refusal: { -readonly [K in keyof Refusal]: Refusal[K] } = { entry, reason };
+      // Both come from an unverified token: bounded, so a forged one cannot flood the operator's log.
+      if (kid !== undefined) refusal.kid = kid.slice(0, MAX_REPORTED);
+      if (iss !== undefined) refusal.iss = iss.slice(0, MAX_REPORTED);
+      best = Object.freeze(refusal);
+    },
+    tell() {
+      if (best === undefined) return;
+      try {
+        const result = listener(best) as unknown;
+        if (result instanceof Promise) result.catch((error: unknown) => console.error('agentward: onRefused failed', error));
+      } catch (error) {
+        console.error('agentward: onRefused threw', error);
+      }
+    },
+  };
 }

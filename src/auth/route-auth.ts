@@ -2,12 +2,15 @@
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
 import { challengeErrorOf, formatChallenge, listChallenges, type ListChallenges } from './challenges.ts';
-import { AuthConfigError, isAuthError, kindOf } from './errors.ts';
+import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
-import { readRefusalListener, RequestRefusals, WITH_REFUSALS, type RefusalListener, type ReportingEntry } from './refusals.ts';
+import { requestRefusals, WITH_REFUSALS, type RequestRefusals, type RefusalListener, type ReportingEntry } from './refusals.ts';
 import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
+
+/** Names routeAuth() in its configuration errors. */
+const HELPER = 'routeAuth()';
 
 // Built like every other principal, so the run context takes it as it is instead of rebuilding it per request.
 // The only principal of a boolean function: the route handler's limits count its callers by client address (design §22).
@@ -21,14 +24,14 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
   if (typeof auth === 'string') return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
   if (!Array.isArray(auth)) {
-    throw new AuthConfigError(`routeAuth(): auth must be a list of entries, one entry, a token string, or a function returning a boolean; got ${kindOf(auth)}`);
+    throwConfigError(HELPER, `auth must be a list of entries, one entry, a token string, or a function returning a boolean; got ${kindOf(auth)}`);
   }
   const ids = new Set<string>();
   auth.forEach((entry: unknown, index) => {
-    if (typeof entry !== 'function') throw new AuthConfigError(`routeAuth(): entry ${index} of the auth list is not a function; got ${kindOf(entry)}`);
+    if (typeof entry !== 'function') throwConfigError(HELPER, `entry ${index} of the auth list is not a function; got ${kindOf(entry)}`);
     const id = (entry as { [API_TOKEN_ID]?: string })[API_TOKEN_ID];
     if (id === undefined) return;
-    if (ids.has(id)) throw new AuthConfigError(`routeAuth(): two apiToken() entries have the id ${JSON.stringify(id.slice(0, 64))} (one principal): give each token its own id`);
+    if (ids.has(id)) throwConfigError(HELPER, `two apiToken() entries have the id ${JSON.stringify(id.slice(0, 64))} (one principal): give each token its own id`);
     ids.add(id);
   });
   return Object.freeze([...auth]);
@@ -62,7 +65,8 @@ function presentedScheme(request: HeaderView): string | undefined {
  */
 function insufficientScopeLine(challenges: ListChallenges, request: HeaderView, scope: readonly string[]): string {
   const scheme = presentedScheme(request) === 'dpop' ? 'DPoP' : 'Bearer';
-  const metadata = challenges.param(scheme, 'resource_metadata') ?? challenges.param('Bearer', 'resource_metadata');
+  const name = 'resource_metadata';
+  const metadata = challenges.param(scheme, name) ?? challenges.param('Bearer', name);
   const params: Record<string, string> = { scope: scope.join(' ') };
   if (metadata !== undefined) params.resource_metadata = metadata;
   return formatChallenge({ scheme, params }, 'insufficient_scope');
@@ -90,9 +94,10 @@ export interface RouteAuthOptions {
 export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Authenticate {
   const entries = authEntries(auth);
   const challenges = listChallenges(entries);
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('routeAuth(): options must be { onRefused? }');
-  checkOptionNames('routeAuth()', options, ['onRefused']);
-  const listener = readRefusalListener('routeAuth()', options.onRefused);
+  if (typeof options !== 'object' || options === null) throwConfigError(HELPER, 'options must be { onRefused? }');
+  checkOptionNames(HELPER, options, ['onRefused']);
+  const listener = options.onRefused;
+  if (listener !== undefined && typeof listener !== 'function') throwConfigError(HELPER, 'onRefused must be a function of { entry, reason, kid?, iss? }');
   // A 401 to a credential the list reads (Bearer, DPoP) says invalid_token, or what an entry asked for (RFC 6750 §3.1).
   const unauthorized = (request: HeaderView, asked: { scheme: string; code: string } | undefined): readonly string[] => {
     const scheme = presentedScheme(request);
@@ -106,7 +111,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
 
   const authenticate = async (request: Request): Promise<AuthResult> => {
     // Only with a listener: without one, nothing is allocated for it.
-    const refusals = listener === undefined ? undefined : new RequestRefusals(listener);
+    const refusals = listener === undefined ? undefined : requestRefusals(listener);
     let asked: { scheme: string; code: string } | undefined;
     for (const entry of entries) {
       let outcome: unknown;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-import { AuthConfigError } from './errors.ts';
-import { checkOptionNames } from './options.ts';
+import { throwConfigError } from './errors.ts';
+import { checkOptionNames, isNumberIn } from './options.ts';
 import type { KeySource, VerifyKey } from './jose/key-source.ts';
 import type { Principal } from './types.ts';
 
@@ -19,34 +19,34 @@ export function readCacheSize(helper: string, value: unknown): number {
   if (value === undefined || value === false) return 0;
   if (typeof value === 'object' && value !== null) checkOptionNames(`${helper}: cache`, value, ['maxEntries']);
   const size = value === true ? 1_000 : (value as { maxEntries?: unknown } | null)?.maxEntries;
-  if (!Number.isInteger(size) || (size as number) < 1 || (size as number) > 100_000) {
-    throw new AuthConfigError(`${helper}: cache must be true, false or { maxEntries } with an integer from 1 to 100000`);
+  if (!isNumberIn(size, 1, 100_000, true)) {
+    throwConfigError(helper, 'cache must be true, false or { maxEntries } with an integer from 1 to 100000');
   }
   return size as number;
 }
 
-/** The verified tokens of one entry by their exact text, least recently used first (a `Map` keeps insertion order). */
-export class TokenCache {
-  readonly #tokens = new Map<string, CachedToken>();
-  readonly #size: number;
-
-  constructor(size: number) {
-    this.#size = size;
-  }
-
+export interface TokenCache {
   /** The token if it is still in time at `now` (seconds) and its key still in the set; else it is dropped. */
-  take(token: string, now: number, tolerance: number, source: KeySource): CachedToken | undefined {
-    const hit = this.#tokens.get(token);
-    if (hit === undefined) return undefined;
-    this.#tokens.delete(token);
-    const { exp, nbf } = hit.claims as { exp: number; nbf?: number };
-    if (now - tolerance >= exp || (nbf !== undefined && nbf > now + tolerance) || source.holds?.(hit.key) === false) return undefined;
-    this.#tokens.set(token, hit);
-    return hit;
-  }
+  take(token: string, now: number, tolerance: number, source: KeySource): CachedToken | undefined;
+  put(token: string, cached: CachedToken): void;
+}
 
-  put(token: string, cached: CachedToken): void {
-    if (this.#tokens.size >= this.#size) this.#tokens.delete(this.#tokens.keys().next().value as string);
-    this.#tokens.set(token, cached);
-  }
+/** The verified tokens of one entry by their exact text, least recently used first (a `Map` keeps insertion order). */
+export function tokenCache(size: number): TokenCache {
+  const tokens = new Map<string, CachedToken>();
+  return {
+    take(token, now, tolerance, source) {
+      const hit = tokens.get(token);
+      if (hit === undefined) return undefined;
+      tokens.delete(token);
+      const { exp, nbf } = hit.claims as { exp: number; nbf?: number };
+      if (now - tolerance >= exp || (nbf !== undefined && nbf > now + tolerance) || source.holds?.(hit.key) === false) return undefined;
+      tokens.set(token, hit);
+      return hit;
+    },
+    put(token, cached) {
+      if (tokens.size >= size) tokens.delete(tokens.keys().next().value as string);
+      tokens.set(token, cached);
+    },
+  };
 }

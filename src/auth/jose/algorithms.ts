@@ -21,39 +21,25 @@ export interface JwsAlgorithm {
   readonly namedOnly?: true;
 }
 
-const hmac = (name: AlgorithmName, hash: string, length: number): JwsAlgorithm => ({
-  name, kty: 'oct', importParams: { name: 'HMAC', hash }, verifyParams: 'HMAC', signatureLength: length,
-});
-const rsa = (name: AlgorithmName, hash: string): JwsAlgorithm => ({
-  name, kty: 'RSA', importParams: { name: 'RSASSA-PKCS1-v1_5', hash }, verifyParams: 'RSASSA-PKCS1-v1_5',
-});
-// RFC 7518 §3.5: MGF1 with the same hash, salt as long as the hash.
-const pss = (name: AlgorithmName, hash: string, saltLength: number): JwsAlgorithm => ({
-  name, kty: 'RSA', importParams: { name: 'RSA-PSS', hash }, verifyParams: { name: 'RSA-PSS', saltLength }, namedOnly: true,
-});
-const ecdsa = (name: AlgorithmName, curve: NamedCurve, hash: string, length: number): JwsAlgorithm => ({
-  name, kty: 'EC', curve, importParams: { name: 'ECDSA', namedCurve: curve }, verifyParams: { name: 'ECDSA', hash }, signatureLength: length,
-});
+// Each family at SHA-256, SHA-384 and SHA-512, in this order (messages list the names so).
+const SHA_BITS = [256, 384, 512] as const;
+const FAMILIES: readonly ((bits: 256 | 384 | 512, hash: string) => JwsAlgorithm)[] = [
+  (bits, hash) => ({ name: `HS${bits}`, kty: 'oct', importParams: { name: 'HMAC', hash }, verifyParams: 'HMAC', signatureLength: bits / 8 }),
+  (bits, hash) => ({ name: `RS${bits}`, kty: 'RSA', importParams: { name: 'RSASSA-PKCS1-v1_5', hash }, verifyParams: 'RSASSA-PKCS1-v1_5' }),
+  // RFC 7518 §3.5: MGF1 with the same hash, salt as long as the hash.
+  (bits, hash) => ({ name: `PS${bits}`, kty: 'RSA', importParams: { name: 'RSA-PSS', hash }, verifyParams: { name: 'RSA-PSS', saltLength: bits / 8 }, namedOnly: true }),
+  // RFC 7518 §3.4: ES512 is on P-521; the signature is r||s, each the size of the curve's order.
+  (bits, hash) => {
+    const curve = bits === 512 ? 'P-521' : `P-${bits}` as const;
+    return { name: `ES${bits}`, kty: 'EC', curve, importParams: { name: 'ECDSA', namedCurve: curve }, verifyParams: { name: 'ECDSA', hash }, signatureLength: bits === 512 ? 132 : bits / 4 };
+  },
+];
+// RFC 8037, Ed25519 only (Ed448 is not in Web Crypto everywhere); `Ed25519` is its fully-specified name (RFC 9864).
+const eddsa = (name: 'EdDSA' | 'Ed25519'): JwsAlgorithm => ({ name, kty: 'OKP', curve: 'Ed25519', importParams: { name: 'Ed25519' }, verifyParams: 'Ed25519', signatureLength: 64 });
 
 const TABLE: ReadonlyMap<string, JwsAlgorithm> = new Map(
-  [
-    hmac('HS256', 'SHA-256', 32),
-    hmac('HS384', 'SHA-384', 48),
-    hmac('HS512', 'SHA-512', 64),
-    rsa('RS256', 'SHA-256'),
-    rsa('RS384', 'SHA-384'),
-    rsa('RS512', 'SHA-512'),
-    pss('PS256', 'SHA-256', 32),
-    pss('PS384', 'SHA-384', 48),
-    pss('PS512', 'SHA-512', 64),
-    ecdsa('ES256', 'P-256', 'SHA-256', 64),
-    ecdsa('ES384', 'P-384', 'SHA-384', 96),
-    ecdsa('ES512', 'P-521', 'SHA-512', 132),
-    // RFC 8037; Ed25519 only (Ed448 is not in Web Crypto everywhere).
-    { name: 'EdDSA', kty: 'OKP', curve: 'Ed25519', importParams: { name: 'Ed25519' }, verifyParams: 'Ed25519', signatureLength: 64 },
-    // RFC 9864: the fully-specified name of EdDSA with an Ed25519 key.
-    { name: 'Ed25519', kty: 'OKP', curve: 'Ed25519', importParams: { name: 'Ed25519' }, verifyParams: 'Ed25519', signatureLength: 64 },
-  ].map((algorithm) => [algorithm.name, Object.freeze(algorithm as JwsAlgorithm)]),
+  [...FAMILIES.flatMap((family) => SHA_BITS.map((bits) => family(bits, `SHA-${bits}`))), eddsa('EdDSA'), eddsa('Ed25519')]
+    .map((algorithm) => [algorithm.name, Object.freeze(algorithm)]),
 );
 
 /** Every supported algorithm name, in table order. */

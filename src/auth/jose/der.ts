@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The one DER reader and writer of the key code: SubjectPublicKeyInfo, PKCS#1 and X.509 all go through it.
+// The one DER reader of the key code: SubjectPublicKeyInfo, PKCS#1 and X.509 all go through it.
 
 export interface Tlv {
   readonly start: number;
@@ -57,34 +57,4 @@ export function certificateSpki(der: Uint8Array<ArrayBuffer>): Uint8Array<ArrayB
   }
   const spki = readTlv(der, at, 0x30, tbs.end);
   return spki === null ? null : der.slice(at, spki.end);
-}
-
-/** One DER element: `tag`, the definite minimal length, then `parts` in order. */
-export function encodeDer(tag: number, parts: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  const length = parts.reduce((sum, part) => sum + part.length, 0);
-  const lengthBytes: number[] = [];
-  for (let rest = length; rest > 0; rest = Math.floor(rest / 256)) lengthBytes.unshift(rest % 256);
-  const header = length < 0x80 ? [tag, length] : [tag, 0x80 | lengthBytes.length, ...lengthBytes];
-  const out = new Uint8Array(header.length + length);
-  out.set(header);
-  let offset = header.length;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
-}
-
-export function derOid(oid: readonly number[]): Uint8Array<ArrayBuffer> {
-  return encodeDer(0x06, [Uint8Array.from(oid)]);
-}
-
-/** A DER INTEGER of the unsigned big-endian `bytes` (no leading zeros): a zero byte in front when the top bit is set. */
-export function derUnsignedInteger(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  return encodeDer(0x02, (bytes[0] as number) >= 0x80 ? [Uint8Array.of(0), bytes] : [bytes]);
-}
-
-/** A SubjectPublicKeyInfo (RFC 5280 §4.1): the AlgorithmIdentifier of `algorithm`, then `key` in a BIT STRING. */
-export function encodeSpki(algorithm: readonly Uint8Array[], key: readonly Uint8Array[]): Uint8Array<ArrayBuffer> {
-  return encodeDer(0x30, [encodeDer(0x30, algorithm), encodeDer(0x03, [Uint8Array.of(0), ...key])]);
 }

@@ -5,7 +5,7 @@ import { parseJsonObject } from './json.ts';
 import { importFailed, importVerifyKey, KEY_SET_UNAVAILABLE, NO_KEYS, type KeySource, type VerifyKey } from './key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from './keys.ts';
 import { readBoundedBody } from '../bounded-body.ts';
-import { AuthConfigError } from '../errors.ts';
+import { throwConfigError } from '../errors.ts';
 
 /** Limits of a key-set (and discovery) fetch and of the cache. */
 export const KEY_SET_TIMEOUT_MS = 5_000;
@@ -50,12 +50,12 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Checks a URL option at creation (key set, discovery, resource metadata): `https:`, or `http:` on localhost, without user info. */
 export function readHttpsUrl(helper: string, option: string, value: unknown): string {
   const url = (typeof value === 'string' || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
-  if (url === undefined) throw new AuthConfigError(`${helper}: ${option} must be an absolute URL`);
+  if (url === undefined) throwConfigError(helper, `${option} must be an absolute URL`);
   const local = url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !local) {
-    throw new AuthConfigError(`${helper}: ${option} must use https: (http: only on localhost, 127.0.0.1 or [::1]); got ${url.protocol}`);
+    throwConfigError(helper, `${option} must use https: (http: only on localhost, 127.0.0.1 or [::1]); got ${url.protocol}`);
   }
-  if (url.username !== '' || url.password !== '') throw new AuthConfigError(`${helper}: ${option} must not contain a user name or password`);
+  if (url.username !== '' || url.password !== '') throwConfigError(helper, `${option} must not contain a user name or password`);
   return url.href;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type NamedCurve } from './algorithms.ts';
-import { decodeBase64, decodeBase64url } from './base64url.ts';
-import { bytesEqual, certificateSpki, derOid, encodeDer, derUnsignedInteger, encodeSpki, readRsaPublicKey, readTlv } from './der.ts';
+import { decodeBase64, decodeBase64url, encodeBase64url } from './base64url.ts';
+import { bytesEqual, certificateSpki, readRsaPublicKey, readTlv } from './der.ts';
 
 /** A public key checked against the key rules, ready to import for each algorithm it allows. */
 export interface PublicKeySpec {
@@ -12,17 +12,53 @@ export interface PublicKeySpec {
   /** The algorithms this key may verify: its family (its curve for EC and OKP), narrowed by a JWK `alg`. */
   readonly algorithms: readonly AlgorithmName[];
   readonly kid?: string;
-  /** The key as DER SubjectPublicKeyInfo: the one format every key is imported from. */
-  readonly spki: Uint8Array<ArrayBuffer>;
+  /**
+   * The key as a public JWK of the members that were checked (`kty`, and `n`, `e` or `crv`, `x`,
+   * `y`), whatever form it came in: the one format every key is imported from.
+   */
+  readonly jwk: JsonWebKey;
 }
 
 export const MIN_RSA_BITS = 2048;
 export const MIN_SECRET_BYTES = 32;
 
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'] as const;
-const COORDINATE_BYTES: Readonly<Record<string, number>> = { 'P-256': 32, 'P-384': 48, 'P-521': 66, Ed25519: 32 };
+const OTHER_CURVE = 'on a curve other than P-256, P-384 or P-521';
 const KINDS = 'an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key';
 const PEM_FORMS = 'a PEM public key (BEGIN PUBLIC KEY, BEGIN RSA PUBLIC KEY or BEGIN CERTIFICATE) or a JWK object';
+
+const OID_RSA = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
+const OID_EC = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
+const OID_ED25519 = [0x2b, 0x65, 0x70];
+
+type EcCurve = Exclude<NamedCurve, 'Ed25519'>;
+/** The OIDs of the NIST curves in an EC SubjectPublicKeyInfo (RFC 5480 §2.1.1.1). */
+const CURVE_OIDS: readonly (readonly [EcCurve, readonly number[]])[] = [
+  ['P-256', [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]],
+  ['P-384', [0x2b, 0x81, 0x04, 0x00, 0x22]],
+  ['P-521', [0x2b, 0x81, 0x04, 0x00, 0x23]],
+];
+/**
+ * The NIST curves (FIPS 186-5 §6.1, SEC 2 §2.4): the bytes of a coordinate, and the prime `p` and
+ * coefficient `b` of y² = x³ - 3x + b (mod p).
+ */
+const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigint; readonly b: bigint }>> = {
+  'P-256': {
+    size: 32,
+    p: 2n ** 256n - 2n ** 224n + 2n ** 192n + 2n ** 96n - 1n,
+    b: 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn,
+  },
+  'P-384': {
+    size: 48,
+    p: 2n ** 384n - 2n ** 128n - 2n ** 96n + 2n ** 32n - 1n,
+    b: 0xb3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aefn,
+  },
+  'P-521': {
+    size: 66,
+    p: 2n ** 521n - 1n,
+    b: 0x051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00n,
+  },
+};
 
 /**
  * Whether an HMAC secret's bytes are a key in another form (design §20): PEM text (`-----BEGIN`),
@@ -62,21 +98,12 @@ export function readSpkiPem(pem: string): PublicKeySpec | string {
   if (der === null) return `is not one well-formed PEM block (BEGIN ${label}, base64, END ${label})`;
   if (label === 'RSA PUBLIC KEY') {
     const key = readRsaPublicKey(der, 0, der.length);
-    return key === null ? 'is not a DER PKCS#1 RSAPublicKey' : rsaSpec(key.n, key.e, undefined, undefined);
+    return key === null ? 'is not a DER PKCS#1 RSAPublicKey' : rsaKey(key.n, key.e);
   }
   if (label === 'PUBLIC KEY') return readSpki(der);
   const spki = certificateSpki(der);
   return spki === null ? 'is not a DER X.509 certificate' : readSpki(spki);
 }
-
-const OID_RSA = [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01];
-const OID_EC = [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01];
-const OID_ED25519 = [0x2b, 0x65, 0x70];
-const OID_CURVES: readonly (readonly [NamedCurve, readonly number[]])[] = [
-  ['P-256', [0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07]],
-  ['P-384', [0x2b, 0x81, 0x04, 0x00, 0x22]],
-  ['P-521', [0x2b, 0x81, 0x04, 0x00, 0x23]],
-];
 
 /** DER SubjectPublicKeyInfo (RFC 5280 §4.1, RFC 3279, RFC 8410): RSA, EC on P-256/P-384/P-521, or Ed25519. */
 export function readSpki(der: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
@@ -92,23 +119,19 @@ export function readSpki(der: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
     const params = readTlv(der, oid.end, 0x05, algorithm.end);
     if (params === null || params.start !== params.end || params.end !== algorithm.end) return malformed;
     const key = readRsaPublicKey(der, bits.start + 1, bits.end);
-    return key === null ? malformed : rsaSpec(key.n, key.e, undefined, undefined, der);
+    return key === null ? malformed : rsaKey(key.n, key.e);
   }
   const key = der.subarray(bits.start + 1, bits.end);
-  if (bytesEqual(der, oid, OID_ED25519)) {
-    // RFC 8410 §3: the parameters are absent.
-    if (oid.end !== algorithm.end || key.length !== 32) return malformed;
-    return spec({ kty: 'OKP', curve: 'Ed25519', algorithms: algorithmsFor('OKP', 'Ed25519'), spki: der }, undefined, undefined);
-  }
+  // RFC 8410 §3: Ed25519's parameters are absent.
+  if (bytesEqual(der, oid, OID_ED25519)) return oid.end !== algorithm.end || key.length !== 32 ? malformed : ed25519Key(key);
   if (bytesEqual(der, oid, OID_EC)) {
     const params = readTlv(der, oid.end, 0x06, algorithm.end);
     if (params === null || params.end !== algorithm.end) return malformed;
-    const curve = OID_CURVES.find(([, curveOid]) => bytesEqual(der, params, curveOid))?.[0];
-    if (curve === undefined) return 'is an EC key on a curve other than P-256, P-384 or P-521';
+    const curve = CURVE_OIDS.find(([, curveOid]) => bytesEqual(der, params, curveOid))?.[0];
+    if (curve === undefined) return `is an EC key ${OTHER_CURVE}`;
     if (key[0] !== 0x04) return 'is an EC key whose point is not uncompressed';
-    const size = COORDINATE_BYTES[curve] as number;
-    if (key.length !== 1 + 2 * size) return malformed;
-    return ecSpec(curve, undefined, undefined, key.subarray(1, 1 + size), key.subarray(1 + size), der);
+    const { size } = CURVES[curve];
+    return key.length !== 1 + 2 * size ? malformed : ecKey(curve, key.subarray(1, 1 + size), key.subarray(1 + size));
   }
   return `must be ${KINDS}`;
 }
@@ -120,8 +143,8 @@ function stripZeros(bytes: Uint8Array): Uint8Array {
   return bytes.subarray(i);
 }
 
-/** An RSA key from the unsigned bytes of its modulus and exponent; `der`: the SPKI they came from. */
-function rsaSpec(modulus: Uint8Array, exponent: Uint8Array, alg: AlgorithmName | undefined, kid: string | undefined, der?: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
+/** An RSA key from the unsigned bytes of its modulus and exponent. */
+function rsaKey(modulus: Uint8Array, exponent: Uint8Array): PublicKeySpec | string {
   const n = stripZeros(modulus);
   const bits = n.length === 0 ? 0 : (n.length - 1) * 8 + (32 - Math.clz32(n[0] as number));
   if (bits < MIN_RSA_BITS) return `is an RSA key of ${bits} bits; at least ${MIN_RSA_BITS} are required`;
@@ -131,9 +154,7 @@ function rsaSpec(modulus: Uint8Array, exponent: Uint8Array, alg: AlgorithmName |
     return 'is an RSA key whose public exponent is even or under 3';
   }
   if (hasRocaFingerprint(n)) return 'is an RSA key with the ROCA fingerprint (CVE-2017-15361): its private key can be computed';
-  // RSA's AlgorithmIdentifier has NULL parameters (RFC 3279 §2.3.1).
-  const spki = der ?? encodeSpki([derOid(OID_RSA), Uint8Array.of(0x05, 0x00)], [encodeDer(0x30, [derUnsignedInteger(n), derUnsignedInteger(e)])]);
-  return spec({ kty: 'RSA', bits, algorithms: algorithmsFor('RSA'), spki }, alg, kid);
+  return Object.freeze({ kty: 'RSA', bits, algorithms: algorithmsFor('RSA'), jwk: { kty: 'RSA', n: encodeBase64url(n), e: encodeBase64url(e) } });
 }
 
 const ROCA_PRIMES = [3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167];
@@ -156,39 +177,18 @@ function hasRocaFingerprint(modulus: Uint8Array): boolean {
   });
 }
 
-// y² = x³ - 3x + b over the prime field of each NIST curve (SEC 2 §2.4, FIPS 186-5 §6.1).
-const CURVE_PARAMS: Readonly<Record<string, readonly [p: string, b: string]>> = {
-  'P-256': ['ffffffff00000001000000000000000000000000ffffffffffffffffffffffff', '5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604b'],
-  'P-384': [`${'f'.repeat(63)}effffffff0000000000000000ffffffff`, 'b3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aef'],
-  'P-521': [`1${'f'.repeat(130)}`, '051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00'],
-};
-
 const toBigInt = (bytes: Uint8Array): bigint => BigInt(`0x0${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`);
 
-/** True when (x, y) is a point of `curve`: an off-curve key is refused when read, not by Web Crypto at first use. */
-function isOnCurve(curve: NamedCurve, x: Uint8Array, y: Uint8Array): boolean {
-  const [p, b] = (CURVE_PARAMS[curve] as readonly [string, string]).map((hex) => BigInt(`0x${hex}`)) as [bigint, bigint];
+/** An EC key from its point's coordinates, refused when the point is off the curve (when read, not by Web Crypto at first use). */
+function ecKey(curve: EcCurve, x: Uint8Array, y: Uint8Array): PublicKeySpec | string {
+  const { p, b } = CURVES[curve];
   const [X, Y] = [toBigInt(x), toBigInt(y)];
-  if (X >= p || Y >= p) return false;
-  return (Y * Y - (X * X * X - 3n * X + b)) % p === 0n;
+  if (X >= p || Y >= p || (Y * Y - (X * X * X - 3n * X + b)) % p !== 0n) return `is an EC key whose point is not on ${curve}`;
+  return Object.freeze({ kty: 'EC', curve, algorithms: algorithmsFor('EC', curve), jwk: { kty: 'EC', crv: curve, x: encodeBase64url(x), y: encodeBase64url(y) } });
 }
 
-/** An EC key from its point's coordinates; `der`: the SPKI they came from. */
-function ecSpec(
-  curve: NamedCurve, alg: AlgorithmName | undefined, kid: string | undefined, x: Uint8Array, y: Uint8Array, der?: Uint8Array<ArrayBuffer>,
-): PublicKeySpec | string {
-  if (!isOnCurve(curve, x, y)) return `is an EC key whose point is not on ${curve}`;
-  const spki = der ?? encodeSpki([derOid(OID_EC), derOid(OID_CURVES.find(([name]) => name === curve)![1])], [Uint8Array.of(0x04), x, y]);
-  return spec({ kty: 'EC', curve, algorithms: algorithmsFor('EC', curve), spki }, alg, kid);
-}
-
-function spec(key: PublicKeySpec, alg: AlgorithmName | undefined, kid: string | undefined): PublicKeySpec | string {
-  if (alg !== undefined) {
-    if (!key.algorithms.includes(alg)) return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
-    // EdDSA with an Ed25519 key is Ed25519 (RFC 9864): a key named either way serves both names.
-    key = { ...key, algorithms: alg === 'EdDSA' || alg === 'Ed25519' ? ['EdDSA', 'Ed25519'] : [alg] };
-  }
-  return Object.freeze(kid === undefined ? key : { ...key, kid });
+function ed25519Key(x: Uint8Array): PublicKeySpec {
+  return Object.freeze({ kty: 'OKP', curve: 'Ed25519', algorithms: algorithmsFor('OKP', 'Ed25519'), jwk: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64url(x) } });
 }
 
 /** `an RSA key`, `a P-256 EC key`, `an Ed25519 key`: for messages. */
@@ -209,25 +209,29 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
   const secret = PRIVATE_JWK_MEMBERS.find((member) => jwk[member] !== undefined);
   if (secret !== undefined) return `is a JWK with the private member "${secret}"; give the public key only`;
   const { kty, use, key_ops: keyOps, alg, kid, crv } = jwk;
-  if (use !== undefined && use !== 'sig') return 'is a JWK whose "use" is not "sig"';
-  if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify'))) return 'is a JWK whose "key_ops" lacks "verify"';
-  if (kid !== undefined && typeof kid !== 'string') return 'is a JWK whose "kid" is not a string';
-  if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined)) return 'is a JWK whose "alg" is not a supported algorithm';
-  const algName = alg as AlgorithmName | undefined;
+  const whose = (what: string) => `is a JWK whose ${what}`;
+  if (use !== undefined && use !== 'sig') return whose('"use" is not "sig"');
+  if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify'))) return whose('"key_ops" lacks "verify"');
+  if (kid !== undefined && typeof kid !== 'string') return whose('"kid" is not a string');
+  if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined)) return whose('"alg" is not a supported algorithm');
   const bytes = (member: string) => (typeof jwk[member] === 'string' ? decodeBase64url(jwk[member] as string) : null);
+  let key: PublicKeySpec | string;
   if (kty === 'RSA') {
     const [n, e] = [bytes('n'), bytes('e')];
-    if (n === null || e === null) return 'is an RSA JWK without valid base64url "n" and "e"';
-    return rsaSpec(n, e, algName, kid);
+    key = n === null || e === null ? 'is an RSA JWK without valid base64url "n" and "e"' : rsaKey(n, e);
+  } else if (kty === 'EC' || kty === 'OKP') {
+    const ec = kty === 'EC';
+    if (ec ? typeof crv !== 'string' || !Object.hasOwn(CURVES, crv) : crv !== 'Ed25519') return ec ? `is an EC JWK ${OTHER_CURVE}` : 'is an OKP JWK whose "crv" is not "Ed25519"';
+    const size = ec ? CURVES[crv as EcCurve].size : 32;
+    const [x, y] = [bytes('x'), ec ? bytes('y') : new Uint8Array(size)];
+    if (x === null || y === null || x.length !== size || y.length !== size) return `is an ${kty} JWK whose coordinates are not ${size}-byte base64url`;
+    key = ec ? ecKey(crv as EcCurve, x, y) : ed25519Key(x);
+  } else {
+    return whose('"kty" is not "RSA", "EC" or "OKP"');
   }
-  if (kty !== 'EC' && kty !== 'OKP') return 'is a JWK whose "kty" is not "RSA", "EC" or "OKP"';
-  if (kty === 'EC' ? crv !== 'P-256' && crv !== 'P-384' && crv !== 'P-521' : crv !== 'Ed25519') {
-    return kty === 'EC' ? 'is an EC JWK on a curve other than P-256, P-384 or P-521' : 'is an OKP JWK whose "crv" is not "Ed25519"';
-  }
-  const size = COORDINATE_BYTES[crv as NamedCurve] as number;
-  const [x, y] = [bytes('x'), kty === 'EC' ? bytes('y') : new Uint8Array(size)];
-  if (x === null || y === null || x.length !== size || y.length !== size) return `is an ${kty} JWK whose coordinates are not ${size}-byte base64url`;
-  if (kty === 'EC') return ecSpec(crv as NamedCurve, algName, kid, x, y);
-  const spki = encodeSpki([derOid(OID_ED25519)], [x]);
-  return spec({ kty: 'OKP', curve: 'Ed25519', algorithms: algorithmsFor('OKP', 'Ed25519'), spki }, algName, kid);
+  if (typeof key === 'string' || (alg === undefined && kid === undefined)) return key;
+  if (alg !== undefined && !key.algorithms.includes(alg as AlgorithmName)) return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
+  // EdDSA with an Ed25519 key is Ed25519 (RFC 9864): a key named either way serves both names.
+  const algorithms: readonly AlgorithmName[] = alg === undefined ? key.algorithms : alg === 'EdDSA' || alg === 'Ed25519' ? ['EdDSA', 'Ed25519'] : [alg as AlgorithmName];
+  return Object.freeze(kid === undefined ? { ...key, algorithms } : { ...key, algorithms, kid: kid as string });
 }
