@@ -2,7 +2,7 @@
 import { makePrincipal } from './principal.ts';
 import type { AuthFn } from './types.ts';
 
-const ANONYMOUS = makePrincipal({ id: 'anonymous', type: 'user', authenticator: 'anonymous' });
+const ANONYMOUS = /* @__PURE__ */ makePrincipal({ id: 'anonymous', type: 'user', authenticator: 'anonymous' });
 
 /**
  * Accepts everyone as `{ id: 'anonymous', type: 'user', authenticator: 'anonymous' }`; put it last.

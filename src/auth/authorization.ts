@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /** An `Authorization` value over this many characters is skipped without parsing. */
-export const MAX_AUTHORIZATION_LENGTH = 16 * 1024;
+export const MAX_AUTHORIZATION_LENGTH = 16_384; // 16 KiB
 
 /** RFC 6750 `b64token`. */
 export const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;

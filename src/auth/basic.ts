@@ -18,7 +18,7 @@ export interface BasicOptions {
   realm?: string;
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 7617 user-id and password, NFC-normalized, or `null` for anything malformed. */
 function readBasicCredentials(request: Request): [user: string, password: string] | null {

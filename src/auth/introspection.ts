@@ -35,17 +35,17 @@ export interface IntrospectionOptions extends DpopOptions, Pick<JwtOptions, 'aud
   timeoutMs?: number;
 }
 
+/** The options of `introspection()`; then `DPOP_OPTION_NAMES`. */
 const OPTION_NAMES = [
   'endpoint', 'issuer', 'clientId', 'clientSecret', 'audience', 'allowAnyAudience', 'scopes', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata', 'timeoutMs',
-  ...DPOP_OPTION_NAMES,
-];
+] as const;
 /** Calls in flight per entry at most, so a flood of garbage tokens cannot flood the server; beyond, requests wait in line. */
 export const MAX_IN_FLIGHT = 16;
 /** Requests waiting in line for a call per entry at most (each at most `timeoutMs`); beyond, they skip. */
 export const MAX_WAITING = 1_000;
 /** `token_type` values of an access token (RFC 6749 §7.1, RFC 9449 §5), compared case-insensitively. */
 const ACCESS_TOKEN_TYPE = /^(?:bearer|dpop|access_token)$/i;
-const MAX_ANSWER_BYTES = 64 * 1024;
+const MAX_ANSWER_BYTES = 65_536; // 64 KiB
 /** An inactive answer is kept at most this long: a token just issued may be refused for that long. */
 const INACTIVE_MAX_AGE_SEC = 10;
 
@@ -113,7 +113,7 @@ function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | 
 export function introspection(options: IntrospectionOptions): AuthFn {
   const helper = 'introspection()';
   if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { endpoint or issuer, clientId, clientSecret, audience } are required');
-  checkOptionNames(helper, options, OPTION_NAMES);
+  checkOptionNames(helper, options, [...OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
   if (typeof clientId !== 'string' || clientId === '') throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
   if (typeof clientSecret !== 'string' || clientSecret === '') throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
 import { checkQuotable } from './challenges.ts';
-import { DPOP_OPTION_NAMES, readDpopPolicy } from './dpop.ts';
+import { readDpopPolicy } from './dpop.ts';
 import { isScopeList, throwConfigError } from './errors.ts';
 import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
 import { normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
@@ -14,11 +14,10 @@ import { isNumberIn } from './options.ts';
 
 const MAX_TOLERANCE_SEC = 300;
 
-/** The options `jwt()` and `oidc()` share (all but the key source, `issuer`'s role and `discoveryUrl`). */
-export const ENTRY_OPTION_NAMES: readonly string[] = [
+/** The options `jwt()` and `oidc()` share (all but the key source, `issuer`'s role and `discoveryUrl`); then `DPOP_OPTION_NAMES`. */
+export const ENTRY_OPTION_NAMES = [
   'algorithms', 'typ', 'scopes', 'issuer', 'audience', 'allowAnyAudience', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata',
-  ...DPOP_OPTION_NAMES,
-];
+] as const;
 
 /** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
 export function readAlgorithms(helper: string, value: unknown, fits: readonly AlgorithmName[], key: string): readonly AlgorithmName[] {

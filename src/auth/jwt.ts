@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { accessTokenHash, boundThumbprint, checkProof, entryChallenges, INVALID_DPOP_PROOF, type DpopOptions, type DpopPolicy } from './dpop.ts';
+import { accessTokenHash, boundThumbprint, checkProof, DPOP_OPTION_NAMES, entryChallenges, INVALID_DPOP_PROOF, type DpopOptions, type DpopPolicy } from './dpop.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import { ENTRY_OPTION_NAMES, readAlgorithms, readEntryOptions, readKeySetAlgorithms, type EntryOptions } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
@@ -97,7 +97,7 @@ export function jwt(options: JwtOptions): AuthFn {
 export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
   const helper = 'jwt()';
   if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be an object');
-  checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES]);
+  checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const given = KEY_SOURCES.filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
     // `secret: env.JWT_SECRET` with the variable unset: say the key is there, holding undefined.

@@ -4,6 +4,7 @@ import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
 import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
 import { createJwtEntry, type JwtOptions } from './jwt.ts';
+import { DPOP_OPTION_NAMES } from './dpop.ts';
 import { ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
 import type { AuthFn } from './types.ts';
@@ -24,8 +25,6 @@ export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ'
   algorithms?: readonly string[];
 }
 
-const OIDC_OPTION_NAMES: readonly string[] = [...ENTRY_OPTION_NAMES, 'discoveryUrl'];
-
 /**
  * A `jwt()` whose keys come from an OpenID Connect provider: the discovery document is fetched
  * once, on first use; its `issuer` must equal `issuer` exactly and its `jwks_uri` must be
@@ -39,7 +38,7 @@ const OIDC_OPTION_NAMES: readonly string[] = [...ENTRY_OPTION_NAMES, 'discoveryU
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
   if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { issuer, audience } are required');
-  checkOptionNames(helper, options, OIDC_OPTION_NAMES);
+  checkOptionNames(helper, options, [...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES, 'discoveryUrl']);
   const { issuer } = options;
   if (typeof issuer !== 'string' || issuer.length === 0) throwConfigError(helper, `issuer is required (a non-empty string); got ${kindOf(issuer)}`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.

@@ -37,13 +37,15 @@ const FAMILIES: readonly ((bits: 256 | 384 | 512, hash: string) => JwsAlgorithm)
 // RFC 8037, Ed25519 only (Ed448 is not in Web Crypto everywhere); `Ed25519` is its fully-specified name (RFC 9864).
 const eddsa = (name: 'EdDSA' | 'Ed25519'): JwsAlgorithm => ({ name, kty: 'OKP', curve: 'Ed25519', importParams: { name: 'Ed25519' }, verifyParams: 'Ed25519', signatureLength: 64 });
 
-const TABLE: ReadonlyMap<string, JwsAlgorithm> = new Map(
+// Built by pure calls (/* @__PURE__ */: a bundle that never reads the table leaves it out).
+const algorithmTable = (): ReadonlyMap<string, JwsAlgorithm> => new Map(
   [...FAMILIES.flatMap((family) => SHA_BITS.map((bits) => family(bits, `SHA-${bits}`))), eddsa('EdDSA'), eddsa('Ed25519')]
     .map((algorithm) => [algorithm.name, Object.freeze(algorithm)]),
 );
+const TABLE = /* @__PURE__ */ algorithmTable();
 
 /** Every supported algorithm name, in table order. */
-export const ALGORITHM_NAMES: readonly AlgorithmName[] = Object.freeze([...TABLE.keys()] as AlgorithmName[]);
+export const ALGORITHM_NAMES: readonly AlgorithmName[] = /* @__PURE__ */ (() => Object.freeze([...TABLE.keys()] as AlgorithmName[]))();
 
 /** The table entry for an exact, case-sensitive `alg`, or `undefined`. */
 export function jwsAlgorithm(name: string): JwsAlgorithm | undefined {

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 // Sextet value of each byte, 64 for bytes outside the URL alphabet (every byte over 127 among them).
-const VALUES = new Uint8Array(256).fill(64);
-for (let i = 0; i < ALPHABET.length; i++) VALUES[ALPHABET.charCodeAt(i)] = i;
-const encoder = new TextEncoder();
+// Module values are made by calls marked /* @__PURE__ */: a bundle that does not use them leaves them out.
+const VALUES = /* @__PURE__ */ (() => {
+  const values = new Uint8Array(256).fill(64);
+  for (let i = 0; i < ALPHABET.length; i++) values[ALPHABET.charCodeAt(i)] = i;
+  return values;
+})();
+const encoder = /* @__PURE__ */ new TextEncoder();
 
 /**
  * Strict base64url (RFC 4648 §5, RFC 7515 §2): URL alphabet only, no padding, no whitespace,

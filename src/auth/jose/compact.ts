@@ -3,7 +3,10 @@ import { decodeBase64urlInto } from './base64url.ts';
 import { parseJsonObject } from './json.ts';
 
 /** A token longer than this is skipped unread (the `Authorization` header has the same cap). */
-export const MAX_TOKEN_LENGTH = 16 * 1024;
+// Sizes written out as literals: a bundler drops an unused constant only when it is one.
+export const MAX_TOKEN_LENGTH = 16_384; // 16 KiB
+/** The most bytes a base64url segment of a token decodes to: three per four characters. */
+const MAX_DECODED_LENGTH = 12_288;
 
 /** The protected header members the verifier acts on; `jku`, `x5u`, `jwk`, `x5c` are never read. */
 export interface JwsHeader {
@@ -27,17 +30,19 @@ export interface CompactJws {
 }
 
 // ignoreBOM keeps a byte order mark in the text, where the JSON parser refuses it.
-const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
-const encoder = new TextEncoder();
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { ignoreBOM: true });
+const encoder = /* @__PURE__ */ new TextEncoder();
 // Scratch buffers shared by every token (allocating per token cost more than the rest of the parse):
 // the ASCII bytes of one token and its decoded signature, of the parsed token `loaded`; callers read them
 // through `signingInputOf`/`signatureOf`, which reload them when another token was parsed since.
 // `segmentBytes` holds a decoded header or payload within one synchronous call.
-const tokenBytes = new Uint8Array(MAX_TOKEN_LENGTH);
-const tokenView = new DataView(tokenBytes.buffer);
-const signatureBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
-let signatureView = signatureBytes.subarray(0, 0);
-const segmentBytes = new Uint8Array((MAX_TOKEN_LENGTH * 3) >> 2);
+// (Made by calls marked /* @__PURE__ */: a bundle that never parses a JWS leaves them out.)
+const tokenBuffer = /* @__PURE__ */ new ArrayBuffer(MAX_TOKEN_LENGTH);
+const tokenBytes = /* @__PURE__ */ new Uint8Array(tokenBuffer);
+const tokenView = /* @__PURE__ */ new DataView(tokenBuffer);
+const signatureBytes = /* @__PURE__ */ new Uint8Array(MAX_DECODED_LENGTH);
+let signatureView = /* @__PURE__ */ signatureBytes.subarray(0, 0);
+const segmentBytes = /* @__PURE__ */ new Uint8Array(MAX_DECODED_LENGTH);
 let loaded: CompactJws | null = null;
 const headerCache = new Map<string, JwsHeader | null>();
 const HEADER_CACHE_SIZE = 256;

@@ -9,16 +9,16 @@ import { throwConfigError } from '../errors.ts';
 
 /** Limits of a key-set (and discovery) fetch and of the cache. */
 export const KEY_SET_TIMEOUT_MS = 5_000;
-export const MAX_KEY_SET_BYTES = 1024 * 1024;
-export const KEY_SET_FRESH_MS = 10 * 60_000;
+export const MAX_KEY_SET_BYTES = 1_048_576; // 1 MiB (a literal: a bundle without key sets drops it)
+export const KEY_SET_FRESH_MS = 600_000; // 10 minutes
 export const KEY_SET_RETRY_MS = 30_000;
 export const MAX_KEY_SET_KEYS = 100;
 /** Keys tried for a token without `kid`. */
 export const MAX_KEYS_TRIED = 8;
 
 /** What a key set may serve: RSA, EC and Ed25519 keys, never an HMAC key. */
-export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct'));
-export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = Object.freeze(['RS256', 'ES256'] as const);
+export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ (() => Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct')))();
+export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ Object.freeze(['RS256', 'ES256'] as const);
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -64,7 +64,7 @@ export function isWorkersRuntime(): boolean {
   return typeof navigator !== 'undefined' && navigator.userAgent === 'Cloudflare-Workers';
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * GETs `url` (or sends `request`: introspection's POST) and returns its body as a JSON object.

@@ -20,9 +20,9 @@ export interface KeySource {
 }
 
 /** No key: a token that needs one skips. */
-export const NO_KEYS: readonly VerifyKey[] = Object.freeze([]);
+export const NO_KEYS: readonly VerifyKey[] = /* @__PURE__ */ Object.freeze([]);
 /** No key because the key set (or discovery) could not be fetched: a skip, told apart for `onRefused`. */
-export const KEY_SET_UNAVAILABLE: readonly VerifyKey[] = Object.freeze([]);
+export const KEY_SET_UNAVAILABLE: readonly VerifyKey[] = /* @__PURE__ */ Object.freeze([]);
 
 /** A key the runtime would not import (no Ed25519 or P-521 there, or a key it refuses): its tokens skip; one warning per algorithm and source. */
 export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Set<string>): readonly VerifyKey[] {

@@ -42,7 +42,7 @@ const CURVE_OIDS: readonly (readonly [EcCurve, readonly number[]])[] = [
  * The NIST curves (FIPS 186-5 §6.1, SEC 2 §2.4): the bytes of a coordinate, and the prime `p` and
  * coefficient `b` of y² = x³ - 3x + b (mod p).
  */
-const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigint; readonly b: bigint }>> = {
+const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigint; readonly b: bigint }>> = /* @__PURE__ */ (() => ({
   'P-256': {
     size: 32,
     p: 2n ** 256n - 2n ** 224n + 2n ** 192n + 2n ** 96n - 1n,
@@ -58,7 +58,7 @@ const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigi
     p: 2n ** 521n - 1n,
     b: 0x051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00n,
   },
-};
+}))(); // BigInt arithmetic: in a call marked /* @__PURE__ */, so a bundle without EC keys leaves it out
 
 /**
  * Whether an HMAC secret's bytes are a key in another form (design §20): PEM text (`-----BEGIN`),

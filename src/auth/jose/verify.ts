@@ -3,7 +3,7 @@ import { parseCompactJws, signatureOf, signingInputOf, type CompactJws } from '.
 import { KEY_SET_UNAVAILABLE, type KeySource, type VerifyKey } from './key-source.ts';
 import type { RefusalReason } from '../refusals.ts';
 
-const INVALID: Promise<boolean> = Promise.resolve(false);
+const INVALID: Promise<boolean> = /* @__PURE__ */ Promise.resolve(false);
 
 /** Hears why a token was refused (with the parsed JWS when there is one) and answers the skip, `null`. */
 export type Refuse = (reason: RefusalReason, jws: CompactJws | null, claims?: Readonly<Record<string, unknown>>) => null;
@@ -62,7 +62,7 @@ function whenKeys<T>(
   return found.then((keys) => tryKeys(jws, keys, 0, accept, refuse));
 }
 
-const NOT_VERIFIED: Promise<null> = Promise.resolve(null);
+const NOT_VERIFIED: Promise<null> = /* @__PURE__ */ Promise.resolve(null);
 
 /** Tries `keys` from `index` on, in order, until one verifies the signature; one promise per key, no `async` frame. */
 function tryKeys<T>(
