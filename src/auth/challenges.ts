@@ -81,9 +81,10 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
     if (!Array.isArray(challenges)) throwConfigError(HELPER, "an entry's challenges must be a list of { scheme, realm?, params? }");
     for (const challenge of challenges as readonly unknown[]) declared.push(checkChallenge(challenge));
   }
-  // Made on first use, one set of lines per (scheme, error): a list has few of them.
+  // Made on first use, one set of lines per (scheme, error), the plain lines too: a list has few of them.
   const formatted = new Map<string, readonly string[]>();
-  const of = (scheme: string) => declared.filter((challenge) => challenge.scheme.toLowerCase() === scheme);
+  /** The declared challenges of `scheme` (lower case). */
+  const declaredFor = (scheme: string) => declared.filter((challenge) => challenge.scheme.toLowerCase() === scheme);
   return {
     lines(error) {
       const scheme = error?.scheme.toLowerCase();
@@ -95,8 +96,8 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
       }
       return lines;
     },
-    param: (scheme, name) => of(scheme.toLowerCase()).find((challenge) => challenge.params?.[name] !== undefined)?.params?.[name],
-    reads: (scheme) => of(scheme).length > 0,
+    param: (scheme, name) => declaredFor(scheme.toLowerCase()).find((challenge) => challenge.params?.[name] !== undefined)?.params?.[name],
+    reads: (scheme) => declaredFor(scheme).length > 0,
   };
 }
 

@@ -14,6 +14,7 @@
 // floating-point estimate is corrected in integers (a test checks the digests of the NIST vectors).
 const PRIMES: number[] = [];
 for (let n = 2; PRIMES.length < 64; n++) if (PRIMES.every((p) => n % p > 0)) PRIMES.push(n);
+/** The first 32 bits after the point of prime^(1/root): ⌊prime^(1/root) · 2³²⌋ mod 2³², the largest x with x^root ≤ prime · 2^(32·root). */
 function fractionBits(prime: number, root: bigint): number {
   const scaled = BigInt(prime) << (32n * root);
   let x = BigInt(Math.floor(prime ** (1 / Number(root)) * 2 ** 32));
