@@ -40,7 +40,10 @@ export function closest(name: string, known: readonly string[]): string | undefi
   let bestDistance = Infinity;
   for (const candidate of known) {
     const distance = editDistance(typed, candidate.toLowerCase());
-    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
   }
   // About one edit in three: `atuh` → `auth`, `prot` → `port`, `clockTolerence` → `clockToleranceSec`.
   return bestDistance <= Math.max(1, Math.ceil(typed.length / 3)) ? best : undefined;

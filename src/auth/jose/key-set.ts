@@ -92,20 +92,23 @@ export async function fetchJsonObject(
   }
 }
 
+/** Why a fetched answer was refused, for the warning that names the URL: `answered <what>`. */
+const answered = (what: string | number) => new Error(`answered ${what}`);
+
 async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSignal, init: RequestInit | undefined, limit: number): Promise<Record<string, unknown>> {
   const response = await fetchImpl(url, { headers: { accept: 'application/json' }, ...init, redirect: 'manual', signal });
   // `redirect: 'manual'` yields the 3xx itself (Node, workerd) or an `opaqueredirect` of status 0 (browsers).
-  if (!response.ok) throw new Error(response.type === 'opaqueredirect' ? 'answered a redirect' : `answered ${response.status}`);
+  if (!response.ok) throw answered(response.type === 'opaqueredirect' ? 'a redirect' : response.status);
   const bytes = await readBoundedBody(response.body, limit);
-  if (bytes === null) throw new Error(`answered more than ${limit} bytes`);
+  if (bytes === null) throw answered(`more than ${limit} bytes`);
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw new Error('answered a body that is not UTF-8');
+    throw answered('a body that is not UTF-8');
   }
   const object = parseJsonObject(text);
-  if (object === null) throw new Error('answered a body that is not a JSON object');
+  if (object === null) throw answered('a body that is not a JSON object');
   return object;
 }
 
@@ -117,7 +120,7 @@ async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSi
  */
 export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[], warned = new Set<string>()): Promise<VerifyKey[]> {
   const { keys } = document;
-  if (!Array.isArray(keys)) throw new Error('answered JSON without a "keys" array');
+  if (!Array.isArray(keys)) throw answered('JSON without a "keys" array');
   const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
   for (const jwk of keys as unknown[]) {
     if (candidates.length === MAX_KEY_SET_KEYS) break;
