@@ -23,24 +23,40 @@ interface ToolResult {
   isError: boolean;
 }
 
-const RUN_OUTPUT = Object.freeze({
+/** A JSON Schema of one `type`, with its description when it has one. */
+const typed = (type: string, description?: string) => (description === undefined ? { type } : { type, description });
+const string = (description?: string) => typed('string', description);
+
+/** A tool's `inputSchema`: these properties, the `required` ones, and no other; `callTool` checks arguments against it. */
+interface InputSchema {
+  type: 'object';
+  properties: Record<string, { type: string; description?: string }>;
+  required: string[];
+  additionalProperties: false;
+}
+const input = (properties: InputSchema['properties'], required: string[]): InputSchema => ({ type: 'object', properties, required, additionalProperties: false });
+
+const RUN_OUTPUT = {
   type: 'object',
   properties: {
-    sessionId: { type: 'string', description: 'The conversation: pass it to ask again to continue it.' },
+    sessionId: string('The conversation: pass it to ask again to continue it.'),
     status: { type: 'string', enum: ['completed', 'awaiting-approval'] },
-    text: { type: 'string', description: "The agent's reply." },
+    text: string("The agent's reply."),
     approvals: {
-      type: 'array',
-      description: 'Tool calls waiting for a decision (call decide with their id).',
-      items: {
-        type: 'object',
-        properties: { id: { type: 'string' }, tool: { type: 'string' }, arguments: {}, toolCallId: { type: 'string' } },
-        required: ['id', 'tool', 'toolCallId'],
-      },
+      ...typed('array', 'Tool calls waiting for a decision (call decide with their id).'),
+      items: { type: 'object', properties: { id: string(), tool: string(), arguments: {}, toolCallId: string() }, required: ['id', 'tool', 'toolCallId'] },
     },
   },
   required: ['sessionId', 'status', 'text', 'approvals'],
-});
+};
+
+const INPUTS = {
+  ask: input({ message: string('The message to the agent.'), sessionId: string('The conversation to continue (from an earlier answer).') }, ['message']),
+  decide: input(
+    { approvalId: string('The id of the approval.'), approved: typed('boolean', 'true runs the tool call; false denies it.'), reason: string('Why, recorded with the decision.') },
+    ['approvalId', 'approved'],
+  ),
+};
 
 /** The tools of `tools/list`: `ask`, and `decide` when a run can wait for an approval. */
 export function listTools(agent: McpAgent, config: McpConfig): Record<string, unknown>[] {
@@ -48,15 +64,7 @@ export function listTools(agent: McpAgent, config: McpConfig): Record<string, un
     name: 'ask',
     title: `Ask ${config.title ?? config.name}`,
     description: `Sends a message to the agent "${config.name}" and returns its reply. Without sessionId a new conversation starts; pass the sessionId of an earlier answer to continue that one.`,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        message: { type: 'string', description: 'The message to the agent.' },
-        sessionId: { type: 'string', description: 'The conversation to continue (from an earlier answer).' },
-      },
-      required: ['message'],
-      additionalProperties: false,
-    },
+    inputSchema: INPUTS.ask,
     outputSchema: RUN_OUTPUT,
   };
   if (agent.awaitsApprovals === false) return [ask];
@@ -64,16 +72,7 @@ export function listTools(agent: McpAgent, config: McpConfig): Record<string, un
     name: 'decide',
     title: 'Approve or deny a tool call',
     description: `Approves or denies a tool call the agent "${config.name}" is waiting on (an approval of an ask answer), then returns the agent's reply.`,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        approvalId: { type: 'string', description: 'The id of the approval.' },
-        approved: { type: 'boolean', description: 'true runs the tool call; false denies it.' },
-        reason: { type: 'string', description: 'Why, recorded with the decision.' },
-      },
-      required: ['approvalId', 'approved'],
-      additionalProperties: false,
-    },
+    inputSchema: INPUTS.decide,
     outputSchema: RUN_OUTPUT,
   };
   return [ask, decide];
@@ -98,29 +97,29 @@ export async function callTool(agent: McpAgent, config: McpConfig, name: string,
   if (required !== undefined && !grants(context.principal, required)) return context.insufficientScope(required);
   const { principal, signal, onUsage } = context;
   try {
+    checkArguments(args, INPUTS[name as keyof typeof INPUTS]);
     if (name === 'ask') {
-      const { message, sessionId } = checkArguments(args, { message: 'string', sessionId: 'string' }, ['message']);
+      const { message, sessionId } = args;
       return runResult(await agent.send(message as string, { principal, signal, onUsage, ...(sessionId !== undefined && { sessionId: sessionId as string }) }));
     }
-    const { approvalId, approved, reason } = checkArguments(args, { approvalId: 'string', approved: 'boolean', reason: 'string' }, ['approvalId', 'approved']);
+    const { approvalId, approved, reason } = args;
     return runResult(await agent.decide(approvalId as string, { approved: approved as boolean, principal, signal, onUsage, ...(reason !== undefined && { reason: reason as string }) }));
   } catch (error) {
     return toolError(error);
   }
 }
 
-/** The arguments, each of its declared type, the required ones present and no other: else an `HttpError(400)` naming the first fault. */
-function checkArguments(args: Record<string, unknown>, types: Record<string, 'string' | 'boolean'>, required: readonly string[]): Record<string, unknown> {
+/** The arguments as the tool's input schema says: each of its type, the required ones present and no other; else an `HttpError(400)` naming the first fault. */
+function checkArguments(args: Record<string, unknown>, { properties, required }: InputSchema): void {
   for (const key of Object.keys(args)) {
-    if (!Object.hasOwn(types, key)) throw new HttpError(400, `unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(types).join(', ')}`);
+    if (!Object.hasOwn(properties, key)) throw new HttpError(400, `unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(properties).join(', ')}`);
   }
-  for (const [key, type] of Object.entries(types)) {
+  for (const [key, { type }] of Object.entries(properties)) {
     const value = args[key];
     if (value === undefined ? required.includes(key) : typeof value !== type || (type === 'string' && value === '' && key !== 'reason')) {
       throw new HttpError(400, `${key} must be ${type === 'string' ? 'a non-empty string' : 'true or false'}`);
     }
   }
-  return args;
 }
 
 function runResult(result: RunResult): ToolResult {
