@@ -50,6 +50,8 @@ const HANDSHAKE_DEFAULT = '2025-11-25';
 /** 2026-07-28: the request's own revision, in its `_meta` envelope. */
 const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
+/** 2026-07-28: an answer that depends on the caller (its scopes) may not be cached. */
+const UNCACHED = { ttlMs: 0, cacheScope: 'private' };
 
 /** JSON-RPC 2.0 and MCP error codes. */
 const PARSE_ERROR = -32700;
@@ -61,33 +63,39 @@ const HEADER_MISMATCH = -32020;
 /** 2026-07-28: a protocol revision this server does not serve. */
 const UNSUPPORTED_VERSION = -32022;
 
+/** An object that is not an array: a JSON object, or an options object. */
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation. */
 export function readMcpOptions(helper: string, value: unknown, agentName: string, hasAuth: boolean): McpConfig | undefined {
   if (value === undefined || value === false) return undefined;
   const options = value === true ? {} : value;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new AuthConfigError(`${helper}: mcp must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }`);
+  const fail = (message: string) => new AuthConfigError(`${helper}: mcp${message}`);
+  /** An entry of a list, quoted and cut short, for the message that refuses it. */
+  const quoted = (entry: unknown) => JSON.stringify(String(entry)).slice(0, 80);
+  if (!isRecord(options)) throw fail(' must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }');
   checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
   const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
-  if (typeof name !== 'string' || name === '') throw new AuthConfigError(`${helper}: mcp.name must be a non-empty string`);
-  if (title !== undefined && (typeof title !== 'string' || title === '')) throw new AuthConfigError(`${helper}: mcp.title must be a non-empty string`);
-  if (typeof scopes !== 'object' || scopes === null) throw new AuthConfigError(`${helper}: mcp.scopes must be { ask?, decide? }`);
+  if (typeof name !== 'string' || name === '') throw fail('.name must be a non-empty string');
+  if (title !== undefined && (typeof title !== 'string' || title === '')) throw fail('.title must be a non-empty string');
+  if (typeof scopes !== 'object' || scopes === null) throw fail('.scopes must be { ask?, decide? }');
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
-    if (list !== undefined && !isScopeList(list)) throw new AuthConfigError(`${helper}: mcp.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+    if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
   }
-  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw new AuthConfigError(`${helper}: mcp.scopes need auth (without it no caller has claims to grant them)`);
-  if (!Array.isArray(allowedOrigins)) throw new AuthConfigError(`${helper}: mcp.allowedOrigins must be a list of origins such as "https://app.example"`);
+  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail('.scopes need auth (without it no caller has claims to grant them)');
+  if (!Array.isArray(allowedOrigins)) throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
   for (const origin of allowedOrigins) {
     if (typeof origin !== 'string' || !/^https?:\/\//.test(origin) || !URL.canParse(origin) || new URL(origin).origin !== origin) {
-      throw new AuthConfigError(`${helper}: mcp.allowedOrigins holds ${JSON.stringify(String(origin)).slice(0, 80)}, not an origin (http(s)://host[:port], nothing after it)`);
+      throw fail(`.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`);
     }
   }
   if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
-    throw new AuthConfigError(`${helper}: mcp.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"`);
+    throw fail('.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"');
   }
   for (const host of allowedHosts ?? []) {
     if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
-      throw new AuthConfigError(`${helper}: mcp.allowedHosts holds ${JSON.stringify(String(host)).slice(0, 80)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`);
+      throw fail(`.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`);
     }
   }
   const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
@@ -120,19 +128,20 @@ const LOOPBACK_HOST = /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/
  * DNS name to this machine.
  */
 export function mcpGuard(config: McpConfig, request: RouteRequest): Reply | undefined {
+  const forbidden = (why: string) => errorReply(403, `Forbidden: ${why}`);
   const host = request.headers.get('host');
   // A Web Request made without a Host header (a test's, a framework's) names its host in its URL.
   if (config.hosts !== undefined && !hostIn(config.hosts, (host ?? new URL(request.url).host).toLowerCase())) {
-    return errorReply(403, 'Forbidden: this server does not answer to that host name (mcp.allowedHosts)');
+    return forbidden('this server does not answer to that host name (mcp.allowedHosts)');
   }
   if (request.loopback === true && (host === null || (!LOOPBACK_HOST.test(host) && !hostIn(config.allowedHosts, host.toLowerCase())))) {
-    return errorReply(403, 'Forbidden: this server answers to a loopback host name only');
+    return forbidden('this server answers to a loopback host name only');
   }
   const origin = request.headers.get('origin');
   if (origin === null || config.allowedOrigins.has(origin)) return undefined;
   const own = URL.canParse(origin) ? new URL(origin) : undefined;
   if (own !== undefined && own.origin === origin && (origin === new URL(request.url).origin || (host !== null && own.host === host.toLowerCase()))) return undefined;
-  return errorReply(403, 'Forbidden: requests from this origin are not allowed (mcp.allowedOrigins)');
+  return forbidden('requests from this origin are not allowed (mcp.allowedOrigins)');
 }
 
 type Id = string | number;
@@ -141,6 +150,9 @@ interface Message { id?: Id; method?: string; params?: Record<string, unknown> }
 const rpcResult = (id: Id, result: unknown) => jsonReply({ jsonrpc: '2.0', id, result });
 const rpcError = (id: Id | null, code: number, message: string, status = 200, data?: unknown) =>
   jsonReply({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }, status);
+
+/** A JSON-RPC "Invalid Request" (400 unless said): `what` says which rule the message broke. */
+const invalid = (id: Id | null, what: string, status = 400) => rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
 const isId = (id: unknown): id is Id => typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
 
@@ -157,36 +169,37 @@ function readMessage(bytes: Uint8Array): Message | Reply {
   if (parsed === undefined) return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
   const { value } = parsed;
   // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
-  if (Array.isArray(value)) return rpcError(null, INVALID_REQUEST, 'Invalid request: batches are not supported', 400);
-  if (typeof value !== 'object' || value === null) return rpcError(null, INVALID_REQUEST, 'Invalid request: not a JSON-RPC message', 400);
-  const { jsonrpc, id, method, params } = value as Record<string, unknown>;
+  if (Array.isArray(value)) return invalid(null, 'batches are not supported');
+  if (!isRecord(value)) return invalid(null, 'not a JSON-RPC message');
+  const { jsonrpc, id, method, params } = value;
   const validId = isId(id);
   const answerId = validId ? (id as Id) : null;
-  if (jsonrpc !== '2.0') return rpcError(answerId, INVALID_REQUEST, 'Invalid request: jsonrpc must be "2.0"', 400);
-  if (id !== undefined && !validId) return rpcError(null, INVALID_REQUEST, 'Invalid request: id must be a string or an integer', 400);
+  if (jsonrpc !== '2.0') return invalid(answerId, 'jsonrpc must be "2.0"');
+  if (id !== undefined && !validId) return invalid(null, 'id must be a string or an integer');
   if (method === undefined) {
     // A client's answer to a server request: this server sends none, so there is nothing to match it to.
-    const answer = value as Record<string, unknown>;
-    if (validId && ('result' in answer || 'error' in answer)) return new Response(null, { status: 202 });
-    return rpcError(answerId, INVALID_REQUEST, 'Invalid request: method is missing', 400);
+    if (validId && ('result' in value || 'error' in value)) return new Response(null, { status: 202 });
+    return invalid(answerId, 'method is missing');
   }
-  if (typeof method !== 'string') return rpcError(answerId, INVALID_REQUEST, 'Invalid request: method must be a string', 400);
-  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) {
-    return rpcError(answerId, INVALID_REQUEST, 'Invalid request: params must be an object', 400);
-  }
-  return { ...(validId && { id: id as Id }), method, ...(params !== undefined && { params: params as Record<string, unknown> }) };
+  if (typeof method !== 'string') return invalid(answerId, 'method must be a string');
+  if (params !== undefined && !isRecord(params)) return invalid(answerId, 'params must be an object');
+  return { ...(validId && { id: id as Id }), method, ...(params !== undefined && { params }) };
 }
 
-/** SEP-2243: `Mcp-Method` (and `Mcp-Name` for `tools/call`) equal to the body; required by 2026-07-28, else checked when present. */
-function mirrorMismatch(message: Message, request: RouteRequest, version: string | null): string | undefined {
-  const required = version === MIRRORED;
-  const method = request.headers.get('mcp-method');
-  if (method === null ? required : method !== message.method) return method === null ? 'the Mcp-Method header is missing' : 'the Mcp-Method header is not the body\'s method';
-  if (message.method !== 'tools/call') return undefined;
-  const name = request.headers.get('mcp-name');
-  const toolName = message.params?.name;
-  if (name === null ? required : name !== toolName) return name === null ? 'the Mcp-Name header is missing' : 'the Mcp-Name header is not the body\'s tool name';
-  return undefined;
+/**
+ * A header that repeats the body and differs from it, as the end of "Header mismatch: …", or `undefined`:
+ * `MCP-Protocol-Version` against the body's `_meta` revision (2026-07-28); SEP-2243's `Mcp-Method`
+ * (and `Mcp-Name` for `tools/call`), required by 2026-07-28, else checked when present.
+ */
+function headerMismatch(message: Message, request: RouteRequest, header: string | null, claimed: string | undefined): string | undefined {
+  const required = (claimed ?? header) === MIRRORED;
+  const differs = (name: string, what: string, expected: unknown, required: boolean) => {
+    const value = request.headers.get(name);
+    if (value === null ? required : value !== expected) return `the ${name} header is ${value === null ? 'missing' : `not the body's ${what}`}`;
+  };
+  return (claimed === undefined ? undefined : differs('MCP-Protocol-Version', 'protocol version', claimed, false))
+    ?? differs('Mcp-Method', 'method', message.method, required)
+    ?? (message.method === 'tools/call' ? differs('Mcp-Name', 'tool name', message.params?.name, required) : undefined);
 }
 
 /**
@@ -204,7 +217,7 @@ export async function mcpRoute(
 ): Promise<Reply> {
   const header = request.headers.get('mcp-protocol-version');
   const bytes = await readBodyBytes(request);
-  if (bytes === null) return rpcError(null, INVALID_REQUEST, 'Invalid request: the body is over 1 MiB', 413);
+  if (bytes === null) return invalid(null, 'the body is over 1 MiB', 413);
   // The body is read first, so that this error too answers the request's id.
   if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idOf(bytes));
   const message = readMessage(bytes);
@@ -213,12 +226,9 @@ export async function mcpRoute(
   const meta = message.params?._meta;
   const claimed = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
   if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed))) return unsupported(message.id ?? null);
-  if (claimed !== undefined && header !== null && claimed !== header) {
-    return rpcError(message.id ?? null, HEADER_MISMATCH, "Header mismatch: the MCP-Protocol-Version header is not the body's protocol version", 400);
-  }
-  const version = (claimed as string | undefined) ?? header;
-  const mismatch = mirrorMismatch(message, request, version);
+  const mismatch = headerMismatch(message, request, header, claimed as string | undefined);
   if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
+  const version = (claimed as string | undefined) ?? header;
   // A notification (initialized, cancelled, …) is accepted and needs no answer.
   if (message.id === undefined) return new Response(null, { status: 202 });
   const { id, method, params = {} } = message;
@@ -235,16 +245,16 @@ export async function mcpRoute(
     }
     case 'server/discover':
       // 2026-07-28's probe: the revisions served and what this server offers, without a handshake.
-      return answer({ supportedVersions: MCP_PROTOCOL_VERSIONS, capabilities: { tools: {} }, ttlMs: 0, cacheScope: 'private', _meta: { [SERVER_INFO_KEY]: serverInfo(config) } });
+      return answer({ supportedVersions: MCP_PROTOCOL_VERSIONS, capabilities: { tools: {} }, ...UNCACHED, _meta: { [SERVER_INFO_KEY]: serverInfo(config) } });
     case 'ping':
       return answer({});
     case 'tools/list':
       // 2026-07-28 makes a list cacheable and requires saying for how long: not at all, it depends on the caller's scopes.
-      return answer({ tools: listTools(agent, config), ...(version === MIRRORED && { ttlMs: 0, cacheScope: 'private' }) });
+      return answer({ tools: listTools(agent, config), ...(version === MIRRORED && UNCACHED) });
     case 'tools/call': {
       const { name, arguments: args = {} } = params;
       if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
-      if (typeof args !== 'object' || args === null || Array.isArray(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
+      if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (onUsage: UsageHook | undefined): Promise<Reply> => {
         const result = await callTool(agent, config, name, args as Record<string, unknown>, { principal, signal: request.signal, insufficientScope, onUsage });
         if (result === undefined) return rpcError(id, INVALID_PARAMS, `Unknown tool: ${name.length <= 64 ? name : `${name.slice(0, 64)}…`}`);
