@@ -1,22 +1,21 @@
-import type { Agent, Principal, SendOptions, UsageHook } from '../agent/types.ts';
+// The route handler (design §5): its options, checked at creation, and the order every request
+// goes through: path, metadata, the MCP guard, auth (after limits.failures), method, scopes,
+// limits, then the route itself (routes.ts).
+import type { Agent, Principal } from '../agent/types.ts';
 import { AuthConfigError, kindOf } from '../auth/errors.ts';
 import { authEntries, routeAuth, type Authenticate } from '../auth/route-auth.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import type { RefusalListener } from '../auth/refusals.ts';
 import type { AuthOption } from '../auth/types.ts';
-import { isPlainObject } from '../agent/tools.ts';
-import { addUsage } from '../agent/model-turn.ts';
-import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { nodeEnv } from './env.ts';
-import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
-import { errorReply, failureReply, HttpError, jsonReply, type Reply, toResponse } from './responses.ts';
+import { errorReply, failureReply, type Reply, toResponse } from './responses.ts';
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
-import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
 import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { adoptDpopAlgs, advertisedDpopAlgs, type ProtectedResourceMetadata } from '../auth/protected-resource.ts';
 import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
+import { matchRoute, scopeGroup, serveRoute, TURNS } from './routes.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -56,71 +55,17 @@ export interface AgentHandlerOptions {
 
 export type { RouteScopes } from './scopes.ts';
 
-/** The scope group of a route (`agentHandler`'s `scopes`). */
-function scopeGroup(route: Route, method: string): ScopeGroup | undefined {
-  switch (route.name) {
-    case 'send': case 'chat': case 'ui': return 'send';
-    case 'session': return method === 'DELETE' ? 'sessions' : 'read';
-    case 'approvals': return 'read';
-    case 'decide': return 'approve';
-    case 'sessions': return 'sessions';
-    case 'mcp': return 'mcp';
-    default: return undefined;
-  }
-}
-
-type Route =
-  | { name: 'health' | 'approvals' | 'sessions'; methods: readonly ['GET'] }
-  | { name: 'send' | 'chat' | 'ui'; methods: readonly ['POST'] }
-  | { name: 'mcp'; methods: readonly ['POST'] }
-  | { name: 'session'; methods: readonly ['GET'] | readonly ['GET', 'DELETE']; id: string }
-  | { name: 'decide'; methods: readonly ['POST']; id: string };
-
 /** The options of `agentHandler()`; `serve()` takes them too. */
 export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource', 'scopes', 'mcp', 'limits']);
 
-const GET = ['GET'] as const;
-const POST = ['POST'] as const;
+/** The name the option errors start with. */
+const HELPER = 'agentHandler()';
 
 function normalizeBasePath(basePath: unknown): string {
   if (typeof basePath !== 'string' || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
-    throw new TypeError('agentHandler(): basePath must be "" or a path starting with "/", without query or fragment');
+    throw new TypeError(`${HELPER}: basePath must be "" or a path starting with "/", without query or fragment`);
   }
   return basePath.replace(/\/+$/, '');
-}
-
-function decodeSegment(segment: string): string | undefined {
-  try {
-    const decoded = decodeURIComponent(segment);
-    return decoded === '' ? undefined : decoded;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * The route a path names under `basePath`, or `undefined` (404). One trailing `/` is ignored.
- * `GET /sessions` and `DELETE /chat/:id` exist for `'owned'` agents only.
- */
-function matchRoute(pathname: string, basePath: string, owned: boolean, mcp: boolean): Route | undefined {
-  if (pathname !== basePath && !pathname.startsWith(basePath + '/')) return undefined;
-  const rest = pathname.slice(basePath.length).replace(/\/$/, '');
-  const parts = rest === '' ? [] : rest.slice(1).split('/');
-  if (parts.length > 2) return undefined;
-  const first = parts[0];
-  const second = parts[1];
-  const id = second === undefined ? undefined : decodeSegment(second);
-  if (second !== undefined && id === undefined) return undefined;
-  switch (first) {
-    case undefined: return { name: 'send', methods: POST };
-    case 'health': return id === undefined ? { name: 'health', methods: GET } : undefined;
-    case 'chat': return id === undefined ? { name: 'chat', methods: POST } : { name: 'session', methods: owned ? ['GET', 'DELETE'] : GET, id };
-    case 'approvals': return id === undefined ? { name: 'approvals', methods: GET } : { name: 'decide', methods: POST, id };
-    case 'ui': return id === undefined ? { name: 'ui', methods: POST } : undefined;
-    case 'sessions': return owned && id === undefined ? { name: 'sessions', methods: GET } : undefined;
-    case 'mcp': return mcp && id === undefined ? { name: 'mcp', methods: POST } : undefined;
-    default: return undefined;
-  }
 }
 
 /**
@@ -166,24 +111,24 @@ export function refuseEmptyAuth(helper: string, options: object): void {
 
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): AgentRoutes {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('agentHandler(): options must be an object');
-  checkOptionNames('agentHandler()', options, HANDLER_OPTION_NAMES);
-  refuseEmptyAuth('agentHandler()', options);
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${HELPER}: options must be an object`);
+  checkOptionNames(HELPER, options, HANDLER_OPTION_NAMES);
+  refuseEmptyAuth(HELPER, options);
   const basePath = normalizeBasePath(options.basePath ?? '');
   const owned = agent.sessions === 'owned';
   if (owned && options.auth === undefined) {
-    throw new AuthConfigError("agentHandler(): an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)");
+    throw new AuthConfigError(`${HELPER}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`);
   }
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
-  const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute('agentHandler()', options.protectedResource);
+  const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute(HELPER, options.protectedResource);
   // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
-  if (metadata !== undefined && options.auth !== undefined) adoptDpopAlgs(metadata, 'agentHandler()', advertisedDpopAlgs(authEntries(options.auth)));
-  const scopes = readRouteScopes('agentHandler()', options.scopes, options.auth);
-  const mcp = readMcpOptions('agentHandler()', options.mcp, agent.name, options.auth !== undefined);
-  const limitsOption = readLimits('agentHandler()', options.limits, options.auth !== undefined);
+  if (metadata !== undefined && options.auth !== undefined) adoptDpopAlgs(metadata, HELPER, advertisedDpopAlgs(authEntries(options.auth)));
+  const scopes = readRouteScopes(HELPER, options.scopes, options.auth);
+  const mcp = readMcpOptions(HELPER, options.mcp, agent.name, options.auth !== undefined);
+  const limitsOption = readLimits(HELPER, options.limits, options.auth !== undefined);
   const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
   if (authenticate === undefined && nodeEnv() === 'production') {
-    console.warn('agentward: agentHandler() was created without auth; every agent route is open to anyone');
+    console.warn(`agentward: ${HELPER} was created without auth; every agent route is open to anyone`);
   }
 
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
@@ -227,99 +172,4 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
       return failureReply(error);
     }
   };
-}
-
-/** The routes that run the model: `limits.tokens` refuses them once the window's total is spent. */
-const TURNS = new Set(['send', 'chat', 'decide', 'ui']);
-
-/** The query of the request's URL, parsed only by the routes that take one. */
-const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
-
-/**
- * Each route in a function of its own, so a waiting send keeps only its own frame, and the
- * closures of `/ui` and of a streamed `/chat` capture their variables on those routes alone.
- */
-function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Reply | Promise<Reply> {
-  switch (route.name) {
-    case 'send':
-    case 'chat':
-      return sendRoute(agent, route.name === 'chat', request, principal, onUsage);
-    case 'session':
-      return request.method === 'DELETE' ? deleteRoute(agent, route.id, principal) : transcriptRoute(agent, route.id, principal);
-    case 'approvals':
-      return approvalsRoute(agent, request, principal);
-    case 'sessions':
-      return sessionsRoute(agent, request, principal!);
-    case 'decide':
-      return decideRoute(agent, route.id, request, principal, onUsage);
-    case 'ui':
-      return uiRoute(agent, request, principal, onUsage);
-    case 'health':
-      return jsonReply({ status: 'ok' });
-  }
-}
-
-async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
-  const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
-  // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, onUsage });
-  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, onUsage }));
-}
-
-function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
-  return streamRun((onEvent, signal) => agent.send(message, { ...options, signal, onEvent }), chatEventFormat, {});
-}
-
-async function deleteRoute(agent: Agent, id: string, principal: Principal | undefined): Promise<Reply> {
-  await agent.deleteSession(id, { principal });
-  return new Response(null, { status: 204, headers: { 'cache-control': 'no-store' } });
-}
-
-async function transcriptRoute(agent: Agent, id: string, principal: Principal | undefined): Promise<Reply> {
-  const { sessionId, messages } = await agent.transcript(id, { principal });
-  return jsonReply({ sessionId, messages });
-}
-
-async function approvalsRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
-  const sessionId = queryOf(request).get('sessionId');
-  if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
-  return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
-}
-
-async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Principal): Promise<Reply> {
-  const query = queryOf(request);
-  const limit = query.get('limit');
-  const cursor = query.get('cursor');
-  if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw new HttpError(400, 'limit must be an integer from 1 to 100');
-  return jsonReply(await agent.listSessions({ principal, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }));
-}
-
-async function decideRoute(agent: Agent, id: string, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
-  const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
-  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, onUsage }));
-}
-
-async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
-  const body = jsonObject(await readBodyBytes(request));
-  const ui = parseUiRequest(body);
-  const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
-  if (ui.kind === 'message') {
-    const run: StreamedRun = (onEvent, signal) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent, onUsage });
-    return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
-  }
-  // An approval decided through a chat must wait in that chat's session.
-  const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
-  if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
-  const run: StreamedRun = async (onEvent, signal) => {
-    const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent, onUsage });
-    const [first, ...rest] = ui.decisions;
-    let result = await decide(first);
-    let { usage } = result;
-    for (const decision of rest) {
-      result = await decide(decision);
-      if (result.usage !== undefined) usage = addUsage(usage, result.usage);
-    }
-    return usage === undefined ? result : { ...result, usage };
-  };
-  return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
 }
