@@ -1,5 +1,5 @@
 import { isPlainObject } from '../agent/tools.ts';
-import { HttpError } from './responses.ts';
+import { badRequest, HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
 /** Largest request body a route reads (1 MiB). */
@@ -28,8 +28,8 @@ export function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'
 export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
   if (bytes === null) throw tooLarge();
   const parsed = jsonValue(bytes);
-  if (parsed === undefined) throw new HttpError(400, 'Request body must be valid JSON');
-  if (!isPlainObject(parsed.value)) throw new HttpError(400, 'Request body must be a JSON object');
+  if (parsed === undefined) throw badRequest('Request body must be valid JSON');
+  if (!isPlainObject(parsed.value)) throw badRequest('Request body must be a JSON object');
   return parsed.value;
 }
 
@@ -50,18 +50,18 @@ export async function readJsonObject(request: Pick<RouteRequest, 'headers' | 're
 /** `{ message, sessionId?, metadata? }` of `POST <base>` and `POST <base>/chat`. */
 export function parseSendBody(body: Record<string, unknown>): { message: string; sessionId?: string; metadata?: Record<string, unknown> } {
   const { message, sessionId, metadata } = body;
-  if (typeof message !== 'string') throw new HttpError(400, 'message must be a string');
+  if (typeof message !== 'string') throw badRequest('message must be a string');
   if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
-    throw new HttpError(400, 'sessionId must be a non-empty string');
+    throw badRequest('sessionId must be a non-empty string');
   }
-  if (metadata !== undefined && !isPlainObject(metadata)) throw new HttpError(400, 'metadata must be a JSON object');
+  if (metadata !== undefined && !isPlainObject(metadata)) throw badRequest('metadata must be a JSON object');
   return { message, ...(sessionId !== undefined && { sessionId }), ...(metadata !== undefined && { metadata }) };
 }
 
 /** `{ approved, reason? }` of `POST <base>/approvals/:approvalId`. */
 export function parseDecisionBody(body: Record<string, unknown>): { approved: boolean; reason?: string } {
   const { approved, reason } = body;
-  if (typeof approved !== 'boolean') throw new HttpError(400, 'approved must be a boolean');
-  if (reason !== undefined && typeof reason !== 'string') throw new HttpError(400, 'reason must be a string');
+  if (typeof approved !== 'boolean') throw badRequest('approved must be a boolean');
+  if (reason !== undefined && typeof reason !== 'string') throw badRequest('reason must be a string');
   return { approved, ...(reason !== undefined && { reason }) };
 }

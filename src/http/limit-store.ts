@@ -63,10 +63,11 @@ export const MEMORY_LIMIT_STORE_DEFAULTS: Readonly<{ maxKeys: number }> = Object
  * agentHandler(agent, { auth, limits: { requests: { limit: 60, windowSec: 60 }, store: memoryLimitStore({ maxKeys: 10_000 }) } });
  */
 export function memoryLimitStore(options: MemoryLimitStoreOptions = {}): LimitStore {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('memoryLimitStore(): options must be { maxKeys? }');
-  checkOptionNames('memoryLimitStore()', options, ['maxKeys']);
+  const helper = 'memoryLimitStore()';
+  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options must be { maxKeys? }`);
+  checkOptionNames(helper, options, ['maxKeys']);
   const { maxKeys = MEMORY_LIMIT_STORE_DEFAULTS.maxKeys } = options;
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new AuthConfigError('memoryLimitStore(): maxKeys must be a positive integer');
+  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new AuthConfigError(`${helper}: maxKeys must be a positive integer`);
   return memoryCounters(maxKeys, () => Date.now() / 1000);
 }
 

@@ -60,7 +60,8 @@ export interface Limits {
   readonly clientAddress?: (request: Request) => string | undefined;
 }
 
-const whole = (value: unknown, max: number): value is number => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max;
+/** A whole number from 1 to `max`. */
+const whole = (value: unknown, max = ANY): value is number => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max;
 
 /** Reads `limits`: closed, every number checked; `undefined` without it. Errors at creation. */
 export function readLimits(helper: string, value: unknown, hasAuth: boolean): Limits | undefined {
@@ -76,13 +77,13 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
     if (typeof window !== 'object' || window === null) throw fail(`.${name} must be { limit, windowSec }`);
     checkOptionNames(`${helper}: limits.${name}`, window, ['limit', 'windowSec']);
     const { limit, windowSec } = window;
-    if (!whole(limit, Number.MAX_SAFE_INTEGER)) throw fail(`.${name}.limit must be a positive integer`);
+    if (!whole(limit)) throw fail(`.${name}.limit must be a positive integer`);
     if (!whole(windowSec, MAX_WINDOW_SEC)) throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
     // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
     limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}` };
   }
   if (concurrent !== undefined) {
-    if (!whole(concurrent, Number.MAX_SAFE_INTEGER)) throw fail('.concurrent must be a positive integer');
+    if (!whole(concurrent)) throw fail('.concurrent must be a positive integer');
     limits.concurrent = concurrent;
   } else if (Object.keys(limits).length === 1) {
     throw fail(' needs one of requests, concurrent, tokens, failures');

@@ -5,7 +5,7 @@
 import type { Agent, Principal, RunResult, UsageHook } from '../agent/types.ts';
 import { grants } from './scopes.ts';
 import type { McpConfig } from './mcp.ts';
-import { failureOf, HttpError, type Reply } from './responses.ts';
+import { badRequest, failureOf, type Reply } from './responses.ts';
 
 /** What the MCP route needs of an agent; the cloudflare-worker target gives one that forwards to a session's Durable Object. */
 export interface McpAgent {
@@ -112,12 +112,12 @@ export async function callTool(agent: McpAgent, config: McpConfig, name: string,
 /** The arguments as the tool's input schema says: each of its type, the required ones present and no other; else an `HttpError(400)` naming the first fault. */
 function checkArguments(args: Record<string, unknown>, { properties, required }: InputSchema): void {
   for (const key of Object.keys(args)) {
-    if (!Object.hasOwn(properties, key)) throw new HttpError(400, `unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(properties).join(', ')}`);
+    if (!Object.hasOwn(properties, key)) throw badRequest(`unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(properties).join(', ')}`);
   }
   for (const [key, { type }] of Object.entries(properties)) {
     const value = args[key];
     if (value === undefined ? required.includes(key) : typeof value !== type || (type === 'string' && value === '' && key !== 'reason')) {
-      throw new HttpError(400, `${key} must be ${type === 'string' ? 'a non-empty string' : 'true or false'}`);
+      throw badRequest(`${key} must be ${type === 'string' ? 'a non-empty string' : 'true or false'}`);
     }
   }
 }

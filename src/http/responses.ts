@@ -9,6 +9,9 @@ export class HttpError extends Error {
   }
 }
 
+/** A 400 refusal: `message` says what is wrong with the request. */
+export const badRequest = (message: string): HttpError => new HttpError(400, message);
+
 /** The JSON text of each response `toResponse()` built, for servers that write bodies themselves. */
 const texts = new WeakMap<Response, string>();
 

@@ -5,7 +5,7 @@ import { isPlainObject } from '../agent/tools.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
-import { HttpError, jsonReply, type Reply } from './responses.ts';
+import { badRequest, HttpError, jsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import type { ScopeGroup } from './scopes.ts';
 import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
@@ -116,7 +116,7 @@ async function transcriptRoute(agent: Agent, id: string, principal: Principal | 
 
 async function approvalsRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
   const sessionId = queryOf(request).get('sessionId');
-  if (!sessionId) throw new HttpError(400, 'sessionId query parameter is required');
+  if (!sessionId) throw badRequest('sessionId query parameter is required');
   return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
 }
 
@@ -124,7 +124,7 @@ async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Pri
   const query = queryOf(request);
   const limit = query.get('limit');
   const cursor = query.get('cursor');
-  if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw new HttpError(400, 'limit must be an integer from 1 to 100');
+  if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw badRequest('limit must be an integer from 1 to 100');
   return jsonReply(await agent.listSessions({ principal, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }));
 }
 

@@ -18,16 +18,15 @@ export type ScopeGroup = (typeof SCOPE_GROUPS)[number];
 
 export function readRouteScopes(helper: string, value: unknown, auth: unknown): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null) throw new AuthConfigError(`${helper}: scopes must be { send?, read?, approve?, sessions?, mcp? }`);
+  const fail = (message: string) => new AuthConfigError(`${helper}: scopes${message}`);
+  if (typeof value !== 'object' || value === null) throw fail(' must be { send?, read?, approve?, sessions?, mcp? }');
   checkOptionNames(`${helper}: scopes`, value, SCOPE_GROUPS);
-  if (auth === undefined) throw new AuthConfigError(`${helper}: scopes need auth (without it no caller has claims to grant them)`);
+  if (auth === undefined) throw fail(' need auth (without it no caller has claims to grant them)');
   const scopes: Partial<Record<ScopeGroup, readonly string[]>> = {};
   for (const group of SCOPE_GROUPS) {
     const list = (value as Record<string, unknown>)[group];
     if (list === undefined) continue;
-    if (!isScopeList(list)) {
-      throw new AuthConfigError(`${helper}: scopes.${group} must be a non-empty list of RFC 6749 scope tokens`);
-    }
+    if (!isScopeList(list)) throw fail(`.${group} must be a non-empty list of RFC 6749 scope tokens`);
     scopes[group] = Object.freeze([...list]);
   }
   return Object.freeze(scopes);

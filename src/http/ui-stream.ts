@@ -5,7 +5,7 @@
 import type { RunEvent, RunResult } from '../agent/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import type { EventFormat } from './event-stream.ts';
-import { HttpError } from './responses.ts';
+import { badRequest } from './responses.ts';
 
 export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
@@ -22,16 +22,16 @@ export type UiRequest =
  */
 export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   const { id, messages, trigger } = body;
-  if (typeof id !== 'string' || id.length === 0) throw new HttpError(400, 'id must be a non-empty string');
-  if (trigger !== undefined && trigger !== 'submit-message') throw new HttpError(400, 'only trigger "submit-message" is supported');
-  if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, 'messages must be a non-empty list');
+  if (typeof id !== 'string' || id.length === 0) throw badRequest('id must be a non-empty string');
+  if (trigger !== undefined && trigger !== 'submit-message') throw badRequest('only trigger "submit-message" is supported');
+  if (!Array.isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty list');
   const last: unknown = messages[messages.length - 1];
-  if (!isPlainObject(last) || !Array.isArray(last.parts)) throw new HttpError(400, 'each message needs a list of parts');
+  if (!isPlainObject(last) || !Array.isArray(last.parts)) throw badRequest('each message needs a list of parts');
   const parts = last.parts.filter(isPlainObject);
 
   if (last.role === 'user') {
     const text = parts.filter((part) => part.type === 'text' && typeof part.text === 'string').map((part) => part.text).join('\n');
-    if (text.length === 0) throw new HttpError(400, 'the last user message has no text');
+    if (text.length === 0) throw badRequest('the last user message has no text');
     return { kind: 'message', sessionId: id, text };
   }
   if (last.role === 'assistant' && typeof last.id === 'string') {
@@ -39,14 +39,14 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
       const approval = part.approval;
       const isTool = typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
       if (!isTool || part.state !== 'approval-responded' || !isPlainObject(approval)) return [];
-      if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean') throw new HttpError(400, 'an approval response needs id and approved');
+      if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean') throw badRequest('an approval response needs id and approved');
       const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
       return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
     });
     const [first, ...rest] = decisions;
     if (first !== undefined) return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest] };
   }
-  throw new HttpError(400, 'the last message must be a user message or an assistant message with approval responses');
+  throw badRequest('the last message must be a user message or an assistant message with approval responses');
 }
 
 const sse = (chunk: Record<string, unknown>) => `data: ${JSON.stringify(chunk)}\n\n`;
@@ -89,6 +89,9 @@ export function uiEventFormat(messageId: string): EventFormat {
     return closeText() + sse({ type: 'tool-input-start', toolCallId, toolName }) + sse({ type: 'tool-input-available', toolCallId, toolName, input });
   };
 
+  /** A call's outcome: `tool-output-<outcome>`, after the call itself when it is not shown yet. */
+  const output = (toolCallId: string, outcome: string, fields?: Record<string, unknown>) => showCall(toolCallId) + sse({ type: `tool-output-${outcome}`, toolCallId, ...fields });
+
   const chunks = (event: RunEvent): string => {
     switch (event.type) {
       case 'start':
@@ -112,11 +115,11 @@ export function uiEventFormat(messageId: string): EventFormat {
         return showCall(toolCallId, { name: tool, input }) + sse({ type: 'tool-approval-request', approvalId: id, toolCallId });
       }
       case 'tool-result':
-        return showCall(event.toolCallId) + sse({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.output ?? null });
+        return output(event.toolCallId, 'available', { output: event.output ?? null });
       case 'tool-error':
-        return showCall(event.toolCallId) + sse({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: event.error });
+        return output(event.toolCallId, 'error', { errorText: event.error });
       case 'tool-denied':
-        return showCall(event.toolCallId) + sse({ type: 'tool-output-denied', toolCallId: event.toolCallId });
+        return output(event.toolCallId, 'denied');
       case 'step-finish':
         return closeText() + sse({ type: 'finish-step' });
       case 'error':
@@ -131,7 +134,7 @@ export function uiEventFormat(messageId: string): EventFormat {
     end: (result: RunResult | undefined) => {
       const finishReason = result === undefined ? 'error' : result.status === 'awaiting-approval' ? 'tool-calls' : 'stop';
       // The run's token usage travels as the message's metadata (`message.metadata.usage` in useChat).
-      const finish = result?.usage === undefined ? { type: 'finish', finishReason } : { type: 'finish', finishReason, messageMetadata: { usage: result.usage } };
+      const finish = { type: 'finish', finishReason, ...(result?.usage !== undefined && { messageMetadata: { usage: result.usage } }) };
       return open() + closeText() + sse(finish) + 'data: [DONE]\n\n';
     },
   };
