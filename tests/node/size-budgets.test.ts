@@ -85,11 +85,16 @@ const BUNDLES: Bundle[] = [
     entry: `import { routeAuth, oidc } from '${AUTH}'; export default routeAuth([oidc({ issuer: 'https://id.example', audience: 'api' })]);`,
   },
   {
-    // src/agent and src/http besides src/auth: being cut by the work on those folders.
+    // src/agent and src/http besides src/auth. Cut from 79,229 B to 74,699 B, the budget is still
+    // 13 kB away: every handler carries its MCP route (9.1 kB), the limits (5.7 kB), the protected
+    // resource document (3.3 kB) and the /ui stream (2.9 kB), and every agent the AI SDK adapter
+    // (2.4 kB), whether or not the options use them, since agentHandler() and createAgent() reach
+    // them from one function each. Meeting it needs those imported apart, a change of the public API
+    // that is not made here.
     name: "agentHandler(createAgent({ name: 'a', model: echoModel() }), { auth: [apiToken('abc')] }) from src/index.ts",
     budget: 60 * KB,
     entry: `import { agentHandler, apiToken, createAgent, echoModel } from './src/index.ts'; export default agentHandler(createAgent({ name: 'a', model: echoModel() }), { auth: [apiToken('abc')] });`,
-    gap: { reason: 'known gap: src/agent and src/http are being cut to fit; the lead turns this budget on', ceiling: Infinity },
+    gap: { reason: 'known gap: agentHandler() carries its MCP route, limits, resource document and /ui stream; see the comment above', ceiling: 73 * KB },
   },
 ];
 
@@ -101,7 +106,7 @@ for (const { name, entry, budget, gap } of BUNDLES) {
     // Deterministic: the same sources give the same bytes, so sizes compare across runs.
     assert.equal(await bundleSize(entry), size);
   });
-  if (gap !== undefined && gap.ceiling !== Infinity) {
+  if (gap !== undefined) {
     test(`the edge bundle of ${name} does not grow past ${gap.ceiling / KB} kB while its ${budget / KB} kB budget is open (design §23)`, async (t) => {
       const size = await bundleSize(entry);
       t.diagnostic(report(name, size, gap.ceiling));
