@@ -42,14 +42,19 @@ function run(name, command, commandArgs, count) {
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       console.log(`=== ${name}: exit ${code}, ${counts.passed} passed, ${counts.failed} failed, ${seconds}s`);
       // The failing tests' own lines, repeated in the summary: a CI log is often read from its tail.
-      const failures = [...new Set(output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((line) => FAILURE_LINE.test(line)).map((line) => line.trim()))];
-      resolve({ name, code, ...counts, failures });
+      // A `todo` test that fails (an open gap, named in its reason) is reported apart, not as a failure.
+      const lines = [...new Set(output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((line) => FAILURE_LINE.test(line)).map((line) => line.trim()))];
+      const todos = lines.filter((line) => TODO_LINE.test(line));
+      const failures = lines.filter((line) => !TODO_LINE.test(line));
+      resolve({ name, code, ...counts, failures, todos });
     });
   });
 }
 
 /** A failed test's line: node's spec reporter (✖), bun ((fail)), deno (… FAILED, => file:line). */
 const FAILURE_LINE = /^\s*(?:✖ (?!failing tests)|\(fail\) |=> )|\.\.\. FAILED/;
+/** node's spec reporter on a failing `todo` test: `✖ name (12.3ms) # reason`. */
+const TODO_LINE = /^✖ .*\(\d+(?:\.\d+)?m?s\) # /;
 
 const lastNumber = (output, pattern) => {
   const all = [...output.matchAll(pattern)];
@@ -75,6 +80,7 @@ const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const broken = results.filter((r) => r.code !== 0).map((r) => r.name);
 console.log('\n' + results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n'));
+for (const r of results) for (const line of r.todos ?? []) console.log(`${r.name} open (todo): ${line.replace(/^✖ /, '')}`);
 for (const r of results) for (const line of r.failures.slice(0, 30)) console.log(`${r.name} failed: ${line}`);
 if (broken.length) console.log(`failing runtimes: ${broken.join(', ')}`);
 if (results.length > 0 && passed === 0 && !(only === 'tsc')) { console.log('no test ran'); process.exitCode = 1; }
