@@ -114,3 +114,8 @@ test('the paths docs/design.md names in the repository exist', () => {
   assert.ok(named.includes('src/auth/README.md') && named.includes('fixtures/vectors/'), named.join(' '));
   assert.deepEqual(named.filter((path) => !existsSync(join(root, path))), []);
 });
+
+test('the README says that a principal mapper must set issuer when entries of several issuers share a list (design §20)', () => {
+  const readme = read('README.md').replace(/\s+/g, ' ');
+  assert.match(readme, /when entries of several issuers share a list, a mapper must set `issuer`, or the same `id` from two issuers is one caller/);
+});
