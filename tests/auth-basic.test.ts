@@ -163,3 +163,45 @@ test('basic() accepts a realm with quotes and backslashes, and an empty password
   const entry = basic({ users: { ada: '' }, realm: 'a "quoted" \\ realm' });
   assert.equal((await entry(basicRequest('ada', '')))?.id, 'ada');
 });
+
+/** A request of `method` to the route with ada's credentials and `headers` (what a browser adds). */
+function browserRequest(method: string, headers: Record<string, string>): Request {
+  const request = basicRequest('ada', PASSWORD);
+  const all = new Headers(request.headers);
+  for (const [name, value] of Object.entries(headers)) all.set(name, value);
+  return new Request(request.url, { method, headers: all, ...(method === 'POST' && { body: '{}' }) });
+}
+
+test('basic(): a browser\'s cross-site POST skips whatever its credentials (Sec-Fetch-Site, else Origin against the host); same-origin, direct and safe requests are accepted (design §20)', async () => {
+  const entry = basic({ users: { ada: PASSWORD } });
+  const verifier = basic({ users: (user, password) => user === 'ada' && password === PASSWORD });
+  const own = new URL(basicRequest('ada', PASSWORD).url).origin;
+  const refused: [string, Record<string, string>][] = [
+    ['POST', { 'sec-fetch-site': 'cross-site' }],
+    ['POST', { 'sec-fetch-site': 'same-site' }],
+    ['DELETE', { 'sec-fetch-site': 'cross-site' }],
+    ['PUT', { 'sec-fetch-site': 'cross-site', origin: own }], // Sec-Fetch-Site is the browser's own word
+    ['POST', { origin: 'https://evil.example' }],
+    ['POST', { origin: 'null' }],
+    ['POST', { origin: 'not an origin' }],
+  ];
+  const accepted: [string, Record<string, string>][] = [
+    ['POST', {}], // a program: neither header
+    ['POST', { 'sec-fetch-site': 'same-origin' }],
+    ['POST', { 'sec-fetch-site': 'none' }], // typed in the address bar, a bookmark
+    ['POST', { origin: own }],
+    ['GET', { 'sec-fetch-site': 'cross-site' }],
+    ['HEAD', { origin: 'https://evil.example' }],
+    ['OPTIONS', { 'sec-fetch-site': 'cross-site' }],
+  ];
+  for (const candidate of [entry, verifier]) {
+    for (const [method, headers] of refused) assert.equal(await candidate(browserRequest(method, headers)), null, `${method} ${JSON.stringify(headers)}`);
+    for (const [method, headers] of accepted) {
+      assert.deepEqual(await candidate(browserRequest(method, headers)), { id: 'ada', type: 'user', authenticator: 'basic' }, `${method} ${JSON.stringify(headers)}`);
+    }
+  }
+  // Through the list: the cross-site POST gets the list's 401, as any request whose entries skip.
+  const result = await routeAuth([entry])(browserRequest('POST', { 'sec-fetch-site': 'cross-site' }));
+  assert.equal(result.ok, false);
+  assert.equal(!result.ok && result.response.status, 401);
+});

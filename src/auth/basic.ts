@@ -22,7 +22,7 @@ const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 7617 user-id and password, NFC-normalized, or `null` for anything malformed. */
 function readBasicCredentials(request: Request): [user: string, password: string] | null {
-  const encoded = readCredentials(request, 'basic');
+  const encoded = crossSiteWrite(request) ? null : readCredentials(request, 'basic');
   const bytes = encoded === null ? null : decodeBase64(encoded);
   if (bytes === null) return null;
   let decoded: string;
@@ -34,6 +34,26 @@ function readBasicCredentials(request: Request): [user: string, password: string
   const colon = decoded.indexOf(':');
   if (colon <= 0) return null;
   return [decoded.slice(0, colon).normalize('NFC'), decoded.slice(colon + 1).normalize('NFC')];
+}
+
+/**
+ * A browser's request from another site with a method that can change something. Browsers send the
+ * Basic credentials they cached after their own login dialog with any request to the origin, so a
+ * page elsewhere could make one post with them (CSRF): such a request skips. `Sec-Fetch-Site` says
+ * where it came from; a browser without it is judged by `Origin` against the request's host (its URL's,
+ * or the `Host` header's).
+ * Programs (curl, services) send neither and are never affected.
+ */
+function crossSiteWrite(request: Request): boolean {
+  const { method, headers } = request;
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
+  const site = headers.get('sec-fetch-site');
+  if (site !== null) return site !== 'same-origin' && site !== 'none';
+  const origin = headers.get('origin');
+  if (origin === null) return false;
+  // `Origin: null` (an opaque origin, a sandboxed frame) is no site of this server's.
+  const from = URL.canParse(origin) ? new URL(origin).host : null;
+  return from !== new URL(request.url).host && from !== headers.get('host')?.toLowerCase();
 }
 
 function configuredUsers(users: unknown): [string, string][] {
@@ -54,7 +74,7 @@ function configuredUsers(users: unknown): [string, string][] {
 /**
  * Accepts HTTP Basic credentials (RFC 7617). Names and passwords are NFC-normalized and every
  * configured user is compared on every request, so an unknown user costs what a wrong password costs.
- * Use only over HTTPS.
+ * A browser's cross-site POST (or other unsafe method) skips, whatever its credentials. Use only over HTTPS.
  * @example
  * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });
  */

@@ -113,6 +113,23 @@ test('node server: the accepted principal reaches the run', async (t) => {
   assert.equal(await principalOf(server.url, basicAuth('ada', 'wrong')), 401);
 });
 
+test('node server: basic() refuses a browser\'s POST from another site; one from a page of this server, by the name it was addressed by, is accepted (design §20)', async (t) => {
+  const server = await start(t, { auth: [basic({ users: { ada: 'pw' } })] });
+  const port = new URL(server.url).port;
+  const post = (headers: Record<string, string>) =>
+    send(`${server.url}/agent`, { method: 'POST', headers: { authorization: basicAuth('ada', 'pw'), 'content-type': 'application/json', ...headers }, body: '{"message":"hi"}' });
+  // The request's URL is the socket's (127.0.0.1); a browser that sends no Sec-Fetch-Site is judged by its Origin against the Host it addressed.
+  assert.equal((await post({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).status, 200);
+  assert.equal((await post({ origin: server.url })).status, 200);
+  assert.equal((await post({ 'sec-fetch-site': 'same-origin', origin: `http://localhost:${port}` })).status, 200);
+  assert.equal((await post({})).status, 200);
+  for (const headers of [{ origin: 'https://evil.example' }, { host: `localhost:${port}`, origin: `http://evil.example:${port}` }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin: `http://other.localhost:${port}` }]) {
+    const refused = await post(headers);
+    assert.equal(refused.status, 401, JSON.stringify(headers));
+    assert.equal(refused.text, '{"error":"Unauthorized"}');
+  }
+});
+
 test('node server: AGENT_API_TOKEN appends apiToken() after the configured entries', async (t) => {
   // A token only the appended entry accepts.
   const server = await start(t, { auth: [custom('configured', 'configured-token')], env: 'env-token' });
