@@ -123,7 +123,8 @@ test('node server: basic() refuses a browser\'s POST from another site; one from
   assert.equal((await post({ origin: server.url })).status, 200);
   assert.equal((await post({ 'sec-fetch-site': 'same-origin', origin: `http://localhost:${port}` })).status, 200);
   assert.equal((await post({})).status, 200);
-  for (const headers of [{ origin: 'https://evil.example' }, { host: `localhost:${port}`, origin: `http://evil.example:${port}` }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin: `http://other.localhost:${port}` }]) {
+  const crossSite: Record<string, string>[] = [{ origin: 'https://evil.example' }, { host: `localhost:${port}`, origin: `http://evil.example:${port}` }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin: `http://other.localhost:${port}` }];
+  for (const headers of crossSite) {
     const refused = await post(headers);
     assert.equal(refused.status, 401, JSON.stringify(headers));
     assert.equal(refused.text, '{"error":"Unauthorized"}');
