@@ -38,7 +38,7 @@ export function postgresReplayStore(options: PostgresReplayStoreOptions): Postgr
   const { client, schema = 'agentward' } = options;
   if (typeof client?.query !== 'function') throw new TypeError('postgresReplayStore(): client must be a node-postgres Pool (or anything with query())');
   const s = checkSchemaName(schema);
-  // The pool's idle connections report a database that went away: unheard, that event would end the process.
+  // The pool's idle connections report a database that went away: unheard, that event would crash the server.
   hearErrors(client);
   let calls = 0;
   return {
