@@ -1,10 +1,8 @@
 // The limit store on PostgreSQL (design §22): the counters of `limits` shared by every process
 // on one database, so several instances behind a load balancer hold one budget exactly.
-import { checkOptionNames } from '../auth/options.ts';
 import type { LimitStore } from '../http/limit-store.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
-import { checkSchemaName } from './schema.ts';
-import { hearErrors, type PgPool } from './store.ts';
+import { poolOptions, type PgPool } from './store.ts';
 
 export interface PostgresLimitStoreOptions {
   /**
@@ -53,12 +51,7 @@ const CLOCK = `clock AS (SELECT ${NOW} AS now, set_config('synchronous_commit', 
  * agentHandler(agent, { auth, limits: { requests: { limit: 60, windowSec: 60 }, store: limitStore } });
  */
 export function postgresLimitStore(options: PostgresLimitStoreOptions): PostgresLimitStore {
-  if (typeof options !== 'object' || options === null) throw new TypeError('postgresLimitStore(): options must be { client, schema? }');
-  checkOptionNames('postgresLimitStore()', options, ['client', 'schema'], (message) => new TypeError(message));
-  const { client, schema = 'agentward' } = options;
-  if (typeof client?.query !== 'function') throw new TypeError('postgresLimitStore(): client must be a node-postgres Pool (or anything with query())');
-  const s = checkSchemaName(schema);
-  hearErrors(client);
+  const { client, schema, s } = poolOptions('postgresLimitStore()', options);
   let calls = 0;
 
   async function query(text: string, values: unknown[]): Promise<Record<string, unknown>[]> {

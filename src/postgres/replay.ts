@@ -1,7 +1,5 @@
 import type { DpopReplayStore } from '../auth/dpop.ts';
-import { checkOptionNames } from '../auth/options.ts';
-import { checkSchemaName } from './schema.ts';
-import { hearErrors, type PgPool } from './store.ts';
+import { poolOptions, type PgPool } from './store.ts';
 
 export interface PostgresReplayStoreOptions {
   /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything of its shape. */
@@ -33,13 +31,8 @@ const PURGE_EVERY = 1_000;
  * const entry = oidc({ issuer, audience, dpop: 'required', dpopReplay: replay });
  */
 export function postgresReplayStore(options: PostgresReplayStoreOptions): PostgresReplayStore {
-  if (typeof options !== 'object' || options === null) throw new TypeError('postgresReplayStore(): options must be { client, schema? }');
-  checkOptionNames('postgresReplayStore()', options, ['client', 'schema'], (message) => new TypeError(message));
-  const { client, schema = 'agentward' } = options;
-  if (typeof client?.query !== 'function') throw new TypeError('postgresReplayStore(): client must be a node-postgres Pool (or anything with query())');
-  const s = checkSchemaName(schema);
-  // The pool's idle connections report a database that went away: unheard, that event would crash the server.
-  hearErrors(client);
+  // The pool's idle connections report a database that went away: poolOptions() hears them, or that event would crash the server.
+  const { client, schema, s } = poolOptions('postgresReplayStore()', options);
   let calls = 0;
   return {
     async migrate() {

@@ -10,10 +10,10 @@ export const SCHEMA_VERSION = 2;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** A schema name as SQL text: a plain identifier, checked (it is configuration, never a value). */
-export function checkSchemaName(schema: unknown): string {
+/** A schema name as SQL text: a plain identifier, checked (it is configuration, never a value). `helper` names the store in the error. */
+export function checkSchemaName(schema: unknown, helper = 'postgresStore()'): string {
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new TypeError('postgresStore(): schema must be a plain identifier ([a-z_][a-z0-9_]*, at most 63 characters)');
+    throw new TypeError(`${helper}: schema must be a plain identifier ([a-z_][a-z0-9_]*, at most 63 characters)`);
   }
   return `"${schema}"`;
 }

@@ -54,6 +54,21 @@ export function hearErrors(pool: Pick<PgPool, 'on'>): void {
   }
 }
 
+/**
+ * The options of a store that needs only a pool and a schema (`postgresLimitStore`,
+ * `postgresReplayStore`), checked: closed, `client` with `query()`, `schema` a plain identifier
+ * (returned as it is and quoted, as `s`). The pool's `error` events are heard from here on.
+ */
+export function poolOptions<Client extends Pick<PgPool, 'query' | 'on'>>(helper: string, options: { client: Client; schema?: string }): { client: Client; schema: string; s: string } {
+  if (typeof options !== 'object' || options === null) throw new TypeError(`${helper}: options must be { client, schema? }`);
+  checkOptionNames(helper, options, ['client', 'schema'], (message) => new TypeError(message));
+  const { client, schema = POSTGRES_STORE_DEFAULTS.schema } = options;
+  if (typeof client?.query !== 'function') throw new TypeError(`${helper}: client must be a node-postgres Pool (or anything with query())`);
+  const s = checkSchemaName(schema, helper);
+  hearErrors(client);
+  return { client, schema, s };
+}
+
 /** A string as JSON escapes it, without the quotes: never NUL nor a lone surrogate, so PostgreSQL text holds it. */
 function escape(value: unknown, what: string): string {
   if (typeof value !== 'string') throw new TypeError(`postgresStore(): ${what} must be a string`);
