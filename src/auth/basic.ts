@@ -22,8 +22,9 @@ const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 7617 user-id and password, NFC-normalized, or `null` for anything malformed. */
 function readBasicCredentials(request: Request): [user: string, password: string] | null {
-  const encoded = crossSiteWrite(request) ? null : readCredentials(request, 'basic');
-  const bytes = encoded === null ? null : decodeBase64(encoded);
+  const encoded = readCredentials(request, 'basic');
+  // Judged only for a request that carries Basic credentials: a list's other entries pay nothing.
+  const bytes = encoded === null || crossSiteWrite(request) ? null : decodeBase64(encoded);
   if (bytes === null) return null;
   let decoded: string;
   try {
