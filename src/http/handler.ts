@@ -89,11 +89,25 @@ function normalizeBasePath(basePath: unknown): string {
  */
 export function agentHandler(agent: Agent, options: AgentHandlerOptions = {}): (request: Request) => Promise<Response> {
   const routes = agentRoutes(agent, options);
-  const handler = async (request: Request) => toResponse(await routes(webRouteRequest(request)));
+  const handler = async (request: Request) => {
+    answering.add(request);
+    try {
+      return toResponse(await routes(webRouteRequest(request)));
+    } finally {
+      answering.delete(request);
+    }
+  };
   // toNodeListener(agentHandler(…)) serves through the routes themselves, as serve() does.
   Object.defineProperty(handler, ROUTES, { value: routes });
   return handler;
 }
+
+/**
+ * The requests whose answer is being made. Node lets a collected `Request`'s signal stop following
+ * the signal it was made with, so a run waiting on it would never hear its client leave: the
+ * handler holds each `Request` until its answer is made (design §25).
+ */
+const answering = new Set<Request>();
 
 /** The key under which a handler of `agentHandler()` keeps its routes (for the node bridge). */
 export const ROUTES: unique symbol = Symbol('agentward.routes') as never;
