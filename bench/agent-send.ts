@@ -130,8 +130,8 @@ async function main(): Promise<void> {
     if (x !== undefined && y !== undefined) ratios.push({ name: `${a}/${b}`, ops: paired(a, b, (s) => s.opsPerSec), cpu: paired(a, b, (s) => s.cpuUs) });
   }
   if (options.json) {
-    for (const r of rows) process.stdout.write(JSON.stringify({ suite: 'agent-send', case: r.case, opsPerSec: Math.round(r.opsPerSec), cpuUsPerSend: Math.round(r.cpuUs * 10) / 10 }) + '\n');
-    for (const r of ratios) process.stdout.write(JSON.stringify({ suite: 'agent-send', ratio: r.name, ops: Math.round(r.ops * 1e4) / 1e4, cpu: Math.round(r.cpu * 1e4) / 1e4 }) + '\n');
+    for (const r of rows) process.stdout.write(`${JSON.stringify({ suite: 'agent-send', case: r.case, opsPerSec: Math.round(r.opsPerSec), cpuUsPerSend: Math.round(r.cpuUs * 10) / 10 })}\n`);
+    for (const r of ratios) process.stdout.write(`${JSON.stringify({ suite: 'agent-send', ratio: r.name, ops: Math.round(r.ops * 1e4) / 1e4, cpu: Math.round(r.cpu * 1e4) / 1e4 })}\n`);
     return;
   }
   const header = ['case', 'sends/s (median)', 'CPU-µs/send', 'spread (min – max)'];

@@ -231,7 +231,7 @@ async function main(): Promise<void> {
       // three: one burst of load from another process moves a single tenth by 20% on a shared machine.
       const steady = median(tenths.slice(7)) / median(tenths.slice(0, 3));
       human(`memory (echo agent on memoryStore()): 100,000 requests, last tenth ${ratio.toFixed(3)}x the first (no decay, within 10%: ${ratio >= 0.9 ? 'met' : 'MISSED'}); median of tenths 8-10 ${steady.toFixed(3)}x that of tenths 1-3`);
-      if (options.json) process.stdout.write(JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)), steady: Number(steady.toFixed(4)) }) + '\n');
+      if (options.json) process.stdout.write(`${JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)), steady: Number(steady.toFixed(4)) })}\n`);
       return;
     }
 
@@ -288,7 +288,7 @@ async function main(): Promise<void> {
       if (options.json) {
         for (const r of rows) {
           const round = (v: number, d: number) => Math.round(v * 10 ** d) / 10 ** d;
-          process.stdout.write(JSON.stringify({ suite, case: r.case, opsPerSec: round(r.reqPerSec, 1), ratio: round(r.xNode, 4), ratioToOpen: round(r.xOpen, 4), cpuUsPerRequest: round(r.cpuUs, 1) }) + '\n');
+          process.stdout.write(`${JSON.stringify({ suite, case: r.case, opsPerSec: round(r.reqPerSec, 1), ratio: round(r.xNode, 4), ratioToOpen: round(r.xOpen, 4), cpuUsPerRequest: round(r.cpuUs, 1) })}\n`);
         }
       }
       allRows.push(...rows);

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     if (options.json) console.error(`bench: measuring ${spec.suite}…`);
     const results = await measureSuite(spec, options);
     if (options.json) {
-      for (const result of results) process.stdout.write(jsonLine(result) + '\n');
+      for (const result of results) process.stdout.write(`${jsonLine(result)}\n`);
     } else {
       human(formatTable(spec, results));
     }

@@ -106,7 +106,7 @@ async function storeSuite(
       max: Math.max(...values),
       rounds: values.length,
     }));
-    if (json) for (const result of results) process.stdout.write(jsonLine(result) + '\n');
+    if (json) for (const result of results) process.stdout.write(`${jsonLine(result)}\n`);
     else human(formatTable({ suite, baseline: 'memory' }, results));
     const ops = (name: string) => results.find((r) => r.case === name)!.opsPerSec;
     human(`sends/s at ${CONNECTIONS} connections, POST /agent (a new session each), median of ${rounds} rounds of ${slice} s; servers in child processes`);
@@ -172,7 +172,7 @@ async function limitChecks(
     const one = median(serial);
     const many = median(parallel);
     rows.push(`${name.padEnd(36)} ${(1e6 / one).toFixed(1).padStart(8)} µs each, one at a time   ${Math.round(many).toLocaleString('en-US').padStart(8)} checks/s, 50 at once`);
-    if (json) process.stdout.write(JSON.stringify({ suite: 'limit-checks', case: name, usPerCheck: Number((1e6 / one).toFixed(1)), checksPerSecAt50: Math.round(many) }) + '\n');
+    if (json) process.stdout.write(`${JSON.stringify({ suite: 'limit-checks', case: name, usPerCheck: Number((1e6 / one).toFixed(1)), checksPerSecAt50: Math.round(many) })}\n`);
   }
   human(['suite limit-checks (one limit check: a statement of postgresLimitStore, or a call of memoryLimitStore; median of rounds of 1 s)', ...rows].join('\n'));
 }

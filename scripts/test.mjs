@@ -25,7 +25,7 @@ function testFiles(dir) {
   return files.sort();
 }
 const pick = (files) => files.filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
-const portable = pick(testFiles('tests').filter((f) => !f.startsWith(join('tests', 'node') + '/')));
+const portable = pick(testFiles('tests').filter((f) => !f.startsWith(`${join('tests', 'node')}/`)));
 const nodeOnly = pick(testFiles(join('tests', 'node')));
 
 function run(name, command, commandArgs, count) {
@@ -38,18 +38,21 @@ function run(name, command, commandArgs, count) {
     tee(child.stdout, process.stdout);
     tee(child.stderr, process.stderr);
     child.on('close', (code) => {
-      const counts = count ? count(output.replace(/\x1b\[[0-9;]*m/g, '')) : { passed: 0, failed: 0 };
+      const counts = count ? count(stripColours(output)) : { passed: 0, failed: 0 };
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
       console.log(`=== ${name}: exit ${code}, ${counts.passed} passed, ${counts.failed} failed, ${seconds}s`);
       // The failing tests' own lines, repeated in the summary: a CI log is often read from its tail.
       // A `todo` test that fails (an open gap, named in its reason) is reported apart, not as a failure.
-      const lines = [...new Set(output.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((line) => FAILURE_LINE.test(line)).map((line) => line.trim()))];
+      const lines = [...new Set(stripColours(output).split('\n').filter((line) => FAILURE_LINE.test(line)).map((line) => line.trim()))];
       const todos = lines.filter((line) => TODO_LINE.test(line));
       const failures = lines.filter((line) => !TODO_LINE.test(line));
       resolve({ name, code, ...counts, failures, todos });
     });
   });
 }
+
+/** The text without its terminal colour codes (ESC [ … m). */
+const stripColours = (text) => text.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '');
 
 /** A failed test's line: node's spec reporter (✖), bun ((fail)), deno (… FAILED, => file:line). */
 const FAILURE_LINE = /^\s*(?:✖ (?!failing tests)|\(fail\) |=> )|\.\.\. FAILED/;
@@ -71,7 +74,7 @@ const steps = [];
 const want = (name) => only === undefined || only === name;
 if (want('tsc') && filters.length === 0) steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
 if (want('node') && portable.length + nodeOnly.length) steps.push(() => run('node', bin('node'), ['--test', '--test-reporter=spec', '--test-concurrency=1', ...portable, ...nodeOnly], nodeCounts));
-if (want('bun') && portable.length) steps.push(() => run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => './' + f)], bunCounts));
+if (want('bun') && portable.length) steps.push(() => run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => `./${f}`)], bunCounts));
 if (want('deno') && portable.length) steps.push(() => run('deno', bin('deno'), ['test', '-A', '--no-check', ...portable], denoCounts));
 
 const results = [];
@@ -79,7 +82,7 @@ for (const step of steps) results.push(await step());
 const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const broken = results.filter((r) => r.code !== 0).map((r) => r.name);
-console.log('\n' + results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n'));
+console.log(`\n${results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n')}`);
 for (const r of results) for (const line of r.todos ?? []) console.log(`${r.name} open (todo): ${line.replace(/^✖ /, '')}`);
 for (const r of results) for (const line of r.failures.slice(0, 30)) console.log(`${r.name} failed: ${line}`);
 if (broken.length) console.log(`failing runtimes: ${broken.join(', ')}`);

@@ -23,13 +23,13 @@ test('apiToken() skips every token that is not exactly the configured one (never
   const entry = apiToken(TOKEN);
   const others = [
     TOKEN.slice(0, -1),
-    TOKEN + 'x',
-    TOKEN + '=',
-    'x' + TOKEN,
+    `${TOKEN}x`,
+    `${TOKEN}=`,
+    `x${TOKEN}`,
     TOKEN.toUpperCase(),
     TOKEN.toLowerCase(),
-    'X' + TOKEN.slice(1),
-    TOKEN.slice(0, -1) + 'X',
+    `X${TOKEN.slice(1)}`,
+    `${TOKEN.slice(0, -1)}X`,
     TOKEN.slice(0, 1),
     TOKEN + TOKEN,
   ];

@@ -25,7 +25,7 @@ test('basic() accepts a configured user and password; principal { id: user name,
 
 test('basic() skips a wrong password, an unknown user, and another user\'s password (never throws)', async () => {
   const entry = basic({ users: { ada: PASSWORD, grace: 'hopper' } });
-  for (const [user, password] of [['ada', 'wrong'], ['ada', ''], ['ada', PASSWORD + 'x'], ['ada', PASSWORD.slice(0, -1)], ['eve', PASSWORD], ['ADA', PASSWORD], ['ada', 'hopper'], ['grace', PASSWORD]] as const) {
+  for (const [user, password] of [['ada', 'wrong'], ['ada', ''], ['ada', `${PASSWORD}x`], ['ada', PASSWORD.slice(0, -1)], ['eve', PASSWORD], ['ADA', PASSWORD], ['ada', 'hopper'], ['grace', PASSWORD]] as const) {
     assert.equal(await entry(basicRequest(user, password)), null, `${user}:${password}`);
   }
   assert.equal((await routeAuth(entry)(basicRequest('ada', 'wrong'))).ok, false);

@@ -88,8 +88,8 @@ const unknownUser = basicRequest('nobody4', WRONG_PASSWORD);
 
 // apiToken(): a long token, so that an early exit would cost thousands of steps.
 const TOKEN = Array.from({ length: 8192 }, (_, i) => 'abcdefghijklmnopqrstuvwxyz0123456789'[(i * 7) % 36]).join('');
-const firstByteDiffers = bearerRequest('Z' + TOKEN.slice(1));
-const lastByteDiffers = bearerRequest(TOKEN.slice(0, -1) + 'Z');
+const firstByteDiffers = bearerRequest(`Z${TOKEN.slice(1)}`);
+const lastByteDiffers = bearerRequest(`${TOKEN.slice(0, -1)}Z`);
 
 test('basic() with 100 users: an unknown user takes as long as a wrong password (Welch t-test, |t| <= 4.5)', async (t) => {
   await assertNoLeak(t, 'basic() wrong password vs unknown user', basic({ users: USERS }), [wrongPassword, unknownUser]);

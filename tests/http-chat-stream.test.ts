@@ -11,7 +11,7 @@ import { DEPLOY_MESSAGE, pausedSession, principalAgent, readEvents } from './hel
 const BASE = 'http://localhost/agent';
 const TOKEN = 'stream-token-0123456789';
 const streamRequest = (body: unknown, headers: HeadersInit = {}) =>
-  new Request(BASE + '/chat', { method: 'POST', headers: { accept: 'text/event-stream', ...headers }, body: JSON.stringify(body) });
+  new Request(`${BASE}/chat`, { method: 'POST', headers: { accept: 'text/event-stream', ...headers }, body: JSON.stringify(body) });
 
 test('POST <base>/chat streams the run as server-sent events when the request accepts text/event-stream', async () => {
   const { agent, modelSaw } = principalAgent();
@@ -55,7 +55,7 @@ test('an Accept header listing text/event-stream among other types streams; with
   const listed = await handler(streamRequest({ message: 'hi' }, { accept: 'application/json, Text/Event-Stream;q=0.9' }));
   assert.equal(listed.headers.get('content-type'), 'text/event-stream');
   await listed.body?.cancel();
-  const plain = await handler(new Request(BASE + '/chat', { method: 'POST', body: '{"message":"hi"}' }));
+  const plain = await handler(new Request(`${BASE}/chat`, { method: 'POST', body: '{"message":"hi"}' }));
   assert.equal(plain.headers.get('content-type'), 'application/json');
   assert.equal((await plain.json()).text, 'hi');
 });

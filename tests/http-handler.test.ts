@@ -351,7 +351,7 @@ test('auth runs before routing: an unknown path answers 401 without credentials,
   assert.equal(found.status, 404);
   assert.deepEqual(await found.json(), { error: 'Not Found' });
   const open = agentHandler(agent, { basePath: '/agent' });
-  for (const url of [BASE + '/nowhere', BASE + '/chat/a/b', BASE + '/ui/x', BASE + 'x', 'http://localhost/health']) {
+  for (const url of [`${BASE}/nowhere`, `${BASE}/chat/a/b`, `${BASE}/ui/x`, `${BASE}x`, 'http://localhost/health']) {
     const response = await open(new Request(url));
     assert.equal(response.status, 404, url);
     assert.deepEqual(await response.json(), { error: 'Not Found' });
@@ -442,7 +442,7 @@ test('a body over 1 MiB answers 413: refused by Content-Length before reading, a
 
   const padded = (size: number) => {
     const prefix = '{"message":"';
-    return prefix + 'x'.repeat(size - prefix.length - 2) + '"}';
+    return `${prefix + 'x'.repeat(size - prefix.length - 2)}"}`;
   };
   assert.equal((await handler(post('', padded(MAX_BODY_BYTES + 1)))).status, 413);
   const atLimit = await handler(post('', padded(MAX_BODY_BYTES)));

@@ -233,7 +233,7 @@ test('limits live on the route handler: an in-process agent.send() is never limi
 });
 
 test('with requests and tokens, accepted answers carry both policies and both service limits; a refusal names only the policy that refused', async () => {
-  let now = 7200.5;
+  const now = 7200.5;
   const usage = createAgent({ name: 'usage', model: { generate: async () => ({ text: 'ok', usage: { inputTokens: 30, outputTokens: 20 } }) } });
   const handler = agentHandler(usage, { basePath: '/agent', auth: apiToken('tok'), limits: { requests: { limit: 10, windowSec: 60 }, tokens: { limit: 120, windowSec: 3600 }, store: memoryCounters(100, () => now) } });
   const first = await send(handler, 'tok');

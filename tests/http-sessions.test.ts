@@ -6,7 +6,7 @@ import { agentHandler } from '../src/http/index.ts';
 import { AuthConfigError, anonymous, apiToken } from '../src/auth/index.ts';
 import type { AuthFn, Principal } from '../src/auth/index.ts';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
-import type { Agent, Tool } from '../src/agent/index.ts';
+import type { Tool } from '../src/agent/index.ts';
 import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { seededRandom, withSeed, type Random } from './helpers/prng.ts';
 

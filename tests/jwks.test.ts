@@ -250,7 +250,7 @@ describe('jwt({ jwksUrl }): faults end in a skip (401), never a 500', () => {
 
   test('a body of exactly 1 MiB is read; one byte more is refused', async () => {
     const body = JSON.stringify({ keys: [rsaA.jwk] });
-    const padded = (size: number) => body.slice(0, -1) + ' '.repeat(size - body.length) + '}';
+    const padded = (size: number) => `${body.slice(0, -1) + ' '.repeat(size - body.length)}}`;
     const token = await sign(rsaA, claimsFor('ada'));
     let size = 1024 * 1024;
     const { clock, authenticate } = setup((_: unknown, response: import('node:http').ServerResponse) => {

@@ -282,7 +282,7 @@ describe('jwt(): failures, challenges and two issuers', () => {
       await hsToken(claims({ exp: NOW - 3600 })),
       await hsToken(claims({ aud: 'other' })),
       await hsToken(claims({ iss: 'https://other.example' })),
-      (await hsToken()).slice(0, -2) + 'AA',
+      `${(await hsToken()).slice(0, -2)}AA`,
       'not-a-jwt',
     ];
     const seen = new Set<string>();

@@ -54,7 +54,7 @@ function citations(markdown: string): { rows: number; sections: string[]; cited:
 }
 
 /** Unescapes a JavaScript string literal's body (what the test runner shows as the name). */
-function unescape(body: string): string {
+function unescapeCell(body: string): string {
   return body.replace(/\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[\s\S])/g, (_, code: string) => {
     if (code.startsWith('u{')) return String.fromCodePoint(parseInt(code.slice(2, -1), 16));
     if (code.length > 1 && (code[0] === 'u' || code[0] === 'x')) return String.fromCharCode(parseInt(code.slice(1), 16));
@@ -77,10 +77,10 @@ function declarations(source: string): Declared[] {
     const raw = match[2] ?? match[3] ?? match[4]!;
     const isTemplate = match[4] !== undefined && raw.includes('${');
     let template: RegExp | undefined;
-    let name = unescape(raw);
+    let name = unescapeCell(raw);
     if (isTemplate) {
       const parts = raw.split(/\$\{(?:[^{}]|\{[^{}]*\})*\}/);
-      template = new RegExp(`^${parts.map((part) => unescape(part).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.+?')}$`, 's');
+      template = new RegExp(`^${parts.map((part) => unescapeCell(part).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.+?')}$`, 's');
       name = raw;
     }
     const open = match.index! + match[0].indexOf('(');

@@ -24,6 +24,7 @@ export interface StandardJsonSchema<Output = unknown> {
 export type ToolParameters = JsonSchema | StandardJsonSchema;
 
 /** The arguments `execute` and `needsApproval` receive for `parameters`: a Standard Schema's output type, `any` for a JSON Schema. */
+// biome-ignore lint/suspicious/noExplicitAny: a plain JSON Schema says nothing TypeScript can check, so execute's arguments are whatever the user declares.
 export type ToolArguments<P> = P extends { readonly '~standard': { readonly types?: infer T } } ? (NonNullable<T> extends { readonly output: infer O } ? O : unknown) : any;
 
 /** A tool whose `execute` (and approval policy) is typed from its `parameters`. */
@@ -168,5 +169,7 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
       if (known || sub !== undefined) schemaIssues(sub, value[key], [...path, key], issues);
     }
   }
-  if (Array.isArray(value) && (isObject(items) || items === false)) value.forEach((item, index) => schemaIssues(items, item, [...path, index], issues));
+  if (Array.isArray(value) && (isObject(items) || items === false)) {
+    for (const [index, item] of value.entries()) schemaIssues(items, item, [...path, index], issues);
+  }
 }

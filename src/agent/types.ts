@@ -69,6 +69,7 @@ export interface RunContext {
 /** What a tool's `execute` receives besides its arguments: never the principal. */
 export interface ToolContext { readonly sessionId: string; readonly signal?: AbortSignal }
 
+// biome-ignore lint/suspicious/noExplicitAny: a tool of unknown arguments is assignable to a list of tools of any arguments.
 export interface Tool<Args = any> {
   name: string;
   description: string;

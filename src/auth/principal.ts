@@ -4,6 +4,7 @@ import type { Principal } from './types.ts';
 /** Returns the object it is given, so that a subclass constructor can stamp its private field onto it. */
 class Stamp {
   constructor(target: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: the subclass's private field is stamped onto the returned object (the point of this class).
     return target;
   }
 }

@@ -3,7 +3,7 @@
 // writes under <dir>/.data: every message would restart the server. This watcher skips
 // dot-folders and node_modules.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { createServer } from 'node:http';
 import { join, relative, resolve, sep } from 'node:path';
 import { newApiToken } from './scaffold.ts';
@@ -55,7 +55,7 @@ export function watchTree(root: string, onChange: (path: string) => void): { syn
     const found = new Set<string>();
     const walk = (dir: string) => {
       found.add(dir);
-      let entries;
+      let entries: Dirent[];
       try {
         entries = readdirSync(dir, { withFileTypes: true });
       } catch {

@@ -5,7 +5,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiToken } from '../auth/api-token.ts';
-import type { Refusal } from '../auth/refusals.ts';
 import { closest } from '../auth/options.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './agent-dir.ts';

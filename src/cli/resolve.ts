@@ -38,7 +38,7 @@ function inAgentDir(url: string): boolean {
  * package.json says (a fresh `npm init -y` project is `"type": "commonjs"`), as the build does.
  */
 function resolveAgentwardToThisCopy(dir: string): void {
-  const dirUrl = pathToFileURL(dir + '/').href;
+  const dirUrl = pathToFileURL(`${dir}/`).href;
   agentDirs.add(dirUrl);
   const urls = new Map([...AGENTWARD_ENTRIES].map(([specifier, entry]) => [specifier, new URL(entry + ownExtension, sourceRoot).href]));
   // Read at call time: module.registerHooks arrived in Node 22.15.

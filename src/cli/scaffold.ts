@@ -40,7 +40,7 @@ export default createAgent({
 export const FIRST_TOOL_CALL = '/tool refund {"orderId":"A-1","amount":20}';
 
 /** The directory's own package.json: its files are ES modules even in a `"type": "commonjs"` project. */
-const PACKAGE_JSON = JSON.stringify({ private: true, type: 'module' }, null, 2) + '\n';
+const PACKAGE_JSON = `${JSON.stringify({ private: true, type: 'module' }, null, 2)}\n`;
 /** Never committed: the token (agentward.json), the sessions (.data), env and wrangler dev secrets. */
 const IGNORED = [SETTINGS_FILE, '.data/', '.env*', '.dev.vars'];
 const GITIGNORE_NOTE = `# agentward: ${SETTINGS_FILE} holds the API token init made (mode 0600); .data holds the sessions.`;
@@ -70,8 +70,8 @@ export async function initAgentDir(directory: string): Promise<{ dir: string; fi
   await mkdir(dir, { recursive: true });
   // `wx`: fail rather than overwrite, even if a file appeared since the check above.
   await writeFile(join(dir, AGENT_FILE), AGENT_SOURCE, { flag: 'wx' });
-  await writeFile(join(dir, SPEC_FILE), JSON.stringify({ name, instructions: 'You are a helpful assistant.', model: { provider: 'echo' } }, null, 2) + '\n', { flag: 'wx' });
-  await writeFile(join(dir, SETTINGS_FILE), JSON.stringify({ name, basePath: DEFAULT_BASE_PATH, apiToken }, null, 2) + '\n', { flag: 'wx', mode: 0o600 });
+  await writeFile(join(dir, SPEC_FILE), `${JSON.stringify({ name, instructions: 'You are a helpful assistant.', model: { provider: 'echo' } }, null, 2)}\n`, { flag: 'wx' });
+  await writeFile(join(dir, SETTINGS_FILE), `${JSON.stringify({ name, basePath: DEFAULT_BASE_PATH, apiToken }, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
   // A package.json already there is the user's: kept as it is.
   if (!existsSync(join(dir, 'package.json'))) {
     await writeFile(join(dir, 'package.json'), PACKAGE_JSON, { flag: 'wx' });

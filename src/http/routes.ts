@@ -43,7 +43,7 @@ function decodeSegment(segment: string): string | undefined {
  * `GET /sessions` and `DELETE /chat/:id` exist for `'owned'` agents only.
  */
 export function matchRoute(pathname: string, basePath: string, owned: boolean, mcp: boolean): Route | undefined {
-  if (pathname !== basePath && !pathname.startsWith(basePath + '/')) return undefined;
+  if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) return undefined;
   const rest = pathname.slice(basePath.length).replace(/\/$/, '');
   const parts = rest === '' ? [] : rest.slice(1).split('/');
   if (parts.length > 2) return undefined;

@@ -135,7 +135,7 @@ export function uiEventFormat(messageId: string): EventFormat {
       const finishReason = result === undefined ? 'error' : result.status === 'awaiting-approval' ? 'tool-calls' : 'stop';
       // The run's token usage travels as the message's metadata (`message.metadata.usage` in useChat).
       const finish = { type: 'finish', finishReason, ...(result?.usage !== undefined && { messageMetadata: { usage: result.usage } }) };
-      return open() + closeText() + sse(finish) + 'data: [DONE]\n\n';
+      return `${open() + closeText() + sse(finish)}data: [DONE]\n\n`;
     },
   };
 }

@@ -6,7 +6,7 @@
 // so its script is constant and so is the CSP hash of it: it never asks a route that is not there.
 import { createHash } from 'node:crypto';
 
-const STYLE = String.raw`
+const STYLE = `
 *{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,sans-serif;background:#f5f5f4;color:#1c1917;display:flex;flex-direction:column;height:100vh}
 header{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;padding:.6rem 1rem;background:#1c1917;color:#fafaf9}
 header h1{font-size:1rem;margin:0}header form{display:flex;gap:.4rem;align-items:center}

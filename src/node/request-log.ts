@@ -51,7 +51,7 @@ let hooked = false;
 function flush(): void {
   flushing = false;
   if (pending.length === 0) return;
-  const text = pending.join('\n') + '\n';
+  const text = `${pending.join('\n')}\n`;
   pending.length = 0;
   process.stdout.write(text);
 }

@@ -70,11 +70,11 @@ export function poolOptions<Client extends Pick<PgPool, 'query' | 'on'>>(helper:
 }
 
 /** A string as JSON escapes it, without the quotes: never NUL nor a lone surrogate, so PostgreSQL text holds it. */
-function escape(value: unknown, what: string): string {
+function escapeText(value: unknown, what: string): string {
   if (typeof value !== 'string') throw new TypeError(`postgresStore(): ${what} must be a string`);
   return JSON.stringify(value).slice(1, -1);
 }
-const unescape = (text: unknown): string => JSON.parse(`"${String(text)}"`) as string;
+const unescapeText = (text: unknown): string => JSON.parse(`"${String(text)}"`) as string;
 const ownerText = (owner: unknown): string | null => (Array.isArray(owner) ? JSON.stringify(owner) : null);
 
 /**
@@ -226,11 +226,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   function operations(run: (text: string, values: unknown[]) => Promise<Row[]>): Store {
     return {
       async loadSession(id) {
-        const rows = await run(`SELECT record FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escape(id, 'a session id')]);
+        const rows = await run(`SELECT record FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escapeText(id, 'a session id')]);
         return rows.length === 0 ? undefined : (JSON.parse(String(rows[0]!.record)) as SessionRecord);
       },
       async sessionOwner(id) {
-        const rows = await run(`SELECT owner FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escape(id, 'a session id')]);
+        const rows = await run(`SELECT owner FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escapeText(id, 'a session id')]);
         if (rows.length === 0) return undefined;
         const owner = rows[0]!.owner;
         return typeof owner === 'string' ? (JSON.parse(owner) as OwnerKey) : null;
@@ -244,17 +244,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
            ON CONFLICT (key) DO UPDATE SET owner_key = EXCLUDED.owner_key, owner = EXCLUDED.owner, created_at = EXCLUDED.created_at,
              updated_at = EXCLUDED.updated_at, title = EXCLUDED.title, record = EXCLUDED.record`,
           [
-            escape(record.id, 'a session id'),
+            escapeText(record.id, 'a session id'),
             owner,
-            escape(record.createdAt, 'createdAt'),
-            escape(record.updatedAt, 'updatedAt'),
-            escape(title, 'title'),
+            escapeText(record.createdAt, 'createdAt'),
+            escapeText(record.updatedAt, 'updatedAt'),
+            escapeText(title, 'title'),
             JSON.stringify(record),
           ],
         );
       },
       async loadCheckpoint(approvalId) {
-        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE key = ${KEY(1)}`, [escape(approvalId, 'an approval id')]);
+        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE key = ${KEY(1)}`, [escapeText(approvalId, 'an approval id')]);
         return rows.length === 0 ? undefined : (JSON.parse(String(rows[0]!.body)) as Checkpoint);
       },
       async saveCheckpoint(checkpoint) {
@@ -262,16 +262,16 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           `INSERT INTO ${s}.checkpoints (key, session_key, owner_key, body)
            VALUES (${KEY(1)}, ${KEY(2)}, CASE WHEN $3::text IS NULL THEN NULL ELSE ${KEY(3)} END, $4)
            ON CONFLICT (key) DO UPDATE SET session_key = EXCLUDED.session_key, owner_key = EXCLUDED.owner_key, body = EXCLUDED.body`,
-          [escape(checkpoint.approvalId, 'an approval id'), escape(checkpoint.sessionId, 'a session id'), ownerText(checkpoint.owner), JSON.stringify(checkpoint)],
+          [escapeText(checkpoint.approvalId, 'an approval id'), escapeText(checkpoint.sessionId, 'a session id'), ownerText(checkpoint.owner), JSON.stringify(checkpoint)],
         );
       },
       async deleteCheckpoint(approvalId) {
         // One statement: of concurrent callers, only the one whose DELETE removed the row sees it.
-        const rows = await run(`DELETE FROM ${s}.checkpoints WHERE key = ${KEY(1)} RETURNING 1 AS gone`, [escape(approvalId, 'an approval id')]);
+        const rows = await run(`DELETE FROM ${s}.checkpoints WHERE key = ${KEY(1)} RETURNING 1 AS gone`, [escapeText(approvalId, 'an approval id')]);
         return rows.length === 1;
       },
       async listCheckpoints(sessionId) {
-        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE session_key = ${KEY(1)} ORDER BY key`, [escape(sessionId, 'a session id')]);
+        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE session_key = ${KEY(1)} ORDER BY key`, [escapeText(sessionId, 'a session id')]);
         return rows.map((row) => JSON.parse(String(row.body)) as Checkpoint);
       },
       async countCheckpoints(owner: OwnerKey) {
@@ -279,11 +279,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         return Number(rows[0]?.n ?? 0);
       },
       async loadMemory(namespace) {
-        const rows = await run(`SELECT note FROM ${s}.memory WHERE namespace_key = ${KEY(1)} ORDER BY seq`, [escape(namespace, 'a memory namespace')]);
-        return rows.map((row) => unescape(row.note));
+        const rows = await run(`SELECT note FROM ${s}.memory WHERE namespace_key = ${KEY(1)} ORDER BY seq`, [escapeText(namespace, 'a memory namespace')]);
+        return rows.map((row) => unescapeText(row.note));
       },
       async appendMemory(namespace, note) {
-        await run(`INSERT INTO ${s}.memory (namespace_key, note) VALUES (${KEY(1)}, $2)`, [escape(namespace, 'a memory namespace'), escape(note, 'a memory note')]);
+        await run(`INSERT INTO ${s}.memory (namespace_key, note) VALUES (${KEY(1)}, $2)`, [escapeText(namespace, 'a memory namespace'), escapeText(note, 'a memory note')]);
       },
       async listSessions(query) {
         const { owner, limit, after } = query;
@@ -293,13 +293,13 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const rows =
           after === undefined
             ? await run(`${columns} ${order}`, [ownerText(owner), limit])
-            : await run(`${columns} AND (updated_at, id) < ($3, $4) ${order}`, [ownerText(owner), limit, escape(after.updatedAt, 'after.updatedAt'), escape(after.id, 'after.id')]);
+            : await run(`${columns} AND (updated_at, id) < ($3, $4) ${order}`, [ownerText(owner), limit, escapeText(after.updatedAt, 'after.updatedAt'), escapeText(after.id, 'after.id')]);
         return rows.map(
           (row): SessionSummary => ({
-            id: unescape(row.id),
-            createdAt: unescape(row.created_at),
-            updatedAt: unescape(row.updated_at),
-            title: unescape(row.title),
+            id: unescapeText(row.id),
+            createdAt: unescapeText(row.created_at),
+            updatedAt: unescapeText(row.updated_at),
+            title: unescapeText(row.title),
             pendingApprovals: Number(row.pending),
           }),
         );
@@ -310,7 +310,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           `WITH gone_checkpoints AS (DELETE FROM ${s}.checkpoints WHERE session_key = ${KEY(1)} RETURNING 1),
                 gone_session AS (DELETE FROM ${s}.sessions WHERE key = ${KEY(1)} RETURNING 1)
            SELECT ((SELECT count(*) FROM gone_checkpoints) + (SELECT count(*) FROM gone_session))::int AS n`,
-          [escape(id, 'a session id')],
+          [escapeText(id, 'a session id')],
         );
         return Number(rows[0]?.n ?? 0) > 0;
       },
@@ -360,7 +360,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       ready = Promise.resolve();
     },
     withSession(sessionId, turn) {
-      const lockKey = `${schema}:${escape(sessionId, 'a session id')}`;
+      const lockKey = `${schema}:${escapeText(sessionId, 'a session id')}`;
       // Within this process turns of a session queue here, so only one of them holds a connection.
       return local(sessionId, async () => {
         await checked();

@@ -51,7 +51,7 @@ async function compileSources(): Promise<string> {
 
 const PORT = 3000;
 
-const writeJson = (file: string, value: unknown, mode = 0o644) => writeFile(file, JSON.stringify(value, null, 2) + '\n', { mode });
+const writeJson = (file: string, value: unknown, mode = 0o644) => writeFile(file, `${JSON.stringify(value, null, 2)}\n`, { mode });
 
 function isInside(path: string, folder: string): boolean {
   const rel = relative(folder, path);

@@ -130,7 +130,7 @@ test('toNodeListener(): a read JSON response is not written from the recorded te
     await response.text();
     return response;
   });
-  await assert.rejects(send(url + '/'), 'a used body cannot be sent: the connection is dropped rather than the text replayed');
+  await assert.rejects(send(`${url}/`), 'a used body cannot be sent: the connection is dropped rather than the text replayed');
 });
 
 test('toNodeListener(): request bodies stream in whole (2 MiB in small chunks, with back-pressure), text() and arrayBuffer() work', async () => {

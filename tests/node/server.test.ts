@@ -258,7 +258,7 @@ test('node server: unknown paths behind auth answer 401 before 404', async (t) =
   assert.equal((await send(`${server.url}/nowhere`, { headers: { authorization: 'Bearer configured-token' } })).status, 404);
 });
 
-test('node server: close() lets a request in flight finish', async (t) => {
+test('node server: close() lets a request in flight finish', async () => {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   let started!: () => void;

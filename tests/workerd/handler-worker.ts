@@ -66,7 +66,7 @@ export default {
       console.log('handlers mounted');
     }
     const path = new URL(request.url).pathname;
-    const found = mounts.find(([base]) => path === base || path.startsWith(base + '/'));
+    const found = mounts.find(([base]) => path === base || path.startsWith(`${base}/`));
     return found ? found[1](request) : Promise.resolve(Response.json({ error: 'Not Found' }, { status: 404 }));
   },
 };
