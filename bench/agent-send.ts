@@ -30,10 +30,16 @@ const MESSAGE = 'hello';
 
 type AgentModule = typeof import('../src/agent/index.ts');
 type AuthModule = typeof import('../src/auth/index.ts');
-interface Tree { agent: AgentModule; auth: AuthModule }
+interface Tree {
+  agent: AgentModule;
+  auth: AuthModule;
+}
 
 async function loadTree(root: URL): Promise<Tree> {
-  const [agent, auth] = await Promise.all([import(new URL('src/agent/index.ts', root).href), import(new URL('src/auth/index.ts', root).href)]);
+  const [agent, auth] = await Promise.all([
+    import(new URL('src/agent/index.ts', root).href),
+    import(new URL('src/auth/index.ts', root).href),
+  ]);
   return { agent: agent as AgentModule, auth: auth as AuthModule };
 }
 
@@ -41,7 +47,8 @@ async function loadTree(root: URL): Promise<Tree> {
 function apiTokenPrincipal(tree: Tree): Principal {
   const entry = tree.auth.apiToken(TOKEN);
   const principal = entry(new Request('http://localhost/agent', { headers: { authorization: `Bearer ${TOKEN}` } }));
-  if (principal === null || principal === undefined || principal instanceof Promise) throw new Error('apiToken() did not accept its own token');
+  if (principal === null || principal === undefined || principal instanceof Promise)
+    throw new Error('apiToken() did not accept its own token');
   // apiToken() hands out a complete principal (makePrincipal()), authenticator 'api-token'.
   return principal as Principal;
 }
@@ -63,7 +70,10 @@ const CASES: Record<string, (tree: Tree) => Send> = {
   'memory-owned': (tree) => sender(tree, tree.agent.memoryStore(), 'owned'),
 };
 
-interface Sample { opsPerSec: number; cpuUs: number }
+interface Sample {
+  opsPerSec: number;
+  cpuUs: number;
+}
 
 let sink: unknown;
 async function slice(send: Send, ms: number): Promise<Sample> {
@@ -118,33 +128,69 @@ async function main(): Promise<void> {
   const rows = names.map((name) => {
     const values = samples.get(name)!;
     const ops = values.map((s) => s.opsPerSec);
-    return { case: name, opsPerSec: median(ops), cpuUs: median(values.map((s) => s.cpuUs)), min: Math.min(...ops), max: Math.max(...ops) };
+    return {
+      case: name,
+      opsPerSec: median(ops),
+      cpuUs: median(values.map((s) => s.cpuUs)),
+      min: Math.min(...ops),
+      max: Math.max(...ops),
+    };
   });
   const get = (name: string) => rows.find((r) => r.case === name);
   const ratios: { name: string; ops: number; cpu: number }[] = [];
-  const pairs = [['discard-owned', 'discard'], ['memory-owned', 'memory'], ['memory', 'discard'], ['memory-owned', 'discard-owned']];
-  const withBefore = before === undefined ? pairs : [...pairs, ...pairs.map(([a, b]) => [`${a}@before`, `${b}@before`]), ...caseNames.map((name) => [name, `${name}@before`])];
+  const pairs = [
+    ['discard-owned', 'discard'],
+    ['memory-owned', 'memory'],
+    ['memory', 'discard'],
+    ['memory-owned', 'discard-owned'],
+  ];
+  const withBefore =
+    before === undefined
+      ? pairs
+      : [
+          ...pairs,
+          ...pairs.map(([a, b]) => [`${a}@before`, `${b}@before`]),
+          ...caseNames.map((name) => [name, `${name}@before`]),
+        ];
   for (const [a, b] of withBefore as [string, string][]) {
     const x = get(a);
     const y = get(b);
-    if (x !== undefined && y !== undefined) ratios.push({ name: `${a}/${b}`, ops: paired(a, b, (s) => s.opsPerSec), cpu: paired(a, b, (s) => s.cpuUs) });
+    if (x !== undefined && y !== undefined)
+      ratios.push({ name: `${a}/${b}`, ops: paired(a, b, (s) => s.opsPerSec), cpu: paired(a, b, (s) => s.cpuUs) });
   }
   if (options.json) {
-    for (const r of rows) process.stdout.write(`${JSON.stringify({ suite: 'agent-send', case: r.case, opsPerSec: Math.round(r.opsPerSec), cpuUsPerSend: Math.round(r.cpuUs * 10) / 10 })}\n`);
-    for (const r of ratios) process.stdout.write(`${JSON.stringify({ suite: 'agent-send', ratio: r.name, ops: Math.round(r.ops * 1e4) / 1e4, cpu: Math.round(r.cpu * 1e4) / 1e4 })}\n`);
+    for (const r of rows)
+      process.stdout.write(
+        `${JSON.stringify({ suite: 'agent-send', case: r.case, opsPerSec: Math.round(r.opsPerSec), cpuUsPerSend: Math.round(r.cpuUs * 10) / 10 })}\n`,
+      );
+    for (const r of ratios)
+      process.stdout.write(
+        `${JSON.stringify({ suite: 'agent-send', ratio: r.name, ops: Math.round(r.ops * 1e4) / 1e4, cpu: Math.round(r.cpu * 1e4) / 1e4 })}\n`,
+      );
     return;
   }
   const header = ['case', 'sends/s (median)', 'CPU-µs/send', 'spread (min – max)'];
-  const cells = rows.map((r) => [r.case, formatOps(r.opsPerSec), r.cpuUs.toFixed(1), `${formatOps(r.min)} – ${formatOps(r.max)}`]);
+  const cells = rows.map((r) => [
+    r.case,
+    formatOps(r.opsPerSec),
+    r.cpuUs.toFixed(1),
+    `${formatOps(r.min)} – ${formatOps(r.max)}`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
-  const line = (row: readonly string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  console.log(`agent.send('hello'), a new session each, median of ${options.rounds} interleaved rounds of ${sliceMs.toFixed(0)} ms`);
+  const line = (row: readonly string[]) =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  console.log(
+    `agent.send('hello'), a new session each, median of ${options.rounds} interleaved rounds of ${sliceMs.toFixed(0)} ms`,
+  );
   console.log([line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n'));
-  console.log('ratios: median over rounds of the two cases\' ratio in the same round');
+  console.log("ratios: median over rounds of the two cases' ratio in the same round");
   for (const r of ratios) console.log(`${r.name}: ${r.ops.toFixed(3)}x sends/s, ${r.cpu.toFixed(3)}x CPU per send`);
   const owned = ratios.find((r) => r.name === 'discard-owned/discard');
   // In process, so that over HTTP (about 200 CPU-µs per request) ownership stays well under 5%.
-  if (owned !== undefined) console.log(`ownership costs ≤ 3% more CPU per discard send: ${owned.cpu <= 1.03 ? 'met' : 'MISSED'} (${owned.cpu.toFixed(3)}x)`);
+  if (owned !== undefined)
+    console.log(
+      `ownership costs ≤ 3% more CPU per discard send: ${owned.cpu <= 1.03 ? 'met' : 'MISSED'} (${owned.cpu.toFixed(3)}x)`,
+    );
   void sink;
 }
 

@@ -8,8 +8,19 @@ import type { RunResult, Store } from '../src/agent/types.ts';
 export const QUIET_BUSY = 0.1;
 
 /** One measurement the load generator (bench/http.ts --load-generator) runs. */
-export interface Load { url: string; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds?: number; amount?: number }
-export interface LoadResult { requestsPerSec: number; ok: number; failed: number }
+export interface Load {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  seconds?: number;
+  amount?: number;
+}
+export interface LoadResult {
+  requestsPerSec: number;
+  ok: number;
+  failed: number;
+}
 
 /** What every server answers to `POST /agent`: the shape of a run result. */
 export function runResult(message: string): RunResult {
@@ -17,7 +28,10 @@ export function runResult(message: string): RunResult {
     sessionId: crypto.randomUUID(),
     status: 'completed',
     text: message,
-    messages: [{ role: 'user', content: message }, { role: 'assistant', content: message }],
+    messages: [
+      { role: 'user', content: message },
+      { role: 'assistant', content: message },
+    ],
     approvals: [],
   };
 }

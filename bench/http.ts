@@ -48,14 +48,31 @@ const TOKEN = 'bench-api-token-0123456789';
 // `raw-node-2` is a second raw node:http server, the same code in another process: its ratio to
 // `raw-node` is the run's own noise floor (an A/A comparison), printed beside the verdicts.
 const PEERS = ['raw-node', 'raw-node-2', 'fastify', 'hono'] as const;
-const OURS = ['instant', 'open', 'api-token', 'jwt-hs256', 'jwt-es256', 'jwt-es256-cache', 'owned', 'memory', 'api-token-log', 'mcp-ask', 'api-token-limits', 'api-token-limits-all'] as const;
+const OURS = [
+  'instant',
+  'open',
+  'api-token',
+  'jwt-hs256',
+  'jwt-es256',
+  'jwt-es256-cache',
+  'owned',
+  'memory',
+  'api-token-log',
+  'mcp-ask',
+  'api-token-limits',
+  'api-token-limits-all',
+] as const;
 /** Limits no request of the benchmark reaches: every check runs, none refuses. */
 const NEVER = { limit: Number.MAX_SAFE_INTEGER, windowSec: 60 };
 // `mcp-ask`: the `open` server with `mcp: true`, its `POST /agent` load sent as the MCP tool call
 // `tools/call ask` to `POST /agent/mcp` (design §18: within 15% of `POST <base>`).
-const MCP_ASK = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: { message: 'hello' } } });
+const MCP_ASK = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'ask', arguments: { message: 'hello' } },
+});
 type CaseName = (typeof PEERS)[number] | (typeof OURS)[number];
-
 
 // ---------------------------------------------------------------------------------------------
 // The servers, one per process.
@@ -70,14 +87,27 @@ async function signedToken(alg: 'HS256' | 'ES256', cache = false): Promise<{ tok
   const now = Math.floor(Date.now() / 1000);
   const input = `${b64json({ alg, typ: 'JWT' })}.${b64json({ sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 3600 })}`;
   if (alg === 'HS256') {
-    const key = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+    const key = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+    ]);
     const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(input)));
-    return { token: `${input}.${encodeBase64url(signature)}`, auth: [jwt({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE })] };
+    return {
+      token: `${input}.${encodeBase64url(signature)}`,
+      auth: [jwt({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE })],
+    };
   }
-  const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const signature = new Uint8Array(await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, encoder.encode(input)));
+  const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
+  const signature = new Uint8Array(
+    await crypto.subtle.sign({ name: 'ECDSA', hash: 'SHA-256' }, pair.privateKey, encoder.encode(input)),
+  );
   const { key_ops: _ops, ext: _ext, ...publicKey } = await crypto.subtle.exportKey('jwk', pair.publicKey);
-  return { token: `${input}.${encodeBase64url(signature)}`, auth: [jwt({ publicKey, issuer: ISSUER, audience: AUDIENCE, cache })] };
+  return {
+    token: `${input}.${encodeBase64url(signature)}`,
+    auth: [jwt({ publicKey, issuer: ISSUER, audience: AUDIENCE, cache })],
+  };
 }
 
 const HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' };
@@ -105,13 +135,17 @@ function rawNodeServer() {
 /** Starts the server of one case in this process; resolves to its origin and what the client sends. */
 async function startServer(name: CaseName): Promise<{ origin: string; authorization?: string }> {
   const listen = (server: import('node:http').Server) =>
-    new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+    new Promise<string>((resolve) =>
+      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+    );
   if (name === 'raw-node' || name === 'raw-node-2') return { origin: await listen(rawNodeServer()) };
   if (name === 'fastify') {
     const { default: Fastify } = await import('fastify');
     const app = Fastify();
     app.get('/agent/health', (_request, reply) => reply.headers(HEADERS).send({ status: 'ok' }));
-    app.post('/agent', (request, reply) => reply.headers(HEADERS).send(runResult((request.body as { message: string }).message)));
+    app.post('/agent', (request, reply) =>
+      reply.headers(HEADERS).send(runResult((request.body as { message: string }).message)),
+    );
     return { origin: await app.listen({ port: 0, host: '127.0.0.1' }) };
   }
   if (name === 'hono') {
@@ -119,9 +153,13 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     const { serve: honoServe } = await import('@hono/node-server');
     const app = new Hono();
     app.get('/agent/health', (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
-    app.post('/agent', async (c) => c.json(runResult((await c.req.json<{ message: string }>()).message), 200, { 'cache-control': 'no-store' }));
+    app.post('/agent', async (c) =>
+      c.json(runResult((await c.req.json<{ message: string }>()).message), 200, { 'cache-control': 'no-store' }),
+    );
     return new Promise((resolve) => {
-      honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => resolve({ origin: `http://127.0.0.1:${info.port}` }));
+      honoServe({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+        resolve({ origin: `http://127.0.0.1:${info.port}` }),
+      );
     });
   }
   delete process.env.AGENT_API_TOKEN;
@@ -130,7 +168,8 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
   console.error = (...args: unknown[]) => {
     if (!args.some((arg) => (arg as Error | null)?.name === 'AbortError')) logError(...args);
   };
-  const echo = (store: Store, sessions?: 'owned') => createAgent({ name: 'bench', model: echoModel(), store, ...(sessions && { sessions }) });
+  const echo = (store: Store, sessions?: 'owned') =>
+    createAgent({ name: 'bench', model: echoModel(), store, ...(sessions && { sessions }) });
   const bearer = { auth: [apiToken(TOKEN)], authorization: `Bearer ${TOKEN}` };
   let agent: Agent = echo(discardStore());
   let auth: AuthOption | undefined;
@@ -140,33 +179,64 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     agent = Object.freeze({ ...agent, send });
   } else if (name === 'memory') agent = echo(memoryStore());
   else if (name === 'owned') agent = echo(discardStore(), 'owned');
-  if (name === 'api-token' || name === 'api-token-log' || name === 'owned' || name.startsWith('api-token-limits')) ({ auth, authorization } = bearer);
+  if (name === 'api-token' || name === 'api-token-log' || name === 'owned' || name.startsWith('api-token-limits'))
+    ({ auth, authorization } = bearer);
   if (name === 'jwt-hs256' || name === 'jwt-es256' || name === 'jwt-es256-cache') {
     const signed = await signedToken(name === 'jwt-hs256' ? 'HS256' : 'ES256', name === 'jwt-es256-cache');
     ({ auth } = signed);
     authorization = `Bearer ${signed.token}`;
   }
-  const limits = name === 'api-token-limits' ? { requests: NEVER } : name === 'api-token-limits-all' ? { requests: NEVER, tokens: NEVER, failures: NEVER, concurrent: 1_000 } : undefined;
+  const limits =
+    name === 'api-token-limits'
+      ? { requests: NEVER }
+      : name === 'api-token-limits-all'
+        ? { requests: NEVER, tokens: NEVER, failures: NEVER, concurrent: 1_000 }
+        : undefined;
   // No auth is the open route: the key left out, since an auth key holding undefined is an error (design §20).
-  const server = await serve({ agent, ...(auth !== undefined && { auth }), port: 0, log: name === 'api-token-log' ? 'text' : 'off', mcp: name === 'mcp-ask', ...(limits !== undefined && { limits }) });
+  const server = await serve({
+    agent,
+    ...(auth !== undefined && { auth }),
+    port: 0,
+    log: name === 'api-token-log' ? 'text' : 'off',
+    mcp: name === 'mcp-ask',
+    ...(limits !== undefined && { limits }),
+  });
   return { origin: server.url, ...(authorization !== undefined && { authorization }) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // The orchestrator.
 
-interface ServerHandle { name: CaseName; origin: string; authorization?: string; cpu(): Promise<number>; child: ChildProcess }
+interface ServerHandle {
+  name: CaseName;
+  origin: string;
+  authorization?: string;
+  cpu(): Promise<number>;
+  child: ChildProcess;
+}
 
 async function launch(name: CaseName): Promise<ServerHandle> {
   // The request log of `api-token-log` goes to a pipe that is read and dropped, as a log
   // collector would read it; the other servers write nothing on stdout.
-  const child = fork(new URL(import.meta.url), ['--server', name], { stdio: ['ignore', name === 'api-token-log' ? 'pipe' : 'ignore', 'inherit', 'ipc'] });
+  const child = fork(new URL(import.meta.url), ['--server', name], {
+    stdio: ['ignore', name === 'api-token-log' ? 'pipe' : 'ignore', 'inherit', 'ipc'],
+  });
   child.stdout?.resume();
   const started = await ask<{ origin: string; authorization?: string }>(child, 'start');
   return { name, ...started, child, cpu: () => ask<number>(child, 'cpu') };
 }
 
-interface Row { suite: string; case: CaseName; reqPerSec: number; min: number; max: number; cpuUs: number; xNode: number; xOpen: number; rounds: number }
+interface Row {
+  suite: string;
+  case: CaseName;
+  reqPerSec: number;
+  min: number;
+  max: number;
+  cpuUs: number;
+  xNode: number;
+  xOpen: number;
+  rounds: number;
+}
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -203,9 +273,15 @@ async function main(): Promise<void> {
   const slice = argv.some((a) => a.startsWith('--seconds')) ? Math.max(1, Math.round(options.seconds / rounds)) : 3;
   const human = options.json ? console.error.bind(console) : console.log;
 
-  const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const generator = fork(new URL(import.meta.url), ['--load-generator'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const measure = (load: Load) => ask<LoadResult>(generator, load);
-  const names: CaseName[] = decay ? ['memory'] : [...PEERS, ...OURS].filter((name) => only === undefined || ['raw-node', 'raw-node-2', 'open', ...only].includes(name));
+  const names: CaseName[] = decay
+    ? ['memory']
+    : [...PEERS, ...OURS].filter(
+        (name) => only === undefined || ['raw-node', 'raw-node-2', 'open', ...only].includes(name),
+      );
   const servers = new Map<CaseName, ServerHandle>();
   try {
     for (const name of names) servers.set(name, await launch(name));
@@ -214,7 +290,11 @@ async function main(): Promise<void> {
       return {
         url: server.origin + path + (mcp ? '/mcp' : ''),
         method,
-        headers: { 'content-type': 'application/json', ...(mcp && { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }), ...(server.authorization !== undefined && { authorization: server.authorization }) },
+        headers: {
+          'content-type': 'application/json',
+          ...(mcp && { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' }),
+          ...(server.authorization !== undefined && { authorization: server.authorization }),
+        },
         ...(method === 'POST' && { body: mcp ? MCP_ASK : '{"message":"hello"}' }),
       };
     };
@@ -223,15 +303,24 @@ async function main(): Promise<void> {
       const server = servers.get('memory')!;
       await measure({ ...loadFor(server, 'POST', '/agent'), amount: 2_000 });
       // One run of 100,000 requests; the load generator notes the time of every 10,000th answer.
-      const { tenths, failed } = await ask<{ tenths: number[]; failed: number }>(generator, { ...loadFor(server, 'POST', '/agent'), amount: 100_000, tenths: true });
+      const { tenths, failed } = await ask<{ tenths: number[]; failed: number }>(generator, {
+        ...loadFor(server, 'POST', '/agent'),
+        amount: 100_000,
+        tenths: true,
+      });
       if (failed > 0) throw new Error(`decay: ${failed} requests failed`);
       tenths.forEach((rate, i) => human(`tenth ${i + 1}: ${formatOps(rate)} req/s`));
       const ratio = tenths[9]! / tenths[0]!;
       // Beside the literal criterion, the median of the last three tenths over that of the first
       // three: one burst of load from another process moves a single tenth by 20% on a shared machine.
       const steady = median(tenths.slice(7)) / median(tenths.slice(0, 3));
-      human(`memory (echo agent on memoryStore()): 100,000 requests, last tenth ${ratio.toFixed(3)}x the first (no decay, within 10%: ${ratio >= 0.9 ? 'met' : 'MISSED'}); median of tenths 8-10 ${steady.toFixed(3)}x that of tenths 1-3`);
-      if (options.json) process.stdout.write(`${JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)), steady: Number(steady.toFixed(4)) })}\n`);
+      human(
+        `memory (echo agent on memoryStore()): 100,000 requests, last tenth ${ratio.toFixed(3)}x the first (no decay, within 10%: ${ratio >= 0.9 ? 'met' : 'MISSED'}); median of tenths 8-10 ${steady.toFixed(3)}x that of tenths 1-3`,
+      );
+      if (options.json)
+        process.stdout.write(
+          `${JSON.stringify({ suite: 'http-decay', case: 'memory', tenths: tenths.map(Math.round), lastOverFirst: Number(ratio.toFixed(4)), steady: Number(steady.toFixed(4)) })}\n`,
+        );
       return;
     }
 
@@ -261,7 +350,8 @@ async function main(): Promise<void> {
         }
         for (const server of servers.values()) {
           const warm = await measure({ ...loadFor(server, method, path), seconds: 1 });
-          if (warm.failed > 0) throw new Error(`${suite} ${server.name}: ${warm.failed} requests failed during warm-up`);
+          if (warm.failed > 0)
+            throw new Error(`${suite} ${server.name}: ${warm.failed} requests failed during warm-up`);
         }
         for (const name of shuffle(names)) {
           const server = servers.get(name)!;
@@ -283,19 +373,35 @@ async function main(): Promise<void> {
       const rows: Row[] = names.map((name) => {
         const values = rates.get(name)!;
         const reqPerSec = median(values);
-        return { suite, case: name, reqPerSec, min: Math.min(...values), max: Math.max(...values), cpuUs: median(cpus.get(name)!), xNode: reqPerSec / node, xOpen: reqPerSec / open, rounds };
+        return {
+          suite,
+          case: name,
+          reqPerSec,
+          min: Math.min(...values),
+          max: Math.max(...values),
+          cpuUs: median(cpus.get(name)!),
+          xNode: reqPerSec / node,
+          xOpen: reqPerSec / open,
+          rounds,
+        };
       });
       if (options.json) {
         for (const r of rows) {
           const round = (v: number, d: number) => Math.round(v * 10 ** d) / 10 ** d;
-          process.stdout.write(`${JSON.stringify({ suite, case: r.case, opsPerSec: round(r.reqPerSec, 1), ratio: round(r.xNode, 4), ratioToOpen: round(r.xOpen, 4), cpuUsPerRequest: round(r.cpuUs, 1) })}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ suite, case: r.case, opsPerSec: round(r.reqPerSec, 1), ratio: round(r.xNode, 4), ratioToOpen: round(r.xOpen, 4), cpuUsPerRequest: round(r.cpuUs, 1) })}\n`,
+          );
         }
       }
       allRows.push(...rows);
       human(table(suite, rows));
-      human(`requests/s at ${CONNECTIONS} connections, ${method} ${path}, median of ${rounds} rounds of ${slice} s; each server in its own process`);
+      human(
+        `requests/s at ${CONNECTIONS} connections, ${method} ${path}, median of ${rounds} rounds of ${slice} s; each server in its own process`,
+      );
       const control = rows.find((r) => r.case === 'raw-node-2')!.xNode;
-      human(`noise floor: raw-node-2, a second raw node:http server of the same code, read ${control.toFixed(3)}x raw node in this run`);
+      human(
+        `noise floor: raw-node-2, a second raw node:http server of the same code, read ${control.toFixed(3)}x raw node in this run`,
+      );
       human(verdicts(rows).join('\n'));
       human('');
     }
@@ -304,7 +410,9 @@ async function main(): Promise<void> {
       await storesSuite(argv, human);
     }
     if (against !== undefined) human(agreement(allRows, against));
-    human(`quiet-machine gate: ${samplesTaken - noisy} of ${samplesTaken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each, 180 s in all); busiest gate reading ${(worstBusy * 100).toFixed(0)}%`);
+    human(
+      `quiet-machine gate: ${samplesTaken - noisy} of ${samplesTaken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each, 180 s in all); busiest gate reading ${(worstBusy * 100).toFixed(0)}%`,
+    );
   } finally {
     generator.kill();
     for (const server of servers.values()) server.child.kill();
@@ -314,12 +422,17 @@ async function main(): Promise<void> {
 /** Suite `stores` (sends/s per store, PostgreSQL behind one and two processes): bench/stores.ts in a child process, after the servers above are stopped. */
 async function storesSuite(argv: readonly string[], human: (...args: unknown[]) => void): Promise<void> {
   const passed = argv.filter((a, i) => !a.startsWith('--filter') && argv[i - 1] !== '--filter');
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./stores.ts', import.meta.url)), ...passed], { stdio: 'inherit' });
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./stores.ts', import.meta.url)), ...passed], {
+    stdio: 'inherit',
+  });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) human(`bench: stores: bench/stores.ts exited ${code}`);
 }
 
-interface EarlierRatios { ratio: number; ratioToOpen: number }
+interface EarlierRatios {
+  ratio: number;
+  ratioToOpen: number;
+}
 
 /** The ratios of an earlier `--json` run of this benchmark, by `<suite> <case>`. */
 function readEarlierRun(file: string, text: string): Map<string, EarlierRatios> {
@@ -336,7 +449,8 @@ function readEarlierRun(file: string, text: string): Map<string, EarlierRatios> 
       throw new Error(`--against: ${file} is not the --json output of bench:http (line ${index + 1})`);
     }
     // The decay and stores suites print other objects: only rows with both ratios are compared.
-    if (typeof row.ratio === 'number' && typeof row.ratioToOpen === 'number') earlier.set(`${row.suite} ${row.case}`, { ratio: row.ratio, ratioToOpen: row.ratioToOpen });
+    if (typeof row.ratio === 'number' && typeof row.ratioToOpen === 'number')
+      earlier.set(`${row.suite} ${row.case}`, { ratio: row.ratio, ratioToOpen: row.ratioToOpen });
   });
   if (earlier.size === 0) throw new Error(`--against: ${file} holds no ratios of an http suite`);
   return earlier;
@@ -350,23 +464,40 @@ function agreement(rows: readonly Row[], earlier: ReadonlyMap<string, EarlierRat
   for (const row of rows) {
     const before = earlier.get(`${row.suite} ${row.case}`);
     if (before === undefined) continue;
-    for (const [label, now, then] of [['× raw node', row.xNode, before.ratio], ['× open', row.xOpen, before.ratioToOpen]] as const) {
+    for (const [label, now, then] of [
+      ['× raw node', row.xNode, before.ratio],
+      ['× open', row.xOpen, before.ratioToOpen],
+    ] as const) {
       if (row.case === (label === '× open' ? 'open' : 'raw-node')) continue;
       const apart = Math.abs(now / then - 1);
       compared++;
       if (apart <= 0.05) agreeing++;
-      else out.push(`  ${row.suite} ${row.case} ${label}: ${then.toFixed(3)} then, ${now.toFixed(3)} now (${(apart * 100).toFixed(1)}% apart)`);
+      else
+        out.push(
+          `  ${row.suite} ${row.case} ${label}: ${then.toFixed(3)} then, ${now.toFixed(3)} now (${(apart * 100).toFixed(1)}% apart)`,
+        );
     }
   }
   const verdict = compared > 0 && agreeing === compared ? 'met' : 'MISSED';
-  return [`against the earlier run: ${agreeing} of ${compared} ratios within 5% (every ratio within 5%: ${verdict})`, ...out].join('\n');
+  return [
+    `against the earlier run: ${agreeing} of ${compared} ratios within 5% (every ratio within 5%: ${verdict})`,
+    ...out,
+  ].join('\n');
 }
 
 function table(suite: string, rows: readonly Row[]): string {
   const header = ['case', 'req/s (median)', '× raw node', '× open', 'CPU-µs/req', 'spread (min – max)'];
-  const cells = rows.map((r) => [r.case, formatOps(r.reqPerSec), `${r.xNode.toFixed(3)}x`, `${r.xOpen.toFixed(3)}x`, r.cpuUs.toFixed(0), `${formatOps(r.min)} – ${formatOps(r.max)}`]);
+  const cells = rows.map((r) => [
+    r.case,
+    formatOps(r.reqPerSec),
+    `${r.xNode.toFixed(3)}x`,
+    `${r.xOpen.toFixed(3)}x`,
+    r.cpuUs.toFixed(0),
+    `${formatOps(r.min)} – ${formatOps(r.max)}`,
+  ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)));
-  const line = (row: readonly string[]) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  const line = (row: readonly string[]) =>
+    row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
   return [`suite ${suite}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.map(line)].join('\n');
 }
 
@@ -383,13 +514,23 @@ function verdicts(rows: readonly Row[]): string[] {
   if (rows[0]!.suite === 'http') {
     const apiToken = get('api-token');
     // jwt-hs256 has no target here: its Web Crypto HMAC is a thread-pool job per request (issue 3 judges it against that floor, in `npm run bench`).
-    out.push(`api-token ${apiToken.xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(apiToken.xOpen >= 0.9)}); jwt-hs256 ${get('jwt-hs256').xOpen.toFixed(2)}x open`);
-    out.push(`jwt-es256-cache ${get('jwt-es256-cache').xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(get('jwt-es256-cache').xOpen >= 0.9)}); jwt-es256 ${get('jwt-es256').xOpen.toFixed(2)}x open`);
+    out.push(
+      `api-token ${apiToken.xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(apiToken.xOpen >= 0.9)}); jwt-hs256 ${get('jwt-hs256').xOpen.toFixed(2)}x open`,
+    );
+    out.push(
+      `jwt-es256-cache ${get('jwt-es256-cache').xOpen.toFixed(2)}x open (target ≥ 0.9x: ${check(get('jwt-es256-cache').xOpen >= 0.9)}); jwt-es256 ${get('jwt-es256').xOpen.toFixed(2)}x open`,
+    );
     const owned = get('owned').reqPerSec / apiToken.reqPerSec;
     out.push(`owned ${owned.toFixed(3)}x api-token (ownership costs ≤ 5%: ${check(owned >= 0.95)})`);
-    out.push(`memory ${get('memory').xNode.toFixed(2)}x raw node (target ≥ 0.35x: ${check(get('memory').xNode >= 0.35)})`);
-    out.push(`mcp-ask (tools/call ask over POST /agent/mcp) ${get('mcp-ask').xOpen.toFixed(3)}x open (POST /agent; within 15%, ≥ 0.85x: ${check(get('mcp-ask').xOpen >= 0.85)}), ${(get('mcp-ask').cpuUs - get('open').cpuUs).toFixed(0)} CPU-µs/req more`);
-    out.push(`request log on: api-token-log ${(get('api-token-log').reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(get('api-token-log').cpuUs - apiToken.cpuUs).toFixed(0)} CPU-µs/req more`);
+    out.push(
+      `memory ${get('memory').xNode.toFixed(2)}x raw node (target ≥ 0.35x: ${check(get('memory').xNode >= 0.35)})`,
+    );
+    out.push(
+      `mcp-ask (tools/call ask over POST /agent/mcp) ${get('mcp-ask').xOpen.toFixed(3)}x open (POST /agent; within 15%, ≥ 0.85x: ${check(get('mcp-ask').xOpen >= 0.85)}), ${(get('mcp-ask').cpuUs - get('open').cpuUs).toFixed(0)} CPU-µs/req more`,
+    );
+    out.push(
+      `request log on: api-token-log ${(get('api-token-log').reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(get('api-token-log').cpuUs - apiToken.cpuUs).toFixed(0)} CPU-µs/req more`,
+    );
   }
   return [...out, ...limitVerdicts(rows)];
 }
@@ -405,7 +546,9 @@ function limitVerdicts(rows: readonly Row[]): string[] {
     if (limited === undefined) continue;
     const ratio = limited.reqPerSec / apiToken.reqPerSec;
     const what = name === 'api-token-limits' ? 'requests' : 'requests, concurrent, tokens, failures';
-    out.push(`${name} (${what} on the memory store) ${ratio.toFixed(3)}x api-token (at most 10% slower, ≥ 0.9x: ${ratio >= 0.9 ? 'met' : 'MISSED'}), ${(limited.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${limited.cpuUs.toFixed(1)})`);
+    out.push(
+      `${name} (${what} on the memory store) ${ratio.toFixed(3)}x api-token (at most 10% slower, ≥ 0.9x: ${ratio >= 0.9 ? 'met' : 'MISSED'}), ${(limited.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${limited.cpuUs.toFixed(1)})`,
+    );
   }
   return out;
 }
@@ -414,8 +557,17 @@ function limitVerdicts(rows: readonly Row[]): string[] {
 // Child processes.
 
 // autocannon ships no types: only what is used here.
-interface AutocannonResult { requests: { average: number; total: number }; duration: number; '2xx': number; non2xx: number; errors: number; timeouts: number }
-interface AutocannonInstance { on(event: 'response', listener: () => void): void }
+interface AutocannonResult {
+  requests: { average: number; total: number };
+  duration: number;
+  '2xx': number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+interface AutocannonInstance {
+  on(event: 'response', listener: () => void): void;
+}
 type Autocannon = (
   options: Load & { connections: number; duration?: number; pipelining: number },
   done?: (error: Error | null, result?: AutocannonResult) => void,
@@ -425,14 +577,21 @@ if (process.argv[2] === '--load-generator') {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   process.on('message', async (load: Load & { tenths?: boolean }) => {
     const { seconds, amount, tenths: byTenth, ...rest } = load;
-    const options = { ...rest, connections: CONNECTIONS, pipelining: 1, ...(amount !== undefined ? { amount } : { duration: seconds }) };
+    const options = {
+      ...rest,
+      connections: CONNECTIONS,
+      pipelining: 1,
+      ...(amount !== undefined ? { amount } : { duration: seconds }),
+    };
     if (byTenth === true && amount !== undefined) {
       // The rate of each tenth of the requests, from the times its answers came back.
       const step = amount / 10;
       const marks = [performance.now()];
       let answered = 0;
       const result = await new Promise<AutocannonResult>((resolve, reject) => {
-        const instance = autocannon(options, (error, done) => (error ? reject(error) : resolve(done!))) as AutocannonInstance;
+        const instance = autocannon(options, (error, done) =>
+          error ? reject(error) : resolve(done!),
+        ) as AutocannonInstance;
         instance.on('response', () => {
           if (++answered % step === 0) marks.push(performance.now());
         });
@@ -444,8 +603,13 @@ if (process.argv[2] === '--load-generator') {
     const started = performance.now();
     const result = await (autocannon(options) as Promise<AutocannonResult>);
     // A fixed amount: its own clock (autocannon's duration is in whole seconds).
-    const requestsPerSec = amount !== undefined ? (result['2xx'] * 1000) / (performance.now() - started) : result.requests.average;
-    process.send?.({ requestsPerSec, ok: result['2xx'], failed: result.non2xx + result.errors + result.timeouts } satisfies LoadResult);
+    const requestsPerSec =
+      amount !== undefined ? (result['2xx'] * 1000) / (performance.now() - started) : result.requests.average;
+    process.send?.({
+      requestsPerSec,
+      ok: result['2xx'],
+      failed: result.non2xx + result.errors + result.timeouts,
+    } satisfies LoadResult);
   });
 } else if (process.argv[2] === '--server') {
   const name = process.argv[3] as CaseName;

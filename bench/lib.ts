@@ -146,9 +146,13 @@ async function measureSlice(op: Op, batch: number, sliceMs: number): Promise<num
  * in a fresh random order, for one time slice; the result is the median over rounds, so
  * drift (GC, frequency, neighbours on the machine) touches every case alike.
  */
-export async function measureSuite(spec: SuiteSpec, options: Pick<BenchOptions, 'seconds' | 'rounds'>): Promise<CaseResult[]> {
+export async function measureSuite(
+  spec: SuiteSpec,
+  options: Pick<BenchOptions, 'seconds' | 'rounds'>,
+): Promise<CaseResult[]> {
   const names = Object.keys(spec.cases);
-  if (!names.includes(spec.baseline)) throw new Error(`suite ${spec.suite}: baseline "${spec.baseline}" is not one of its cases`);
+  if (!names.includes(spec.baseline))
+    throw new Error(`suite ${spec.suite}: baseline "${spec.baseline}" is not one of its cases`);
   const sliceMs = (options.seconds * 1000) / options.rounds;
   const batchMs = Math.min(5, Math.max(0.5, sliceMs / 50));
   const batches = new Map<string, number>();
@@ -214,5 +218,7 @@ export function formatTable(spec: Pick<SuiteSpec, 'suite' | 'baseline'>, results
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: readonly string[]) =>
     cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  return [`suite ${spec.suite}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  return [`suite ${spec.suite}`, line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join(
+    '\n',
+  );
 }

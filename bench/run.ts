@@ -7,7 +7,9 @@ import type { SuiteSpec } from './lib.ts';
 const suitesDir = new URL('./suites/', import.meta.url);
 
 async function loadSuites(): Promise<{ specs: SuiteSpec[]; failed: number }> {
-  const files = readdirSync(fileURLToPath(suitesDir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).sort();
+  const files = readdirSync(fileURLToPath(suitesDir))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .sort();
   const specs: SuiteSpec[] = [];
   let failed = 0;
   for (const file of files) {
@@ -35,7 +37,9 @@ async function main(): Promise<void> {
   const { specs, failed } = await loadSuites();
   const selected = specs.filter((spec) => matchesFilter(spec.suite, options.filter));
   if (selected.length === 0) {
-    console.error(`bench: no suite matches ${options.filter ?? '(any)'}; suites: ${specs.map((s) => s.suite).join(', ') || 'none'}`);
+    console.error(
+      `bench: no suite matches ${options.filter ?? '(any)'}; suites: ${specs.map((s) => s.suite).join(', ') || 'none'}`,
+    );
     process.exitCode = 1;
     return;
   }

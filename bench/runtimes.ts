@@ -17,13 +17,27 @@ const CASES = ['bare', 'instant', 'api-token', 'open'] as const;
 type Case = (typeof CASES)[number];
 const RUNTIMES = ['bun', 'deno'] as const;
 
-interface Runtime { serve(fetch: (request: Request) => Response | Promise<Response>): Promise<string>; cpuMicros(): number; args: readonly string[] }
+interface Runtime {
+  serve(fetch: (request: Request) => Response | Promise<Response>): Promise<string>;
+  cpuMicros(): number;
+  args: readonly string[];
+}
 
 /** The runtime this process runs on, when it is Bun or Deno. */
 function runtime(): Runtime | undefined {
   const g = globalThis as unknown as {
-    Bun?: { serve(options: { port: number; hostname: string; fetch: (request: Request) => Response | Promise<Response> }): { port: number } };
-    Deno?: { serve(options: { port: number; hostname: string; onListen(addr: { port: number }): void }, fetch: (request: Request) => Response | Promise<Response>): unknown; args: string[] };
+    Bun?: {
+      serve(options: { port: number; hostname: string; fetch: (request: Request) => Response | Promise<Response> }): {
+        port: number;
+      };
+    };
+    Deno?: {
+      serve(
+        options: { port: number; hostname: string; onListen(addr: { port: number }): void },
+        fetch: (request: Request) => Response | Promise<Response>,
+      ): unknown;
+      args: string[];
+    };
     process?: { cpuUsage(): { user: number; system: number }; argv: string[] };
   };
   const cpuMicros = () => {
@@ -32,12 +46,22 @@ function runtime(): Runtime | undefined {
   };
   if (g.Bun !== undefined) {
     const bun = g.Bun;
-    return { serve: async (fetch) => `http://127.0.0.1:${bun.serve({ port: 0, hostname: '127.0.0.1', fetch }).port}`, cpuMicros, args: g.process!.argv.slice(2) };
+    return {
+      serve: async (fetch) => `http://127.0.0.1:${bun.serve({ port: 0, hostname: '127.0.0.1', fetch }).port}`,
+      cpuMicros,
+      args: g.process!.argv.slice(2),
+    };
   }
   if (g.Deno !== undefined) {
     const deno = g.Deno;
     return {
-      serve: (fetch) => new Promise((resolve) => deno.serve({ port: 0, hostname: '127.0.0.1', onListen: ({ port }) => resolve(`http://127.0.0.1:${port}`) }, fetch)),
+      serve: (fetch) =>
+        new Promise((resolve) =>
+          deno.serve(
+            { port: 0, hostname: '127.0.0.1', onListen: ({ port }) => resolve(`http://127.0.0.1:${port}`) },
+            fetch,
+          ),
+        ),
       cpuMicros,
       args: deno.args,
     };
@@ -52,20 +76,25 @@ function handlerFor(name: Case): (request: Request) => Response | Promise<Respon
   if (name === 'bare') {
     return async (request) => {
       const { pathname } = new URL(request.url);
-      if (request.method === 'GET' && pathname === '/agent/health') return new Response('{"status":"ok"}', { headers: HEADERS });
-      if (request.method !== 'POST' || pathname !== '/agent') return new Response('{"error":"Not Found"}', { status: 404, headers: HEADERS });
+      if (request.method === 'GET' && pathname === '/agent/health')
+        return new Response('{"status":"ok"}', { headers: HEADERS });
+      if (request.method !== 'POST' || pathname !== '/agent')
+        return new Response('{"error":"Not Found"}', { status: 404, headers: HEADERS });
       const { message } = (await request.json()) as { message: string };
       return new Response(JSON.stringify(runResult(message)), { headers: HEADERS });
     };
   }
   const echo = createAgent({ name: 'bench', model: echoModel(), store: discardStore() });
-  const agent = name === 'open' ? echo : Object.freeze({ ...echo, send: async (message: string) => runResult(message) });
+  const agent =
+    name === 'open' ? echo : Object.freeze({ ...echo, send: async (message: string) => runResult(message) });
   return agentHandler(agent, { basePath: '/agent', ...(name === 'api-token' && { auth: [apiToken(TOKEN)] }) });
 }
 
 async function server(rt: Runtime, name: Case): Promise<void> {
   const handler = handlerFor(name);
-  const url = await rt.serve((request) => (new URL(request.url).pathname === '/__cpu' ? new Response(String(rt.cpuMicros())) : handler(request)));
+  const url = await rt.serve((request) =>
+    new URL(request.url).pathname === '/__cpu' ? new Response(String(rt.cpuMicros())) : handler(request),
+  );
   console.log(url);
 }
 
@@ -87,7 +116,9 @@ async function orchestrate(): Promise<void> {
   const script = new URL(import.meta.url).pathname;
 
   const servers: { runtime: string; name: Case; url: string; kill(): void }[] = [];
-  const generator = fork(new URL('./http.ts', import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const generator = fork(new URL('./http.ts', import.meta.url), ['--load-generator'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   try {
     for (const rt of RUNTIMES) {
       for (const name of CASES) {
@@ -111,7 +142,10 @@ async function orchestrate(): Promise<void> {
       const load = (url: string, name: Case, secs: number) => ({
         url: url + path,
         method,
-        headers: { 'content-type': 'application/json', ...(name === 'api-token' && { authorization: `Bearer ${TOKEN}` }) },
+        headers: {
+          'content-type': 'application/json',
+          ...(name === 'api-token' && { authorization: `Bearer ${TOKEN}` }),
+        },
         ...(body !== undefined && { body }),
         seconds: secs,
       });
@@ -135,18 +169,34 @@ async function orchestrate(): Promise<void> {
           cpus.get(s)!.push(used / ok);
         }
       }
-      console.log(`${suite}: requests/s at 50 connections, median of ${rounds} rounds of ${seconds} s; ratios to the same runtime's bare server`);
-      console.log(['runtime', 'case', 'req/s', '× bare', 'CPU-µs/req'].map((h, i) => (i < 2 ? h.padEnd(10) : h.padStart(11))).join(''));
+      console.log(
+        `${suite}: requests/s at 50 connections, median of ${rounds} rounds of ${seconds} s; ratios to the same runtime's bare server`,
+      );
+      console.log(
+        ['runtime', 'case', 'req/s', '× bare', 'CPU-µs/req']
+          .map((h, i) => (i < 2 ? h.padEnd(10) : h.padStart(11)))
+          .join(''),
+      );
       for (const rt of RUNTIMES) {
         const bare = median(rates.get(servers.find((s) => s.runtime === rt && s.name === 'bare')!)!);
         for (const s of servers.filter((x) => x.runtime === rt)) {
           const rate = median(rates.get(s)!);
-          console.log([rt.padEnd(10), s.name.padEnd(10), formatOps(rate).padStart(11), `${(rate / bare).toFixed(3)}x`.padStart(11), median(cpus.get(s)!).toFixed(0).padStart(11)].join(''));
+          console.log(
+            [
+              rt.padEnd(10),
+              s.name.padEnd(10),
+              formatOps(rate).padStart(11),
+              `${(rate / bare).toFixed(3)}x`.padStart(11),
+              median(cpus.get(s)!).toFixed(0).padStart(11),
+            ].join(''),
+          );
         }
       }
       console.log('');
     }
-    console.log(`quiet-machine gate: ${quiet} of ${taken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each)`);
+    console.log(
+      `quiet-machine gate: ${quiet} of ${taken} samples began on a quiet machine (other processes under ${QUIET_BUSY * 100}% of the CPU; waited at most ${quietWaitMs / 1000} s each)`,
+    );
   } finally {
     generator.kill();
     for (const s of servers) s.kill();

@@ -39,9 +39,15 @@ if (process.argv[2] === 'serve') {
   /** An agent whose session `s` holds `history` bytes of messages; `turn()` sends 'hello' and puts the record back. */
   async function turnAt(history: number, sessionBytes: number): Promise<() => Promise<void>> {
     const data = new Map<string, string>();
-    const agent = createAgent({ name: 'bound', model: echoModel(), store: memoryStore({ data }), limits: { sessionBytes } });
+    const agent = createAgent({
+      name: 'bound',
+      model: echoModel(),
+      store: memoryStore({ data }),
+      limits: { sessionBytes },
+    });
     const chunk = 'h'.repeat(64 * KiB);
-    for (let held = 0; held + 2 * chunk.length + 200 < history; held += 2 * chunk.length + 100) await agent.send(chunk, { sessionId: 's' });
+    for (let held = 0; held + 2 * chunk.length + 200 < history; held += 2 * chunk.length + 100)
+      await agent.send(chunk, { sessionId: 's' });
     const record = data.get('session:s') ?? '';
     return async () => {
       await agent.send('hello', { sessionId: 's' }).catch((error: unknown) => {
@@ -74,13 +80,18 @@ if (process.argv[2] === 'serve') {
     }
   }
   console.log(`1. one turn by history held (median CPU-ms over ${rounds} rounds, interleaved)`);
-  for (const [i, [name]] of cases.entries()) console.log(`  ${name.padEnd(48)} ${median(samples[i]!).toFixed(2).padStart(8)} ms`);
+  for (const [i, [name]] of cases.entries())
+    console.log(`  ${name.padEnd(48)} ${median(samples[i]!).toFixed(2).padStart(8)} ms`);
   const atBound = median(samples[5]!);
   const worstBounded = Math.max(...samples.slice(0, 6).map(median));
-  console.log(`  the costliest bounded turn: ${worstBounded.toFixed(2)} ms; a refused turn at the bound: ${atBound.toFixed(2)} ms, whatever came before`);
+  console.log(
+    `  the costliest bounded turn: ${worstBounded.toFixed(2)} ms; a refused turn at the bound: ${atBound.toFixed(2)} ms, whatever came before`,
+  );
 
   async function attack(sessionBytes: number, requests: number, messageBytes: number): Promise<void> {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'serve', String(sessionBytes)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'serve', String(sessionBytes)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
       child.stdout.on('data', (chunk: Buffer) => {
@@ -91,7 +102,14 @@ if (process.argv[2] === 'serve') {
       child.once('exit', () => reject(new Error(`the server exited:\n${out}`)));
     });
     // A server that has served before (its code compiled), as one under attack would be.
-    for (let i = 0; i < 20; i++) await (await fetch(`${url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'w'.repeat(64 * KiB) }) })).arrayBuffer();
+    for (let i = 0; i < 20; i++)
+      await (
+        await fetch(`${url}/agent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ message: 'w'.repeat(64 * KiB) }),
+        })
+      ).arrayBuffer();
     const health: number[] = [];
     let filling = true;
     const poller = (async () => {
@@ -107,7 +125,11 @@ if (process.argv[2] === 'serve') {
     let sessionId: string | undefined;
     for (let i = 0; i < requests; i++) {
       const started = performance.now();
-      const response = await fetch(`${url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message, sessionId }) });
+      const response = await fetch(`${url}/agent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message, sessionId }),
+      });
       const body = (await response.json()) as { sessionId?: string };
       sessionId ??= body.sessionId;
       turns.push({ ms: performance.now() - started, status: response.status });
@@ -120,12 +142,18 @@ if (process.argv[2] === 'serve') {
     const accepted = turns.filter((turn) => turn.status === 200).length;
     const refused = turns.filter((turn) => turn.status === 409).length;
     const last = turns.slice(-10).map((turn) => turn.ms);
-    console.log(`  ${sessionBytes >= 1024 * MiB ? 'unbounded (1 GiB)' : `bounded (${sessionBytes / MiB} MiB)`}, ${requests} sends of ${messageBytes / KiB} KiB: ${accepted} stored, ${refused} refused (409)`);
-    console.log(`    GET /agent/health over ${health.length} polls: median ${median(health).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (target under 50 ms)`);
+    console.log(
+      `  ${sessionBytes >= 1024 * MiB ? 'unbounded (1 GiB)' : `bounded (${sessionBytes / MiB} MiB)`}, ${requests} sends of ${messageBytes / KiB} KiB: ${accepted} stored, ${refused} refused (409)`,
+    );
+    console.log(
+      `    GET /agent/health over ${health.length} polls: median ${median(health).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms (target under 50 ms)`,
+    );
     console.log(`    the filler's last 10 sends: median ${median(last).toFixed(1)} ms each`);
   }
 
-  console.log('\n2. GET /agent/health while one anonymous caller fills its session as fast as it can (a warmed server in a child process)');
+  console.log(
+    '\n2. GET /agent/health while one anonymous caller fills its session as fast as it can (a warmed server in a child process)',
+  );
   await attack(BOUND, 80, MiB);
   await attack(BOUND, 80, 128 * KiB);
   await attack(1024 * MiB, 30, MiB);

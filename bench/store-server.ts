@@ -20,7 +20,10 @@ if (kind === 'memory') {
 } else if (kind === 'memory-pg-limits') {
   const { DATABASE_URL: url, AGENT_PG_SCHEMA: schema } = process.env;
   if (!url || !schema) throw new Error('store-server.ts memory-pg-limits needs DATABASE_URL and AGENT_PG_SCHEMA');
-  const limitStore = postgresLimitStore({ client: new pg.Pool({ connectionString: url, max: Number(process.env.AGENT_PG_POOL || 20) }), schema });
+  const limitStore = postgresLimitStore({
+    client: new pg.Pool({ connectionString: url, max: Number(process.env.AGENT_PG_POOL || 20) }),
+    schema,
+  });
   await limitStore.migrate();
   store = memoryStore();
   limits = { requests: { limit: Number.MAX_SAFE_INTEGER, windowSec: 60 }, store: limitStore };
@@ -30,7 +33,10 @@ if (kind === 'memory') {
 } else if (kind === 'postgres') {
   const { DATABASE_URL: url, AGENT_PG_SCHEMA: schema } = process.env;
   if (!url || !schema) throw new Error('store-server.ts postgres needs DATABASE_URL and AGENT_PG_SCHEMA');
-  const postgres = postgresStore({ client: new pg.Pool({ connectionString: url, max: Number(process.env.AGENT_PG_POOL || 20) }), schema });
+  const postgres = postgresStore({
+    client: new pg.Pool({ connectionString: url, max: Number(process.env.AGENT_PG_POOL || 20) }),
+    schema,
+  });
   await postgres.migrate();
   store = postgres;
 } else {

@@ -18,7 +18,14 @@ import { formatTable, jsonLine, median, parseArgs, shuffle, type CaseResult } fr
 const CONNECTIONS = 50;
 
 /** One measurement the load generator runs (several URLs: autocannon spreads the connections over them). */
-interface Load { key: string; url: string | string[]; method: 'GET' | 'POST'; headers: Record<string, string>; body?: string; seconds: number }
+interface Load {
+  key: string;
+  url: string | string[];
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  seconds: number;
+}
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -28,7 +35,9 @@ async function main(): Promise<void> {
   const rounds = argv.some((a) => a.startsWith('--rounds')) ? options.rounds : 3;
   const slice = Math.max(1, Math.round(seconds / rounds));
   const human = options.json ? console.error.bind(console) : console.log;
-  const generator = fork(new URL(import.meta.url), ['--load-generator'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const generator = fork(new URL(import.meta.url), ['--load-generator'], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const measure = (load: Load) =>
     new Promise<{ requestsPerSec: number; failed: number }>((resolve) => {
       generator.once('message', resolve);
@@ -56,7 +65,13 @@ async function storeSuite(
   const dataDir = await mkdtemp(join(tmpdir(), 'agentward-bench-file-'));
   const children: ChildProcess[] = [];
   const start = async (kind: string, schema = ''): Promise<string> => {
-    const env = { ...process.env, DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, BENCH_DATA_DIR: dataDir, AGENT_PG_POOL: '20' };
+    const env = {
+      ...process.env,
+      DATABASE_URL: db.url,
+      AGENT_PG_SCHEMA: schema,
+      BENCH_DATA_DIR: dataDir,
+      AGENT_PG_POOL: '20',
+    };
     const child = spawn(process.execPath, [STORE_SERVER, kind], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     const line = await new Promise<string>((resolve, reject) => {
@@ -66,7 +81,9 @@ async function storeSuite(
         const found = /^listening (\S+)$/m.exec(text);
         if (found) resolve(found[1]!);
       });
-      child.once('exit', (code) => reject(new Error(`bench/store-server.ts ${kind} exited (${code}) before listening`)));
+      child.once('exit', (code) =>
+        reject(new Error(`bench/store-server.ts ${kind} exited (${code}) before listening`)),
+      );
     });
     return `${line}/agent`;
   };
@@ -82,7 +99,14 @@ async function storeSuite(
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${STORE_TOKEN}` };
     const loadOf = (name: string, seconds: number): Load => {
       const urls = cases.get(name)!;
-      return { key: name, url: urls.length === 1 ? urls[0]! : urls, method: 'POST', headers, body: '{"message":"hello"}', seconds };
+      return {
+        key: name,
+        url: urls.length === 1 ? urls[0]! : urls,
+        method: 'POST',
+        headers,
+        body: '{"message":"hello"}',
+        seconds,
+      };
     };
     for (const name of cases.keys()) {
       const warm = await measure(loadOf(name, 1));
@@ -109,14 +133,24 @@ async function storeSuite(
     if (json) for (const result of results) process.stdout.write(`${jsonLine(result)}\n`);
     else human(formatTable({ suite, baseline: 'memory' }, results));
     const ops = (name: string) => results.find((r) => r.case === name)!.opsPerSec;
-    human(`sends/s at ${CONNECTIONS} connections, POST /agent (a new session each), median of ${rounds} rounds of ${slice} s; servers in child processes`);
-    human(`postgres x2 ${(ops('postgres x2') / ops('postgres')).toFixed(2)}x postgres (two server processes on one database against one)`);
-    human(`memory + pg limits ${(ops('memory + pg limits') / ops('memory')).toFixed(2)}x memory (a request counted in PostgreSQL)`);
+    human(
+      `sends/s at ${CONNECTIONS} connections, POST /agent (a new session each), median of ${rounds} rounds of ${slice} s; servers in child processes`,
+    );
+    human(
+      `postgres x2 ${(ops('postgres x2') / ops('postgres')).toFixed(2)}x postgres (two server processes on one database against one)`,
+    );
+    human(
+      `memory + pg limits ${(ops('memory + pg limits') / ops('memory')).toFixed(2)}x memory (a request counted in PostgreSQL)`,
+    );
     if (!json) human('');
     await limitChecks(db, { json, rounds, human });
   } finally {
     for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
+    await Promise.all(
+      children.map((child) =>
+        child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined,
+      ),
+    );
     await db.stop();
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -152,12 +186,14 @@ async function limitChecks(
     let done = 0;
     const end = performance.now() + ms;
     const started = performance.now();
-    await Promise.all(Array.from({ length: parallel }, async () => {
-      while (performance.now() < end) {
-        await check();
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: parallel }, async () => {
+        while (performance.now() < end) {
+          await check();
+          done++;
+        }
+      }),
+    );
     return done / ((performance.now() - started) / 1000);
   };
   for (const check of Object.values(checks)) await timeOf(check, 1, 300);
@@ -171,21 +207,41 @@ async function limitChecks(
     }
     const one = median(serial);
     const many = median(parallel);
-    rows.push(`${name.padEnd(36)} ${(1e6 / one).toFixed(1).padStart(8)} µs each, one at a time   ${Math.round(many).toLocaleString('en-US').padStart(8)} checks/s, 50 at once`);
-    if (json) process.stdout.write(`${JSON.stringify({ suite: 'limit-checks', case: name, usPerCheck: Number((1e6 / one).toFixed(1)), checksPerSecAt50: Math.round(many) })}\n`);
+    rows.push(
+      `${name.padEnd(36)} ${(1e6 / one).toFixed(1).padStart(8)} µs each, one at a time   ${Math.round(many).toLocaleString('en-US').padStart(8)} checks/s, 50 at once`,
+    );
+    if (json)
+      process.stdout.write(
+        `${JSON.stringify({ suite: 'limit-checks', case: name, usPerCheck: Number((1e6 / one).toFixed(1)), checksPerSecAt50: Math.round(many) })}\n`,
+      );
   }
-  human(['suite limit-checks (one limit check: a statement of postgresLimitStore, or a call of memoryLimitStore; median of rounds of 1 s)', ...rows].join('\n'));
+  human(
+    [
+      'suite limit-checks (one limit check: a statement of postgresLimitStore, or a call of memoryLimitStore; median of rounds of 1 s)',
+      ...rows,
+    ].join('\n'),
+  );
 }
 
 // autocannon ships no types: only what is used here.
-interface AutocannonResult { requests: { average: number }; non2xx: number; errors: number; timeouts: number }
-type Autocannon = (options: Load & { connections: number; duration: number; pipelining: number }) => Promise<AutocannonResult>;
+interface AutocannonResult {
+  requests: { average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+type Autocannon = (
+  options: Load & { connections: number; duration: number; pipelining: number },
+) => Promise<AutocannonResult>;
 
 if (process.argv[2] === '--load-generator') {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
   process.on('message', async (load: Load) => {
     const result = await autocannon({ ...load, connections: CONNECTIONS, duration: load.seconds, pipelining: 1 });
-    process.send?.({ requestsPerSec: result.requests.average, failed: result.non2xx + result.errors + result.timeouts });
+    process.send?.({
+      requestsPerSec: result.requests.average,
+      failed: result.non2xx + result.errors + result.timeouts,
+    });
   });
 } else {
   await main();

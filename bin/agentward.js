@@ -20,7 +20,11 @@ const cli = existsSync(compiled) ? compiled : new URL('../src/cli/main.ts', impo
 if (process.features.typescript) {
   await import(cli.href);
 } else {
-  const child = spawn(process.execPath, ['--experimental-strip-types', '--no-warnings=ExperimentalWarning', fileURLToPath(cli), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(
+    process.execPath,
+    ['--experimental-strip-types', '--no-warnings=ExperimentalWarning', fileURLToPath(cli), ...process.argv.slice(2)],
+    { stdio: 'inherit' },
+  );
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }

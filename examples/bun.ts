@@ -12,7 +12,8 @@ declare const Bun: {
 const env = Bun.env;
 const auth: AuthFn[] = [];
 if (env.AGENT_JWT_SECRET) auth.push(jwt({ secret: env.AGENT_JWT_SECRET, audience: env.AGENT_JWT_AUDIENCE ?? 'agent' }));
-if (env.AGENT_BASIC_USER && env.AGENT_BASIC_PASSWORD) auth.push(basic({ users: { [env.AGENT_BASIC_USER]: env.AGENT_BASIC_PASSWORD } }));
+if (env.AGENT_BASIC_USER && env.AGENT_BASIC_PASSWORD)
+  auth.push(basic({ users: { [env.AGENT_BASIC_USER]: env.AGENT_BASIC_PASSWORD } }));
 if (env.AGENT_API_TOKEN) auth.push(apiToken(env.AGENT_API_TOKEN));
 
 const agent = createAgent({

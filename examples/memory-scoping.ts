@@ -27,7 +27,8 @@ const agent = createAgent({
   memory: {
     // `authenticator` stands in when a principal has no issuer (api-token, basic):
     // JSON.stringify keeps the parts apart, so no id can forge another namespace.
-    scope: ({ principal }) => (principal ? JSON.stringify([principal.issuer ?? principal.authenticator, principal.id]) : 'anonymous'),
+    scope: ({ principal }) =>
+      principal ? JSON.stringify([principal.issuer ?? principal.authenticator, principal.id]) : 'anonymous',
   },
 });
 

@@ -14,8 +14,10 @@ interface Env {
 
 function authList(env: Env): AuthFn[] {
   const entries: AuthFn[] = [];
-  if (env.AGENT_JWT_SECRET) entries.push(jwt({ secret: env.AGENT_JWT_SECRET, audience: env.AGENT_JWT_AUDIENCE ?? 'agent' }));
-  if (env.AGENT_BASIC_USER && env.AGENT_BASIC_PASSWORD) entries.push(basic({ users: { [env.AGENT_BASIC_USER]: env.AGENT_BASIC_PASSWORD } }));
+  if (env.AGENT_JWT_SECRET)
+    entries.push(jwt({ secret: env.AGENT_JWT_SECRET, audience: env.AGENT_JWT_AUDIENCE ?? 'agent' }));
+  if (env.AGENT_BASIC_USER && env.AGENT_BASIC_PASSWORD)
+    entries.push(basic({ users: { [env.AGENT_BASIC_USER]: env.AGENT_BASIC_PASSWORD } }));
   if (env.AGENT_API_TOKEN) entries.push(apiToken(env.AGENT_API_TOKEN));
   return entries;
 }
@@ -34,7 +36,8 @@ const handlers = new WeakMap<Env, (request: Request) => Promise<Response>>();
 export default {
   fetch(request: Request, env: Env): Promise<Response> {
     let handler = handlers.get(env);
-    if (handler === undefined) handlers.set(env, (handler = agentHandler(agent, { basePath: '/agent', auth: authList(env) })));
+    if (handler === undefined)
+      handlers.set(env, (handler = agentHandler(agent, { basePath: '/agent', auth: authList(env) })));
     return handler(request);
   },
 };

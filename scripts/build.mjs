@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
 rmSync(dist, { recursive: true, force: true });
-const tsc = spawnSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+const tsc = spawnSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json')], {
+  stdio: 'inherit',
+});
 if (tsc.status !== 0) {
   console.error(`build: tsc failed (exit ${tsc.status ?? tsc.signal})`);
   process.exit(1);

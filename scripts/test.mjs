@@ -32,9 +32,17 @@ function run(name, command, commandArgs, count) {
   return new Promise((resolve) => {
     const started = Date.now();
     console.log(`\n=== ${name}: ${[relative(root, command) || command, ...commandArgs].join(' ')}`);
-    const child = spawn(command, commandArgs, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(command, commandArgs, {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let output = '';
-    const tee = (stream, sink) => stream.on('data', (chunk) => { output += chunk; sink.write(chunk); });
+    const tee = (stream, sink) =>
+      stream.on('data', (chunk) => {
+        output += chunk;
+        sink.write(chunk);
+      });
     tee(child.stdout, process.stdout);
     tee(child.stderr, process.stderr);
     child.on('close', (code) => {
@@ -43,7 +51,14 @@ function run(name, command, commandArgs, count) {
       console.log(`=== ${name}: exit ${code}, ${counts.passed} passed, ${counts.failed} failed, ${seconds}s`);
       // The failing tests' own lines, repeated in the summary: a CI log is often read from its tail.
       // A `todo` test that fails (an open gap, named in its reason) is reported apart, not as a failure.
-      const lines = [...new Set(stripColours(output).split('\n').filter((line) => FAILURE_LINE.test(line)).map((line) => line.trim()))];
+      const lines = [
+        ...new Set(
+          stripColours(output)
+            .split('\n')
+            .filter((line) => FAILURE_LINE.test(line))
+            .map((line) => line.trim()),
+        ),
+      ];
       const todos = lines.filter((line) => TODO_LINE.test(line));
       const failures = lines.filter((line) => !TODO_LINE.test(line));
       resolve({ name, code, ...counts, failures, todos });
@@ -63,7 +78,10 @@ const lastNumber = (output, pattern) => {
   const all = [...output.matchAll(pattern)];
   return all.length ? Number(all[all.length - 1][1]) : 0;
 };
-const nodeCounts = (o) => ({ passed: lastNumber(o, /^(?:ℹ|#) pass (\d+)/gm), failed: lastNumber(o, /^(?:ℹ|#) fail (\d+)/gm) });
+const nodeCounts = (o) => ({
+  passed: lastNumber(o, /^(?:ℹ|#) pass (\d+)/gm),
+  failed: lastNumber(o, /^(?:ℹ|#) fail (\d+)/gm),
+});
 const bunCounts = (o) => ({ passed: lastNumber(o, /^\s*(\d+) pass$/gm), failed: lastNumber(o, /^\s*(\d+) fail$/gm) });
 const denoCounts = (o) => {
   const m = [...o.matchAll(/^(?:ok|FAILED) \| (\d+) passed(?: \((\d+) steps?\))? \| (\d+) failed/gm)].pop();
@@ -73,19 +91,37 @@ const denoCounts = (o) => {
 const steps = [];
 const want = (name) => only === undefined || only === name;
 if (want('tsc') && filters.length === 0) steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
-if (want('node') && portable.length + nodeOnly.length) steps.push(() => run('node', bin('node'), ['--test', '--test-reporter=spec', '--test-concurrency=1', ...portable, ...nodeOnly], nodeCounts));
-if (want('bun') && portable.length) steps.push(() => run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => `./${f}`)], bunCounts));
-if (want('deno') && portable.length) steps.push(() => run('deno', bin('deno'), ['test', '-A', '--no-check', ...portable], denoCounts));
+if (want('node') && portable.length + nodeOnly.length)
+  steps.push(() =>
+    run(
+      'node',
+      bin('node'),
+      ['--test', '--test-reporter=spec', '--test-concurrency=1', ...portable, ...nodeOnly],
+      nodeCounts,
+    ),
+  );
+if (want('bun') && portable.length)
+  steps.push(() =>
+    run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => `./${f}`)], bunCounts),
+  );
+if (want('deno') && portable.length)
+  steps.push(() => run('deno', bin('deno'), ['test', '-A', '--no-check', ...portable], denoCounts));
 
 const results = [];
 for (const step of steps) results.push(await step());
 const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const broken = results.filter((r) => r.code !== 0).map((r) => r.name);
-console.log(`\n${results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n')}`);
-for (const r of results) for (const line of r.todos ?? []) console.log(`${r.name} open (todo): ${line.replace(/^✖ /, '')}`);
+console.log(
+  `\n${results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n')}`,
+);
+for (const r of results)
+  for (const line of r.todos ?? []) console.log(`${r.name} open (todo): ${line.replace(/^✖ /, '')}`);
 for (const r of results) for (const line of r.failures.slice(0, 30)) console.log(`${r.name} failed: ${line}`);
 if (broken.length) console.log(`failing runtimes: ${broken.join(', ')}`);
-if (results.length > 0 && passed === 0 && !(only === 'tsc')) { console.log('no test ran'); process.exitCode = 1; }
+if (results.length > 0 && passed === 0 && !(only === 'tsc')) {
+  console.log('no test ran');
+  process.exitCode = 1;
+}
 console.log(`total: ${passed} passed, ${broken.length ? Math.max(failed, 1) : failed} failed`);
 if (broken.length) process.exitCode = 1;

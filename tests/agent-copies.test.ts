@@ -52,7 +52,10 @@ test('a model mutating its request never changes the transcript', async () => {
   };
   const agent = createAgent({ name: 't', model: vandal, store });
   const result = await agent.send('hello');
-  assert.deepEqual(result.messages, [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'ok' }]);
+  assert.deepEqual(result.messages, [
+    { role: 'user', content: 'hello' },
+    { role: 'assistant', content: 'ok' },
+  ]);
   assert.deepEqual(sessions.get(result.sessionId)!.messages, result.messages);
 });
 
@@ -76,12 +79,19 @@ test('a listener mutating events (the finished result, a tool call) never change
 test('a caller mutating a pending approval never changes the checkpointed call', async () => {
   const { store, checkpoints } = byReferenceStore();
   const log: number[] = [];
-  const gated: Tool<{ a: number; b: number }> = { ...add, needsApproval: true, execute: ({ a, b }) => (log.push(a), { sum: a + b }) };
+  const gated: Tool<{ a: number; b: number }> = {
+    ...add,
+    needsApproval: true,
+    execute: ({ a, b }) => (log.push(a), { sum: a + b }),
+  };
   const agent = createAgent({ name: 't', model: echoModel(), tools: [gated], store });
   const paused = await agent.send('/tool add {"a":1,"b":2}');
   const approval = paused.approvals[0]!;
   (approval.arguments as { a: number }).a = 100;
-  assert.deepEqual((checkpoints.get(approval.id) as Checkpoint & { pending: { arguments: unknown } }).pending.arguments, { a: 1, b: 2 });
+  assert.deepEqual(
+    (checkpoints.get(approval.id) as Checkpoint & { pending: { arguments: unknown } }).pending.arguments,
+    { a: 1, b: 2 },
+  );
   await agent.decide(approval.id, { approved: true });
   assert.deepEqual(log, [1]);
 });
@@ -113,7 +123,8 @@ test('copyRecord copies as structuredClone does: equal, sharing nothing, and ref
       assert.notEqual(copy, sample);
       for (const key of Object.keys(sample)) {
         const member = (sample as Record<string, unknown>)[key];
-        if (typeof member === 'object' && member !== null) assert.notEqual((copy as Record<string, unknown>)[key], member);
+        if (typeof member === 'object' && member !== null)
+          assert.notEqual((copy as Record<string, unknown>)[key], member);
       }
     }
   }
@@ -123,7 +134,10 @@ test('copyRecord copies as structuredClone does: equal, sharing nothing, and ref
     assert.throws(() => structuredClone(bad), { name: 'DataCloneError' });
     assert.throws(() => copyRecord(bad), { name: 'DataCloneError' });
   }
-  const messages = [{ role: 'user' as const, content: 'a' }, { role: 'assistant' as const, content: 'b' }];
+  const messages = [
+    { role: 'user' as const, content: 'a' },
+    { role: 'assistant' as const, content: 'b' },
+  ];
   const copies = copyMessages(messages);
   assert.deepEqual(copies, messages);
   assert.ok(copies.every((copy, i) => copy !== messages[i]));

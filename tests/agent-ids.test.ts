@@ -4,10 +4,16 @@ import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import { idsOf, randomId } from '../src/agent/ids.ts';
 
 /** The 16 bytes `idsOf` gives id `i` of `count`: its 15-byte head, then its byte among the last `count`. */
-const bytesOfId = (bytes: Uint8Array, count: number, i: number) => Uint8Array.of(...bytes.subarray(15 * i, 15 * i + 15), bytes[15 * count + i]!);
+const bytesOfId = (bytes: Uint8Array, count: number, i: number) =>
+  Uint8Array.of(...bytes.subarray(15 * i, 15 * i + 15), bytes[15 * count + i]!);
 
 test('every id made from a batch is exactly the base64url of its own 16 random bytes', () => {
-  for (const bytes of [crypto.getRandomValues(new Uint8Array(16 * 256)), new Uint8Array(16 * 3), new Uint8Array(16 * 3).fill(255), Uint8Array.from({ length: 16 * 16 }, (_, i) => i)]) {
+  for (const bytes of [
+    crypto.getRandomValues(new Uint8Array(16 * 256)),
+    new Uint8Array(16 * 3),
+    new Uint8Array(16 * 3).fill(255),
+    Uint8Array.from({ length: 16 * 16 }, (_, i) => i),
+  ]) {
     const count = bytes.length / 16;
     const ids = idsOf(bytes);
     assert.equal(ids.length, count);

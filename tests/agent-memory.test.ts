@@ -3,25 +3,37 @@ import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Model, ModelRequest, Principal } from '../src/agent/index.ts';
 
-const byIssuerAndId = { scope: ({ principal }: { principal?: Principal }) => (principal ? JSON.stringify([principal.issuer ?? principal.authenticator, principal.id]) : 'anonymous') };
+const byIssuerAndId = {
+  scope: ({ principal }: { principal?: Principal }) =>
+    principal ? JSON.stringify([principal.issuer ?? principal.authenticator, principal.id]) : 'anonymous',
+};
 
 function recording(requests: ModelRequest[]): Model {
   const echo = echoModel();
   return { generate: (request) => (requests.push(request), echo.generate(request)) };
 }
 
-test('the remember tool keeps a note in the run\'s namespace and later runs there see it in their instructions', async () => {
+test("the remember tool keeps a note in the run's namespace and later runs there see it in their instructions", async () => {
   const requests: ModelRequest[] = [];
   const store = memoryStore();
   const ada: Principal = { id: 'ada', type: 'user', authenticator: 'jwt', issuer: 'https://a.example' };
-  const agent = createAgent({ name: 't', model: recording(requests), instructions: 'Be kind.', memory: byIssuerAndId, store });
+  const agent = createAgent({
+    name: 't',
+    model: recording(requests),
+    instructions: 'Be kind.',
+    memory: byIssuerAndId,
+    store,
+  });
   const first = await agent.send('/tool remember {"note":"prefers metric units"}', { principal: ada });
   assert.equal(first.messages[2]!.content, 'Remembered: prefers metric units');
   assert.equal(requests[0]!.instructions, 'Be kind.');
   assert.ok(requests[0]!.tools.some((tool) => tool.name === 'remember'));
   assert.deepEqual(await store.loadMemory('["https://a.example","ada"]'), ['prefers metric units']);
   await agent.send('hello again', { principal: ada });
-  assert.equal(requests.at(-1)!.instructions, 'Be kind.\n\nNotes remembered from earlier conversations:\n- prefers metric units');
+  assert.equal(
+    requests.at(-1)!.instructions,
+    'Be kind.\n\nNotes remembered from earlier conversations:\n- prefers metric units',
+  );
 });
 
 test('memory scopes keyed on issuer and id keep two principals with the same id from different issuers apart', async () => {

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Principal, RunContext, Tool } from '../src/agent/index.ts';
 
-const alice: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'jwt', issuer: 'https://idp.example', claims: Object.freeze({ role: 'admin' }) });
+const alice: Principal = Object.freeze({
+  id: 'alice',
+  type: 'user',
+  authenticator: 'jwt',
+  issuer: 'https://idp.example',
+  claims: Object.freeze({ role: 'admin' }),
+});
 const bob: Principal = Object.freeze({ id: 'bob', type: 'user', authenticator: 'basic' });
 
 /** A tool that always needs approval and records exactly what it and its policy receive. */
@@ -26,7 +32,11 @@ function transferTool(received: { execute: unknown[][]; policy: unknown[][] }): 
 
 test('the principal is on the run context next to sessionId and metadata', async () => {
   const contexts: RunContext[] = [];
-  const agent = createAgent({ name: 't', model: echoModel(), instructions: (context) => (contexts.push(context), 'be brief') });
+  const agent = createAgent({
+    name: 't',
+    model: echoModel(),
+    instructions: (context) => (contexts.push(context), 'be brief'),
+  });
   const result = await agent.send('hi', { principal: alice, sessionId: 's-1', metadata: { locale: 'fr' } });
   assert.equal(result.sessionId, 's-1');
   assert.equal(contexts.length, 1);
@@ -35,7 +45,12 @@ test('the principal is on the run context next to sessionId and metadata', async
   assert.deepEqual(context.principal, alice);
   assert.equal(context.sessionId, 's-1');
   assert.deepEqual(context.metadata, { locale: 'fr' });
-  assert.ok(Object.isFrozen(context) && Object.isFrozen(context.principal) && Object.isFrozen(context.principal?.claims) && Object.isFrozen(context.metadata));
+  assert.ok(
+    Object.isFrozen(context) &&
+      Object.isFrozen(context.principal) &&
+      Object.isFrozen(context.principal?.claims) &&
+      Object.isFrozen(context.metadata),
+  );
 });
 
 test('metadata is what the caller sent; principal is what auth verified: a principal inside metadata is just metadata', async () => {
@@ -51,9 +66,13 @@ test('metadata is what the caller sent; principal is what auth verified: a princ
   assert.deepEqual(contexts[1]!.metadata, { principal: forged });
 });
 
-test('outside a route, the principal is passed explicitly in the options of agent.send and of a session\'s send', async () => {
+test("outside a route, the principal is passed explicitly in the options of agent.send and of a session's send", async () => {
   const seen: (Principal | undefined)[] = [];
-  const agent = createAgent({ name: 't', model: echoModel(), instructions: ({ principal }) => (seen.push(principal), '') });
+  const agent = createAgent({
+    name: 't',
+    model: echoModel(),
+    instructions: ({ principal }) => (seen.push(principal), ''),
+  });
   const first = await agent.send('one', { principal: alice });
   await agent.session(first.sessionId).send('two', { principal: bob });
   await agent.session('chosen-id').send('three', { principal: alice });
@@ -89,7 +108,7 @@ test('principal may be absent', async () => {
   assert.deepEqual(got, [undefined, undefined, undefined, undefined]);
 });
 
-test('a dynamic run resumed from its checkpoint keeps the principal it started with, not the decider\'s', async () => {
+test("a dynamic run resumed from its checkpoint keeps the principal it started with, not the decider's", async () => {
   const received = { execute: [] as unknown[][], policy: [] as unknown[][] };
   const seen: (Principal | undefined)[] = [];
   const agent = createAgent({
@@ -120,7 +139,11 @@ test('a dynamic run resumed after a restart (a fresh store instance reading the 
       store: memoryStore(data),
     });
   const before = new Map<string, string>();
-  const paused = await make(before).send('/tool transfer {"amount":5}', { principal: alice, sessionId: 'restart-1', metadata: { channel: 'web' } });
+  const paused = await make(before).send('/tool transfer {"amount":5}', {
+    principal: alice,
+    sessionId: 'restart-1',
+    metadata: { channel: 'web' },
+  });
   // The restarted process: a new agent over a new store holding a JSON round-trip of the data.
   const after = new Map<string, string>(JSON.parse(JSON.stringify([...before])));
   seen.length = 0;
@@ -134,19 +157,50 @@ test('a dynamic run resumed after a restart (a fresh store instance reading the 
     assert.equal(context.sessionId, 'restart-1');
   }
   const { audit } = await make(after).transcript('restart-1');
-  assert.deepEqual(audit.map((entry) => entry.decidedBy), [bob]);
+  assert.deepEqual(
+    audit.map((entry) => entry.decidedBy),
+    [bob],
+  );
 });
 
 test('Slack and Discord channels set the sender as principal: slack and discord principals pass through unchanged', async () => {
-  const slack: Principal = { id: 'U024BE7LH', type: 'user', authenticator: 'slack', issuer: 'slack:T0001', claims: { teamId: 'T0001', channelId: 'C2147483705' } };
-  const discord: Principal = { id: '80351110224678912', type: 'user', authenticator: 'discord', issuer: 'discord:41771983423143937', claims: { guildId: '41771983423143937' } };
+  const slack: Principal = {
+    id: 'U024BE7LH',
+    type: 'user',
+    authenticator: 'slack',
+    issuer: 'slack:T0001',
+    claims: { teamId: 'T0001', channelId: 'C2147483705' },
+  };
+  const discord: Principal = {
+    id: '80351110224678912',
+    type: 'user',
+    authenticator: 'discord',
+    issuer: 'discord:41771983423143937',
+    claims: { guildId: '41771983423143937' },
+  };
   const seen: (Principal | undefined)[] = [];
-  const agent = createAgent({ name: 't', model: echoModel(), instructions: ({ principal }) => (seen.push(principal), '') });
+  const agent = createAgent({
+    name: 't',
+    model: echoModel(),
+    instructions: ({ principal }) => (seen.push(principal), ''),
+  });
   await agent.send('from slack', { principal: slack });
   await agent.session('discord-thread').send('from discord', { principal: discord });
   assert.deepEqual(seen, [
-    { id: 'U024BE7LH', type: 'user', authenticator: 'slack', issuer: 'slack:T0001', claims: { teamId: 'T0001', channelId: 'C2147483705' } },
-    { id: '80351110224678912', type: 'user', authenticator: 'discord', issuer: 'discord:41771983423143937', claims: { guildId: '41771983423143937' } },
+    {
+      id: 'U024BE7LH',
+      type: 'user',
+      authenticator: 'slack',
+      issuer: 'slack:T0001',
+      claims: { teamId: 'T0001', channelId: 'C2147483705' },
+    },
+    {
+      id: '80351110224678912',
+      type: 'user',
+      authenticator: 'discord',
+      issuer: 'discord:41771983423143937',
+      claims: { guildId: '41771983423143937' },
+    },
   ]);
 });
 
@@ -199,7 +253,9 @@ test('paused static runs do not receive the principal: the checkpoint keeps none
     store: memoryStore(data),
   });
   const paused = await agent.send('/tool transfer {"amount":1}', { principal: alice });
-  const stored = [...data].filter(([key]) => key.startsWith('checkpoint:')).map(([, text]) => JSON.parse(text) as Record<string, unknown>);
+  const stored = [...data]
+    .filter(([key]) => key.startsWith('checkpoint:'))
+    .map(([, text]) => JSON.parse(text) as Record<string, unknown>);
   assert.equal(stored.length, 1);
   assert.equal('principal' in stored[0]!, false);
   assert.doesNotMatch(JSON.stringify(stored), /authenticator|admin/);

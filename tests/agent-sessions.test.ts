@@ -5,8 +5,18 @@ import { AgentError, createAgent, echoModel, memoryStore } from '../src/agent/in
 import type { Agent, Principal, RunEvent, Store, Tool } from '../src/agent/index.ts';
 import { titleOf } from '../src/agent/sessions.ts';
 
-const alice: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'jwt', issuer: 'https://a.example' });
-const aliceElsewhere: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'jwt', issuer: 'https://b.example' });
+const alice: Principal = Object.freeze({
+  id: 'alice',
+  type: 'user',
+  authenticator: 'jwt',
+  issuer: 'https://a.example',
+});
+const aliceElsewhere: Principal = Object.freeze({
+  id: 'alice',
+  type: 'user',
+  authenticator: 'jwt',
+  issuer: 'https://b.example',
+});
 const aliceNoIssuer: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'jwt' });
 const aliceByBasic: Principal = Object.freeze({ id: 'alice', type: 'user', authenticator: 'basic' });
 const bob: Principal = Object.freeze({ id: 'bob', type: 'user', authenticator: 'jwt', issuer: 'https://a.example' });
@@ -41,7 +51,12 @@ async function refusal(call: Promise<unknown>): Promise<{ code: string; message:
 }
 
 /** Every principal-taking call on `sessionId` (and its approval), as a stranger makes it. */
-function calls(agent: Agent, sessionId: string, approvalId: string, principal: Principal): Record<string, () => Promise<unknown>> {
+function calls(
+  agent: Agent,
+  sessionId: string,
+  approvalId: string,
+  principal: Principal,
+): Record<string, () => Promise<unknown>> {
   return {
     send: () => agent.send('hello', { principal, sessionId }),
     'session(id).send': () => agent.session(sessionId).send('hello', { principal }),
@@ -52,7 +67,7 @@ function calls(agent: Agent, sessionId: string, approvalId: string, principal: P
   };
 }
 
-test("owned: for a principal who is not the owner, every call answers exactly as for an unknown id, and the session is untouched", async () => {
+test('owned: for a principal who is not the owner, every call answers exactly as for an unknown id, and the session is untouched', async () => {
   const { agent, deployed } = ownedAgent();
   const paused = await agent.send(DEPLOY, { principal: alice, sessionId: 'alice-chat' });
   const approvalId = paused.approvals[0]!.id;
@@ -61,29 +76,44 @@ test("owned: for a principal who is not the owner, every call answers exactly as
     const mine = calls(agent, 'alice-chat', approvalId, stranger);
     const unknown = calls(agent, 'never-existed-id', 'never-existed-approval', stranger);
     for (const name of ['transcript', 'pendingApprovals', 'decide', 'deleteSession']) {
-      assert.deepEqual(await refusal(mine[name]!()), await refusal(unknown[name]!()), `${name} as ${stranger.authenticator}/${stranger.issuer}/${stranger.id}`);
+      assert.deepEqual(
+        await refusal(mine[name]!()),
+        await refusal(unknown[name]!()),
+        `${name} as ${stranger.authenticator}/${stranger.issuer}/${stranger.id}`,
+      );
     }
     // Continuing: an unknown id would be created, someone else's is refused as unknown (404).
     const unknownSession = await refusal(agent.transcript('never-existed-id', { principal: stranger }));
     const expected = stranger === guest ? await refusal(unknown.send!()) : unknownSession;
-    for (const name of ['send', 'session(id).send']) assert.deepEqual(await refusal(mine[name]!()), expected, `${name} as ${stranger.id}`);
+    for (const name of ['send', 'session(id).send'])
+      assert.deepEqual(await refusal(mine[name]!()), expected, `${name} as ${stranger.id}`);
   }
-  assert.deepEqual(await refusal(agent.transcript('x', { principal: bob })), { code: 'SESSION_NOT_FOUND', message: 'no session has this id' });
+  assert.deepEqual(await refusal(agent.transcript('x', { principal: bob })), {
+    code: 'SESSION_NOT_FOUND',
+    message: 'no session has this id',
+  });
   assert.equal((await refusal(agent.decide('x', { approved: true, principal: bob }))).code, 'APPROVAL_NOT_FOUND');
   assert.deepEqual(await agent.transcript('alice-chat', { principal: alice }), before);
   assert.deepEqual(deployed, []);
-  assert.deepEqual((await agent.pendingApprovals('alice-chat', { principal: alice })).map((a) => a.id), [approvalId]);
+  assert.deepEqual(
+    (await agent.pendingApprovals('alice-chat', { principal: alice })).map((a) => a.id),
+    [approvalId],
+  );
   const resumed = await agent.decide(approvalId, { approved: true, principal: alice });
   assert.equal(resumed.status, 'completed');
   assert.deepEqual(deployed, [{ env: 'prod' }]);
 });
 
-test('owned: a refused call emits no event (the session id of someone else\'s approval never reaches the caller)', async () => {
+test("owned: a refused call emits no event (the session id of someone else's approval never reaches the caller)", async () => {
   const { agent } = ownedAgent();
   const paused = await agent.send(DEPLOY, { principal: alice });
   const events: RunEvent[] = [];
-  await assert.rejects(agent.decide(paused.approvals[0]!.id, { approved: true, principal: bob, onEvent: (e) => events.push(e) }));
-  await assert.rejects(agent.send('hi', { principal: bob, sessionId: paused.sessionId, onEvent: (e) => events.push(e) }));
+  await assert.rejects(
+    agent.decide(paused.approvals[0]!.id, { approved: true, principal: bob, onEvent: (e) => events.push(e) }),
+  );
+  await assert.rejects(
+    agent.send('hi', { principal: bob, sessionId: paused.sessionId, onEvent: (e) => events.push(e) }),
+  );
   assert.deepEqual(events, []);
 });
 
@@ -91,15 +121,26 @@ test('owned: the owner uses the session; a caller-chosen unknown id is created f
   const { agent } = ownedAgent();
   await agent.send('one', { principal: bob, sessionId: 'bob-chosen' });
   await agent.session('bob-chosen').send('two', { principal: bob });
-  assert.deepEqual((await agent.transcript('bob-chosen', { principal: bob })).messages.map((m) => m.content), ['one', 'one', 'two', 'two']);
-  await assert.rejects(agent.send('take over', { principal: alice, sessionId: 'bob-chosen' }), { code: 'SESSION_NOT_FOUND' });
+  assert.deepEqual(
+    (await agent.transcript('bob-chosen', { principal: bob })).messages.map((m) => m.content),
+    ['one', 'one', 'two', 'two'],
+  );
+  await assert.rejects(agent.send('take over', { principal: alice, sessionId: 'bob-chosen' }), {
+    code: 'SESSION_NOT_FOUND',
+  });
   assert.equal((await agent.transcript('bob-chosen', { principal: bob })).messages.length, 4);
 });
 
 test('owned: the owner key is [authenticator, issuer ?? null, id]: an equal principal object from another request is the same owner', async () => {
   const { agent } = ownedAgent();
   const first = await agent.send('hello', { principal: alice });
-  const sameAlice = { id: 'alice', type: 'user' as const, authenticator: 'jwt', issuer: 'https://a.example', claims: { other: 'claims' } };
+  const sameAlice = {
+    id: 'alice',
+    type: 'user' as const,
+    authenticator: 'jwt',
+    issuer: 'https://a.example',
+    claims: { other: 'claims' },
+  };
   assert.equal((await agent.transcript(first.sessionId, { principal: sameAlice })).messages.length, 2);
   const noIssuer = await agent.send('hello', { principal: aliceNoIssuer });
   assert.equal((await agent.transcript(noIssuer.sessionId, { principal: { ...aliceNoIssuer } })).messages.length, 2);
@@ -117,7 +158,11 @@ test('owned: anonymous callers own nothing: server-made ids reachable by id, a c
   assert.equal(chosen.code, 'INVALID_INPUT');
   await assert.rejects(agent.transcript('my-own-choice'), { code: 'SESSION_NOT_FOUND' }, 'nothing was created');
   await agent.send('mine', { principal: alice, sessionId: 'alice-only' });
-  assert.deepEqual(await refusal(agent.send('hi', { principal: guest, sessionId: 'alice-only' })), chosen, 'same answer as an unknown id');
+  assert.deepEqual(
+    await refusal(agent.send('hi', { principal: guest, sessionId: 'alice-only' })),
+    chosen,
+    'same answer as an unknown id',
+  );
   assert.equal((await refusal(agent.listSessions({ principal: guest }))).code, 'FORBIDDEN');
 });
 
@@ -128,12 +173,16 @@ test('owned: trusted code (no principal) reaches every session; sessions made wh
   const { agent } = ownedAgent(memoryStore(data));
   const server = await agent.send('made by a cron job');
   for (const sessionId of [legacy.sessionId, server.sessionId]) {
-    for (const principal of [alice, bob, guest]) await assert.rejects(agent.transcript(sessionId, { principal }), { code: 'SESSION_NOT_FOUND' });
+    for (const principal of [alice, bob, guest])
+      await assert.rejects(agent.transcript(sessionId, { principal }), { code: 'SESSION_NOT_FOUND' });
     assert.equal((await agent.transcript(sessionId)).messages.length, 2);
   }
   const alices = await agent.send('hi', { principal: alice });
   assert.equal((await agent.session(alices.sessionId).send('trusted continues')).messages.length, 4);
-  assert.deepEqual((await agent.listSessions({ principal: alice })).sessions.map((s) => s.sessionId), [alices.sessionId]);
+  assert.deepEqual(
+    (await agent.listSessions({ principal: alice })).sessions.map((s) => s.sessionId),
+    [alices.sessionId],
+  );
 });
 
 test('owned: the owner survives a restart (a new store instance over the same data)', async () => {
@@ -142,7 +191,9 @@ test('owned: the owner survives a restart (a new store instance over the same da
   const paused = await before.send(DEPLOY, { principal: alice, sessionId: 'kept' });
   const after = ownedAgent(memoryStore(new Map(JSON.parse(JSON.stringify([...data]))))).agent;
   await assert.rejects(after.transcript('kept', { principal: bob }), { code: 'SESSION_NOT_FOUND' });
-  await assert.rejects(after.decide(paused.approvals[0]!.id, { approved: true, principal: bob }), { code: 'APPROVAL_NOT_FOUND' });
+  await assert.rejects(after.decide(paused.approvals[0]!.id, { approved: true, principal: bob }), {
+    code: 'APPROVAL_NOT_FOUND',
+  });
   assert.equal((await after.decide(paused.approvals[0]!.id, { approved: true, principal: alice })).status, 'completed');
 });
 
@@ -154,14 +205,18 @@ test('owned: deleteSession removes the transcript, checkpoints and pending appro
     sessions: 'owned',
     store,
     memory: { scope: ({ principal }) => principal?.id ?? 'none' },
-    tools: [{ name: 'deploy', description: '', parameters: { type: 'object' }, needsApproval: true, execute: () => 'ok' }],
+    tools: [
+      { name: 'deploy', description: '', parameters: { type: 'object' }, needsApproval: true, execute: () => 'ok' },
+    ],
   });
   await agent.send('/tool remember {"note":"likes tea"}', { principal: alice, sessionId: 'gone' });
   const paused = await agent.send(DEPLOY, { principal: alice, sessionId: 'gone' });
   await agent.deleteSession('gone', { principal: alice });
   await assert.rejects(agent.transcript('gone', { principal: alice }), { code: 'SESSION_NOT_FOUND' });
   await assert.rejects(agent.pendingApprovals('gone', { principal: alice }), { code: 'SESSION_NOT_FOUND' });
-  await assert.rejects(agent.decide(paused.approvals[0]!.id, { approved: true, principal: alice }), { code: 'APPROVAL_NOT_FOUND' });
+  await assert.rejects(agent.decide(paused.approvals[0]!.id, { approved: true, principal: alice }), {
+    code: 'APPROVAL_NOT_FOUND',
+  });
   await assert.rejects(agent.deleteSession('gone', { principal: alice }), { code: 'SESSION_NOT_FOUND' });
   assert.deepEqual(await store.listCheckpoints('gone'), []);
   assert.deepEqual((await agent.listSessions({ principal: alice })).sessions, []);
@@ -170,7 +225,7 @@ test('owned: deleteSession removes the transcript, checkpoints and pending appro
   assert.equal((await agent.send('fresh', { principal: alice, sessionId: 'gone' })).messages.length, 2);
 });
 
-test('owned: listSessions lists only the caller\'s sessions, most recently updated first, by pages of limit with nextCursor', async () => {
+test("owned: listSessions lists only the caller's sessions, most recently updated first, by pages of limit with nextCursor", async () => {
   const { agent } = ownedAgent();
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
@@ -184,16 +239,28 @@ test('owned: listSessions lists only the caller\'s sessions, most recently updat
   const expected = [ids[3], ids[1], ids[4], ids[2], ids[0]];
 
   const first = await agent.listSessions({ principal: alice, limit: 2 });
-  assert.deepEqual(first.sessions.map((s) => s.sessionId), expected.slice(0, 2));
+  assert.deepEqual(
+    first.sessions.map((s) => s.sessionId),
+    expected.slice(0, 2),
+  );
   assert.equal(typeof first.nextCursor, 'string');
   const second = await agent.listSessions({ principal: alice, limit: 2, cursor: first.nextCursor! });
-  assert.deepEqual(second.sessions.map((s) => s.sessionId), expected.slice(2, 4));
+  assert.deepEqual(
+    second.sessions.map((s) => s.sessionId),
+    expected.slice(2, 4),
+  );
   const third = await agent.listSessions({ principal: alice, limit: 2, cursor: second.nextCursor! });
-  assert.deepEqual(third.sessions.map((s) => s.sessionId), expected.slice(4));
+  assert.deepEqual(
+    third.sessions.map((s) => s.sessionId),
+    expected.slice(4),
+  );
   assert.equal(third.nextCursor, null);
 
   const all = await agent.listSessions({ principal: alice });
-  assert.deepEqual(all.sessions.map((s) => s.sessionId), expected);
+  assert.deepEqual(
+    all.sessions.map((s) => s.sessionId),
+    expected,
+  );
   const row = all.sessions.find((s) => s.sessionId === ids[1])!;
   assert.deepEqual(Object.keys(row), ['sessionId', 'createdAt', 'updatedAt', 'title', 'pendingApprovals']);
   assert.equal(row.title, `message number 1 ${'x'.repeat(63)}`);
@@ -201,8 +268,10 @@ test('owned: listSessions lists only the caller\'s sessions, most recently updat
   assert.equal(row.pendingApprovals, 1);
   assert.ok(row.updatedAt > row.createdAt);
   assert.deepEqual((await agent.listSessions({ principal: bob })).sessions, []);
-  for (const limit of [0, 101, 1.5, Number.NaN]) assert.equal((await refusal(agent.listSessions({ principal: alice, limit }))).code, 'INVALID_INPUT');
-  for (const cursor of ['', 'not a cursor', '!!!', 'WzFd']) assert.equal((await refusal(agent.listSessions({ principal: alice, cursor }))).code, 'INVALID_INPUT');
+  for (const limit of [0, 101, 1.5, Number.NaN])
+    assert.equal((await refusal(agent.listSessions({ principal: alice, limit }))).code, 'INVALID_INPUT');
+  for (const cursor of ['', 'not a cursor', '!!!', 'WzFd'])
+    assert.equal((await refusal(agent.listSessions({ principal: alice, cursor }))).code, 'INVALID_INPUT');
 });
 
 test("shared (the default): the spec's rule stands: any principal with the id reads, continues and decides", async () => {
@@ -221,9 +290,13 @@ test("shared (the default): the spec's rule stands: any principal with the id re
 
 test("createAgent: sessions must be 'shared' or 'owned', and 'owned' needs a store that can list and delete sessions", () => {
   assert.equal(ownedAgent().agent.sessions, 'owned');
-  assert.throws(() => createAgent({ name: 'x', model: echoModel(), sessions: 'private' as never }), { code: 'INVALID_AGENT' });
+  assert.throws(() => createAgent({ name: 'x', model: echoModel(), sessions: 'private' as never }), {
+    code: 'INVALID_AGENT',
+  });
   const { listSessions: _l, deleteSession: _d, ...partial } = memoryStore();
-  assert.throws(() => createAgent({ name: 'x', model: echoModel(), sessions: 'owned', store: partial }), { code: 'INVALID_AGENT' });
+  assert.throws(() => createAgent({ name: 'x', model: echoModel(), sessions: 'owned', store: partial }), {
+    code: 'INVALID_AGENT',
+  });
   assert.equal(createAgent({ name: 'x', model: echoModel(), store: partial }).sessions, 'shared');
 });
 

@@ -21,17 +21,30 @@ function recording(): Model & { seen: unknown[] } {
   };
 }
 
-const isInvalidAgent = (pattern: RegExp) => (error: unknown) => error instanceof AgentError && error.code === 'INVALID_AGENT' && pattern.test(error.message);
+const isInvalidAgent = (pattern: RegExp) => (error: unknown) =>
+  error instanceof AgentError && error.code === 'INVALID_AGENT' && pattern.test(error.message);
 
 test('static settings reach every model request, generated or streamed, as a frozen copy', async () => {
-  const settings = { temperature: 0.4, maxOutputTokens: 200, topP: 0.8, stopSequences: ['STOP'], headers: { 'X-Team': 'blue' } };
+  const settings = {
+    temperature: 0.4,
+    maxOutputTokens: 200,
+    topP: 0.8,
+    stopSequences: ['STOP'],
+    headers: { 'X-Team': 'blue' },
+  };
   const model = recording();
   const agent = createAgent({ name: 't', model, settings });
   settings.stopSequences.push('LATER');
   settings.headers['X-Team'] = 'changed';
   await agent.send('hi');
   await agent.send('hi', { onEvent: () => {} });
-  const expected = { temperature: 0.4, maxOutputTokens: 200, topP: 0.8, stopSequences: ['STOP'], headers: { 'x-team': 'blue' } };
+  const expected = {
+    temperature: 0.4,
+    maxOutputTokens: 200,
+    topP: 0.8,
+    stopSequences: ['STOP'],
+    headers: { 'x-team': 'blue' },
+  };
   assert.deepEqual(model.seen, [expected, expected]);
   const [seen] = model.seen as { stopSequences: string[]; headers: object }[];
   assert.ok(Object.isFrozen(seen) && Object.isFrozen(seen!.stopSequences) && Object.isFrozen(seen!.headers));
@@ -48,21 +61,39 @@ test('a settings function of the run context chooses per run (it sees the princi
   const agent = createAgent({
     name: 't',
     model,
-    settings: async ({ principal }) => (principal?.id === 'ada' ? { temperature: 0, maxOutputTokens: 50 } : { temperature: 1 }),
+    settings: async ({ principal }) =>
+      principal?.id === 'ada' ? { temperature: 0, maxOutputTokens: 50 } : { temperature: 1 },
   });
   const ada: Principal = { id: 'ada', type: 'user', authenticator: 'basic' };
   await agent.send('hi', { principal: ada });
   await agent.send('hi');
   assert.deepEqual(model.seen, [{ temperature: 0, maxOutputTokens: 50 }, { temperature: 1 }]);
   const broken = createAgent({ name: 't', model, settings: () => ({ temprature: 1 }) as never });
-  await assert.rejects(broken.send('hi'), isInvalidAgent(/^the settings function result: unknown option "temprature" \(did you mean "temperature"\?\)/));
-  await assert.rejects(createAgent({ name: 't', model, settings: () => 'hot' as never }).send('hi'), isInvalidAgent(/the settings function result must be an object/));
+  await assert.rejects(
+    broken.send('hi'),
+    isInvalidAgent(/^the settings function result: unknown option "temprature" \(did you mean "temperature"\?\)/),
+  );
+  await assert.rejects(
+    createAgent({ name: 't', model, settings: () => 'hot' as never }).send('hi'),
+    isInvalidAgent(/the settings function result must be an object/),
+  );
 });
 
 test('settings are a closed object: an unknown key is INVALID_AGENT naming the nearest, and a misspelled settings too', () => {
-  assert.throws(() => createAgent({ name: 't', model: echoModel(), settings: { maxTokens: 10 } as never }), isInvalidAgent(/createAgent\(\): settings: unknown option "maxTokens" \(known: temperature, maxOutputTokens, topP, stopSequences, headers\)/));
-  assert.throws(() => createAgent({ name: 't', model: echoModel(), settings: { topp: 0.5 } as never }), isInvalidAgent(/unknown option "topp" \(did you mean "topP"\?\)/));
-  assert.throws(() => createAgent({ name: 't', model: echoModel(), setings: {} } as never), isInvalidAgent(/unknown option "setings" \(did you mean "settings"\?\)/));
+  assert.throws(
+    () => createAgent({ name: 't', model: echoModel(), settings: { maxTokens: 10 } as never }),
+    isInvalidAgent(
+      /createAgent\(\): settings: unknown option "maxTokens" \(known: temperature, maxOutputTokens, topP, stopSequences, headers\)/,
+    ),
+  );
+  assert.throws(
+    () => createAgent({ name: 't', model: echoModel(), settings: { topp: 0.5 } as never }),
+    isInvalidAgent(/unknown option "topp" \(did you mean "topP"\?\)/),
+  );
+  assert.throws(
+    () => createAgent({ name: 't', model: echoModel(), setings: {} } as never),
+    isInvalidAgent(/unknown option "setings" \(did you mean "settings"\?\)/),
+  );
 });
 
 test('each setting is checked: a value that cannot work is INVALID_AGENT naming it, never showing a header value', () => {
@@ -77,15 +108,21 @@ test('each setting is checked: a value that cannot work is INVALID_AGENT naming 
     [{ stopSequences: [''] }, /stopSequences must be/],
     [{ headers: ['x'] }, /headers must be an object/],
     [{ headers: { 'bad name': 'v' } }, /headers: "bad name" must be a header name with a string value/],
-    [{ headers: { 'x-key': 'sk-secret\r\nInjected: 1' } }, /headers: "x-key" must be a header name with a string value without line breaks/],
+    [
+      { headers: { 'x-key': 'sk-secret\r\nInjected: 1' } },
+      /headers: "x-key" must be a header name with a string value without line breaks/,
+    ],
     [{ headers: { 'x-key': 42 } }, /headers: "x-key" must be/],
     ['hot', /createAgent\(\): settings must be an object/],
   ];
   for (const [settings, pattern] of cases) {
-    assert.throws(() => createAgent({ name: 't', model: echoModel(), settings: settings as never }), (error: unknown) => {
-      assert.ok(isInvalidAgent(pattern)(error), `${JSON.stringify(settings)}: ${String(error)}`);
-      assert.doesNotMatch((error as Error).message, /sk-secret/);
-      return true;
-    });
+    assert.throws(
+      () => createAgent({ name: 't', model: echoModel(), settings: settings as never }),
+      (error: unknown) => {
+        assert.ok(isInvalidAgent(pattern)(error), `${JSON.stringify(settings)}: ${String(error)}`);
+        assert.doesNotMatch((error as Error).message, /sk-secret/);
+        return true;
+      },
+    );
   }
 });

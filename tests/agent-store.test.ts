@@ -4,7 +4,13 @@ import { MEMORY_STORE_DEFAULTS, memoryStore } from '../src/agent/index.ts';
 import type { Checkpoint, SessionRecord } from '../src/agent/index.ts';
 import { storeContract } from './helpers/store-contract.ts';
 
-const session = (): SessionRecord => ({ id: 's1', messages: [{ role: 'user', content: 'hi' }], audit: [], createdAt: 't0', updatedAt: 't0' });
+const session = (): SessionRecord => ({
+  id: 's1',
+  messages: [{ role: 'user', content: 'hi' }],
+  audit: [],
+  createdAt: 't0',
+  updatedAt: 't0',
+});
 
 test('memoryStore hands out copies: mutating a saved or loaded record never changes the store', async () => {
   const store = memoryStore();
@@ -68,11 +74,17 @@ class CountingMap extends Map<string, string> {
   }
 }
 
-test('memoryStore finds checkpoints by session and counts pending approvals by owner without walking other sessions\' records', async () => {
+test("memoryStore finds checkpoints by session and counts pending approvals by owner without walking other sessions' records", async () => {
   const data = new CountingMap();
   const store = memoryStore({ data });
   await store.saveCheckpoint({ approvalId: 'mine', sessionId: 'mine', metadata: {}, owner: ['jwt', null, 'me'] });
-  for (let i = 0; i < 2000; i++) await store.saveCheckpoint({ approvalId: `a${i}`, sessionId: `s${i}`, metadata: {}, owner: ['jwt', null, `u${i}`] });
+  for (let i = 0; i < 2000; i++)
+    await store.saveCheckpoint({
+      approvalId: `a${i}`,
+      sessionId: `s${i}`,
+      metadata: {},
+      owner: ['jwt', null, `u${i}`],
+    });
   data.walked = 0;
   assert.equal((await store.listCheckpoints('mine')).length, 1);
   assert.equal(await store.countCheckpoints!(['jwt', null, 'me']), 1);
@@ -94,7 +106,7 @@ test('memoryStore({ maxSessions, ttl }) bounds what it keeps: past maxSessions t
   assert.equal(kept.filter(Boolean).length, 3);
 });
 
-test('memoryStore: an owned session leaves its owner\'s list when it is dropped, deleted or saved under another owner, also in an instance over earlier data', async () => {
+test("memoryStore: an owned session leaves its owner's list when it is dropped, deleted or saved under another owner, also in an instance over earlier data", async () => {
   const alice = ['jwt', null, 'alice'] as const;
   const bob = ['jwt', null, 'bob'] as const;
   const ids = async (store: ReturnType<typeof memoryStore>, owner: readonly [string, null, string]) =>
@@ -136,7 +148,14 @@ test('memoryStore({ ttl }): a session not updated for ttl ms is gone, with its c
 
 test('memoryStore: defaults are documented values that bound memory; options that cannot work are refused', () => {
   assert.deepEqual({ ...MEMORY_STORE_DEFAULTS }, { maxSessions: 1000, ttl: 24 * 60 * 60 * 1000 });
-  for (const options of [{ maxSessions: 0 }, { maxSessions: 1.5 }, { ttl: 0 }, { ttl: -1 }, { ttl: Number.NaN }, { data: {} as never }]) {
+  for (const options of [
+    { maxSessions: 0 },
+    { maxSessions: 1.5 },
+    { ttl: 0 },
+    { ttl: -1 },
+    { ttl: Number.NaN },
+    { data: {} as never },
+  ]) {
     assert.throws(() => memoryStore(options), TypeError, JSON.stringify(options));
   }
   memoryStore({ ttl: Infinity, maxSessions: 1 });
@@ -169,7 +188,7 @@ test('memoryStore({ ttl }): expiry is checked on every call, also after the leas
     // Past `ttl` while the store is empty, then a new session: it expires on time too.
     await store.saveSession({ ...session(), id: 'fourth' });
     now += 999;
-    assert.deepEqual((await store.listCheckpoints('fourth')), []);
+    assert.deepEqual(await store.listCheckpoints('fourth'), []);
     assert.equal((await store.loadSession('fourth'))?.id, 'fourth');
     now += 1;
     assert.equal(await store.loadSession('fourth'), undefined);

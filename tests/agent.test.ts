@@ -18,14 +18,17 @@ test('a new session id is random 128-bit base64url when the caller gives none', 
   for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{21}[AQgw]$/);
 });
 
-test('echoModel replies with the user\'s text and the transcript keeps both turns', async () => {
+test("echoModel replies with the user's text and the transcript keeps both turns", async () => {
   const agent = createAgent({ name: 't', model: echoModel() });
   const result = await agent.send('hello there');
   assert.deepEqual(result, {
     sessionId: result.sessionId,
     status: 'completed',
     text: 'hello there',
-    messages: [{ role: 'user', content: 'hello there' }, { role: 'assistant', content: 'hello there' }],
+    messages: [
+      { role: 'user', content: 'hello there' },
+      { role: 'assistant', content: 'hello there' },
+    ],
     approvals: [],
   });
   const transcript = await agent.transcript(result.sessionId);
@@ -38,7 +41,10 @@ test('a session continues: session(id).send appends to the same transcript; a gi
   await session.send('one');
   const second = await session.send('two');
   assert.equal(second.sessionId, 'my-thread');
-  assert.deepEqual(second.messages.map((m) => m.content), ['one', 'one', 'two', 'two']);
+  assert.deepEqual(
+    second.messages.map((m) => m.content),
+    ['one', 'one', 'two', 'two'],
+  );
   const viaSend = await agent.send('three', { sessionId: 'my-thread' });
   assert.equal(viaSend.messages.length, 6);
 });
@@ -57,11 +63,27 @@ test('the tool loop: a /tool call runs the tool and the model answers with its o
 test('events arrive in order as the run happens, text as several deltas when the model streams', async () => {
   const agent = createAgent({ name: 't', model: echoModel(), tools: [add] });
   const events: RunEvent[] = [];
-  const result = await agent.send('/tool add {"a":1,"b":1}', { sessionId: 'ev', onEvent: (event) => events.push(event) });
-  assert.deepEqual(events.map((e) => e.type), [
-    'start', 'step-start', 'tool-call', 'tool-result', 'step-finish',
-    'step-start', 'text-delta', 'text-delta', 'text-delta', 'text-delta', 'step-finish', 'finish',
-  ]);
+  const result = await agent.send('/tool add {"a":1,"b":1}', {
+    sessionId: 'ev',
+    onEvent: (event) => events.push(event),
+  });
+  assert.deepEqual(
+    events.map((e) => e.type),
+    [
+      'start',
+      'step-start',
+      'tool-call',
+      'tool-result',
+      'step-finish',
+      'step-start',
+      'text-delta',
+      'text-delta',
+      'text-delta',
+      'text-delta',
+      'step-finish',
+      'finish',
+    ],
+  );
   assert.deepEqual(events[0], { type: 'start', sessionId: 'ev' });
   assert.deepEqual(events[3], { type: 'tool-result', toolCallId: 'call_1_0', output: { sum: 2 } });
   const text = events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('');
@@ -95,7 +117,12 @@ test('model, instructions and tools may be async functions; the model sees instr
 
 test('the tool loop is bounded: at most maxSteps model turns per run (default 10)', async () => {
   let turns = 0;
-  const looping: Model = { generate: async () => ({ text: `turn ${++turns}`, toolCalls: [{ id: `c${turns}`, name: 'add', arguments: { a: 1, b: 1 } }] }) };
+  const looping: Model = {
+    generate: async () => ({
+      text: `turn ${++turns}`,
+      toolCalls: [{ id: `c${turns}`, name: 'add', arguments: { a: 1, b: 1 } }],
+    }),
+  };
   const bounded = createAgent({ name: 't', model: looping, tools: [add], maxSteps: 3 });
   const result = await bounded.send('go');
   assert.equal(turns, 3);
@@ -111,7 +138,10 @@ test('the tool loop is bounded: at most maxSteps model turns per run (default 10
 test('all calls of one model turn run in order', async () => {
   const agent = createAgent({ name: 't', model: echoModel(), tools: [add] });
   const result = await agent.send('/tool add {"a":1,"b":2}\n/tool add {"a":3,"b":4}');
-  assert.deepEqual(result.messages.filter((m) => m.role === 'tool').map((m) => m.content), ['{"sum":3}', '{"sum":7}']);
+  assert.deepEqual(
+    result.messages.filter((m) => m.role === 'tool').map((m) => m.content),
+    ['{"sum":3}', '{"sum":7}'],
+  );
   assert.equal(result.text, 'Tool results: add: {"sum":3}; add: {"sum":7}');
 });
 
@@ -131,7 +161,11 @@ test('a caller mutating a result or an event never changes the stored transcript
 });
 
 test('createAgent rejects options that cannot work with AgentError INVALID_AGENT', () => {
-  const invalid = (options: unknown) => assert.throws(() => createAgent(options as never), (e: unknown) => e instanceof AgentError && e.code === 'INVALID_AGENT');
+  const invalid = (options: unknown) =>
+    assert.throws(
+      () => createAgent(options as never),
+      (e: unknown) => e instanceof AgentError && e.code === 'INVALID_AGENT',
+    );
   invalid({ model: echoModel() });
   invalid({ name: 't' });
   invalid({ name: 't', model: {} });
@@ -146,8 +180,14 @@ test('createAgent rejects options that cannot work with AgentError INVALID_AGENT
 test('runs of one session take turns: concurrent sends all land in the transcript, in order', async () => {
   const agent = createAgent({ name: 't', model: echoModel() });
   const results = await Promise.all(['a', 'b', 'c'].map((text) => agent.send(text, { sessionId: 'busy' })));
-  assert.deepEqual(results.map((r) => r.text), ['a', 'b', 'c']);
-  assert.deepEqual((await agent.transcript('busy')).messages.map((m) => m.content), ['a', 'a', 'b', 'b', 'c', 'c']);
+  assert.deepEqual(
+    results.map((r) => r.text),
+    ['a', 'b', 'c'],
+  );
+  assert.deepEqual(
+    (await agent.transcript('busy')).messages.map((m) => m.content),
+    ['a', 'a', 'b', 'b', 'c', 'c'],
+  );
 });
 
 test('a listener that throws does not stop the run', async () => {

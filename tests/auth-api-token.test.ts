@@ -15,8 +15,16 @@ test('apiToken() accepts only the exact token; principal { id: "api-token", type
 });
 
 test('apiToken(token, { id }) names the principal id', async () => {
-  assert.deepEqual(await apiToken(TOKEN, { id: 'ci-bot' })(bearerRequest(TOKEN)), { id: 'ci-bot', type: 'service', authenticator: 'api-token' });
-  assert.deepEqual(await apiToken(TOKEN, {})(bearerRequest(TOKEN)), { id: 'api-token', type: 'service', authenticator: 'api-token' });
+  assert.deepEqual(await apiToken(TOKEN, { id: 'ci-bot' })(bearerRequest(TOKEN)), {
+    id: 'ci-bot',
+    type: 'service',
+    authenticator: 'api-token',
+  });
+  assert.deepEqual(await apiToken(TOKEN, {})(bearerRequest(TOKEN)), {
+    id: 'api-token',
+    type: 'service',
+    authenticator: 'api-token',
+  });
 });
 
 test('apiToken() skips every token that is not exactly the configured one (never throws)', async () => {
@@ -101,7 +109,8 @@ test('apiToken() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, ne
     ['an empty id', () => apiToken(TOKEN, { id: '' }), TOKEN],
     ['a non-string id', () => apiToken(TOKEN, { id: 42 as never }), TOKEN],
   ];
-  for (const [what, create, secret] of cases) assertConfigError(create, 'apiToken()', what, secret === undefined ? [] : [secret]);
+  for (const [what, create, secret] of cases)
+    assertConfigError(create, 'apiToken()', what, secret === undefined ? [] : [secret]);
 });
 
 test('apiToken() advertises the Bearer challenge', () => {

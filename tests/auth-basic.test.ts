@@ -12,7 +12,15 @@ const bytes = (...parts: (string | number[])[]) =>
 /** A verifier that accepts everything and records its calls: a request that reaches it was parsed. */
 function acceptAll(): { entry: AuthFn; calls: [string, string][] } {
   const calls: [string, string][] = [];
-  return { calls, entry: basic({ users: (user, password) => { calls.push([user, password]); return true; } }) };
+  return {
+    calls,
+    entry: basic({
+      users: (user, password) => {
+        calls.push([user, password]);
+        return true;
+      },
+    }),
+  };
 }
 
 test('basic() accepts a configured user and password; principal { id: user name, type: "user", authenticator: "basic" }, frozen', async () => {
@@ -23,9 +31,18 @@ test('basic() accepts a configured user and password; principal { id: user name,
   assert.deepEqual(await entry(basicRequest('grace', 'hopper')), { id: 'grace', type: 'user', authenticator: 'basic' });
 });
 
-test('basic() skips a wrong password, an unknown user, and another user\'s password (never throws)', async () => {
+test("basic() skips a wrong password, an unknown user, and another user's password (never throws)", async () => {
   const entry = basic({ users: { ada: PASSWORD, grace: 'hopper' } });
-  for (const [user, password] of [['ada', 'wrong'], ['ada', ''], ['ada', `${PASSWORD}x`], ['ada', PASSWORD.slice(0, -1)], ['eve', PASSWORD], ['ADA', PASSWORD], ['ada', 'hopper'], ['grace', PASSWORD]] as const) {
+  for (const [user, password] of [
+    ['ada', 'wrong'],
+    ['ada', ''],
+    ['ada', `${PASSWORD}x`],
+    ['ada', PASSWORD.slice(0, -1)],
+    ['eve', PASSWORD],
+    ['ADA', PASSWORD],
+    ['ada', 'hopper'],
+    ['grace', PASSWORD],
+  ] as const) {
     assert.equal(await entry(basicRequest(user, password)), null, `${user}:${password}`);
   }
   assert.equal((await routeAuth(entry)(basicRequest('ada', 'wrong'))).ok, false);
@@ -36,7 +53,11 @@ test('basic() with 100 users gives each user its own principal, and only with it
   for (let i = 0; i < 100; i++) users[`user${i}`] = `password-${i}`;
   const entry = basic({ users });
   for (let i = 0; i < 100; i++) {
-    assert.deepEqual(await entry(basicRequest(`user${i}`, `password-${i}`)), { id: `user${i}`, type: 'user', authenticator: 'basic' });
+    assert.deepEqual(await entry(basicRequest(`user${i}`, `password-${i}`)), {
+      id: `user${i}`,
+      type: 'user',
+      authenticator: 'basic',
+    });
     assert.equal(await entry(basicRequest(`user${i}`, `password-${(i + 1) % 100}`)), null);
   }
 });
@@ -45,7 +66,11 @@ test('basic(): the Basic scheme name is case-insensitive and may be followed by 
   const entry = basic({ users: { ada: PASSWORD } });
   const encoded = basicAuthorization('ada', PASSWORD).slice('Basic '.length);
   for (const authorization of [`basic ${encoded}`, `BASIC ${encoded}`, `bAsIc ${encoded}`, `Basic    ${encoded}`]) {
-    assert.deepEqual(await entry(requestWith(authorization)), { id: 'ada', type: 'user', authenticator: 'basic' }, authorization);
+    assert.deepEqual(
+      await entry(requestWith(authorization)),
+      { id: 'ada', type: 'user', authenticator: 'basic' },
+      authorization,
+    );
   }
 });
 
@@ -96,35 +121,71 @@ test('basic(): malformed credentials (bad base64, missing colon, invalid UTF-8, 
 });
 
 test('basic() NFC-normalizes: a user configured as composed "é" logs in with the decomposed form, password too', async () => {
-  const composedUser = '\u00e9lodie', composedPassword = 'p\u00e4ssw\u00f6rd';
-  const decomposedUser = 'e\u0301lodie', decomposedPassword = 'pa\u0308sswo\u0308rd';
+  const composedUser = '\u00e9lodie',
+    composedPassword = 'p\u00e4ssw\u00f6rd';
+  const decomposedUser = 'e\u0301lodie',
+    decomposedPassword = 'pa\u0308sswo\u0308rd';
   const entry = basic({ users: { [composedUser]: composedPassword } });
-  assert.deepEqual(await entry(basicRequest(decomposedUser, decomposedPassword)), { id: composedUser, type: 'user', authenticator: 'basic' });
-  assert.deepEqual(await entry(basicRequest(composedUser, decomposedPassword)), { id: composedUser, type: 'user', authenticator: 'basic' });
-  assert.deepEqual(await entry(basicRequest(decomposedUser, composedPassword)), { id: composedUser, type: 'user', authenticator: 'basic' });
+  assert.deepEqual(await entry(basicRequest(decomposedUser, decomposedPassword)), {
+    id: composedUser,
+    type: 'user',
+    authenticator: 'basic',
+  });
+  assert.deepEqual(await entry(basicRequest(composedUser, decomposedPassword)), {
+    id: composedUser,
+    type: 'user',
+    authenticator: 'basic',
+  });
+  assert.deepEqual(await entry(basicRequest(decomposedUser, composedPassword)), {
+    id: composedUser,
+    type: 'user',
+    authenticator: 'basic',
+  });
 });
 
 test('basic() NFC-normalizes the configuration: a user configured decomposed logs in composed; its id is the NFC form', async () => {
   const entry = basic({ users: new Map([['e\u0301', 'cafe\u0301']]) });
-  assert.deepEqual(await entry(basicRequest('\u00e9', 'caf\u00e9')), { id: '\u00e9', type: 'user', authenticator: 'basic' });
+  assert.deepEqual(await entry(basicRequest('\u00e9', 'caf\u00e9')), {
+    id: '\u00e9',
+    type: 'user',
+    authenticator: 'basic',
+  });
 });
 
 test('basic() users as a Map', async () => {
-  const entry = basic({ users: new Map([['ada', PASSWORD], ['grace', 'hopper']]) });
+  const entry = basic({
+    users: new Map([
+      ['ada', PASSWORD],
+      ['grace', 'hopper'],
+    ]),
+  });
   assert.equal((await entry(basicRequest('grace', 'hopper')))?.id, 'grace');
   assert.equal(await entry(basicRequest('grace', PASSWORD)), null);
 });
 
 test('basic() users as a function (user, password) => boolean receives NFC-normalized values', async () => {
   const calls: [string, string][] = [];
-  const entry = basic({ users: (user, password) => { calls.push([user, password]); return user === 'ada' && password === 'caf\u00e9'; } });
+  const entry = basic({
+    users: (user, password) => {
+      calls.push([user, password]);
+      return user === 'ada' && password === 'caf\u00e9';
+    },
+  });
   assert.deepEqual(await entry(basicRequest('ada', 'cafe\u0301')), { id: 'ada', type: 'user', authenticator: 'basic' });
   assert.equal(await entry(basicRequest('ada', 'nope')), null);
-  assert.deepEqual(calls, [['ada', 'caf\u00e9'], ['ada', 'nope']]);
+  assert.deepEqual(calls, [
+    ['ada', 'caf\u00e9'],
+    ['ada', 'nope'],
+  ]);
 });
 
 test('basic() users as an async function', async () => {
-  const entry = basic({ users: async (user, password) => { await new Promise((resolve) => setTimeout(resolve, 1)); return user === 'ada' && password === PASSWORD; } });
+  const entry = basic({
+    users: async (user, password) => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      return user === 'ada' && password === PASSWORD;
+    },
+  });
   assert.deepEqual(await entry(basicRequest('ada', PASSWORD)), { id: 'ada', type: 'user', authenticator: 'basic' });
   assert.equal(await entry(basicRequest('ada', 'wrong')), null);
   const principal = await routeAuth([entry])(basicRequest('ada', PASSWORD));
@@ -156,7 +217,8 @@ test('basic() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, never
     ['a realm outside Latin-1', { users: { ada: PASSWORD }, realm: '\u65e5\u672c' }],
     ['a non-string realm', { users: { ada: PASSWORD }, realm: 42 }],
   ];
-  for (const [what, options] of cases) assertConfigError(() => basic(options as never), 'basic()', what, [PASSWORD, '12345']);
+  for (const [what, options] of cases)
+    assertConfigError(() => basic(options as never), 'basic()', what, [PASSWORD, '12345']);
 });
 
 test('basic() accepts a realm with quotes and backslashes, and an empty password', async () => {
@@ -172,7 +234,7 @@ function browserRequest(method: string, headers: Record<string, string>): Reques
   return new Request(request.url, { method, headers: all, ...(method === 'POST' && { body: '{}' }) });
 }
 
-test('basic(): a browser\'s cross-site POST skips whatever its credentials (Sec-Fetch-Site, else Origin against the host); same-origin, direct and safe requests are accepted (design §20)', async () => {
+test("basic(): a browser's cross-site POST skips whatever its credentials (Sec-Fetch-Site, else Origin against the host); same-origin, direct and safe requests are accepted (design §20)", async () => {
   const entry = basic({ users: { ada: PASSWORD } });
   const verifier = basic({ users: (user, password) => user === 'ada' && password === PASSWORD });
   const own = new URL(basicRequest('ada', PASSWORD).url).origin;
@@ -195,9 +257,14 @@ test('basic(): a browser\'s cross-site POST skips whatever its credentials (Sec-
     ['OPTIONS', { 'sec-fetch-site': 'cross-site' }],
   ];
   for (const candidate of [entry, verifier]) {
-    for (const [method, headers] of refused) assert.equal(await candidate(browserRequest(method, headers)), null, `${method} ${JSON.stringify(headers)}`);
+    for (const [method, headers] of refused)
+      assert.equal(await candidate(browserRequest(method, headers)), null, `${method} ${JSON.stringify(headers)}`);
     for (const [method, headers] of accepted) {
-      assert.deepEqual(await candidate(browserRequest(method, headers)), { id: 'ada', type: 'user', authenticator: 'basic' }, `${method} ${JSON.stringify(headers)}`);
+      assert.deepEqual(
+        await candidate(browserRequest(method, headers)),
+        { id: 'ada', type: 'user', authenticator: 'basic' },
+        `${method} ${JSON.stringify(headers)}`,
+      );
     }
   }
   // Through the list: the cross-site POST gets the list's 401, as any request whose entries skip.

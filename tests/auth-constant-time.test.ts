@@ -10,14 +10,21 @@ test('constantTimeEqual() is true only for the same length and the same bytes', 
   assert.equal(constantTimeEqual(new Uint8Array(), new Uint8Array()), true);
   assert.equal(constantTimeEqual(new Uint8Array([9, 2, 3]), new Uint8Array([1, 2, 3])), false, 'first byte differs');
   assert.equal(constantTimeEqual(new Uint8Array([1, 2, 9]), new Uint8Array([1, 2, 3])), false, 'last byte differs');
-  assert.equal(constantTimeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2, 0])), false, 'a prefix padded with zero');
+  assert.equal(
+    constantTimeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2, 0])),
+    false,
+    'a prefix padded with zero',
+  );
   assert.equal(constantTimeEqual(new Uint8Array([1, 2, 0]), new Uint8Array([1, 2])), false, 'longer first');
   assert.equal(constantTimeEqual(new Uint8Array([0]), new Uint8Array()), false, 'empty against zero');
 });
 
 test('sha256() is the SHA-256 of the UTF-8 bytes (FIPS 180-2 vector "abc"; "é" as two bytes)', async () => {
   assert.equal(hex(await sha256('abc')), 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-  assert.equal(hex(await sha256('\u00e9')), hex(new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array([0xc3, 0xa9])))));
+  assert.equal(
+    hex(await sha256('\u00e9')),
+    hex(new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array([0xc3, 0xa9])))),
+  );
 });
 
 test('secretsEqual() compares secrets of any length through their digests', async () => {

@@ -14,9 +14,24 @@ const ROUNDS = 1500;
 
 const B64TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/';
 /** Latin-1 characters a `Headers` value may hold anywhere: all but NUL, CR and LF. */
-const HEADER_CHARS = Array.from({ length: 255 }, (_, i) => String.fromCharCode(i + 1)).filter((c) => c !== '\r' && c !== '\n');
+const HEADER_CHARS = Array.from({ length: 255 }, (_, i) => String.fromCharCode(i + 1)).filter(
+  (c) => c !== '\r' && c !== '\n',
+);
 const CONTROL_CHARS = HEADER_CHARS.filter((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
-const SCHEMES = ['Basic', 'Bearer', 'basic', 'BEARER', 'Digest', 'Negotiate', 'Token', 'Basic  ', 'Bearer\t', 'Bearer,', 'Basic:', ''];
+const SCHEMES = [
+  'Basic',
+  'Bearer',
+  'basic',
+  'BEARER',
+  'Digest',
+  'Negotiate',
+  'Token',
+  'Basic  ',
+  'Bearer\t',
+  'Bearer,',
+  'Basic:',
+  '',
+];
 
 const text = (random: Random, length: number, chars: readonly string[] = HEADER_CHARS) =>
   Array.from({ length }, () => random.pick(chars)).join('');
@@ -50,21 +65,45 @@ const generators: ((random: Random) => string)[] = [
     return valid.slice(0, at) + r.pick(CONTROL_CHARS) + valid.slice(at);
   },
   (r) => `${r.pick(['Basic', 'Bearer'])} ${','.repeat(1 + r.int(2000))}`,
-  (r) => Array.from({ length: 2 + r.int(50) }, () => (r.int(2) ? `Bearer ${TOKEN}` : basicAuthorization('ada', USERS.ada))).join(r.pick([',', ', ', ' ,', ',,'])),
-  (r) => `${Array.from({ length: 2 + r.int(20) }, () => r.pick(['Bearer', 'Basic', 'bearer'])).join(' ')} ${r.int(2) ? TOKEN : basicAuthorization('ada', USERS.ada).slice(6)}`,
+  (r) =>
+    Array.from({ length: 2 + r.int(50) }, () =>
+      r.int(2) ? `Bearer ${TOKEN}` : basicAuthorization('ada', USERS.ada),
+    ).join(r.pick([',', ', ', ' ,', ',,'])),
+  (r) =>
+    `${Array.from({ length: 2 + r.int(20) }, () => r.pick(['Bearer', 'Basic', 'bearer'])).join(' ')} ${r.int(2) ? TOKEN : basicAuthorization('ada', USERS.ada).slice(6)}`,
   (r) => `Bearer ${mutate(r, TOKEN, B64TOKEN_CHARS.split(''))}`,
-  (r) => basicAuthorization(r.pick(['ada', '\u00e9lodie', 'e\u0301lodie']), mutate(r, r.pick(Object.values(USERS)), HEADER_CHARS)),
-  (r) => basicAuthorization(mutate(r, 'ada', HEADER_CHARS.filter((c) => c !== ':')), USERS.ada),
-  (r) => basicAuthorization(text(r, r.int(40), [...HEADER_CHARS, '\u{1F600}', '\u0301', '\ufffd']), text(r, r.int(40), [...HEADER_CHARS, '\u{1F600}'])),
+  (r) =>
+    basicAuthorization(
+      r.pick(['ada', '\u00e9lodie', 'e\u0301lodie']),
+      mutate(r, r.pick(Object.values(USERS)), HEADER_CHARS),
+    ),
+  (r) =>
+    basicAuthorization(
+      mutate(
+        r,
+        'ada',
+        HEADER_CHARS.filter((c) => c !== ':'),
+      ),
+      USERS.ada,
+    ),
+  (r) =>
+    basicAuthorization(
+      text(r, r.int(40), [...HEADER_CHARS, '\u{1F600}', '\u0301', '\ufffd']),
+      text(r, r.int(40), [...HEADER_CHARS, '\u{1F600}']),
+    ),
   (r) => `Basic ${base64(r.bytes(r.int(60)))}${r.pick(['', '=', '==', '===', ' ', '.'])}`,
   (r) => `Bearer ${TOKEN}${r.pick(['=', ' =', ',', ';', '"', '\t=', ' x', '\u00a0'])}`, // a trailing tab alone would be trimmed by Headers
-  (r) => `${r.pick(['Bearer', 'Basic'])}${r.pick(['', '\t', '\u00a0', '\u000b', '\u000c', ':', '='])}${r.int(2) ? TOKEN : basicAuthorization('ada', USERS.ada).slice(6)}`,
+  (r) =>
+    `${r.pick(['Bearer', 'Basic'])}${r.pick(['', '\t', '\u00a0', '\u000b', '\u000c', ':', '='])}${r.int(2) ? TOKEN : basicAuthorization('ada', USERS.ada).slice(6)}`,
 ];
 
 function entries(): [[string, AuthFn], [string, AuthFn], [string, AuthFn]] {
   return [
     ['basic() with a map', basic({ users: USERS })],
-    ['basic() with a function', basic({ users: async (user, password) => USERS[user as keyof typeof USERS] === password })],
+    [
+      'basic() with a function',
+      basic({ users: async (user, password) => USERS[user as keyof typeof USERS] === password }),
+    ],
     ['apiToken()', apiToken(TOKEN)],
   ];
 }
@@ -91,21 +130,33 @@ test('fuzz: random and hostile Authorization values make basic() and apiToken() 
         try {
           outcome = await entry(request);
         } catch (error) {
-          assert.fail(`${name} threw ${String(error)} for generator ${which}, value ${JSON.stringify(value.slice(0, 200))}`);
+          assert.fail(
+            `${name} threw ${String(error)} for generator ${which}, value ${JSON.stringify(value.slice(0, 200))}`,
+          );
         }
-        assert.equal(outcome ?? null, null, `${name} accepted generator ${which}, value ${JSON.stringify(value.slice(0, 200))}`);
+        assert.equal(
+          outcome ?? null,
+          null,
+          `${name} accepted generator ${which}, value ${JSON.stringify(value.slice(0, 200))}`,
+        );
       }
       const { result, calls } = await captureConsoleError(() => authenticate(request));
       assert.equal(result.ok ? 200 : result.response.status, 401, `the list answers 401 for generator ${which}`);
       assert.equal(calls.length, 0, 'nothing was logged (no entry threw)');
     }
-    assert.ok(sent >= ROUNDS * 0.9, `most values reach the helpers (${sent} sent, ${refusedByHeaders} refused by Headers)`);
+    assert.ok(
+      sent >= ROUNDS * 0.9,
+      `most values reach the helpers (${sent} sent, ${refusedByHeaders} refused by Headers)`,
+    );
   });
 });
 
 test('fuzz: the valid credentials the generators mutate are accepted (the fuzz would see a mutation that still matched)', async () => {
   const [[, basicMap], [, basicFunction], [, token]] = entries();
   assert.equal((await basicMap(requestWith(basicAuthorization('ada', USERS.ada))))?.id, 'ada');
-  assert.equal((await basicFunction(requestWith(basicAuthorization('\u00e9lodie', USERS['\u00e9lodie']))))?.id, '\u00e9lodie');
+  assert.equal(
+    (await basicFunction(requestWith(basicAuthorization('\u00e9lodie', USERS['\u00e9lodie']))))?.id,
+    '\u00e9lodie',
+  );
   assert.equal((await token(requestWith(`Bearer ${TOKEN}`)))?.id, 'api-token');
 });

@@ -1,7 +1,16 @@
 // Spec "Errors"; design §2 (challenges) and §4 (responses).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthConfigError, AuthError, anonymous, apiToken, basic, routeAuth, wwwAuthenticateLines, type AuthFn } from '../src/auth/index.ts';
+import {
+  AuthConfigError,
+  AuthError,
+  anonymous,
+  apiToken,
+  basic,
+  routeAuth,
+  wwwAuthenticateLines,
+  type AuthFn,
+} from '../src/auth/index.ts';
 import { captureConsoleError } from './helpers/console.ts';
 import { requestWith } from './helpers/requests.ts';
 
@@ -21,9 +30,33 @@ async function refuse(entries: readonly AuthFn[], request = requestWith()): Prom
 
 const cases: [status: number, body: string, entries: AuthFn[]][] = [
   [401, '{"error":"Unauthorized"}', [custom(skip)]],
-  [401, '{"error":"Unauthorized"}', [custom(() => { throw new AuthError(401); })]],
-  [403, '{"error":"Forbidden"}', [custom(() => { throw new AuthError(403); })]],
-  [500, '{"error":"Internal Server Error"}', [custom(() => { throw new Error('bug'); })]],
+  [
+    401,
+    '{"error":"Unauthorized"}',
+    [
+      custom(() => {
+        throw new AuthError(401);
+      }),
+    ],
+  ],
+  [
+    403,
+    '{"error":"Forbidden"}',
+    [
+      custom(() => {
+        throw new AuthError(403);
+      }),
+    ],
+  ],
+  [
+    500,
+    '{"error":"Internal Server Error"}',
+    [
+      custom(() => {
+        throw new Error('bug');
+      }),
+    ],
+  ],
 ];
 
 test('auth responses have exactly the bodies {"error":"Unauthorized"}, {"error":"Forbidden"}, {"error":"Internal Server Error"}', async () => {
@@ -63,7 +96,13 @@ test('401 carries one WWW-Authenticate per distinct challenge of the list, in li
     custom(skip, [{ scheme: 'Bearer' }, { scheme: 'DPoP', realm: 'api' }, { scheme: 'Negotiate' }]),
     basic({ users: { eve: 'pw' } }),
   ];
-  const expected = ['DPoP realm="api"', 'Bearer', 'Basic realm="staff", charset="UTF-8"', 'Negotiate', 'Basic realm="agent", charset="UTF-8"'];
+  const expected = [
+    'DPoP realm="api"',
+    'Bearer',
+    'Basic realm="staff", charset="UTF-8"',
+    'Negotiate',
+    'Basic realm="agent", charset="UTF-8"',
+  ];
   const response = await refuse(entries);
   assert.equal(response.status, 401);
   assert.deepEqual(wwwAuthenticateLines(response), expected);
@@ -71,13 +110,23 @@ test('401 carries one WWW-Authenticate per distinct challenge of the list, in li
 });
 
 test('a 401 from AuthError(401) carries the challenges of the whole list', async () => {
-  const response = await refuse([custom(() => { throw new AuthError(401); }, []), basic({ users: { ada: 'pw' } }), apiToken('tok')]);
+  const response = await refuse([
+    custom(() => {
+      throw new AuthError(401);
+    }, []),
+    basic({ users: { ada: 'pw' } }),
+    apiToken('tok'),
+  ]);
   assert.deepEqual(wwwAuthenticateLines(response), ['Basic realm="agent", charset="UTF-8"', 'Bearer']);
 });
 
 test('basic() advertises Basic with its realm and charset="UTF-8"; default realm "agent"', async () => {
-  assert.deepEqual(wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw' } })])), ['Basic realm="agent", charset="UTF-8"']);
-  assert.deepEqual(wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw' }, realm: 'Agent Zone' })])), ['Basic realm="Agent Zone", charset="UTF-8"']);
+  assert.deepEqual(wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw' } })])), [
+    'Basic realm="agent", charset="UTF-8"',
+  ]);
+  assert.deepEqual(wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw' }, realm: 'Agent Zone' })])), [
+    'Basic realm="Agent Zone", charset="UTF-8"',
+  ]);
   const viaFunction = basic({ users: () => false, realm: 'fn' });
   assert.deepEqual(wwwAuthenticateLines(await refuse([viaFunction])), ['Basic realm="fn", charset="UTF-8"']);
 });
@@ -127,7 +176,10 @@ test('invalid challenge declarations are configuration errors at creation', () =
     'Bearer',
   ];
   for (const challenges of invalid) {
-    assert.throws(() => routeAuth([custom(skip, challenges as AuthFn['challenges'])]), (error: unknown) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID');
+    assert.throws(
+      () => routeAuth([custom(skip, challenges as AuthFn['challenges'])]),
+      (error: unknown) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID',
+    );
   }
 });
 
@@ -142,5 +194,8 @@ test('each refusal is a new Response whose body can be read', async () => {
 });
 
 test('wwwAuthenticateLines() is undefined for a response the auth layer did not build', () => {
-  assert.equal(wwwAuthenticateLines(new Response('x', { status: 401, headers: { 'www-authenticate': 'Bearer' } })), undefined);
+  assert.equal(
+    wwwAuthenticateLines(new Response('x', { status: 401, headers: { 'www-authenticate': 'Bearer' } })),
+    undefined,
+  );
 });

@@ -1,7 +1,17 @@
 // Spec "Evaluation of the auth list", "Custom entry", "Route handler auth option"; design §2.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthConfigError, AuthError, anonymous, apiToken, basic, routeAuth, type AuthFn, type AuthResult, type Principal } from '../src/auth/index.ts';
+import {
+  AuthConfigError,
+  AuthError,
+  anonymous,
+  apiToken,
+  basic,
+  routeAuth,
+  type AuthFn,
+  type AuthResult,
+  type Principal,
+} from '../src/auth/index.ts';
 import { captureConsoleError } from './helpers/console.ts';
 import { basicRequest, bearerRequest, requestWith } from './helpers/requests.ts';
 
@@ -45,7 +55,11 @@ test('an entry that returns a Principal accepts the request; later entries are n
     recorder('second', asked, () => ({ id: 'bob', type: 'service', authenticator: 'second' })),
     recorder('third', asked, () => ALICE),
   ]);
-  assert.deepEqual(principalOf(await authenticate(requestWith())), { id: 'bob', type: 'service', authenticator: 'second' });
+  assert.deepEqual(principalOf(await authenticate(requestWith())), {
+    id: 'bob',
+    type: 'service',
+    authenticator: 'second',
+  });
   assert.deepEqual(asked, ['first', 'second']);
 });
 
@@ -60,7 +74,12 @@ test('an entry that returns null or undefined skips; the next entry is asked', a
 
 test('an entry that throws AuthError(401) refuses with 401; later entries are not asked', async () => {
   const asked: string[] = [];
-  const authenticate = routeAuth([recorder('stopper', asked, () => { throw new AuthError(401); }), recorder('later', asked, () => ALICE)]);
+  const authenticate = routeAuth([
+    recorder('stopper', asked, () => {
+      throw new AuthError(401);
+    }),
+    recorder('later', asked, () => ALICE),
+  ]);
   const response = await refusal(await authenticate(requestWith()), 401, BODY_401);
   assert.equal(response.headers.get('www-authenticate'), 'Bearer');
   assert.deepEqual(asked, ['stopper']);
@@ -68,7 +87,12 @@ test('an entry that throws AuthError(401) refuses with 401; later entries are no
 
 test('an entry that throws AuthError(403) refuses with 403; later entries are not asked', async () => {
   const asked: string[] = [];
-  const authenticate = routeAuth([recorder('stopper', asked, () => { throw new AuthError(403); }), recorder('later', asked, () => ALICE)]);
+  const authenticate = routeAuth([
+    recorder('stopper', asked, () => {
+      throw new AuthError(403);
+    }),
+    recorder('later', asked, () => ALICE),
+  ]);
   await refusal(await authenticate(requestWith()), 403, BODY_403);
   assert.deepEqual(asked, ['stopper']);
 });
@@ -84,7 +108,12 @@ test('an entry that throws anything else is a 500 with a generic body, logged on
   ];
   for (const [what, error] of thrown) {
     const asked: string[] = [];
-    const authenticate = routeAuth([recorder('bug', asked, () => { throw error; }), recorder('later', asked, () => ALICE)]);
+    const authenticate = routeAuth([
+      recorder('bug', asked, () => {
+        throw error;
+      }),
+      recorder('later', asked, () => ALICE),
+    ]);
     const { result, calls } = await captureConsoleError(() => authenticate(requestWith()));
     const response = await refusal(result, 500, BODY_500);
     assert.equal(calls.length, 1, `${what}: exactly one console.error call`);
@@ -97,7 +126,11 @@ test('an entry that throws anything else is a 500 with a generic body, logged on
 });
 
 test('an async entry that rejects with anything else is a 500, logged once', async () => {
-  const authenticate = routeAuth([async () => { throw new Error('async hunter2'); }]);
+  const authenticate = routeAuth([
+    async () => {
+      throw new Error('async hunter2');
+    },
+  ]);
   const { result, calls } = await captureConsoleError(() => authenticate(requestWith()));
   const response = await refusal(result, 500, BODY_500);
   assert.equal(calls.length, 1);
@@ -105,7 +138,12 @@ test('an async entry that rejects with anything else is a 500, logged once', asy
 });
 
 test('when every entry skips, the response is 401', async () => {
-  const authenticate = routeAuth([() => null, async () => undefined, apiToken('right-token'), basic({ users: { ada: 'pw' } })]);
+  const authenticate = routeAuth([
+    () => null,
+    async () => undefined,
+    apiToken('right-token'),
+    basic({ users: { ada: 'pw' } }),
+  ]);
   await refusal(await authenticate(bearerRequest('wrong-token')), 401, BODY_401);
   await refusal(await authenticate(basicRequest('ada', 'wrong')), 401, BODY_401);
   await refusal(await authenticate(requestWith()), 401, BODY_401);
@@ -123,11 +161,27 @@ test('async entries: a resolved principal accepts, a resolved null skips, a reje
   const asked: string[] = [];
   const later = recorder('later', asked, () => ALICE);
   const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
-  const accepts: AuthFn = async () => { await tick(); return { id: 'slow', type: 'user' }; };
-  const skips: AuthFn = async () => { await tick(); return null; };
-  const forbids: AuthFn = async () => { await tick(); throw new AuthError(403); };
-  const refuses: AuthFn = async () => { await tick(); throw new AuthError(401); };
-  assert.deepEqual(principalOf(await routeAuth([accepts, later])(requestWith())), { id: 'slow', type: 'user', authenticator: 'custom' });
+  const accepts: AuthFn = async () => {
+    await tick();
+    return { id: 'slow', type: 'user' };
+  };
+  const skips: AuthFn = async () => {
+    await tick();
+    return null;
+  };
+  const forbids: AuthFn = async () => {
+    await tick();
+    throw new AuthError(403);
+  };
+  const refuses: AuthFn = async () => {
+    await tick();
+    throw new AuthError(401);
+  };
+  assert.deepEqual(principalOf(await routeAuth([accepts, later])(requestWith())), {
+    id: 'slow',
+    type: 'user',
+    authenticator: 'custom',
+  });
   assert.deepEqual(principalOf(await routeAuth([skips, later])(requestWith())), ALICE);
   assert.deepEqual(asked, ['later']);
   await refusal(await routeAuth([forbids, later])(requestWith()), 403, BODY_403);
@@ -159,7 +213,13 @@ test('a custom entry that returns an invalid principal (missing id, bad type) is
     { id: 'x', type: 'user', claims: 'all' },
     { id: 'x', type: 'user', claims: ['admin'] },
     { id: 'x', type: 'user', claims: null },
-    { id: 'x', type: 'user', get issuer(): string { throw new Error('getter hunter2'); } },
+    {
+      id: 'x',
+      type: 'user',
+      get issuer(): string {
+        throw new Error('getter hunter2');
+      },
+    },
     { id: 'x', type: 'user', claims: { bytes: new Uint8Array([1, 2, 3]) } },
     'alice',
     42,
@@ -177,9 +237,17 @@ test('a custom entry that returns an invalid principal (missing id, bad type) is
 });
 
 test('a custom entry principal without authenticator gets authenticator "custom"; a chosen name is kept', async () => {
-  assert.deepEqual(principalOf(await routeAuth([() => ({ id: 'u1', type: 'user' })])(requestWith())), { id: 'u1', type: 'user', authenticator: 'custom' });
+  assert.deepEqual(principalOf(await routeAuth([() => ({ id: 'u1', type: 'user' })])(requestWith())), {
+    id: 'u1',
+    type: 'user',
+    authenticator: 'custom',
+  });
   assert.deepEqual(
-    principalOf(await routeAuth([() => ({ id: 'u2', type: 'service', authenticator: 'my-sso', issuer: 'https://sso.example' })])(requestWith())),
+    principalOf(
+      await routeAuth([() => ({ id: 'u2', type: 'service', authenticator: 'my-sso', issuer: 'https://sso.example' })])(
+        requestWith(),
+      ),
+    ),
     { id: 'u2', type: 'service', authenticator: 'my-sso', issuer: 'https://sso.example' },
   );
 });
@@ -190,20 +258,29 @@ test('principals leaving the layer are frozen, claims deeply', async () => {
   assert.ok(Object.isFrozen(principal));
   const got = principal.claims as typeof claims;
   for (const value of [got, got.roles, got.roles[1], got.org, got.org.parent]) assert.ok(Object.isFrozen(value));
-  assert.throws(() => { (got.org.parent as { name: string }).name = 'other'; }, TypeError);
+  assert.throws(() => {
+    (got.org.parent as { name: string }).name = 'other';
+  }, TypeError);
   assert.equal(got.org.parent.name, 'holding');
 });
 
 test('a principal frozen by the entry still leaves with its claims frozen deeply', async () => {
   const nested = { level: 'gold' };
-  const returned = Object.freeze({ id: 'u', type: 'user', authenticator: 'custom', claims: Object.freeze({ tier: nested }) } as const);
+  const returned = Object.freeze({
+    id: 'u',
+    type: 'user',
+    authenticator: 'custom',
+    claims: Object.freeze({ tier: nested }),
+  } as const);
   const principal = principalOf(await routeAuth([() => returned])(requestWith()));
   assert.ok(Object.isFrozen(principal));
   assert.ok(Object.isFrozen(nested), 'a member of shallowly frozen claims must be frozen too');
 });
 
 test('a principal the layer built passes through as it is; a copy or a Proxy of it is checked again', async () => {
-  const built = principalOf(await routeAuth([() => ({ id: 'svc', type: 'service', claims: { tier: 'gold' } })])(requestWith()));
+  const built = principalOf(
+    await routeAuth([() => ({ id: 'svc', type: 'service', claims: { tier: 'gold' } })])(requestWith()),
+  );
   assert.equal(principalOf(await routeAuth([() => built])(requestWith())), built);
   // The mark is invisible: a plain, frozen object with exactly the principal's members.
   assert.equal(Object.getPrototypeOf(built), Object.prototype);
@@ -225,13 +302,23 @@ test('a principal the layer built passes through as it is; a copy or a Proxy of 
 });
 
 test('the principal holds only id, type, authenticator, issuer and claims (never a raw token or a password)', async () => {
-  const principal = principalOf(await routeAuth([() => ({ id: 'u', type: 'user', password: 'hunter2', token: 'raw' }) as unknown as Principal])(requestWith()));
+  const principal = principalOf(
+    await routeAuth([() => ({ id: 'u', type: 'user', password: 'hunter2', token: 'raw' }) as unknown as Principal])(
+      requestWith(),
+    ),
+  );
   assert.deepEqual(Object.keys(principal).sort(), ['authenticator', 'id', 'type']);
 });
 
 test('a getter on the returned principal is read once: the checked value is the value that leaves', async () => {
   let reads = 0;
-  const tricky = { type: 'user', get id() { reads++; return reads === 1 ? 'alice' : ''; } };
+  const tricky = {
+    type: 'user',
+    get id() {
+      reads++;
+      return reads === 1 ? 'alice' : '';
+    },
+  };
   const principal = principalOf(await routeAuth([() => tricky as Principal])(requestWith()));
   assert.equal(principal.id, 'alice');
   assert.equal(principal.id, 'alice');
@@ -253,14 +340,22 @@ test('auth option: a list of entries', async () => {
 
 test('auth option: a single entry', async () => {
   const authenticate = routeAuth(basic({ users: { ada: 'pw' } }));
-  assert.deepEqual(principalOf(await authenticate(basicRequest('ada', 'pw'))), { id: 'ada', type: 'user', authenticator: 'basic' });
+  assert.deepEqual(principalOf(await authenticate(basicRequest('ada', 'pw'))), {
+    id: 'ada',
+    type: 'user',
+    authenticator: 'basic',
+  });
   const response = await refusal(await authenticate(requestWith()), 401, BODY_401);
   assert.equal(response.headers.get('www-authenticate'), 'Basic realm="agent", charset="UTF-8"');
 });
 
 test('auth option: a token string means apiToken(token)', async () => {
   const authenticate = routeAuth('plain-token');
-  assert.deepEqual(principalOf(await authenticate(bearerRequest('plain-token'))), { id: 'api-token', type: 'service', authenticator: 'api-token' });
+  assert.deepEqual(principalOf(await authenticate(bearerRequest('plain-token'))), {
+    id: 'api-token',
+    type: 'service',
+    authenticator: 'api-token',
+  });
   const response = await refusal(await authenticate(bearerRequest('other-token')), 401, BODY_401);
   assert.equal(response.headers.get('www-authenticate'), 'Bearer error="invalid_token"');
   assert.throws(() => routeAuth(''), AuthConfigError);
@@ -271,7 +366,11 @@ test('auth option: a function returning true accepts as { id: "anonymous", type:
     const principal = principalOf(await routeAuth(check)(requestWith()));
     assert.deepEqual(principal, { id: 'anonymous', type: 'user', authenticator: 'custom' });
     assert.ok(Object.isFrozen(principal));
-    assert.equal(principalOf(await routeAuth([() => principal])(requestWith())), principal, 'a principal the layer built passes through');
+    assert.equal(
+      principalOf(await routeAuth([() => principal])(requestWith())),
+      principal,
+      'a principal the layer built passes through',
+    );
   }
 });
 
@@ -281,12 +380,18 @@ test('auth option: a function returning false gives 401', async () => {
     assert.equal(response.headers.get('cache-control'), 'no-store');
   }
   const byHeader = routeAuth((request: Request) => request.headers.get('x-key') === 'open sesame');
-  assert.equal((await byHeader(new Request('https://agent.example/', { headers: { 'x-key': 'open sesame' } }))).ok, true);
+  assert.equal(
+    (await byHeader(new Request('https://agent.example/', { headers: { 'x-key': 'open sesame' } }))).ok,
+    true,
+  );
   assert.equal((await byHeader(requestWith())).ok, false);
 });
 
 test('auth option: anything else is a configuration error (AGENT_AUTH_CONFIG_INVALID) at creation', () => {
   for (const auth of [42, null, undefined, {}, [apiToken('tok'), 'not-a-function'], true]) {
-    assert.throws(() => routeAuth(auth as never), (error: unknown) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID');
+    assert.throws(
+      () => routeAuth(auth as never),
+      (error: unknown) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID',
+    );
   }
 });

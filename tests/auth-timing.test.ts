@@ -23,10 +23,23 @@ const DEADLINE = performance.now() + BUDGET_MS;
 
 class Overloaded extends Error {}
 
-async function measure(name: string, entry: AuthFn, requests: readonly [Request, Request], seed: number): Promise<LeakReport> {
+async function measure(
+  name: string,
+  entry: AuthFn,
+  requests: readonly [Request, Request],
+  seed: number,
+): Promise<LeakReport> {
   const calls = [() => Promise.resolve(entry(requests[0])), () => Promise.resolve(entry(requests[1]))] as const;
-  const samples = await measureInterleaved(calls, { samples: SAMPLES, warmup: WARMUP, random: seededRandom(seed), deadline: DEADLINE });
-  if (samples === null) throw new Overloaded(`${name}: not measured, the machine is too loaded to finish the timing tests within ${BUDGET_MS / 1000} s`);
+  const samples = await measureInterleaved(calls, {
+    samples: SAMPLES,
+    warmup: WARMUP,
+    random: seededRandom(seed),
+    deadline: DEADLINE,
+  });
+  if (samples === null)
+    throw new Overloaded(
+      `${name}: not measured, the machine is too loaded to finish the timing tests within ${BUDGET_MS / 1000} s`,
+    );
   const report = leakReport(...samples);
   console.log(`${describeReport(name, report)} [${SAMPLES} samples per class, seed ${seed}]`);
   return report;
@@ -42,10 +55,15 @@ async function measure(name: string, entry: AuthFn, requests: readonly [Request,
  * falls on either class alike: the false alarm rate drops below its square (once seen on Bun:
  * t = -14.5, then +5.55, medians 4.44 and 4.46 µs), the detection rate barely moves.
  */
-async function leakVerdict(name: string, entry: AuthFn, requests: readonly [Request, Request]): Promise<{ leak: boolean; summary: string }> {
+async function leakVerdict(
+  name: string,
+  entry: AuthFn,
+  requests: readonly [Request, Request],
+): Promise<{ leak: boolean; summary: string }> {
   const seed = testSeed();
   const first = await measure(name, entry, requests, seed);
-  if (first.maxAbsT <= LEAK_THRESHOLD) return { leak: false, summary: `|t| = ${first.maxAbsT.toFixed(2)} (seed ${seed})` };
+  if (first.maxAbsT <= LEAK_THRESHOLD)
+    return { leak: false, summary: `|t| = ${first.maxAbsT.toFixed(2)} (seed ${seed})` };
   const direction = Math.sign(first.crops.reduce((a, b) => (Math.abs(b.t) > Math.abs(a.t) ? b : a)).t);
   const second = await measure(`${name} (confirmation)`, entry, requests, seed + 1);
   const confirmed = second.crops.some(({ t }) => Math.abs(t) > LEAK_THRESHOLD && Math.sign(t) === direction);
@@ -64,14 +82,24 @@ async function skipWhenOverloaded(t: TestContext, check: () => Promise<void>): P
   }
 }
 
-async function assertNoLeak(t: TestContext, name: string, entry: AuthFn, requests: readonly [Request, Request]): Promise<void> {
+async function assertNoLeak(
+  t: TestContext,
+  name: string,
+  entry: AuthFn,
+  requests: readonly [Request, Request],
+): Promise<void> {
   await skipWhenOverloaded(t, async () => {
     const { leak, summary } = await leakVerdict(name, entry, requests);
     assert.equal(leak, false, `${name}: timing differs between the classes: ${summary} > ${LEAK_THRESHOLD}`);
   });
 }
 
-async function assertLeakDetected(t: TestContext, name: string, entry: AuthFn, requests: readonly [Request, Request]): Promise<void> {
+async function assertLeakDetected(
+  t: TestContext,
+  name: string,
+  entry: AuthFn,
+  requests: readonly [Request, Request],
+): Promise<void> {
   await skipWhenOverloaded(t, async () => {
     const { leak, summary } = await leakVerdict(name, entry, requests);
     assert.equal(leak, true, `${name}: the test should see this leak, yet ${summary}`);
@@ -92,7 +120,10 @@ const firstByteDiffers = bearerRequest(`Z${TOKEN.slice(1)}`);
 const lastByteDiffers = bearerRequest(`${TOKEN.slice(0, -1)}Z`);
 
 test('basic() with 100 users: an unknown user takes as long as a wrong password (Welch t-test, |t| <= 4.5)', async (t) => {
-  await assertNoLeak(t, 'basic() wrong password vs unknown user', basic({ users: USERS }), [wrongPassword, unknownUser]);
+  await assertNoLeak(t, 'basic() wrong password vs unknown user', basic({ users: USERS }), [
+    wrongPassword,
+    unknownUser,
+  ]);
 });
 
 test('apiToken(): a token differing in its first byte takes as long as one differing in its last byte (Welch t-test, |t| <= 4.5)', async (t) => {

@@ -11,7 +11,12 @@ test('bench: --filter runs the suites whose name equals it or starts with it', (
 });
 
 test('bench: arguments --json, --filter <suite>, --seconds <n>; anything else is refused', () => {
-  assert.deepEqual(parseArgs(['--json', '--filter', 'auth', '--seconds', '0.5']), { json: true, filter: 'auth', seconds: 0.5, rounds: 24 });
+  assert.deepEqual(parseArgs(['--json', '--filter', 'auth', '--seconds', '0.5']), {
+    json: true,
+    filter: 'auth',
+    seconds: 0.5,
+    rounds: 24,
+  });
   assert.equal(parseArgs(['--filter=jwt']).filter, 'jwt');
   assert.equal(parseArgs([]).json, false);
   assert.throws(() => parseArgs(['--seconds', '0']));
@@ -26,7 +31,15 @@ test('bench: the reported value is the median of the rounds', () => {
 });
 
 test('bench: --json prints exactly { suite, case, opsPerSec, ratio }', () => {
-  const line = jsonLine({ suite: 'auth', case: 'basic-1', opsPerSec: 1234.5678, ratio: 0.123456, min: 1, max: 2, rounds: 6 });
+  const line = jsonLine({
+    suite: 'auth',
+    case: 'basic-1',
+    opsPerSec: 1234.5678,
+    ratio: 0.123456,
+    min: 1,
+    max: 2,
+    rounds: 6,
+  });
   assert.deepEqual(Object.keys(JSON.parse(line)), ['suite', 'case', 'opsPerSec', 'ratio']);
   assert.deepEqual(JSON.parse(line), { suite: 'auth', case: 'basic-1', opsPerSec: 1234.57, ratio: 0.1235 });
 });
@@ -51,7 +64,13 @@ test('bench: every case is measured each round, async ops are awaited, ratios ar
     },
     { seconds: 0.03, rounds: 3 },
   );
-  assert.deepEqual(results.map((r) => [r.case, r.rounds]), [['sync', 3], ['async', 3]]);
+  assert.deepEqual(
+    results.map((r) => [r.case, r.rounds]),
+    [
+      ['sync', 3],
+      ['async', 3],
+    ],
+  );
   assert.equal(results[0]!.ratio, 1);
   assert.ok(calls.sync > 0 && calls.async > 0);
   for (const r of results) {
@@ -63,5 +82,7 @@ test('bench: every case is measured each round, async ops are awaited, ratios ar
 });
 
 test('bench: a baseline that is not one of the cases is refused', async () => {
-  await assert.rejects(measureSuite({ suite: 'x', baseline: 'missing', cases: { a: () => 1 } }, { seconds: 0.01, rounds: 1 }));
+  await assert.rejects(
+    measureSuite({ suite: 'x', baseline: 'missing', cases: { a: () => 1 } }, { seconds: 0.01, rounds: 1 }),
+  );
 });

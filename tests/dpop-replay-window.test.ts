@@ -18,7 +18,8 @@ const tokenKey = await testKey('ES256');
 const proofKey = await testKey('ES256');
 const jkt = await thumbprint(proofKey.jwk);
 
-const request = (token: string, proof: string) => new Request(URL_, { headers: { authorization: `DPoP ${token}`, dpop: proof } });
+const request = (token: string, proof: string) =>
+  new Request(URL_, { headers: { authorization: `DPoP ${token}`, dpop: proof } });
 
 test('the memory store judges expiry on the reading it is given: live until expiresAtSec, taken again from then on', () => {
   const store = memoryReplayStore(10);
@@ -30,16 +31,36 @@ test('the memory store judges expiry on the reading it is given: live until expi
 
 test('the entry hands the store the one clock reading it judged iat by, and an expiry past the last instant any instance accepts the proof', async () => {
   const calls: { expiresAtSec: number; nowSec: number | undefined }[] = [];
-  const recording: DpopReplayStore = { seen: (_key, expiresAtSec, nowSec) => (calls.push({ expiresAtSec, nowSec }), false) };
+  const recording: DpopReplayStore = {
+    seen: (_key, expiresAtSec, nowSec) => (calls.push({ expiresAtSec, nowSec }), false),
+  };
   let reading = NOW;
-  const entry = jwtWithClock({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, dpop: 'required', dpopMaxAgeSec: 30, clockToleranceSec: 5, dpopReplay: recording }, () => reading);
+  const entry = jwtWithClock(
+    {
+      publicKey: tokenKey.jwk,
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      dpop: 'required',
+      dpopMaxAgeSec: 30,
+      clockToleranceSec: 5,
+      dpopReplay: recording,
+    },
+    () => reading,
+  );
   const token = await signToken({ alg: 'ES256' }, claims({ cnf: { jkt } }), tokenKey.sign);
   // The proof's last instant: iat + 30 + 5 on this instance's clock; another instance's clock may run 5 s ahead.
   const iat = NOW - 35;
-  assert.equal((await routeAuth(entry)(request(token, await dpopProof(proofKey, { token, iat, jti: newJti() })))).ok, true);
+  assert.equal(
+    (await routeAuth(entry)(request(token, await dpopProof(proofKey, { token, iat, jti: newJti() })))).ok,
+    true,
+  );
   assert.deepEqual(calls, [{ expiresAtSec: iat + 30 + 2 * 5 + 1, nowSec: NOW }]);
   reading = NOW + 0.5;
-  assert.equal((await routeAuth(entry)(request(token, await dpopProof(proofKey, { token, iat, jti: newJti() })))).ok, false, 'past the window on the same clock');
+  assert.equal(
+    (await routeAuth(entry)(request(token, await dpopProof(proofKey, { token, iat, jti: newJti() })))).ok,
+    false,
+    'past the window on the same clock',
+  );
   assert.equal(calls.length, 1, 'a proof outside its window never reaches the store');
 });
 
@@ -50,17 +71,31 @@ const letTimeMove = () => (inWorkerd ? new Promise((resolve) => setTimeout(resol
 
 test('replays fired in a tight loop across the end of the window (dpopMaxAgeSec: 1, clockToleranceSec: 0): none accepted, over many rounds', async () => {
   const store = memoryReplayStore(10_000);
-  const entry = jwt({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, dpop: 'required', dpopMaxAgeSec: 1, clockToleranceSec: 0, dpopReplay: store });
+  const entry = jwt({
+    publicKey: tokenKey.jwk,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    dpop: 'required',
+    dpopMaxAgeSec: 1,
+    clockToleranceSec: 0,
+    dpopReplay: store,
+  });
   const authenticate = routeAuth(entry);
   let rounds = 0;
   let replays = 0;
   const accepted: string[] = [];
   for (let batch = 0; batch < 3; batch++) {
     const now = nowSec();
-    const token = await signToken({ alg: 'ES256' }, claims({ cnf: { jkt }, iat: Math.floor(now), exp: Math.floor(now) + 600 }), tokenKey.sign);
+    const token = await signToken(
+      { alg: 'ES256' },
+      claims({ cnf: { jkt }, iat: Math.floor(now), exp: Math.floor(now) + 600 }),
+      tokenKey.sign,
+    );
     // As clients write it: a whole second. The window ends at iat + 1 on every runtime's clock.
     const iat = Math.floor(now);
-    const proofs = await Promise.all(Array.from({ length: 6 }, () => dpopProof(proofKey, { token, iat, jti: newJti() })));
+    const proofs = await Promise.all(
+      Array.from({ length: 6 }, () => dpopProof(proofKey, { token, iat, jti: newJti() })),
+    );
     const first = await Promise.all(proofs.map(async (proof) => (await authenticate(request(token, proof))).ok));
     if (first.some((ok) => !ok)) continue; // the second turned while signing: this batch has no window left
     rounds += proofs.length;

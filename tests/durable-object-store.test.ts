@@ -42,7 +42,10 @@ test('durableObjectStore: a record longer than a chunk is split, read back whole
   const short = sessionRecord('long');
   await store.saveSession(short);
   assert.deepEqual(await store.loadSession('long'), short);
-  assert.deepEqual([...storage.data.keys()].filter((key) => key.startsWith('session:')).sort(), ['session:"long"', 'session:"long"#0']);
+  assert.deepEqual([...storage.data.keys()].filter((key) => key.startsWith('session:')).sort(), [
+    'session:"long"',
+    'session:"long"#0',
+  ]);
   assert.equal(await store.deleteSession!('long'), true);
   assert.deepEqual([...storage.data.keys()], []);
 });
@@ -52,6 +55,9 @@ test('durableObjectStore: ids that look like key syntax stay apart', async () =>
   for (const id of ['a', 'a"#0', 'a":x', 'a#0']) await store.saveSession(sessionRecord(id));
   await store.saveCheckpoint({ approvalId: 'p', sessionId: 'a":x', metadata: {} });
   assert.deepEqual((await store.listCheckpoints('a')).length, 0);
-  assert.deepEqual((await store.listCheckpoints('a":x')).map((c) => c.approvalId), ['p']);
+  assert.deepEqual(
+    (await store.listCheckpoints('a":x')).map((c) => c.approvalId),
+    ['p'],
+  );
   for (const id of ['a', 'a"#0', 'a":x', 'a#0']) assert.equal((await store.loadSession(id))!.id, id);
 });

@@ -33,8 +33,14 @@ test('package.json has no dependencies (production code has zero dependencies)',
 
 test('nothing under src/auth, src/agent, src/http, src/postgres, src/worker imports node: (or any package) or uses process or Buffer', () => {
   const files = ['src/auth', 'src/agent', 'src/http', 'src/postgres', 'src/worker'].flatMap(sourceFiles);
-  assert.ok(files.some((f) => f.startsWith('src/worker/')), 'the guard sees src/worker');
-  assert.ok(files.some((f) => f.startsWith('src/auth/')), 'the guard sees src/auth');
+  assert.ok(
+    files.some((f) => f.startsWith('src/worker/')),
+    'the guard sees src/worker',
+  );
+  assert.ok(
+    files.some((f) => f.startsWith('src/auth/')),
+    'the guard sees src/auth',
+  );
   const problems = files.flatMap((file) => nodeUsage(read(file)).map((problem) => `${file}: ${problem}`));
   assert.deepEqual(problems, []);
 });
@@ -43,7 +49,12 @@ test('every relative import in src/ uses the .ts extension', () => {
   const files = sourceFiles('src').filter((f) => f.endsWith('.ts'));
   const problems = files.flatMap((file) =>
     importSpecifiers(read(file))
-      .filter((specifier) => (specifier.startsWith('./') || specifier.startsWith('../')) && !specifier.endsWith('.ts') && !specifier.endsWith('.json'))
+      .filter(
+        (specifier) =>
+          (specifier.startsWith('./') || specifier.startsWith('../')) &&
+          !specifier.endsWith('.ts') &&
+          !specifier.endsWith('.json'),
+      )
       .map((specifier) => `${file}: ${specifier}`),
   );
   assert.deepEqual(problems, []);
@@ -63,29 +74,39 @@ test('the guards can fail: they see node: imports, process, Buffer and extension
     'const b = Buffer.from(x);',
     'const p = globalThis.process;',
     'const t = `${process.env.X}`;',
-    "const re = /[\"']/; const b = Buffer.alloc(1);",
+    'const re = /["\']/; const b = Buffer.alloc(1);',
   ];
   for (const source of flagged) assert.notDeepEqual(nodeUsage(source), [], source);
   const clean = [
     "// import fs from 'node:fs'; process.exit(); Buffer.from('')",
-    "/* process.env */ const a = 1;",
+    '/* process.env */ const a = 1;',
     "const message = 'process the request with a Buffer';",
     'const help = `import fs from "node:fs" in ${name}`;',
-    "const re = /process|Buffer/g; const quote = /[\"\\\\]/g;",
+    'const re = /process|Buffer/g; const quote = /["\\\\]/g;',
     "const x = a / b / c; const s = 'ok';",
     "import { sha256 } from './constant-time.ts';",
     'const processed = 1; const myBuffer = 2; obj.processor();',
     "const host = Reflect.get(globalThis, 'process'); // feature detection, absent on Workers",
   ];
   for (const source of clean) assert.deepEqual(nodeUsage(source), [], source);
-  assert.deepEqual(importSpecifiers("import a from './a';\nexport * from '../b.ts';\nconst c = await import('./c.js');\nconst t = `import d from './d'`;"), ['./a', '../b.ts', './c.js']);
+  assert.deepEqual(
+    importSpecifiers(
+      "import a from './a';\nexport * from '../b.ts';\nconst c = await import('./c.js');\nconst t = `import d from './d'`;",
+    ),
+    ['./a', '../b.ts', './c.js'],
+  );
 });
 
 test('the old name is gone (design §14): no file of src/, tests/, examples/, fixtures/, bin/, the README or package.json says it', () => {
   const oldName = ['agent', 'gate'].join(''); // spelled apart, so this file does not hold it
-  const files = ['src', 'tests', 'examples', 'fixtures', 'bin', 'scripts', 'bench'].flatMap(sourceFiles).concat(['README.md', 'CONTRIBUTING.md', 'package.json']);
+  const files = ['src', 'tests', 'examples', 'fixtures', 'bin', 'scripts', 'bench']
+    .flatMap(sourceFiles)
+    .concat(['README.md', 'CONTRIBUTING.md', 'package.json']);
   assert.ok(files.length > 100);
-  assert.deepEqual(files.filter((file) => read(file).toLowerCase().includes(oldName)), []);
+  assert.deepEqual(
+    files.filter((file) => read(file).toLowerCase().includes(oldName)),
+    [],
+  );
 });
 
 /** Every file of the repository a reader or a test meets (not node_modules, not build output, not VCS). */
@@ -118,7 +139,15 @@ function outsideReferences(text: string): string[] {
 
 test('the repository stands alone (design §23): no file of it reads or cites a folder beside the repository or a file of the project notes outside it; the vectors are in fixtures/vectors', () => {
   const files = repositoryFiles().filter((file) => !/\.(?:png|jpe?g|gif|ico|woff2?)$/.test(file));
-  for (const required of ['src/http/ui-stream.ts', 'tests/jwt-support.ts', 'tests/node/jose-workerd.test.ts', 'README.md', 'CONTRIBUTING.md', 'scripts/test.mjs', 'bench/run.ts']) {
+  for (const required of [
+    'src/http/ui-stream.ts',
+    'tests/jwt-support.ts',
+    'tests/node/jose-workerd.test.ts',
+    'README.md',
+    'CONTRIBUTING.md',
+    'scripts/test.mjs',
+    'bench/run.ts',
+  ]) {
     assert.ok(files.includes(required), `the guard sees ${required}`);
   }
   const problems = files.flatMap((file) => outsideReferences(read(file)).map((line) => `${file}: ${line.trim()}`));
@@ -165,19 +194,29 @@ function importsOutsideAuth(file: string, source: string): string[] {
   // Every `import(` and `require(` in code must be one whose string-literal specifier was read above.
   const { code } = scanSource(source);
   const calls = [...code.matchAll(/(?<![\w$.])(?:import|require)\s*\(/g)].length;
-  const literalCalls = specifierStrings(source).filter(({ at }) => /(?:import|require)\s*\(\s*$/.test(code.slice(Math.max(0, at - 40), at))).length;
-  if (calls !== literalCalls) problems.push(`${calls - literalCalls} import()/require() call(s) with a computed specifier`);
+  const literalCalls = specifierStrings(source).filter(({ at }) =>
+    /(?:import|require)\s*\(\s*$/.test(code.slice(Math.max(0, at - 40), at)),
+  ).length;
+  if (calls !== literalCalls)
+    problems.push(`${calls - literalCalls} import()/require() call(s) with a computed specifier`);
   return problems;
 }
 
 test('src/auth imports nothing outside itself: every import, re-export and dynamic import resolves inside src/auth (design §23)', () => {
   const files = sourceFiles('src/auth');
-  assert.ok(files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')), 'the guard sees src/auth and src/auth/jose');
-  const problems = files.flatMap((file) => importsOutsideAuth(file, read(file)).map((problem) => `${file}: ${problem}`));
+  assert.ok(
+    files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')),
+    'the guard sees src/auth and src/auth/jose',
+  );
+  const problems = files.flatMap((file) =>
+    importsOutsideAuth(file, read(file)).map((problem) => `${file}: ${problem}`),
+  );
   assert.deepEqual(problems, []);
   // And the folder's imports name files that exist.
   const missing = files.flatMap((file) =>
-    importSpecifiers(read(file)).map((specifier) => posix.normalize(`${file.slice(0, file.lastIndexOf('/'))}/${specifier}`)).filter((target) => !sourceFiles(posix.dirname(target)).includes(target)),
+    importSpecifiers(read(file))
+      .map((specifier) => posix.normalize(`${file.slice(0, file.lastIndexOf('/'))}/${specifier}`))
+      .filter((target) => !sourceFiles(posix.dirname(target)).includes(target)),
   );
   assert.deepEqual(missing, []);
 });
@@ -188,10 +227,21 @@ const opensWithSpdx = (source: string) => source.split('\n', 1)[0] === SPDX_LINE
 
 test('every file of src/auth starts with // SPDX-License-Identifier: MIT (design §23)', () => {
   const files = sourceFiles('src/auth').filter((file) => file.endsWith('.ts'));
-  assert.ok(files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')), 'the guard sees src/auth and src/auth/jose');
-  assert.deepEqual(files.filter((file) => !opensWithSpdx(read(file))), []);
+  assert.ok(
+    files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')),
+    'the guard sees src/auth and src/auth/jose',
+  );
+  assert.deepEqual(
+    files.filter((file) => !opensWithSpdx(read(file))),
+    [],
+  );
   // The check can fail: a missing line, one further down, another licence, a block comment.
-  for (const source of ['export const x = 1;\n', `// A file.\n${SPDX_LINE}\n`, '// SPDX-License-Identifier: Apache-2.0\n', `/* ${SPDX_LINE.slice(3)} */\n`]) {
+  for (const source of [
+    'export const x = 1;\n',
+    `// A file.\n${SPDX_LINE}\n`,
+    '// SPDX-License-Identifier: Apache-2.0\n',
+    `/* ${SPDX_LINE.slice(3)} */\n`,
+  ]) {
     assert.equal(opensWithSpdx(source), false, source);
   }
 });

@@ -9,12 +9,19 @@ test('a client that disconnects aborts the run, and the handler logs no error fo
   const handler = agentHandler(agent, { basePath: '/agent' });
   const errors: unknown[][] = [];
   const original = console.error;
-  console.error = (...args: unknown[]) => { errors.push(args); };
+  console.error = (...args: unknown[]) => {
+    errors.push(args);
+  };
   try {
     const controller = new AbortController();
-    const pending = handler(new Request('http://localhost/agent', {
-      method: 'POST', body: JSON.stringify({ message: 'hi' }), headers: { 'content-type': 'application/json' }, signal: controller.signal,
-    }));
+    const pending = handler(
+      new Request('http://localhost/agent', {
+        method: 'POST',
+        body: JSON.stringify({ message: 'hi' }),
+        headers: { 'content-type': 'application/json' },
+        signal: controller.signal,
+      }),
+    );
     setTimeout(() => controller.abort(), 20);
     const response = await pending;
     assert.equal(response.status, 503);
@@ -37,9 +44,14 @@ const STREAMED: [string, string, Record<string, string>][] = [
   ['POST /chat with Accept: text/event-stream', '/agent/chat', { accept: 'text/event-stream' }],
   ['POST /ui', '/agent/ui', {}],
 ];
-const streamedBody = (path: string) => path.endsWith('/ui')
-  ? JSON.stringify({ id: 'chat-abort', trigger: 'submit-message', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }] })
-  : JSON.stringify({ message: 'hi' });
+const streamedBody = (path: string) =>
+  path.endsWith('/ui')
+    ? JSON.stringify({
+        id: 'chat-abort',
+        trigger: 'submit-message',
+        messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+      })
+    : JSON.stringify({ message: 'hi' });
 
 for (const [name, path, headers] of STREAMED) {
   test(`${name}: the streamed run never reads the request's signal, and stops when the client stops reading (the body is cancelled)`, async () => {
@@ -47,14 +59,16 @@ for (const [name, path, headers] of STREAMED) {
     const agent = createAgent({ name: 'slow', model, store: memoryStore() });
     const handler = agentHandler(agent, { basePath: '/agent', auth: 'stream-token-0123456789' });
     const { request, reads } = countingRequest(`http://localhost${path}`, {
-      method: 'POST', body: streamedBody(path), headers: { 'content-type': 'application/json', authorization: 'Bearer stream-token-0123456789', ...headers },
+      method: 'POST',
+      body: streamedBody(path),
+      headers: { 'content-type': 'application/json', authorization: 'Bearer stream-token-0123456789', ...headers },
     });
     const response = await handler(request);
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
     await started;
     await response.body!.cancel();
-    assert.equal((await aborted as Error).name, 'AbortError');
+    assert.equal(((await aborted) as Error).name, 'AbortError');
     assert.equal(reads(), 0);
   });
 }
@@ -64,7 +78,11 @@ test('a streamed run that completes is never aborted, and the signal of its requ
   const model: Model = { generate: async ({ signal }) => ((signalOfRun = signal), { text: 'done' }) };
   const handler = agentHandler(createAgent({ name: 'quick', model, store: memoryStore() }), { basePath: '/agent' });
   for (const [, path, headers] of STREAMED) {
-    const { request, reads } = countingRequest(`http://localhost${path}`, { method: 'POST', body: streamedBody(path), headers: { 'content-type': 'application/json', ...headers } });
+    const { request, reads } = countingRequest(`http://localhost${path}`, {
+      method: 'POST',
+      body: streamedBody(path),
+      headers: { 'content-type': 'application/json', ...headers },
+    });
     const text = await (await handler(request)).text();
     assert.match(text, /done/);
     assert.equal(signalOfRun?.aborted, false);

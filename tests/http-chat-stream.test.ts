@@ -11,12 +11,18 @@ import { DEPLOY_MESSAGE, pausedSession, principalAgent, readEvents } from './hel
 const BASE = 'http://localhost/agent';
 const TOKEN = 'stream-token-0123456789';
 const streamRequest = (body: unknown, headers: HeadersInit = {}) =>
-  new Request(`${BASE}/chat`, { method: 'POST', headers: { accept: 'text/event-stream', ...headers }, body: JSON.stringify(body) });
+  new Request(`${BASE}/chat`, {
+    method: 'POST',
+    headers: { accept: 'text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
 
 test('POST <base>/chat streams the run as server-sent events when the request accepts text/event-stream', async () => {
   const { agent, modelSaw } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent', auth: TOKEN });
-  const response = await handler(streamRequest({ message: 'one two three', sessionId: 'sse-1' }, { authorization: `Bearer ${TOKEN}` }));
+  const response = await handler(
+    streamRequest({ message: 'one two three', sessionId: 'sse-1' }, { authorization: `Bearer ${TOKEN}` }),
+  );
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('content-type'), 'text/event-stream');
   assert.equal(response.headers.get('cache-control'), 'no-cache');
@@ -27,9 +33,18 @@ test('POST <base>/chat streams the run as server-sent events when the request ac
     assert.equal(event, value.type, 'the event name is the RunEvent type');
     return value;
   });
-  assert.deepEqual(parsed.map((e) => e.type), ['start', 'step-start', 'text-delta', 'text-delta', 'text-delta', 'step-finish', 'finish']);
+  assert.deepEqual(
+    parsed.map((e) => e.type),
+    ['start', 'step-start', 'text-delta', 'text-delta', 'text-delta', 'step-finish', 'finish'],
+  );
   assert.deepEqual(parsed[0], { type: 'start', sessionId: 'sse-1' });
-  assert.equal(parsed.filter((e) => e.type === 'text-delta').map((e) => e.text).join(''), 'one two three');
+  assert.equal(
+    parsed
+      .filter((e) => e.type === 'text-delta')
+      .map((e) => e.text)
+      .join(''),
+    'one two three',
+  );
   const finish = parsed.at(-1);
   assert.equal(finish.result.status, 'completed');
   assert.equal(finish.result.text, 'one two three');
@@ -41,8 +56,13 @@ test('POST <base>/chat streams the run as server-sent events when the request ac
 test('the event stream of a run that waits for approval carries the tool call and the approval request, then finish', async () => {
   const { agent } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });
-  const events = (await readEvents(await handler(streamRequest({ message: DEPLOY_MESSAGE, sessionId: 'sse-2' })))).map((e) => JSON.parse(e.data));
-  assert.deepEqual(events.map((e) => e.type), ['start', 'step-start', 'tool-call', 'approval-request', 'step-finish', 'finish']);
+  const events = (await readEvents(await handler(streamRequest({ message: DEPLOY_MESSAGE, sessionId: 'sse-2' })))).map(
+    (e) => JSON.parse(e.data),
+  );
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['start', 'step-start', 'tool-call', 'approval-request', 'step-finish', 'finish'],
+  );
   const [pending] = await agent.pendingApprovals('sse-2');
   assert.deepEqual(events[3].approval, pending);
   assert.equal(events[2].call.id, pending!.toolCallId);
@@ -52,7 +72,9 @@ test('the event stream of a run that waits for approval carries the tool call an
 test('an Accept header listing text/event-stream among other types streams; without it the answer is JSON', async () => {
   const { agent } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });
-  const listed = await handler(streamRequest({ message: 'hi' }, { accept: 'application/json, Text/Event-Stream;q=0.9' }));
+  const listed = await handler(
+    streamRequest({ message: 'hi' }, { accept: 'application/json, Text/Event-Stream;q=0.9' }),
+  );
   assert.equal(listed.headers.get('content-type'), 'text/event-stream');
   await listed.body?.cancel();
   const plain = await handler(new Request(`${BASE}/chat`, { method: 'POST', body: '{"message":"hi"}' }));
@@ -80,7 +102,9 @@ test('a streamed run that fails midway ends with one error event that never carr
   };
   const agent = createAgent({ name: 'failing', model: failing, store: memoryStore() });
   const handler = agentHandler(agent, { basePath: '/agent' });
-  const { result: text, calls } = await captureConsoleError(async () => (await handler(streamRequest({ message: 'hi' }))).text());
+  const { result: text, calls } = await captureConsoleError(async () =>
+    (await handler(streamRequest({ message: 'hi' }))).text(),
+  );
   const types = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
   assert.deepEqual(types, ['start', 'step-start', 'text-delta', 'error']);
   assert.ok(!text.includes(secret));

@@ -9,7 +9,13 @@ import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { AuthFn, AuthOption, Principal } from '../src/auth/index.ts';
 import { captureConsoleError } from './helpers/console.ts';
 import { basicAuthorization } from './helpers/requests.ts';
-import { DEPLOY_MESSAGE, pausedSession, principalAgent, readEvents, type PrincipalAgent } from './helpers/http-agent.ts';
+import {
+  DEPLOY_MESSAGE,
+  pausedSession,
+  principalAgent,
+  readEvents,
+  type PrincipalAgent,
+} from './helpers/http-agent.ts';
 
 const BASE = 'http://localhost/agent';
 const TOKEN = 'route-token-0123456789';
@@ -17,7 +23,11 @@ const SECRET = 'a-test-hmac-secret-of-at-least-32-bytes';
 const ISSUER = 'https://id.example';
 
 function post(path: string, body: unknown, headers: HeadersInit = {}): Request {
-  return new Request(BASE + path, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  return new Request(BASE + path, {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 }
 function get(path: string, headers: HeadersInit = {}): Request {
   return new Request(BASE + path, { headers });
@@ -41,7 +51,11 @@ interface RouteCase {
 }
 
 const ranAs = async (fixture: PrincipalAgent) => {
-  assert.deepEqual(fixture.instructionsSaw.at(-1), fixture.modelSaw.at(-1), 'instructions and model see the same principal');
+  assert.deepEqual(
+    fixture.instructionsSaw.at(-1),
+    fixture.modelSaw.at(-1),
+    'instructions and model see the same principal',
+  );
   return fixture.modelSaw.at(-1);
 };
 
@@ -96,7 +110,15 @@ const ROUTES: RouteCase[] = [
   {
     name: 'POST <base>/ui',
     prepare: async () => (headers) =>
-      post('/ui', { id: 'ui-chat', trigger: 'submit-message', messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }] }, headers),
+      post(
+        '/ui',
+        {
+          id: 'ui-chat',
+          trigger: 'submit-message',
+          messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hello' }] }],
+        },
+        headers,
+      ),
     status: 200,
     principalSeen: async (fixture, response) => {
       assert.equal((await readEvents(response)).at(-1)?.data, '[DONE]');
@@ -115,9 +137,14 @@ interface AuthForm {
 }
 
 const LIST_CHALLENGES = ['Bearer', 'Basic realm="agent", charset="UTF-8"'];
-const list = () => [jwt({ secret: SECRET, issuer: ISSUER, audience: 'agent' }), basic({ users: { ada: 'correct horse' } }), apiToken(TOKEN, { id: 'ci' })];
+const list = () => [
+  jwt({ secret: SECRET, issuer: ISSUER, audience: 'agent' }),
+  basic({ users: { ada: 'correct horse' } }),
+  apiToken(TOKEN, { id: 'ci' }),
+];
 const customEntry: AuthFn = Object.assign(
-  (request: Request) => (request.headers.get('x-team') === 'blue' ? { id: 'blue-team', type: 'service' as const } : null),
+  (request: Request) =>
+    request.headers.get('x-team') === 'blue' ? { id: 'blue-team', type: 'service' as const } : null,
   { challenges: [{ scheme: 'Team', realm: 'agents' }] },
 );
 
@@ -135,14 +162,20 @@ const AUTH_FORMS: AuthForm[] = [
   {
     name: 'a list of entries, accepted by basic()',
     auth: list,
-    accepted: async () => ({ headers: { authorization: basicAuthorization('ada', 'correct horse') }, principal: { id: 'ada', type: 'user', authenticator: 'basic' } }),
+    accepted: async () => ({
+      headers: { authorization: basicAuthorization('ada', 'correct horse') },
+      principal: { id: 'ada', type: 'user', authenticator: 'basic' },
+    }),
     rejected: {},
     challenges: LIST_CHALLENGES,
   },
   {
     name: 'a list of entries, accepted by apiToken()',
     auth: list,
-    accepted: async () => ({ headers: { authorization: `Bearer ${TOKEN}` }, principal: { id: 'ci', type: 'service', authenticator: 'api-token' } }),
+    accepted: async () => ({
+      headers: { authorization: `Bearer ${TOKEN}` },
+      principal: { id: 'ci', type: 'service', authenticator: 'api-token' },
+    }),
     rejected: { authorization: `Bearer ${TOKEN}x` },
     // A bearer credential the list reads and refused: RFC 6750 §3.1 invalid_token on the Bearer challenge.
     challenges: ['Bearer error="invalid_token"', 'Basic realm="agent", charset="UTF-8"'],
@@ -150,21 +183,30 @@ const AUTH_FORMS: AuthForm[] = [
   {
     name: 'a single entry',
     auth: () => customEntry,
-    accepted: async () => ({ headers: { 'x-team': 'blue' }, principal: { id: 'blue-team', type: 'service', authenticator: 'custom' } }),
+    accepted: async () => ({
+      headers: { 'x-team': 'blue' },
+      principal: { id: 'blue-team', type: 'service', authenticator: 'custom' },
+    }),
     rejected: { 'x-team': 'red' },
     challenges: ['Team realm="agents"'],
   },
   {
     name: 'a token string (apiToken)',
     auth: () => TOKEN,
-    accepted: async () => ({ headers: { authorization: `Bearer ${TOKEN}` }, principal: { id: 'api-token', type: 'service', authenticator: 'api-token' } }),
+    accepted: async () => ({
+      headers: { authorization: `Bearer ${TOKEN}` },
+      principal: { id: 'api-token', type: 'service', authenticator: 'api-token' },
+    }),
     rejected: { authorization: 'Bearer not-the-token' },
     challenges: ['Bearer error="invalid_token"'],
   },
   {
     name: 'a function returning a boolean',
     auth: () => (request: Request) => request.headers.get('x-allow') === 'yes',
-    accepted: async () => ({ headers: { 'x-allow': 'yes' }, principal: { id: 'anonymous', type: 'user', authenticator: 'custom' } }),
+    accepted: async () => ({
+      headers: { 'x-allow': 'yes' },
+      principal: { id: 'anonymous', type: 'user', authenticator: 'custom' },
+    }),
     rejected: { 'x-allow': 'no' },
     challenges: ['Bearer'],
   },
@@ -185,7 +227,8 @@ for (const route of ROUTES) {
     const request = await route.prepare(fixture);
     const response = await agentHandler(fixture.agent, { basePath: '/agent' })(request({}));
     assert.equal(response.status, route.status);
-    if (route.principalSeen) assert.equal(await route.principalSeen(fixture, response), undefined, 'no principal without auth');
+    if (route.principalSeen)
+      assert.equal(await route.principalSeen(fixture, response), undefined, 'no principal without auth');
     else await response.body?.cancel();
   });
 
@@ -213,7 +256,9 @@ for (const route of ROUTES) {
 
 test('an entry that throws AuthError(403) stops the list with 403 {"error":"Forbidden"}, no-store, no challenge', async () => {
   const { agent, modelSaw } = principalAgent();
-  const banned: AuthFn = () => { throw new AuthError(403); };
+  const banned: AuthFn = () => {
+    throw new AuthError(403);
+  };
   const handler = agentHandler(agent, { basePath: '/agent', auth: [banned, apiToken(TOKEN)] });
   const response = await handler(post('', { message: 'hi' }, { authorization: `Bearer ${TOKEN}` }));
   assert.equal(response.status, 403);
@@ -225,9 +270,13 @@ test('an entry that throws AuthError(403) stops the list with 403 {"error":"Forb
 
 test('an entry that throws anything else answers 500 with a generic body and logs with console.error', async () => {
   const { agent } = principalAgent();
-  const broken: AuthFn = () => { throw new Error(`database down while checking ${TOKEN}`); };
+  const broken: AuthFn = () => {
+    throw new Error(`database down while checking ${TOKEN}`);
+  };
   const handler = agentHandler(agent, { basePath: '/agent', auth: broken });
-  const { result: response, calls } = await captureConsoleError(() => handler(post('', { message: 'hi' }, { authorization: `Bearer ${TOKEN}` })));
+  const { result: response, calls } = await captureConsoleError(() =>
+    handler(post('', { message: 'hi' }, { authorization: `Bearer ${TOKEN}` })),
+  );
   assert.equal(response.status, 500);
   assert.equal(await response.text(), '{"error":"Internal Server Error"}');
   assert.equal(response.headers.get('cache-control'), 'no-store');
@@ -238,7 +287,10 @@ test('the principal comes from auth only: a principal in the body or in metadata
   const { agent, modelSaw, metadataSaw } = principalAgent();
   const forged = { id: 'root', type: 'user', authenticator: 'jwt' };
   const open = agentHandler(agent, { basePath: '/agent' });
-  assert.equal((await open(post('', { message: 'hi', principal: forged, metadata: { principal: forged } }))).status, 200);
+  assert.equal(
+    (await open(post('', { message: 'hi', principal: forged, metadata: { principal: forged } }))).status,
+    200,
+  );
   assert.equal(modelSaw.at(-1), undefined);
   assert.deepEqual(metadataSaw.at(-1), { principal: forged }, 'metadata is what the caller sent, as data');
 
@@ -251,7 +303,9 @@ test('the principal comes from auth only: a principal in the body or in metadata
 test('POST <base> passes metadata and sessionId to the run and answers the run result', async () => {
   const { agent, metadataSaw } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });
-  const response = await handler(post('', { message: 'hello there', sessionId: 'sess-1', metadata: { tenant: 'acme' } }));
+  const response = await handler(
+    post('', { message: 'hello there', sessionId: 'sess-1', metadata: { tenant: 'acme' } }),
+  );
   assert.equal(response.status, 200);
   assert.equal(response.headers.get('content-type'), 'application/json');
   const result = await response.json();
@@ -269,7 +323,10 @@ test('GET <base>/chat/:id answers { sessionId, messages }, 404 for an unknown se
   assert.equal(response.status, 200);
   assert.deepEqual(await response.json(), {
     sessionId: 'team/42',
-    messages: [{ role: 'user', content: 'first' }, { role: 'assistant', content: 'first' }],
+    messages: [
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'first' },
+    ],
   });
   const missing = await handler(get('/chat/no-such-session'));
   assert.equal(missing.status, 404);
@@ -280,7 +337,13 @@ test('approval routes: GET lists the pending approvals; POST decides one and ans
   const { agent, modelSaw, deployed } = principalAgent();
   const starter: Principal = { id: 'ada', type: 'user', authenticator: 'basic' };
   const handler = agentHandler(agent, { basePath: '/agent', auth: list() });
-  const started = await handler(post('', { message: DEPLOY_MESSAGE, sessionId: 'deploy-1' }, { authorization: basicAuthorization('ada', 'correct horse') }));
+  const started = await handler(
+    post(
+      '',
+      { message: DEPLOY_MESSAGE, sessionId: 'deploy-1' },
+      { authorization: basicAuthorization('ada', 'correct horse') },
+    ),
+  );
   const paused = await started.json();
   assert.equal(paused.status, 'awaiting-approval');
 
@@ -290,7 +353,9 @@ test('approval routes: GET lists the pending approvals; POST decides one and ans
   assert.deepEqual(approvals, paused.approvals);
   assert.deepEqual(approvals[0].arguments, { env: 'prod' });
 
-  const decided = await handler(post(`/approvals/${approvals[0].id}`, { approved: true, reason: 'ship it' }, { authorization: `Bearer ${TOKEN}` }));
+  const decided = await handler(
+    post(`/approvals/${approvals[0].id}`, { approved: true, reason: 'ship it' }, { authorization: `Bearer ${TOKEN}` }),
+  );
   assert.equal(decided.status, 200);
   const result = await decided.json();
   assert.equal(result.status, 'completed');
@@ -300,7 +365,9 @@ test('approval routes: GET lists the pending approvals; POST decides one and ans
   assert.deepEqual(audit?.decidedBy, { id: 'ci', type: 'service', authenticator: 'api-token' });
   assert.equal(audit?.reason, 'ship it');
 
-  const again = await handler(post(`/approvals/${approvals[0].id}`, { approved: true }, { authorization: `Bearer ${TOKEN}` }));
+  const again = await handler(
+    post(`/approvals/${approvals[0].id}`, { approved: true }, { authorization: `Bearer ${TOKEN}` }),
+  );
   assert.equal(again.status, 404);
   assert.deepEqual(await again.json(), { error: 'Approval not found' });
 });
@@ -309,7 +376,9 @@ test('a denied approval resumes the run without executing the tool', async () =>
   const { agent, deployed } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });
   const paused = await pausedSession(agent, 'deny-1');
-  const response = await handler(post(`/approvals/${paused.approvals[0]!.id}`, { approved: false, reason: 'not today' }));
+  const response = await handler(
+    post(`/approvals/${paused.approvals[0]!.id}`, { approved: false, reason: 'not today' }),
+  );
   assert.equal(response.status, 200);
   assert.equal((await response.json()).status, 'completed');
   assert.deepEqual(deployed, []);
@@ -320,7 +389,12 @@ test('GET <base>/health answers 200 {"status":"ok"} with any or no credentials',
   const { token } = await signedJwt('user-7');
   for (const auth of [undefined, ...AUTH_FORMS.map((form) => form.auth())]) {
     const handler = agentHandler(agent, { basePath: '/agent', ...(auth !== undefined && { auth }) });
-    const credentials: HeadersInit[] = [{}, { authorization: 'Bearer wrong' }, { authorization: `Bearer ${token}` }, { authorization: basicAuthorization('ada', 'nope') }];
+    const credentials: HeadersInit[] = [
+      {},
+      { authorization: 'Bearer wrong' },
+      { authorization: `Bearer ${token}` },
+      { authorization: basicAuthorization('ada', 'nope') },
+    ];
     for (const headers of credentials) {
       const response = await handler(get('/health', headers));
       assert.equal(response.status, 200);
@@ -332,8 +406,14 @@ test('GET <base>/health answers 200 {"status":"ok"} with any or no credentials',
 test('GET <base>/health answers 200 even when every entry would throw, and asks no entry', async () => {
   const { agent } = principalAgent();
   let asked = 0;
-  const throwing: AuthFn = () => { asked++; throw new Error('entry bug'); };
-  const forbidding: AuthFn = () => { asked++; throw new AuthError(403); };
+  const throwing: AuthFn = () => {
+    asked++;
+    throw new Error('entry bug');
+  };
+  const forbidding: AuthFn = () => {
+    asked++;
+    throw new AuthError(403);
+  };
   const handler = agentHandler(agent, { basePath: '/agent', auth: [throwing, forbidding] });
   const { result: response, calls } = await captureConsoleError(() => handler(get('/health')));
   assert.equal(response.status, 200);
@@ -398,8 +478,14 @@ test('a body that is not JSON, or not of the route\'s shape, answers 400 {"error
     [`/approvals/${paused.approvals[0]!.id}`, '{"approved":"yes"}'],
     [`/approvals/${paused.approvals[0]!.id}`, '{"approved":true,"reason":7}'],
     ['/ui', '{"messages":[]}'],
-    ['/ui', '{"id":"c","messages":[{"id":"a","role":"assistant","parts":[{"type":"text","text":"x"}]}],"trigger":"submit-message"}'],
-    ['/ui', '{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"x"}]}],"trigger":"regenerate-message"}'],
+    [
+      '/ui',
+      '{"id":"c","messages":[{"id":"a","role":"assistant","parts":[{"type":"text","text":"x"}]}],"trigger":"submit-message"}',
+    ],
+    [
+      '/ui',
+      '{"id":"c","messages":[{"id":"u","role":"user","parts":[{"type":"text","text":"x"}]}],"trigger":"regenerate-message"}',
+    ],
   ];
   for (const [path, body] of cases) {
     const response = await handler(post(path, body));
@@ -418,8 +504,20 @@ test('a body over 1 MiB answers 413: refused by Content-Length before reading, a
   const { agent, modelSaw } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });
   let pulled = false;
-  const unread = new ReadableStream<Uint8Array>({ pull() { pulled = true; } }, { highWaterMark: 0 });
-  const declared = new Request(BASE, { method: 'POST', headers: { 'content-length': String(MAX_BODY_BYTES + 1) }, body: unread, duplex: 'half' } as RequestInit);
+  const unread = new ReadableStream<Uint8Array>(
+    {
+      pull() {
+        pulled = true;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const declared = new Request(BASE, {
+    method: 'POST',
+    headers: { 'content-length': String(MAX_BODY_BYTES + 1) },
+    body: unread,
+    duplex: 'half',
+  } as RequestInit);
   const refused = await handler(declared);
   assert.equal(refused.status, 413);
   assert.deepEqual(Object.keys(await refused.json()), ['error']);
@@ -428,14 +526,17 @@ test('a body over 1 MiB answers 413: refused by Content-Length before reading, a
   // A valid JSON body of 4 MiB (a message padded with spaces), streamed in 64 KiB chunks without Content-Length.
   const chunk = 64 * 1024;
   let sent = 0;
-  const oversized = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      if (sent === 0) controller.enqueue(new TextEncoder().encode('{"message":"hi"}'));
-      else if (sent < 4 * MAX_BODY_BYTES) controller.enqueue(new Uint8Array(chunk).fill(0x20));
-      else controller.close();
-      sent += chunk;
+  const oversized = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('{"message":"hi"}'));
+        else if (sent < 4 * MAX_BODY_BYTES) controller.enqueue(new Uint8Array(chunk).fill(0x20));
+        else controller.close();
+        sent += chunk;
+      },
     },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   const streamed = await handler(new Request(BASE, { method: 'POST', body: oversized, duplex: 'half' } as RequestInit));
   assert.equal(streamed.status, 413);
   assert.ok(sent <= MAX_BODY_BYTES + 2 * chunk, 'reading stopped at the limit');
@@ -462,7 +563,12 @@ test('a new message to a session waiting for an approval answers 409', async () 
 
 test('a run that fails answers a generic 500 and logs, never the error text', async () => {
   const { agent } = principalAgent();
-  const failing = { ...agent, send: async () => { throw new Error(`store password ${TOKEN}`); } };
+  const failing = {
+    ...agent,
+    send: async () => {
+      throw new Error(`store password ${TOKEN}`);
+    },
+  };
   const handler = agentHandler(failing, { basePath: '/agent' });
   const { result: response, calls } = await captureConsoleError(() => handler(post('', { message: 'hi' })));
   assert.equal(response.status, 500);
@@ -472,7 +578,15 @@ test('a run that fails answers a generic 500 and logs, never the error text', as
 
 test('a model that fails answers 502 {"error":"The model failed"}, logged, without the model error\'s text', async () => {
   const secret = 'sk-provider-key-0123';
-  const agent = createAgent({ name: 'down', model: { generate: async () => { throw new Error(`bad key ${secret}`); } }, store: memoryStore() });
+  const agent = createAgent({
+    name: 'down',
+    model: {
+      generate: async () => {
+        throw new Error(`bad key ${secret}`);
+      },
+    },
+    store: memoryStore(),
+  });
   const handler = agentHandler(agent, { basePath: '/agent' });
   const { result: response, calls } = await captureConsoleError(() => handler(post('', { message: 'hi' })));
   assert.equal(response.status, 502);
@@ -516,7 +630,9 @@ function withNodeEnv<T>(value: string | undefined, body: () => T): T {
 async function captureWarnings(body: () => Promise<void>): Promise<unknown[][]> {
   const original = console.warn;
   const calls: unknown[][] = [];
-  console.warn = (...args: unknown[]) => { calls.push(args); };
+  console.warn = (...args: unknown[]) => {
+    calls.push(args);
+  };
   try {
     await body();
   } finally {
@@ -546,7 +662,14 @@ test('no warning with auth, or without auth outside production', async () => {
 });
 
 test('a tool failure reaches the HTTP caller (JSON and event stream) only as tool "<name>" failed; the details go to the server log', async () => {
-  const secretTool = { name: 'db', description: '', parameters: { type: 'object' }, execute: () => { throw new Error('password=hunter2-secret'); } };
+  const secretTool = {
+    name: 'db',
+    description: '',
+    parameters: { type: 'object' },
+    execute: () => {
+      throw new Error('password=hunter2-secret');
+    },
+  };
   const agent = createAgent({ name: 't', model: echoModel(), tools: [secretTool], store: memoryStore() });
   const handler = agentHandler(agent, { basePath: '/agent' });
   const { result: bodies, calls } = await captureConsoleError(async () => [

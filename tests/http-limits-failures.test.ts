@@ -14,8 +14,18 @@ import { captureConsoleError } from './helpers/console.ts';
 const BASE = 'https://agent.example/agent';
 type Handler = (request: Request) => Promise<Response>;
 
-const get = (handler: Handler, { token, address, path = '/chat/s1' }: { token?: string; address?: string; path?: string }) =>
-  handler(new Request(`${BASE}${path}`, { headers: { ...(token !== undefined && { authorization: `Bearer ${token}` }), ...(address !== undefined && { 'x-test-address': address }) } }));
+const get = (
+  handler: Handler,
+  { token, address, path = '/chat/s1' }: { token?: string; address?: string; path?: string },
+) =>
+  handler(
+    new Request(`${BASE}${path}`, {
+      headers: {
+        ...(token !== undefined && { authorization: `Bearer ${token}` }),
+        ...(address !== undefined && { 'x-test-address': address }),
+      },
+    }),
+  );
 const testAddress = (request: Request) => request.headers.get('x-test-address') ?? undefined;
 
 /** An entry that accepts the token `good` (as alice), refuses `forbidden` with 403, and counts every call. */
@@ -32,7 +42,11 @@ function countingEntry() {
 
 function handlerWith(entry: AuthFn, clock: () => number, limit = 3) {
   const agent = createAgent({ name: 'failures', model: echoModel() });
-  return agentHandler(agent, { basePath: '/agent', auth: entry, limits: { failures: { limit, windowSec: 60 }, clientAddress: testAddress, store: memoryCounters(1000, clock) } });
+  return agentHandler(agent, {
+    basePath: '/agent',
+    auth: entry,
+    limits: { failures: { limit, windowSec: 60 }, clientAddress: testAddress, store: memoryCounters(1000, clock) },
+  });
 }
 
 test('failures { limit: 3 }: after three 401s from an address, its requests get 429 without any entry of the auth list running, until the window frees', async () => {
@@ -58,7 +72,11 @@ test('failures { limit: 3 }: after three 401s from an address, its requests get 
   assert.equal((await get(handler, { token: 'good', address: '203.0.113.6' })).status, 404);
   assert.equal(calls.count, 4);
   now += 30;
-  assert.equal((await get(handler, { token: 'good', address })).status, 404, 'the window freed: auth runs again (the session is unknown: 404)');
+  assert.equal(
+    (await get(handler, { token: 'good', address })).status,
+    404,
+    'the window freed: auth runs again (the session is unknown: 404)',
+  );
   assert.equal(calls.count, 5);
 });
 
@@ -74,7 +92,7 @@ test('failures counts only 401s: accepted callers and 403s never lock an address
   assert.equal((await get(handler, { token: 'good', address })).status, 404, 'one 401 of two');
   assert.equal((await get(handler, { address })).status, 401);
   assert.equal((await get(handler, { token: 'good', address })).status, 429);
-  assert.equal(calls.count, 13, "the refused request ran no entry");
+  assert.equal(calls.count, 13, 'the refused request ran no entry');
 });
 
 test('failures keys an IPv6 client by its /64: a new address of the same network is the same count', async () => {
@@ -89,8 +107,16 @@ test('failures keys an IPv6 client by its /64: a new address of the same network
 test('failures with no known client address answers 500 and logs once that clientAddress is needed; no entry runs; health and the metadata document still answer', async () => {
   const { entry, calls } = countingEntry();
   const agent = createAgent({ name: 'failures', model: echoModel() });
-  const metadata = protectedResourceMetadata({ resource: 'https://agent.example/agent', authorizationServers: ['https://issuer.example'] });
-  const handler = agentHandler(agent, { basePath: '/agent', auth: entry, protectedResource: metadata, limits: { failures: { limit: 3, windowSec: 60 } } });
+  const metadata = protectedResourceMetadata({
+    resource: 'https://agent.example/agent',
+    authorizationServers: ['https://issuer.example'],
+  });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: entry,
+    protectedResource: metadata,
+    limits: { failures: { limit: 3, windowSec: 60 } },
+  });
   const { result, calls: logged } = await captureConsoleError(async () => {
     const answers = [];
     for (const token of ['good', 'bad', undefined]) answers.push(await get(handler, { token }));
@@ -103,9 +129,16 @@ test('failures with no known client address answers 500 and logs once that clien
   assert.deepEqual(logged, [['agentward: limits.failures needs the client address: give clientAddress']]);
   assert.equal(calls.count, 0);
   assert.equal((await get(handler, { path: '/health' })).status, 200);
-  assert.equal((await handler(new Request('https://agent.example/.well-known/oauth-protected-resource/agent'))).status, 200);
+  assert.equal(
+    (await handler(new Request('https://agent.example/.well-known/oauth-protected-resource/agent'))).status,
+    200,
+  );
   // clientAddress answering nothing, and no socket address: the same.
-  const unknown = agentHandler(agent, { basePath: '/agent', auth: entry, limits: { failures: { limit: 3, windowSec: 60 }, clientAddress: () => undefined } });
+  const unknown = agentHandler(agent, {
+    basePath: '/agent',
+    auth: entry,
+    limits: { failures: { limit: 3, windowSec: 60 }, clientAddress: () => undefined },
+  });
   const again = await captureConsoleError(() => get(unknown, { token: 'good' }));
   assert.equal(again.result.status, 500);
   assert.equal(again.calls.length, 1);
@@ -114,7 +147,15 @@ test('failures with no known client address answers 500 and logs once that clien
 test('failures and requests together: a 401 is not a request of any principal; an accepted caller counts its requests', async () => {
   const { entry } = countingEntry();
   const agent = createAgent({ name: 'failures', model: echoModel() });
-  const handler = agentHandler(agent, { basePath: '/agent', auth: entry, limits: { failures: { limit: 5, windowSec: 60 }, requests: { limit: 2, windowSec: 60 }, clientAddress: testAddress } });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: entry,
+    limits: {
+      failures: { limit: 5, windowSec: 60 },
+      requests: { limit: 2, windowSec: 60 },
+      clientAddress: testAddress,
+    },
+  });
   for (let i = 0; i < 4; i++) assert.equal((await get(handler, { token: 'bad', address: '192.0.2.1' })).status, 401);
   assert.equal((await get(handler, { token: 'good', address: '192.0.2.1' })).status, 404);
   assert.equal((await get(handler, { token: 'good', address: '192.0.2.1' })).status, 404);

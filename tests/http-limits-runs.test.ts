@@ -17,10 +17,24 @@ const BASE = 'https://agent.example/agent';
 type Handler = (request: Request) => Promise<Response>;
 const AUTH = [apiToken('alice-token', { id: 'alice' }), apiToken('bob-token', { id: 'bob' })];
 
-const post = (handler: Handler, path: string, body: unknown, token = 'alice-token', init: RequestInit & { headers?: Record<string, string> } = {}) =>
-  handler(new Request(`${BASE}${path}`, { ...init, method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...init.headers }, body: JSON.stringify(body) }));
+const post = (
+  handler: Handler,
+  path: string,
+  body: unknown,
+  token = 'alice-token',
+  init: RequestInit & { headers?: Record<string, string> } = {},
+) =>
+  handler(
+    new Request(`${BASE}${path}`, {
+      ...init,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...init.headers },
+      body: JSON.stringify(body),
+    }),
+  );
 const send = (handler: Handler, message: string, token?: string) => post(handler, '', { message }, token);
-const stream = (handler: Handler, message: string, token?: string) => post(handler, '/chat', { message }, token, { headers: { accept: 'text/event-stream' } });
+const stream = (handler: Handler, message: string, token?: string) =>
+  post(handler, '/chat', { message }, token, { headers: { accept: 'text/event-stream' } });
 const tick = (ms = 0) => new Promise((resolve) => setTimeout(resolve, ms));
 async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 500 && !condition(); i++) await tick(2);
@@ -30,14 +44,19 @@ async function until(condition: () => boolean): Promise<void> {
 /** A model whose turns wait at a gate the test opens; streamed, it yields one word before the gate. Each turn reports `usage`. */
 function gatedModel(usage: Usage = { inputTokens: 10, outputTokens: 5 }) {
   const gates: { open(): void; fail(error: unknown): void }[] = [];
-  const gate = (signal: AbortSignal | undefined) => new Promise<void>((resolve, reject) => {
-    const entry = { open: resolve, fail: reject };
-    gates.push(entry);
-    signal?.addEventListener('abort', () => {
-      if (gates.includes(entry)) gates.splice(gates.indexOf(entry), 1);
-      reject(signal.reason);
-    }, { once: true });
-  });
+  const gate = (signal: AbortSignal | undefined) =>
+    new Promise<void>((resolve, reject) => {
+      const entry = { open: resolve, fail: reject };
+      gates.push(entry);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          if (gates.includes(entry)) gates.splice(gates.indexOf(entry), 1);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
   const model: Model = {
     async generate(request) {
       await gate(request.signal);
@@ -50,7 +69,12 @@ function gatedModel(usage: Usage = { inputTokens: 10, outputTokens: 5 }) {
       yield { type: 'usage', usage };
     },
   };
-  return { model, waiting: () => gates.length, open: () => gates.splice(0).forEach((g) => g.open()), fail: (error: unknown) => gates.splice(0).forEach((g) => g.fail(error)) };
+  return {
+    model,
+    waiting: () => gates.length,
+    open: () => gates.splice(0).forEach((g) => g.open()),
+    fail: (error: unknown) => gates.splice(0).forEach((g) => g.fail(error)),
+  };
 }
 
 /** A memory store that records each lease's acquisitions and releases. */
@@ -71,14 +95,21 @@ function recordingStore() {
     },
   };
   /** Every lease taken was released exactly once. */
-  const balanced = () => acquired.size === released.size && [...released.values()].every((n) => n === 1) && [...acquired].every((lease) => released.has(lease));
+  const balanced = () =>
+    acquired.size === released.size &&
+    [...released.values()].every((n) => n === 1) &&
+    [...acquired].every((lease) => released.has(lease));
   return { store, acquired, released, balanced };
 }
 
 test('concurrent { 2 }: two requests in flight per principal, a third gets 429 with Retry-After 1 and "concurrent";q=2; a finished one frees its slot', async () => {
   const gated = gatedModel();
   const { store, balanced } = recordingStore();
-  const handler = agentHandler(createAgent({ name: 'c', model: gated.model }), { basePath: '/agent', auth: AUTH, limits: { concurrent: 2, store } });
+  const handler = agentHandler(createAgent({ name: 'c', model: gated.model }), {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { concurrent: 2, store },
+  });
   const inFlight = [send(handler, 'one'), send(handler, 'two')];
   await until(() => gated.waiting() === 2);
   const refused = await send(handler, 'three');
@@ -91,7 +122,10 @@ test('concurrent { 2 }: two requests in flight per principal, a third gets 429 w
   const other = send(handler, 'bob too', 'bob-token');
   await until(() => gated.waiting() === 3);
   gated.open();
-  assert.deepEqual((await Promise.all([...inFlight, other])).map((response) => response.status), [200, 200, 200]);
+  assert.deepEqual(
+    (await Promise.all([...inFlight, other])).map((response) => response.status),
+    [200, 200, 200],
+  );
   const next = send(handler, 'four');
   await until(() => gated.waiting() === 1);
   gated.open();
@@ -102,7 +136,11 @@ test('concurrent { 2 }: two requests in flight per principal, a third gets 429 w
 test('concurrent: a streamed answer is in flight until its stream ends, or until the client cancels it; its slot is released once', async () => {
   const gated = gatedModel();
   const { store, balanced, released } = recordingStore();
-  const handler = agentHandler(createAgent({ name: 'c', model: gated.model }), { basePath: '/agent', auth: AUTH, limits: { concurrent: 1, store } });
+  const handler = agentHandler(createAgent({ name: 'c', model: gated.model }), {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { concurrent: 1, store },
+  });
   const streamed = await stream(handler, 'hello');
   assert.equal(streamed.status, 200);
   assert.equal(streamed.headers.get('content-type'), 'text/event-stream');
@@ -134,7 +172,11 @@ test('concurrent: a streamed answer is in flight until its stream ends, or until
 test('concurrent: a run that fails, and a request its client aborts, release their slot exactly once', async () => {
   const gated = gatedModel();
   const { store, balanced, released } = recordingStore();
-  const handler = agentHandler(createAgent({ name: 'c', model: gated.model }), { basePath: '/agent', auth: AUTH, limits: { concurrent: 1, store } });
+  const handler = agentHandler(createAgent({ name: 'c', model: gated.model }), {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { concurrent: 1, store },
+  });
   const failing = send(handler, 'fail');
   await until(() => gated.waiting() === 1);
   const { result } = await captureConsoleError(async () => {
@@ -175,7 +217,7 @@ const counting: Model = {
   },
 };
 
-test('tokens: each turn\'s inputTokens + outputTokens is counted when the turn is stored, before the answer; a turn starts only while the window\'s total is below the limit', async () => {
+test("tokens: each turn's inputTokens + outputTokens is counted when the turn is stored, before the answer; a turn starts only while the window's total is below the limit", async () => {
   const inner = memoryLimitStore();
   const order: string[] = [];
   const store: LimitStore = {
@@ -187,11 +229,18 @@ test('tokens: each turn\'s inputTokens + outputTokens is counted when the turn i
     },
   };
   const agent = createAgent({ name: 't', model: counting });
-  const handler = agentHandler(agent, { basePath: '/agent', auth: AUTH, limits: { tokens: { limit: 30, windowSec: 3600 }, store } });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { tokens: { limit: 30, windowSec: 3600 }, store },
+  });
   const first = await send(handler, 'three short words');
   order.push('answered');
   assert.equal(first.status, 200);
-  assert.equal(first.headers.get('ratelimit'), `"tokens";r=17;t=3600`.replace('t=3600', `t=${/t=(\d+)/.exec(first.headers.get('ratelimit')!)![1]}`));
+  assert.equal(
+    first.headers.get('ratelimit'),
+    `"tokens";r=17;t=3600`.replace('t=3600', `t=${/t=(\d+)/.exec(first.headers.get('ratelimit')!)![1]}`),
+  );
   assert.deepEqual(order, ['counted 13', 'answered']);
   const second = await send(handler, 'two words');
   assert.equal(second.status, 200, '13 is below 30');
@@ -204,7 +253,9 @@ test('tokens: each turn\'s inputTokens + outputTokens is counted when the turn i
   assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
   assert.equal(refused.headers.get('retry-after'), /t=(\d+)/.exec(refused.headers.get('ratelimit')!)![1]);
   // A read starts no turn: it is answered, saying the budget is spent.
-  const transcript = await handler(new Request(`${BASE}/chat/${(await first.json()).sessionId}`, { headers: { authorization: 'Bearer alice-token' } }));
+  const transcript = await handler(
+    new Request(`${BASE}/chat/${(await first.json()).sessionId}`, { headers: { authorization: 'Bearer alice-token' } }),
+  );
   assert.equal(transcript.status, 200);
   assert.match(transcript.headers.get('ratelimit')!, /^"tokens";r=0;/);
   // Another principal has a budget of its own.
@@ -232,7 +283,12 @@ test('tokens: a streamed turn is counted before its finish event; /ui and /chat 
       yield { type: 'usage', usage: { inputTokens: 10, outputTokens: text.split(' ').length } };
     },
   };
-  const handler = agentHandler(createAgent({ name: 't', model: streaming }), { basePath: '/agent', auth: AUTH, mcp: true, limits: { tokens: { limit: 60, windowSec: 3600 }, store } });
+  const handler = agentHandler(createAgent({ name: 't', model: streaming }), {
+    basePath: '/agent',
+    auth: AUTH,
+    mcp: true,
+    limits: { tokens: { limit: 60, windowSec: 3600 }, store },
+  });
   holdCount = new Promise((resolve) => (releaseCount = resolve));
   const response = await stream(handler, 'two words');
   const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -251,11 +307,25 @@ test('tokens: a streamed turn is counted before its finish event; /ui and /chat 
   holdCount = undefined;
   await readUntil(/event: finish/);
   assert.match(text, /event: finish/);
-  const spent = () => inner.hit('tokens/3600:p["api-token","alice"]', 3600, 0, Number.MAX_SAFE_INTEGER).then((answer) => answer.count);
+  const spent = () =>
+    inner.hit('tokens/3600:p["api-token","alice"]', 3600, 0, Number.MAX_SAFE_INTEGER).then((answer) => answer.count);
   assert.equal(await spent(), 12);
-  await (await post(handler, '/ui', { id: 'ui', messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'three more words' }] }], trigger: 'submit-message' })).text();
+  await (
+    await post(handler, '/ui', {
+      id: 'ui',
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'three more words' }] }],
+      trigger: 'submit-message',
+    })
+  ).text();
   assert.equal(await spent(), 25);
-  const call = (id: number) => post(handler, '/mcp', { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ask', arguments: { message: 'ask me' } } }, 'alice-token', { headers: { accept: 'application/json, text/event-stream' } });
+  const call = (id: number) =>
+    post(
+      handler,
+      '/mcp',
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ask', arguments: { message: 'ask me' } } },
+      'alice-token',
+      { headers: { accept: 'application/json, text/event-stream' } },
+    );
   assert.equal((await call(1)).status, 200);
   assert.equal(await spent(), 37);
   assert.equal((await call(2)).status, 200);
@@ -267,21 +337,30 @@ test('tokens: a streamed turn is counted before its finish event; /ui and /chat 
 });
 
 test('tokens with an AI SDK MockLanguageModelV4 reporting usage: counted per turn, the next turn refused once the total reached the limit', async () => {
-  const usage = { inputTokens: { total: 40, noCache: 40, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 25, text: 25, reasoning: 0 } };
+  const usage = {
+    inputTokens: { total: 40, noCache: 40, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: 25, text: 25, reasoning: 0 },
+  };
   const finish = { unified: 'stop' as const, raw: 'stop' };
   const model = new MockLanguageModelV4({
-    doGenerate: async () => ({ content: [{ type: 'text', text: 'mocked' }], finishReason: finish, usage, warnings: [] }) as never,
-    doStream: async () => ({
-      stream: convertArrayToReadableStream([
-        { type: 'stream-start', warnings: [] },
-        { type: 'text-start', id: 't' },
-        { type: 'text-delta', id: 't', delta: 'mocked' },
-        { type: 'text-end', id: 't' },
-        { type: 'finish', finishReason: finish, usage },
-      ]),
-    }) as never,
+    doGenerate: async () =>
+      ({ content: [{ type: 'text', text: 'mocked' }], finishReason: finish, usage, warnings: [] }) as never,
+    doStream: async () =>
+      ({
+        stream: convertArrayToReadableStream([
+          { type: 'stream-start', warnings: [] },
+          { type: 'text-start', id: 't' },
+          { type: 'text-delta', id: 't', delta: 'mocked' },
+          { type: 'text-end', id: 't' },
+          { type: 'finish', finishReason: finish, usage },
+        ]),
+      }) as never,
   });
-  const handler = agentHandler(createAgent({ name: 'mock', model }), { basePath: '/agent', auth: AUTH, limits: { tokens: { limit: 130, windowSec: 600 } } });
+  const handler = agentHandler(createAgent({ name: 'mock', model }), {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { tokens: { limit: 130, windowSec: 600 } },
+  });
   const first = await send(handler, 'one');
   assert.equal(first.status, 200);
   assert.match(first.headers.get('ratelimit')!, /^"tokens";r=65;t=\d+$/);
@@ -294,23 +373,50 @@ test('tokens with an AI SDK MockLanguageModelV4 reporting usage: counted per tur
 
 test('a limit store that fails answers 503 {"error":"Service Unavailable"}, as the session store does; a usage count that fails fails the run, its turn stored', async () => {
   const unavailable = () => Object.assign(new Error('database gone'), { code: 'STORE_UNAVAILABLE' });
-  const down: LimitStore = { hit: () => Promise.reject(unavailable()), acquire: () => Promise.reject(unavailable()), release: async () => {} };
-  for (const limits of [{ requests: { limit: 5, windowSec: 60 } }, { concurrent: 2 }, { tokens: { limit: 5, windowSec: 60 } }]) {
-    const handler = agentHandler(createAgent({ name: 'down', model: counting }), { basePath: '/agent', auth: AUTH, limits: { ...limits, store: down } });
+  const down: LimitStore = {
+    hit: () => Promise.reject(unavailable()),
+    acquire: () => Promise.reject(unavailable()),
+    release: async () => {},
+  };
+  for (const limits of [
+    { requests: { limit: 5, windowSec: 60 } },
+    { concurrent: 2 },
+    { tokens: { limit: 5, windowSec: 60 } },
+  ]) {
+    const handler = agentHandler(createAgent({ name: 'down', model: counting }), {
+      basePath: '/agent',
+      auth: AUTH,
+      limits: { ...limits, store: down },
+    });
     const { result } = await captureConsoleError(() => send(handler, 'hi'));
     assert.equal(result.status, 503, JSON.stringify(limits));
     assert.deepEqual(await result.json(), { error: 'Service Unavailable' });
     assert.equal(result.headers.get('cache-control'), 'no-store');
   }
-  const failures = agentHandler(createAgent({ name: 'down', model: counting }), { basePath: '/agent', auth: AUTH, limits: { failures: { limit: 5, windowSec: 60 }, store: down, clientAddress: () => '192.0.2.1' } });
+  const failures = agentHandler(createAgent({ name: 'down', model: counting }), {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { failures: { limit: 5, windowSec: 60 }, store: down, clientAddress: () => '192.0.2.1' },
+  });
   assert.equal((await captureConsoleError(() => send(failures, 'hi'))).result.status, 503);
 
   // The usage count fails after the turn is stored: the run fails, the transcript keeps the turn.
   const inner = memoryLimitStore();
-  const failingCount: LimitStore = { ...inner, hit: (key, windowSec, cost, limit) => (cost > 0 ? Promise.reject(unavailable()) : inner.hit(key, windowSec, cost, limit)) };
+  const failingCount: LimitStore = {
+    ...inner,
+    hit: (key, windowSec, cost, limit) =>
+      cost > 0 ? Promise.reject(unavailable()) : inner.hit(key, windowSec, cost, limit),
+  };
   const agent = createAgent({ name: 'count-fails', model: counting });
-  const handler = agentHandler(agent, { basePath: '/agent', auth: AUTH, limits: { tokens: { limit: 100, windowSec: 60 }, store: failingCount } });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { tokens: { limit: 100, windowSec: 60 }, store: failingCount },
+  });
   const { result } = await captureConsoleError(() => post(handler, '', { message: 'kept', sessionId: 'kept-session' }));
   assert.equal(result.status, 503);
-  assert.deepEqual((await agent.transcript('kept-session')).messages.map((message) => message.content), ['kept', 'kept']);
+  assert.deepEqual(
+    (await agent.transcript('kept-session')).messages.map((message) => message.content),
+    ['kept', 'kept'],
+  );
 });

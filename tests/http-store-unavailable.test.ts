@@ -12,7 +12,10 @@ import { captureConsoleError } from './helpers/console.ts';
 function flakyStore(error: () => Error): { store: Store; down: (value: boolean) => void } {
   const inner = memoryStore();
   let isDown = false;
-  const guard = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => (...args: A): Promise<R> => (isDown ? Promise.reject(error()) : call(...args));
+  const guard =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    (...args: A): Promise<R> =>
+      isDown ? Promise.reject(error()) : call(...args);
   const store: Store = {
     loadSession: guard(inner.loadSession),
     saveSession: guard(inner.saveSession),
@@ -29,14 +32,23 @@ function flakyStore(error: () => Error): { store: Store; down: (value: boolean) 
 const SECRET_DETAIL = 'connect ECONNREFUSED 10.0.0.7:5432 password=hunter2';
 
 for (const [name, make] of [
-  ['StoreError', () => new StoreError('STORE_UNAVAILABLE', 'the database is unavailable', { cause: new Error(SECRET_DETAIL) })],
+  [
+    'StoreError',
+    () => new StoreError('STORE_UNAVAILABLE', 'the database is unavailable', { cause: new Error(SECRET_DETAIL) }),
+  ],
   ['a store of its own', () => Object.assign(new Error(SECRET_DETAIL), { code: 'STORE_UNAVAILABLE' })],
 ] as const) {
   test(`route handler: STORE_UNAVAILABLE (${name}) answers 503 {"error":"Service Unavailable"} on every route; the next request works once the store is back`, async () => {
     const { store, down } = flakyStore(make);
     const handler = agentHandler(createAgent({ name: 'flaky', model: echoModel(), store }), { basePath: '/agent' });
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      handler(new Request(`http://localhost/agent${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }));
+      handler(
+        new Request(`http://localhost/agent${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        }),
+      );
     const ok = await post('', { message: 'hello', sessionId: 's' });
     assert.equal(ok.status, 200);
 

@@ -26,13 +26,18 @@ class RecordingState implements ChatState<UIMessage> {
   error: Error | undefined = undefined;
   messages: UIMessage[] = [];
   shownTexts: string[] = [];
-  pushMessage = (message: UIMessage) => { this.messages = [...this.messages, message]; this.record(message); };
-  popMessage = () => { this.messages = this.messages.slice(0, -1); };
+  pushMessage = (message: UIMessage) => {
+    this.messages = [...this.messages, message];
+    this.record(message);
+  };
+  popMessage = () => {
+    this.messages = this.messages.slice(0, -1);
+  };
   replaceMessage = (index: number, message: UIMessage) => {
     this.messages = this.messages.map((m, i) => (i === index ? message : m));
     this.record(message);
   };
-  snapshot = <T,>(value: T): T => structuredClone(value);
+  snapshot = <T>(value: T): T => structuredClone(value);
   private record(message: UIMessage) {
     const text = message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
     if (message.role === 'assistant' && text !== '' && this.shownTexts.at(-1) !== text) this.shownTexts.push(text);
@@ -48,52 +53,86 @@ class TestChat extends AbstractChat<UIMessage> {
   }
 }
 
-function chatWith(handler: (request: Request) => Promise<Response>, id: string, headers: Record<string, string> = {}): TestChat {
+function chatWith(
+  handler: (request: Request) => Promise<Response>,
+  id: string,
+  headers: Record<string, string> = {},
+): TestChat {
   return new TestChat({
     id,
-    transport: new DefaultChatTransport({ api: API, headers, fetch: (url, init) => handler(new Request(url as string, init)) }),
+    transport: new DefaultChatTransport({
+      api: API,
+      headers,
+      fetch: (url, init) => handler(new Request(url as string, init)),
+    }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
 }
 
 /** The automatic resend after an approval runs in the background: wait (up to ~10 s) until it is done and the chat is idle. */
 async function settled(chat: TestChat, done: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !(done() && (chat.status === 'ready' || chat.status === 'error')); i++) await new Promise((r) => setTimeout(r, 5));
+  for (let i = 0; i < 2000 && !(done() && (chat.status === 'ready' || chat.status === 'error')); i++)
+    await new Promise((r) => setTimeout(r, 5));
 }
 
 /** A part as the client would serialize it (members set to `undefined` dropped). */
-const plain = <T,>(value: T): T => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
-const toolPart = (message: UIMessage | undefined) => plain(message?.parts.find((part) => part.type === 'tool-deploy')) as Record<string, unknown> | undefined;
+const plain = <T>(value: T): T => (value === undefined ? value : JSON.parse(JSON.stringify(value)));
+const toolPart = (message: UIMessage | undefined) =>
+  plain(message?.parts.find((part) => part.type === 'tool-deploy')) as Record<string, unknown> | undefined;
 
 test('useChat endpoint: a text reply streams to the real ai client in parts', async () => {
   const { agent, modelSaw } = principalAgent();
-  const chat = chatWith(agentHandler(agent, { basePath: '/agent', auth: TOKEN }), 'ui-text', { authorization: `Bearer ${TOKEN}` });
+  const chat = chatWith(agentHandler(agent, { basePath: '/agent', auth: TOKEN }), 'ui-text', {
+    authorization: `Bearer ${TOKEN}`,
+  });
   await chat.sendMessage({ text: 'streams word by word' });
   assert.equal(chat.status, 'ready');
   assert.equal(chat.error, undefined);
   const reply = chat.messages.at(-1)!;
   assert.equal(reply.role, 'assistant');
-  assert.deepEqual(plain(reply.parts.filter((part) => part.type === 'text')), [{ type: 'text', text: 'streams word by word', state: 'done' }]);
+  assert.deepEqual(plain(reply.parts.filter((part) => part.type === 'text')), [
+    { type: 'text', text: 'streams word by word', state: 'done' },
+  ]);
   assert.deepEqual(chat.recorded.shownTexts, ['streams ', 'streams word ', 'streams word by ', 'streams word by word']);
   assert.deepEqual(modelSaw, [{ id: 'api-token', type: 'service', authenticator: 'api-token' }]);
-  assert.deepEqual((await agent.transcript('ui-text')).messages.map((m) => m.content), ['streams word by word', 'streams word by word'], 'the chat id is the session');
+  assert.deepEqual(
+    (await agent.transcript('ui-text')).messages.map((m) => m.content),
+    ['streams word by word', 'streams word by word'],
+    'the chat id is the session',
+  );
 });
 
 test('useChat endpoint: a tool call that needs approval appears as approval-requested; approving it in the client resumes the run', async () => {
   const { agent, modelSaw, deployed } = principalAgent();
-  const list: AuthOption = [() => null, (request: Request) => (request.headers.get('authorization') === basicAuthorization('ada', 'pw') ? { id: 'ada', type: 'user' } : null)];
-  const chat = chatWith(agentHandler(agent, { basePath: '/agent', auth: list }), 'ui-approve', { authorization: basicAuthorization('ada', 'pw') });
+  const list: AuthOption = [
+    () => null,
+    (request: Request) =>
+      request.headers.get('authorization') === basicAuthorization('ada', 'pw') ? { id: 'ada', type: 'user' } : null,
+  ];
+  const chat = chatWith(agentHandler(agent, { basePath: '/agent', auth: list }), 'ui-approve', {
+    authorization: basicAuthorization('ada', 'pw'),
+  });
   await chat.sendMessage({ text: DEPLOY_MESSAGE });
   assert.equal(chat.error, undefined);
   const [pending] = await agent.pendingApprovals('ui-approve');
   const requested = toolPart(chat.messages.at(-1));
-  assert.deepEqual(requested, { type: 'tool-deploy', toolCallId: pending!.toolCallId, state: 'approval-requested', input: { env: 'prod' }, approval: { id: pending!.id } });
+  assert.deepEqual(requested, {
+    type: 'tool-deploy',
+    toolCallId: pending!.toolCallId,
+    state: 'approval-requested',
+    input: { env: 'prod' },
+    approval: { id: pending!.id },
+  });
   assert.deepEqual(deployed, [], 'nothing runs before the decision');
 
   await chat.addToolApprovalResponse({ id: pending!.id, approved: true });
   await settled(chat, () => toolPart(chat.messages.at(-1))?.state === 'output-available');
   assert.equal(chat.error, undefined);
-  assert.equal(chat.messages.filter((m) => m.role === 'assistant').length, 1, 'the resumed reply continues the same assistant message');
+  assert.equal(
+    chat.messages.filter((m) => m.role === 'assistant').length,
+    1,
+    'the resumed reply continues the same assistant message',
+  );
   const resumed = chat.messages.at(-1)!;
   assert.deepEqual(toolPart(resumed)?.output, { deployed: 'prod' });
   assert.equal(toolPart(resumed)?.state, 'output-available');
@@ -101,27 +140,47 @@ test('useChat endpoint: a tool call that needs approval appears as approval-requ
   assert.deepEqual(deployed, [{ env: 'prod' }]);
   const ada = { id: 'ada', type: 'user', authenticator: 'custom' };
   assert.deepEqual(modelSaw, [ada, ada]);
-  assert.deepEqual((await agent.transcript('ui-approve')).audit.map((entry) => [entry.approved, entry.decidedBy]), [[true, ada]]);
+  assert.deepEqual(
+    (await agent.transcript('ui-approve')).audit.map((entry) => [entry.approved, entry.decidedBy]),
+    [[true, ada]],
+  );
 });
 
 test('useChat endpoint: two calls of one turn that need approval are asked one after the other in the same message', async () => {
   const { agent, deployed } = principalAgent();
   const chat = chatWith(agentHandler(agent, { basePath: '/agent' }), 'ui-two');
   await chat.sendMessage({ text: '/tool deploy {"env":"eu"}\n/tool deploy {"env":"us"}' });
-  const deployParts = () => chat.messages.at(-1)!.parts.filter((part) => part.type === 'tool-deploy').map((part) => plain(part) as Record<string, unknown>);
-  assert.deepEqual(deployParts().map((part) => part.state), ['approval-requested'], 'a call is shown when it is asked, so the step can be answered');
+  const deployParts = () =>
+    chat.messages
+      .at(-1)!
+      .parts.filter((part) => part.type === 'tool-deploy')
+      .map((part) => plain(part) as Record<string, unknown>);
+  assert.deepEqual(
+    deployParts().map((part) => part.state),
+    ['approval-requested'],
+    'a call is shown when it is asked, so the step can be answered',
+  );
 
   const [first] = await agent.pendingApprovals('ui-two');
   await chat.addToolApprovalResponse({ id: first!.id, approved: true });
   await settled(chat, () => deployParts()[1]?.state === 'approval-requested');
   assert.equal(chat.error, undefined);
   const [second] = await agent.pendingApprovals('ui-two');
-  assert.deepEqual(deployParts().map((part) => [part.state, (part.approval as { id: string }).id]), [['output-available', first!.id], ['approval-requested', second!.id]]);
+  assert.deepEqual(
+    deployParts().map((part) => [part.state, (part.approval as { id: string }).id]),
+    [
+      ['output-available', first!.id],
+      ['approval-requested', second!.id],
+    ],
+  );
 
   await chat.addToolApprovalResponse({ id: second!.id, approved: true });
   await settled(chat, () => deployParts()[1]?.state === 'output-available');
   assert.equal(chat.error, undefined);
-  assert.deepEqual(deployParts().map((part) => part.output), [{ deployed: 'eu' }, { deployed: 'us' }]);
+  assert.deepEqual(
+    deployParts().map((part) => part.output),
+    [{ deployed: 'eu' }, { deployed: 'us' }],
+  );
   assert.deepEqual(deployed, [{ env: 'eu' }, { env: 'us' }]);
   assert.equal(chat.messages.filter((m) => m.role === 'assistant').length, 1);
 });
@@ -141,7 +200,9 @@ test('useChat endpoint: denying the approval in the client ends the tool part as
 
 test('useChat endpoint: a refused request surfaces in the client as an error with the 401 body', async () => {
   const { agent, modelSaw } = principalAgent();
-  const chat = chatWith(agentHandler(agent, { basePath: '/agent', auth: TOKEN }), 'ui-refused', { authorization: 'Bearer wrong' });
+  const chat = chatWith(agentHandler(agent, { basePath: '/agent', auth: TOKEN }), 'ui-refused', {
+    authorization: 'Bearer wrong',
+  });
   await chat.sendMessage({ text: 'hello' });
   assert.equal(chat.status, 'error');
   assert.match(String(chat.error?.message), /Unauthorized/);
@@ -155,7 +216,10 @@ async function wire(response: Response): Promise<Record<string, unknown>[]> {
   assert.equal(response.headers.get('cache-control'), 'no-cache');
   const text = await response.text();
   assert.ok(text.endsWith('data: [DONE]\n\n'), 'the stream ends with [DONE]');
-  const blocks = text.slice(0, -'data: [DONE]\n\n'.length).split('\n\n').filter((b) => b !== '');
+  const blocks = text
+    .slice(0, -'data: [DONE]\n\n'.length)
+    .split('\n\n')
+    .filter((b) => b !== '');
   const schema = uiMessageChunkSchema();
   const chunks: Record<string, unknown>[] = [];
   for (const block of blocks) {
@@ -169,12 +233,18 @@ async function wire(response: Response): Promise<Record<string, unknown>[]> {
 }
 
 const uiBody = (id: string, messages: unknown[], extra: Record<string, unknown> = {}) =>
-  new Request(API, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id, messages, trigger: 'submit-message', ...extra }) });
+  new Request(API, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id, messages, trigger: 'submit-message', ...extra }),
+  });
 
 test('useChat endpoint on the wire: headers, one data line per chunk, text parts, finish "stop", [DONE]', async () => {
   const { agent } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });
-  const chunks = await wire(await handler(uiBody('wire-text', [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi there' }] }])));
+  const chunks = await wire(
+    await handler(uiBody('wire-text', [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi there' }] }])),
+  );
   const [start, ...rest] = chunks;
   assert.equal(start!.type, 'start');
   assert.match(String(start!.messageId), /^msg-/);
@@ -209,11 +279,23 @@ test('useChat endpoint on the wire: the approval request follows the tool input 
   const assistant = {
     id: messageId,
     role: 'assistant',
-    parts: [{ type: 'step-start' }, { type: 'tool-deploy', toolCallId, state: 'approval-responded', input: { env: 'prod' }, approval: { id: approvalId, approved: true } }],
+    parts: [
+      { type: 'step-start' },
+      {
+        type: 'tool-deploy',
+        toolCallId,
+        state: 'approval-responded',
+        input: { env: 'prod' },
+        approval: { id: approvalId, approved: true },
+      },
+    ],
   };
   const resumed = await wire(await handler(uiBody('wire-tool', [user, assistant], { messageId })));
   assert.deepEqual(resumed[0], { type: 'start', messageId });
-  assert.deepEqual(resumed.slice(1, 3), [{ type: 'start-step' }, { type: 'tool-output-available', toolCallId, output: { deployed: 'prod' } }]);
+  assert.deepEqual(resumed.slice(1, 3), [
+    { type: 'start-step' },
+    { type: 'tool-output-available', toolCallId, output: { deployed: 'prod' } },
+  ]);
   assert.deepEqual(resumed.at(-1), { type: 'finish', finishReason: 'stop' });
 
   const replay = await handler(uiBody('wire-tool', [user, assistant], { messageId }));
@@ -229,7 +311,15 @@ test('useChat endpoint: an approval response is only decided in the chat whose s
   const assistant = {
     id: 'm1',
     role: 'assistant',
-    parts: [{ type: 'tool-deploy', toolCallId: pending!.toolCallId, state: 'approval-responded', input: {}, approval: { id: pending!.id, approved: true } }],
+    parts: [
+      {
+        type: 'tool-deploy',
+        toolCallId: pending!.toolCallId,
+        state: 'approval-responded',
+        input: {},
+        approval: { id: pending!.id, approved: true },
+      },
+    ],
   };
   const elsewhere = await handler(uiBody('chat-b', [user, assistant], { messageId: 'm1' }));
   assert.equal(elsewhere.status, 404);
@@ -241,8 +331,13 @@ test('useChat endpoint: an approval response is only decided in the chat whose s
 test('useChat endpoint on the wire: a tool that runs without approval is shown with its input, then its output, before the reply', async () => {
   const { agent } = principalAgent();
   const handler = agentHandler(agent, { basePath: '/agent' });
-  const chunks = await wire(await handler(uiBody('wire-lookup', [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: '/tool lookup {"key":"k"}' }] }])));
-  const toolCallId = ((await agent.transcript('wire-lookup')).messages[1] as { toolCalls: { id: string }[] }).toolCalls[0]!.id;
+  const chunks = await wire(
+    await handler(
+      uiBody('wire-lookup', [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: '/tool lookup {"key":"k"}' }] }]),
+    ),
+  );
+  const toolCallId = ((await agent.transcript('wire-lookup')).messages[1] as { toolCalls: { id: string }[] })
+    .toolCalls[0]!.id;
   assert.deepEqual(chunks.slice(1, 6), [
     { type: 'start-step' },
     { type: 'tool-input-start', toolCallId, toolName: 'lookup' },
@@ -263,5 +358,8 @@ test('useChat endpoint: the chat body never sets the principal, and a history se
   ];
   await wire(await handler(uiBody('ui-history', forged, { principal: { id: 'root', type: 'user' } })));
   assert.deepEqual(modelSaw, [undefined]);
-  assert.deepEqual((await agent.transcript('ui-history')).messages.map((m) => m.role), ['user', 'assistant']);
+  assert.deepEqual(
+    (await agent.transcript('ui-history')).messages.map((m) => m.role),
+    ['user', 'assistant'],
+  );
 });

@@ -18,7 +18,11 @@ const AUDIENCE = 'https://agent.example.com/agent';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** An introspection endpoint as a fetch: answers after `delayMs`; tokens starting `valid` are active. Counts calls. */
-function slowEndpoint(delayMs: number, answer: (token: string) => Record<string, unknown> = (token) => (token.startsWith('valid') ? { active: true, sub: token, aud: AUDIENCE } : { active: false })) {
+function slowEndpoint(
+  delayMs: number,
+  answer: (token: string) => Record<string, unknown> = (token) =>
+    token.startsWith('valid') ? { active: true, sub: token, aud: AUDIENCE } : { active: false },
+) {
   const stats = { calls: 0, inFlight: 0, maxInFlight: 0, tokens: [] as string[] };
   const fetch = async (_url: string, init: RequestInit) => {
     const token = new URLSearchParams(init.body as string).get('token') as string;
@@ -35,13 +39,23 @@ function slowEndpoint(delayMs: number, answer: (token: string) => Record<string,
   return { fetch, stats };
 }
 
-const entryOf = (fetch: (url: string, init: RequestInit) => Promise<Response>, options: Record<string, unknown> = {}, perRequestFetch?: boolean): AuthFn =>
-  introspection(withKeySetInternals({ endpoint: ENDPOINT, clientId: 'rs', clientSecret: 'rs-secret', audience: AUDIENCE, cache: false, ...options }, { fetch, ...(perRequestFetch !== undefined && { perRequestFetch }) }));
+const entryOf = (
+  fetch: (url: string, init: RequestInit) => Promise<Response>,
+  options: Record<string, unknown> = {},
+  perRequestFetch?: boolean,
+): AuthFn =>
+  introspection(
+    withKeySetInternals(
+      { endpoint: ENDPOINT, clientId: 'rs', clientSecret: 'rs-secret', audience: AUDIENCE, cache: false, ...options },
+      { fetch, ...(perRequestFetch !== undefined && { perRequestFetch }) },
+    ),
+  );
 
 async function status(entry: AuthFn, token: string, refusals?: Refusal[]): Promise<number> {
-  const result = await routeAuth(entry, refusals === undefined ? {} : { onRefused: (refusal) => void refusals.push(refusal) })(
-    new Request(AUDIENCE, { headers: { authorization: `Bearer ${token}` } }),
-  );
+  const result = await routeAuth(
+    entry,
+    refusals === undefined ? {} : { onRefused: (refusal) => void refusals.push(refusal) },
+  )(new Request(AUDIENCE, { headers: { authorization: `Bearer ${token}` } }));
   return result.ok ? 200 : result.response.status;
 }
 
@@ -76,7 +90,10 @@ test('first in, first out: requests are served in the order they came, whatever 
   const order = Array.from({ length: MAX_IN_FLIGHT * 3 }, (_, i) => (i % 5 === 0 ? `valid-${i}` : `garbage-${i}`));
   const statuses = await Promise.all(order.map((token) => status(entry, token)));
   assert.deepEqual(stats.tokens, order, 'the endpoint was asked in arrival order');
-  assert.deepEqual(statuses, order.map((token) => (token.startsWith('valid') ? 200 : 401)));
+  assert.deepEqual(
+    statuses,
+    order.map((token) => (token.startsWith('valid') ? 200 : 401)),
+  );
 });
 
 test('a wait is bounded by timeoutMs: a request that gets no slot in time skips (introspection-unavailable) and is never asked', async () => {
@@ -142,14 +159,26 @@ test('one call per token at once: requests for a token being asked join its call
   assert.equal(stats.calls, isWorkersRuntime() ? 20 : 1, 'one call for twenty requests of one token');
   stats.calls = 0;
   const perRequest = entryOf(fetch, {}, true);
-  assert.deepEqual(await Promise.all(Array.from({ length: 5 }, () => status(perRequest, 'valid-own'))), Array(5).fill(200));
+  assert.deepEqual(
+    await Promise.all(Array.from({ length: 5 }, () => status(perRequest, 'valid-own'))),
+    Array(5).fill(200),
+  );
   assert.equal(stats.calls, 5, 'Workers mode: each request its own call');
 });
 
 test('token_type: an active answer for a token that is not an access token skips (token-type); Bearer, DPoP, access_token in any case, or none, are taken', async () => {
   const types: Record<string, unknown> = {
-    'valid-refresh': 'refresh_token', 'valid-id': 'id_token', 'valid-na': 'N_A', 'valid-number': 5, 'valid-empty': '',
-    'valid-bearer': 'Bearer', 'valid-lower': 'bearer', 'valid-dpop': 'DPoP', 'valid-access': 'access_token', 'valid-upper': 'ACCESS_TOKEN', 'valid-none': undefined,
+    'valid-refresh': 'refresh_token',
+    'valid-id': 'id_token',
+    'valid-na': 'N_A',
+    'valid-number': 5,
+    'valid-empty': '',
+    'valid-bearer': 'Bearer',
+    'valid-lower': 'bearer',
+    'valid-dpop': 'DPoP',
+    'valid-access': 'access_token',
+    'valid-upper': 'ACCESS_TOKEN',
+    'valid-none': undefined,
   };
   const { fetch } = slowEndpoint(0, (token) => ({ active: true, sub: token, aud: AUDIENCE, token_type: types[token] }));
   const entry = entryOf(fetch, { cache: { maxAgeSec: 60 } });
@@ -158,7 +187,11 @@ test('token_type: an active answer for a token that is not an access token skips
     const taken = type === undefined || (typeof type === 'string' && /^(bearer|dpop|access_token)$/i.test(type));
     // DPoP-typed answers without cnf.jkt are unbound tokens: taken as Bearer.
     assert.equal(await status(entry, token, refusals), taken ? 200 : 401, token);
-    assert.deepEqual(refusals.map((refusal) => refusal.reason), taken ? [] : ['token-type'], token);
+    assert.deepEqual(
+      refusals.map((refusal) => refusal.reason),
+      taken ? [] : ['token-type'],
+      token,
+    );
     // Kept answers are checked again: still refused from the cache.
     if (!taken) assert.equal(await status(entry, token), 401, `${token} (kept)`);
   }

@@ -68,8 +68,13 @@ describe('base64url (RFC 7515 §2: URL alphabet, no padding, canonical)', () => 
 describe('JSON object parser (RFC 8259, duplicate member names refused)', () => {
   test('parses what JSON.parse parses', () => {
     const texts = [
-      '{}', ' {"a" : 1 , "b":[true,false,null,-0.5e+3,"x"]}\r\n', '{"s":"\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00"}',
-      '{"n":{"m":{"o":[[],{}]}}}', '{"big":1e400,"neg":-1E-2,"zero":0}', '{"é":"ü"}', '{"__proto__":{"x":1}}',
+      '{}',
+      ' {"a" : 1 , "b":[true,false,null,-0.5e+3,"x"]}\r\n',
+      '{"s":"\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00"}',
+      '{"n":{"m":{"o":[[],{}]}}}',
+      '{"big":1e400,"neg":-1E-2,"zero":0}',
+      '{"é":"ü"}',
+      '{"__proto__":{"x":1}}',
     ];
     for (const text of texts) {
       const parsed = parseJsonObject(text);
@@ -86,15 +91,39 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
       '{"s\\u0075b":1,"\\u0061lg":2,"sco\\u0070e":3}',
     ];
     for (const text of texts) assert.deepEqual(parseJsonObject(text), JSON.parse(text), text);
-    for (const text of ['{"sub":1,"s\\u0075b":2}', '{"s\\u0075b":1,"sub":2}', '{"scope":1,"scope":2}', '{"exp":1,"nbf":2,"exp":3}']) {
+    for (const text of [
+      '{"sub":1,"s\\u0075b":2}',
+      '{"s\\u0075b":1,"sub":2}',
+      '{"scope":1,"scope":2}',
+      '{"exp":1,"nbf":2,"exp":3}',
+    ]) {
       assert.equal(parseJsonObject(text), null, text);
     }
   });
 
   test('numbers read as JSON.parse reads them: integers of every length, fractions, exponents, signs', () => {
     const numbers = [
-      '0', '7', '10', '1800000000', '123456789012345', '1234567890123456', '9007199254740993', '12345678901234567890123',
-      '-0', '-1', '-1800000000', '1.5', '0.25', '1e3', '1E3', '1e-3', '12e+2', '123456789012345.5', '123456789012345e2', '1e400', '-1e400',
+      '0',
+      '7',
+      '10',
+      '1800000000',
+      '123456789012345',
+      '1234567890123456',
+      '9007199254740993',
+      '12345678901234567890123',
+      '-0',
+      '-1',
+      '-1800000000',
+      '1.5',
+      '0.25',
+      '1e3',
+      '1E3',
+      '1e-3',
+      '12e+2',
+      '123456789012345.5',
+      '123456789012345e2',
+      '1e400',
+      '-1e400',
     ];
     for (const number of numbers) {
       const text = `{"n":${number},"m":[${number}]}`;
@@ -107,7 +136,8 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
 
   test('returns objects and arrays frozen at every depth', () => {
     const parsed = parseJsonObject('{"a":{"b":[1,{"c":[]}]},"d":{}}') as any;
-    for (const value of [parsed, parsed.a, parsed.a.b, parsed.a.b[1], parsed.a.b[1].c, parsed.d]) assert.ok(Object.isFrozen(value));
+    for (const value of [parsed, parsed.a, parsed.a.b, parsed.a.b[1], parsed.a.b[1].c, parsed.d])
+      assert.ok(Object.isFrozen(value));
   });
 
   test('refuses a duplicated member name at any depth', () => {
@@ -118,9 +148,35 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
 
   test('refuses what is not a JSON object, and invalid JSON', () => {
     const texts = [
-      '', '[]', '"x"', '1', 'null', '{', '{"a":1,}', '{"a":01}', '{"a":1.}', '{"a":.5}', '{"a":+1}', '{"a":NaN}',
-      '{"a":Infinity}', "{'a':1}", '{a:1}', '{"a":"\u0001"}', '{"a":"\\x"}', '{"a":"\\u12"}', '{"a":1}{}', '\uFEFF{}',
-      '{"a":tru}', '{"a" 1}', '{"a":[1,]}', '{"a":1 "b":2}', '{"sub', '{"sub"', '{"sub":', '{"sub":1', '{"scope"1}',
+      '',
+      '[]',
+      '"x"',
+      '1',
+      'null',
+      '{',
+      '{"a":1,}',
+      '{"a":01}',
+      '{"a":1.}',
+      '{"a":.5}',
+      '{"a":+1}',
+      '{"a":NaN}',
+      '{"a":Infinity}',
+      "{'a':1}",
+      '{a:1}',
+      '{"a":"\u0001"}',
+      '{"a":"\\x"}',
+      '{"a":"\\u12"}',
+      '{"a":1}{}',
+      '\uFEFF{}',
+      '{"a":tru}',
+      '{"a" 1}',
+      '{"a":[1,]}',
+      '{"a":1 "b":2}',
+      '{"sub',
+      '{"sub"',
+      '{"sub":',
+      '{"sub":1',
+      '{"scope"1}',
     ];
     for (const text of texts) assert.equal(parseJsonObject(text), null, JSON.stringify(text));
   });
@@ -138,14 +194,29 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
 
   test('a duplicate is found whatever the two members hold and wherever colons, quotes and backslashes sit in strings', () => {
     const duplicated = [
-      '{"a":{"x":1},"a":2}', '{"a":2,"a":{"x":1}}', '{"a":{"x":1},"a":{"y":2}}', '{"a":[{"x":1,"x":2}],"a":1}', '{"a":[],"a":[]}',
-      '{"__proto__":1,"__proto__":2}', '{"__proto__":{},"\\u005f_proto__":{}}', '{"a:":1,"a:":2}', '{"\\"":1,"\\u0022":2}',
-      '{"k":"v:\\"","k":"w"}', '{"a\\\\":1,"a\\u005c":2}', '{"x":{"a":1,"b":{"c":[{"d":1,"d":1}]}}}', '{"":1,"":2}',
+      '{"a":{"x":1},"a":2}',
+      '{"a":2,"a":{"x":1}}',
+      '{"a":{"x":1},"a":{"y":2}}',
+      '{"a":[{"x":1,"x":2}],"a":1}',
+      '{"a":[],"a":[]}',
+      '{"__proto__":1,"__proto__":2}',
+      '{"__proto__":{},"\\u005f_proto__":{}}',
+      '{"a:":1,"a:":2}',
+      '{"\\"":1,"\\u0022":2}',
+      '{"k":"v:\\"","k":"w"}',
+      '{"a\\\\":1,"a\\u005c":2}',
+      '{"x":{"a":1,"b":{"c":[{"d":1,"d":1}]}}}',
+      '{"":1,"":2}',
     ];
     for (const text of duplicated) assert.equal(parseJsonObject(text), null, text);
     const distinct = [
-      '{"a:b":"c:d","e\\":":"\\"f:"}', '{"a\\\\":":","b":"\\\\"}', '{"a":"::::","b":{"c:":[":",{"d":":"}]}}', '{"a":1,"A":2,"a ":3}',
-      '{"x":{"a":1},"y":{"a":1},"z":[{"a":1},{"a":1}]}', '{"\\ud83d\\ude00":1,"\\ud83d":2,"\\ude00":3}', '{"__proto__":{"a":1,"b":2}}',
+      '{"a:b":"c:d","e\\":":"\\"f:"}',
+      '{"a\\\\":":","b":"\\\\"}',
+      '{"a":"::::","b":{"c:":[":",{"d":":"}]}}',
+      '{"a":1,"A":2,"a ":3}',
+      '{"x":{"a":1},"y":{"a":1},"z":[{"a":1},{"a":1}]}',
+      '{"\\ud83d\\ude00":1,"\\ud83d":2,"\\ude00":3}',
+      '{"__proto__":{"a":1,"b":2}}',
     ];
     for (const text of distinct) assert.deepEqual(parseJsonObject(text), JSON.parse(text), text);
   });
@@ -153,12 +224,15 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
   test('duplicates planted at random in random documents are refused, and only they (seeded)', () => {
     let seed = 0x2545f491;
     const random = (n: number) => {
-      seed ^= seed << 13; seed ^= seed >>> 17; seed ^= seed << 5;
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
       return (seed >>> 0) % n;
     };
     const NAMES = ['a', 'b', 'sub', 'aud', ':', '"', '\\', 'a:b', 'é', '😀', '__proto__', ''];
     // A name as JSON text, at random with some characters written as \u escapes.
-    const spell = (name: string) => `"${[...JSON.stringify(name).slice(1, -1)].map((c) => (random(3) === 0 && /\w/.test(c) ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join('')}"`;
+    const spell = (name: string) =>
+      `"${[...JSON.stringify(name).slice(1, -1)].map((c) => (random(3) === 0 && /\w/.test(c) ? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}` : c)).join('')}"`;
     // Each document as text and as the value it holds, built side by side (JSON.parse is not the
     // reference: workerd's misreads escaped one-character names). `plant.wanted`: this document
     // gets one duplicated name, in the first object that draws it.
@@ -188,7 +262,8 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
       }
       const members = names.map((name) => [spell(name), name, value(depth, plant)] as const);
       const expected: Record<string, unknown> = {};
-      for (const [, name, [, member]] of members) Object.defineProperty(expected, name, { value: member, writable: true, enumerable: true, configurable: true });
+      for (const [, name, [, member]] of members)
+        Object.defineProperty(expected, name, { value: member, writable: true, enumerable: true, configurable: true });
       return [`{${members.map(([spelled, , [text]]) => `${spelled}:${text}`).join(',')}}`, expected];
     };
     let planted = 0;
@@ -210,7 +285,17 @@ describe('JSON object parser (RFC 8259, duplicate member names refused)', () => 
   test('an escaped one-character member name is read as itself, alone in its object and beside its unescaped twin', () => {
     // workerd's JSON.parse, once in some state (the seeded documents above reach it), reads every one of
     // these as one cached name: this parser decodes names itself.
-    const names: [string, string][] = [['\\u0061', 'a'], ['\\u0062', 'b'], ['\\u0064', 'd'], ['\\"', '"'], ['\\u0022', '"'], ['\\\\', '\\'], ['\\u005c', '\\'], ['\\/', '/'], ['\\n', '\n']];
+    const names: [string, string][] = [
+      ['\\u0061', 'a'],
+      ['\\u0062', 'b'],
+      ['\\u0064', 'd'],
+      ['\\"', '"'],
+      ['\\u0022', '"'],
+      ['\\\\', '\\'],
+      ['\\u005c', '\\'],
+      ['\\/', '/'],
+      ['\\n', '\n'],
+    ];
     for (let round = 0; round < 3; round++) {
       for (const [escaped, name] of names) {
         assert.deepEqual(Object.keys(parseJsonObject(`{"${escaped}":1}`)!), [name], escaped);
@@ -236,7 +321,8 @@ describe('compact JWS split', () => {
   });
 
   test('typ is read as a media type: lower case, without an application/ prefix (RFC 7515 §4.1.9)', () => {
-    const typOf = (typ: unknown) => parseCompactJws(`${b64json({ alg: 'HS256', typ })}.${b64json({})}.AAAA`)?.header.typ;
+    const typOf = (typ: unknown) =>
+      parseCompactJws(`${b64json({ alg: 'HS256', typ })}.${b64json({})}.AAAA`)?.header.typ;
     assert.equal(typOf('at+jwt'), 'at+jwt');
     assert.equal(typOf('application/AT+JWT'), 'at+jwt');
     assert.equal(typOf('JWT'), 'jwt');
@@ -254,7 +340,12 @@ describe('compact JWS split', () => {
   test('refuses a token with any character outside ASCII, in any segment', () => {
     const [h, p, s] = token.split('.') as [string, string, string];
     for (const char of ['\u00e9', '\u2028', '\ud800', '\ud83d\ude00', '\u0100']) {
-      for (const bad of [`${char}${h}.${p}.${s}`, `${h}.${p}${char}.${s}`, `${h}.${p}.${s}${char}`, `${h.slice(0, 4)}${char}${h.slice(4)}.${p}.${s}`]) {
+      for (const bad of [
+        `${char}${h}.${p}.${s}`,
+        `${h}.${p}${char}.${s}`,
+        `${h}.${p}.${s}${char}`,
+        `${h.slice(0, 4)}${char}${h.slice(4)}.${p}.${s}`,
+      ]) {
         assert.equal(parseCompactJws(bad), null, JSON.stringify(bad.slice(0, 8)));
         assert.equal(parseCompactJws(`Bearer ${bad}`, 7), null);
       }
@@ -263,7 +354,9 @@ describe('compact JWS split', () => {
 
   test('the bytes of every parsed token stay its own, however many tokens are parsed after it', () => {
     const [h, p] = token.split('.');
-    const expected = Array.from({ length: 1500 }, (_, i) => Uint8Array.from({ length: 256 + (i % 7) * 97 }, (_, j) => (i * 31 + j * 7) & 255));
+    const expected = Array.from({ length: 1500 }, (_, i) =>
+      Uint8Array.from({ length: 256 + (i % 7) * 97 }, (_, j) => (i * 31 + j * 7) & 255),
+    );
     const payloads = expected.map((_, i) => b64json({ sub: `user-${i}`, n: i }));
     const parsed = expected.map((bytes, i) => parseCompactJws(`${h}.${payloads[i]}.${encodeBase64url(bytes)}`));
     // A malformed signature in between must not claim or clobber bytes either.
@@ -283,7 +376,15 @@ describe('compact JWS split', () => {
 
   test('refuses empty header, empty signature and segment counts other than three', () => {
     const [h, p, s] = token.split('.');
-    for (const bad of [`.${p}.${s}`, `${h}.${p}.`, `${h}.${p}`, `${h}.${p}.${s}.${s}`, `${h}..${s}.${s}.${s}`, '', '..']) {
+    for (const bad of [
+      `.${p}.${s}`,
+      `${h}.${p}.`,
+      `${h}.${p}`,
+      `${h}.${p}.${s}.${s}`,
+      `${h}..${s}.${s}.${s}`,
+      '',
+      '..',
+    ]) {
       assert.equal(parseCompactJws(bad), null, bad);
     }
     assert.notEqual(parseCompactJws(`${h}..${s}`), null, 'an empty payload is a valid JWS');
@@ -295,10 +396,19 @@ describe('SubjectPublicKeyInfo reader', () => {
     const keys: [string, RsaHashedKeyGenParams | EcKeyGenParams | Algorithm][] = [
       ['P-521', { name: 'ECDSA', namedCurve: 'P-521' }],
       ['Ed25519', { name: 'Ed25519' }],
-      ['RSA 2048, e = 65537', { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' }],
+      [
+        'RSA 2048, e = 65537',
+        { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' },
+      ],
       // A size off 2048 and 4096, and a multiple of 128 bits: workerd generates no other RSA sizes.
-      ['RSA 2176, e = 3', { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2176, publicExponent: Uint8Array.of(3), hash: 'SHA-256' }],
-      ['RSA 4096', { name: 'RSASSA-PKCS1-v1_5', modulusLength: 4096, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' }],
+      [
+        'RSA 2176, e = 3',
+        { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2176, publicExponent: Uint8Array.of(3), hash: 'SHA-256' },
+      ],
+      [
+        'RSA 4096',
+        { name: 'RSASSA-PKCS1-v1_5', modulusLength: 4096, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' },
+      ],
       ['P-256', { name: 'ECDSA', namedCurve: 'P-256' }],
       ['P-384', { name: 'ECDSA', namedCurve: 'P-384' }],
     ];
@@ -308,7 +418,9 @@ describe('SubjectPublicKeyInfo reader', () => {
         pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
       } catch (error) {
         // Detected, not assumed: the runtimes that lack a curve are named in the test output.
-        console.log(`this runtime cannot generate ${label} keys (${(error as Error).name}); that round trip is not checked here`);
+        console.log(
+          `this runtime cannot generate ${label} keys (${(error as Error).name}); that round trip is not checked here`,
+        );
         continue;
       }
       const { kty, n, e, crv, x, y } = await crypto.subtle.exportKey('jwk', pair.publicKey);
@@ -316,7 +428,13 @@ describe('SubjectPublicKeyInfo reader', () => {
       const spec = readPublicJwk({ kty, n, e, crv, x, y });
       assert.ok(typeof spec !== 'string', `${label}: ${spec}`);
       // The JWK the verifier imports, imported here extractable to compare it with the runtime's own key.
-      const imported = await crypto.subtle.importKey('jwk', spec.jwk, jwsAlgorithm(spec.algorithms[0]!)!.importParams, true, ['verify']);
+      const imported = await crypto.subtle.importKey(
+        'jwk',
+        spec.jwk,
+        jwsAlgorithm(spec.algorithms[0]!)!.importParams,
+        true,
+        ['verify'],
+      );
       assert.deepEqual(new Uint8Array(await crypto.subtle.exportKey('spki', imported)), spki, label);
       assert.deepEqual(readSpki(spki), { ...spec }, `${label}: the PEM route reads the same key`);
     }
@@ -339,15 +457,66 @@ describe('SubjectPublicKeyInfo reader', () => {
     const nonMinimal = Uint8Array.from([0x30, 0x83, 0x00, ...rsa.spki.subarray(2)]);
     assert.match(readSpki(nonMinimal) as string, /not a DER/);
     // X25519 (1.3.101.110) is a key-agreement key, never a signing key.
-    const x25519 = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x6e, 0x03, 0x21, 0x00, ...new Uint8Array(32)]);
-    assert.match(readSpki(x25519) as string, /must be an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key/);
+    const x25519 = Uint8Array.from([
+      0x30,
+      0x2a,
+      0x30,
+      0x05,
+      0x06,
+      0x03,
+      0x2b,
+      0x65,
+      0x6e,
+      0x03,
+      0x21,
+      0x00,
+      ...new Uint8Array(32),
+    ]);
+    assert.match(
+      readSpki(x25519) as string,
+      /must be an RSA key, an EC key on P-256, P-384 or P-521, or an Ed25519 key/,
+    );
     const compressed = Uint8Array.from(ec.spki);
     compressed[compressed.length - 97] = 0x02;
     assert.match(readSpki(compressed) as string, /not uncompressed/);
     assert.match(readSpkiPem(toPem(x25519)) as string, /must be an RSA key, an EC key/);
-    const ed25519 = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00, ...new Uint8Array(32).fill(7)]);
+    const ed25519 = Uint8Array.from([
+      0x30,
+      0x2a,
+      0x30,
+      0x05,
+      0x06,
+      0x03,
+      0x2b,
+      0x65,
+      0x70,
+      0x03,
+      0x21,
+      0x00,
+      ...new Uint8Array(32).fill(7),
+    ]);
     assert.deepEqual((readSpki(ed25519) as PublicKeySpec).algorithms, ['EdDSA', 'Ed25519']);
-    const withParams = Uint8Array.from([0x30, 0x2c, 0x30, 0x07, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x05, 0x00, 0x03, 0x21, 0x00, ...new Uint8Array(32)]);
-    assert.match(readSpki(withParams) as string, /not a DER SubjectPublicKeyInfo/, 'RFC 8410: Ed25519 parameters are absent');
+    const withParams = Uint8Array.from([
+      0x30,
+      0x2c,
+      0x30,
+      0x07,
+      0x06,
+      0x03,
+      0x2b,
+      0x65,
+      0x70,
+      0x05,
+      0x00,
+      0x03,
+      0x21,
+      0x00,
+      ...new Uint8Array(32),
+    ]);
+    assert.match(
+      readSpki(withParams) as string,
+      /not a DER SubjectPublicKeyInfo/,
+      'RFC 8410: Ed25519 parameters are absent',
+    );
   });
 });

@@ -5,10 +5,22 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createJwtEntry, jwtWithClock } from '../src/auth/jwt.ts';
 import { readEntryOptions } from '../src/auth/jwt-options.ts';
-import { ALGORITHM_NAMES, algorithmsFor, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from '../src/auth/jose/algorithms.ts';
+import {
+  ALGORITHM_NAMES,
+  algorithmsFor,
+  jwsAlgorithm,
+  type AlgorithmName,
+  type JwsAlgorithm,
+} from '../src/auth/jose/algorithms.ts';
 import { decodeBase64url } from '../src/auth/jose/base64url.ts';
 import type { JwsHeader } from '../src/auth/jose/compact.ts';
-import { importHmacVerifyKey, importVerifyKey, staticKeySource, type KeySource, type VerifyKey } from '../src/auth/jose/key-source.ts';
+import {
+  importHmacVerifyKey,
+  importVerifyKey,
+  staticKeySource,
+  type KeySource,
+  type VerifyKey,
+} from '../src/auth/jose/key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from '../src/auth/jose/keys.ts';
 import { verifyCompactJws } from '../src/auth/jose/verify.ts';
 import { b64json, bearer, readVectors, runtimeLacks, runtimeName } from './jwt-support.ts';
@@ -30,7 +42,10 @@ function secretSource(k: string, algorithms: readonly AlgorithmName[]): KeySourc
 function publicSource(jwk: object): { source: KeySource; algorithms: readonly AlgorithmName[] } | string {
   const spec = readPublicJwk(jwk);
   if (typeof spec === 'string') return spec;
-  return { source: staticKeySource(spec.algorithms, (algorithm) => importVerifyKey(spec, algorithm)), algorithms: spec.algorithms };
+  return {
+    source: staticKeySource(spec.algorithms, (algorithm) => importVerifyKey(spec, algorithm)),
+    algorithms: spec.algorithms,
+  };
 }
 
 /** A key-set-style source: each JWK checked by readPublicJwk (oct refused), picked by kid and alg. */
@@ -39,7 +54,9 @@ function keySetSource(jwks: readonly object[]): KeySource {
   return {
     async keysFor(header: JwsHeader): Promise<readonly VerifyKey[]> {
       const algorithm = jwsAlgorithm(header.alg) as JwsAlgorithm;
-      const fits = specs.filter((spec) => spec.algorithms.includes(algorithm.name) && (header.kid === undefined || spec.kid === header.kid));
+      const fits = specs.filter(
+        (spec) => spec.algorithms.includes(algorithm.name) && (header.kid === undefined || spec.kid === header.kid),
+      );
       const keys: VerifyKey[] = [];
       for (const spec of fits) {
         try {
@@ -54,7 +71,13 @@ function keySetSource(jwks: readonly object[]): KeySource {
 }
 
 async function accepts(token: unknown, algorithms: readonly string[], source: KeySource): Promise<boolean> {
-  const verified = verifyCompactJws(typeof token === 'string' ? token : JSON.stringify(token), 0, { algorithms: new Set(algorithms), typ: undefined }, source, (jws) => jws.payload);
+  const verified = verifyCompactJws(
+    typeof token === 'string' ? token : JSON.stringify(token),
+    0,
+    { algorithms: new Set(algorithms), typ: undefined },
+    source,
+    (jws) => jws.payload,
+  );
   return verified !== null && (await verified) !== null;
 }
 
@@ -88,7 +111,11 @@ describe('Wycheproof json_web_signature_test.json', () => {
           assert.throws(() => new TextDecoder('utf-8', { fatal: true }).decode(decodeBase64url(t.jws.split('.')[1])!));
           expected = false;
         }
-        if (typeof route !== 'string' && group.public?.alg !== undefined && !t.jws.startsWith?.(b64json({ alg: group.public.alg }).slice(0, 16))) {
+        if (
+          typeof route !== 'string' &&
+          group.public?.alg !== undefined &&
+          !t.jws.startsWith?.(b64json({ alg: group.public.alg }).slice(0, 16))
+        ) {
           // The key names another alg than the header (Figure 20): a key serves only its own alg.
           if (expected) outOfScope.push(t.tcId);
           expected = false;
@@ -96,7 +123,10 @@ describe('Wycheproof json_web_signature_test.json', () => {
           // The group's key is refused ("alg": "ES521", use "enc", key_ops without verify): nothing verifies.
           if (expected) outOfScope.push(t.tcId);
           expected = false;
-        } else if (expected && (await runtimeLacks(t.jws.startsWith('eyJhbGciOiJQUz') ? 'PS256' : 'none')) !== undefined) {
+        } else if (
+          expected &&
+          (await runtimeLacks(t.jws.startsWith('eyJhbGciOiJQUz') ? 'PS256' : 'none')) !== undefined
+        ) {
           expected = false;
         }
         const got = typeof route === 'string' ? false : await accepts(t.jws, route.algorithms, route.source);
@@ -108,8 +138,14 @@ describe('Wycheproof json_web_signature_test.json', () => {
     assert.equal(checked, data.numberOfTests);
     // Figure 27's key says "alg": "ES521" (no such alg); Figure 20's says PS256 while the header says PS384 (README caveats).
     const refusedKeys = new Set([...noted(file, /Figure 27/), ...noted(file, /Figure 20/)]);
-    assert.deepEqual(outOfScope.sort((a, b) => a - b), [...refusedKeys].sort((a, b) => a - b));
-    assert.ok(noted(file, /PS256\/PS384\/PS512/).length >= 14, 'the notes list the valid PS* vectors, which verify here');
+    assert.deepEqual(
+      outOfScope.sort((a, b) => a - b),
+      [...refusedKeys].sort((a, b) => a - b),
+    );
+    assert.ok(
+      noted(file, /PS256\/PS384\/PS512/).length >= 14,
+      'the notes list the valid PS* vectors, which verify here',
+    );
   });
 });
 
@@ -119,7 +155,10 @@ describe('Wycheproof json_web_key_test.json', () => {
   /** Public members only: the test derives the public key from the private JWKs some groups give. */
   const publicJwks = (group: any): object[] =>
     (group.public ?? group.private).keys.map((jwk: Record<string, unknown>) =>
-      jwk.kty === 'oct' ? jwk : Object.fromEntries(Object.entries(jwk).filter(([name]) => !PRIVATE_MEMBERS.includes(name))));
+      jwk.kty === 'oct'
+        ? jwk
+        : Object.fromEntries(Object.entries(jwk).filter(([name]) => !PRIVATE_MEMBERS.includes(name))),
+    );
 
   test('as a key set (jwksUrl/oidc policy): oct keys are never served; bad RSA/EC keys are dropped', async () => {
     // A key set never supplies an HMAC key (spec jwt() check 2): these valid HS* vectors are refused.
@@ -192,13 +231,19 @@ describe('RFC 7515 and RFC 7520 examples', () => {
     const mismatches: unknown[] = [];
     for (const vector of vectors) {
       // ES512 and PS384 are supported now (design §12): valid where the runtime has them, whatever the notes said before.
-      const supported = /^(ES512|PS384)$/.test(vector.alg) ? (await runtimeLacks(vector.alg === 'ES512' ? 'ES512' : 'PS256')) === undefined : undefined;
-      if (supported === false) console.log(`${runtimeName()} lacks ${vector.alg}: ${vector.name} is expected to be refused`);
+      const supported = /^(ES512|PS384)$/.test(vector.alg)
+        ? (await runtimeLacks(vector.alg === 'ES512' ? 'ES512' : 'PS256')) === undefined
+        : undefined;
+      if (supported === false)
+        console.log(`${runtimeName()} lacks ${vector.alg}: ${vector.name} is expected to be refused`);
       const expected = supported ?? (vector.expected_for_this_verifier ?? vector.expected) === 'valid';
       let got = false;
       if (vector.jwk === null) {
         // alg none: no key verifies it, whatever the key type.
-        const sources = [secretSource(vectors[0].jwk.k, algorithmsFor('oct')), (publicSource(vectors[1].jwk) as { source: KeySource }).source];
+        const sources = [
+          secretSource(vectors[0].jwk.k, algorithmsFor('oct')),
+          (publicSource(vectors[1].jwk) as { source: KeySource }).source,
+        ];
         for (const source of sources) got ||= await accepts(vector.compact, ALGORITHM_NAMES, source);
       } else if (vector.jwk.kty === 'oct') {
         got = await accepts(vector.compact, algorithmsFor('oct'), secretSource(vector.jwk.k, algorithmsFor('oct')));
@@ -210,27 +255,46 @@ describe('RFC 7515 and RFC 7520 examples', () => {
     }
     assert.deepEqual(mismatches, []);
     const names = vectors.map((v: any) => v.name);
-    for (const name of ['RFC 7515 A.1 HS256', 'RFC 7515 A.2 RS256', 'RFC 7515 A.3 ES256', 'RFC 7520 4.1 RSA v1.5 signature (RS256)']) assert.ok(names.includes(name));
+    for (const name of [
+      'RFC 7515 A.1 HS256',
+      'RFC 7515 A.2 RS256',
+      'RFC 7515 A.3 ES256',
+      'RFC 7520 4.1 RSA v1.5 signature (RS256)',
+    ])
+      assert.ok(names.includes(name));
   });
 
   test('the RFC 7515 A.1-A.3 JWTs pass the whole jwt() path with the clock pinned before exp, and skip as expired with the real clock', async () => {
     const jwts = vectors.filter((v: any) => /^RFC 7515 A\.[123] /.test(v.name));
     assert.equal(jwts.length, 3);
     // The payloads have iss "joe", no sub and no aud: a mapper names the principal.
-    const options = { issuer: 'joe', allowAnyAudience: true, principal: (c: Readonly<Record<string, unknown>>) => ({ id: String(c.iss), type: 'service' as const }) };
+    const options = {
+      issuer: 'joe',
+      allowAnyAudience: true,
+      principal: (c: Readonly<Record<string, unknown>>) => ({ id: String(c.iss), type: 'service' as const }),
+    };
     for (const vector of jwts) {
-      const entryAt = (now: () => number) => vector.jwk.kty === 'oct'
-        // The A.1 key is 64 random bytes, not text: the secret source takes the raw bytes.
-        ? createJwtEntry({
-          helper: 'jwt()', authenticator: 'jwt', source: secretSource(vector.jwk.k, ['HS256']), algorithms: ['HS256'],
-          ...readEntryOptions('jwt()', options), now,
-        })
-        : jwtWithClock({ publicKey: vector.jwk, ...options }, now);
+      const entryAt = (now: () => number) =>
+        vector.jwk.kty === 'oct'
+          ? // The A.1 key is 64 random bytes, not text: the secret source takes the raw bytes.
+            createJwtEntry({
+              helper: 'jwt()',
+              authenticator: 'jwt',
+              source: secretSource(vector.jwk.k, ['HS256']),
+              algorithms: ['HS256'],
+              ...readEntryOptions('jwt()', options),
+              now,
+            })
+          : jwtWithClock({ publicKey: vector.jwk, ...options }, now);
       const accepted = await entryAt(() => PINNED)(bearer(vector.compact));
       assert.equal(accepted?.id, 'joe', vector.name);
       assert.equal(accepted?.authenticator, 'jwt');
       assert.equal(await entryAt(() => Date.now() / 1000)(bearer(vector.compact)), null, vector.name);
-      assert.equal(await entryAt(() => 1300819380 + 60)(bearer(vector.compact)), null, `${vector.name}: expired at exp + tolerance`);
+      assert.equal(
+        await entryAt(() => 1300819380 + 60)(bearer(vector.compact)),
+        null,
+        `${vector.name}: expired at exp + tolerance`,
+      );
     }
   });
 });

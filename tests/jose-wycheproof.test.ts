@@ -12,11 +12,17 @@ import { readPublicJwk, readSpki, readSpkiPem, type PublicKeySpec } from '../src
 import { verifySignature } from '../src/auth/jose/verify.ts';
 import { hexBytes, readVectors, runtimeLacks, runtimeName } from './jwt-support.ts';
 
-const notes = readVectors('wycheproof_webcrypto_notes.json').files as Record<string, { caveats?: { tcIds?: number[]; issue: string }[] }>;
+const notes = readVectors('wycheproof_webcrypto_notes.json').files as Record<
+  string,
+  { caveats?: { tcIds?: number[]; issue: string }[] }
+>;
 
 /** The tcIds of the note whose text matches `issue`. */
 function notedTcIds(file: string, issue: RegExp): number[] {
-  return (notes[file]?.caveats ?? []).filter((c) => issue.test(c.issue)).flatMap((c) => c.tcIds ?? []).sort((a, b) => a - b);
+  return (notes[file]?.caveats ?? [])
+    .filter((c) => issue.test(c.issue))
+    .flatMap((c) => c.tcIds ?? [])
+    .sort((a, b) => a - b);
 }
 
 async function verifies(key: VerifyKey | null, sig: string, msg: string): Promise<boolean> {
@@ -33,10 +39,18 @@ async function importSpec(spec: PublicKeySpec | string, algorithm: JwsAlgorithm)
   return importVerifyKey(spec as PublicKeySpec, algorithm);
 }
 
-interface Mismatch { tcId: number; expected: boolean; got: boolean }
+interface Mismatch {
+  tcId: number;
+  expected: boolean;
+  got: boolean;
+}
 
 /** Runs a group's vectors with `key`, collecting every result that differs from the label; answers how many ran. */
-async function runGroup(key: VerifyKey, tests: { tcId: number; result: string; sig: string; msg: string }[], mismatches: Mismatch[]): Promise<number> {
+async function runGroup(
+  key: VerifyKey,
+  tests: { tcId: number; result: string; sig: string; msg: string }[],
+  mismatches: Mismatch[],
+): Promise<number> {
   for (const t of tests) {
     const expected = t.result === 'valid';
     const got = await verifies(key, t.sig, t.msg);
@@ -68,7 +82,10 @@ describe('Wycheproof HMAC (HS256, HS384, HS512 primitive)', () => {
           // Keys of 32 bytes or more but shorter than the hash (HS512 with 32-byte keys) are
           // accepted: the spec's minimum is 32 bytes for every HS algorithm, not RFC 7518 §3.2's hash size.
           let expected = t.result === 'valid';
-          if (group.tagSize < bits) { truncated.push(t.tcId); if (t.result === 'valid') expected = false; }
+          if (group.tagSize < bits) {
+            truncated.push(t.tcId);
+            if (t.result === 'valid') expected = false;
+          }
           if (group.keySize < bits && group.tagSize === bits && t.result === 'valid') shorterThanHash.push(t.tcId);
           if (group.keySize < 256) expected = false;
           let key: VerifyKey | null = null;
@@ -83,7 +100,9 @@ describe('Wycheproof HMAC (HS256, HS384, HS512 primitive)', () => {
         }
       }
       report(file, 'raw key', mismatches, checked);
-      const validTruncated = data.testGroups.filter((g: any) => g.tagSize < bits).flatMap((g: any) => g.tests.filter((t: any) => t.result === 'valid').map((t: any) => t.tcId));
+      const validTruncated = data.testGroups
+        .filter((g: any) => g.tagSize < bits)
+        .flatMap((g: any) => g.tests.filter((t: any) => t.result === 'valid').map((t: any) => t.tcId));
       assert.deepEqual(validTruncated, notedTcIds(file, /truncated tags/));
       // The notes name the valid vectors whose key is shorter than the hash: refused here when under 32 bytes, accepted otherwise (HS512 with 32-byte keys).
       assert.deepEqual(shorterThanHash, notedTcIds(file, /key is shorter than the hash output/));
@@ -101,7 +120,12 @@ function jwkFromCoordinates(publicKey: { curve: string; wx: string; wy: string }
     padded.set(value, size - value.length);
     return encodeBase64url(padded);
   };
-  return { kty: 'EC', crv: `P-${size === 66 ? 521 : size * 8}`, x: coordinate(publicKey.wx), y: coordinate(publicKey.wy) };
+  return {
+    kty: 'EC',
+    crv: `P-${size === 66 ? 521 : size * 8}`,
+    x: coordinate(publicKey.wx),
+    y: coordinate(publicKey.wy),
+  };
 }
 
 /** True when this runtime lacks `alg`: the test says so and checks that tokens of it skip elsewhere (tests/jwt-algorithms.test.ts). */
@@ -140,13 +164,19 @@ describe('Wycheproof ECDSA P1363 (ES256, ES384, ES512 primitive)', () => {
           checked += await runGroup(key, group.tests, mismatches);
         }
         report(file, route, mismatches, checked);
-        if (route === 'JWK' && alg !== 'ES512') assert.deepEqual(builtJwk.sort((a, b) => a - b), notedTcIds(file, /without publicKeyJwk/));
+        if (route === 'JWK' && alg !== 'ES512')
+          assert.deepEqual(
+            builtJwk.sort((a, b) => a - b),
+            notedTcIds(file, /without publicKeyJwk/),
+          );
       });
     }
   }
 });
 
-const RSA_FILES = [2048, 3072, 4096].flatMap((size) => [256, 384, 512].map((hash) => [`rsa_signature_${size}_sha${hash}_test.json`, `RS${hash}`] as const));
+const RSA_FILES = [2048, 3072, 4096].flatMap((size) =>
+  [256, 384, 512].map((hash) => [`rsa_signature_${size}_sha${hash}_test.json`, `RS${hash}`] as const),
+);
 
 describe('Wycheproof RSASSA-PKCS1-v1_5 (RS256, RS384, RS512 primitive), 2048 to 4096 bits', () => {
   for (const [file, alg] of RSA_FILES) {
@@ -200,7 +230,10 @@ describe('Wycheproof RSASSA-PSS (PS256, PS384, PS512 primitive: MGF1 with the sa
           assert.equal(group.mgfSha, group.sha);
           const { kid: _kid, ...jwk } = group.publicKeyJwk;
           assert.equal(jwk.alg, alg);
-          const key = await importSpec(route === 'PEM' ? readSpkiPem(group.publicKeyPem) : readPublicJwk(jwk), algorithm);
+          const key = await importSpec(
+            route === 'PEM' ? readSpkiPem(group.publicKeyPem) : readPublicJwk(jwk),
+            algorithm,
+          );
           checked += await runGroup(key, group.tests, mismatches);
         }
         report(file, route, mismatches, checked);
@@ -220,7 +253,12 @@ describe('Wycheproof Ed25519 (EdDSA primitive)', () => {
       let checked = 0;
       for (const group of data.testGroups) {
         const { kid: _kid, ...jwk } = group.publicKeyJwk;
-        const spec = route === 'PEM' ? readSpkiPem(group.publicKeyPem) : route === 'DER' ? readSpki(hexBytes(group.publicKeyDer)) : readPublicJwk(jwk);
+        const spec =
+          route === 'PEM'
+            ? readSpkiPem(group.publicKeyPem)
+            : route === 'DER'
+              ? readSpki(hexBytes(group.publicKeyDer))
+              : readPublicJwk(jwk);
         const key = await importSpec(spec, algorithm);
         checked += await runGroup(key, group.tests, mismatches);
       }

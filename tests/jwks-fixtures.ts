@@ -22,7 +22,12 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export async function startServer(handler: Handler = (_, res) => { res.statusCode = 404; res.end(); }): Promise<TestServer> {
+export async function startServer(
+  handler: Handler = (_, res) => {
+    res.statusCode = 404;
+    res.end();
+  },
+): Promise<TestServer> {
   let current = handler;
   const hits = new Map<string, number>();
   const server: Server = createServer((request, response) => {
@@ -51,7 +56,10 @@ export async function startServer(handler: Handler = (_, res) => { res.statusCod
 export function json(body: unknown, status = 200): Handler {
   const text = JSON.stringify(body);
   return (_, response) => {
-    response.writeHead(status, { 'content-type': 'application/json', 'content-length': encoder.encode(text).byteLength });
+    response.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': encoder.encode(text).byteLength,
+    });
     response.end(text);
   };
 }
@@ -71,14 +79,23 @@ export interface SigningKey {
 
 const RSA_HASH = { RS256: 'SHA-256', RS384: 'SHA-384' } as const;
 
-export async function rsaKey(kid: string | undefined, bits = 2048, alg: 'RS256' | 'RS384' = 'RS256'): Promise<SigningKey> {
+export async function rsaKey(
+  kid: string | undefined,
+  bits = 2048,
+  alg: 'RS256' | 'RS384' = 'RS256',
+): Promise<SigningKey> {
   const pair = await crypto.subtle.generateKey(
     { name: 'RSASSA-PKCS1-v1_5', modulusLength: bits, publicExponent: new Uint8Array([1, 0, 1]), hash: RSA_HASH[alg] },
     true,
     ['sign', 'verify'],
   );
   const { n, e } = await crypto.subtle.exportKey('jwk', pair.publicKey);
-  return { kid, alg, privateKey: pair.privateKey, jwk: kid === undefined ? { kty: 'RSA', n, e } : { kty: 'RSA', kid, n, e } };
+  return {
+    kid,
+    alg,
+    privateKey: pair.privateKey,
+    jwk: kid === undefined ? { kty: 'RSA', n, e } : { kty: 'RSA', kid, n, e },
+  };
 }
 
 export async function ecKey(kid: string | undefined, alg: 'ES256' | 'ES384' = 'ES256'): Promise<SigningKey> {
@@ -92,7 +109,11 @@ export async function ecKey(kid: string | undefined, alg: 'ES256' | 'ES384' = 'E
 const segment = (value: unknown): string => encodeBase64url(encoder.encode(JSON.stringify(value)));
 
 /** A JWS signed by `key`; `header` adds members (or replaces `alg`/`kid`). */
-export async function sign(key: SigningKey, claims: Record<string, unknown>, header: Record<string, unknown> = {}): Promise<string> {
+export async function sign(
+  key: SigningKey,
+  claims: Record<string, unknown>,
+  header: Record<string, unknown> = {},
+): Promise<string> {
   const protectedHeader = { alg: key.alg, ...(key.kid === undefined ? {} : { kid: key.kid }), ...header };
   const input = `${segment(protectedHeader)}.${segment(claims)}`;
   const params = key.alg.startsWith('RS')
@@ -112,7 +133,12 @@ export function claimsFor(sub: string, extra: Record<string, unknown> = {}): Rec
 /** A controllable clock in milliseconds for the key-set cache. */
 export function manualClock(start = 1_000_000): { now: () => number; advance(ms: number): void } {
   let time = start;
-  return { now: () => time, advance: (ms) => { time += ms; } };
+  return {
+    now: () => time,
+    advance: (ms) => {
+      time += ms;
+    },
+  };
 }
 
 export function bearer(token: string): Request {

@@ -44,7 +44,10 @@ for (const perRequestFetch of [false, true]) {
       await Promise.all(pending);
       const duringFailure = fetches;
       // Workers mode: the requests within the first fetch's 100 ms overlap theirs (design §3's cold start), no more.
-      assert.ok(duringFailure >= 1 && duringFailure <= (perRequestFetch ? 6 : 1), `${duringFailure} fetches for 30 requests`);
+      assert.ok(
+        duringFailure >= 1 && duringFailure <= (perRequestFetch ? 6 : 1),
+        `${duringFailure} fetches for 30 requests`,
+      );
       // After the first failure, nothing more until 30 s after the last attempt.
       for (let i = 0; i < 10; i++) await source.keysFor({ alg: 'RS256', kid: 'k1' });
       assert.equal(fetches, duringFailure);
@@ -59,8 +62,23 @@ for (const perRequestFetch of [false, true]) {
 test('key-set and discovery URLs are logged without their query string', async () => {
   const secret = 'key-in-the-query-0123456789';
   const failing = async () => new Response('no', { status: 500 });
-  const jwks = jwtWithClock(withKeySetInternals({ jwksUrl: `https://idp.example/jwks?token=${secret}#frag`, audience: AUDIENCE }, { fetch: failing }), () => NOW);
-  const discovery = oidc(withKeySetInternals({ issuer: 'https://idp.example', audience: AUDIENCE, discoveryUrl: `https://idp.example/.well-known/openid-configuration?key=${secret}` }, { fetch: failing }));
+  const jwks = jwtWithClock(
+    withKeySetInternals(
+      { jwksUrl: `https://idp.example/jwks?token=${secret}#frag`, audience: AUDIENCE },
+      { fetch: failing },
+    ),
+    () => NOW,
+  );
+  const discovery = oidc(
+    withKeySetInternals(
+      {
+        issuer: 'https://idp.example',
+        audience: AUDIENCE,
+        discoveryUrl: `https://idp.example/.well-known/openid-configuration?key=${secret}`,
+      },
+      { fetch: failing },
+    ),
+  );
   const token = await signToken({ alg: 'RS256', kid: 'k' }, claims(), (await testKey('RS256')).sign);
   const { warnings } = await quietly(async () => {
     assert.equal(await statusOf(jwks, token), 401);
@@ -80,13 +98,29 @@ test('an EC public key off its curve is a configuration error at creation (P-256
     const size = { ES256: 32, ES384: 48, ES512: 66 }[alg]!;
     const y = Uint8Array.from(atob(key.jwk.y!.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
     y[size - 1]! ^= 1;
-    assertConfigError(() => jwtWithClock({ publicKey: { ...key.jwk, y: encodeBase64url(y) }, audience: AUDIENCE }, () => NOW), 'jwt()', `${alg} JWK off the curve`);
+    assertConfigError(
+      () => jwtWithClock({ publicKey: { ...key.jwk, y: encodeBase64url(y) }, audience: AUDIENCE }, () => NOW),
+      'jwt()',
+      `${alg} JWK off the curve`,
+    );
     const spki = Uint8Array.from(key.spki);
     spki[spki.length - 1]! ^= 1;
     const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki))}\n-----END PUBLIC KEY-----`;
-    assertConfigError(() => jwtWithClock({ publicKey: pem, audience: AUDIENCE }, () => NOW), 'jwt()', `${alg} PEM off the curve`);
+    assertConfigError(
+      () => jwtWithClock({ publicKey: pem, audience: AUDIENCE }, () => NOW),
+      'jwt()',
+      `${alg} PEM off the curve`,
+    );
     // A coordinate at or above the field prime is not a point either.
-    assertConfigError(() => jwtWithClock({ publicKey: { ...key.jwk, x: encodeBase64url(new Uint8Array(size).fill(0xff)) }, audience: AUDIENCE }, () => NOW), 'jwt()', `${alg} x >= p`);
+    assertConfigError(
+      () =>
+        jwtWithClock(
+          { publicKey: { ...key.jwk, x: encodeBase64url(new Uint8Array(size).fill(0xff)) }, audience: AUDIENCE },
+          () => NOW,
+        ),
+      'jwt()',
+      `${alg} x >= p`,
+    );
   }
 });
 
@@ -95,7 +129,9 @@ test('a key the runtime refuses at first use: every request skips (401), never 5
   const entry = jwtWithClock({ publicKey: key.jwk, audience: AUDIENCE }, () => NOW);
   const token = await signToken({ alg: 'ES256' }, claims(), key.sign);
   const original = crypto.subtle.importKey;
-  crypto.subtle.importKey = (async () => { throw new DOMException('Invalid key', 'DataError'); }) as typeof original;
+  crypto.subtle.importKey = (async () => {
+    throw new DOMException('Invalid key', 'DataError');
+  }) as typeof original;
   try {
     const { warnings } = await quietly(async () => {
       for (let i = 0; i < 5; i++) assert.equal(await statusOf(entry, token), 401);

@@ -5,8 +5,18 @@ import type { Principal } from '../src/auth/index.ts';
 import { KEY_SET_FRESH_MS, KEY_SET_RETRY_MS, type KeySetInternals } from '../src/auth/jose/key-set.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import {
-  bearer, claimsFor, ecKey, json, jsonOf, jwksJwt, manualClock, rsaKey, sign, startServer,
-  type SigningKey, type TestServer,
+  bearer,
+  claimsFor,
+  ecKey,
+  json,
+  jsonOf,
+  jwksJwt,
+  manualClock,
+  rsaKey,
+  sign,
+  startServer,
+  type SigningKey,
+  type TestServer,
 } from './jwks-fixtures.ts';
 
 let server: TestServer;
@@ -16,7 +26,13 @@ let rsaB: SigningKey;
 let ecE: SigningKey;
 
 before(async () => {
-  [server, other, rsaA, rsaB, ecE] = await Promise.all([startServer(), startServer(), rsaKey('a'), rsaKey('b'), ecKey('e')]);
+  [server, other, rsaA, rsaB, ecE] = await Promise.all([
+    startServer(),
+    startServer(),
+    rsaKey('a'),
+    rsaKey('b'),
+    ecKey('e'),
+  ]);
 });
 after(async () => {
   await Promise.all([server.close(), other.close()]);
@@ -43,7 +59,10 @@ function setup(keys: unknown, internals: Partial<KeySetInternals> = {}) {
 }
 
 /** The principal's id, or the status of the refusal. */
-async function outcome(authenticate: (request: Request) => Promise<{ ok: true; principal: Principal } | { ok: false; response: Response }>, token: string): Promise<string | number> {
+async function outcome(
+  authenticate: (request: Request) => Promise<{ ok: true; principal: Principal } | { ok: false; response: Response }>,
+  token: string,
+): Promise<string | number> {
   const result = await authenticate(bearer(token));
   return result.ok ? result.principal.id : result.response.status;
 }
@@ -155,7 +174,9 @@ describe('jwt({ jwksUrl }): unknown kid and rotation', () => {
   test('a flood of tokens with random unknown kids causes at most one fetch per 30 s', async () => {
     const { clock, authenticate } = setup([rsaA.jwk]);
     assert.equal(await outcome(authenticate, await sign(rsaA, claimsFor('ada'))), 'ada');
-    const forged = await Promise.all(Array.from({ length: 40 }, () => sign(rsaB, claimsFor('mallory'), { kid: crypto.randomUUID() })));
+    const forged = await Promise.all(
+      Array.from({ length: 40 }, () => sign(rsaB, claimsFor('mallory'), { kid: crypto.randomUUID() })),
+    );
     for (let second = 0; second <= 120; second++) {
       const results = await Promise.all(forged.map((token) => outcome(authenticate, token)));
       assert.ok(results.every((status) => status === 401));
@@ -228,7 +249,9 @@ describe('jwt({ jwksUrl }): faults end in a skip (401), never a 500', () => {
       const token = await sign(rsaA, claimsFor('ada'));
       const errors: unknown[] = [];
       const original = console.error;
-      console.error = (...args: unknown[]) => { errors.push(args); };
+      console.error = (...args: unknown[]) => {
+        errors.push(args);
+      };
       try {
         const results = await Promise.all(Array.from({ length: 20 }, () => outcome(authenticate, token)));
         assert.deepEqual(results, Array(20).fill(401));
@@ -287,7 +310,11 @@ describe('jwt({ jwksUrl }): keys that cannot serve are dropped one by one', () =
     };
     assert.equal(await outcome(authenticate, await forged('HS256')), 401);
     assert.equal(await outcome(authenticate, await forged('RS256')), 401);
-    assert.equal(await outcome(authenticate, await sign(rsaA, claimsFor('ada'))), 'ada', 'the other keys of the set serve');
+    assert.equal(
+      await outcome(authenticate, await sign(rsaA, claimsFor('ada'))),
+      'ada',
+      'the other keys of the set serve',
+    );
   });
 
   test('an RSA key under 2048 bits is dropped; the other keys serve', async () => {
@@ -351,7 +378,10 @@ describe('jwt({ jwksUrl }): picking keys', () => {
     const header = { jku: `${other.origin}/jwks`, x5u: `${other.origin}/cert.pem`, jwk: attacker.jwk };
     other.answer(json({ keys: [attacker.jwk] }));
     assert.equal(await outcome(authenticate, await sign(attacker, claimsFor('mallory'), header)), 401);
-    assert.equal(await outcome(authenticate, await sign({ ...attacker, kid: undefined }, claimsFor('mallory'), header)), 401);
+    assert.equal(
+      await outcome(authenticate, await sign({ ...attacker, kid: undefined }, claimsFor('mallory'), header)),
+      401,
+    );
     assert.equal(await outcome(authenticate, await sign({ ...attacker, kid: 'a' }, claimsFor('mallory'), header)), 401);
     assert.equal(other.total(), 0);
   });
@@ -360,9 +390,12 @@ describe('jwt({ jwksUrl }): picking keys', () => {
 describe('jwt({ jwksUrl }) on Workers: each request that needs keys fetches for itself', () => {
   test('concurrent cold requests each fetch, the imported keys are then shared', async () => {
     const body = JSON.stringify({ keys: [rsaA.jwk] });
-    const { authenticate } = setup((_: unknown, response: import('node:http').ServerResponse) => {
-      setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end(body), 50);
-    }, { perRequestFetch: true });
+    const { authenticate } = setup(
+      (_: unknown, response: import('node:http').ServerResponse) => {
+        setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end(body), 50);
+      },
+      { perRequestFetch: true },
+    );
     const token = await sign(rsaA, claimsFor('ada'));
     const results = await Promise.all(Array.from({ length: 10 }, () => outcome(authenticate, token)));
     assert.deepEqual(results, Array(10).fill('ada'));
@@ -374,13 +407,18 @@ describe('jwt({ jwksUrl }) on Workers: each request that needs keys fetches for 
   test('an unknown kid still refetches at most once per 30 s, even while a fetch is in flight', async () => {
     let delay = 0;
     const body = JSON.stringify({ keys: [rsaA.jwk] });
-    const { clock, authenticate } = setup((_: unknown, response: import('node:http').ServerResponse) => {
-      setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end(body), delay);
-    }, { perRequestFetch: true });
+    const { clock, authenticate } = setup(
+      (_: unknown, response: import('node:http').ServerResponse) => {
+        setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end(body), delay);
+      },
+      { perRequestFetch: true },
+    );
     assert.equal(await outcome(authenticate, await sign(rsaA, claimsFor('ada'))), 'ada');
     delay = 50;
     clock.advance(KEY_SET_RETRY_MS);
-    const forged = await Promise.all(Array.from({ length: 20 }, () => sign(rsaB, claimsFor('mallory'), { kid: crypto.randomUUID() })));
+    const forged = await Promise.all(
+      Array.from({ length: 20 }, () => sign(rsaB, claimsFor('mallory'), { kid: crypto.randomUUID() })),
+    );
     const results = await Promise.all(forged.map((token) => outcome(authenticate, token)));
     assert.deepEqual(results, Array(20).fill(401));
     assert.equal(fetches(), 2);
@@ -388,10 +426,16 @@ describe('jwt({ jwksUrl }) on Workers: each request that needs keys fetches for 
 
   test('when fetches overlap, an older answer never replaces a newer one', async () => {
     let served = 0;
-    const { authenticate } = setup((_: unknown, response: import('node:http').ServerResponse) => {
-      const [keys, delay] = served++ === 0 ? [[rsaA.jwk], 400] : [[rsaB.jwk], 0];
-      setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })), delay);
-    }, { perRequestFetch: true });
+    const { authenticate } = setup(
+      (_: unknown, response: import('node:http').ServerResponse) => {
+        const [keys, delay] = served++ === 0 ? [[rsaA.jwk], 400] : [[rsaB.jwk], 0];
+        setTimeout(
+          () => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys })),
+          delay,
+        );
+      },
+      { perRequestFetch: true },
+    );
     const [tokenA, tokenB] = await Promise.all([sign(rsaA, claimsFor('old')), sign(rsaB, claimsFor('new'))]);
     const first = outcome(authenticate, tokenA);
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -414,4 +458,3 @@ describe('jwt({ jwksUrl }) on Workers: each request that needs keys fetches for 
     assert.equal(fetches(), 2);
   });
 });
-

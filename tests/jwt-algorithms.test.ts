@@ -8,7 +8,20 @@ import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
 import { keySetCache } from '../src/auth/jose/key-set.ts';
 import { readPublicKey, type PublicKeySpec } from '../src/auth/jose/keys.ts';
 import { assertConfigError } from './helpers/config-error.ts';
-import { AUDIENCE, ISSUER, NOW, authenticate, b64json, claims, runtimeLacks, runtimeName, signToken, statusOf, testKey, type TestKey } from './jwt-support.ts';
+import {
+  AUDIENCE,
+  ISSUER,
+  NOW,
+  authenticate,
+  b64json,
+  claims,
+  runtimeLacks,
+  runtimeName,
+  signToken,
+  statusOf,
+  testKey,
+  type TestKey,
+} from './jwt-support.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import idpKeys from './fixtures/idp-keys.json' with { type: 'json' };
 
@@ -28,7 +41,8 @@ before(async () => {
 });
 
 /** Signs with `key` under its own alg unless `alg` says otherwise. */
-const token = (key: TestKey, extra: Record<string, unknown> = {}, alg = key.alg) => signToken({ alg, typ: 'JWT' }, claims(extra), key.sign);
+const token = (key: TestKey, extra: Record<string, unknown> = {}, alg = key.alg) =>
+  signToken({ alg, typ: 'JWT' }, claims(extra), key.sign);
 
 describe('the new algorithms through publicKey', () => {
   for (const alg of NEW_ALGORITHMS) {
@@ -49,7 +63,14 @@ describe('the new algorithms through publicKey', () => {
     const ps = keys.PS256!;
     assert.equal(await statusOf(at({ publicKey: ps.pem, ...base }), await token(ps)), 401);
     assert.equal(await statusOf(at({ publicKey: ps.pem, algorithms: ['PS256'], ...base }), await token(ps)), 200);
-    assert.deepEqual((readPublicKey(ps.pem) as PublicKeySpec).algorithms, ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512']);
+    assert.deepEqual((readPublicKey(ps.pem) as PublicKeySpec).algorithms, [
+      'RS256',
+      'RS384',
+      'RS512',
+      'PS256',
+      'PS384',
+      'PS512',
+    ]);
   });
 
   test('each algorithm only with its own family: a PKCS#1 v1.5 signature does not pass as PSS, nor PSS as v1.5', async () => {
@@ -59,14 +80,30 @@ describe('the new algorithms through publicKey', () => {
     assert.equal(await statusOf(entry, await token(rs)), 200);
     assert.equal(await statusOf(entry, await token(rs, {}, 'PS256')), 401, 'an RS256 signature under a PS256 header');
     const psEntry = at({ publicKey: keys.PS256!.jwk, algorithms: ['RS256', 'PS256'], ...base });
-    assert.equal(await statusOf(psEntry, await token(keys.PS256!, {}, 'RS256')), 401, 'a PS256 signature under an RS256 header');
+    assert.equal(
+      await statusOf(psEntry, await token(keys.PS256!, {}, 'RS256')),
+      401,
+      'a PS256 signature under an RS256 header',
+    );
   });
 
   test('EdDSA and ES512 keys allow only their own algorithm; other families refuse them at creation', () => {
-    assertConfigError(() => at({ publicKey: keys.RS256!.pem, algorithms: ['EdDSA'], ...base }), 'jwt()', 'EdDSA with an RSA key');
+    assertConfigError(
+      () => at({ publicKey: keys.RS256!.pem, algorithms: ['EdDSA'], ...base }),
+      'jwt()',
+      'EdDSA with an RSA key',
+    );
     const ed = { kty: 'OKP', crv: 'Ed25519', x: encodeBase64url(new Uint8Array(32).fill(9)) };
-    assertConfigError(() => at({ publicKey: ed, algorithms: ['ES256'], ...base }), 'jwt()', 'ES256 with an Ed25519 key');
-    assertConfigError(() => at({ publicKey: ed, algorithms: ['HS256'], ...base }), 'jwt()', 'HS256 with an Ed25519 key');
+    assertConfigError(
+      () => at({ publicKey: ed, algorithms: ['ES256'], ...base }),
+      'jwt()',
+      'ES256 with an Ed25519 key',
+    );
+    assertConfigError(
+      () => at({ publicKey: ed, algorithms: ['HS256'], ...base }),
+      'jwt()',
+      'HS256 with an Ed25519 key',
+    );
     assert.deepEqual((readPublicKey(ed) as PublicKeySpec).algorithms, ['EdDSA', 'Ed25519']);
   });
 
@@ -77,15 +114,27 @@ describe('the new algorithms through publicKey', () => {
     assertConfigError(() => at({ publicKey: { ...ec.jwk, x }, ...base }), 'jwt()', 'an off-curve P-521 JWK');
     const spki = Uint8Array.from(ec.spki);
     spki[spki.length - 1]! ^= 1;
-    assert.match(String(readPublicKey(`-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki))}\n-----END PUBLIC KEY-----`)), /point is not on P-521/);
+    assert.match(
+      String(
+        readPublicKey(`-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki))}\n-----END PUBLIC KEY-----`),
+      ),
+      /point is not on P-521/,
+    );
   });
 
   test('Wycheproof-style malformed EdDSA and ES512 signatures skip: wrong length, all zero', async () => {
     for (const alg of ['EdDSA', 'ES512'] as const) {
-      if (lacks[alg] !== undefined) { console.log(`${runtimeName()} lacks ${alg}`); continue; }
+      if (lacks[alg] !== undefined) {
+        console.log(`${runtimeName()} lacks ${alg}`);
+        continue;
+      }
       const entry = at({ publicKey: keys[alg]!.jwk, ...base });
       const [h, p, s] = (await token(keys[alg]!)).split('.') as [string, string, string];
-      for (const signature of [s.slice(0, -4), encodeBase64url(new Uint8Array(alg === 'EdDSA' ? 64 : 132)), `${s}AAAA`]) {
+      for (const signature of [
+        s.slice(0, -4),
+        encodeBase64url(new Uint8Array(alg === 'EdDSA' ? 64 : 132)),
+        `${s}AAAA`,
+      ]) {
         assert.equal(await statusOf(entry, `${h}.${p}.${signature}`), 401, alg);
       }
     }
@@ -113,15 +162,31 @@ describe('key formats of identity providers', () => {
     const pair = await importPrivate(idpKeys.rsaPrivatePkcs8, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' });
     const signed = await signToken({ alg: 'RS256', kid: 'google-kid' }, claims(), pair);
     assert.equal(await statusOf(at({ publicKey: idpKeys.rsaCertificate, ...base }), signed), 200);
-    const ec = await importPrivate(idpKeys.ecPrivatePkcs8, { name: 'ECDSA', namedCurve: 'P-256' }, { name: 'ECDSA', hash: 'SHA-256' });
-    assert.equal(await statusOf(at({ publicKey: idpKeys.ecCertificate, ...base }), await signToken({ alg: 'ES256' }, claims(), ec)), 200);
+    const ec = await importPrivate(
+      idpKeys.ecPrivatePkcs8,
+      { name: 'ECDSA', namedCurve: 'P-256' },
+      { name: 'ECDSA', hash: 'SHA-256' },
+    );
+    assert.equal(
+      await statusOf(
+        at({ publicKey: idpKeys.ecCertificate, ...base }),
+        await signToken({ alg: 'ES256' }, claims(), ec),
+      ),
+      200,
+    );
     assert.equal(await statusOf(at({ publicKey: idpKeys.ecCertificate, ...base }), signed), 401);
   });
 
   test('a PKCS#1 BEGIN RSA PUBLIC KEY PEM is read as the same RSA key', async () => {
     const signer = await importPrivate(idpKeys.rsaPrivatePkcs8, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' });
-    assert.equal(await statusOf(at({ publicKey: idpKeys.rsaPkcs1, ...base }), await signToken({ alg: 'RS256' }, claims(), signer)), 200);
-    assert.deepEqual((readPublicKey(idpKeys.rsaPkcs1) as PublicKeySpec).jwk, (readPublicKey(idpKeys.rsaCertificate) as PublicKeySpec).jwk);
+    assert.equal(
+      await statusOf(at({ publicKey: idpKeys.rsaPkcs1, ...base }), await signToken({ alg: 'RS256' }, claims(), signer)),
+      200,
+    );
+    assert.deepEqual(
+      (readPublicKey(idpKeys.rsaPkcs1) as PublicKeySpec).jwk,
+      (readPublicKey(idpKeys.rsaCertificate) as PublicKeySpec).jwk,
+    );
   });
 
   test('a Uint8Array secret of 32 bytes or more, not UTF-8; the entry keeps its own copy', async () => {
@@ -145,7 +210,9 @@ describe('a runtime that lacks an algorithm (or refuses a key) at first use', ()
     const warnings: string[] = [];
     const warn = console.warn;
     // Where the runtime has Ed25519, it is taken away here; where it lacks it, the real failure is seen below.
-    crypto.subtle.importKey = (async () => { throw new DOMException('Unrecognized algorithm name', 'NotSupportedError'); }) as typeof original;
+    crypto.subtle.importKey = (async () => {
+      throw new DOMException('Unrecognized algorithm name', 'NotSupportedError');
+    }) as typeof original;
     console.warn = (message: string) => void warnings.push(String(message));
     try {
       const signed = await token(key);
@@ -162,9 +229,10 @@ describe('a runtime that lacks an algorithm (or refuses a key) at first use', ()
     const missing = (['EdDSA', 'ES512'] as const).filter((alg) => lacks[alg] !== undefined);
     if (missing.length === 0) return void console.log(`not checked here: ${`${runtimeName()} has EdDSA and ES512`}`);
     for (const alg of missing) {
-      const publicKey = alg === 'EdDSA'
-        ? { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' } // RFC 8032 §7.1 test 1
-        : readVectorKey();
+      const publicKey =
+        alg === 'EdDSA'
+          ? { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' } // RFC 8032 §7.1 test 1
+          : readVectorKey();
       const entry = at({ publicKey, ...base });
       const warnings: string[] = [];
       const warn = console.warn;
@@ -184,15 +252,19 @@ describe('a runtime that lacks an algorithm (or refuses a key) at first use', ()
 function readVectorKey(): JsonWebKey {
   // RFC 7515 A.4's P-521 public key.
   return {
-    kty: 'EC', crv: 'P-521',
+    kty: 'EC',
+    crv: 'P-521',
     x: 'AekpBQ8ST8a8VcfVOTNl353vSrDCLLJXmPk06wTjxrrjcBpXp5EOnYG_NjFZ6OvLFV1jSfS9tsz4qUxcWceqwQGk',
     y: 'ADSmRA43Z1DSNx_RvcLI87cdL07l6jQyyBXMoxVg_l2Th-x3S1WDhjDly79ajL4Kkd0AZMaZmh9ubmf63e3kyMj2',
   };
 }
 
-async function importPrivate(pem: string, params: RsaHashedImportParams | EcKeyImportParams, signParams: AlgorithmIdentifier | EcdsaParams = params.name) {
+async function importPrivate(
+  pem: string,
+  params: RsaHashedImportParams | EcKeyImportParams,
+  signParams: AlgorithmIdentifier | EcdsaParams = params.name,
+) {
   const der = Uint8Array.from(atob(pem.replace(/-----[A-Z ]+-----|\s/g, '')), (c) => c.charCodeAt(0));
   const key = await crypto.subtle.importKey('pkcs8', der, params, false, ['sign']);
   return async (input: Uint8Array<ArrayBuffer>) => new Uint8Array(await crypto.subtle.sign(signParams, key, input));
 }
-

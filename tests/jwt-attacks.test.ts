@@ -4,8 +4,20 @@ import assert from 'node:assert/strict';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
 import { encodeBase64url } from '../src/auth/jose/base64url.ts';
 import {
-  AUDIENCE, ISSUER, NOW, SECRET, b64, b64json, claims, encoder, hmacSigner, signToken, statusOf, testKey,
-  type Sign, type TestKey,
+  AUDIENCE,
+  ISSUER,
+  NOW,
+  SECRET,
+  b64,
+  b64json,
+  claims,
+  encoder,
+  hmacSigner,
+  signToken,
+  statusOf,
+  testKey,
+  type Sign,
+  type TestKey,
 } from './jwt-support.ts';
 
 const at = (options: JwtOptions) => jwtWithClock(options, () => NOW);
@@ -18,7 +30,11 @@ let attacker: TestKey;
 
 before(async () => {
   [hs256, rsa, es256, es384, attacker] = await Promise.all([
-    hmacSigner(SECRET), testKey('RS256'), testKey('ES256'), testKey('ES384'), testKey('ES256'),
+    hmacSigner(SECRET),
+    testKey('RS256'),
+    testKey('ES256'),
+    testKey('ES384'),
+    testKey('ES256'),
   ]);
 });
 
@@ -41,7 +57,12 @@ describe('attacks on the header', () => {
 
   test('an RS256 public key given as an HS256 secret (PEM text, DER, JWK JSON) is refused', async () => {
     const entries = [at({ publicKey: rsa.pem, ...base }), at({ publicKey: rsa.jwk, ...base })];
-    const materials = [encoder.encode(rsa.pem), encoder.encode(rsa.pem.trim()), rsa.spki, encoder.encode(JSON.stringify(rsa.jwk))];
+    const materials = [
+      encoder.encode(rsa.pem),
+      encoder.encode(rsa.pem.trim()),
+      rsa.spki,
+      encoder.encode(JSON.stringify(rsa.jwk)),
+    ];
     for (const entry of entries) {
       for (const material of materials) {
         for (const alg of ['HS256', 'HS384', 'HS512']) {
@@ -65,7 +86,11 @@ describe('attacks on the header', () => {
       [{ publicKey: rsa.pem, algorithms: ['RS256'] }, 'RS512', rsa.sign],
     ];
     for (const [options, alg, sign] of cases) {
-      assert.equal(await statusOf(at({ ...options, ...base }), await signToken({ alg }, claims(), sign)), 401, `${alg} against ${Object.keys(options)}`);
+      assert.equal(
+        await statusOf(at({ ...options, ...base }), await signToken({ alg }, claims(), sign)),
+        401,
+        `${alg} against ${Object.keys(options)}`,
+      );
     }
   });
 
@@ -79,7 +104,10 @@ describe('attacks on the header', () => {
   test('jku, x5u, jwk and x5c headers pointing at attacker keys are ignored', async () => {
     const originalFetch = globalThis.fetch;
     let fetches = 0;
-    globalThis.fetch = (async () => { fetches++; throw new Error('no fetch expected'); }) as typeof fetch;
+    globalThis.fetch = (async () => {
+      fetches++;
+      throw new Error('no fetch expected');
+    }) as typeof fetch;
     try {
       const entry = at({ publicKey: es256.pem, ...base });
       const headers = [
@@ -101,14 +129,27 @@ describe('attacks on the header', () => {
   });
 
   test('a duplicated header member is refused, whichever copy is the real one', async () => {
-    for (const header of ['{"alg":"HS256","alg":"none"}', '{"alg":"none","alg":"HS256"}', '{"alg":"HS256","alg":"HS256"}', '{"alg":"HS256","kid":"a","kid":"b"}']) {
+    for (const header of [
+      '{"alg":"HS256","alg":"none"}',
+      '{"alg":"none","alg":"HS256"}',
+      '{"alg":"HS256","alg":"HS256"}',
+      '{"alg":"HS256","kid":"a","kid":"b"}',
+    ]) {
       assert.equal(await statusOf(hsEntry(), await hsRaw(header, JSON.stringify(claims()))), 401, header);
     }
     assert.equal(await statusOf(hsEntry(), await hsRaw('{"alg":"HS256","kid":"a"}', JSON.stringify(claims()))), 200);
   });
 
   test('a header that is not a JSON object, or has a non-string alg or kid, is refused', async () => {
-    for (const header of ['[]', '"HS256"', '{"alg":["HS256"]}', '{"alg":"HS256","kid":7}', '{"alg":"HS256"', '\uFEFF{"alg":"HS256"}', '{"alg":"HS256"} x']) {
+    for (const header of [
+      '[]',
+      '"HS256"',
+      '{"alg":["HS256"]}',
+      '{"alg":"HS256","kid":7}',
+      '{"alg":"HS256"',
+      '\uFEFF{"alg":"HS256"}',
+      '{"alg":"HS256"} x',
+    ]) {
       assert.equal(await statusOf(hsEntry(), await hsRaw(header, JSON.stringify(claims()))), 401, header);
     }
   });
@@ -121,7 +162,12 @@ describe('attacks on the signature and the serialization', () => {
     const n = 'ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551';
     const hex = (h: string) => Uint8Array.from(h.match(/../g)!, (x) => parseInt(x, 16));
     const zero = '00'.repeat(32);
-    for (const [r, s] of [[zero, zero], [zero, n], [n, n], [n, zero]]) {
+    for (const [r, s] of [
+      [zero, zero],
+      [zero, n],
+      [n, n],
+      [n, zero],
+    ]) {
       assert.equal(await statusOf(entry, `${input}.${encodeBase64url(hex(r! + s!))}`), 401);
     }
   });
@@ -161,12 +207,18 @@ describe('attacks on the signature and the serialization', () => {
 
   test('padding, or + and / instead of - and _, in base64url is refused', async () => {
     let token = '';
-    for (let i = 0; !/[-_]/.test(token.split('.')[2] ?? ''); i++) token = await signToken({ alg: 'HS256' }, claims({ jti: String(i) }), hs256);
+    for (let i = 0; !/[-_]/.test(token.split('.')[2] ?? ''); i++)
+      token = await signToken({ alg: 'HS256' }, claims({ jti: String(i) }), hs256);
     assert.equal(await statusOf(hsEntry(), token), 200);
     const [h, p, s] = token.split('.') as [string, string, string];
     const standard = (text: string) => text.replace(/-/g, '+').replace(/_/g, '/');
     const padded = (text: string) => text + '='.repeat((4 - (text.length % 4)) % 4 || 4);
-    for (const forged of [`${h}.${p}.${standard(s)}`, `${h}.${p}.${padded(s)}`, `${h}.${p}.${s}=`, `${h}.${p}.${s}==`]) {
+    for (const forged of [
+      `${h}.${p}.${standard(s)}`,
+      `${h}.${p}.${padded(s)}`,
+      `${h}.${p}.${s}=`,
+      `${h}.${p}.${s}==`,
+    ]) {
       assert.equal(await statusOf(hsEntry(), forged), 401, forged.slice(-8));
     }
     // A header with padding, re-signed: refused by the parser, not by the signature.
@@ -241,21 +293,44 @@ describe('attacks on the claims', () => {
 
   test('aud of mixed types, or of another type, is refused', async () => {
     for (const aud of [[AUDIENCE, 1], [AUDIENCE, null], [[AUDIENCE]], 1, null, { aud: AUDIENCE }, true]) {
-      assert.equal(await statusOf(hsEntry(), await signToken({ alg: 'HS256' }, claims({ aud }), hs256)), 401, JSON.stringify(aud));
+      assert.equal(
+        await statusOf(hsEntry(), await signToken({ alg: 'HS256' }, claims({ aud }), hs256)),
+        401,
+        JSON.stringify(aud),
+      );
     }
     const anyAudience = at({ secret: SECRET, issuer: ISSUER, allowAnyAudience: true });
-    assert.equal(await statusOf(anyAudience, await signToken({ alg: 'HS256' }, claims({ aud: [AUDIENCE, 1] }), hs256)), 401);
+    assert.equal(
+      await statusOf(anyAudience, await signToken({ alg: 'HS256' }, claims({ aud: [AUDIENCE, 1] }), hs256)),
+      401,
+    );
   });
 
   test('an issuer with a trailing slash is another issuer', async () => {
-    assert.equal(await statusOf(hsEntry(), await signToken({ alg: 'HS256' }, claims({ iss: `${ISSUER}/` }), hs256)), 401);
+    assert.equal(
+      await statusOf(hsEntry(), await signToken({ alg: 'HS256' }, claims({ iss: `${ISSUER}/` }), hs256)),
+      401,
+    );
     const slashed = at({ secret: SECRET, issuer: `${ISSUER}/`, audience: AUDIENCE });
     assert.equal(await statusOf(slashed, await signToken({ alg: 'HS256' }, claims(), hs256)), 401);
-    assert.equal(await statusOf(hsEntry(), await signToken({ alg: 'HS256' }, claims({ iss: ['x', ISSUER] }), hs256)), 401);
+    assert.equal(
+      await statusOf(hsEntry(), await signToken({ alg: 'HS256' }, claims({ iss: ['x', ISSUER] }), hs256)),
+      401,
+    );
   });
 
   test('a payload that is not a JSON object is refused', async () => {
-    for (const payload of ['[]', `[${JSON.stringify(claims())}]`, '"user-1"', '42', 'null', 'true', '', 'not json', `${JSON.stringify(claims())} x`]) {
+    for (const payload of [
+      '[]',
+      `[${JSON.stringify(claims())}]`,
+      '"user-1"',
+      '42',
+      'null',
+      'true',
+      '',
+      'not json',
+      `${JSON.stringify(claims())} x`,
+    ]) {
       assert.equal(await payloadStatus(payload), 401, payload.slice(0, 20));
     }
     // Invalid UTF-8 in the payload bytes.
@@ -271,7 +346,11 @@ describe('attacks on the claims', () => {
 
   test('a __proto__ claim stays an ordinary claim', async () => {
     const result = await at({ secret: SECRET, ...base })(
-      new Request('https://a.example/', { headers: { authorization: `Bearer ${await hsRaw('{"alg":"HS256"}', withExp(`${NOW + 600},"__proto__":{"admin":true}`))}` } }),
+      new Request('https://a.example/', {
+        headers: {
+          authorization: `Bearer ${await hsRaw('{"alg":"HS256"}', withExp(`${NOW + 600},"__proto__":{"admin":true}`))}`,
+        },
+      }),
     );
     assert.ok(result !== null && result !== undefined);
     const claimsSeen = result.claims as Record<string, unknown>;

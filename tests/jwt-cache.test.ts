@@ -71,7 +71,10 @@ test('a token that failed any check never enters: each try verifies again', asyn
 test('a custom principal mapper runs on every hit (only crypto and claims are cached)', async () => {
   const sign = await hmacSigner(SECRET);
   let calls = 0;
-  const entry = jwtWithClock({ ...base, cache: true, principal: (c) => ({ id: `${String(c.sub)}#${++calls}`, type: 'user' }) }, () => NOW);
+  const entry = jwtWithClock(
+    { ...base, cache: true, principal: (c) => ({ id: `${String(c.sub)}#${++calls}`, type: 'user' }) },
+    () => NOW,
+  );
   const token = await signToken({ alg: 'HS256' }, claims(), sign);
   assert.equal(await idOf(entry, token), 'user-1#1');
   assert.equal(await idOf(entry, token), 'user-1#2');
@@ -83,7 +86,12 @@ test('a key rotated out of the key set evicts what it verified', async () => {
   let served = [{ ...oldKey.jwk, kid: 'old' }];
   let clock = 1_000_000;
   const fetch = async () => Response.json({ keys: served });
-  const entry = jwt(withKeySetInternals({ jwksUrl: 'https://idp.example/jwks', issuer: ISSUER, audience: AUDIENCE, cache: true } as JwtOptions, { fetch, now: () => clock }));
+  const entry = jwt(
+    withKeySetInternals(
+      { jwksUrl: 'https://idp.example/jwks', issuer: ISSUER, audience: AUDIENCE, cache: true } as JwtOptions,
+      { fetch, now: () => clock },
+    ),
+  );
   const live = { exp: Math.floor(Date.now() / 1000) + 3600, iat: undefined };
   const token = await signToken({ alg: 'ES256', kid: 'old' }, claims(live), oldKey.sign);
   assert.equal((await entry(bearer(token)))?.id, 'user-1');
@@ -91,7 +99,10 @@ test('a key rotated out of the key set evicts what it verified', async () => {
   assert.equal((await entry(bearer(token)))?.id, 'user-1', 'still in the fresh set');
   clock += 10 * 60_000; // the set is refetched: the old key is gone
   assert.equal(await entry(bearer(token)), null);
-  assert.equal((await entry(bearer(await signToken({ alg: 'ES256', kid: 'new' }, claims(live), newKey.sign))))?.id, 'user-1');
+  assert.equal(
+    (await entry(bearer(await signToken({ alg: 'ES256', kid: 'new' }, claims(live), newKey.sign))))?.id,
+    'user-1',
+  );
 });
 
 test('two entries never share a cache', async () => {
@@ -128,7 +139,9 @@ test('the LRU bound holds under 100,000 distinct valid tokens (memory measured w
   const before = memory?.().heapUsed;
   await countingVerify(async (count) => {
     for (let i = 0; i < 100_000; i += 1000) {
-      const batch = await Promise.all(Array.from({ length: 1000 }, (_, j) => signToken({ alg: 'HS256' }, claims({ sub: `user-${i + j}` }), sign)));
+      const batch = await Promise.all(
+        Array.from({ length: 1000 }, (_, j) => signToken({ alg: 'HS256' }, claims({ sub: `user-${i + j}` }), sign)),
+      );
       for (const token of batch) await entry(bearer(token));
       tokens.splice(0, tokens.length, ...batch);
     }
@@ -143,12 +156,19 @@ test('the LRU bound holds under 100,000 distinct valid tokens (memory measured w
     assert.ok(grown < 8 * 1024 * 1024, `the heap grew ${grown} bytes`);
     console.log(`cache of 1,000 after 100,000 tokens: heap grew ${(grown / 1024).toFixed(0)} KiB`);
   } else {
-    console.log('this runtime offers no garbage collection to call: the heap was not measured (the verify count still bounds the cache)');
+    console.log(
+      'this runtime offers no garbage collection to call: the heap was not measured (the verify count still bounds the cache)',
+    );
   }
 });
 
 test('cache must be true, false or { maxEntries } from 1 to 100,000', () => {
   for (const cache of [0, 'yes', {}, { maxEntries: 0 }, { maxEntries: 1.5 }, { maxEntries: 100_001 }, null]) {
-    assertConfigError(() => jwtWithClock({ ...base, cache: cache as never }, () => NOW), 'jwt()', JSON.stringify(cache), [SECRET]);
+    assertConfigError(
+      () => jwtWithClock({ ...base, cache: cache as never }, () => NOW),
+      'jwt()',
+      JSON.stringify(cache),
+      [SECRET],
+    );
   }
 });

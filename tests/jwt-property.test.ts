@@ -5,7 +5,18 @@ import assert from 'node:assert/strict';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
 import type { AuthFn } from '../src/auth/types.ts';
 import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
-import { AUDIENCE, ISSUER, NOW, SECRET, bearer, claims, hmacSigner, signToken, testKey, type Sign } from './jwt-support.ts';
+import {
+  AUDIENCE,
+  ISSUER,
+  NOW,
+  SECRET,
+  bearer,
+  claims,
+  hmacSigner,
+  signToken,
+  testKey,
+  type Sign,
+} from './jwt-support.ts';
 
 const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env ?? {};
 const SEED = Number(env.JWT_PROPERTY_SEED ?? Math.floor(Math.random() * 2 ** 32)) >>> 0;
@@ -30,7 +41,12 @@ let setups: { alg: string; sign: Sign; entry: AuthFn }[];
 before(async () => {
   const base = { issuer: ISSUER, audience: AUDIENCE };
   const at = (options: JwtOptions) => jwtWithClock({ ...options, ...base }, () => NOW);
-  const [hs, rs, es256, es384] = await Promise.all([hmacSigner(SECRET), testKey('RS256'), testKey('ES256'), testKey('ES384')]);
+  const [hs, rs, es256, es384] = await Promise.all([
+    hmacSigner(SECRET),
+    testKey('RS256'),
+    testKey('ES256'),
+    testKey('ES384'),
+  ]);
   setups = [
     { alg: 'HS256', sign: hs, entry: at({ secret: SECRET }) },
     { alg: 'RS256', sign: rs.sign, entry: at({ publicKey: rs.pem }) },
@@ -40,7 +56,10 @@ before(async () => {
 });
 
 function randomClaims(random: () => number): Record<string, unknown> {
-  const text = (n: number) => Array.from({ length: 1 + Math.floor(random() * n) }, () => String.fromCharCode(32 + Math.floor(random() * 95))).join('');
+  const text = (n: number) =>
+    Array.from({ length: 1 + Math.floor(random() * n) }, () =>
+      String.fromCharCode(32 + Math.floor(random() * 95)),
+    ).join('');
   const extra: Record<string, unknown> = { sub: `user-${text(12)}`, jti: text(20) };
   if (random() < 0.5) extra.scope = text(40);
   if (random() < 0.3) extra.nbf = NOW - Math.floor(random() * 100);
@@ -71,7 +90,10 @@ test('flipping any single bit of a valid token never yields acceptance', async (
       for (let i = 0; i < STRING_FLIPS; i++) {
         const position = Math.floor(random() * token.length);
         const bit = Math.floor(random() * 8);
-        const flipped = token.slice(0, position) + String.fromCharCode(token.charCodeAt(position) ^ (1 << bit)) + token.slice(position + 1);
+        const flipped =
+          token.slice(0, position) +
+          String.fromCharCode(token.charCodeAt(position) ^ (1 << bit)) +
+          token.slice(position + 1);
         flips.push({ flipped, where: `character ${position} bit ${bit}` });
       }
       for (let i = 0; i < BYTE_FLIPS; i++) {
@@ -94,7 +116,10 @@ test('flipping any single bit of a valid token never yields acceptance', async (
         } catch (error) {
           assert.fail(`seed ${SEED}: ${alg} token, ${where}: the entry threw ${String(error)}`);
         }
-        assert.ok(outcome === null || outcome === undefined, `seed ${SEED}: ${alg} token, ${where}: accepted a modified token`);
+        assert.ok(
+          outcome === null || outcome === undefined,
+          `seed ${SEED}: ${alg} token, ${where}: accepted a modified token`,
+        );
       }
     }
   }

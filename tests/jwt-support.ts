@@ -30,7 +30,14 @@ export const SECRET = 'a-test-secret-that-is-at-least-32-bytes-long';
 
 /** Valid claims at `NOW`, with `extra` merged over them (`undefined` removes a claim). */
 export function claims(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const all: Record<string, unknown> = { sub: 'user-1', iss: ISSUER, aud: AUDIENCE, exp: NOW + 600, iat: NOW - 10, ...extra };
+  const all: Record<string, unknown> = {
+    sub: 'user-1',
+    iss: ISSUER,
+    aud: AUDIENCE,
+    exp: NOW + 600,
+    iat: NOW - 10,
+    ...extra,
+  };
   for (const [name, value] of Object.entries(all)) if (value === undefined) delete all[name];
   return all;
 }
@@ -69,12 +76,21 @@ export async function testKey(alg: string, modulusLength = 2048): Promise<TestKe
   const hash = HASH[alg.slice(2)]!;
   const family = alg.slice(0, 2);
   const rsaName = family === 'PS' ? 'RSA-PSS' : 'RSASSA-PKCS1-v1_5';
-  const params = family === 'RS' || family === 'PS'
-    ? { name: rsaName, modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash }
-    : alg === 'EdDSA' ? { name: 'Ed25519' } : { name: 'ECDSA', namedCurve: CURVES[alg]! };
+  const params =
+    family === 'RS' || family === 'PS'
+      ? { name: rsaName, modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash }
+      : alg === 'EdDSA'
+        ? { name: 'Ed25519' }
+        : { name: 'ECDSA', namedCurve: CURVES[alg]! };
   const pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const signParams = family === 'RS' ? { name: rsaName } : family === 'PS' ? { name: rsaName, saltLength: Number(alg.slice(2)) / 8 }
-    : alg === 'EdDSA' ? { name: 'Ed25519' } : { name: 'ECDSA', hash };
+  const signParams =
+    family === 'RS'
+      ? { name: rsaName }
+      : family === 'PS'
+        ? { name: rsaName, saltLength: Number(alg.slice(2)) / 8 }
+        : alg === 'EdDSA'
+          ? { name: 'Ed25519' }
+          : { name: 'ECDSA', hash };
   const { key_ops: _ops, ext: _ext, alg: _alg, ...jwk } = await crypto.subtle.exportKey('jwk', pair.publicKey);
   const { key_ops: _pops, ext: _pext, ...privateJwk } = await crypto.subtle.exportKey('jwk', pair.privateKey);
   const spki = new Uint8Array(await crypto.subtle.exportKey('spki', pair.publicKey));
@@ -131,10 +147,25 @@ export function runtimeName(): string {
 }
 
 // One Wycheproof key and its first valid vector per algorithm that some runtime may lack.
-const PROBES: Record<string, [file: string, params: Algorithm | EcKeyImportParams | RsaHashedImportParams, verify: string | EcdsaParams | RsaPssParams]> = {
+const PROBES: Record<
+  string,
+  [
+    file: string,
+    params: Algorithm | EcKeyImportParams | RsaHashedImportParams,
+    verify: string | EcdsaParams | RsaPssParams,
+  ]
+> = {
   EdDSA: ['ed25519_test.json', { name: 'Ed25519' }, 'Ed25519'],
-  ES512: ['ecdsa_secp521r1_sha512_p1363_test.json', { name: 'ECDSA', namedCurve: 'P-521' }, { name: 'ECDSA', hash: 'SHA-512' }],
-  PS256: ['rsa_pss_2048_sha256_mgf1_32_test.json', { name: 'RSA-PSS', hash: 'SHA-256' }, { name: 'RSA-PSS', saltLength: 32 }],
+  ES512: [
+    'ecdsa_secp521r1_sha512_p1363_test.json',
+    { name: 'ECDSA', namedCurve: 'P-521' },
+    { name: 'ECDSA', hash: 'SHA-512' },
+  ],
+  PS256: [
+    'rsa_pss_2048_sha256_mgf1_32_test.json',
+    { name: 'RSA-PSS', hash: 'SHA-256' },
+    { name: 'RSA-PSS', saltLength: 32 },
+  ],
 };
 const support = new Map<string, Promise<string | undefined>>();
 
@@ -153,7 +184,9 @@ export function runtimeLacks(alg: string): Promise<string | undefined> {
       const vector = group.tests.find((t: { result: string }) => t.result === 'valid');
       try {
         const key = await crypto.subtle.importKey('spki', hexBytes(group.publicKeyDer), params, false, ['verify']);
-        return (await crypto.subtle.verify(verify, key, hexBytes(vector.sig), hexBytes(vector.msg))) ? undefined : 'a valid signature does not verify';
+        return (await crypto.subtle.verify(verify, key, hexBytes(vector.sig), hexBytes(vector.msg)))
+          ? undefined
+          : 'a valid signature does not verify';
       } catch (error) {
         return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       }

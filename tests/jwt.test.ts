@@ -9,8 +9,20 @@ import { importVerifyKey, type KeySource } from '../src/auth/jose/key-source.ts'
 import { readPublicKey, type PublicKeySpec } from '../src/auth/jose/keys.ts';
 import { verifyCompactJws } from '../src/auth/jose/verify.ts';
 import {
-  AUDIENCE, ISSUER, NOW, SECRET, authenticate, bearer, capturingErrors, claims, hmacSigner, signToken, statusOf, testKey,
-  type Sign, type TestKey,
+  AUDIENCE,
+  ISSUER,
+  NOW,
+  SECRET,
+  authenticate,
+  bearer,
+  capturingErrors,
+  claims,
+  hmacSigner,
+  signToken,
+  statusOf,
+  testKey,
+  type Sign,
+  type TestKey,
 } from './jwt-support.ts';
 
 const at = (options: JwtOptions, now = NOW) => jwtWithClock(options, () => now);
@@ -23,18 +35,26 @@ let es384: TestKey;
 
 before(async () => {
   [hs256, hs384, rsa, es256, es384] = await Promise.all([
-    hmacSigner(SECRET, 'HS256'), hmacSigner(SECRET, 'HS384'), testKey('RS256'), testKey('ES256'), testKey('ES384'),
+    hmacSigner(SECRET, 'HS256'),
+    hmacSigner(SECRET, 'HS384'),
+    testKey('RS256'),
+    testKey('ES256'),
+    testKey('ES384'),
   ]);
 });
 
-const hsToken = (payload: unknown = claims(), header: unknown = { alg: 'HS256', typ: 'JWT' }) => signToken(header, payload, hs256);
+const hsToken = (payload: unknown = claims(), header: unknown = { alg: 'HS256', typ: 'JWT' }) =>
+  signToken(header, payload, hs256);
 
 describe('jwt() check 1: the header alg must be in algorithms; none and crit are refused', () => {
   test('an alg outside the configured algorithms skips (401); an allowed alg is accepted', async () => {
     const entry = at({ secret: SECRET, algorithms: ['HS256'], ...base });
     assert.equal(await statusOf(entry, await hsToken()), 200);
     assert.equal(await statusOf(entry, await signToken({ alg: 'HS384' }, claims(), hs384)), 401);
-    assert.equal(await statusOf(at({ secret: SECRET, ...base }), await signToken({ alg: 'HS384' }, claims(), hs384)), 200);
+    assert.equal(
+      await statusOf(at({ secret: SECRET, ...base }), await signToken({ alg: 'HS384' }, claims(), hs384)),
+      200,
+    );
   });
 
   test('alg is compared exactly: "hs256" is not HS256', async () => {
@@ -156,9 +176,16 @@ describe('jwt() check 7: the default principal, and the principal mapper', () =>
     const result = await authenticate(at({ secret: SECRET, ...base }), await hsToken(payload));
     assert.ok(result.ok);
     const { principal } = result;
-    assert.deepEqual({ ...principal, claims: { ...principal.claims } }, {
-      id: 'user-1', type: 'user', authenticator: 'jwt', issuer: ISSUER, claims: payload,
-    });
+    assert.deepEqual(
+      { ...principal, claims: { ...principal.claims } },
+      {
+        id: 'user-1',
+        type: 'user',
+        authenticator: 'jwt',
+        issuer: ISSUER,
+        claims: payload,
+      },
+    );
     assert.ok(Object.isFrozen(principal) && Object.isFrozen(principal.claims));
     assert.ok(Object.isFrozen((principal.claims as any).nested.roles));
   });
@@ -171,14 +198,22 @@ describe('jwt() check 7: the default principal, and the principal mapper', () =>
   });
 
   test('a principal mapper replaces the default principal; its authenticator defaults to jwt', async () => {
-    const entry = at({ secret: SECRET, ...base, principal: (c) => ({ id: `svc:${String(c.client_id)}`, type: 'service' }) });
+    const entry = at({
+      secret: SECRET,
+      ...base,
+      principal: (c) => ({ id: `svc:${String(c.client_id)}`, type: 'service' }),
+    });
     const result = await authenticate(entry, await hsToken(claims({ sub: undefined, client_id: 'ci' })));
     assert.ok(result.ok);
     assert.deepEqual(result.principal, { id: 'svc:ci', type: 'service', authenticator: 'jwt' });
   });
 
   test('an asynchronous mapper works; a mapper returning null skips', async () => {
-    const asyncEntry = at({ secret: SECRET, ...base, principal: async (c) => ({ id: String(c.sub), type: 'user', authenticator: 'corp' }) });
+    const asyncEntry = at({
+      secret: SECRET,
+      ...base,
+      principal: async (c) => ({ id: String(c.sub), type: 'user', authenticator: 'corp' }),
+    });
     const result = await authenticate(asyncEntry, await hsToken());
     assert.ok(result.ok);
     assert.equal(result.principal.authenticator, 'corp');
@@ -187,14 +222,29 @@ describe('jwt() check 7: the default principal, and the principal mapper', () =>
   });
 
   test('a mapper throwing AuthError(403) stops the list with 403', async () => {
-    const entry = at({ secret: SECRET, ...base, principal: () => { throw new AuthError(403); } });
+    const entry = at({
+      secret: SECRET,
+      ...base,
+      principal: () => {
+        throw new AuthError(403);
+      },
+    });
     assert.equal(await statusOf([entry, () => ({ id: 'later', type: 'user' })], await hsToken()), 403);
   });
 
   test('a mapper throwing anything else, or returning an invalid principal, is a 500', async () => {
-    const throwing = at({ secret: SECRET, ...base, principal: () => { throw new Error('bug'); } });
+    const throwing = at({
+      secret: SECRET,
+      ...base,
+      principal: () => {
+        throw new Error('bug');
+      },
+    });
     const invalid = at({ secret: SECRET, ...base, principal: () => ({ id: '', type: 'user' }) });
-    const { value, logged } = await capturingErrors(async () => [await statusOf(throwing, await hsToken()), await statusOf(invalid, await hsToken())]);
+    const { value, logged } = await capturingErrors(async () => [
+      await statusOf(throwing, await hsToken()),
+      await statusOf(invalid, await hsToken()),
+    ]);
     assert.deepEqual(value, [500, 500]);
     assert.equal(logged.length, 2);
   });
@@ -214,7 +264,10 @@ describe('jwt() keys', () => {
     const rs384 = await testKey('RS384');
     const other = at({ publicKey: { ...rs384.jwk, alg: 'RS256' }, ...base });
     assert.equal(await statusOf(other, await signToken({ alg: 'RS384' }, claims(), rs384.sign)), 401);
-    assert.throws(() => jwt({ publicKey: { ...rsa.jwk, alg: 'RS256' }, algorithms: ['RS384'], ...base }), AuthConfigError);
+    assert.throws(
+      () => jwt({ publicKey: { ...rsa.jwk, alg: 'RS256' }, algorithms: ['RS384'], ...base }),
+      AuthConfigError,
+    );
   });
 
   test('keys are imported once, on first use, never per request', async () => {
@@ -245,33 +298,63 @@ describe('jwt(): requests in flight together', () => {
   // The parser keeps a token's bytes in buffers the next token overwrites; Web Crypto must have
   // copied them when verify() returned. Every request below starts before any is awaited.
   test('each of many concurrent tokens, valid and tampered, RS256, ES256 and HS256 mixed, gets its own answer', async () => {
-    const entries = { RS256: at({ publicKey: rsa.jwk, ...base }), ES256: at({ publicKey: es256.jwk, ...base }), HS256: at({ secret: SECRET, ...base }) };
+    const entries = {
+      RS256: at({ publicKey: rsa.jwk, ...base }),
+      ES256: at({ publicKey: es256.jwk, ...base }),
+      HS256: at({ secret: SECRET, ...base }),
+    };
     const signers: Record<keyof typeof entries, Sign> = { RS256: rsa.sign, ES256: es256.sign, HS256: hs256 };
-    const cases = await Promise.all(Array.from({ length: 90 }, async (_, i) => {
-      const alg = (['RS256', 'ES256', 'HS256'] as const)[i % 3]!;
-      const token = await signToken({ alg, typ: 'JWT' }, claims({ sub: `user-${i}` }), signers[alg]);
-      // Every fourth token has its signature's first character changed: it must skip.
-      const tampered = i % 4 === 3;
-      const sent = tampered ? token.replace(/\.(.)([^.]*)$/, (_, c: string, rest: string) => `.${c === 'A' ? 'B' : 'A'}${rest}`) : token;
-      return { alg, sent, expected: tampered ? null : `user-${i}` };
-    }));
+    const cases = await Promise.all(
+      Array.from({ length: 90 }, async (_, i) => {
+        const alg = (['RS256', 'ES256', 'HS256'] as const)[i % 3]!;
+        const token = await signToken({ alg, typ: 'JWT' }, claims({ sub: `user-${i}` }), signers[alg]);
+        // Every fourth token has its signature's first character changed: it must skip.
+        const tampered = i % 4 === 3;
+        const sent = tampered
+          ? token.replace(/\.(.)([^.]*)$/, (_, c: string, rest: string) => `.${c === 'A' ? 'B' : 'A'}${rest}`)
+          : token;
+        return { alg, sent, expected: tampered ? null : `user-${i}` };
+      }),
+    );
     for (let round = 0; round < 3; round++) {
       const pending = cases.map(({ alg, sent }) => entries[alg](bearer(sent)));
       const results = await Promise.all(pending);
-      results.forEach((result, i) => assert.equal(result?.id ?? null, cases[i]!.expected, `token ${i} (${cases[i]!.alg}), round ${round}`));
+      results.forEach((result, i) =>
+        assert.equal(result?.id ?? null, cases[i]!.expected, `token ${i} (${cases[i]!.alg}), round ${round}`),
+      );
     }
   });
 
   test('a key list tried in order: the bytes are loaded again for the second key after other tokens were parsed', async () => {
     const other = await testKey('RS256');
     const algorithm = jwsAlgorithm('RS256')!;
-    const [wrong, right] = await Promise.all([other, rsa].map((key) => importVerifyKey(readPublicKey(key.jwk) as PublicKeySpec, algorithm)));
+    const [wrong, right] = await Promise.all(
+      [other, rsa].map((key) => importVerifyKey(readPublicKey(key.jwk) as PublicKeySpec, algorithm)),
+    );
     const source: KeySource = { keysFor: () => [wrong!, right!] };
-    const tokens = await Promise.all(Array.from({ length: 40 }, (_, i) => signToken({ alg: 'RS256' }, { sub: `user-${i}` }, rsa.sign)));
-    const results = await Promise.all(tokens.map((token) => verifyCompactJws(token, 0, { algorithms: new Set(['RS256']), typ: undefined }, source, (jws) => JSON.parse(jws.payload).sub)));
-    assert.deepEqual(results, tokens.map((_, i) => `user-${i}`));
+    const tokens = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => signToken({ alg: 'RS256' }, { sub: `user-${i}` }, rsa.sign)),
+    );
+    const results = await Promise.all(
+      tokens.map((token) =>
+        verifyCompactJws(
+          token,
+          0,
+          { algorithms: new Set(['RS256']), typ: undefined },
+          source,
+          (jws) => JSON.parse(jws.payload).sub,
+        ),
+      ),
+    );
+    assert.deepEqual(
+      results,
+      tokens.map((_, i) => `user-${i}`),
+    );
     const forged = await signToken({ alg: 'RS256' }, { sub: 'mallory' }, (await testKey('RS256')).sign);
-    assert.equal(await verifyCompactJws(forged, 0, { algorithms: new Set(['RS256']), typ: undefined }, source, () => 'accepted'), null);
+    assert.equal(
+      await verifyCompactJws(forged, 0, { algorithms: new Set(['RS256']), typ: undefined }, source, () => 'accepted'),
+      null,
+    );
   });
 });
 
@@ -290,7 +373,11 @@ describe('jwt(): failures, challenges and two issuers', () => {
       const result = await authenticate(entry, token);
       assert.ok(!result.ok);
       assert.equal(result.response.status, 401);
-      assert.equal(result.response.headers.get('www-authenticate'), 'Bearer error="invalid_token"', 'a presented bearer token that failed: invalid_token, never which check');
+      assert.equal(
+        result.response.headers.get('www-authenticate'),
+        'Bearer error="invalid_token"',
+        'a presented bearer token that failed: invalid_token, never which check',
+      );
       assert.equal(result.response.headers.get('cache-control'), 'no-store');
       seen.add(await result.response.text());
     }
@@ -304,7 +391,10 @@ describe('jwt(): failures, challenges and two issuers', () => {
   test('a request without a bearer token skips', async () => {
     const entry = at({ secret: SECRET, ...base });
     assert.equal(await entry(new Request('https://agent.example/')), null);
-    assert.equal(await entry(new Request('https://agent.example/', { headers: { authorization: `Basic ${btoa('a:b')}` } })), null);
+    assert.equal(
+      await entry(new Request('https://agent.example/', { headers: { authorization: `Basic ${btoa('a:b')}` } })),
+      null,
+    );
   });
 
   test('the Bearer scheme is case-insensitive (ASCII only) and may be followed by several spaces; anything else around the token skips', async () => {
@@ -316,9 +406,19 @@ describe('jwt(): failures, challenges and two issuers', () => {
     }
     const [h, p, s] = token.split('.') as [string, string, string];
     const bad = [
-      `Bearer\t${token}`, `Bearer${token}`, `Bearer ${token} x`, `Bearer  `, `Bearers ${token}`,
-      `\u00c2earer ${token}`, `\u00e2earer ${token}`, `Bearer ${token}=`, `Bearer ${h}.${p}.${s}.`, `Bearer .${h}.${p}.${s}`, `Bearer ${h}.${p}.~${s}`,
-      `Bearer ${h}.${p}`, `Bearer ${token.replace('.', '..')}`,
+      `Bearer\t${token}`,
+      `Bearer${token}`,
+      `Bearer ${token} x`,
+      `Bearer  `,
+      `Bearers ${token}`,
+      `\u00c2earer ${token}`,
+      `\u00e2earer ${token}`,
+      `Bearer ${token}=`,
+      `Bearer ${h}.${p}.${s}.`,
+      `Bearer .${h}.${p}.${s}`,
+      `Bearer ${h}.${p}.~${s}`,
+      `Bearer ${h}.${p}`,
+      `Bearer ${token.replace('.', '..')}`,
     ];
     for (const value of bad) assert.equal(await read(value), null, JSON.stringify(value.slice(0, 24)));
   });
@@ -328,7 +428,10 @@ describe('jwt(): failures, challenges and two issuers', () => {
     const second = at({ publicKey: es256.pem, issuer: 'https://two.example', audience: AUDIENCE });
     const list = [first, second];
     const one = await authenticate(list, await hsToken(claims({ iss: 'https://one.example', sub: 'ada' })));
-    const two = await authenticate(list, await signToken({ alg: 'ES256' }, claims({ iss: 'https://two.example', sub: 'ada' }), es256.sign));
+    const two = await authenticate(
+      list,
+      await signToken({ alg: 'ES256' }, claims({ iss: 'https://two.example', sub: 'ada' }), es256.sign),
+    );
     assert.ok(one.ok && two.ok);
     assert.deepEqual([one.principal.issuer, two.principal.issuer], ['https://one.example', 'https://two.example']);
     assert.equal(one.principal.id, two.principal.id);
@@ -355,14 +458,17 @@ describe('jwt(): failures, challenges and two issuers', () => {
 
 describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', () => {
   function refuses(options: unknown, option: RegExp, secret?: string): void {
-    assert.throws(() => jwt(options as JwtOptions), (error: unknown) => {
-      assert.ok(error instanceof AuthConfigError);
-      assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
-      assert.match(error.message, /^jwt\(\): /);
-      assert.match(error.message, option);
-      if (secret !== undefined) assert.ok(!error.message.includes(secret), 'the message must not echo the secret');
-      return true;
-    });
+    assert.throws(
+      () => jwt(options as JwtOptions),
+      (error: unknown) => {
+        assert.ok(error instanceof AuthConfigError);
+        assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
+        assert.match(error.message, /^jwt\(\): /);
+        assert.match(error.message, option);
+        if (secret !== undefined) assert.ok(!error.message.includes(secret), 'the message must not echo the secret');
+        return true;
+      },
+    );
   }
 
   test('no key source, or more than one', () => {
@@ -380,20 +486,37 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
   });
 
   test('an algorithms entry outside the key family or curve', () => {
-    refuses({ secret: SECRET, algorithms: ['RS256'], ...base }, /algorithms entry "RS256" does not fit the secret/, SECRET);
-    refuses({ publicKey: rsa.pem, algorithms: ['HS256'], ...base }, /algorithms entry "HS256" does not fit the publicKey/);
+    refuses(
+      { secret: SECRET, algorithms: ['RS256'], ...base },
+      /algorithms entry "RS256" does not fit the secret/,
+      SECRET,
+    );
+    refuses(
+      { publicKey: rsa.pem, algorithms: ['HS256'], ...base },
+      /algorithms entry "HS256" does not fit the publicKey/,
+    );
     refuses({ publicKey: rsa.jwk, algorithms: ['ES256'], ...base }, /"ES256" does not fit the publicKey/);
-    refuses({ publicKey: es256.pem, algorithms: ['ES384'], ...base }, /"ES384" does not fit the publicKey \(a P-256 EC key\)/);
+    refuses(
+      { publicKey: es256.pem, algorithms: ['ES384'], ...base },
+      /"ES384" does not fit the publicKey \(a P-256 EC key\)/,
+    );
     refuses({ publicKey: es384.jwk, algorithms: ['ES256'], ...base }, /"ES256" does not fit/);
-    refuses({ publicKey: es256.pem, algorithms: ['PS256'], ...base }, /algorithms entry "PS256" does not fit the publicKey \(a P-256 EC key\)/);
-    refuses({ publicKey: rsa.pem, algorithms: ['EdDSA'], ...base }, /"EdDSA" does not fit the publicKey \(an RSA key\)/);
+    refuses(
+      { publicKey: es256.pem, algorithms: ['PS256'], ...base },
+      /algorithms entry "PS256" does not fit the publicKey \(a P-256 EC key\)/,
+    );
+    refuses(
+      { publicKey: rsa.pem, algorithms: ['EdDSA'], ...base },
+      /"EdDSA" does not fit the publicKey \(an RSA key\)/,
+    );
     refuses({ publicKey: es256.pem, algorithms: ['ES512'], ...base }, /"ES512" does not fit/);
     refuses({ publicKey: rsa.pem, algorithms: ['PS257'], ...base }, /algorithms entry "PS257" is not supported/);
     refuses({ publicKey: es256.pem, algorithms: [], ...base }, /algorithms must be a non-empty list/);
   });
 
   test('none in algorithms, in any letter case', () => {
-    for (const none of ['none', 'None', 'NONE']) refuses({ secret: SECRET, algorithms: ['HS256', none], ...base }, /algorithms must not contain "none"/, SECRET);
+    for (const none of ['none', 'None', 'NONE'])
+      refuses({ secret: SECRET, algorithms: ['HS256', none], ...base }, /algorithms must not contain "none"/, SECRET);
   });
 
   test('an RSA key under 2048 bits', async () => {
@@ -404,13 +527,17 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
 
   test('an RSA public exponent that is even or under 3', () => {
     for (const e of ['AQ', 'Ag', 'AAE', 'BA', 'AQAA']) {
-      refuses({ publicKey: { ...rsa.jwk, e }, ...base }, /publicKey is an RSA key whose public exponent is even or under 3/);
+      refuses(
+        { publicKey: { ...rsa.jwk, e }, ...base },
+        /publicKey is an RSA key whose public exponent is even or under 3/,
+      );
     }
     assert.doesNotThrow(() => jwt({ publicKey: { ...rsa.jwk, e: 'Aw' }, ...base }));
   });
 
   test('a PEM that is not a public key or a certificate names what was given', () => {
-    const pem = (label: string) => `-----BEGIN ${label}-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END ${label}-----\n`;
+    const pem = (label: string) =>
+      `-----BEGIN ${label}-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END ${label}-----\n`;
     refuses({ publicKey: pem('CERTIFICATE'), ...base }, /publicKey is not a DER X.509 certificate/);
     refuses({ publicKey: pem('RSA PUBLIC KEY'), ...base }, /publicKey is not a DER PKCS#1 RSAPublicKey/);
     refuses({ publicKey: pem('X509 CRL'), ...base }, /publicKey must be a PEM public key .*got BEGIN X509 CRL/);
@@ -424,29 +551,47 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
 
   test('a JWK with private members', () => {
     for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) {
-      refuses({ publicKey: { ...rsa.jwk, [member]: 'AQAB' }, ...base }, new RegExp(`publicKey is a JWK with the private member "${member}"`));
+      refuses(
+        { publicKey: { ...rsa.jwk, [member]: 'AQAB' }, ...base },
+        new RegExp(`publicKey is a JWK with the private member "${member}"`),
+      );
     }
     refuses({ publicKey: es256.privateJwk, ...base }, /private member "d"/, es256.privateJwk.d);
-    refuses({ publicKey: { kty: 'oct', k: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA' }, ...base }, /private member "k"/, 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA');
+    refuses(
+      { publicKey: { kty: 'oct', k: 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA' }, ...base },
+      /private member "k"/,
+      'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA',
+    );
     refuses({ publicKey: { ...rsa.jwk, d: null }, ...base }, /private member "d"/);
   });
 
   test('a private member set to undefined is absent, as in a public JWK that workerd exports', async () => {
-    const absent = Object.fromEntries(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'].map((member) => [member, undefined]));
+    const absent = Object.fromEntries(
+      ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'].map((member) => [member, undefined]),
+    );
     const entry = at({ publicKey: { ...rsa.jwk, ...absent }, ...base });
     assert.equal((await entry(bearer(await signToken({ alg: 'RS256' }, claims(), rsa.sign))))?.id, claims().sub);
   });
 
   test('other unusable public keys: wrong kty, curve, coordinates, alg, use', () => {
-    refuses({ publicKey: { ...es256.jwk, crv: 'P-224' }, ...base }, /publicKey is an EC JWK on a curve other than P-256, P-384 or P-521/);
+    refuses(
+      { publicKey: { ...es256.jwk, crv: 'P-224' }, ...base },
+      /publicKey is an EC JWK on a curve other than P-256, P-384 or P-521/,
+    );
     refuses({ publicKey: { ...es256.jwk, crv: 'P-521' }, ...base }, /coordinates are not 66-byte/);
     refuses({ publicKey: { ...es256.jwk, x: es256.jwk.x!.slice(2) }, ...base }, /coordinates are not 32-byte/);
-    refuses({ publicKey: { kty: 'OKP', crv: 'Ed25519', x: 'AAAA' }, ...base }, /OKP JWK whose coordinates are not 32-byte/);
+    refuses(
+      { publicKey: { kty: 'OKP', crv: 'Ed25519', x: 'AAAA' }, ...base },
+      /OKP JWK whose coordinates are not 32-byte/,
+    );
     refuses({ publicKey: { kty: 'OKP', crv: 'Ed448', x: 'AAAA' }, ...base }, /OKP JWK whose "crv" is not "Ed25519"/);
     refuses({ publicKey: { kty: 'OKP', crv: 'X25519', x: 'AAAA' }, ...base }, /OKP JWK whose "crv" is not "Ed25519"/);
     refuses({ publicKey: { kty: 'oct2' }, ...base }, /"kty" is not "RSA", "EC" or "OKP"/);
     refuses({ publicKey: { ...rsa.jwk, alg: 'RS1' }, ...base }, /"alg" is not a supported algorithm/);
-    refuses({ publicKey: { ...rsa.jwk, alg: 'EdDSA' }, ...base }, /"alg": "EdDSA", which does not fit its key type \(an RSA key\)/);
+    refuses(
+      { publicKey: { ...rsa.jwk, alg: 'EdDSA' }, ...base },
+      /"alg": "EdDSA", which does not fit its key type \(an RSA key\)/,
+    );
     refuses({ publicKey: { ...es256.jwk, alg: 'ES384' }, ...base }, /"alg": "ES384", which does not fit/);
     refuses({ publicKey: { ...es256.jwk, use: 'enc' }, ...base }, /"use" is not "sig"/);
     refuses({ publicKey: 42, ...base }, /publicKey must be a PEM public key/);
@@ -455,7 +600,10 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
   test('audience missing without allowAnyAudience: true, or both given', () => {
     refuses({ secret: SECRET, issuer: ISSUER }, /audience is required; set allowAnyAudience: true/, SECRET);
     refuses({ secret: SECRET, issuer: ISSUER, allowAnyAudience: false }, /audience is required/);
-    refuses({ secret: SECRET, audience: AUDIENCE, allowAnyAudience: true }, /audience or allowAnyAudience: true, not both/);
+    refuses(
+      { secret: SECRET, audience: AUDIENCE, allowAnyAudience: true },
+      /audience or allowAnyAudience: true, not both/,
+    );
     refuses({ secret: SECRET, audience: '' }, /audience must be a non-empty string/);
     refuses({ secret: SECRET, audience: [AUDIENCE, 7] }, /audience must be/);
     refuses({ secret: SECRET, allowAnyAudience: 'yes' }, /allowAnyAudience must be a boolean/);
@@ -463,7 +611,11 @@ describe('jwt() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation)', (
 
   test('clockToleranceSec negative, not finite, or over 300', () => {
     for (const value of [-1, Number.NaN, Number.POSITIVE_INFINITY, 301, '60']) {
-      refuses({ secret: SECRET, ...base, clockToleranceSec: value }, /clockToleranceSec must be a number from 0 to 300/, SECRET);
+      refuses(
+        { secret: SECRET, ...base, clockToleranceSec: value },
+        /clockToleranceSec must be a number from 0 to 300/,
+        SECRET,
+      );
     }
     assert.doesNotThrow(() => jwt({ secret: SECRET, ...base, clockToleranceSec: 300 }));
     assert.doesNotThrow(() => jwt({ secret: SECRET, ...base, clockToleranceSec: 0 }));

@@ -6,7 +6,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memoryCounters, memoryLimitStore } from '../src/http/limit-store.ts';
-import { durableObjectLimitStore, LimitObject, type LimitNamespaceLike, type LimitStorageLike } from '../src/worker/durable-object-limit-store.ts';
+import {
+  durableObjectLimitStore,
+  LimitObject,
+  type LimitNamespaceLike,
+  type LimitStorageLike,
+} from '../src/worker/durable-object-limit-store.ts';
 import { limitStoreContract } from './helpers/limit-store-contract.ts';
 
 limitStoreContract('memoryLimitStore', async () => ({ store: memoryLimitStore(), expiresLeases: false }));
@@ -40,7 +45,10 @@ function namespaceStandIn(): LimitNamespaceLike & { objects: Map<string, LimitOb
   };
 }
 
-limitStoreContract('durableObjectLimitStore', async () => ({ store: durableObjectLimitStore(namespaceStandIn()), expiresLeases: true }));
+limitStoreContract('durableObjectLimitStore', async () => ({
+  store: durableObjectLimitStore(namespaceStandIn()),
+  expiresLeases: true,
+}));
 
 test('durableObjectLimitStore: each key is counted by an object of its own', async () => {
   const namespace = namespaceStandIn();
@@ -52,15 +60,28 @@ test('durableObjectLimitStore: each key is counted by an object of its own', asy
 });
 
 test('durableObjectLimitStore: an object that cannot be reached, or fails, is STORE_UNAVAILABLE (the route answers 503)', async () => {
-  const throwing = durableObjectLimitStore({ idFromName: (name) => name, get: () => ({ fetch: () => Promise.reject(new Error('network lost')) }) });
-  await assert.rejects(throwing.hit('k', 60, 1, 1), (error: Error & { code?: string }) => error.code === 'STORE_UNAVAILABLE');
-  const failing = durableObjectLimitStore({ idFromName: (name) => name, get: () => ({ fetch: async () => new Response('boom', { status: 500 }) }) });
-  await assert.rejects(failing.acquire('k', 'l', 1, 60), (error: Error & { code?: string }) => error.code === 'STORE_UNAVAILABLE' && !error.message.includes('boom'));
+  const throwing = durableObjectLimitStore({
+    idFromName: (name) => name,
+    get: () => ({ fetch: () => Promise.reject(new Error('network lost')) }),
+  });
+  await assert.rejects(
+    throwing.hit('k', 60, 1, 1),
+    (error: Error & { code?: string }) => error.code === 'STORE_UNAVAILABLE',
+  );
+  const failing = durableObjectLimitStore({
+    idFromName: (name) => name,
+    get: () => ({ fetch: async () => new Response('boom', { status: 500 }) }),
+  });
+  await assert.rejects(
+    failing.acquire('k', 'l', 1, 60),
+    (error: Error & { code?: string }) => error.code === 'STORE_UNAVAILABLE' && !error.message.includes('boom'),
+  );
 });
 
 test('memoryLimitStore: options are closed and checked', () => {
   assert.throws(() => memoryLimitStore({ maxKey: 5 } as never), /unknown option "maxKey" \(did you mean "maxKeys"\?\)/);
-  for (const maxKeys of [0, -1, 1.5, Number.NaN, '10']) assert.throws(() => memoryLimitStore({ maxKeys } as never), /maxKeys must be a positive integer/);
+  for (const maxKeys of [0, -1, 1.5, Number.NaN, '10'])
+    assert.throws(() => memoryLimitStore({ maxKeys } as never), /maxKeys must be a positive integer/);
 });
 
 test('memoryLimitStore: past maxKeys, windows that ended are forgotten first; with every key live, a new key is refused, never another key forgotten', async () => {
@@ -69,7 +90,7 @@ test('memoryLimitStore: past maxKeys, windows that ended are forgotten first; wi
   assert.equal((await store.hit('a', 10, 1, 5)).allowed, true);
   now += 5;
   assert.equal((await store.hit('b', 100, 1, 5)).allowed, true);
-  assert.equal((await store.acquire('c', 'lease', 2, 60)), true);
+  assert.equal(await store.acquire('c', 'lease', 2, 60), true);
   // Full, every key live: a new key is refused (a read and a slot too), and says when room comes (a's window ends).
   const refused = await store.hit('d', 100, 1, 5);
   assert.equal(refused.allowed, false);

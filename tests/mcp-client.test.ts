@@ -7,7 +7,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl, extractWWWAuthenticateParams, selectResourceURL,
+  discoverOAuthProtectedResourceMetadata,
+  extractResourceMetadataUrl,
+  extractWWWAuthenticateParams,
+  selectResourceURL,
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { apiToken, jwt } from '../src/auth/index.ts';
 import { agentHandler } from '../src/http/index.ts';
@@ -24,8 +27,19 @@ before(async () => {
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const handler = agentHandler(createAgent({ name: 'mcp', model: echoModel(), store: memoryStore() }), {
     basePath: '/agent',
-    auth: [jwt({ secret: 'mcp-client-test-secret-0123456789abcdef', audience: `${origin}/agent`, resourceMetadata: `${origin}/.well-known/oauth-protected-resource/agent` }), apiToken('token-0123456789')],
-    protectedResource: { resource: `${origin}/agent`, authorizationServers: ['https://id.example.com'], scopesSupported: ['agent:invoke'] },
+    auth: [
+      jwt({
+        secret: 'mcp-client-test-secret-0123456789abcdef',
+        audience: `${origin}/agent`,
+        resourceMetadata: `${origin}/.well-known/oauth-protected-resource/agent`,
+      }),
+      apiToken('token-0123456789'),
+    ],
+    protectedResource: {
+      resource: `${origin}/agent`,
+      authorizationServers: ['https://id.example.com'],
+      scopesSupported: ['agent:invoke'],
+    },
   });
   listener = toNodeListener(handler, { origin });
 });
@@ -44,7 +58,11 @@ const expected = () => ({
 });
 
 test('the MCP SDK reads resource_metadata from our 401 with its own parsers', async () => {
-  const response = await fetch(`${origin}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"hi"}' });
+  const response = await fetch(`${origin}/agent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"message":"hi"}',
+  });
   assert.equal(response.status, 401);
   await response.body?.cancel();
   const url = `${origin}/.well-known/oauth-protected-resource/agent`;
@@ -66,7 +84,9 @@ test('the MCP SDK fetches the document from the URL of the 401, and finds it fro
 });
 
 test('the document the SDK reads is public and cacheable; the agent route is not', async () => {
-  const response = await fetch(`${origin}/.well-known/oauth-protected-resource/agent`, { headers: { 'mcp-protocol-version': '2025-06-18' } });
+  const response = await fetch(`${origin}/.well-known/oauth-protected-resource/agent`, {
+    headers: { 'mcp-protocol-version': '2025-06-18' },
+  });
   assert.equal(response.status, 200);
   assert.match(response.headers.get('cache-control') ?? '', /^public, max-age=\d+$/);
   assert.equal(response.headers.get('content-type'), 'application/json');

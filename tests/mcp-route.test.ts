@@ -18,7 +18,12 @@ import { assertConfigError } from './helpers/config-error.ts';
 import { captureConsoleError } from './helpers/console.ts';
 
 const URL_MCP = 'https://agent.example.com/agent/mcp';
-const rpc = (id: unknown, method: string, params?: Record<string, unknown>) => ({ jsonrpc: '2.0', ...(id !== undefined && { id }), method, ...(params && { params }) });
+const rpc = (id: unknown, method: string, params?: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  ...(id !== undefined && { id }),
+  method,
+  ...(params && { params }),
+});
 
 /** Principals by token: a custom entry, so each test names its callers. */
 function callers(principals: Record<string, Principal>): AuthFn {
@@ -30,31 +35,55 @@ const bob: Principal = { type: 'user', id: 'bob', authenticator: 'test' };
 type Handler = (request: Request) => Promise<Response>;
 
 async function post(handler: Handler, body: unknown, headers: Record<string, string> = {}) {
-  const response = await handler(new Request(URL_MCP, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  }));
+  const response = await handler(
+    new Request(URL_MCP, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-const open = (agent: Agent = createAgent({ name: 'echo', model: echoModel() }), mcp: unknown = true) => agentHandler(agent, { basePath: '/agent', mcp: mcp as never });
+const open = (agent: Agent = createAgent({ name: 'echo', model: echoModel() }), mcp: unknown = true) =>
+  agentHandler(agent, { basePath: '/agent', mcp: mcp as never });
 
 test('initialize: the asked revision when served (2025-06-18, 2025-11-25, 2026-07-28), else 2025-11-25; tools capability; the agent as serverInfo', async () => {
   const handler = open(undefined, { title: 'The Echo' });
-  for (const [asked, answered] of [['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2026-07-28', '2026-07-28'], ['2024-11-05', '2025-11-25'], [undefined, '2025-11-25']]) {
-    const { status, headers, body } = await post(handler, rpc(1, 'initialize', { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'test', version: '1' } }));
+  for (const [asked, answered] of [
+    ['2025-06-18', '2025-06-18'],
+    ['2025-11-25', '2025-11-25'],
+    ['2026-07-28', '2026-07-28'],
+    ['2024-11-05', '2025-11-25'],
+    [undefined, '2025-11-25'],
+  ]) {
+    const { status, headers, body } = await post(
+      handler,
+      rpc(1, 'initialize', { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'test', version: '1' } }),
+    );
     assert.equal(status, 200);
     assert.equal(headers.get('content-type'), 'application/json');
     assert.equal(headers.get('mcp-session-id'), null, 'stateless: no session');
-    assert.deepEqual(body, { jsonrpc: '2.0', id: 1, result: { protocolVersion: answered, capabilities: { tools: {} }, serverInfo: { name: 'echo', title: 'The Echo', version: VERSION } } });
+    assert.deepEqual(body, {
+      jsonrpc: '2.0',
+      id: 1,
+      result: {
+        protocolVersion: answered,
+        capabilities: { tools: {} },
+        serverInfo: { name: 'echo', title: 'The Echo', version: VERSION },
+      },
+    });
   }
 });
 
-test('notifications and a client\'s answers get 202 without a body; ping answers {}; other methods -32601', async () => {
+test("notifications and a client's answers get 202 without a body; ping answers {}; other methods -32601", async () => {
   const handler = open();
-  for (const body of [rpc(undefined, 'notifications/initialized'), rpc(undefined, 'notifications/cancelled', { requestId: 1 }), { jsonrpc: '2.0', id: 7, result: {} }]) {
+  for (const body of [
+    rpc(undefined, 'notifications/initialized'),
+    rpc(undefined, 'notifications/cancelled', { requestId: 1 }),
+    { jsonrpc: '2.0', id: 7, result: {} },
+  ]) {
     const answer = await post(handler, body);
     assert.deepEqual([answer.status, answer.text], [202, '']);
   }
@@ -97,7 +126,11 @@ test('GET and DELETE answer 405 with Allow: POST; without mcp there is no route'
     assert.equal(response.headers.get('allow'), 'POST');
   }
   assert.equal((await post(open(undefined, false), rpc(1, 'ping'))).status, 404);
-  assert.equal((await post(agentHandler(createAgent({ name: 'x', model: echoModel() }), { basePath: '/agent' }), rpc(1, 'ping'))).status, 404);
+  assert.equal(
+    (await post(agentHandler(createAgent({ name: 'x', model: echoModel() }), { basePath: '/agent' }), rpc(1, 'ping')))
+      .status,
+    404,
+  );
 });
 
 test('MCP-Protocol-Version: an unsupported one is 400 (-32022 naming the served ones); a body claiming another revision than the header is 400 -32020', async () => {
@@ -109,11 +142,18 @@ test('MCP-Protocol-Version: an unsupported one is 400 (-32022 naming the served 
     assert.deepEqual(answer.body.error.data.supported, ['2026-07-28', '2025-11-25', '2025-06-18']);
   }
   const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } };
-  const mixed = await post(handler, rpc(1, 'ping', envelope), { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'ping' });
+  const mixed = await post(handler, rpc(1, 'ping', envelope), {
+    'mcp-protocol-version': '2025-11-25',
+    'mcp-method': 'ping',
+  });
   assert.deepEqual([mixed.status, mixed.body.error.code], [400, -32020]);
-  const unknown = await post(handler, rpc(1, 'ping', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } }));
+  const unknown = await post(
+    handler,
+    rpc(1, 'ping', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } }),
+  );
   assert.deepEqual([unknown.status, unknown.body.error.code], [400, -32022]);
-  for (const version of ['2025-06-18', '2025-11-25']) assert.equal((await post(handler, rpc(1, 'ping'), { 'mcp-protocol-version': version })).status, 200);
+  for (const version of ['2025-06-18', '2025-11-25'])
+    assert.equal((await post(handler, rpc(1, 'ping'), { 'mcp-protocol-version': version })).status, 200);
 });
 
 test('2026-07-28: Mcp-Method (and Mcp-Name for tools/call) required and equal to the body, else 400 -32020 naming the header; results say resultType', async () => {
@@ -137,7 +177,10 @@ test('2026-07-28: Mcp-Method (and Mcp-Name for tools/call) required and equal to
   assert.equal(called.body.result.resultType, 'complete');
   assert.equal(called.body.result.structuredContent.text, 'hi');
   const listed = await post(handler, rpc(2, 'tools/list'), { ...modern, 'mcp-method': 'tools/list' });
-  assert.deepEqual([listed.body.result.resultType, listed.body.result.ttlMs, listed.body.result.cacheScope], ['complete', 0, 'private']);
+  assert.deepEqual(
+    [listed.body.result.resultType, listed.body.result.ttlMs, listed.body.result.cacheScope],
+    ['complete', 0, 'private'],
+  );
   // Without initialize: server/discover says what is served.
   const discovered = await post(handler, rpc(3, 'server/discover'), { ...modern, 'mcp-method': 'server/discover' });
   assert.deepEqual(discovered.body.result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18']);
@@ -147,16 +190,33 @@ test('2026-07-28: Mcp-Method (and Mcp-Name for tools/call) required and equal to
   assert.equal((await post(handler, ask, { 'mcp-protocol-version': '2025-11-25' })).status, 200);
   assert.equal((await post(handler, ask, { 'mcp-protocol-version': '2025-11-25', 'mcp-method': 'ping' })).status, 400);
   assert.equal((await post(handler, ask, { 'mcp-method': 'tools/call', 'mcp-name': 'other' })).status, 400);
-  assert.equal((await post(handler, ask)).body.result.resultType, undefined, 'older revisions get the older result shape');
+  assert.equal(
+    (await post(handler, ask)).body.result.resultType,
+    undefined,
+    'older revisions get the older result shape',
+  );
 });
 
 test('tools/list: ask with its schemas; decide only when some tool can wait for approval (or tools are chosen per run)', async () => {
-  const names = async (agent: Agent) => (await post(open(agent), rpc(1, 'tools/list'))).body.result.tools.map((tool: { name: string }) => tool.name);
+  const names = async (agent: Agent) =>
+    (await post(open(agent), rpc(1, 'tools/list'))).body.result.tools.map((tool: { name: string }) => tool.name);
   assert.deepEqual(await names(createAgent({ name: 'plain', model: echoModel() })), ['ask']);
   const lookup = { name: 'lookup', description: 'd', parameters: { type: 'object' }, execute: () => 1 };
-  assert.deepEqual(await names(createAgent({ name: 'safe', model: echoModel(), tools: [lookup, { ...lookup, name: 'l2', needsApproval: false }] })), ['ask']);
+  assert.deepEqual(
+    await names(
+      createAgent({
+        name: 'safe',
+        model: echoModel(),
+        tools: [lookup, { ...lookup, name: 'l2', needsApproval: false }],
+      }),
+    ),
+    ['ask'],
+  );
   assert.deepEqual(await names(principalAgent().agent), ['ask', 'decide']);
-  assert.deepEqual(await names(createAgent({ name: 'dynamic', model: echoModel(), tools: () => [lookup] })), ['ask', 'decide']);
+  assert.deepEqual(await names(createAgent({ name: 'dynamic', model: echoModel(), tools: () => [lookup] })), [
+    'ask',
+    'decide',
+  ]);
   const [ask, decide] = (await post(open(principalAgent().agent), rpc(1, 'tools/list'))).body.result.tools;
   assert.deepEqual(ask.inputSchema.required, ['message']);
   assert.deepEqual(Object.keys(ask.inputSchema.properties), ['message', 'sessionId']);
@@ -181,12 +241,20 @@ test('ask and decide: the reply as text and structuredContent, a waiting approva
   assert.deepEqual(approval.arguments, { env: 'prod' });
   assert.ok(waiting.content[0].text.includes(approval.id), 'the text names the approval to decide');
   assert.deepEqual(modelSaw.at(-1), alice);
-  const decided = await post(handler, rpc(2, 'tools/call', { name: 'decide', arguments: { approvalId: approval.id, approved: true, reason: 'ok' } }), as);
+  const decided = await post(
+    handler,
+    rpc(2, 'tools/call', { name: 'decide', arguments: { approvalId: approval.id, approved: true, reason: 'ok' } }),
+    as,
+  );
   assert.equal(decided.body.result.isError, false);
   assert.equal(decided.body.result.structuredContent.status, 'completed');
   assert.equal(decided.body.result.structuredContent.sessionId, waiting.structuredContent.sessionId);
   assert.deepEqual(deployed, [{ env: 'prod' }]);
-  const again = await post(handler, rpc(3, 'tools/call', { name: 'decide', arguments: { approvalId: approval.id, approved: true } }), as);
+  const again = await post(
+    handler,
+    rpc(3, 'tools/call', { name: 'decide', arguments: { approvalId: approval.id, approved: true } }),
+    as,
+  );
   assert.deepEqual(again.body.result, { content: [{ type: 'text', text: 'Approval not found' }], isError: true });
 });
 
@@ -213,37 +281,81 @@ test('arguments are checked: a fault is a tool error naming it; an unknown tool 
   assert.equal((await post(handler, rpc(1, 'tools/call', { arguments: {} }))).body.error.code, -32602);
   assert.equal((await post(handler, rpc(1, 'tools/call', { name: 'ask', arguments: 'hi' }))).body.error.code, -32602);
   // decide does not exist on an agent where nothing waits.
-  assert.equal((await post(open(), rpc(1, 'tools/call', { name: 'decide', arguments: { approvalId: 'x', approved: true } }))).body.error.code, -32602);
+  assert.equal(
+    (await post(open(), rpc(1, 'tools/call', { name: 'decide', arguments: { approvalId: 'x', approved: true } }))).body
+      .error.code,
+    -32602,
+  );
 });
 
 test('a failed run is isError with what the HTTP routes would say, never internals', async () => {
-  const failing = createAgent({ name: 'failing', model: { generate: () => { throw new Error('db password is hunter2'); } } });
-  const { result: answer, calls } = await captureConsoleError(() => post(open(failing), rpc(1, 'tools/call', { name: 'ask', arguments: { message: 'hi' } })));
+  const failing = createAgent({
+    name: 'failing',
+    model: {
+      generate: () => {
+        throw new Error('db password is hunter2');
+      },
+    },
+  });
+  const { result: answer, calls } = await captureConsoleError(() =>
+    post(open(failing), rpc(1, 'tools/call', { name: 'ask', arguments: { message: 'hi' } })),
+  );
   assert.equal(answer.status, 200);
   assert.equal(answer.body.result.isError, true);
   assert.equal(answer.text.includes('hunter2'), false);
   assert.ok(calls.length > 0, 'the failure is logged on the server');
 });
 
-test("ownership: another principal can neither continue a session nor decide its approval (as on every route)", async () => {
-  const owned = createAgent({ name: 'owned', model: echoModel(), sessions: 'owned', store: memoryStore(), tools: [{ name: 'deploy', description: 'd', parameters: { type: 'object' }, needsApproval: true, execute: () => 'done' }] });
+test('ownership: another principal can neither continue a session nor decide its approval (as on every route)', async () => {
+  const owned = createAgent({
+    name: 'owned',
+    model: echoModel(),
+    sessions: 'owned',
+    store: memoryStore(),
+    tools: [
+      { name: 'deploy', description: 'd', parameters: { type: 'object' }, needsApproval: true, execute: () => 'done' },
+    ],
+  });
   const handler = agentHandler(owned, { basePath: '/agent', mcp: true, auth: callers({ a: alice, b: bob }) });
-  const asked = await post(handler, rpc(1, 'tools/call', { name: 'ask', arguments: { message: '/tool deploy {}' } }), { authorization: 'Bearer a' });
+  const asked = await post(handler, rpc(1, 'tools/call', { name: 'ask', arguments: { message: '/tool deploy {}' } }), {
+    authorization: 'Bearer a',
+  });
   const { sessionId, approvals } = asked.body.result.structuredContent;
-  const taken = await post(handler, rpc(2, 'tools/call', { name: 'ask', arguments: { message: 'mine now', sessionId } }), { authorization: 'Bearer b' });
+  const taken = await post(
+    handler,
+    rpc(2, 'tools/call', { name: 'ask', arguments: { message: 'mine now', sessionId } }),
+    { authorization: 'Bearer b' },
+  );
   assert.deepEqual(taken.body.result, { content: [{ type: 'text', text: 'Session not found' }], isError: true });
-  const decided = await post(handler, rpc(3, 'tools/call', { name: 'decide', arguments: { approvalId: approvals[0].id, approved: true } }), { authorization: 'Bearer b' });
+  const decided = await post(
+    handler,
+    rpc(3, 'tools/call', { name: 'decide', arguments: { approvalId: approvals[0].id, approved: true } }),
+    { authorization: 'Bearer b' },
+  );
   assert.deepEqual(decided.body.result, { content: [{ type: 'text', text: 'Approval not found' }], isError: true });
   // The owner still can.
-  const own = await post(handler, rpc(4, 'tools/call', { name: 'decide', arguments: { approvalId: approvals[0].id, approved: false } }), { authorization: 'Bearer a' });
+  const own = await post(
+    handler,
+    rpc(4, 'tools/call', { name: 'decide', arguments: { approvalId: approvals[0].id, approved: false } }),
+    { authorization: 'Bearer a' },
+  );
   assert.equal(own.body.result.structuredContent.status, 'completed');
 });
 
 test('scopes: mcp.scopes per tool and scopes.mcp for the route answer HTTP 403 insufficient_scope naming them, which is how clients step up', async () => {
-  const metadata = protectedResourceMetadata({ resource: 'https://agent.example.com/agent/mcp', authorizationServers: ['https://id.example.com'] });
+  const metadata = protectedResourceMetadata({
+    resource: 'https://agent.example.com/agent/mcp',
+    authorizationServers: ['https://id.example.com'],
+  });
   const auth = jwtWithClock({ secret: SECRET, audience: AUDIENCE, resourceMetadata: metadata }, () => NOW);
-  const token = async (scope: string) => `Bearer ${await signToken({ alg: 'HS256' }, claims({ scope }), await hmacSigner(SECRET))}`;
-  const handler = agentHandler(principalAgent().agent, { basePath: '/agent', auth, protectedResource: metadata, mcp: { scopes: { ask: ['agent:ask'], decide: ['agent:approve'] } } });
+  const token = async (scope: string) =>
+    `Bearer ${await signToken({ alg: 'HS256' }, claims({ scope }), await hmacSigner(SECRET))}`;
+  const handler = agentHandler(principalAgent().agent, {
+    basePath: '/agent',
+    auth,
+    protectedResource: metadata,
+    mcp: { scopes: { ask: ['agent:ask'], decide: ['agent:approve'] } },
+  });
   const asker = await token('agent:ask');
   const ask = rpc(1, 'tools/call', { name: 'ask', arguments: { message: DEPLOY_MESSAGE } });
   const asked = await post(handler, ask, { authorization: asker });
@@ -254,31 +366,59 @@ test('scopes: mcp.scopes per tool and scopes.mcp for the route answer HTTP 403 i
   const decide = rpc(3, 'tools/call', { name: 'decide', arguments: { approvalId, approved: true } });
   const refused = await post(handler, decide, { authorization: asker });
   assert.equal(refused.status, 403);
-  assert.equal(refused.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="agent:approve", resource_metadata="${metadata.url}"`);
-  assert.equal((await post(handler, ask, { authorization: await token('agent:approve') })).status, 403, 'ask needs its own scope');
+  assert.equal(
+    refused.headers.get('www-authenticate'),
+    `Bearer error="insufficient_scope", scope="agent:approve", resource_metadata="${metadata.url}"`,
+  );
+  assert.equal(
+    (await post(handler, ask, { authorization: await token('agent:approve') })).status,
+    403,
+    'ask needs its own scope',
+  );
   const stepped = await post(handler, decide, { authorization: await token('agent:ask agent:approve') });
   assert.equal(stepped.body.result.structuredContent.status, 'completed');
   const unauthenticated = await post(handler, ask);
   assert.equal(unauthenticated.status, 401);
   assert.match(unauthenticated.headers.get('www-authenticate') ?? '', /^Bearer resource_metadata=/);
   // scopes.mcp guards the whole route.
-  const route = agentHandler(principalAgent().agent, { basePath: '/agent', auth, mcp: true, scopes: { mcp: ['agent:mcp'] } });
+  const route = agentHandler(principalAgent().agent, {
+    basePath: '/agent',
+    auth,
+    mcp: true,
+    scopes: { mcp: ['agent:mcp'] },
+  });
   const denied = await post(route, rpc(1, 'ping'), { authorization: asker });
   assert.equal(denied.status, 403);
   assert.match(denied.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="agent:mcp"/);
   assert.equal((await post(route, rpc(1, 'ping'), { authorization: await token('agent:mcp') })).status, 200);
   // A scope error thrown by a custom entry reads the same way.
-  const custom = agentHandler(principalAgent().agent, { basePath: '/agent', mcp: true, auth: () => { throw new AuthError(403, { scope: ['agent:x'] }); } });
+  const custom = agentHandler(principalAgent().agent, {
+    basePath: '/agent',
+    mcp: true,
+    auth: () => {
+      throw new AuthError(403, { scope: ['agent:x'] });
+    },
+  });
   assert.equal((await post(custom, rpc(1, 'ping'))).status, 403);
 });
 
 test('Origin: absent, the own origin or an allowed one goes on; any other is 403 before auth', async () => {
-  const handler = agentHandler(createAgent({ name: 'x', model: echoModel() }), { basePath: '/agent', auth: callers({ a: alice }), mcp: { allowedOrigins: ['https://app.example'] } });
+  const handler = agentHandler(createAgent({ name: 'x', model: echoModel() }), {
+    basePath: '/agent',
+    auth: callers({ a: alice }),
+    mcp: { allowedOrigins: ['https://app.example'] },
+  });
   const as = { authorization: 'Bearer a' };
   for (const origin of [undefined, 'https://agent.example.com', 'https://app.example']) {
     assert.equal((await post(handler, rpc(1, 'ping'), { ...as, ...(origin && { origin }) })).status, 200, origin);
   }
-  for (const origin of ['https://evil.example', 'null', 'https://app.example.evil', 'http://agent.example.com:8080', 'https://app.example/']) {
+  for (const origin of [
+    'https://evil.example',
+    'null',
+    'https://app.example.evil',
+    'http://agent.example.com:8080',
+    'https://app.example/',
+  ]) {
     const answer = await post(handler, rpc(1, 'ping'), { origin });
     assert.equal(answer.status, 403, origin);
     assert.equal(answer.headers.get('www-authenticate'), null, 'refused before auth');
@@ -290,32 +430,84 @@ test('Host: on a loopback connection a Host that is not a loopback name is 403 (
   const serve = (mcp: unknown) => {
     const routes = agentRoutes(agent, { basePath: '/agent', mcp: mcp as never });
     return async (host: string, loopback: boolean, origin?: string) => {
-      const request = new Request('http://127.0.0.1:3000/agent/mcp', { method: 'POST', headers: { host, 'content-type': 'application/json', ...(origin && { origin }) }, body: JSON.stringify(rpc(1, 'ping')) });
-      return toResponse(await routes({ ...webRouteRequest(request), headers: { get: (name: string) => (name === 'host' ? host : request.headers.get(name)) }, loopback })).status;
+      const request = new Request('http://127.0.0.1:3000/agent/mcp', {
+        method: 'POST',
+        headers: { host, 'content-type': 'application/json', ...(origin && { origin }) },
+        body: JSON.stringify(rpc(1, 'ping')),
+      });
+      return toResponse(
+        await routes({
+          ...webRouteRequest(request),
+          headers: { get: (name: string) => (name === 'host' ? host : request.headers.get(name)) },
+          loopback,
+        }),
+      ).status;
     };
   };
   const call = serve(true);
-  for (const host of ['localhost:3000', '127.0.0.1:3000', '[::1]:3000', 'LOCALHOST', '127.0.0.1']) assert.equal(await call(host, true), 200, host);
-  for (const host of ['evil.example.com', 'evil.example.com:3000', 'localhost.evil.example', '127.0.0.1.nip.io']) assert.equal(await call(host, true), 403, host);
+  for (const host of ['localhost:3000', '127.0.0.1:3000', '[::1]:3000', 'LOCALHOST', '127.0.0.1'])
+    assert.equal(await call(host, true), 200, host);
+  for (const host of ['evil.example.com', 'evil.example.com:3000', 'localhost.evil.example', '127.0.0.1.nip.io'])
+    assert.equal(await call(host, true), 403, host);
   assert.equal(await call('evil.example.com:3000', true, 'http://evil.example.com:3000'), 403, 'the rebound page');
   assert.equal(await call('localhost:3000', true, 'http://localhost:3000'), 200, 'the own page on localhost');
-  assert.equal(await call('agent.example.com', false), 200, 'not loopback: the Host is the proxy\'s business');
-  assert.equal(await serve({ allowedOrigins: ['https://agent.example.com'] })('agent.example.com', true), 200, 'a local proxy for an allowed name');
+  assert.equal(await call('agent.example.com', false), 200, "not loopback: the Host is the proxy's business");
+  assert.equal(
+    await serve({ allowedOrigins: ['https://agent.example.com'] })('agent.example.com', true),
+    200,
+    'a local proxy for an allowed name',
+  );
 });
 
 test('mcp.allowedHosts: a Host not in the list is 403 before auth, on any listener; a listed one reaches auth, and passes the loopback check', async () => {
   const agent = createAgent({ name: 'x', model: echoModel() });
-  const routes = agentRoutes(agent, { basePath: '/agent', auth: callers({ 'alice-token': alice }), mcp: { allowedHosts: ['agent.example.com', 'api.example.com:8443', '[::1]:3000'] } });
-  const call = async (host: string | undefined, loopback: boolean, token?: string, url = 'http://10.0.0.5:3000/agent/mcp') => {
-    const request = new Request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) }, body: JSON.stringify(rpc(1, 'ping')) });
-    const response = toResponse(await routes({ ...webRouteRequest(request), headers: { get: (name: string) => (name === 'host' ? host ?? null : request.headers.get(name)) }, loopback }));
+  const routes = agentRoutes(agent, {
+    basePath: '/agent',
+    auth: callers({ 'alice-token': alice }),
+    mcp: { allowedHosts: ['agent.example.com', 'api.example.com:8443', '[::1]:3000'] },
+  });
+  const call = async (
+    host: string | undefined,
+    loopback: boolean,
+    token?: string,
+    url = 'http://10.0.0.5:3000/agent/mcp',
+  ) => {
+    const request = new Request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+      body: JSON.stringify(rpc(1, 'ping')),
+    });
+    const response = toResponse(
+      await routes({
+        ...webRouteRequest(request),
+        headers: { get: (name: string) => (name === 'host' ? (host ?? null) : request.headers.get(name)) },
+        loopback,
+      }),
+    );
     return { status: response.status, challenge: response.headers.get('www-authenticate') };
   };
   for (const loopback of [false, true]) {
-    for (const host of ['evil.example', 'agent.example.com.evil.example', 'api.example.com', 'api.example.com:443', 'localhost:3000', '10.0.0.5:3000']) {
-      assert.deepEqual(await call(host, loopback, 'alice-token'), { status: 403, challenge: null }, `${host} (loopback ${loopback}): refused before auth`);
+    for (const host of [
+      'evil.example',
+      'agent.example.com.evil.example',
+      'api.example.com',
+      'api.example.com:443',
+      'localhost:3000',
+      '10.0.0.5:3000',
+    ]) {
+      assert.deepEqual(
+        await call(host, loopback, 'alice-token'),
+        { status: 403, challenge: null },
+        `${host} (loopback ${loopback}): refused before auth`,
+      );
     }
-    for (const host of ['agent.example.com', 'AGENT.example.com', 'agent.example.com:8080', 'api.example.com:8443', '[::1]:3000']) {
+    for (const host of [
+      'agent.example.com',
+      'AGENT.example.com',
+      'agent.example.com:8080',
+      'api.example.com:8443',
+      '[::1]:3000',
+    ]) {
       assert.equal((await call(host, loopback)).status, 401, `${host} (loopback ${loopback}): on to auth`);
       assert.equal((await call(host, loopback, 'alice-token')).status, 200, `${host} (loopback ${loopback})`);
     }
@@ -326,7 +518,18 @@ test('mcp.allowedHosts: a Host not in the list is 403 before auth, on any listen
   // Through agentHandler, as on Workers, Bun or Deno: the Host header of the request.
   const handler = agentHandler(agent, { basePath: '/agent', mcp: { allowedHosts: ['agent.example.com'] } });
   assert.equal((await post(handler, rpc(1, 'ping'))).status, 200, 'URL_MCP names agent.example.com');
-  assert.equal((await handler(new Request('https://rebound.example/agent/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rpc(1, 'ping')) }))).status, 403);
+  assert.equal(
+    (
+      await handler(
+        new Request('https://rebound.example/agent/mcp', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(rpc(1, 'ping')),
+        }),
+      )
+    ).status,
+    403,
+  );
   // Other routes are not the MCP route's business.
   assert.equal((await handler(new Request('https://rebound.example/agent/health'))).status, 200);
 });
@@ -334,13 +537,25 @@ test('mcp.allowedHosts: a Host not in the list is 403 before auth, on any listen
 test('mcp.allowedHosts is checked at creation: a non-empty list of host or host:port', () => {
   const agent = createAgent({ name: 'x', model: echoModel() });
   const make = (allowedHosts: unknown) => () => agentHandler(agent, { mcp: { allowedHosts } as never });
-  for (const bad of ['agent.example.com', [], ['https://agent.example.com'], ['agent.example.com/mcp'], ['agent.example.com:99999'], ['user@agent.example.com'], [''], [42], ['agent example']]) {
+  for (const bad of [
+    'agent.example.com',
+    [],
+    ['https://agent.example.com'],
+    ['agent.example.com/mcp'],
+    ['agent.example.com:99999'],
+    ['user@agent.example.com'],
+    [''],
+    [42],
+    ['agent example'],
+  ]) {
     assertConfigError(make(bad), 'agentHandler()', `mcp.allowedHosts ${JSON.stringify(bad)}`);
   }
-  assert.doesNotThrow(make(['agent.example.com', 'localhost:3000', '127.0.0.1', '[::1]:8080', 'xn--bcher-kva.example']));
+  assert.doesNotThrow(
+    make(['agent.example.com', 'localhost:3000', '127.0.0.1', '[::1]:8080', 'xn--bcher-kva.example']),
+  );
 });
 
-test('a JSON-RPC error keeps the request\'s id whenever the body could be read: -32022 for an unsupported MCP-Protocol-Version header', async () => {
+test("a JSON-RPC error keeps the request's id whenever the body could be read: -32022 for an unsupported MCP-Protocol-Version header", async () => {
   const handler = open();
   for (const id of [7, 'req-7']) {
     const answer = await post(handler, rpc(id, 'ping'), { 'mcp-protocol-version': '2024-11-05' });
@@ -350,9 +565,16 @@ test('a JSON-RPC error keeps the request\'s id whenever the body could be read: 
   }
   // No readable id (a notification, a batch, not JSON): null, as JSON-RPC asks.
   for (const body of [rpc(undefined, 'notifications/initialized'), [rpc(1, 'ping')], '{not json']) {
-    assert.equal((await post(handler, body, { 'mcp-protocol-version': '2024-11-05' })).body.id, null, JSON.stringify(body));
+    assert.equal(
+      (await post(handler, body, { 'mcp-protocol-version': '2024-11-05' })).body.id,
+      null,
+      JSON.stringify(body),
+    );
   }
-  const meta = await post(handler, rpc(9, 'ping', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } }));
+  const meta = await post(
+    handler,
+    rpc(9, 'ping', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } }),
+  );
   assert.deepEqual([meta.body.error.code, meta.body.id], [-32022, 9]);
   const version = await post(handler, { jsonrpc: '1.0', id: 3, method: 'ping' });
   assert.deepEqual([version.body.error.code, version.body.id], [-32600, 3]);
@@ -360,7 +582,10 @@ test('a JSON-RPC error keeps the request\'s id whenever the body could be read: 
 
 test('mcp options are closed and checked at creation (AGENT_AUTH_CONFIG_INVALID)', () => {
   const agent = createAgent({ name: 'x', model: echoModel() });
-  const make = (mcp: unknown, extra: Record<string, unknown> = { auth: callers({}) }) => () => agentHandler(agent, { mcp: mcp as never, ...extra });
+  const make =
+    (mcp: unknown, extra: Record<string, unknown> = { auth: callers({}) }) =>
+    () =>
+      agentHandler(agent, { mcp: mcp as never, ...extra });
   assertConfigError(make({ nmae: 'x' }), 'agentHandler()', 'mcp');
   assertConfigError(make({ scopes: { ask: ['a'], approve: ['b'] } }), 'agentHandler()', 'mcp.scopes');
   assertConfigError(make({ scopes: { ask: [] } }), 'agentHandler()', 'mcp.scopes.ask');
@@ -371,5 +596,7 @@ test('mcp options are closed and checked at creation (AGENT_AUTH_CONFIG_INVALID)
   assertConfigError(make({ allowedOrigins: ['app.example'] }), 'agentHandler()', 'mcp.allowedOrigins');
   assertConfigError(make({ name: '' }), 'agentHandler()', 'mcp.name');
   assertConfigError(make('yes'), 'agentHandler()', 'mcp');
-  assert.doesNotThrow(make({ name: 'n', title: 't', scopes: { decide: ['agent:approve'] }, allowedOrigins: ['http://localhost:5173'] }));
+  assert.doesNotThrow(
+    make({ name: 'n', title: 't', scopes: { decide: ['agent:approve'] }, allowedOrigins: ['http://localhost:5173'] }),
+  );
 });

@@ -4,14 +4,35 @@ import assert from 'node:assert/strict';
 import { MockAgent, fetch as undiciFetch } from '../node_modules/undici/index.js';
 import { AuthConfigError, routeAuth } from '../src/auth/index.ts';
 import type { AuthResult } from '../src/auth/index.ts';
-import { KEY_SET_FRESH_MS, KEY_SET_RETRY_MS, withKeySetInternals, type KeySetInternals } from '../src/auth/jose/key-set.ts';
+import {
+  KEY_SET_FRESH_MS,
+  KEY_SET_RETRY_MS,
+  withKeySetInternals,
+  type KeySetInternals,
+} from '../src/auth/jose/key-set.ts';
 import { oidc, type OidcOptions } from '../src/auth/oidc.ts';
-import { AUDIENCE, bearer, claimsFor, json, manualClock, rsaKey, sign, startServer, type SigningKey, type TestServer } from './jwks-fixtures.ts';
+import {
+  AUDIENCE,
+  bearer,
+  claimsFor,
+  json,
+  manualClock,
+  rsaKey,
+  sign,
+  startServer,
+  type SigningKey,
+  type TestServer,
+} from './jwks-fixtures.ts';
 
 const ISSUER = 'https://idp.example';
 const WELL_KNOWN = '/.well-known/openid-configuration';
 
-interface Reply { status: number; body: unknown; delayMs?: number; until?: Promise<unknown> }
+interface Reply {
+  status: number;
+  body: unknown;
+  delayMs?: number;
+  until?: Promise<unknown>;
+}
 
 let agent: MockAgent;
 /** What the https origin answers, by path; `hits` counts its requests by path. */
@@ -24,14 +45,22 @@ before(async () => {
   [local, key] = await Promise.all([startServer(), rsaKey('k1')]);
   agent = new MockAgent();
   agent.disableNetConnect();
-  agent.get(ISSUER).intercept({ path: () => true, method: 'GET' }).reply(async ({ path }) => {
-    const pathname = new URL(path, ISSUER).pathname;
-    hits.set(pathname, (hits.get(pathname) ?? 0) + 1);
-    const reply = routes.get(pathname)?.() ?? { status: 404, body: {} };
-    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-    await reply.until;
-    return { statusCode: reply.status, data: JSON.stringify(reply.body), responseOptions: { headers: { 'content-type': 'application/json' } } };
-  }).persist();
+  agent
+    .get(ISSUER)
+    .intercept({ path: () => true, method: 'GET' })
+    .reply(async ({ path }) => {
+      const pathname = new URL(path, ISSUER).pathname;
+      hits.set(pathname, (hits.get(pathname) ?? 0) + 1);
+      const reply = routes.get(pathname)?.() ?? { status: 404, body: {} };
+      if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
+      await reply.until;
+      return {
+        statusCode: reply.status,
+        data: JSON.stringify(reply.body),
+        responseOptions: { headers: { 'content-type': 'application/json' } },
+      };
+    })
+    .persist();
 });
 after(async () => {
   await Promise.all([agent.close(), local.close()]);
@@ -50,21 +79,33 @@ beforeEach(() => {
 /** https goes to the MockAgent origin, http to the servers the test runs. */
 const internals = (): KeySetInternals => ({
   now: clock.now,
-  fetch: (url, init) => (url.startsWith('https:')
-    ? (undiciFetch(url, { ...init, dispatcher: agent } as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>)
-    : fetch(url, init)),
+  fetch: (url, init) =>
+    url.startsWith('https:')
+      ? (undiciFetch(url, { ...init, dispatcher: agent } as Parameters<
+          typeof undiciFetch
+        >[1]) as unknown as Promise<Response>)
+      : fetch(url, init),
 });
 
-function authenticator(options: Partial<OidcOptions> = {}, more: KeySetInternals = {}): (request: Request) => Promise<AuthResult> {
-  return routeAuth([oidc(withKeySetInternals({ issuer: ISSUER, audience: AUDIENCE, ...options }, { ...internals(), ...more }))]);
+function authenticator(
+  options: Partial<OidcOptions> = {},
+  more: KeySetInternals = {},
+): (request: Request) => Promise<AuthResult> {
+  return routeAuth([
+    oidc(withKeySetInternals({ issuer: ISSUER, audience: AUDIENCE, ...options }, { ...internals(), ...more })),
+  ]);
 }
 
-async function outcome(authenticate: (request: Request) => Promise<AuthResult>, token: string): Promise<string | number> {
+async function outcome(
+  authenticate: (request: Request) => Promise<AuthResult>,
+  token: string,
+): Promise<string | number> {
   const result = await authenticate(bearer(token));
   return result.ok ? result.principal.id : result.response.status;
 }
 
-const issued = (sub: string, extra: Record<string, unknown> = {}) => sign(key, claimsFor(sub, { iss: ISSUER, ...extra }));
+const issued = (sub: string, extra: Record<string, unknown> = {}) =>
+  sign(key, claimsFor(sub, { iss: ISSUER, ...extra }));
 
 describe('oidc(): discovery', () => {
   test('discovery is fetched once, on first use, for any number of requests', async () => {
@@ -80,7 +121,7 @@ describe('oidc(): discovery', () => {
     assert.equal(hits.get('/keys'), 2, 'the key set itself follows the 10-minute freshness');
   });
 
-  test('principal: authenticator oidc, issuer = the token\'s iss, id = sub', async () => {
+  test("principal: authenticator oidc, issuer = the token's iss, id = sub", async () => {
     const result = await authenticator()(bearer(await issued('ada')));
     assert.ok(result.ok);
     assert.equal(result.principal.authenticator, 'oidc');
@@ -153,7 +194,9 @@ describe('oidc(): discovery', () => {
 
   test('a discovery that never answers ends in a skip after the timeout', async () => {
     let answer = (): void => {};
-    const until = new Promise<void>((resolve) => { answer = resolve; });
+    const until = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
     routes.set(WELL_KNOWN, () => ({ status: 200, body: { issuer: ISSUER, jwks_uri: `${ISSUER}/keys` }, until }));
     assert.equal(await outcome(authenticator({}, { timeoutMs: 300 }), await issued('ada')), 401);
     answer();
@@ -185,7 +228,11 @@ describe('oidc(): options', () => {
     'issuer missing': { audience: AUDIENCE },
     'issuer empty': { issuer: '', audience: AUDIENCE },
     'issuer on plain http': { issuer: 'http://idp.example', audience: AUDIENCE },
-    'discoveryUrl on plain http': { issuer: ISSUER, audience: AUDIENCE, discoveryUrl: 'http://idp.example/.well-known/openid-configuration' },
+    'discoveryUrl on plain http': {
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      discoveryUrl: 'http://idp.example/.well-known/openid-configuration',
+    },
     'HMAC in algorithms': { issuer: ISSUER, audience: AUDIENCE, algorithms: ['RS256', 'HS256'] },
     'none in algorithms': { issuer: ISSUER, audience: AUDIENCE, algorithms: ['none'] },
     'audience missing without allowAnyAudience': { issuer: ISSUER },
@@ -193,7 +240,13 @@ describe('oidc(): options', () => {
   };
   for (const [name, options] of Object.entries(invalid)) {
     test(`a configuration error at creation (AGENT_AUTH_CONFIG_INVALID): ${name}`, () => {
-      assert.throws(() => oidc(options as OidcOptions), (error: unknown) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID' && error.message.startsWith('oidc(): '));
+      assert.throws(
+        () => oidc(options as OidcOptions),
+        (error: unknown) =>
+          error instanceof AuthConfigError &&
+          error.code === 'AGENT_AUTH_CONFIG_INVALID' &&
+          error.message.startsWith('oidc(): '),
+      );
     });
   }
 
@@ -212,7 +265,9 @@ describe('oidc(): options', () => {
   });
 
   test('a principal mapper replaces the default principal; its authenticator defaults to oidc', async () => {
-    const authenticate = authenticator({ principal: (claims) => ({ id: `svc:${String(claims.sub)}`, type: 'service' }) });
+    const authenticate = authenticator({
+      principal: (claims) => ({ id: `svc:${String(claims.sub)}`, type: 'service' }),
+    });
     const result = await authenticate(bearer(await issued('ada')));
     assert.ok(result.ok);
     assert.equal(result.principal.id, 'svc:ada');

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { VERSION } from '../src/version.ts';
 
-const packageVersion = async (): Promise<string> => JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).version;
+const packageVersion = async (): Promise<string> =>
+  JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).version;
 
 test("VERSION (the MCP route's serverInfo.version) is package.json's version", async () => {
   assert.equal(VERSION, await packageVersion());

@@ -12,7 +12,10 @@ import type { AiSdkLanguageModel, Model, ModelDelta } from '../../src/agent/inde
 import { discardStore } from '../http-shared.ts';
 import type { SuiteSpec } from '../lib.ts';
 
-const NO_USAGE = { inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: undefined, text: undefined, reasoning: undefined } };
+const NO_USAGE = {
+  inputTokens: { total: undefined, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: undefined, text: undefined, reasoning: undefined },
+};
 const STOP = { unified: 'stop', raw: 'stop' };
 
 /** The echo model's reply (the last user message's text) from an AI SDK prompt. */
@@ -25,7 +28,13 @@ function lastUserText(prompt: readonly { readonly role: string; readonly content
 /** The parts of an echo reply as a doStream ReadableStream, word by word. */
 function partStream(text: string): ReadableStream<{ type: string }> {
   const words = text.match(/\S+\s*|\s+/g) ?? [];
-  const parts = [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: '0' }, ...words.map((delta) => ({ type: 'text-delta', id: '0', delta })), { type: 'text-end', id: '0' }, { type: 'finish', finishReason: STOP, usage: NO_USAGE }];
+  const parts = [
+    { type: 'stream-start', warnings: [] },
+    { type: 'text-start', id: '0' },
+    ...words.map((delta) => ({ type: 'text-delta', id: '0', delta })),
+    { type: 'text-end', id: '0' },
+    { type: 'finish', finishReason: STOP, usage: NO_USAGE },
+  ];
   return new ReadableStream({
     start(controller) {
       for (const part of parts) controller.enqueue(part);
@@ -60,7 +69,12 @@ const aiSdkEcho: AiSdkLanguageModel & { supportedUrls: Record<string, RegExp[]> 
   modelId: 'echo',
   supportedUrls: {},
   async doGenerate({ prompt }) {
-    return { content: [{ type: 'text', text: lastUserText(prompt) }], finishReason: STOP, usage: NO_USAGE, warnings: [] };
+    return {
+      content: [{ type: 'text', text: lastUserText(prompt) }],
+      finishReason: STOP,
+      usage: NO_USAGE,
+      warnings: [],
+    };
   },
   async doStream({ prompt }) {
     return { stream: partStream(lastUserText(prompt)) };

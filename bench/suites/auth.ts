@@ -7,7 +7,10 @@ const URL_ = 'https://agent.example/agent';
 
 function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 }
 
 function basicHeader(user: string, password: string): string {
@@ -15,7 +18,11 @@ function basicHeader(user: string, password: string): string {
 }
 
 /** `basic()` with `count` users, and a request carrying the credentials of the user in the middle. */
-function basicCase(count: number): { authenticate: (r: Request) => Promise<AuthResult>; request: Request; user: string } {
+function basicCase(count: number): {
+  authenticate: (r: Request) => Promise<AuthResult>;
+  request: Request;
+  user: string;
+} {
   const users: Record<string, string> = {};
   for (let i = 0; i < count; i++) users[`user${String(i).padStart(4, '0')}`] = randomToken();
   const user = `user${String(count >> 1).padStart(4, '0')}`;
@@ -23,7 +30,12 @@ function basicCase(count: number): { authenticate: (r: Request) => Promise<AuthR
   return { authenticate: routeAuth([basic({ users })]), request, user };
 }
 
-async function expectAccepted(name: string, authenticate: (r: Request) => Promise<AuthResult>, request: Request, id: string): Promise<void> {
+async function expectAccepted(
+  name: string,
+  authenticate: (r: Request) => Promise<AuthResult>,
+  request: Request,
+  id: string,
+): Promise<void> {
   const result = await authenticate(request);
   if (!result.ok || result.principal.id !== id) throw new Error(`auth suite: case ${name} does not accept its request`);
 }

@@ -16,7 +16,12 @@ async function withForeignCheckpoints(store: Store, count: number): Promise<Stor
   for (let start = 0; start < count; start += 200) {
     await Promise.all(
       Array.from({ length: Math.min(200, count - start) }, (_, i) =>
-        store.saveCheckpoint({ approvalId: `foreign-${start + i}`, sessionId: `foreign-session-${start + i}`, metadata: {}, owner: ['jwt', null, `user-${start + i}`] }),
+        store.saveCheckpoint({
+          approvalId: `foreign-${start + i}`,
+          sessionId: `foreign-session-${start + i}`,
+          metadata: {},
+          owner: ['jwt', null, `user-${start + i}`],
+        }),
       ),
     );
   }

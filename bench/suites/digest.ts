@@ -11,7 +11,8 @@ export default async function suites(): Promise<SuiteSpec[]> {
   const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
   for (const text of [short, long]) {
     const subtle = new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(text)));
-    if (hex(sha256(text)) !== hex(subtle)) throw new Error('digest suite: sha256() disagrees with crypto.subtle.digest');
+    if (hex(sha256(text)) !== hex(subtle))
+      throw new Error('digest suite: sha256() disagrees with crypto.subtle.digest');
   }
   return [
     {

@@ -24,7 +24,11 @@ async function keyPair() {
   return { pair, jwk };
 }
 
-async function signed(header: unknown, payload: unknown, key: CryptoKey): Promise<{ jws: string; input: Uint8Array<ArrayBuffer>; signature: Uint8Array<ArrayBuffer> }> {
+async function signed(
+  header: unknown,
+  payload: unknown,
+  key: CryptoKey,
+): Promise<{ jws: string; input: Uint8Array<ArrayBuffer>; signature: Uint8Array<ArrayBuffer> }> {
   const text = `${b64json(header)}.${b64json(payload)}`;
   const input = encoder.encode(text);
   const signature = new Uint8Array(await crypto.subtle.sign(SIGN, key, input));
@@ -37,17 +41,37 @@ export default async function suites(): Promise<SuiteSpec[]> {
   const now = Math.floor(Date.now() / 1000);
   const claims = { sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 24 * 3600 };
   const bearer = await signed({ alg: 'ES256', typ: 'JWT' }, claims, tokenKey.pair.privateKey);
-  const bound = await signed({ alg: 'ES256', typ: 'JWT' }, { ...claims, cnf: { jkt: jwkThumbprint(proofKey.jwk as Record<string, unknown>) } }, tokenKey.pair.privateKey);
+  const bound = await signed(
+    { alg: 'ES256', typ: 'JWT' },
+    { ...claims, cnf: { jkt: jwkThumbprint(proofKey.jwk as Record<string, unknown>) } },
+    tokenKey.pair.privateKey,
+  );
   const ath = encodeBase64url(new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(bound.jws))));
-  const proof = await signed({ typ: 'dpop+jwt', alg: 'ES256', jwk: proofKey.jwk }, { jti: 'bench-proof', htm: 'GET', htu: URL_, iat: now, ath }, proofKey.pair.privateKey);
-  const verifyKey = await crypto.subtle.importKey('spki', await crypto.subtle.exportKey('spki', tokenKey.pair.publicKey), ES256, false, ['verify']);
+  const proof = await signed(
+    { typ: 'dpop+jwt', alg: 'ES256', jwk: proofKey.jwk },
+    { jti: 'bench-proof', htm: 'GET', htu: URL_, iat: now, ath },
+    proofKey.pair.privateKey,
+  );
+  const verifyKey = await crypto.subtle.importKey(
+    'spki',
+    await crypto.subtle.exportKey('spki', tokenKey.pair.publicKey),
+    ES256,
+    false,
+    ['verify'],
+  );
 
   const forgets = { seen: () => false };
-  const entry = (cache: boolean) => jwt({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, dpop: 'allowed', dpopReplay: forgets, cache });
+  const entry = (cache: boolean) =>
+    jwt({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, dpop: 'allowed', dpopReplay: forgets, cache });
   const bearerRequest = new Request(URL_, { headers: { authorization: `Bearer ${bearer.jws}` } });
   const dpopRequest = new Request(URL_, { headers: { authorization: `DPoP ${bound.jws}`, dpop: proof.jws } });
   const [plain, cached] = [entry(false), entry(true)];
-  for (const [auth, request] of [[plain, bearerRequest], [plain, dpopRequest], [cached, bearerRequest], [cached, dpopRequest]] as const) {
+  for (const [auth, request] of [
+    [plain, bearerRequest],
+    [plain, dpopRequest],
+    [cached, bearerRequest],
+    [cached, dpopRequest],
+  ] as const) {
     if ((await auth(request))?.id !== 'user-1234') throw new Error('dpop suite: a fixture request is not accepted');
   }
   const replay = memoryReplayStore(100_000);

@@ -12,7 +12,14 @@ const encoder = new TextEncoder();
 
 export default async function suites(): Promise<SuiteSpec[]> {
   const now = Math.floor(Date.now() / 1000);
-  const answer = JSON.stringify({ active: true, sub: 'user-1234', client_id: 'app', aud: 'agent-api', exp: now + 24 * 3600, scope: 'agent:chat' });
+  const answer = JSON.stringify({
+    active: true,
+    sub: 'user-1234',
+    client_id: 'app',
+    aud: 'agent-api',
+    exp: now + 24 * 3600,
+    scope: 'agent:chat',
+  });
   const server = createServer((request, response) => {
     request.resume();
     request.on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(answer));
@@ -23,16 +30,29 @@ export default async function suites(): Promise<SuiteSpec[]> {
   const token = encodeBase64url(crypto.getRandomValues(new Uint8Array(32))); // an opaque token of 43 characters
   const request = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
   const cached = introspection({ endpoint, clientId: 'rs', clientSecret: 'secret', audience: 'agent-api' });
-  const calling = introspection({ endpoint, clientId: 'rs', clientSecret: 'secret', audience: 'agent-api', cache: false });
+  const calling = introspection({
+    endpoint,
+    clientId: 'rs',
+    clientSecret: 'secret',
+    audience: 'agent-api',
+    cache: false,
+  });
 
   const secret = 'bench-secret-bench-secret-bench-secret-0123456789';
   const input = `${encodeBase64url(encoder.encode(JSON.stringify({ alg: 'HS256', typ: 'JWT' })))}.${encodeBase64url(encoder.encode(JSON.stringify({ sub: 'user-1234', aud: 'agent-api', iat: now, exp: now + 24 * 3600 })))}`;
-  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
   const jws = `${input}.${encodeBase64url(new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(input))))}`;
   const jwtCached = jwt({ secret, audience: 'agent-api', cache: true });
   const jwtRequest = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${jws}` } });
-  for (const [entry, req] of [[cached, request], [calling, request], [jwtCached, jwtRequest]] as const) {
-    if ((await entry(req))?.id !== 'user-1234') throw new Error('introspection suite: a fixture request is not accepted');
+  for (const [entry, req] of [
+    [cached, request],
+    [calling, request],
+    [jwtCached, jwtRequest],
+  ] as const) {
+    if ((await entry(req))?.id !== 'user-1234')
+      throw new Error('introspection suite: a fixture request is not accepted');
   }
   return [
     {

@@ -27,10 +27,19 @@ export default async function suites(): Promise<SuiteSpec[]> {
   const publicJwk = { kty: 'RSA', n, e };
   const now = Math.floor(Date.now() / 1000);
   const input = `${b64json({ alg: 'RS256', typ: 'JWT', kid: 'bench-1' })}.${b64json({ sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 24 * 3600 })}`;
-  const signature = new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', pair.privateKey, encoder.encode(input)));
-  const request = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${input}.${encodeBase64url(signature)}` } });
+  const signature = new Uint8Array(
+    await crypto.subtle.sign('RSASSA-PKCS1-v1_5', pair.privateKey, encoder.encode(input)),
+  );
+  const request = new Request('https://agent.example/agent', {
+    headers: { authorization: `Bearer ${input}.${encodeBase64url(signature)}` },
+  });
 
-  const body = JSON.stringify({ keys: [{ ...publicJwk, kid: 'bench-2' }, { ...publicJwk, kid: 'bench-1', use: 'sig' }] });
+  const body = JSON.stringify({
+    keys: [
+      { ...publicJwk, kid: 'bench-2' },
+      { ...publicJwk, kid: 'bench-1', use: 'sig' },
+    ],
+  });
   const server = createServer((_, response) => {
     response.writeHead(200, { 'content-type': 'application/json' }).end(body);
   });
@@ -42,8 +51,12 @@ export default async function suites(): Promise<SuiteSpec[]> {
 
   const staticEntry = jwt({ publicKey: publicJwk, issuer: ISSUER, audience: AUDIENCE });
   const warmEntry = jwksJwt(jwksUrl);
-  for (const [name, entry] of [['static-rs256', staticEntry], ['jwks-warm-rs256', warmEntry]] as const) {
-    if ((await entry(request))?.id !== 'user-1234') throw new Error(`jwks suite: case ${name} does not accept its request`);
+  for (const [name, entry] of [
+    ['static-rs256', staticEntry],
+    ['jwks-warm-rs256', warmEntry],
+  ] as const) {
+    if ((await entry(request))?.id !== 'user-1234')
+      throw new Error(`jwks suite: case ${name} does not accept its request`);
   }
   const cold = async (): Promise<void> => {
     const authenticate = routeAuth([jwksJwt(jwksUrl)]);

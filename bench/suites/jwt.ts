@@ -32,10 +32,34 @@ const TARGETS: Record<string, number> = { HS256: 0.6, RS256: 0.8, ES256: 0.9, PS
 type BenchAlg = 'HS256' | 'RS256' | 'ES256' | 'PS256' | 'EdDSA';
 
 /** Key generation, import and verify parameters of the asymmetric algorithms. */
-const ASYMMETRIC: Record<Exclude<BenchAlg, 'HS256'>, { generate: RsaHashedKeyGenParams | EcKeyGenParams | Algorithm; imported: RsaHashedImportParams | EcKeyImportParams | Algorithm; verify: AlgorithmIdentifier | EcdsaParams | RsaPssParams }> = {
-  RS256: { generate: { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, imported: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, verify: 'RSASSA-PKCS1-v1_5' },
-  PS256: { generate: { name: 'RSA-PSS', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }, imported: { name: 'RSA-PSS', hash: 'SHA-256' }, verify: { name: 'RSA-PSS', saltLength: 32 } },
-  ES256: { generate: { name: 'ECDSA', namedCurve: 'P-256' }, imported: { name: 'ECDSA', namedCurve: 'P-256' }, verify: { name: 'ECDSA', hash: 'SHA-256' } },
+const ASYMMETRIC: Record<
+  Exclude<BenchAlg, 'HS256'>,
+  {
+    generate: RsaHashedKeyGenParams | EcKeyGenParams | Algorithm;
+    imported: RsaHashedImportParams | EcKeyImportParams | Algorithm;
+    verify: AlgorithmIdentifier | EcdsaParams | RsaPssParams;
+  }
+> = {
+  RS256: {
+    generate: {
+      name: 'RSASSA-PKCS1-v1_5',
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: 'SHA-256',
+    },
+    imported: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+    verify: 'RSASSA-PKCS1-v1_5',
+  },
+  PS256: {
+    generate: { name: 'RSA-PSS', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+    imported: { name: 'RSA-PSS', hash: 'SHA-256' },
+    verify: { name: 'RSA-PSS', saltLength: 32 },
+  },
+  ES256: {
+    generate: { name: 'ECDSA', namedCurve: 'P-256' },
+    imported: { name: 'ECDSA', namedCurve: 'P-256' },
+    verify: { name: 'ECDSA', hash: 'SHA-256' },
+  },
   EdDSA: { generate: { name: 'Ed25519' }, imported: { name: 'Ed25519' }, verify: 'Ed25519' },
 };
 
@@ -46,8 +70,12 @@ async function fixture(alg: BenchAlg): Promise<Fixture> {
   let params: AlgorithmIdentifier | EcdsaParams | RsaPssParams;
   if (alg === 'HS256') {
     params = 'HMAC';
-    signKey = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-    verifyKey = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    signKey = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'sign',
+    ]);
+    verifyKey = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, [
+      'verify',
+    ]);
     options = { secret: SECRET };
   } else {
     const { generate, imported, verify } = ASYMMETRIC[alg];
@@ -56,26 +84,52 @@ async function fixture(alg: BenchAlg): Promise<Fixture> {
     signKey = pair.privateKey;
     // The floor verifies with an imported key, as the issue says: from SPKI, the fastest import we measured
     // (a JWK-imported RSA key verifies 1-3% slower on Node, a generated one as fast as SPKI).
-    verifyKey = await crypto.subtle.importKey('spki', await crypto.subtle.exportKey('spki', pair.publicKey), imported, false, ['verify']);
+    verifyKey = await crypto.subtle.importKey(
+      'spki',
+      await crypto.subtle.exportKey('spki', pair.publicKey),
+      imported,
+      false,
+      ['verify'],
+    );
     const { key_ops: _ops, ext: _ext, alg: _alg, ...jwk } = await crypto.subtle.exportKey('jwk', pair.publicKey);
     // PS256 is used only when named (design §12); the others are their key's default.
     options = alg === 'PS256' ? { publicKey: jwk, algorithms: ['PS256'] } : { publicKey: jwk };
   }
   const now = Math.floor(Date.now() / 1000);
-  const claims = { sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 24 * 3600, scope: 'agent:call agent:chat' };
+  const claims = {
+    sub: 'user-1234',
+    iss: ISSUER,
+    aud: AUDIENCE,
+    iat: now,
+    exp: now + 24 * 3600,
+    scope: 'agent:call agent:chat',
+  };
   const input = `${b64json({ alg, typ: 'JWT' })}.${b64json(claims)}`;
   const data = encoder.encode(input);
   const signature = new Uint8Array(await crypto.subtle.sign(params, signKey, data));
   const token = `${input}.${encodeBase64url(signature)}`;
   const entry = jwt({ ...options, issuer: ISSUER, audience: AUDIENCE });
   const request = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
-  const entryWith = (extra: Partial<Parameters<typeof jwt>[0]>) => jwt({ ...options, issuer: ISSUER, audience: AUDIENCE, ...extra });
-  const tokens = (count: number) => Promise.all(Array.from({ length: count }, async (_, i) => {
-    const signed = `${b64json({ alg, typ: 'JWT' })}.${b64json({ ...claims, sub: `user-${i}` })}`;
-    return `${signed}.${encodeBase64url(new Uint8Array(await crypto.subtle.sign(params, signKey, encoder.encode(signed))))}`;
-  }));
-  const fixture = { floor: () => crypto.subtle.verify(params, verifyKey, signature, data), entry, request, token, joseKey: verifyKey, entryWith, tokens };
-  if (!(await fixture.floor()) || (await entry(request))?.id !== 'user-1234') throw new Error(`jwt suite: ${alg} fixture does not verify`);
+  const entryWith = (extra: Partial<Parameters<typeof jwt>[0]>) =>
+    jwt({ ...options, issuer: ISSUER, audience: AUDIENCE, ...extra });
+  const tokens = (count: number) =>
+    Promise.all(
+      Array.from({ length: count }, async (_, i) => {
+        const signed = `${b64json({ alg, typ: 'JWT' })}.${b64json({ ...claims, sub: `user-${i}` })}`;
+        return `${signed}.${encodeBase64url(new Uint8Array(await crypto.subtle.sign(params, signKey, encoder.encode(signed))))}`;
+      }),
+    );
+  const fixture = {
+    floor: () => crypto.subtle.verify(params, verifyKey, signature, data),
+    entry,
+    request,
+    token,
+    joseKey: verifyKey,
+    entryWith,
+    tokens,
+  };
+  if (!(await fixture.floor()) || (await entry(request))?.id !== 'user-1234')
+    throw new Error(`jwt suite: ${alg} fixture does not verify`);
   return fixture;
 }
 
@@ -109,8 +163,12 @@ export default async function suites(): Promise<SuiteSpec[]> {
 
   const es = fixtures.ES256!;
   const [header, payload, signature] = es.token.split('.') as [string, string, string];
-  const malformed = new Request('https://agent.example/agent', { headers: { authorization: `Bearer +${header.slice(1)}.${payload}.${signature}` } });
-  const none = new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${b64json({ alg: 'none', typ: 'JWT' })}.${payload}.` } });
+  const malformed = new Request('https://agent.example/agent', {
+    headers: { authorization: `Bearer +${header.slice(1)}.${payload}.${signature}` },
+  });
+  const none = new Request('https://agent.example/agent', {
+    headers: { authorization: `Bearer ${b64json({ alg: 'none', typ: 'JWT' })}.${payload}.` },
+  });
   for (const request of [malformed, none]) {
     if ((await es.entry(request)) !== null) throw new Error('jwt suite: a skip case was not skipped');
   }
@@ -123,8 +181,11 @@ export default async function suites(): Promise<SuiteSpec[]> {
       malformed: () => es.entry(malformed),
       'alg-none': () => es.entry(none),
     },
-    note: 'Target: malformed and alg-none skip at least 20x faster than a valid ES256 token is accepted.'
-      + (allocated === undefined ? '' : `\nA malformed skip allocates ${allocated.toFixed(0)} bytes per call (heap delta, no onRefused listener; it moves with V8's inlining: compare commits by several runs).`),
+    note:
+      'Target: malformed and alg-none skip at least 20x faster than a valid ES256 token is accepted.' +
+      (allocated === undefined
+        ? ''
+        : `\nA malformed skip allocates ${allocated.toFixed(0)} bytes per call (heap delta, no onRefused listener; it moves with V8's inlining: compare commits by several runs).`),
     verdict: (ops) => {
       const slowest = Math.min(ops.malformed!, ops['alg-none']!) / ops['valid-es256']!;
       return `skip speed-up: ${slowest.toFixed(0)}x (target ≥ 20x: ${slowest >= 20 ? 'met' : 'MISSED'})`;
@@ -134,7 +195,8 @@ export default async function suites(): Promise<SuiteSpec[]> {
   return specs;
 }
 
-const bearerRequest = (token: string) => new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
+const bearerRequest = (token: string) =>
+  new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
 
 /**
  * Suite `jwt-cache` (design §13): a hit against the floor of its algorithm (target ≥ 5x), and a
@@ -149,7 +211,11 @@ async function cacheSuite(es: Fixture, rs: Fixture): Promise<SuiteSpec> {
   const off = es.entryWith({});
   let m = 0;
   let o = 0;
-  if ((await esHit(esRequest))?.id !== 'user-1234' || (await rsHit(rsRequest))?.id !== 'user-1234' || (await missing(fresh[0]!))?.id !== 'user-0') {
+  if (
+    (await esHit(esRequest))?.id !== 'user-1234' ||
+    (await rsHit(rsRequest))?.id !== 'user-1234' ||
+    (await missing(fresh[0]!))?.id !== 'user-0'
+  ) {
     throw new Error('jwt-cache suite: a fixture does not verify');
   }
   return {

@@ -16,7 +16,10 @@ import type { SuiteSpec } from '../lib.ts';
 const TOKEN = 'bench-api-token-0123456789';
 const NEVER = { limit: 1_000_000_000, windowSec: 3600 };
 const BODY = new TextEncoder().encode('{"message":"hello"}');
-const HEADERS = new Map([['authorization', `Bearer ${TOKEN}`], ['content-type', 'application/json']]);
+const HEADERS = new Map([
+  ['authorization', `Bearer ${TOKEN}`],
+  ['content-type', 'application/json'],
+]);
 const headers = { get: (name: string) => HEADERS.get(name) ?? null };
 const signal = new AbortController().signal;
 
@@ -53,12 +56,15 @@ export default async function suites(): Promise<SuiteSpec[]> {
         'api-token + requests': sender({ requests: NEVER }),
         'api-token + all four': sender({ requests: NEVER, concurrent: 1_000, tokens: NEVER, failures: NEVER }),
       },
-      note: 'each case: POST /agent through agentHandler()\'s routes, apiToken(), the echo agent, a store that keeps nothing; limits on the memory store, never reached',
+      note: "each case: POST /agent through agentHandler()'s routes, apiToken(), the echo agent, a store that keeps nothing; limits on the memory store, never reached",
       // The 10% of design §22 is judged on the HTTP route (bench:http), where a request costs several times what it costs here.
       verdict: (ops) => {
         const base = ops['api-token']!;
         return (['api-token + requests', 'api-token + all four'] as const)
-          .map((name) => `${name}: ${(1e6 / ops[name]! - 1e6 / base).toFixed(2)} µs more a request than api-token's ${(1e6 / base).toFixed(2)} µs here`)
+          .map(
+            (name) =>
+              `${name}: ${(1e6 / ops[name]! - 1e6 / base).toFixed(2)} µs more a request than api-token's ${(1e6 / base).toFixed(2)} µs here`,
+          )
           .join('; ');
       },
     },

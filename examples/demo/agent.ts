@@ -32,12 +32,16 @@ export default createAgent({
   model: echoModel(),
   // A dynamic agent: the run sees the verified principal, and a paused run keeps it.
   instructions: ({ principal }) =>
-    principal === undefined ? 'You help a guest.' : `You help ${principal.id}, signed in with ${principal.authenticator}.`,
+    principal === undefined
+      ? 'You help a guest.'
+      : `You help ${principal.id}, signed in with ${principal.authenticator}.`,
   tools: [time, refund],
   // Ids from different issuers (or authenticators) can collide: the namespace keys on all of them.
   memory: {
     scope: ({ principal }) =>
-      principal === undefined ? 'guest' : JSON.stringify([principal.authenticator, principal.issuer ?? null, principal.id]),
+      principal === undefined
+        ? 'guest'
+        : JSON.stringify([principal.authenticator, principal.issuer ?? null, principal.id]),
   },
   store: fileStore(process.env.AGENT_DATA_DIR || '.data'),
 });

@@ -6,13 +6,52 @@ import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { keyedQueue } from './key-queue.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
-import { AGENT_OPTION_NAMES, callOptions, checkHook, checkPositive, DECIDE_OPTION_NAMES, DEFAULT_MAX_PENDING_APPROVALS, DEFAULT_MAX_STEPS, invalidOption, notAModel, readLimits, runModel, SEND_OPTION_NAMES } from './options.ts';
+import {
+  AGENT_OPTION_NAMES,
+  callOptions,
+  checkHook,
+  checkPositive,
+  DECIDE_OPTION_NAMES,
+  DEFAULT_MAX_PENDING_APPROVALS,
+  DEFAULT_MAX_STEPS,
+  invalidOption,
+  notAModel,
+  readLimits,
+  runModel,
+  SEND_OPTION_NAMES,
+} from './options.ts';
 import { checkSize, runEvents, runLoop, type RunCheckpoint, type Setup } from './run.ts';
 import { checkSettings } from './settings.ts';
-import { checkLimit, decodeCursor, encodeCursor, isAnonymous, mayUse, newSession, ownerKey, ownerVerdict, titleOf, usableSession } from './sessions.ts';
+import {
+  checkLimit,
+  decodeCursor,
+  encodeCursor,
+  isAnonymous,
+  mayUse,
+  newSession,
+  ownerKey,
+  ownerVerdict,
+  titleOf,
+  usableSession,
+} from './sessions.ts';
 import { memoryStore } from './store.ts';
 import { indexTools } from './tools.ts';
-import type { Agent, AgentOptions, AuditEntry, DecideOptions, Message, OwnerKey, PendingApproval, Principal, RunContext, RunResult, SendOptions, SessionMode, SessionRecord, Store } from './types.ts';
+import type {
+  Agent,
+  AgentOptions,
+  AuditEntry,
+  DecideOptions,
+  Message,
+  OwnerKey,
+  PendingApproval,
+  Principal,
+  RunContext,
+  RunResult,
+  SendOptions,
+  SessionMode,
+  SessionRecord,
+  Store,
+} from './types.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -42,16 +81,31 @@ import type { Agent, AgentOptions, AuditEntry, DecideOptions, Message, OwnerKey,
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options !== 'object' || options === null) throw invalidOption('options must be an object');
   checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES, invalidAgent);
-  if (typeof options.memory === 'object' && options.memory !== null) checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
-  const { name, model, instructions = '', tools = [], memory, store = memoryStore(), maxSteps = DEFAULT_MAX_STEPS, sessions = 'shared', settings } = options;
+  if (typeof options.memory === 'object' && options.memory !== null)
+    checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
+  const {
+    name,
+    model,
+    instructions = '',
+    tools = [],
+    memory,
+    store = memoryStore(),
+    maxSteps = DEFAULT_MAX_STEPS,
+    sessions = 'shared',
+    settings,
+  } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits);
   if (typeof name !== 'string' || name === '') throw invalidOption('name must be a non-empty string');
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
-  if (typeof model !== 'function' && staticModel === undefined) throw notAModel('createAgent(): model (or what a function returns)');
-  const staticSettings = typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings');
-  if (typeof instructions !== 'string' && typeof instructions !== 'function') throw invalidOption('instructions must be a string or a function returning one');
-  if (memory !== undefined && typeof memory?.scope !== 'function') throw invalidOption('memory.scope must be a function');
+  if (typeof model !== 'function' && staticModel === undefined)
+    throw notAModel('createAgent(): model (or what a function returns)');
+  const staticSettings =
+    typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings');
+  if (typeof instructions !== 'string' && typeof instructions !== 'function')
+    throw invalidOption('instructions must be a string or a function returning one');
+  if (memory !== undefined && typeof memory?.scope !== 'function')
+    throw invalidOption('memory.scope must be a function');
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
   if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
@@ -61,7 +115,11 @@ export function createAgent(options: AgentOptions): Agent {
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
   if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
-  const keepsPrincipal = typeof model === 'function' || typeof instructions === 'function' || typeof tools === 'function' || typeof settings === 'function';
+  const keepsPrincipal =
+    typeof model === 'function' ||
+    typeof instructions === 'function' ||
+    typeof tools === 'function' ||
+    typeof settings === 'function';
   const limits = { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal };
 
   /** The model, instructions, tools and settings of a run: a dynamic agent's, made for its context; the memory of `namespace` added. */
@@ -74,8 +132,13 @@ export function createAgent(options: AgentOptions): Agent {
     }
     let text = typeof instructions === 'function' ? await instructions(context) : instructions;
     if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
-    const byName = typeof tools === 'function' ? indexTools(await tools(context), reserved, 'the tools function result') : indexTools(tools, reserved, 'tools');
-    const runSettings = staticSettings ?? checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
+    const byName =
+      typeof tools === 'function'
+        ? indexTools(await tools(context), reserved, 'the tools function result')
+        : indexTools(tools, reserved, 'tools');
+    const runSettings =
+      staticSettings ??
+      checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
     if (namespace !== undefined) {
       byName.set(REMEMBER, rememberTool(store, namespace));
       text = withNotes(text, await store.loadMemory(namespace));
@@ -86,7 +149,9 @@ export function createAgent(options: AgentOptions): Agent {
   const exclusive = keyedQueue();
   /** Runs one turn of a session under the store's per-session lock, or this agent's own queue. */
   const turn = <T>(sessionId: string, body: (store: Store) => Promise<T>): Promise<T> =>
-    typeof store.withSession === 'function' ? store.withSession(sessionId, body) : exclusive(sessionId, () => body(store));
+    typeof store.withSession === 'function'
+      ? store.withSession(sessionId, body)
+      : exclusive(sessionId, () => body(store));
 
   const sessionNotFound = () => new AgentError('SESSION_NOT_FOUND', 'no session has this id');
 
@@ -95,13 +160,22 @@ export function createAgent(options: AgentOptions): Agent {
    * the principal's key; `askedBytes`: the size the message adds to the record.
    */
   async function sessionToSend(
-    turnStore: Store, sessionId: string, chosen: boolean, principal: Principal | undefined, owner: OwnerKey | undefined, message: string, askedBytes: number,
+    turnStore: Store,
+    sessionId: string,
+    chosen: boolean,
+    principal: Principal | undefined,
+    owner: OwnerKey | undefined,
+    message: string,
+    askedBytes: number,
   ): Promise<SessionRecord> {
     const verdict = await ownerVerdict(mode, turnStore, sessionId, principal);
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
     // store's owner record) learns that it is full before its record is read and parsed: a refused
     // turn at a 4 MiB bound cost 23 ms of parsing (bench:session).
-    if (verdict === undefined && (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')) {
+    if (
+      verdict === undefined &&
+      (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')
+    ) {
       const least = await turnStore.sessionBytesAtLeast?.(sessionId);
       if (least !== undefined) checkSize(least + askedBytes, sessionBytes);
     }
@@ -131,69 +205,133 @@ export function createAgent(options: AgentOptions): Agent {
     // What the message adds to the record (and its comma), counted once: a 1 MiB message takes a walk of its own.
     const askedBytes = serializedBytes(asked) + 1;
     const events = runEvents(sendOptions);
-    return events.settle(turn(sessionId, async (turnStore) => {
-      // Checked before the run is observed: a refused caller sees no event of someone else's session.
-      const session = await sessionToSend(turnStore, sessionId, sendOptions.sessionId !== undefined, principal, owner, message, askedBytes);
-      return events.observe(sessionId, async (emit) => {
-        if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
-          throw new AgentError('APPROVAL_PENDING', 'the session waits for an approval decision; decide it before sending a new message');
-        }
-        // Before the model runs: a message the session cannot hold is refused, and nothing is stored.
-        checkSize(serializedBytes(session) + askedBytes, sessionBytes);
-        const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
-        const setup = await prepare(context, namespace, turnStore);
-        const messages: Message[] = [...session.messages, asked];
-        const streaming = sendOptions.onEvent !== undefined;
-        return runLoop(limits, { context, session, messages, calls: [], step: 0, text: '', namespace, setup, signal, emit, streaming, store: turnStore, owner, onUsage });
-      });
-    }));
+    return events.settle(
+      turn(sessionId, async (turnStore) => {
+        // Checked before the run is observed: a refused caller sees no event of someone else's session.
+        const session = await sessionToSend(
+          turnStore,
+          sessionId,
+          sendOptions.sessionId !== undefined,
+          principal,
+          owner,
+          message,
+          askedBytes,
+        );
+        return events.observe(sessionId, async (emit) => {
+          if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
+            throw new AgentError(
+              'APPROVAL_PENDING',
+              'the session waits for an approval decision; decide it before sending a new message',
+            );
+          }
+          // Before the model runs: a message the session cannot hold is refused, and nothing is stored.
+          checkSize(serializedBytes(session) + askedBytes, sessionBytes);
+          const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
+          const setup = await prepare(context, namespace, turnStore);
+          const messages: Message[] = [...session.messages, asked];
+          const streaming = sendOptions.onEvent !== undefined;
+          return runLoop(limits, {
+            context,
+            session,
+            messages,
+            calls: [],
+            step: 0,
+            text: '',
+            namespace,
+            setup,
+            signal,
+            emit,
+            streaming,
+            store: turnStore,
+            owner,
+            onUsage,
+          });
+        });
+      }),
+    );
   }
 
   async function decide(approvalId: string, decision: DecideOptions): Promise<RunResult> {
-    if (typeof approvalId !== 'string' || approvalId === '') throw invalidInput('approvalId must be a non-empty string');
+    if (typeof approvalId !== 'string' || approvalId === '')
+      throw invalidInput('approvalId must be a non-empty string');
     if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
       throw invalidInput('the decision needs approved: true or false');
     }
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
     const { approved, reason, signal } = decision;
     const onUsage = checkHook(decision.onUsage);
-    if (reason !== undefined && typeof reason !== 'string') throw invalidInput('the reason of a decision must be a string');
+    if (reason !== undefined && typeof reason !== 'string')
+      throw invalidInput('the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
-    const notFound = () => new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
+    const notFound = () =>
+      new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
     const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
     if (found === undefined) throw notFound();
     const { sessionId } = found;
     const events = runEvents(decision);
-    return events.settle(turn(sessionId, async (turnStore) => {
-      const checkpoint = (await turnStore.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
-      if (checkpoint === undefined) throw notFound();
-      const stored = await turnStore.loadSession(sessionId);
-      // Someone else's approval answers as an unknown one, before any event names its session.
-      if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy))) throw notFound();
-      const session = stored ?? newSession(sessionId);
-      return events.observe(sessionId, async (emit) => {
-        // The run resumes as the principal it started with; the decider is only recorded.
-        const context = runContext(checkPrincipal(checkpoint.principal, 'the checkpoint principal'), sessionId, checkMetadata(checkpoint.metadata));
-        const setup = await prepare(context, checkpoint.namespace, turnStore);
-        const { pending, messages, namespace } = checkpoint;
-        const entry: AuditEntry = { type: 'approval-decided', approvalId, tool: pending.name, approved, at: isoNow() };
-        if (reason !== undefined) entry.reason = reason;
-        if (decidedBy !== undefined) entry.decidedBy = decidedBy;
-        checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
-        // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
-        if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
-        session.audit.push(entry);
-        const { remaining: calls, step, text, owner } = checkpoint;
-        const streaming = decision.onEvent !== undefined;
-        const run = { context, session, messages, calls, step, text, namespace, setup, signal, emit, streaming, store: turnStore, owner, onUsage };
-        return runLoop(limits, run, { pending, approved, reason });
-      });
-    }));
+    return events.settle(
+      turn(sessionId, async (turnStore) => {
+        const checkpoint = (await turnStore.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
+        if (checkpoint === undefined) throw notFound();
+        const stored = await turnStore.loadSession(sessionId);
+        // Someone else's approval answers as an unknown one, before any event names its session.
+        if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy)))
+          throw notFound();
+        const session = stored ?? newSession(sessionId);
+        return events.observe(sessionId, async (emit) => {
+          // The run resumes as the principal it started with; the decider is only recorded.
+          const context = runContext(
+            checkPrincipal(checkpoint.principal, 'the checkpoint principal'),
+            sessionId,
+            checkMetadata(checkpoint.metadata),
+          );
+          const setup = await prepare(context, checkpoint.namespace, turnStore);
+          const { pending, messages, namespace } = checkpoint;
+          const entry: AuditEntry = {
+            type: 'approval-decided',
+            approvalId,
+            tool: pending.name,
+            approved,
+            at: isoNow(),
+          };
+          if (reason !== undefined) entry.reason = reason;
+          if (decidedBy !== undefined) entry.decidedBy = decidedBy;
+          checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
+          // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
+          if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
+          session.audit.push(entry);
+          const { remaining: calls, step, text, owner } = checkpoint;
+          const streaming = decision.onEvent !== undefined;
+          const run = {
+            context,
+            session,
+            messages,
+            calls,
+            step,
+            text,
+            namespace,
+            setup,
+            signal,
+            emit,
+            streaming,
+            store: turnStore,
+            owner,
+            onUsage,
+          };
+          return runLoop(limits, run, { pending, approved, reason });
+        });
+      }),
+    );
   }
 
-  const callerOf = (call: string, options: { principal?: unknown } | undefined) => checkPrincipal(callOptions(call, options, ['principal'])?.principal);
+  const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
+    checkPrincipal(callOptions(call, options, ['principal'])?.principal);
   /** The session the caller may use, or `SESSION_NOT_FOUND`. */
-  async function callersSession(turnStore: Store, sessionId: string, principal: Principal | undefined): Promise<SessionRecord> {
+  async function callersSession(
+    turnStore: Store,
+    sessionId: string,
+    principal: Principal | undefined,
+  ): Promise<SessionRecord> {
     const session = await usableSession(mode, turnStore, sessionId, principal);
     if (session === undefined) throw sessionNotFound();
     return session;
@@ -204,7 +342,12 @@ export function createAgent(options: AgentOptions): Agent {
     const principal = callerOf('pendingApprovals()', options);
     if (mode === 'owned') await callersSession(store, id, principal);
     const checkpoints = (await store.listCheckpoints(id)) as RunCheckpoint[];
-    return checkpoints.map(({ approvalId, pending }) => ({ id: approvalId, tool: pending.name, arguments: pending.arguments, toolCallId: pending.id }));
+    return checkpoints.map(({ approvalId, pending }) => ({
+      id: approvalId,
+      tool: pending.name,
+      arguments: pending.arguments,
+      toolCallId: pending.id,
+    }));
   }
 
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
@@ -216,11 +359,21 @@ export function createAgent(options: AgentOptions): Agent {
     if (isAnonymous(principal)) throw new AgentError('FORBIDDEN', 'an anonymous caller owns no sessions');
     const limit = checkLimit(options.limit);
     const after = options.cursor === undefined ? undefined : decodeCursor(options.cursor);
-    const rows = await store.listSessions!({ owner: ownerKey(principal), limit: limit + 1, ...(after !== undefined && { after }) });
+    const rows = await store.listSessions!({
+      owner: ownerKey(principal),
+      limit: limit + 1,
+      ...(after !== undefined && { after }),
+    });
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {
-      sessions: page.map(({ id, createdAt, updatedAt, title, pendingApprovals }) => ({ sessionId: id, createdAt, updatedAt, title, pendingApprovals })),
+      sessions: page.map(({ id, createdAt, updatedAt, title, pendingApprovals }) => ({
+        sessionId: id,
+        createdAt,
+        updatedAt,
+        title,
+        pendingApprovals,
+      })),
       nextCursor: rows.length > limit && last !== undefined ? encodeCursor(last) : null,
     };
   }
@@ -228,7 +381,8 @@ export function createAgent(options: AgentOptions): Agent {
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
     const id = checkSessionId(sessionId);
     const principal = callerOf('deleteSession()', options);
-    if (typeof store.deleteSession !== 'function') throw invalidAgent('deleteSession() needs a store with deleteSession');
+    if (typeof store.deleteSession !== 'function')
+      throw invalidAgent('deleteSession() needs a store with deleteSession');
     await turn(id, async (turnStore) => {
       await callersSession(turnStore, id, principal);
       await turnStore.deleteSession!(id);
@@ -239,10 +393,16 @@ export function createAgent(options: AgentOptions): Agent {
     name,
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
-    awaitsApprovals: typeof tools === 'function' || tools.some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
+    awaitsApprovals:
+      typeof tools === 'function' ||
+      tools.some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send,
     session(id: string) {
-      return Object.freeze({ id, send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) => send(message, { ...sessionOptions, sessionId: id }) });
+      return Object.freeze({
+        id,
+        send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) =>
+          send(message, { ...sessionOptions, sessionId: id }),
+      });
     },
     decide,
     async transcript(sessionId: string, options?: { principal?: Principal }) {

@@ -24,8 +24,12 @@ export interface StandardJsonSchema<Output = unknown> {
 export type ToolParameters = JsonSchema | StandardJsonSchema;
 
 /** The arguments `execute` and `needsApproval` receive for `parameters`: a Standard Schema's output type, `any` for a JSON Schema. */
-// biome-ignore lint/suspicious/noExplicitAny: a plain JSON Schema says nothing TypeScript can check, so execute's arguments are whatever the user declares.
-export type ToolArguments<P> = P extends { readonly '~standard': { readonly types?: infer T } } ? (NonNullable<T> extends { readonly output: infer O } ? O : unknown) : any;
+export type ToolArguments<P> = P extends { readonly '~standard': { readonly types?: infer T } }
+  ? NonNullable<T> extends { readonly output: infer O }
+    ? O
+    : unknown
+  : // biome-ignore lint/suspicious/noExplicitAny: a plain JSON Schema says nothing TypeScript can check, so execute's arguments are whatever the user declares.
+    any;
 
 /** A tool whose `execute` (and approval policy) is typed from its `parameters`. */
 export interface ToolDefinition<P extends ToolParameters> {
@@ -81,14 +85,18 @@ export function parametersSchema(parameters: unknown, where: string): JsonSchema
     } catch {
       // Checked below: a conversion that throws is one that returned nothing.
     }
-    if (typeof schema !== 'object' || schema === null) throw invalidAgent(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
+    if (typeof schema !== 'object' || schema === null)
+      throw invalidAgent(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
     jsonSchemas.set(parameters, schema);
   }
   return schema;
 }
 
 type Path = readonly (PropertyKey | { readonly key: PropertyKey })[];
-interface Issue { readonly message: string; readonly path?: Path | undefined }
+interface Issue {
+  readonly message: string;
+  readonly path?: Path | undefined;
+}
 
 const MAX_ISSUES = 10;
 
@@ -112,14 +120,17 @@ export async function checkArguments(tool: Tool, args: unknown): Promise<{ value
   }
   if (issues === undefined) return { value };
   const described = issues.slice(0, MAX_ISSUES).map((issue) => describe(issue, args));
-  return { invalid: `tool "${tool.name}": invalid arguments: ${described.join('; ')}${issues.length > MAX_ISSUES ? '; …' : ''}` };
+  return {
+    invalid: `tool "${tool.name}": invalid arguments: ${described.join('; ')}${issues.length > MAX_ISSUES ? '; …' : ''}`,
+  };
 }
 
 function describe({ message, path = [] }: Issue, args: unknown): string {
   // Array.from, not map: a library's path may be an Array subclass (arktype's) whose map builds one of its own.
   const keys = Array.from(path, (step) => (typeof step === 'object' && step !== null ? step.key : step));
   let value = args;
-  for (const key of keys) value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  for (const key of keys)
+    value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
   const text = typeof message !== 'string' || quotes(message, value) ? 'invalid' : message.slice(0, 200);
   const at = keys.map(String).join('.').slice(0, 100);
   return at === '' ? text : `${at}: ${text}`;
@@ -132,19 +143,31 @@ function quotes(message: string, value: unknown): boolean {
     const leaf = leaves[i];
     if (typeof leaf === 'object' && leaf !== null) {
       for (const member of Object.values(leaf)) if (leaves.length < 100) leaves.push(member);
-    } else if (leaf !== undefined && leaf !== null && (message.includes(String(leaf)) || (typeof leaf === 'string' && message.includes(JSON.stringify(leaf))))) {
+    } else if (
+      leaf !== undefined &&
+      leaf !== null &&
+      (message.includes(String(leaf)) || (typeof leaf === 'string' && message.includes(JSON.stringify(leaf))))
+    ) {
       return true;
     }
   }
   return false;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Whether `value` is of the JSON Schema type `name` (a name it does not know passes). */
 const isType = (value: unknown, name: unknown): boolean =>
-  name === 'integer' ? Number.isInteger(value) : name === 'array' ? Array.isArray(value) : name === 'null' ? value === null : name === 'object' ? isObject(value) :
-  typeof name !== 'string' || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
+  name === 'integer'
+    ? Number.isInteger(value)
+    : name === 'array'
+      ? Array.isArray(value)
+      : name === 'null'
+        ? value === null
+        : name === 'object'
+          ? isObject(value)
+          : typeof name !== 'string' || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
 
 /** The issues of `value` under a plain JSON Schema's `type`, `enum`, `required`, `properties`, `additionalProperties` and `items`. */
 function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issues: Issue[]): void {
@@ -161,7 +184,8 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
   }
   if (isObject(value)) {
     for (const key of Array.isArray(required) ? required : []) {
-      if (typeof key === 'string' && !Object.hasOwn(value, key)) issues.push({ path: [...path, key], message: 'is required' });
+      if (typeof key === 'string' && !Object.hasOwn(value, key))
+        issues.push({ path: [...path, key], message: 'is required' });
     }
     for (const key of Object.keys(value)) {
       const known = isObject(properties) && Object.hasOwn(properties, key);

@@ -7,7 +7,11 @@ import type { Principal, RunContext } from './types.ts';
  * The frozen run context. `principal` comes only from the verified principal passed in the
  * options (or kept in a checkpoint), never from `metadata`: a `principal` key there is data.
  */
-export function runContext(principal: Principal | undefined, sessionId: string, metadata: Readonly<Record<string, unknown>>): RunContext {
+export function runContext(
+  principal: Principal | undefined,
+  sessionId: string,
+  metadata: Readonly<Record<string, unknown>>,
+): RunContext {
   return Object.freeze(principal === undefined ? { sessionId, metadata } : { principal, sessionId, metadata });
 }
 
@@ -15,7 +19,10 @@ export function runContext(principal: Principal | undefined, sessionId: string, 
 export function checkPrincipal(value: unknown, what = 'principal'): Principal | undefined {
   if (value === undefined) return undefined;
   const principal = completePrincipal(value);
-  if (principal === null) throw invalidInput(`${what} must be a principal ({ id, type: 'user' | 'service', authenticator, issuer?, claims? })`);
+  if (principal === null)
+    throw invalidInput(
+      `${what} must be a principal ({ id, type: 'user' | 'service', authenticator, issuer?, claims? })`,
+    );
   return principal;
 }
 

@@ -1,7 +1,8 @@
 import { isPlainObject } from './tools.ts';
 import type { Message } from './types.ts';
 
-const isPrimitive = (value: unknown) => (typeof value !== 'object' || value === null) && typeof value !== 'function' && typeof value !== 'symbol';
+const isPrimitive = (value: unknown) =>
+  (typeof value !== 'object' || value === null) && typeof value !== 'function' && typeof value !== 'symbol';
 
 /**
  * A deep copy of a plain object, equal to `structuredClone(value)`, for the records the agent

@@ -35,4 +35,5 @@ export const invalidAgent = (message: string): AgentError => new AgentError('INV
 /** A bad argument of a call (`send`, `decide`, the reading calls). */
 export const invalidInput = (message: string): AgentError => new AgentError('INVALID_INPUT', message);
 /** The model failed, or answered something that is not a turn. */
-export const modelError = (message: string, options?: { cause?: unknown }): AgentError => new AgentError('MODEL_ERROR', message, options);
+export const modelError = (message: string, options?: { cause?: unknown }): AgentError =>
+  new AgentError('MODEL_ERROR', message, options);

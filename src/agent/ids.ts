@@ -18,7 +18,8 @@ export function idsOf(bytes: Uint8Array): string[] {
   lastChars ??= Array.from({ length: 256 }, (_, byte) => encodeBase64url(Uint8Array.of(byte)));
   const heads = encodeBase64url(bytes.subarray(0, count * (ID_BYTES - 1)));
   const ids = new Array<string>(count);
-  for (let i = 0; i < count; i++) ids[i] = heads.slice(i * 20, i * 20 + 20) + lastChars[bytes[count * (ID_BYTES - 1) + i]!];
+  for (let i = 0; i < count; i++)
+    ids[i] = heads.slice(i * 20, i * 20 + 20) + lastChars[bytes[count * (ID_BYTES - 1) + i]!];
   return ids;
 }
 

@@ -21,7 +21,8 @@ function stringBytes(text: string): number {
 }
 
 /** What JSON.stringify leaves out of an object, and writes as `null` in an array. */
-const omitted = (item: unknown): boolean => item === undefined || typeof item === 'function' || typeof item === 'symbol';
+const omitted = (item: unknown): boolean =>
+  item === undefined || typeof item === 'function' || typeof item === 'symbol';
 
 /**
  * The UTF-8 size of a value as JSON.stringify writes it (what the stores keep), counted without
@@ -31,8 +32,10 @@ const omitted = (item: unknown): boolean => item === undefined || typeof item ==
  */
 export function serializedBytes(value: unknown): number {
   if (typeof value === 'string') return stringBytes(value);
-  if (typeof value !== 'object' || value === null) return value === undefined ? 0 : (JSON.stringify(value) ?? 'null').length;
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return serializedBytes(JSON.parse(JSON.stringify(value)));
+  if (typeof value !== 'object' || value === null)
+    return value === undefined ? 0 : (JSON.stringify(value) ?? 'null').length;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return serializedBytes(JSON.parse(JSON.stringify(value)));
   if (Array.isArray(value)) {
     let bytes = value.length === 0 ? 2 : value.length + 1;
     for (const item of value) bytes += omitted(item) ? 4 : serializedBytes(item);

@@ -7,7 +7,8 @@ const MAX_NOTE = 2000;
 /** The namespace of a run's notes: what `memory.scope({ principal })` names. */
 export async function memoryNamespace(memory: MemoryOptions, principal: Principal | undefined): Promise<string> {
   const namespace = await memory.scope(Object.freeze({ principal }));
-  if (typeof namespace !== 'string' || namespace === '') throw invalidAgent('memory.scope() must return a non-empty string');
+  if (typeof namespace !== 'string' || namespace === '')
+    throw invalidAgent('memory.scope() must return a non-empty string');
   return namespace;
 }
 
@@ -18,7 +19,12 @@ export function rememberTool(store: Store, namespace: string): Tool<{ note: stri
     // Its errors are its own input checks, written for the model.
     exposeErrors: true,
     description: 'Save a short note to remember in later conversations (a fact or preference worth keeping).',
-    parameters: { type: 'object', properties: { note: { type: 'string', maxLength: MAX_NOTE } }, required: ['note'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { note: { type: 'string', maxLength: MAX_NOTE } },
+      required: ['note'],
+      additionalProperties: false,
+    },
     async execute({ note }) {
       if (typeof note !== 'string' || note.trim() === '') throw new Error('note must be a non-empty string');
       if (note.length > MAX_NOTE) throw new Error(`note must be at most ${MAX_NOTE} characters`);

@@ -24,7 +24,13 @@ export async function modelTurn(
   };
   const addCall = (call: unknown) => {
     const { id, name } = (call ?? {}) as Partial<ToolCall>;
-    if (typeof id !== 'string' || id === '' || typeof name !== 'string' || name === '' || toolCalls.some((c) => c.id === id)) {
+    if (
+      typeof id !== 'string' ||
+      id === '' ||
+      typeof name !== 'string' ||
+      name === '' ||
+      toolCalls.some((c) => c.id === id)
+    ) {
       throw modelError('the model returned a tool call without a unique id and a name');
     }
     const copy: ToolCall = { id, name, arguments: structuredClone((call as ToolCall).arguments) };
@@ -33,7 +39,8 @@ export async function modelTurn(
   };
   const reportUsage = (reported: unknown) => {
     const { inputTokens, outputTokens } = (reported ?? {}) as Partial<Usage>;
-    if (!isCount(inputTokens) || !isCount(outputTokens)) throw modelError('the model reported usage that is not { inputTokens, outputTokens } token counts');
+    if (!isCount(inputTokens) || !isCount(outputTokens))
+      throw modelError('the model reported usage that is not { inputTokens, outputTokens } token counts');
     usage = addUsage(usage, { inputTokens, outputTokens });
   };
   try {
@@ -48,7 +55,8 @@ export async function modelTurn(
       const turn: ModelTurn = await model.generate(request);
       if (typeof turn !== 'object' || turn === null) throw modelError('the model returned no turn');
       if (turn.text !== undefined) addText(turn.text);
-      if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls)) throw modelError('the model returned tool calls that are not a list');
+      if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls))
+        throw modelError('the model returned tool calls that are not a list');
       for (const call of turn.toolCalls ?? []) addCall(call);
       if (turn.usage !== undefined) reportUsage(turn.usage);
     }
@@ -88,4 +96,6 @@ export function reportedUsage(input: unknown, output: unknown): Usage | undefine
 
 /** Two usages added up (`total` absent: `usage` alone, as a new object). */
 export const addUsage = (total: Usage | undefined, usage: Usage): Usage =>
-  total === undefined ? { ...usage } : { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens };
+  total === undefined
+    ? { ...usage }
+    : { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens };

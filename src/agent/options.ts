@@ -13,13 +13,30 @@ export const DEFAULT_SESSION_BYTES = 4 * 1024 * 1024;
 
 /** The model of a run: this library's `Model`, or an AI SDK language model adapted to one. */
 export const runModel = (model: unknown): Model | undefined =>
-  typeof (model as Model | null)?.generate === 'function' ? (model as Model) : isAiSdkModel(model) ? aiSdkModel(model) : undefined;
+  typeof (model as Model | null)?.generate === 'function'
+    ? (model as Model)
+    : isAiSdkModel(model)
+      ? aiSdkModel(model)
+      : undefined;
 
-export const notAModel = (what: string) => invalidAgent(`${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`);
+export const notAModel = (what: string) =>
+  invalidAgent(`${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`);
 /** A createAgent option that cannot work. */
 export const invalidOption = (what: string) => invalidAgent(`createAgent(): ${what}`);
 
-export const AGENT_OPTION_NAMES = ['name', 'model', 'instructions', 'tools', 'settings', 'memory', 'store', 'maxSteps', 'sessions', 'maxPendingApprovals', 'limits'];
+export const AGENT_OPTION_NAMES = [
+  'name',
+  'model',
+  'instructions',
+  'tools',
+  'settings',
+  'memory',
+  'store',
+  'maxSteps',
+  'sessions',
+  'maxPendingApprovals',
+  'limits',
+];
 export const SEND_OPTION_NAMES = ['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage'];
 export const DECIDE_OPTION_NAMES = ['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage'];
 
@@ -33,7 +50,8 @@ export function readLimits(value: unknown): number {
   if (typeof value !== 'object' || value === null) throw invalidOption('limits must be { sessionBytes? }');
   checkOptionNames('createAgent(): limits', value, ['sessionBytes'], invalidAgent);
   const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
-  if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024) throw invalidOption('limits.sessionBytes must be a whole number of bytes, 1024 or more');
+  if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024)
+    throw invalidOption('limits.sessionBytes must be a whole number of bytes, 1024 or more');
   return sessionBytes as number;
 }
 
@@ -43,7 +61,11 @@ export function checkHook(hook: unknown): UsageHook | undefined {
 }
 
 /** A call's options: absent, or an object of known keys only (a misspelled `principal` must not make the call trusted server code). */
-export function callOptions<T extends object>(call: string, options: T | undefined, known: readonly string[]): T | undefined {
+export function callOptions<T extends object>(
+  call: string,
+  options: T | undefined,
+  known: readonly string[],
+): T | undefined {
   if (options === undefined) return undefined;
   if (typeof options !== 'object' || options === null) throw invalidInput(`${call}: options must be an object`);
   checkOptionNames(call, options, known, invalidInput);

@@ -8,7 +8,23 @@ import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { addUsage, modelTurn } from './model-turn.ts';
 import { approvalNeeded, denial, runTool, toolSpecs, type Answer } from './tools.ts';
-import type { Checkpoint, Message, Model, ModelSettings, OwnerKey, PendingApproval, RunContext, RunEvent, RunResult, SessionRecord, Store, Tool, ToolCall, Usage, UsageHook } from './types.ts';
+import type {
+  Checkpoint,
+  Message,
+  Model,
+  ModelSettings,
+  OwnerKey,
+  PendingApproval,
+  RunContext,
+  RunEvent,
+  RunResult,
+  SessionRecord,
+  Store,
+  Tool,
+  ToolCall,
+  Usage,
+  UsageHook,
+} from './types.ts';
 
 /** What a paused run keeps, besides the `Checkpoint` fields: all of it JSON. */
 export interface RunCheckpoint extends Checkpoint {
@@ -24,7 +40,12 @@ export interface RunCheckpoint extends Checkpoint {
 }
 
 /** What a run resolved of the agent's parts (a dynamic agent's functions called with its context). */
-export interface Setup { model: Model; instructions: string; tools: Map<string, Tool>; settings: Readonly<ModelSettings> }
+export interface Setup {
+  model: Model;
+  instructions: string;
+  tools: Map<string, Tool>;
+  settings: Readonly<ModelSettings>;
+}
 
 /** Where a run starts: a new run's session and messages, or a paused run's state from its checkpoint. */
 export interface RunStart {
@@ -49,7 +70,11 @@ export interface RunStart {
 }
 
 /** A paused run's call and what was decided on it. */
-export interface Decision { pending: ToolCall; approved: boolean; reason: string | undefined }
+export interface Decision {
+  pending: ToolCall;
+  approved: boolean;
+  reason: string | undefined;
+}
 
 /** What an agent fixes for all its runs. */
 export interface RunLimits {
@@ -72,7 +97,11 @@ const YIELD_BYTES = 256 * 1024;
 
 /** Refuses a record past `limits.sessionBytes`: the stored session stays as it was. */
 export function checkSize(bytes: number, sessionBytes: number): void {
-  if (bytes > sessionBytes) throw new AgentError('SESSION_FULL', `the session would pass its limit of ${sessionBytes} bytes (limits.sessionBytes); start a new session`);
+  if (bytes > sessionBytes)
+    throw new AgentError(
+      'SESSION_FULL',
+      `the session would pass its limit of ${sessionBytes} bytes (limits.sessionBytes); start a new session`,
+    );
 }
 
 /**
@@ -88,7 +117,9 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   let usage: Usage | undefined;
   /** The usage of the model turns not stored yet, for `onUsage` once they are. */
   const unstored: Usage[] = [];
-  const toolContext = Object.freeze(signal === undefined ? { sessionId: context.sessionId } : { sessionId: context.sessionId, signal });
+  const toolContext = Object.freeze(
+    signal === undefined ? { sessionId: context.sessionId } : { sessionId: context.sessionId, signal },
+  );
 
   async function commit(): Promise<void> {
     session.messages = messages;
@@ -103,7 +134,13 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   }
 
   const result = (status: RunResult['status'], approvals: PendingApproval[]): RunResult => {
-    const answer: RunResult = { sessionId: context.sessionId, status, text, messages: copyMessages(messages), approvals };
+    const answer: RunResult = {
+      sessionId: context.sessionId,
+      status,
+      text,
+      messages: copyMessages(messages),
+      approvals,
+    };
     if (usage !== undefined) answer.usage = { ...usage };
     return answer;
   };
@@ -127,12 +164,34 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   }
 
   async function pause(call: ToolCall): Promise<RunResult> {
-    if (owner !== undefined && typeof store.countCheckpoints === 'function' && (await store.countCheckpoints(owner)) >= maxPendingApprovals) {
-      throw new AgentError('APPROVAL_LIMIT', `this caller already has ${maxPendingApprovals} approvals pending; decide some before starting runs that need one`);
+    if (
+      owner !== undefined &&
+      typeof store.countCheckpoints === 'function' &&
+      (await store.countCheckpoints(owner)) >= maxPendingApprovals
+    ) {
+      throw new AgentError(
+        'APPROVAL_LIMIT',
+        `this caller already has ${maxPendingApprovals} approvals pending; decide some before starting runs that need one`,
+      );
     }
-    const approval: PendingApproval = { id: randomId(), tool: call.name, arguments: call.arguments, toolCallId: call.id };
+    const approval: PendingApproval = {
+      id: randomId(),
+      tool: call.name,
+      arguments: call.arguments,
+      toolCallId: call.id,
+    };
     const { principal, sessionId, metadata } = context;
-    const checkpoint: RunCheckpoint = { approvalId: approval.id, sessionId, metadata, messages, pending: call, remaining: calls.slice(1), step, text, createdAt: isoNow() };
+    const checkpoint: RunCheckpoint = {
+      approvalId: approval.id,
+      sessionId,
+      metadata,
+      messages,
+      pending: call,
+      remaining: calls.slice(1),
+      step,
+      text,
+      createdAt: isoNow(),
+    };
     if (keepsPrincipal && principal !== undefined) checkpoint.principal = principal;
     if (owner !== undefined) checkpoint.owner = owner;
     if (namespace !== undefined) checkpoint.namespace = namespace;
@@ -164,7 +223,12 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     signal?.throwIfAborted();
     step++;
     emit({ type: 'step-start' });
-    const request = { instructions: setup.instructions, messages: copyMessages(messages), tools: toolSpecs(setup.tools), settings: setup.settings };
+    const request = {
+      instructions: setup.instructions,
+      messages: copyMessages(messages),
+      tools: toolSpecs(setup.tools),
+      settings: setup.settings,
+    };
     const turn = await modelTurn(setup.model, signal === undefined ? request : { ...request, signal }, emit, streaming);
     text = turn.text;
     const answer: Message & { role: 'assistant' } = { role: 'assistant', content: text };
@@ -226,6 +290,11 @@ export function runEvents({ onEvent, signal }: { onEvent?: (event: RunEvent) => 
  */
 function errorEvent(error: unknown, signal: AbortSignal | undefined): RunEvent {
   if (error instanceof AgentError) return { type: 'error', error: error.message, code: error.code };
-  if ((error as { code?: unknown } | null)?.code === 'STORE_UNAVAILABLE') return { type: 'error', error: 'the store is unavailable: nothing of this turn was stored', code: 'STORE_UNAVAILABLE' };
+  if ((error as { code?: unknown } | null)?.code === 'STORE_UNAVAILABLE')
+    return {
+      type: 'error',
+      error: 'the store is unavailable: nothing of this turn was stored',
+      code: 'STORE_UNAVAILABLE',
+    };
   return { type: 'error', error: signal?.aborted ? 'the run was aborted' : 'the run failed' };
 }

@@ -2,13 +2,26 @@
 import { decodeBase64url, encodeBase64url } from '../auth/jose/base64url.ts';
 import { invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
-import type { Message, OwnerKey, Principal, SessionMode, SessionQuery, SessionRecord, SessionSummary, Store } from './types.ts';
+import type {
+  Message,
+  OwnerKey,
+  Principal,
+  SessionMode,
+  SessionQuery,
+  SessionRecord,
+  SessionSummary,
+  Store,
+} from './types.ts';
 
 const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
 
-export const ownerKey = (principal: Principal): OwnerKey => [principal.authenticator, principal.issuer ?? null, principal.id];
+export const ownerKey = (principal: Principal): OwnerKey => [
+  principal.authenticator,
+  principal.issuer ?? null,
+  principal.id,
+];
 
 /** `anonymous()` principals, and any principal with `authenticator: 'anonymous'`, own nothing. */
 export const isAnonymous = (principal: Principal): boolean => principal.authenticator === 'anonymous';
@@ -50,7 +63,12 @@ export function mayUseOwner(mode: SessionMode, owner: unknown, principal: Princi
  * the store can (`sessionOwner`): `'unknown'` (no such session), `'refused'` (not the caller's),
  * or `undefined` (load the record and decide on it). Unknown and not yours then cost the same.
  */
-export async function ownerVerdict(mode: SessionMode, store: Store, sessionId: string, principal: Principal | undefined): Promise<'unknown' | 'refused' | undefined> {
+export async function ownerVerdict(
+  mode: SessionMode,
+  store: Store,
+  sessionId: string,
+  principal: Principal | undefined,
+): Promise<'unknown' | 'refused' | undefined> {
   if (mode !== 'owned' || principal === undefined || typeof store.sessionOwner !== 'function') return undefined;
   const owner = await store.sessionOwner(sessionId);
   if (owner === undefined) return 'unknown';
@@ -58,7 +76,12 @@ export async function ownerVerdict(mode: SessionMode, store: Store, sessionId: s
 }
 
 /** The session `principal` may use under `mode`, or `undefined`: unknown and not the caller's look the same. */
-export async function usableSession(mode: SessionMode, store: Store, sessionId: string, principal: Principal | undefined): Promise<SessionRecord | undefined> {
+export async function usableSession(
+  mode: SessionMode,
+  store: Store,
+  sessionId: string,
+  principal: Principal | undefined,
+): Promise<SessionRecord | undefined> {
   if ((await ownerVerdict(mode, store, sessionId, principal)) !== undefined) return undefined;
   const session = await store.loadSession(sessionId);
   return session !== undefined && mayUse(mode, session, principal) ? session : undefined;
@@ -81,7 +104,11 @@ export function sessionTitle(messages: readonly Message[]): string {
 // A longer one is cut from its first 160 units, which hold its first 80 code points whole: splitting a
 // 1 MiB message took 32 ms a send (bench/session-bound.ts), the first 160 units take microseconds.
 export const titleOf = (text: string): string =>
-  text.length <= TITLE_LENGTH ? text : Array.from(text.slice(0, 2 * TITLE_LENGTH)).slice(0, TITLE_LENGTH).join('');
+  text.length <= TITLE_LENGTH
+    ? text
+    : Array.from(text.slice(0, 2 * TITLE_LENGTH))
+        .slice(0, TITLE_LENGTH)
+        .join('');
 
 /** `SessionSummary` of a record, for stores that keep whole records. */
 export function summaryOf(record: SessionRecord, pendingApprovals: number): SessionSummary {
@@ -120,7 +147,8 @@ export function decodeCursor(cursor: unknown): { updatedAt: string; id: string }
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== 'string' || typeof value[1] !== 'string') throw invalid();
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== 'string' || typeof value[1] !== 'string')
+    throw invalid();
   return { updatedAt: value[0], id: value[1] };
 }
 

@@ -4,19 +4,22 @@ import { invalidAgent } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ModelSettings } from './types.ts';
 
-const isNumber = (value: unknown, max = Infinity): boolean => typeof value === 'number' && value >= 0 && value <= max && value !== Infinity;
+const isNumber = (value: unknown, max = Infinity): boolean =>
+  typeof value === 'number' && value >= 0 && value <= max && value !== Infinity;
 
 /** Each setting's check, and what it must be. */
 const SETTINGS: Record<string, [(value: unknown) => boolean, string]> = {
   temperature: [(value) => isNumber(value), 'a number, 0 or more'],
   maxOutputTokens: [(value) => Number.isSafeInteger(value) && (value as number) > 0, 'a positive whole number'],
   topP: [(value) => isNumber(value, 1), 'a number from 0 to 1'],
-  stopSequences: [(value) => Array.isArray(value) && value.every((stop) => typeof stop === 'string' && stop !== ''), 'a list of non-empty strings'],
+  stopSequences: [
+    (value) => Array.isArray(value) && value.every((stop) => typeof stop === 'string' && stop !== ''),
+    'a list of non-empty strings',
+  ],
   headers: [(value) => isPlainObject(value), 'an object of header names to strings'],
 };
 const NAMES = Object.keys(SETTINGS);
 const NO_SETTINGS: Readonly<ModelSettings> = Object.freeze({});
-
 
 /** A frozen copy of `value` as settings, or `INVALID_AGENT` naming what is wrong (`source`: where they came from). */
 export function checkSettings(value: unknown, source: string): Readonly<ModelSettings> {
@@ -28,7 +31,10 @@ export function checkSettings(value: unknown, source: string): Readonly<ModelSet
     if (setting === undefined) continue;
     const [valid, expected] = SETTINGS[name]!;
     if (!valid(setting)) throw invalidAgent(`${source}: ${name} must be ${expected}`);
-    settings[name] = name === 'headers' ? checkHeaders(setting, `${source}: headers`) : Object.freeze(Array.isArray(setting) ? [...setting] : setting);
+    settings[name] =
+      name === 'headers'
+        ? checkHeaders(setting, `${source}: headers`)
+        : Object.freeze(Array.isArray(setting) ? [...setting] : setting);
   }
   return Object.freeze(settings) as Readonly<ModelSettings>;
 }
@@ -40,7 +46,10 @@ export function checkHeaders(value: unknown, source: string): Record<string, str
   if (!isPlainObject(value)) throw invalidAgent(`${source} must be an object of header names to strings`);
   const headers: Record<string, string> = {};
   for (const [name, text] of Object.entries(value)) {
-    if (!TOKEN.test(name) || typeof text !== 'string' || /[\0\r\n]/.test(text)) throw invalidAgent(`${source}: "${name.slice(0, 64)}" must be a header name with a string value without line breaks`);
+    if (!TOKEN.test(name) || typeof text !== 'string' || /[\0\r\n]/.test(text))
+      throw invalidAgent(
+        `${source}: "${name.slice(0, 64)}" must be a header name with a string value without line breaks`,
+      );
     headers[name.toLowerCase()] = text;
   }
   return Object.freeze(headers);

@@ -13,7 +13,10 @@ export interface MemoryStoreOptions {
 }
 
 /** The defaults of `memoryStore()`'s options. */
-export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = Object.freeze({ maxSessions: 1000, ttl: 24 * 60 * 60 * 1000 });
+export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = Object.freeze({
+  maxSessions: 1000,
+  ttl: 24 * 60 * 60 * 1000,
+});
 
 /**
  * An in-memory `Store`, for development and tests: everything is lost when the process ends,
@@ -36,10 +39,15 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   const invalid = (what: string) => new TypeError(`memoryStore(): ${what}`);
   if (typeof settings !== 'object' || settings === null) throw invalid('options must be { maxSessions?, ttl?, data? }');
   checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data'], (message) => new TypeError(message));
-  const { data = new Map<string, string>(), maxSessions = MEMORY_STORE_DEFAULTS.maxSessions, ttl = MEMORY_STORE_DEFAULTS.ttl } = settings;
+  const {
+    data = new Map<string, string>(),
+    maxSessions = MEMORY_STORE_DEFAULTS.maxSessions,
+    ttl = MEMORY_STORE_DEFAULTS.ttl,
+  } = settings;
   if (!(data instanceof Map)) throw invalid('data must be a Map');
   if (!Number.isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
-  if (typeof ttl !== 'number' || !(ttl > 0)) throw invalid('ttl must be a positive number of milliseconds (Infinity: never)');
+  if (typeof ttl !== 'number' || !(ttl > 0))
+    throw invalid('ttl must be a positive number of milliseconds (Infinity: never)');
 
   const read = <T>(key: string): T | undefined => {
     const text = data.get(key);
@@ -51,7 +59,8 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   const sessionKey = (id: string) => `session:${id}`;
   const checkpointKey = (approvalId: string) => `checkpoint:${approvalId}`;
   const memoryKey = (namespace: string) => `memory:${namespace}`;
-  const ownerText = (record: { owner?: unknown } | undefined) => (Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined);
+  const ownerText = (record: { owner?: unknown } | undefined) =>
+    Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
 
   const add = (map: Map<string, Set<string>>, key: string, value: string) => {
     const set = map.get(key);

@@ -16,12 +16,17 @@ export function indexTools(tools: unknown, reserved: readonly string[], source: 
     // A misspelled needsApproval would run the tool unapproved.
     checkOptionNames(where, tool as object, TOOL_FIELDS, invalidAgent);
     const problem =
-      typeof description !== 'string' ? 'a description' :
-      parametersSchema(parameters, where) === undefined ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)' :
-      typeof execute !== 'function' ? 'an execute function' :
-      needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function' ? 'needsApproval as a boolean or a function' :
-      byName.has(name) || reserved.includes(name) ? 'a unique name' :
-      undefined;
+      typeof description !== 'string'
+        ? 'a description'
+        : parametersSchema(parameters, where) === undefined
+          ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
+          : typeof execute !== 'function'
+            ? 'an execute function'
+            : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
+              ? 'needsApproval as a boolean or a function'
+              : byName.has(name) || reserved.includes(name)
+                ? 'a unique name'
+                : undefined;
     if (problem) throw invalidAgent(`${where} needs ${problem}`);
     byName.set(name, tool as Tool);
   }
@@ -29,7 +34,11 @@ export function indexTools(tools: unknown, reserved: readonly string[], source: 
 }
 
 export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
-  return [...tools.values()].map(({ name, description, parameters }) => ({ name, description, parameters: structuredClone(parametersSchema(parameters, name)!) }));
+  return [...tools.values()].map(({ name, description, parameters }) => ({
+    name,
+    description,
+    parameters: structuredClone(parametersSchema(parameters, name)!),
+  }));
 }
 
 export type Answer = { message: Message; event: RunEvent };
@@ -79,7 +88,8 @@ export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolea
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
-  if (typeof answer !== 'boolean') return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
+  if (typeof answer !== 'boolean')
+    return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
   return answer;
 }
 
@@ -99,12 +109,19 @@ export async function runTool(tool: Tool | undefined, call: ToolCall, context: T
     return toolFailure(tool, call, error);
   }
   if (content === undefined) return failure(call, `the output of "${tool.name}" is not JSON`);
-  return { message: { role: 'tool', toolCallId: call.id, content }, event: { type: 'tool-result', toolCallId: call.id, output } };
+  return {
+    message: { role: 'tool', toolCallId: call.id, content },
+    event: { type: 'tool-result', toolCallId: call.id, output },
+  };
 }
 
 export function denial(call: ToolCall, reason: string | undefined): Answer {
   return {
-    message: { role: 'tool', toolCallId: call.id, content: reason ? `Denied by the user: ${reason}` : 'Denied by the user.' },
+    message: {
+      role: 'tool',
+      toolCallId: call.id,
+      content: reason ? `Denied by the user: ${reason}` : 'Denied by the user.',
+    },
     event: reason ? { type: 'tool-denied', toolCallId: call.id, reason } : { type: 'tool-denied', toolCallId: call.id },
   };
 }

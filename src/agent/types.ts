@@ -8,10 +8,17 @@ import type { AuditEntry, Store } from './store-types.ts';
 export type { Principal };
 export type * from './store-types.ts';
 
-export interface ToolCall { id: string; name: string; arguments: unknown }
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
 
 /** Tokens a model turn used, as the model reported them (design §21). */
-export interface Usage { inputTokens: number; outputTokens: number }
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
 
 /** A transcript entry; an assistant entry keeps the `usage` its model turn reported. */
 export type Message =
@@ -22,7 +29,11 @@ export type Message =
 export type JsonSchema = Record<string, unknown>;
 
 /** What a model is told of a tool: its arguments as JSON Schema. */
-export interface ToolSpec { name: string; description: string; parameters: JsonSchema }
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
 
 /** Generation settings (`createAgent({ settings })`), handed to every model kind; each maps them to its wire. */
 export interface ModelSettings {
@@ -44,9 +55,16 @@ export interface ModelRequest {
   signal?: AbortSignal;
 }
 /** One model turn; `usage`, when the model reports it, is kept on the turn's transcript entry. */
-export interface ModelTurn { text?: string; toolCalls?: ToolCall[]; usage?: Usage }
+export interface ModelTurn {
+  text?: string;
+  toolCalls?: ToolCall[];
+  usage?: Usage;
+}
 /** A streamed turn's parts, as they come; several `usage` deltas of one turn add up. */
-export type ModelDelta = { type: 'text'; text: string } | { type: 'tool-call'; call: ToolCall } | { type: 'usage'; usage: Usage };
+export type ModelDelta =
+  | { type: 'text'; text: string }
+  | { type: 'tool-call'; call: ToolCall }
+  | { type: 'usage'; usage: Usage };
 
 /**
  * Anything that answers a conversation: plug a provider in by implementing this. A run
@@ -67,7 +85,10 @@ export interface RunContext {
 }
 
 /** What a tool's `execute` receives besides its arguments: never the principal. */
-export interface ToolContext { readonly sessionId: string; readonly signal?: AbortSignal }
+export interface ToolContext {
+  readonly sessionId: string;
+  readonly signal?: AbortSignal;
+}
 
 // biome-ignore lint/suspicious/noExplicitAny: a tool of unknown arguments is assignable to a list of tools of any arguments.
 export interface Tool<Args = any> {
@@ -144,7 +165,12 @@ export interface AgentLimits {
 
 export type SessionMode = 'shared' | 'owned';
 
-export interface PendingApproval { id: string; tool: string; arguments: unknown; toolCallId: string }
+export interface PendingApproval {
+  id: string;
+  tool: string;
+  arguments: unknown;
+  toolCallId: string;
+}
 
 export interface RunResult {
   sessionId: string;
@@ -202,7 +228,9 @@ export interface DecideOptions {
 }
 
 /** The caller of a reading or deleting call: without `principal` the call is trusted server code and sees every session. */
-export interface CallerOptions { principal?: Principal }
+export interface CallerOptions {
+  principal?: Principal;
+}
 
 export interface ListSessionsOptions {
   /** Whose sessions: required (an anonymous principal owns none and is refused with `FORBIDDEN`). */
@@ -223,7 +251,10 @@ export interface SessionListing {
   pendingApprovals: number;
 }
 
-export interface SessionPage { sessions: SessionListing[]; nextCursor: string | null }
+export interface SessionPage {
+  sessions: SessionListing[];
+  nextCursor: string | null;
+}
 
 export interface AgentSession {
   readonly id: string;
@@ -241,7 +272,10 @@ export interface Agent {
   /** Resumes the paused run waiting on `approvalId`; throws `AgentError` ('APPROVAL_NOT_FOUND') when unknown or already decided. */
   decide(approvalId: string, decision: DecideOptions): Promise<RunResult>;
   /** The transcript of a session; throws `AgentError` ('SESSION_NOT_FOUND') when unknown (or, under `'owned'`, not the caller's). */
-  transcript(sessionId: string, options?: CallerOptions): Promise<{ sessionId: string; messages: Message[]; audit: AuditEntry[] }>;
+  transcript(
+    sessionId: string,
+    options?: CallerOptions,
+  ): Promise<{ sessionId: string; messages: Message[]; audit: AuditEntry[] }>;
   /** Approvals waiting in a session: empty for an unknown session under `'shared'`, `SESSION_NOT_FOUND` under `'owned'`. */
   pendingApprovals(sessionId: string, options?: CallerOptions): Promise<PendingApproval[]>;
   /** The principal's own sessions, most recently updated first (`'owned'` agents only). */

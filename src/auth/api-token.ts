@@ -15,7 +15,10 @@ import type { AuthFn } from './types.ts';
 export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   const helper = 'apiToken()';
   if (typeof token !== 'string' || !B64TOKEN.test(token)) {
-    throwConfigError(helper, `token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`);
+    throwConfigError(
+      helper,
+      `token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`,
+    );
   }
   if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be { id? }');
   checkOptionNames(helper, options, ['id']);
@@ -39,7 +42,11 @@ export function apiTokenDigestEntry(expected: Uint8Array, id: string, listed = t
     const presented = readCredentials(request, 'bearer');
     if (presented === null) return null;
     // Not the configured token: its proof of possession failed, as a bad signature's does.
-    const refused = !B64TOKEN.test(presented) ? 'malformed' : constantTimeEqual(expected, sha256(presented)) ? undefined : 'signature';
+    const refused = !B64TOKEN.test(presented)
+      ? 'malformed'
+      : constantTimeEqual(expected, sha256(presented))
+        ? undefined
+        : 'signature';
     if (refused === undefined) return principal;
     report?.('apiToken', refused);
     return null;

@@ -62,9 +62,11 @@ function configuredUsers(users: unknown): [string, string][] {
   if (pairs.length === 0) throwConfigError('basic()', 'users must name at least one user');
   const seen = new Set<string>();
   return pairs.map(([user, password]) => {
-    if (typeof user !== 'string' || user.length === 0) throwConfigError('basic()', 'every user name must be a non-empty string');
+    if (typeof user !== 'string' || user.length === 0)
+      throwConfigError('basic()', 'every user name must be a non-empty string');
     if (user.includes(':')) throwConfigError('basic()', 'a user name must not contain ":" (RFC 7617)');
-    if (typeof password !== 'string') throwConfigError('basic()', `the password of a user must be a string; got ${kindOf(password)}`);
+    if (typeof password !== 'string')
+      throwConfigError('basic()', `the password of a user must be a string; got ${kindOf(password)}`);
     const name = user.normalize('NFC');
     if (seen.has(name)) throwConfigError('basic()', 'two user names are the same after NFC normalization');
     seen.add(name);
@@ -80,7 +82,8 @@ function configuredUsers(users: unknown): [string, string][] {
  * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });
  */
 export function basic(options: BasicOptions): AuthFn {
-  if (typeof options !== 'object' || options === null) throwConfigError('basic()', 'options { users, realm? } are required');
+  if (typeof options !== 'object' || options === null)
+    throwConfigError('basic()', 'options { users, realm? } are required');
   checkOptionNames('basic()', options, ['users', 'realm']);
   const { users, realm = 'agent' } = options;
   checkQuotable('basic()', 'realm', realm);
@@ -96,7 +99,10 @@ export function basic(options: BasicOptions): AuthFn {
     };
   } else {
     if (typeof users !== 'object' || users === null || Array.isArray(users)) {
-      throwConfigError('basic()', `users must be a map of user name to password, or a function (user, password) => boolean; got ${kindOf(users)}`);
+      throwConfigError(
+        'basic()',
+        `users must be a map of user name to password, or a function (user, password) => boolean; got ${kindOf(users)}`,
+      );
     }
     const pairs = configuredUsers(users);
     const principals: Principal[] = pairs.map(([id]) => makePrincipal({ id, type: 'user', authenticator: 'basic' }));

@@ -3,7 +3,10 @@
  * The bytes of a body, reading no further than `limit`: `null` once it goes past (the rest is
  * cancelled unread). One implementation for key sets, route bodies and channel signatures.
  */
-export async function readBoundedBody(body: ReadableStream<Uint8Array> | null, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+export async function readBoundedBody(
+  body: ReadableStream<Uint8Array> | null,
+  limit: number,
+): Promise<Uint8Array<ArrayBuffer> | null> {
   if (body === null) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];

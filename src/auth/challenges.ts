@@ -31,9 +31,14 @@ function quote(value: string): string {
 export function formatChallenge(challenge: Challenge, error?: string): string {
   const { scheme, realm, params } = challenge;
   const basic = scheme.toLowerCase() === 'basic';
-  const parts = basic ? [`realm=${quote(realm ?? 'agent')}`, 'charset="UTF-8"'] : realm === undefined ? [] : [`realm=${quote(realm)}`];
+  const parts = basic
+    ? [`realm=${quote(realm ?? 'agent')}`, 'charset="UTF-8"']
+    : realm === undefined
+      ? []
+      : [`realm=${quote(realm)}`];
   if (error !== undefined) parts.push(`error=${quote(error)}`);
-  if (params !== undefined) for (const name of Object.keys(params)) parts.push(`${name}=${quote(params[name] as string)}`);
+  if (params !== undefined)
+    for (const name of Object.keys(params)) parts.push(`${name}=${quote(params[name] as string)}`);
   return parts.length === 0 ? scheme : `${scheme} ${parts.join(', ')}`;
 }
 
@@ -42,16 +47,26 @@ const HELPER = 'routeAuth()';
 
 /** Checks one declared challenge (closed, a token scheme, quotable values), at creation. */
 function checkChallenge(challenge: unknown): Challenge {
-  if (typeof challenge !== 'object' || challenge === null || typeof (challenge as Challenge).scheme !== 'string' || !TOKEN.test((challenge as Challenge).scheme)) {
+  if (
+    typeof challenge !== 'object' ||
+    challenge === null ||
+    typeof (challenge as Challenge).scheme !== 'string' ||
+    !TOKEN.test((challenge as Challenge).scheme)
+  ) {
     throwConfigError(HELPER, 'a challenge scheme must be an RFC 9110 token');
   }
   checkOptionNames(`${HELPER}: a challenge`, challenge, ['scheme', 'realm', 'params']);
   const { realm, params } = challenge as Challenge;
   if (realm !== undefined) checkQuotable(HELPER, 'realm', realm);
   if (params !== undefined) {
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) throwConfigError(HELPER, "a challenge's params must be an object of auth-param names to values");
+    if (typeof params !== 'object' || params === null || Array.isArray(params))
+      throwConfigError(HELPER, "a challenge's params must be an object of auth-param names to values");
     for (const [name, value] of Object.entries(params)) {
-      if (!TOKEN.test(name) || ['realm', 'error', 'charset'].includes(name.toLowerCase())) throwConfigError(HELPER, `challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token other than realm, error and charset`);
+      if (!TOKEN.test(name) || ['realm', 'error', 'charset'].includes(name.toLowerCase()))
+        throwConfigError(
+          HELPER,
+          `challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token other than realm, error and charset`,
+        );
       checkQuotable(HELPER, `challenge param ${name}`, value);
     }
   }
@@ -78,7 +93,8 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
   const declared: Challenge[] = [];
   for (const entry of entries) {
     const challenges = entry.challenges ?? DEFAULT_CHALLENGES;
-    if (!Array.isArray(challenges)) throwConfigError(HELPER, "an entry's challenges must be a list of { scheme, realm?, params? }");
+    if (!Array.isArray(challenges))
+      throwConfigError(HELPER, "an entry's challenges must be a list of { scheme, realm?, params? }");
     for (const challenge of challenges as readonly unknown[]) declared.push(checkChallenge(challenge));
   }
   // Made on first use, one set of lines per (scheme, error), the plain lines too: a list has few of them.
@@ -91,12 +107,17 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
       const key = `${scheme} ${error?.code}`;
       let lines = formatted.get(key);
       if (lines === undefined) {
-        const unique = new Set(declared.map((challenge) => formatChallenge(challenge, challenge.scheme.toLowerCase() === scheme ? error?.code : undefined)));
+        const unique = new Set(
+          declared.map((challenge) =>
+            formatChallenge(challenge, challenge.scheme.toLowerCase() === scheme ? error?.code : undefined),
+          ),
+        );
         formatted.set(key, (lines = Object.freeze([...unique])));
       }
       return lines;
     },
-    param: (scheme, name) => declaredFor(scheme.toLowerCase()).find((challenge) => challenge.params?.[name] !== undefined)?.params?.[name],
+    param: (scheme, name) =>
+      declaredFor(scheme.toLowerCase()).find((challenge) => challenge.params?.[name] !== undefined)?.params?.[name],
     reads: (scheme) => declaredFor(scheme).length > 0,
   };
 }

@@ -56,7 +56,8 @@ export function sha256(data: string | Uint8Array): Uint8Array {
   const w = W;
   h.set(INITIAL);
   for (let offset = 0; offset < end; offset += 64) {
-    for (let t = 0, i = offset; t < 16; t++, i += 4) w[t] = (padded[i]! << 24) | (padded[i + 1]! << 16) | (padded[i + 2]! << 8) | padded[i + 3]!;
+    for (let t = 0, i = offset; t < 16; t++, i += 4)
+      w[t] = (padded[i]! << 24) | (padded[i + 1]! << 16) | (padded[i + 2]! << 8) | padded[i + 3]!;
     for (let t = 16; t < 64; t++) {
       const a = w[t - 15]!;
       const b = w[t - 2]!;
@@ -64,7 +65,14 @@ export function sha256(data: string | Uint8Array): Uint8Array {
       const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
       w[t] = (w[t - 16]! + s0 + w[t - 7]! + s1) | 0;
     }
-    let a = h[0]!, b = h[1]!, c = h[2]!, d = h[3]!, e = h[4]!, f = h[5]!, g = h[6]!, k = h[7]!;
+    let a = h[0]!,
+      b = h[1]!,
+      c = h[2]!,
+      d = h[3]!,
+      e = h[4]!,
+      f = h[5]!,
+      g = h[6]!,
+      k = h[7]!;
     for (let t = 0; t < 64; t++) {
       const s1 = ((e >>> 6) | (e << 26)) ^ ((e >>> 11) | (e << 21)) ^ ((e >>> 25) | (e << 7));
       const t1 = (k + s1 + ((e & f) ^ (~e & g)) + K[t]! + w[t]!) | 0;

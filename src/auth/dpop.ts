@@ -68,11 +68,15 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   const { dpop = 'allowed', dpopMaxAgeSec = 300, dpopOrigin, dpopReplay } = options;
   if (dpop !== 'allowed' && dpop !== 'required') throwConfigError(helper, `dpop must be 'allowed' or 'required'`);
   const names = options.dpopAlgorithms ?? DEFAULT_ALGORITHMS;
-  if (!Array.isArray(names) || names.length === 0) throwConfigError(helper, 'dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms');
+  if (!Array.isArray(names) || names.length === 0)
+    throwConfigError(helper, 'dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms');
   for (const name of names as unknown[]) {
     const algorithm = typeof name === 'string' ? jwsAlgorithm(name) : undefined;
     if (algorithm === undefined || algorithm.kty === 'oct') {
-      throwConfigError(helper, `dpopAlgorithms entry ${JSON.stringify(String(name).slice(0, 16))} is not an asymmetric JWS algorithm this verifier knows (e.g. ES256, EdDSA, RS256, PS256)`);
+      throwConfigError(
+        helper,
+        `dpopAlgorithms entry ${JSON.stringify(String(name).slice(0, 16))} is not an asymmetric JWS algorithm this verifier knows (e.g. ES256, EdDSA, RS256, PS256)`,
+      );
     }
   }
   if (!isNumberIn(dpopMaxAgeSec, 1, 3600)) {
@@ -80,9 +84,15 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   }
   let origin: string | undefined;
   if (dpopOrigin !== undefined) {
-    const parsed = typeof dpopOrigin === 'string' && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin) ? new URL(dpopOrigin) : undefined;
+    const parsed =
+      typeof dpopOrigin === 'string' && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin)
+        ? new URL(dpopOrigin)
+        : undefined;
     if (parsed === undefined) {
-      throwConfigError(helper, 'dpopOrigin must be an origin such as "https://api.example" (no path, query or user info)');
+      throwConfigError(
+        helper,
+        'dpopOrigin must be an origin such as "https://api.example" (no path, query or user info)',
+      );
     }
     origin = parsed.origin;
   }
@@ -108,11 +118,18 @@ export const INVALID_DPOP_PROOF = /* @__PURE__ */ skipWithError('DPoP', 'invalid
  * required) and, when `dpop` is set, `DPoP algs="…"` (RFC 9449 §7.1), each with `resource_metadata`
  * (RFC 9728) and the `scope` it requires (MCP asks for exactly these).
  */
-export function entryChallenges(policy: DpopPolicy, resourceMetadata: string | undefined, scopes: readonly string[] | undefined): readonly Challenge[] {
+export function entryChallenges(
+  policy: DpopPolicy,
+  resourceMetadata: string | undefined,
+  scopes: readonly string[] | undefined,
+): readonly Challenge[] {
   const params: Record<string, string> = {};
   if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
   if (scopes !== undefined) params.scope = scopes.join(' ');
-  const bearer = Object.keys(params).length === 0 ? DEFAULT_CHALLENGES[0]! : Object.freeze({ scheme: 'Bearer', params: Object.freeze(params) });
+  const bearer =
+    Object.keys(params).length === 0
+      ? DEFAULT_CHALLENGES[0]!
+      : Object.freeze({ scheme: 'Bearer', params: Object.freeze(params) });
   if (!policy.advertised) return bearer === DEFAULT_CHALLENGES[0] ? DEFAULT_CHALLENGES : Object.freeze([bearer]);
   // Names of the algorithm table only (readDpopPolicy refuses any other): letters and digits, quotable as they are.
   const algs = [...policy.algorithms].join(' ');
@@ -134,7 +151,8 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
 export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | undefined {
   const { kty, crv, x, y, n, e } = jwk;
   // The required members in lexicographic order, as JSON.stringify writes an object's members in insertion order.
-  const members = kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
+  const members =
+    kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
   if (members === undefined || !Object.values(members).every((value) => typeof value === 'string')) return undefined;
   return encodeBase64url(sha256(JSON.stringify(members)));
 }
@@ -174,7 +192,10 @@ function proofKey(jwk: Readonly<Record<string, unknown>>, algorithm: JwsAlgorith
   if (key === undefined) {
     // The same key rules as `publicKey`: public members only, RSA 2048 bits or more, EC points on their curve.
     const spec = readPublicJwk(jwk);
-    key = typeof spec === 'string' || !spec.algorithms.includes(algorithm.name) ? Promise.resolve(null) : importVerifyKey(spec, algorithm).catch(() => null);
+    key =
+      typeof spec === 'string' || !spec.algorithms.includes(algorithm.name)
+        ? Promise.resolve(null)
+        : importVerifyKey(spec, algorithm).catch(() => null);
     if (importedKeys.size >= IMPORTED_KEYS) importedKeys.delete(importedKeys.keys().next().value as string);
     importedKeys.set(cacheKey, key);
   }
@@ -188,7 +209,10 @@ const withoutQuery = (url: string) => {
 
 /** Whether `signature` over `input` verifies with the proof's `jwk` (public members only; the key rules of `publicKey`). */
 export async function proofSignatureVerifies(
-  jwk: Readonly<Record<string, unknown>>, algorithm: JwsAlgorithm, signature: Uint8Array<ArrayBuffer>, input: Uint8Array<ArrayBuffer>,
+  jwk: Readonly<Record<string, unknown>>,
+  algorithm: JwsAlgorithm,
+  signature: Uint8Array<ArrayBuffer>,
+  input: Uint8Array<ArrayBuffer>,
 ): Promise<boolean> {
   const key = await proofKey(jwk, algorithm);
   return key !== null && (await verifySignature(key, signature, input).catch(() => false));
@@ -208,7 +232,13 @@ function requestUri(request: ProofRequest, origin: string | undefined): string {
  * (`dpop-proof`, or `dpop-replay` for a proof already used). `ath` is the token's
  * `accessTokenHash()` (a cached token keeps it); `clock` in seconds, read once, after the signature.
  */
-export async function checkProof(request: ProofRequest, ath: string, jkt: string, policy: DpopPolicy, clock: () => number): Promise<'dpop-proof' | 'dpop-replay' | null> {
+export async function checkProof(
+  request: ProofRequest,
+  ath: string,
+  jkt: string,
+  policy: DpopPolicy,
+  clock: () => number,
+): Promise<'dpop-proof' | 'dpop-replay' | null> {
   const proof = request.headers.get('dpop');
   // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.
   const jws = proof === null || proof.includes(',') ? null : parseCompactJws(proof);
@@ -218,15 +248,24 @@ export async function checkProof(request: ProofRequest, ath: string, jkt: string
   const algorithm = policy.algorithms.has(alg) ? jwsAlgorithm(alg) : undefined;
   const { jti, htm, htu, iat } = claims;
   const valid =
-    typ === 'dpop+jwt' && algorithm !== undefined && jwk !== undefined &&
-    typeof jti === 'string' && jti.length > 0 && jti.length <= MAX_JTI_LENGTH &&
-    htm === request.method && typeof htu === 'string' && URL.canParse(htu) &&
+    typ === 'dpop+jwt' &&
+    algorithm !== undefined &&
+    jwk !== undefined &&
+    typeof jti === 'string' &&
+    jti.length > 0 &&
+    jti.length <= MAX_JTI_LENGTH &&
+    htm === request.method &&
+    typeof htu === 'string' &&
+    URL.canParse(htu) &&
     normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
-    typeof iat === 'number' && claims.ath === ath && thumbprintOf(jwk) === jkt;
+    typeof iat === 'number' &&
+    claims.ath === ath &&
+    thumbprintOf(jwk) === jkt;
   if (!valid) return 'dpop-proof';
   const key = await proofKey(jwk, algorithm);
   // The parser's shared buffers are read after the await: signatureOf/signingInputOf reload them if another token came between.
-  if (key === null || !(await verifySignature(key, signatureOf(jws), signingInputOf(jws)).catch(() => false))) return 'dpop-proof';
+  if (key === null || !(await verifySignature(key, signatureOf(jws), signingInputOf(jws)).catch(() => false)))
+    return 'dpop-proof';
   // One clock reading, after the signature, judges the window and the replay store's expiry
   // (design §20): read before, a proof accepted at the window's last instant met a store that
   // had already let it expire, and was accepted again.
@@ -240,7 +279,10 @@ export async function checkProof(request: ProofRequest, ath: string, jkt: string
   const seen = await Promise.resolve()
     .then(() => policy.replay.seen(replayKey, Math.ceil(iat + maxAgeSec + 2 * toleranceSec) + 1, now))
     .catch((error: unknown) => {
-      console.error('agentward: the DPoP replay store failed; the proof is refused', error instanceof Error ? error.message : error);
+      console.error(
+        'agentward: the DPoP replay store failed; the proof is refused',
+        error instanceof Error ? error.message : error,
+      );
       return true;
     });
   return seen === false ? null : 'dpop-replay';
@@ -264,7 +306,10 @@ export function memoryReplayStore(limit: number): DpopReplayStore {
       const at = expiries.get(key);
       if (at !== undefined && at > now) return true;
       if (expiries.size >= limit) {
-        if (!warned) console.warn(`agentward: the DPoP replay store holds ${limit} proofs; new proofs are refused until older ones expire (use dpopReplay to share a larger store)`);
+        if (!warned)
+          console.warn(
+            `agentward: the DPoP replay store holds ${limit} proofs; new proofs are refused until older ones expire (use dpopReplay to share a larger store)`,
+          );
         warned = true;
         return true;
       }

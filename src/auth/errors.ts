@@ -6,7 +6,9 @@ export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /** A non-empty list of RFC 6749 scope tokens: what every `scopes` option and `AuthError`'s `scope` take. */
 export const isScopeList = (value: unknown): value is readonly string[] =>
-  Array.isArray(value) && value.length > 0 && value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
+  Array.isArray(value) &&
+  value.length > 0 &&
+  value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
 
 /**
  * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.
@@ -23,7 +25,8 @@ export class AuthError extends Error {
   readonly scope?: readonly string[];
 
   constructor(status: 401 | 403, options?: { scope?: readonly string[] }) {
-    if (status !== 401 && status !== 403) throw new RangeError(`AuthError status must be 401 or 403 (got ${String(status)})`);
+    if (status !== 401 && status !== 403)
+      throw new RangeError(`AuthError status must be 401 or 403 (got ${String(status)})`);
     const scope = options?.scope;
     if (scope !== undefined) {
       if (status !== 403) throw new RangeError('AuthError: scope is the answer of a 403 (insufficient_scope)');
@@ -69,7 +72,8 @@ export function throwConfigError(helper: string, message: string): never {
 
 /** True for an `AuthError`, also one from another copy of this module (a bundle may hold two). */
 export function isAuthError(error: unknown): error is AuthError {
-  if (typeof error !== 'object' || error === null || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true) return false;
+  if (typeof error !== 'object' || error === null || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true)
+    return false;
   const status = (error as AuthError).status;
   return status === 401 || status === 403;
 }

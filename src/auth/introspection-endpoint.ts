@@ -15,18 +15,31 @@ export function staticEndpoint(url: string): (time: number) => Promise<string> {
  * must equal the configured one exactly, its endpoint `https:` (`http:` on the issuer's loopback
  * host). Found once, on first use; a failed discovery is retried at most once per 30 s.
  */
-export function discoveredEndpoint(issuer: string, issuerHref: string, internals: KeySetInternals): (time: number) => Promise<string | undefined> {
+export function discoveredEndpoint(
+  issuer: string,
+  issuerHref: string,
+  internals: KeySetInternals,
+): (time: number) => Promise<string | undefined> {
   const { origin, pathname } = new URL(issuerHref);
   const path = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
-  const documents = [`${origin}/.well-known/oauth-authorization-server${path}`, `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`];
+  const documents = [
+    `${origin}/.well-known/oauth-authorization-server${path}`,
+    `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`,
+  ];
   let endpoint: string | undefined;
   const discover = async (): Promise<boolean> => {
     for (const url of documents) {
       try {
         const document = await fetchJsonObject(url, internals);
         if (document.issuer !== issuer) continue;
-        const found = typeof document.introspection_endpoint === 'string' && URL.canParse(document.introspection_endpoint) ? new URL(document.introspection_endpoint) : undefined;
-        const local = found?.protocol === 'http:' && new URL(issuerHref).protocol === 'http:' && found.hostname === new URL(issuerHref).hostname;
+        const found =
+          typeof document.introspection_endpoint === 'string' && URL.canParse(document.introspection_endpoint)
+            ? new URL(document.introspection_endpoint)
+            : undefined;
+        const local =
+          found?.protocol === 'http:' &&
+          new URL(issuerHref).protocol === 'http:' &&
+          found.hostname === new URL(issuerHref).hostname;
         if (found === undefined || (found.protocol !== 'https:' && !local)) continue;
         endpoint = found.href;
         return true;
@@ -34,7 +47,9 @@ export function discoveredEndpoint(issuer: string, issuerHref: string, internals
         // The next document, or the next attempt in 30 s.
       }
     }
-    console.warn(`agentward: introspection(): no metadata of ${JSON.stringify(issuer.slice(0, 200))} names an introspection_endpoint for that issuer; tokens skip, next attempt in 30 s`);
+    console.warn(
+      `agentward: introspection(): no metadata of ${JSON.stringify(issuer.slice(0, 200))} names an introspection_endpoint for that issuer; tokens skip, next attempt in 30 s`,
+    );
     return false;
   };
   const attempts = attemptGate(internals, discover);

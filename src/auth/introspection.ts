@@ -4,11 +4,25 @@
 // Read or skip this file as a unit.
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { sha256 } from './constant-time.ts';
-import { boundThumbprint, checkProof, DPOP_OPTION_NAMES, entryChallenges, INVALID_DPOP_PROOF, type DpopOptions } from './dpop.ts';
+import {
+  boundThumbprint,
+  checkProof,
+  DPOP_OPTION_NAMES,
+  entryChallenges,
+  INVALID_DPOP_PROOF,
+  type DpopOptions,
+} from './dpop.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import { encodeBase64url } from './jose/base64url.ts';
 import { checkClaims, hasScopes } from './jose/claims.ts';
-import { fetchJsonObject, isWorkersRuntime, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
+import {
+  fetchJsonObject,
+  isWorkersRuntime,
+  keySetInternals,
+  readHttpsUrl,
+  withoutQuery,
+  type KeySetInternals,
+} from './jose/key-set.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { callSlots } from './call-slots.ts';
 import { readEntryOptions } from './jwt-options.ts';
@@ -19,7 +33,9 @@ import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusal
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Options of `introspection()`. Give `endpoint`, or `issuer` alone to discover it. */
-export interface IntrospectionOptions extends DpopOptions, Pick<JwtOptions, 'audience' | 'allowAnyAudience' | 'scopes' | 'clockToleranceSec' | 'resourceMetadata'> {
+export interface IntrospectionOptions
+  extends DpopOptions,
+    Pick<JwtOptions, 'audience' | 'allowAnyAudience' | 'scopes' | 'clockToleranceSec' | 'resourceMetadata'> {
   /** The introspection endpoint: `https:` (`http:` on loopback only). */
   endpoint?: string | URL;
   /** The authorization server: alone, its metadata names the endpoint (RFC 8414, else OpenID discovery); always, `iss` must equal it when the answer has one. */
@@ -37,7 +53,18 @@ export interface IntrospectionOptions extends DpopOptions, Pick<JwtOptions, 'aud
 
 /** The options of `introspection()`; then `DPOP_OPTION_NAMES`. */
 const OPTION_NAMES = [
-  'endpoint', 'issuer', 'clientId', 'clientSecret', 'audience', 'allowAnyAudience', 'scopes', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata', 'timeoutMs',
+  'endpoint',
+  'issuer',
+  'clientId',
+  'clientSecret',
+  'audience',
+  'allowAnyAudience',
+  'scopes',
+  'clockToleranceSec',
+  'principal',
+  'cache',
+  'resourceMetadata',
+  'timeoutMs',
 ] as const;
 /** Calls in flight per entry at most, so a flood of garbage tokens cannot flood the server; beyond, requests wait in line. */
 export const MAX_IN_FLIGHT = 16;
@@ -53,7 +80,11 @@ const INACTIVE_MAX_AGE_SEC = 10;
  * A kept answer until `until` (seconds): the claims, or `inactive`; `principal` once an unbound
  * token passed every check with the default principal, so a repeat Bearer request is one lookup.
  */
-interface Kept { readonly answer: Readonly<Record<string, unknown>> | 'inactive'; readonly until: number; principal?: Principal }
+interface Kept {
+  readonly answer: Readonly<Record<string, unknown>> | 'inactive';
+  readonly until: number;
+  principal?: Principal;
+}
 
 /**
  * The cache key: the token's SHA-256 as 16 UTF-16 code units, two bytes each (the token itself is
@@ -62,9 +93,22 @@ interface Kept { readonly answer: Readonly<Record<string, unknown>> | 'inactive'
 function digestKey(token: string): string {
   const d = sha256(token);
   return String.fromCharCode(
-    (d[0]! << 8) | d[1]!, (d[2]! << 8) | d[3]!, (d[4]! << 8) | d[5]!, (d[6]! << 8) | d[7]!, (d[8]! << 8) | d[9]!, (d[10]! << 8) | d[11]!,
-    (d[12]! << 8) | d[13]!, (d[14]! << 8) | d[15]!, (d[16]! << 8) | d[17]!, (d[18]! << 8) | d[19]!, (d[20]! << 8) | d[21]!, (d[22]! << 8) | d[23]!,
-    (d[24]! << 8) | d[25]!, (d[26]! << 8) | d[27]!, (d[28]! << 8) | d[29]!, (d[30]! << 8) | d[31]!,
+    (d[0]! << 8) | d[1]!,
+    (d[2]! << 8) | d[3]!,
+    (d[4]! << 8) | d[5]!,
+    (d[6]! << 8) | d[7]!,
+    (d[8]! << 8) | d[9]!,
+    (d[10]! << 8) | d[11]!,
+    (d[12]! << 8) | d[13]!,
+    (d[14]! << 8) | d[15]!,
+    (d[16]! << 8) | d[17]!,
+    (d[18]! << 8) | d[19]!,
+    (d[20]! << 8) | d[21]!,
+    (d[22]! << 8) | d[23]!,
+    (d[24]! << 8) | d[25]!,
+    (d[26]! << 8) | d[27]!,
+    (d[28]! << 8) | d[29]!,
+    (d[30]! << 8) | d[31]!,
   );
 }
 
@@ -83,15 +127,21 @@ function athOf(key: string): string {
 type Claims = Readonly<Record<string, unknown>>;
 
 /** RFC 6749 §2.3.1: client id and secret are form-encoded, then joined for HTTP Basic. */
-const formEncode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+').replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const formEncode = (value: string) =>
+  encodeURIComponent(value)
+    .replace(/%20/g, '+')
+    .replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | undefined {
   if (value === false) return undefined;
-  if (value !== undefined && (typeof value !== 'object' || value === null)) throwConfigError('introspection()', 'cache must be false or { maxEntries?, maxAgeSec? }');
+  if (value !== undefined && (typeof value !== 'object' || value === null))
+    throwConfigError('introspection()', 'cache must be false or { maxEntries?, maxAgeSec? }');
   checkOptionNames('introspection(): cache', value ?? {}, ['maxEntries', 'maxAgeSec']);
   const { maxEntries = 1000, maxAgeSec = 60 } = (value ?? {}) as { maxEntries?: unknown; maxAgeSec?: unknown };
-  if (!isNumberIn(maxEntries, 1, 100_000, true)) throwConfigError('introspection()', 'cache.maxEntries must be an integer from 1 to 100000');
-  if (!isNumberIn(maxAgeSec, 1, 3600)) throwConfigError('introspection()', 'cache.maxAgeSec must be a number of seconds from 1 to 3600');
+  if (!isNumberIn(maxEntries, 1, 100_000, true))
+    throwConfigError('introspection()', 'cache.maxEntries must be an integer from 1 to 100000');
+  if (!isNumberIn(maxAgeSec, 1, 3600))
+    throwConfigError('introspection()', 'cache.maxAgeSec must be a number of seconds from 1 to 3600');
   return { maxEntries: maxEntries as number, maxAgeSec };
 }
 
@@ -112,20 +162,27 @@ function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | 
  */
 export function introspection(options: IntrospectionOptions): AuthFn {
   const helper = 'introspection()';
-  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { endpoint or issuer, clientId, clientSecret, audience } are required');
+  if (typeof options !== 'object' || options === null)
+    throwConfigError(helper, 'options { endpoint or issuer, clientId, clientSecret, audience } are required');
   checkOptionNames(helper, options, [...OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
-  if (typeof clientId !== 'string' || clientId === '') throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
-  if (typeof clientSecret !== 'string' || clientSecret === '') throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
-  if (!isNumberIn(timeoutMs, 1, 60_000, true)) throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
-  if (options.endpoint === undefined && issuer === undefined) throwConfigError(helper, 'give endpoint, or issuer to discover it');
-  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) throwConfigError(helper, 'issuer must be a non-empty string');
+  if (typeof clientId !== 'string' || clientId === '')
+    throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
+  if (typeof clientSecret !== 'string' || clientSecret === '')
+    throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
+  if (!isNumberIn(timeoutMs, 1, 60_000, true))
+    throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
+  if (options.endpoint === undefined && issuer === undefined)
+    throwConfigError(helper, 'give endpoint, or issuer to discover it');
+  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
+    throwConfigError(helper, 'issuer must be a non-empty string');
   const shared = readEntryOptions(helper, { ...options, issuer, cache: undefined, principal: options.principal });
   const cacheOptions = readCache(options.cache);
   const internals: KeySetInternals = { ...keySetInternals(options), timeoutMs };
-  const endpointOf = options.endpoint !== undefined
-    ? staticEndpoint(readHttpsUrl(helper, 'endpoint', options.endpoint))
-    : discoveredEndpoint(issuer as string, readHttpsUrl(helper, 'issuer', issuer), internals);
+  const endpointOf =
+    options.endpoint !== undefined
+      ? staticEndpoint(readHttpsUrl(helper, 'endpoint', options.endpoint))
+      : discoveredEndpoint(issuer as string, readHttpsUrl(helper, 'issuer', issuer), internals);
   const { claims: policy, scopes, principal: mapper, dpop } = shared;
   const now = internals.now === undefined ? () => Date.now() / 1000 : () => (internals.now as () => number)() / 1000;
   const basic = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`;
@@ -147,12 +204,18 @@ export function introspection(options: IntrospectionOptions): AuthFn {
         limit: MAX_ANSWER_BYTES,
         init: {
           method: 'POST',
-          headers: { accept: 'application/json', authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
+          headers: {
+            accept: 'application/json',
+            authorization: basic,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
           body: `token=${formEncode(token)}&token_type_hint=access_token`,
         },
       });
     } catch (error) {
-      console.warn(`agentward: token introspection at ${withoutQuery(endpoint)} failed (${(error as Error).message}); the token skips`);
+      console.warn(
+        `agentward: token introspection at ${withoutQuery(endpoint)} failed (${(error as Error).message}); the token skips`,
+      );
       return undefined;
     } finally {
       release();
@@ -186,24 +249,43 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   async function askAndKeep(token: string, key: string, time: number): Promise<Kept | undefined> {
     const answer = await ask(token);
     if (answer === undefined) return undefined;
-    if (answer.active !== true) return keep(key, 'inactive', time + Math.min(INACTIVE_MAX_AGE_SEC, cacheOptions?.maxAgeSec ?? 0));
+    if (answer.active !== true)
+      return keep(key, 'inactive', time + Math.min(INACTIVE_MAX_AGE_SEC, cacheOptions?.maxAgeSec ?? 0));
     const { active: _active, ...rest } = answer;
     const claims = deepFreeze(rest);
     const exp = typeof claims.exp === 'number' ? claims.exp : Infinity;
     return keep(key, claims, Math.min(time + (cacheOptions?.maxAgeSec ?? 0), exp));
   }
 
-  const principalOf = (claims: Claims): PrincipalInput | null | Promise<PrincipalInput | null | undefined> | undefined => {
+  const principalOf = (
+    claims: Claims,
+  ): PrincipalInput | null | Promise<PrincipalInput | null | undefined> | undefined => {
     if (mapper !== undefined) return mapper(claims);
     const { sub, client_id: client, iss } = claims;
     const issuerOf = typeof iss === 'string' ? iss : undefined;
-    if (typeof sub === 'string' && sub !== '') return makePrincipal({ id: sub, type: 'user', authenticator: 'introspection', ...(issuerOf && { issuer: issuerOf }), claims });
-    if (typeof client === 'string' && client !== '') return makePrincipal({ id: client, type: 'service', authenticator: 'introspection', ...(issuerOf && { issuer: issuerOf }), claims });
+    if (typeof sub === 'string' && sub !== '')
+      return makePrincipal({
+        id: sub,
+        type: 'user',
+        authenticator: 'introspection',
+        ...(issuerOf && { issuer: issuerOf }),
+        claims,
+      });
+    if (typeof client === 'string' && client !== '')
+      return makePrincipal({
+        id: client,
+        type: 'service',
+        authenticator: 'introspection',
+        ...(issuerOf && { issuer: issuerOf }),
+        claims,
+      });
     return null;
   };
 
   type Refuse = (reason: RefusalReason, iss?: unknown) => null;
-  const refuser = (report: ReportRefusal | undefined): Refuse => (reason, iss) => (report?.('introspection', reason, undefined, typeof iss === 'string' ? iss : undefined), null);
+  const refuser =
+    (report: ReportRefusal | undefined): Refuse =>
+    (reason, iss) => (report?.('introspection', reason, undefined, typeof iss === 'string' ? iss : undefined), null);
   const silent: Refuse = () => null;
 
   /**
@@ -229,14 +311,23 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     return verify(request, refuse, token, key, time, found, bearer >= 0);
   }
 
-  async function verify(request: Request, refuse: Refuse, token: string, key: string, time: number, kept: Kept | undefined, asBearer: boolean): Promise<Principal | null> {
+  async function verify(
+    request: Request,
+    refuse: Refuse,
+    token: string,
+    key: string,
+    time: number,
+    kept: Kept | undefined,
+    asBearer: boolean,
+  ): Promise<Principal | null> {
     const found = kept ?? (await answerFor(token, key, time));
     if (found === undefined) return refuse('introspection-unavailable');
     const { answer } = found;
     if (answer === 'inactive') return refuse('inactive');
     // A refresh token (or any other kind) the server calls active opens no API.
     const type = answer.token_type;
-    if (type !== undefined && !(typeof type === 'string' && ACCESS_TOKEN_TYPE.test(type))) return refuse('token-type', answer.iss);
+    if (type !== undefined && !(typeof type === 'string' && ACCESS_TOKEN_TYPE.test(type)))
+      return refuse('token-type', answer.iss);
     const failed = checkClaims(answer, policy, now(), false);
     if (failed !== null) return refuse(failed, answer.iss);
     const jkt = boundThumbprint(answer);
@@ -251,15 +342,25 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     }
     const mapped = await principalOf(answer);
     if (mapped === null || mapped === undefined) return refuse('no-subject', answer.iss);
-    const principal = completePrincipal(typeof mapped === 'object' && mapped.authenticator === undefined ? { ...mapped, authenticator: 'introspection' } : mapped);
-    if (principal === null) throw new TypeError(`${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`);
+    const principal = completePrincipal(
+      typeof mapped === 'object' && mapped.authenticator === undefined
+        ? { ...mapped, authenticator: 'introspection' }
+        : mapped,
+    );
+    if (principal === null)
+      throw new TypeError(
+        `${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
+      );
     // Kept for the next Bearer request only when nothing but the clock could change the outcome.
-    if (mapper === undefined && jkt === undefined && (answer.nbf === undefined || (answer.nbf as number) <= time)) found.principal = principal;
+    if (mapper === undefined && jkt === undefined && (answer.nbf === undefined || (answer.nbf as number) <= time))
+      found.principal = principal;
     return principal;
   }
 
   const entry: AuthFn = (request) => handle(request, silent);
-  Object.defineProperty(entry, WITH_REFUSALS, { value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)) });
+  Object.defineProperty(entry, WITH_REFUSALS, {
+    value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)),
+  });
   entry.challenges = entryChallenges(dpop, shared.resourceMetadata, scopes);
   return readsHeadersOnly(entry);
 }

@@ -16,11 +16,25 @@ const MAX_TOLERANCE_SEC = 300;
 
 /** The options `jwt()` and `oidc()` share (all but the key source, `issuer`'s role and `discoveryUrl`); then `DPOP_OPTION_NAMES`. */
 export const ENTRY_OPTION_NAMES = [
-  'algorithms', 'typ', 'scopes', 'issuer', 'audience', 'allowAnyAudience', 'clockToleranceSec', 'principal', 'cache', 'resourceMetadata',
+  'algorithms',
+  'typ',
+  'scopes',
+  'issuer',
+  'audience',
+  'allowAnyAudience',
+  'clockToleranceSec',
+  'principal',
+  'cache',
+  'resourceMetadata',
 ] as const;
 
 /** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
-export function readAlgorithms(helper: string, value: unknown, fits: readonly AlgorithmName[], key: string): readonly AlgorithmName[] {
+export function readAlgorithms(
+  helper: string,
+  value: unknown,
+  fits: readonly AlgorithmName[],
+  key: string,
+): readonly AlgorithmName[] {
   if (value === undefined) return defaultAlgorithms(fits);
   const notList = 'algorithms must be a non-empty list of strings';
   if (!Array.isArray(value) || value.length === 0) throwConfigError(helper, notList);
@@ -50,12 +64,18 @@ export function readResourceMetadata(helper: string, value: unknown): string | u
 
 /** `algorithms` of a key set (`jwksUrl`, `oidc()`): default `RS256`, `ES256`. */
 export const readKeySetAlgorithms = (helper: string, value: unknown): readonly AlgorithmName[] =>
-  value === undefined ? DEFAULT_KEY_SET_ALGORITHMS : readAlgorithms(helper, value, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
+  value === undefined
+    ? DEFAULT_KEY_SET_ALGORITHMS
+    : readAlgorithms(helper, value, KEY_SET_ALGORITHMS, 'a key set (RSA, EC and Ed25519 keys, never HMAC)');
 
 function readNames(helper: string, option: string, value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
   const names = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(names) || names.length === 0 || !names.every((name) => typeof name === 'string' && name.length > 0)) {
+  if (
+    !Array.isArray(names) ||
+    names.length === 0 ||
+    !names.every((name) => typeof name === 'string' && name.length > 0)
+  ) {
     throwConfigError(helper, `${option} must be a non-empty string or a non-empty list of non-empty strings`);
   }
   return Object.freeze([...(names as string[])]);
@@ -70,13 +90,18 @@ export function readClaimsPolicy(
   const names = readNames(helper, 'audience', options.audience);
   // URL audiences compared normalized (design §15): configured ones normalized once, here.
   const audiences = names === undefined ? undefined : Object.freeze(names.map(normalizeAudience));
-  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean') throwConfigError(helper, 'allowAnyAudience must be a boolean');
+  if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean')
+    throwConfigError(helper, 'allowAnyAudience must be a boolean');
   if (audiences === undefined && allowAnyAudience !== true) {
     throwConfigError(helper, 'audience is required; set allowAnyAudience: true to skip the audience check on purpose');
   }
-  if (audiences !== undefined && allowAnyAudience === true) throwConfigError(helper, 'give audience or allowAnyAudience: true, not both');
+  if (audiences !== undefined && allowAnyAudience === true)
+    throwConfigError(helper, 'give audience or allowAnyAudience: true, not both');
   if (!isNumberIn(clockToleranceSec, 0, MAX_TOLERANCE_SEC)) {
-    throwConfigError(helper, `clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`);
+    throwConfigError(
+      helper,
+      `clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`,
+    );
   }
   return Object.freeze({ issuers, audiences, clockToleranceSec });
 }
@@ -84,17 +109,26 @@ export function readClaimsPolicy(
 export type EntryOptions = ReturnType<typeof readEntryOptions>;
 
 /** Checks the options `jwt()` and `oidc()` share: all but the key source and `algorithms`. `typ` is normalized as the header's. */
-export function readEntryOptions(helper: string, options: Omit<JwtOptions, 'secret' | 'publicKey' | 'jwksUrl' | 'algorithms'>) {
+export function readEntryOptions(
+  helper: string,
+  options: Omit<JwtOptions, 'secret' | 'publicKey' | 'jwksUrl' | 'algorithms'>,
+) {
   const { typ, scopes, principal } = options;
   const claims = readClaimsPolicy(helper, options);
-  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0)) throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
+  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0))
+    throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
   if (scopes !== undefined && !isScopeList(scopes)) {
-    throwConfigError(helper, 'scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)');
+    throwConfigError(
+      helper,
+      'scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)',
+    );
   }
-  if (principal !== undefined && typeof principal !== 'function') throwConfigError(helper, 'principal must be a function of the verified claims');
+  if (principal !== undefined && typeof principal !== 'function')
+    throwConfigError(helper, 'principal must be a function of the verified claims');
   const dpop = readDpopPolicy(helper, options, claims.clockToleranceSec);
   // The document this entry's 401 points at lists the algorithms its DPoP challenge advertises (design §20).
-  if (dpop.advertised && isProtectedResourceMetadata(options.resourceMetadata)) adoptDpopAlgs(options.resourceMetadata, helper, [...dpop.algorithms]);
+  if (dpop.advertised && isProtectedResourceMetadata(options.resourceMetadata))
+    adoptDpopAlgs(options.resourceMetadata, helper, [...dpop.algorithms]);
   return {
     claims,
     typ: typ === undefined ? undefined : mediaType(typ),

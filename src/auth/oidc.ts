@@ -2,7 +2,15 @@
 import { kindOf, throwConfigError } from './errors.ts';
 import type { AlgorithmName } from './jose/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
-import { attemptGate, fetchJsonObject, keySetCache, keySetInternals, readHttpsUrl, withoutQuery, type KeySetInternals } from './jose/key-set.ts';
+import {
+  attemptGate,
+  fetchJsonObject,
+  keySetCache,
+  keySetInternals,
+  readHttpsUrl,
+  withoutQuery,
+  type KeySetInternals,
+} from './jose/key-set.ts';
 import { createJwtEntry, type JwtOptions } from './jwt.ts';
 import { DPOP_OPTION_NAMES } from './dpop.ts';
 import { ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms } from './jwt-options.ts';
@@ -10,7 +18,22 @@ import { checkOptionNames } from './options.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
-export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ' | 'scopes' | 'clockToleranceSec' | 'principal' | 'cache' | 'resourceMetadata' | 'dpop' | 'dpopAlgorithms' | 'dpopMaxAgeSec' | 'dpopOrigin' | 'dpopReplay'> {
+export interface OidcOptions
+  extends Pick<
+    JwtOptions,
+    | 'allowAnyAudience'
+    | 'typ'
+    | 'scopes'
+    | 'clockToleranceSec'
+    | 'principal'
+    | 'cache'
+    | 'resourceMetadata'
+    | 'dpop'
+    | 'dpopAlgorithms'
+    | 'dpopMaxAgeSec'
+    | 'dpopOrigin'
+    | 'dpopReplay'
+  > {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
   /**
@@ -37,15 +60,18 @@ export interface OidcOptions extends Pick<JwtOptions, 'allowAnyAudience' | 'typ'
  */
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
-  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { issuer, audience } are required');
+  if (typeof options !== 'object' || options === null)
+    throwConfigError(helper, 'options { issuer, audience } are required');
   checkOptionNames(helper, options, [...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES, 'discoveryUrl']);
   const { issuer } = options;
-  if (typeof issuer !== 'string' || issuer.length === 0) throwConfigError(helper, `issuer is required (a non-empty string); got ${kindOf(issuer)}`);
+  if (typeof issuer !== 'string' || issuer.length === 0)
+    throwConfigError(helper, `issuer is required (a non-empty string); got ${kindOf(issuer)}`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
   const issuerUrl = new URL(readHttpsUrl(helper, 'issuer', issuer));
-  const discoveryUrl = options.discoveryUrl === undefined
-    ? readHttpsUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
-    : readHttpsUrl(helper, 'discoveryUrl', options.discoveryUrl);
+  const discoveryUrl =
+    options.discoveryUrl === undefined
+      ? readHttpsUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
+      : readHttpsUrl(helper, 'discoveryUrl', options.discoveryUrl);
   const algorithms = readKeySetAlgorithms(helper, options.algorithms);
   return createJwtEntry({
     helper,
@@ -62,7 +88,13 @@ export function oidc(options: OidcOptions): AuthFn {
  * (on Workers each makes its own); a failed one is retried at most once per 30 s and the
  * requests in between skip.
  */
-function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals): KeySource {
+function discoveredKeySet(
+  url: string,
+  issuerUrl: URL,
+  issuer: string,
+  algorithms: readonly AlgorithmName[],
+  internals: KeySetInternals,
+): KeySource {
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   let keys: KeySource | undefined;
 
@@ -70,15 +102,24 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
     try {
       const document = await fetchJsonObject(url, internals);
       if (document.issuer !== issuer) {
-        throw new Error(`its issuer ${JSON.stringify(String(document.issuer).slice(0, 200))} is not the configured issuer`);
+        throw new Error(
+          `its issuer ${JSON.stringify(String(document.issuer).slice(0, 200))} is not the configured issuer`,
+        );
       }
-      const jwksUri = typeof document.jwks_uri === 'string' && URL.canParse(document.jwks_uri) ? new URL(document.jwks_uri) : undefined;
-      const local = issuerUrl.protocol === 'http:' && jwksUri?.protocol === 'http:' && jwksUri.hostname === issuerUrl.hostname;
-      if (jwksUri?.protocol !== 'https:' && !local) throw new Error('its jwks_uri is not an https: URL (http: only on the host of a local http: issuer)');
+      const jwksUri =
+        typeof document.jwks_uri === 'string' && URL.canParse(document.jwks_uri)
+          ? new URL(document.jwks_uri)
+          : undefined;
+      const local =
+        issuerUrl.protocol === 'http:' && jwksUri?.protocol === 'http:' && jwksUri.hostname === issuerUrl.hostname;
+      if (jwksUri?.protocol !== 'https:' && !local)
+        throw new Error('its jwks_uri is not an https: URL (http: only on the host of a local http: issuer)');
       keys ??= keySetCache((jwksUri as URL).href, algorithms, internals);
       return true;
     } catch (error) {
-      console.warn(`agentward: OIDC discovery at ${withoutQuery(url)} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`);
+      console.warn(
+        `agentward: OIDC discovery at ${withoutQuery(url)} failed (${(error as Error).message}); tokens skip, next attempt in 30 s`,
+      );
       return false;
     }
   };
@@ -88,7 +129,9 @@ function discoveredKeySet(url: string, issuerUrl: URL, issuer: string, algorithm
     keysFor(header) {
       if (keys !== undefined) return keys.keysFor(header);
       const discovered = discoveries.next(now());
-      return discovered === undefined ? KEY_SET_UNAVAILABLE : discovered.then(() => (keys === undefined ? KEY_SET_UNAVAILABLE : keys.keysFor(header)));
+      return discovered === undefined
+        ? KEY_SET_UNAVAILABLE
+        : discovered.then(() => (keys === undefined ? KEY_SET_UNAVAILABLE : keys.keysFor(header)));
     },
     holds: (key) => keys?.holds?.(key) === true,
   };

@@ -19,19 +19,26 @@ export function checkOptionNames(
 ): void {
   const prototype = Object.getPrototypeOf(options);
   if (prototype !== Object.prototype && prototype !== null) {
-    throw fail(`${helper}: options must be a plain object, not one with a prototype (its keys would be read unchecked)`);
+    throw fail(
+      `${helper}: options must be a plain object, not one with a prototype (its keys would be read unchecked)`,
+    );
   }
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const near = closest(key, known);
     const shown = JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}…` : key);
-    throw fail(`${helper}: unknown option ${shown}${near === undefined ? '' : ` (did you mean "${near}"?)`} (known: ${known.join(', ')})`);
+    throw fail(
+      `${helper}: unknown option ${shown}${near === undefined ? '' : ` (did you mean "${near}"?)`} (known: ${known.join(', ')})`,
+    );
   }
 }
 
 /** Whether `value` is a finite number (an integer when `whole`) from `min` to `max`: every numeric option's check. */
 export const isNumberIn = (value: unknown, min: number, max: number, whole = false): value is number =>
-  typeof value === 'number' && (whole ? Number.isInteger(value) : Number.isFinite(value)) && value >= min && value <= max;
+  typeof value === 'number' &&
+  (whole ? Number.isInteger(value) : Number.isFinite(value)) &&
+  value >= min &&
+  value <= max;
 
 /** The known name closest to `name` by edit distance (case-insensitive, a swap of neighbours counts one), when close enough to be a typo. */
 export function closest(name: string, known: readonly string[]): string | undefined {

@@ -72,11 +72,14 @@ export const makePrincipal = completePrincipal as (fields: Principal) => Princip
  * `parseJsonObject` returns them deeply frozen already. `id` is the non-empty `sub`.
  */
 export function principalOfClaims(
-  id: string, type: 'user' | 'service', authenticator: string, issuer: string | undefined, claims: Readonly<Record<string, unknown>>,
+  id: string,
+  type: 'user' | 'service',
+  authenticator: string,
+  issuer: string | undefined,
+  claims: Readonly<Record<string, unknown>>,
 ): Principal {
-  const principal: Principal = issuer === undefined
-    ? { id, type, authenticator, claims }
-    : { id, type, authenticator, issuer, claims };
+  const principal: Principal =
+    issuer === undefined ? { id, type, authenticator, claims } : { id, type, authenticator, issuer, claims };
   Object.freeze(Issued.stamp(principal));
   return principal;
 }

@@ -53,8 +53,20 @@ export function advertisedDpopAlgs(entries: readonly { readonly challenges?: rea
 }
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
-const HEADERS = { 'content-type': 'application/json', 'cache-control': 'public, max-age=3600', 'access-control-allow-origin': '*' };
-const OPTION_NAMES = ['resource', 'authorizationServers', 'scopesSupported', 'resourceName', 'bearerMethodsSupported', 'dpopSigningAlgValuesSupported', 'dpopBoundAccessTokensRequired'];
+const HEADERS = {
+  'content-type': 'application/json',
+  'cache-control': 'public, max-age=3600',
+  'access-control-allow-origin': '*',
+};
+const OPTION_NAMES = [
+  'resource',
+  'authorizationServers',
+  'scopesSupported',
+  'resourceName',
+  'bearerMethodsSupported',
+  'dpopSigningAlgValuesSupported',
+  'dpopBoundAccessTokensRequired',
+];
 
 /**
  * The path of the metadata document of `resource` (RFC 9728 §3.1): the well-known prefix, then
@@ -70,12 +82,21 @@ function readDocumentUrl(helper: string, option: string, value: unknown): string
   const href = readHttpsUrl(helper, option, value);
   const { search, hash } = new URL(href);
   if (typeof value !== 'string' || search !== '' || hash !== '' || (href !== value && href !== `${value}/`)) {
-    throwConfigError(helper, `${option} must be a URL string without query or fragment, written as clients compare it (e.g. "https://agent.example.com/agent")`);
+    throwConfigError(
+      helper,
+      `${option} must be a URL string without query or fragment, written as clients compare it (e.g. "https://agent.example.com/agent")`,
+    );
   }
   return value;
 }
 
-function readList(helper: string, option: string, value: unknown, valid: (item: unknown) => boolean, what: string): string[] | undefined {
+function readList(
+  helper: string,
+  option: string,
+  value: unknown,
+  valid: (item: unknown) => boolean,
+  what: string,
+): string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || !value.every(valid)) throwConfigError(helper, `${option} must be a list of ${what}`);
   return [...value];
@@ -92,8 +113,12 @@ function readList(helper: string, option: string, value: unknown, valid: (item: 
  * const auth = routeAuth([oidc({ issuer: 'https://id.example.com', audience: metadata.resource, resourceMetadata: metadata })]);
  * export default { fetch: (request: Request) => metadata.respond(request) ?? serveMcp(request, auth) };
  */
-export function protectedResourceMetadata(options: ProtectedResourceOptions, helper = 'protectedResourceMetadata()'): ProtectedResourceMetadata & { readonly resource: string } {
-  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options { resource, authorizationServers } are required');
+export function protectedResourceMetadata(
+  options: ProtectedResourceOptions,
+  helper = 'protectedResourceMetadata()',
+): ProtectedResourceMetadata & { readonly resource: string } {
+  if (typeof options !== 'object' || options === null)
+    throwConfigError(helper, 'options { resource, authorizationServers } are required');
   checkOptionNames(helper, options, OPTION_NAMES);
   const { authorizationServers } = options;
   const resource = readDocumentUrl(helper, 'resource', options.resource);
@@ -101,18 +126,40 @@ export function protectedResourceMetadata(options: ProtectedResourceOptions, hel
   if (!Array.isArray(authorizationServers) || authorizationServers.length === 0) {
     throwConfigError(helper, 'authorizationServers must be a non-empty list of issuer URLs');
   }
-  document.authorization_servers = authorizationServers.map((issuer) => readDocumentUrl(helper, 'authorizationServers entry', issuer));
-  const scopes = readList(helper, 'scopesSupported', options.scopesSupported, (scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope), 'RFC 6749 scope tokens (no spaces, quotes or backslashes)');
+  document.authorization_servers = authorizationServers.map((issuer) =>
+    readDocumentUrl(helper, 'authorizationServers entry', issuer),
+  );
+  const scopes = readList(
+    helper,
+    'scopesSupported',
+    options.scopesSupported,
+    (scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope),
+    'RFC 6749 scope tokens (no spaces, quotes or backslashes)',
+  );
   if (scopes !== undefined) document.scopes_supported = scopes;
   if (options.resourceName !== undefined) {
-    if (typeof options.resourceName !== 'string' || options.resourceName === '') throwConfigError(helper, 'resourceName must be a non-empty string');
+    if (typeof options.resourceName !== 'string' || options.resourceName === '')
+      throwConfigError(helper, 'resourceName must be a non-empty string');
     document.resource_name = options.resourceName;
   }
-  document.bearer_methods_supported = readList(helper, 'bearerMethodsSupported', options.bearerMethodsSupported, (method) => method === 'header' || method === 'body' || method === 'query', '"header", "body" or "query"') ?? ['header'];
-  const given = readList(helper, 'dpopSigningAlgValuesSupported', options.dpopSigningAlgValuesSupported, (alg) => typeof alg === 'string' && alg !== '' && alg.toLowerCase() !== 'none', 'JWS algorithm names');
+  document.bearer_methods_supported = readList(
+    helper,
+    'bearerMethodsSupported',
+    options.bearerMethodsSupported,
+    (method) => method === 'header' || method === 'body' || method === 'query',
+    '"header", "body" or "query"',
+  ) ?? ['header'];
+  const given = readList(
+    helper,
+    'dpopSigningAlgValuesSupported',
+    options.dpopSigningAlgValuesSupported,
+    (alg) => typeof alg === 'string' && alg !== '' && alg.toLowerCase() !== 'none',
+    'JWS algorithm names',
+  );
   const algs = given ?? [];
   if (options.dpopBoundAccessTokensRequired !== undefined) {
-    if (typeof options.dpopBoundAccessTokensRequired !== 'boolean') throwConfigError(helper, 'dpopBoundAccessTokensRequired must be a boolean');
+    if (typeof options.dpopBoundAccessTokensRequired !== 'boolean')
+      throwConfigError(helper, 'dpopBoundAccessTokensRequired must be a boolean');
     document.dpop_bound_access_tokens_required = options.dpopBoundAccessTokensRequired;
   }
   let body: string | undefined;
@@ -121,7 +168,10 @@ export function protectedResourceMetadata(options: ProtectedResourceOptions, hel
       for (const alg of advertised) if (!algs.includes(alg)) algs.push(alg);
       body = undefined;
     } else if (advertised.length !== given.length || advertised.some((alg) => !given.includes(alg))) {
-      throwConfigError(by, `the DPoP algorithms its entries advertise (${advertised.join(', ')}) are not the protected resource document's dpopSigningAlgValuesSupported (${given.join(', ')}); give one list, or leave the document's out`);
+      throwConfigError(
+        by,
+        `the DPoP algorithms its entries advertise (${advertised.join(', ')}) are not the protected resource document's dpopSigningAlgValuesSupported (${given.join(', ')}); give one list, or leave the document's out`,
+      );
     }
   };
   const path = protectedResourcePath(resource);
@@ -133,7 +183,10 @@ export function protectedResourceMetadata(options: ProtectedResourceOptions, hel
     respond(request: Request | { readonly method: string; readonly url: string }): Response | undefined {
       if (pathOf(request.url) !== path) return undefined;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        return new Response('{"error":"Method Not Allowed"}', { status: 405, headers: { 'content-type': 'application/json', allow: 'GET, HEAD' } });
+        return new Response('{"error":"Method Not Allowed"}', {
+          status: 405,
+          headers: { 'content-type': 'application/json', allow: 'GET, HEAD' },
+        });
       }
       body ??= JSON.stringify(algs.length === 0 ? document : { ...document, dpop_signing_alg_values_supported: algs });
       return new Response(request.method === 'HEAD' ? null : body, { headers: HEADERS });
@@ -156,5 +209,10 @@ export function adoptDpopAlgs(metadata: ProtectedResourceMetadata, helper: strin
 
 /** Whether `value` is what `protectedResourceMetadata()` returns. */
 export function isProtectedResourceMetadata(value: unknown): value is ProtectedResourceMetadata {
-  return typeof value === 'object' && value !== null && typeof (value as ProtectedResourceMetadata).respond === 'function' && typeof (value as ProtectedResourceMetadata).url === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as ProtectedResourceMetadata).respond === 'function' &&
+    typeof (value as ProtectedResourceMetadata).url === 'string'
+  );
 }

@@ -2,8 +2,26 @@
 
 // In order of how far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
 const PROGRESS = [
-  'malformed', 'dpop-required', 'introspection-unavailable', 'inactive', 'token-type', 'alg-not-allowed', 'type', 'key-set-unavailable', 'no-key', 'signature', 'expired',
-  'not-yet-valid', 'issued-in-future', 'issuer', 'audience', 'dpop-binding', 'dpop-proof', 'dpop-replay', 'scope', 'no-subject',
+  'malformed',
+  'dpop-required',
+  'introspection-unavailable',
+  'inactive',
+  'token-type',
+  'alg-not-allowed',
+  'type',
+  'key-set-unavailable',
+  'no-key',
+  'signature',
+  'expired',
+  'not-yet-valid',
+  'issued-in-future',
+  'issuer',
+  'audience',
+  'dpop-binding',
+  'dpop-proof',
+  'dpop-replay',
+  'scope',
+  'no-subject',
 ] as const;
 
 /** Characters of `kid` and `iss` an `onRefused` listener hears at most. */
@@ -55,7 +73,8 @@ export function requestRefusals(listener: RefusalListener): RequestRefusals {
       if (best === undefined) return;
       try {
         const result = listener(best) as unknown;
-        if (result instanceof Promise) result.catch((error: unknown) => console.error('agentward: onRefused failed', error));
+        if (result instanceof Promise)
+          result.catch((error: unknown) => console.error('agentward: onRefused failed', error));
       } catch (error) {
         console.error('agentward: onRefused threw', error);
       }

@@ -32,5 +32,7 @@ export function wwwAuthenticateLines(response: Response): readonly string[] | un
 
 /** The body of an auth response while it is unread, for servers that write bodies themselves; else `undefined`. */
 export function authResponseText(response: Response): string | undefined {
-  return challengeLines.has(response) && !response.bodyUsed ? BODIES[response.status as keyof typeof BODIES] : undefined;
+  return challengeLines.has(response) && !response.bodyUsed
+    ? BODIES[response.status as keyof typeof BODIES]
+    : undefined;
 }

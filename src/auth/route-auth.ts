@@ -5,7 +5,13 @@ import { challengeErrorOf, formatChallenge, listChallenges, type ListChallenges 
 import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
-import { requestRefusals, WITH_REFUSALS, type RequestRefusals, type RefusalListener, type ReportingEntry } from './refusals.ts';
+import {
+  requestRefusals,
+  WITH_REFUSALS,
+  type RequestRefusals,
+  type RefusalListener,
+  type ReportingEntry,
+} from './refusals.ts';
 import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
 
@@ -24,14 +30,22 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
   if (typeof auth === 'string') return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
   if (!Array.isArray(auth)) {
-    throwConfigError(HELPER, `auth must be a list of entries, one entry, a token string, or a function returning a boolean; got ${kindOf(auth)}`);
+    throwConfigError(
+      HELPER,
+      `auth must be a list of entries, one entry, a token string, or a function returning a boolean; got ${kindOf(auth)}`,
+    );
   }
   const ids = new Set<string>();
   auth.forEach((entry: unknown, index) => {
-    if (typeof entry !== 'function') throwConfigError(HELPER, `entry ${index} of the auth list is not a function; got ${kindOf(entry)}`);
+    if (typeof entry !== 'function')
+      throwConfigError(HELPER, `entry ${index} of the auth list is not a function; got ${kindOf(entry)}`);
     const id = (entry as { [API_TOKEN_ID]?: string })[API_TOKEN_ID];
     if (id === undefined) return;
-    if (ids.has(id)) throwConfigError(HELPER, `two apiToken() entries have the id ${JSON.stringify(id.slice(0, 64))} (one principal): give each token its own id`);
+    if (ids.has(id))
+      throwConfigError(
+        HELPER,
+        `two apiToken() entries have the id ${JSON.stringify(id.slice(0, 64))} (one principal): give each token its own id`,
+      );
     ids.add(id);
   });
   return Object.freeze([...auth]);
@@ -46,7 +60,10 @@ export interface Authenticate {
    * The 403 a route answers when the accepted principal lacks `scope` (design §15): `WWW-Authenticate:
    * Bearer error="insufficient_scope", scope="…", resource_metadata="…"` (`DPoP` when the token came that way).
    */
-  insufficientScope(request: { readonly headers: { get(name: string): string | null } }, scope: readonly string[]): Response;
+  insufficientScope(
+    request: { readonly headers: { get(name: string): string | null } },
+    scope: readonly string[],
+  ): Response;
 }
 
 type HeaderView = { readonly headers: { get(name: string): string | null } };
@@ -97,14 +114,24 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
   if (typeof options !== 'object' || options === null) throwConfigError(HELPER, 'options must be { onRefused? }');
   checkOptionNames(HELPER, options, ['onRefused']);
   const listener = options.onRefused;
-  if (listener !== undefined && typeof listener !== 'function') throwConfigError(HELPER, 'onRefused must be a function of { entry, reason, kid?, iss? }');
+  if (listener !== undefined && typeof listener !== 'function')
+    throwConfigError(HELPER, 'onRefused must be a function of { entry, reason, kid?, iss? }');
   // A 401 to a credential the list reads (Bearer, DPoP) says invalid_token, or what an entry asked for (RFC 6750 §3.1).
-  const unauthorized = (request: HeaderView, asked: { scheme: string; code: string } | undefined): readonly string[] => {
+  const unauthorized = (
+    request: HeaderView,
+    asked: { scheme: string; code: string } | undefined,
+  ): readonly string[] => {
     const scheme = presentedScheme(request);
     if ((scheme !== 'bearer' && scheme !== 'dpop') || !challenges.reads(scheme)) return challenges.lines();
-    return challenges.lines(asked !== undefined && asked.scheme.toLowerCase() === scheme ? asked : { scheme, code: 'invalid_token' });
+    return challenges.lines(
+      asked !== undefined && asked.scheme.toLowerCase() === scheme ? asked : { scheme, code: 'invalid_token' },
+    );
   };
-  const refusing = (status: 401 | 403 | 500, refusals: RequestRefusals | undefined, lines: readonly string[] = []): AuthResult => {
+  const refusing = (
+    status: 401 | 403 | 500,
+    refusals: RequestRefusals | undefined,
+    lines: readonly string[] = [],
+  ): AuthResult => {
     if (status !== 500) refusals?.tell();
     return { ok: false, response: authResponse(status, lines) };
   };
@@ -116,7 +143,8 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     for (const entry of entries) {
       let outcome: unknown;
       try {
-        const reporting = refusals === undefined ? undefined : (entry as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS];
+        const reporting =
+          refusals === undefined ? undefined : (entry as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS];
         outcome = reporting === undefined ? entry(request) : reporting(request, (refusals as RequestRefusals).report);
         if (typeof (outcome as PromiseLike<unknown> | null)?.then === 'function') outcome = await outcome;
       } catch (error) {
@@ -125,7 +153,11 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
           return refusing(500, refusals);
         }
         if (error.status === 401) return refusing(401, refusals, unauthorized(request, asked));
-        return refusing(403, refusals, error.scope === undefined ? [] : [insufficientScopeLine(challenges, request, error.scope)]);
+        return refusing(
+          403,
+          refusals,
+          error.scope === undefined ? [] : [insufficientScopeLine(challenges, request, error.scope)],
+        );
       }
       if (outcome === null || outcome === undefined) continue;
       if (outcome === true) return { ok: true, principal: BOOLEAN_PRINCIPAL };
@@ -138,7 +170,9 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       }
       const principal = completePrincipal(outcome);
       if (principal === null) {
-        console.error('agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500');
+        console.error(
+          'agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500',
+        );
         return refusing(500, refusals);
       }
       return { ok: true, principal };
@@ -147,6 +181,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
   };
   return Object.assign(authenticate, {
     headersOnly: entries.every(isHeadersOnly),
-    insufficientScope: (request: HeaderView, scope: readonly string[]) => authResponse(403, [insufficientScopeLine(challenges, request, scope)]),
+    insufficientScope: (request: HeaderView, scope: readonly string[]) =>
+      authResponse(403, [insufficientScopeLine(challenges, request, scope)]),
   });
 }

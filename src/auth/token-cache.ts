@@ -40,7 +40,8 @@ export function tokenCache(size: number): TokenCache {
       if (hit === undefined) return undefined;
       tokens.delete(token);
       const { exp, nbf } = hit.claims as { exp: number; nbf?: number };
-      if (now - tolerance >= exp || (nbf !== undefined && nbf > now + tolerance) || source.holds?.(hit.key) === false) return undefined;
+      if (now - tolerance >= exp || (nbf !== undefined && nbf > now + tolerance) || source.holds?.(hit.key) === false)
+        return undefined;
       tokens.set(token, hit);
       return hit;
     },

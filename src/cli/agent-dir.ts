@@ -97,7 +97,10 @@ const NOT_A_NAME = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 
 function checkName(name: unknown, file: string): void {
   if (typeof name !== 'string' || name.length === 0) throw new Error(`${file}: "name" must be a non-empty string`);
-  if (NOT_A_NAME.test(name)) throw new Error(`${file}: "name" must be one line of text, without control characters or line separators (U+2028, U+2029)`);
+  if (NOT_A_NAME.test(name))
+    throw new Error(
+      `${file}: "name" must be one line of text, without control characters or line separators (U+2028, U+2029)`,
+    );
 }
 
 const SETTINGS_FIELDS = Object.freeze(['name', 'basePath', 'apiToken', 'apiTokenSha256', 'mcp', 'limits']);
@@ -112,7 +115,9 @@ function checkSettings(value: unknown, file: string): ProjectSettings {
   if (limits !== undefined) checkProjectLimits(limits, file);
   if (name !== undefined) checkName(name, file);
   if (basePath !== undefined && (typeof basePath !== 'string' || !BASE_PATH.test(basePath))) {
-    throw new Error(`${file}: "basePath" must be a path such as "/agent" (segments of letters, digits, -._~; no trailing slash)`);
+    throw new Error(
+      `${file}: "basePath" must be a path such as "/agent" (segments of letters, digits, -._~; no trailing slash)`,
+    );
   }
   // The message never quotes the token.
   if (apiToken !== undefined && (typeof apiToken !== 'string' || !B64TOKEN.test(apiToken))) {
@@ -124,7 +129,9 @@ function checkSettings(value: unknown, file: string): ProjectSettings {
 /** `"limits"`: what `serve()`'s `limits` takes, checked the same way, but the store and the address, which only code can give. */
 export function checkProjectLimits(limits: unknown, file: string): ProjectLimits {
   if (isPlainObject(limits) && ('store' in limits || 'clientAddress' in limits)) {
-    throw new Error(`${file}: "limits" takes requests, concurrent, tokens and failures; a store and clientAddress are code: give them to serve() (the server keeps its counters in PostgreSQL when AGENT_DATABASE_URL is set)`);
+    throw new Error(
+      `${file}: "limits" takes requests, concurrent, tokens and failures; a store and clientAddress are code: give them to serve() (the server keeps its counters in PostgreSQL when AGENT_DATABASE_URL is set)`,
+    );
   }
   readLimits(file, limits, true);
   return limits as ProjectLimits;
@@ -134,7 +141,8 @@ function checkSpec(value: unknown, file: string): AgentSpec {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
   checkOptionNames(file, value, SPEC_FIELDS, (message) => new Error(message));
   checkName(value.name, file);
-  if (value.instructions !== undefined && typeof value.instructions !== 'string') throw new Error(`${file}: "instructions" must be a string`);
+  if (value.instructions !== undefined && typeof value.instructions !== 'string')
+    throw new Error(`${file}: "instructions" must be a string`);
   return value as AgentSpec;
 }
 

@@ -9,7 +9,9 @@ import type { LimitStore } from '../http/limit-store.ts';
 import { postgresLimitStore, postgresStore, SCHEMA_VERSION } from '../postgres/index.ts';
 import type { PgPool } from '../postgres/index.ts';
 
-interface Driver { Pool: new (config: { connectionString: string; max?: number }) => PgPool & { end(): Promise<void> } }
+interface Driver {
+  Pool: new (config: { connectionString: string; max?: number }) => PgPool & { end(): Promise<void> };
+}
 
 /** The `pg` that `dir` (an agent directory, or a build output) depends on. */
 async function driverOf(dir: string): Promise<Driver> {
@@ -20,7 +22,9 @@ async function driverOf(dir: string): Promise<Driver> {
     if (typeof driver.Pool !== 'function') throw new TypeError('pg has no Pool');
     return driver;
   } catch {
-    throw new Error(`AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed for ${dir}: run npm install pg there`);
+    throw new Error(
+      `AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed for ${dir}: run npm install pg there`,
+    );
   }
 }
 
@@ -37,11 +41,15 @@ export async function migrateDatabase(dir: string): Promise<void> {
   } catch (error) {
     // The driver's messages name a host, a user or a SQLSTATE, never the password; the URL itself is left out.
     const cause = (error as { cause?: { message?: unknown } })?.cause?.message ?? (error as Error)?.message;
-    throw new Error(`AGENT_DATABASE_URL: the database could not be migrated: ${typeof cause === 'string' ? cause : 'unknown error'}`);
+    throw new Error(
+      `AGENT_DATABASE_URL: the database could not be migrated: ${typeof cause === 'string' ? cause : 'unknown error'}`,
+    );
   } finally {
     await pool?.end().catch(() => undefined);
   }
-  console.log(`agentward: PostgreSQL schema ${schema ?? 'agentward'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`);
+  console.log(
+    `agentward: PostgreSQL schema ${schema ?? 'agentward'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`,
+  );
 }
 
 /**
@@ -54,13 +62,20 @@ export async function limitStoreOf(dir: string): Promise<LimitStore | undefined>
   if (!url) return undefined;
   const schema = process.env.AGENT_DATABASE_SCHEMA || undefined;
   const { Pool } = await driverOf(dir);
-  const store = postgresLimitStore({ client: new Pool({ connectionString: url, max: 4 }), ...(schema !== undefined && { schema }) });
+  const store = postgresLimitStore({
+    client: new Pool({ connectionString: url, max: 4 }),
+    ...(schema !== undefined && { schema }),
+  });
   try {
     await store.migrate();
   } catch (error) {
     const cause = (error as { cause?: { message?: unknown } })?.cause?.message ?? (error as Error)?.message;
-    throw new Error(`AGENT_DATABASE_URL: the limits table could not be created: ${typeof cause === 'string' ? cause : 'unknown error'}`);
+    throw new Error(
+      `AGENT_DATABASE_URL: the limits table could not be created: ${typeof cause === 'string' ? cause : 'unknown error'}`,
+    );
   }
-  console.log(`agentward: limits are counted in PostgreSQL schema ${schema ?? 'agentward'} (AGENT_DATABASE_URL), shared by every instance`);
+  console.log(
+    `agentward: limits are counted in PostgreSQL schema ${schema ?? 'agentward'} (AGENT_DATABASE_URL), shared by every instance`,
+  );
   return store;
 }

@@ -45,8 +45,11 @@ export function watchTree(root: string, onChange: (path: string) => void): { syn
       const code = (error as { code?: unknown } | null)?.code;
       if (code === 'ENOENT' || failed.has(dir)) return;
       failed.add(dir);
-      const hint = code === 'ENOSPC' ? ' (the system limit on watches is reached: raise fs.inotify.max_user_watches)' : '';
-      console.error(`agentward: cannot watch ${dir}: ${String(code ?? error)}${hint}; a change there will not restart the server`);
+      const hint =
+        code === 'ENOSPC' ? ' (the system limit on watches is reached: raise fs.inotify.max_user_watches)' : '';
+      console.error(
+        `agentward: cannot watch ${dir}: ${String(code ?? error)}${hint}; a change there will not restart the server`,
+      );
     }
   };
 
@@ -90,9 +93,23 @@ const RESTART_DELAY_MS = 100;
 export async function runDevLoop(dir: string, options: { cli: string; quiet: boolean }): Promise<void> {
   const folder = resolve(dir);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new Error(`${folder}: is not a directory`);
-  const args = [...process.execArgv, options.cli, 'start', folder, '--playground', '--log-refusals', ...(options.quiet ? ['--quiet'] : [])];
+  const args = [
+    ...process.execArgv,
+    options.cli,
+    'start',
+    folder,
+    '--playground',
+    '--log-refusals',
+    ...(options.quiet ? ['--quiet'] : []),
+  ];
   // The token a directory without auth is served with: one for the whole dev run, so a restart keeps the playground signed in.
-  const env = { NODE_ENV: 'development', ...process.env, AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder), AGENTWARD_DEV_CHILD: '1', [DEV_RUN_TOKEN]: newApiToken() };
+  const env = {
+    NODE_ENV: 'development',
+    ...process.env,
+    AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder),
+    AGENTWARD_DEV_CHILD: '1',
+    [DEV_RUN_TOKEN]: newApiToken(),
+  };
 
   /** The server that runs now; `stopped` is one ending for a restart. */
   let child: ChildProcess | undefined;
@@ -113,7 +130,8 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
         tree.close();
         process.exit(1);
       }
-      if (!stopping) console.error(`agentward: the server exited (${code ?? signal}); waiting for a file change to restart`);
+      if (!stopping)
+        console.error(`agentward: the server exited (${code ?? signal}); waiting for a file change to restart`);
     });
   };
 
@@ -150,7 +168,10 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
       stopping = true;
       tree.close();
       clearTimeout(timer);
-      const running = [child, stopped].filter((server): server is ChildProcess => server !== undefined && server.exitCode === null && server.signalCode === null);
+      const running = [child, stopped].filter(
+        (server): server is ChildProcess =>
+          server !== undefined && server.exitCode === null && server.signalCode === null,
+      );
       if (running.length === 0) process.exit(0);
       let left = running.length;
       for (const server of running) {
@@ -162,7 +183,10 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
   launch();
 }
 
-const LOAD_FAILED = JSON.stringify({ error: 'Service Unavailable: the agent did not load. The terminal running agentward dev says why; saving a fix restarts it.' });
+const LOAD_FAILED = JSON.stringify({
+  error:
+    'Service Unavailable: the agent did not load. The terminal running agentward dev says why; saving a fix restarts it.',
+});
 
 /**
  * `dev`'s server child when the directory does not load (a syntax error, a missing agent.ts):
@@ -178,7 +202,9 @@ export async function serveLoadFailure(): Promise<void> {
     res.end(LOAD_FAILED);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: { code?: unknown }) => reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error));
+    server.once('error', (error: { code?: unknown }) =>
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error),
+    );
     server.listen(port, host, resolve);
   });
   const { port: bound } = server.address() as { port: number };

@@ -3,7 +3,11 @@ import nodeModule from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { quietly } from '../targets/transpile.ts';
 
-export interface SourceLocation { file: string; line: number; column: number }
+export interface SourceLocation {
+  file: string;
+  line: number;
+  column: number;
+}
 
 const toPath = (file: string) => (file.startsWith('file://') ? fileURLToPath(file) : file);
 
@@ -49,7 +53,8 @@ export function loadError(error: unknown, file: string, readSource?: () => strin
   if (location === undefined && (error as Error | null)?.name === 'SyntaxError' && readSource !== undefined) {
     location = syntaxErrorLocation(readSource(), file);
   }
-  const message = error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error);
+  const message =
+    error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error);
   if (location === undefined) return new Error(`${file}: cannot be loaded: ${message}`, { cause: error });
   const where = `${location.file}:${location.line}:${location.column}`;
   const importedBy = location.file === file ? '' : ` (imported by ${file})`;

@@ -13,7 +13,17 @@ import { migrateDatabase } from './database.ts';
 import { runDevLoop, serveLoadFailure } from './dev.ts';
 import { loadAgentDir } from './resolve.ts';
 import { FIRST_TOOL_CALL, initAgentDir, newApiToken } from './scaffold.ts';
-import { builtOutputTarget, dataDirOf, DEV_CHILD_PORT_IN_USE, DEV_RUN_TOKEN, directoryAuth, PortInUseError, startAgentDir, startAgentServer, type ServerFlags } from './server-main.ts';
+import {
+  builtOutputTarget,
+  dataDirOf,
+  DEV_CHILD_PORT_IN_USE,
+  DEV_RUN_TOKEN,
+  directoryAuth,
+  PortInUseError,
+  startAgentDir,
+  startAgentServer,
+  type ServerFlags,
+} from './server-main.ts';
 import { readApiTokenEnv } from '../node/server.ts';
 
 interface CommandSpec {
@@ -108,7 +118,8 @@ options:
 
 ${ENVIRONMENT}`;
 
-const commandHelp = (name: string) => `usage: ${COMMANDS[name]!.synopsis}\n\n${COMMANDS[name]!.details}\n\n${ENVIRONMENT}`;
+const commandHelp = (name: string) =>
+  `usage: ${COMMANDS[name]!.synopsis}\n\n${COMMANDS[name]!.details}\n\n${ENVIRONMENT}`;
 
 /** A wrong command line: exit code 2, with a pointer to the help. */
 class UsageError extends Error {
@@ -124,7 +135,12 @@ function version(): string {
   return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
-interface Parsed { positionals: string[]; values: Map<string, string>; switches: Set<string>; help: boolean }
+interface Parsed {
+  positionals: string[];
+  values: Map<string, string>;
+  switches: Set<string>;
+  help: boolean;
+}
 
 /** Reads `args` against a command's flags: `--flag value` or `--flag=value`; anything unknown is a usage error. */
 function parseArgs(command: string, args: readonly string[]): Parsed {
@@ -144,13 +160,17 @@ function parseArgs(command: string, args: readonly string[]): Parsed {
     const flag = equals === -1 ? arg : arg.slice(0, equals);
     if (spec.values.includes(flag)) {
       const value = equals === -1 ? args[++i] : arg.slice(equals + 1);
-      if (value === undefined || value === '' || (equals === -1 && value.startsWith('-'))) throw new UsageError(`${command}: ${flag} needs a value`, command);
+      if (value === undefined || value === '' || (equals === -1 && value.startsWith('-')))
+        throw new UsageError(`${command}: ${flag} needs a value`, command);
       parsed.values.set(flag, value);
     } else if (spec.switches.includes(flag)) {
       if (equals !== -1) throw new UsageError(`${command}: ${flag} takes no value`, command);
       parsed.switches.add(flag);
     } else {
-      throw new UsageError(`${command}: ${unknown('option', flag, [...spec.values, ...spec.switches, '--help'])}`, command);
+      throw new UsageError(
+        `${command}: ${unknown('option', flag, [...spec.values, ...spec.switches, '--help'])}`,
+        command,
+      );
     }
   }
   return parsed;
@@ -187,7 +207,11 @@ async function main(args: readonly string[]): Promise<void> {
   const parsed = parseArgs(first, rest);
   if (parsed.help) return void console.log(commandHelp(first));
   const dir = directoryArgument(first, parsed);
-  const flags: ServerFlags = { quiet: parsed.switches.has('--quiet'), playground: parsed.switches.has('--playground'), logRefusals: parsed.switches.has('--log-refusals') };
+  const flags: ServerFlags = {
+    quiet: parsed.switches.has('--quiet'),
+    playground: parsed.switches.has('--playground'),
+    logRefusals: parsed.switches.has('--log-refusals'),
+  };
   // Set by dev for its server child alone: answers then say who they ran as (never under start or a build).
   if (first === 'start' && process.env.AGENTWARD_DEV_CHILD === '1') flags.dev = true;
   switch (first) {
@@ -248,13 +272,27 @@ async function serveDirectory(folder: string, flags: ServerFlags): Promise<void>
     credential = `"Authorization: Bearer $(node -p 'require(${JSON.stringify(join(folder, SETTINGS_FILE))}).apiToken')"`;
   } else if (list === undefined) {
     // Under dev, the token is made once for the whole dev run: a save must not log the playground out.
-    const token = process.env.AGENTWARD_DEV_CHILD === '1' && process.env[DEV_RUN_TOKEN] ? process.env[DEV_RUN_TOKEN] : newApiToken();
+    const token =
+      process.env.AGENTWARD_DEV_CHILD === '1' && process.env[DEV_RUN_TOKEN]
+        ? process.env[DEV_RUN_TOKEN]
+        : newApiToken();
     list = [apiToken(token)];
-    console.log(`agentward: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this ${process.env.AGENTWARD_DEV_CHILD === '1' ? 'dev run (kept across restarts)' : 'run'}:`);
+    console.log(
+      `agentward: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this ${process.env.AGENTWARD_DEV_CHILD === '1' ? 'dev run (kept across restarts)' : 'run'}:`,
+    );
     console.log(`  ${token}`);
     credential = `'Authorization: Bearer ${token}'`;
   }
-  const server = await startAgentServer({ name: manifest.name, agent, auth: list, basePath: manifest.basePath, mcp: info.settings.mcp === true, limits: info.settings.limits, dir: folder, ...flags });
+  const server = await startAgentServer({
+    name: manifest.name,
+    agent,
+    auth: list,
+    basePath: manifest.basePath,
+    mcp: info.settings.mcp === true,
+    limits: info.settings.limits,
+    dir: folder,
+    ...flags,
+  });
   console.log('try:');
   console.log(
     `  curl -X POST ${server.url}${manifest.basePath} -H 'Content-Type: application/json'${credential ? ` -H ${credential}` : ''} -d '{"message":"hello"}'`,
@@ -266,7 +304,8 @@ async function buildCommand(dir: string, values: ReadonlyMap<string, string>): P
   const target = values.get('--target');
   const out = values.get('--out');
   if (target === undefined) throw new UsageError(`build: --target <${BUILD_TARGETS.join('|')}> is required`, 'build');
-  if (!BUILD_TARGETS.includes(target as BuildTarget)) throw new UsageError(`build: --target must be one of ${BUILD_TARGETS.join(', ')}`, 'build');
+  if (!BUILD_TARGETS.includes(target as BuildTarget))
+    throw new UsageError(`build: --target must be one of ${BUILD_TARGETS.join(', ')}`, 'build');
   if (out === undefined) throw new UsageError('build: --out <folder> is required', 'build');
   const manifest = await build(dir, { target: target as BuildTarget, out });
   console.log(`agentward: built ${manifest.name} for ${manifest.target} in ${resolve(out)} (run: ${manifest.main})`);

@@ -40,7 +40,9 @@ function inAgentDir(url: string): boolean {
 function resolveAgentwardToThisCopy(dir: string): void {
   const dirUrl = pathToFileURL(`${dir}/`).href;
   agentDirs.add(dirUrl);
-  const urls = new Map([...AGENTWARD_ENTRIES].map(([specifier, entry]) => [specifier, new URL(entry + ownExtension, sourceRoot).href]));
+  const urls = new Map(
+    [...AGENTWARD_ENTRIES].map(([specifier, entry]) => [specifier, new URL(entry + ownExtension, sourceRoot).href]),
+  );
   // Read at call time: module.registerHooks arrived in Node 22.15.
   if (typeof nodeModule.registerHooks === 'function') {
     if (hooked) return;
@@ -85,7 +87,8 @@ async function importDefault(file: string): Promise<unknown> {
   } catch (error) {
     // A helper refusing its options at import keeps its code (AGENT_AUTH_CONFIG_INVALID) and its
     // message, after the file and line that called it (`auth.ts:3:14: apiToken(): …; got undefined`).
-    if ((error as { code?: unknown } | null)?.code === 'AGENT_AUTH_CONFIG_INVALID') throw configErrorAt(error as Error, file);
+    if ((error as { code?: unknown } | null)?.code === 'AGENT_AUTH_CONFIG_INVALID')
+      throw configErrorAt(error as Error, file);
     throw loadError(error, file, () => readFileSync(file, 'utf8'));
   }
   if (!('default' in module)) throw new Error(`${file}: has no default export`);
@@ -94,7 +97,10 @@ async function importDefault(file: string): Promise<unknown> {
 
 function configErrorAt(error: Error, file: string): Error {
   // The caller's line: a frame of the directory outside node_modules (agentward may be installed there).
-  const stack = (error.stack ?? '').split('\n').filter((line) => !line.includes('/node_modules/')).join('\n');
+  const stack = (error.stack ?? '')
+    .split('\n')
+    .filter((line) => !line.includes('/node_modules/'))
+    .join('\n');
   const location = errorLocation({ stack }, file.slice(0, file.lastIndexOf('/') + 1), file);
   if (location === undefined) return error;
   const located = new AuthConfigError(`${location.file}:${location.line}:${location.column}: ${error.message}`);
@@ -114,13 +120,20 @@ export function authList(value: unknown, file: string): readonly AuthFn[] {
   if (typeof value === 'function') return Object.freeze([value as AuthFn]);
   // `export default process.env.X` with X unset (design §20): never read as "no auth".
   if (value === undefined || value === null || value === '') {
-    throw new AuthConfigError(`${defaultExportAt(file)}: the default export (auth) is ${kindOf(value)}: an unset environment variable? Export anonymous() for an open route`);
+    throw new AuthConfigError(
+      `${defaultExportAt(file)}: the default export (auth) is ${kindOf(value)}: an unset environment variable? Export anonymous() for an open route`,
+    );
   }
   if (!Array.isArray(value)) {
-    throw new Error(`${file}: the default export must be the auth list (an array of entries such as jwt(), apiToken()) or one entry (a function); got ${kindOf(value)}`);
+    throw new Error(
+      `${file}: the default export must be the auth list (an array of entries such as jwt(), apiToken()) or one entry (a function); got ${kindOf(value)}`,
+    );
   }
   value.forEach((entry, index) => {
-    if (typeof entry !== 'function') throw new Error(`${file}: entry ${index} of the default export is not an auth entry (a function); got ${kindOf(entry)}`);
+    if (typeof entry !== 'function')
+      throw new Error(
+        `${file}: entry ${index} of the default export is not an auth entry (a function); got ${kindOf(entry)}`,
+      );
   });
   return Object.freeze([...value]);
 }
@@ -133,7 +146,10 @@ export function checkAgent(value: unknown, file: string): Agent {
 }
 
 /** Imports the agent and, when given, the auth file; a broken auth file fails first, before the agent loads. */
-export async function loadAgentFiles(agentFile: string, authFile: string | undefined): Promise<{ agent: Agent; auth: readonly AuthFn[] | undefined }> {
+export async function loadAgentFiles(
+  agentFile: string,
+  authFile: string | undefined,
+): Promise<{ agent: Agent; auth: readonly AuthFn[] | undefined }> {
   const auth = authFile === undefined ? undefined : authList(await importDefault(authFile), authFile);
   const agent = checkAgent(await importDefault(agentFile), agentFile);
   return { agent, auth };
@@ -141,7 +157,14 @@ export async function loadAgentFiles(agentFile: string, authFile: string | undef
 
 export function sourceManifest(info: AgentDir): AgentManifest {
   const authBy = authSources(info);
-  return { name: info.name, target: 'source', auth: authBy.length > 0, authBy, main: AGENT_FILE, basePath: info.basePath };
+  return {
+    name: info.name,
+    target: 'source',
+    auth: authBy.length > 0,
+    authBy,
+    main: AGENT_FILE,
+    basePath: info.basePath,
+  };
 }
 
 /** What `resolveAgentDir` returns: the agent, the auth list of the directory, its manifest. */

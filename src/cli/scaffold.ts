@@ -63,15 +63,28 @@ export async function initAgentDir(directory: string): Promise<{ dir: string; fi
   const dir = resolve(directory);
   const files = [AGENT_FILE, SPEC_FILE, SETTINGS_FILE];
   const existing = [...files, ...AUTH_FILES].filter((name) => existsSync(join(dir, name)));
-  if (existing.length > 0) throw new Error(`${dir}: already holds ${existing.join(', ')}; refusing to overwrite an existing agent`);
+  if (existing.length > 0)
+    throw new Error(`${dir}: already holds ${existing.join(', ')}; refusing to overwrite an existing agent`);
 
-  const name = basename(dir).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'agent';
+  const name =
+    basename(dir)
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '') || 'agent';
   const apiToken = newApiToken();
   await mkdir(dir, { recursive: true });
   // `wx`: fail rather than overwrite, even if a file appeared since the check above.
   await writeFile(join(dir, AGENT_FILE), AGENT_SOURCE, { flag: 'wx' });
-  await writeFile(join(dir, SPEC_FILE), `${JSON.stringify({ name, instructions: 'You are a helpful assistant.', model: { provider: 'echo' } }, null, 2)}\n`, { flag: 'wx' });
-  await writeFile(join(dir, SETTINGS_FILE), `${JSON.stringify({ name, basePath: DEFAULT_BASE_PATH, apiToken }, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
+  await writeFile(
+    join(dir, SPEC_FILE),
+    `${JSON.stringify({ name, instructions: 'You are a helpful assistant.', model: { provider: 'echo' } }, null, 2)}\n`,
+    { flag: 'wx' },
+  );
+  await writeFile(
+    join(dir, SETTINGS_FILE),
+    `${JSON.stringify({ name, basePath: DEFAULT_BASE_PATH, apiToken }, null, 2)}\n`,
+    { flag: 'wx', mode: 0o600 },
+  );
   // A package.json already there is the user's: kept as it is.
   if (!existsSync(join(dir, 'package.json'))) {
     await writeFile(join(dir, 'package.json'), PACKAGE_JSON, { flag: 'wx' });
@@ -83,7 +96,9 @@ export async function initAgentDir(directory: string): Promise<{ dir: string; fi
   const missing = IGNORED.filter((line) => !(present ?? '').split(/\r?\n/).includes(line));
   if (missing.length > 0) {
     const lead = present === undefined ? '' : present.endsWith('\n') || present === '' ? '\n' : '\n\n';
-    await writeFile(gitignore, `${lead}${GITIGNORE_NOTE}\n${missing.join('\n')}\n`, { flag: present === undefined ? 'wx' : 'a' });
+    await writeFile(gitignore, `${lead}${GITIGNORE_NOTE}\n${missing.join('\n')}\n`, {
+      flag: present === undefined ? 'wx' : 'a',
+    });
     files.push('.gitignore');
   }
   return { dir, files, apiToken };

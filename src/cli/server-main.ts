@@ -22,7 +22,10 @@ import { NO_AUTH_CONFIGURED } from '../worker/spec-worker.ts';
  * then not used); otherwise the token `init` baked into agentward.json. `serve()` appends
  * `apiToken(AGENT_API_TOKEN)` to either.
  */
-export function directoryAuth(auth: readonly AuthFn[] | undefined, bakedToken: string | undefined): readonly AuthFn[] | undefined {
+export function directoryAuth(
+  auth: readonly AuthFn[] | undefined,
+  bakedToken: string | undefined,
+): readonly AuthFn[] | undefined {
   if (auth !== undefined) return auth;
   return bakedToken === undefined ? undefined : [apiToken(bakedToken)];
 }
@@ -39,7 +42,9 @@ export interface ServerFlags {
 
 /** One line per refused token (`dev`, `--log-refusals`): kid and iss come from the client, so they are escaped. */
 export function printRefusal(r: Refusal): void {
-  console.log(`agentward: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid="${printable(r.kid)}"`}${r.iss === undefined ? '' : ` iss="${printable(r.iss)}"`}`);
+  console.log(
+    `agentward: ${r.entry} refused a bearer token: ${r.reason}${r.kid === undefined ? '' : ` kid="${printable(r.kid)}"`}${r.iss === undefined ? '' : ` iss="${printable(r.iss)}"`}`,
+  );
 }
 
 /** Where `start` and `dev` keep a directory's sessions when AGENT_DATA_DIR is not set. */
@@ -89,18 +94,43 @@ export function listenAddress(): { port: number; host: string; url(port: number)
  * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
  * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
  */
-export async function startAgentServer(options: { name: string; agent: Agent; auth: readonly AuthFn[] | undefined; basePath: string; mcp?: boolean; limits?: ProjectLimits; dir?: string; onRefused?: ServeOptions['onRefused'] } & ServerFlags): Promise<AgentServer> {
+export async function startAgentServer(
+  options: {
+    name: string;
+    agent: Agent;
+    auth: readonly AuthFn[] | undefined;
+    basePath: string;
+    mcp?: boolean;
+    limits?: ProjectLimits;
+    dir?: string;
+    onRefused?: ServeOptions['onRefused'];
+  } & ServerFlags,
+): Promise<AgentServer> {
   const { name, agent, basePath, mcp = false, quiet, playground = false, logRefusals = false, dev = false } = options;
   // agentward.json's limits, counted in PostgreSQL with AGENT_DATABASE_URL (shared by the instances), else in memory.
   const store = options.limits === undefined || options.dir === undefined ? undefined : await limitStoreOf(options.dir);
-  const limits = options.limits === undefined ? undefined : { ...options.limits, ...(store !== undefined && { store }) };
+  const limits =
+    options.limits === undefined ? undefined : { ...options.limits, ...(store !== undefined && { store }) };
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
-    console.warn('agentward: no auth configured (no auth.ts or auth.js, no apiToken in agentward.json, no AGENT_API_TOKEN): every agent route answers 401');
+    console.warn(
+      'agentward: no auth configured (no auth.ts or auth.js, no apiToken in agentward.json, no AGENT_API_TOKEN): every agent route answers 401',
+    );
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
   const log = quiet ? 'off' : undefined;
   const { port, host } = listenAddress();
-  const serveOptions: ServeOptions = { agent, auth, basePath, mcp, limits, port, host, log, playground, onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined) };
+  const serveOptions: ServeOptions = {
+    agent,
+    auth,
+    basePath,
+    mcp,
+    limits,
+    port,
+    host,
+    log,
+    playground,
+    onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined),
+  };
   if (dev) Object.assign(serveOptions, { [DEV_INSPECT]: true });
   const server = await serve(serveOptions).catch((error: unknown) => {
     throw (error as { code?: unknown } | null)?.code === 'EADDRINUSE' ? new PortInUseError(port) : error;
@@ -108,7 +138,10 @@ export async function startAgentServer(options: { name: string; agent: Agent; au
   closeOnSignals(server);
   console.log(`agentward: ${name} listening on ${server.url}${basePath}`);
   if (mcp) console.log(`agentward: MCP server at ${server.url}${basePath}/mcp`);
-  if (playground) console.log(`agentward: playground at ${server.url}${basePath}/playground (paste an API token there${dev ? '; it shows who each request ran as' : ''})`);
+  if (playground)
+    console.log(
+      `agentward: playground at ${server.url}${basePath}/playground (paste an API token there${dev ? '; it shows who each request ran as' : ''})`,
+    );
   return server;
 }
 
@@ -123,7 +156,16 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   // A build holds the digest of the baked token, never the token.
   const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
   // The playground only when asked: AGENT_PLAYGROUND=on (what `agentward start <out> --playground` sets).
-  return startAgentServer({ name: manifest.name, agent, auth: auth ?? baked, basePath: manifest.basePath, mcp: settings.mcp === true, limits: settings.limits, dir: fileURLToPath(outUrl), playground: process.env.AGENT_PLAYGROUND === 'on' });
+  return startAgentServer({
+    name: manifest.name,
+    agent,
+    auth: auth ?? baked,
+    basePath: manifest.basePath,
+    mcp: settings.mcp === true,
+    limits: settings.limits,
+    dir: fileURLToPath(outUrl),
+    playground: process.env.AGENT_PLAYGROUND === 'on',
+  });
 }
 
 /** How a build output of each target runs. */
@@ -142,7 +184,9 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
   const target = await builtOutputTarget(folder);
   const serverFile = join(folder, 'server.js');
   if (target !== undefined && !existsSync(serverFile)) {
-    throw new Error(`${folder}: is a ${target} build output, which agentward start does not run; run it with: cd ${folder} && ${RUN_HINTS[target]}`);
+    throw new Error(
+      `${folder}: is a ${target} build output, which agentward start does not run; run it with: cd ${folder} && ${RUN_HINTS[target]}`,
+    );
   }
   if (target !== undefined) {
     if (flags.quiet) process.env.AGENT_LOG = 'off';
@@ -152,5 +196,14 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
   }
   await migrateDatabase(folder);
   const { agent, auth, manifest, info } = await loadAgentDir(folder);
-  await startAgentServer({ name: manifest.name, agent, auth: directoryAuth(auth, info.settings.apiToken), basePath: manifest.basePath, mcp: info.settings.mcp === true, limits: info.settings.limits, dir: folder, ...flags });
+  await startAgentServer({
+    name: manifest.name,
+    agent,
+    auth: directoryAuth(auth, info.settings.apiToken),
+    basePath: manifest.basePath,
+    mcp: info.settings.mcp === true,
+    limits: info.settings.limits,
+    dir: folder,
+    ...flags,
+  });
 }

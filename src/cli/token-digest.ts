@@ -11,6 +11,7 @@ export async function tokenDigest(token: string): Promise<string> {
 
 /** `apiToken()` for a build output, which knows only the digest: the same entry, compared in constant time. */
 export function apiTokenDigest(hexDigest: string): AuthFn {
-  if (!/^[0-9a-f]{64}$/.test(hexDigest)) throw new Error(`${SETTINGS_FILE}: "apiTokenSha256" must be 64 lowercase hex digits`);
+  if (!/^[0-9a-f]{64}$/.test(hexDigest))
+    throw new Error(`${SETTINGS_FILE}: "apiTokenSha256" must be 64 lowercase hex digits`);
   return apiTokenDigestEntry(new Uint8Array(Buffer.from(hexDigest, 'hex')), 'api-token');
 }

@@ -43,12 +43,18 @@ export function jsonValue(bytes: Uint8Array): { value: unknown } | undefined {
 }
 
 /** The request body as a JSON object (`readBodyBytes()`, then `jsonObject()`). */
-export async function readJsonObject(request: Pick<RouteRequest, 'headers' | 'readBody'>): Promise<Record<string, unknown>> {
+export async function readJsonObject(
+  request: Pick<RouteRequest, 'headers' | 'readBody'>,
+): Promise<Record<string, unknown>> {
   return jsonObject(await readBodyBytes(request));
 }
 
 /** `{ message, sessionId?, metadata? }` of `POST <base>` and `POST <base>/chat`. */
-export function parseSendBody(body: Record<string, unknown>): { message: string; sessionId?: string; metadata?: Record<string, unknown> } {
+export function parseSendBody(body: Record<string, unknown>): {
+  message: string;
+  sessionId?: string;
+  metadata?: Record<string, unknown>;
+} {
   const { message, sessionId, metadata } = body;
   if (typeof message !== 'string') throw badRequest('message must be a string');
   if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {

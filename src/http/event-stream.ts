@@ -27,32 +27,51 @@ export type StreamedRun = (onEvent: (event: RunEvent) => void, signal: AbortSign
  * legacy mode) aborts that one after every successful response, and warns on the first
  * response of a handler that read it.
  */
-export async function streamRun(run: StreamedRun, format: EventFormat, headers: Record<string, string>): Promise<Response> {
+export async function streamRun(
+  run: StreamedRun,
+  format: EventFormat,
+  headers: Record<string, string>,
+): Promise<Response> {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let readable = true;
   const gone = new AbortController();
   const body = new ReadableStream<Uint8Array>({
-    start(c) { controller = c; },
+    start(c) {
+      controller = c;
+    },
     cancel() {
       readable = false;
       gone.abort();
     },
   });
-  const write = (text: string) => { if (readable && text !== '') controller.enqueue(encoder.encode(text)); };
-  const close = () => { if (readable) controller.close(); readable = false; };
+  const write = (text: string) => {
+    if (readable && text !== '') controller.enqueue(encoder.encode(text));
+  };
+  const close = () => {
+    if (readable) controller.close();
+    readable = false;
+  };
 
   let streaming = false;
   let errorSent = false;
   let markStreaming!: () => void;
-  const started = new Promise<void>((resolve) => { markStreaming = resolve; });
+  const started = new Promise<void>((resolve) => {
+    markStreaming = resolve;
+  });
   const finished = run((event) => {
     if (event.type === 'error') errorSent = true;
-    else if (event.type !== 'start') { streaming = true; markStreaming(); }
+    else if (event.type !== 'start') {
+      streaming = true;
+      markStreaming();
+    }
     write(format.event(event));
   }, gone.signal);
   finished.then(
-    (result) => { write(format.end(result)); close(); },
+    (result) => {
+      write(format.end(result));
+      close();
+    },
     (error) => {
       if (!streaming) return;
       if (!isAbort(error)) console.error('agentward: a streamed run failed', error);
@@ -70,7 +89,10 @@ export async function streamRun(run: StreamedRun, format: EventFormat, headers: 
       return failureResponse(error);
     }
   }
-  return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers } });
+  return new Response(body, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers },
+  });
 }
 
 /**

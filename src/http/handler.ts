@@ -56,7 +56,15 @@ export interface AgentHandlerOptions {
 export type { RouteScopes } from './scopes.ts';
 
 /** The options of `agentHandler()`; `serve()` takes them too. */
-export const HANDLER_OPTION_NAMES = Object.freeze(['basePath', 'auth', 'onRefused', 'protectedResource', 'scopes', 'mcp', 'limits']);
+export const HANDLER_OPTION_NAMES = Object.freeze([
+  'basePath',
+  'auth',
+  'onRefused',
+  'protectedResource',
+  'scopes',
+  'mcp',
+  'limits',
+]);
 
 /** The name the option errors start with. */
 const HELPER = 'agentHandler()';
@@ -119,24 +127,32 @@ export type AgentRoutes = (request: RouteRequest) => Promise<Reply>;
 export function refuseEmptyAuth(helper: string, options: object): void {
   const { auth } = options as { auth?: unknown };
   if (Object.hasOwn(options, 'auth') && (auth === undefined || auth === null || auth === '')) {
-    throw new AuthConfigError(`${helper}: auth is ${kindOf(auth)}: an unset environment variable? Omit auth for an open route, or use anonymous()`);
+    throw new AuthConfigError(
+      `${helper}: auth is ${kindOf(auth)}: an unset environment variable? Omit auth for an open route, or use anonymous()`,
+    );
   }
 }
 
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): AgentRoutes {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${HELPER}: options must be an object`);
+  if (typeof options !== 'object' || options === null)
+    throw new AuthConfigError(`${HELPER}: options must be an object`);
   checkOptionNames(HELPER, options, HANDLER_OPTION_NAMES);
   refuseEmptyAuth(HELPER, options);
   const basePath = normalizeBasePath(options.basePath ?? '');
   const owned = agent.sessions === 'owned';
   if (owned && options.auth === undefined) {
-    throw new AuthConfigError(`${HELPER}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`);
+    throw new AuthConfigError(
+      `${HELPER}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
+    );
   }
-  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
-  const metadata = options.protectedResource === undefined ? undefined : protectedResourceRoute(HELPER, options.protectedResource);
+  const authenticate =
+    options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
+  const metadata =
+    options.protectedResource === undefined ? undefined : protectedResourceRoute(HELPER, options.protectedResource);
   // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
-  if (metadata !== undefined && options.auth !== undefined) adoptDpopAlgs(metadata, HELPER, advertisedDpopAlgs(authEntries(options.auth)));
+  if (metadata !== undefined && options.auth !== undefined)
+    adoptDpopAlgs(metadata, HELPER, advertisedDpopAlgs(authEntries(options.auth)));
   const scopes = readRouteScopes(HELPER, options.scopes, options.auth);
   const mcp = readMcpOptions(HELPER, options.mcp, agent.name, options.auth !== undefined);
   const limitsOption = readLimits(HELPER, options.limits, options.auth !== undefined);
@@ -160,7 +176,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
         const refusedEarly = limits?.failures ? await limits.guard(request) : undefined;
         if (refusedEarly !== undefined) return refusedEarly;
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
-        const result = await authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
+        const result = await authenticate(
+          authenticate.headersOnly ? (request as RouteRequest & Request) : request.request(),
+        );
         if (!result.ok) {
           if (limits?.failures && result.response.status === 401) await limits.failed(request);
           return result.response;
@@ -174,14 +192,25 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): Ag
         return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       }
       const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
-      if (required !== undefined && !grants(principal, required)) return (authenticate as Authenticate).insufficientScope(request, required);
+      if (required !== undefined && !grants(principal, required))
+        return (authenticate as Authenticate).insufficientScope(request, required);
       if (route.name === 'mcp') {
         // Only tools/call is counted: a client's handshake and listing cost nothing.
         const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(request, principal, true, serve));
-        return await mcpRoute(agent, mcp as McpConfig, request, principal, (scopes) => (authenticate as Authenticate).insufficientScope(request, scopes), limited);
+        return await mcpRoute(
+          agent,
+          mcp as McpConfig,
+          request,
+          principal,
+          (scopes) => (authenticate as Authenticate).insufficientScope(request, scopes),
+          limited,
+        );
       }
-      if (limits === undefined || route.name === 'health') return await serveRoute(agent, route, request, principal, undefined);
-      return await limits.run(request, principal, TURNS.has(route.name), (onUsage) => serveRoute(agent, route, request, principal, onUsage));
+      if (limits === undefined || route.name === 'health')
+        return await serveRoute(agent, route, request, principal, undefined);
+      return await limits.run(request, principal, TURNS.has(route.name), (onUsage) =>
+        serveRoute(agent, route, request, principal, onUsage),
+      );
     } catch (error) {
       return failureReply(error);
     }

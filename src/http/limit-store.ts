@@ -64,14 +64,19 @@ export const MEMORY_LIMIT_STORE_DEFAULTS: Readonly<{ maxKeys: number }> = Object
  */
 export function memoryLimitStore(options: MemoryLimitStoreOptions = {}): LimitStore {
   const helper = 'memoryLimitStore()';
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError(`${helper}: options must be { maxKeys? }`);
+  if (typeof options !== 'object' || options === null)
+    throw new AuthConfigError(`${helper}: options must be { maxKeys? }`);
   checkOptionNames(helper, options, ['maxKeys']);
   const { maxKeys = MEMORY_LIMIT_STORE_DEFAULTS.maxKeys } = options;
-  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new AuthConfigError(`${helper}: maxKeys must be a positive integer`);
+  if (!Number.isSafeInteger(maxKeys) || maxKeys < 1)
+    throw new AuthConfigError(`${helper}: maxKeys must be a positive integer`);
   return memoryCounters(maxKeys, () => Date.now() / 1000);
 }
 
-interface Window { start: number; count: number }
+interface Window {
+  start: number;
+  count: number;
+}
 
 /** The stores of this process's memory: their slots live and die with the process, and need no renewal. */
 const localStores = new WeakSet<LimitStore>();

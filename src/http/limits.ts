@@ -61,13 +61,15 @@ export interface Limits {
 }
 
 /** A whole number from 1 to `max`. */
-const whole = (value: unknown, max = ANY): value is number => Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max;
+const whole = (value: unknown, max = ANY): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= 1 && (value as number) <= max;
 
 /** Reads `limits`: closed, every number checked; `undefined` without it. Errors at creation. */
 export function readLimits(helper: string, value: unknown, hasAuth: boolean): Limits | undefined {
   if (value === undefined) return undefined;
   const fail = (message: string) => new AuthConfigError(`${helper}: limits${message}`);
-  if (typeof value !== 'object' || value === null) throw fail(' must be { requests?, concurrent?, tokens?, failures?, store?, clientAddress? }');
+  if (typeof value !== 'object' || value === null)
+    throw fail(' must be { requests?, concurrent?, tokens?, failures?, store?, clientAddress? }');
   checkOptionNames(`${helper}: limits`, value, [...POLICIES, 'concurrent', 'store', 'clientAddress']);
   const { concurrent, store, clientAddress } = value as LimitsOptions;
   const limits: Record<string, unknown> = { store: store ?? memoryLimitStore() };
@@ -78,7 +80,8 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
     checkOptionNames(`${helper}: limits.${name}`, window, ['limit', 'windowSec']);
     const { limit, windowSec } = window;
     if (!whole(limit)) throw fail(`.${name}.limit must be a positive integer`);
-    if (!whole(windowSec, MAX_WINDOW_SEC)) throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
+    if (!whole(windowSec, MAX_WINDOW_SEC))
+      throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
     // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
     limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}` };
   }
@@ -89,7 +92,11 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
     throw fail(' needs one of requests, concurrent, tokens, failures');
   }
   if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
-  if (['hit', 'acquire', 'release'].some((method) => typeof (limits.store as Record<string, unknown>)[method] !== 'function')) {
+  if (
+    ['hit', 'acquire', 'release'].some(
+      (method) => typeof (limits.store as Record<string, unknown>)[method] !== 'function',
+    )
+  ) {
     throw fail('.store must be a limit store (hit, acquire, release), such as memoryLimitStore()');
   }
   if (clientAddress !== undefined) {
@@ -106,24 +113,38 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
 export function addressKey(address: string): string {
   // IPv4, as the socket and CF-Connecting-IP give it: the common case, taken at once.
   if (/^[\d.]+$/.test(address)) return address;
-  const text = address.trim().toLowerCase().replace(/^\[|\](?::\d+)?$|%.*$/g, '');
+  const text = address
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\](?::\d+)?$|%.*$/g, '');
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
   const [head = '', tail, more] = text.split('::');
   if (mapped !== undefined || !text.includes(':') || more !== undefined) return mapped ?? text;
   const first = head === '' ? [] : head.split(':');
   const last = tail ? tail.split(':') : [];
-  const prefix = (tail === undefined ? first : [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last]).slice(0, 4);
-  return prefix.length === 4 && prefix.every((group) => /^[0-9a-f]{1,4}$/.test(group)) ? `${prefix.map((group) => parseInt(group, 16).toString(16)).join(':')}::/64` : text;
+  const prefix = (
+    tail === undefined
+      ? first
+      : [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last]
+  ).slice(0, 4);
+  return prefix.length === 4 && prefix.every((group) => /^[0-9a-f]{1,4}$/.test(group))
+    ? `${prefix.map((group) => parseInt(group, 16).toString(16)).join(':')}::/64`
+    : text;
 }
 
 /** Principals counted by client address: `anonymous()` callers, the boolean `auth`'s, and none (no auth). */
-const byAddress = (principal: Principal | undefined) => principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
+const byAddress = (principal: Principal | undefined) =>
+  principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
 
 /** The key of a caller: `p` and its principal's `[issuer ?? authenticator, id]`, or `a` and its address (`a` alone: unknown). */
 export function callerKey(principal: Principal | undefined, address: string | undefined): string {
   if (byAddress(principal)) return `a${address ?? ''}`;
   let key = principalKeys.get(principal!);
-  if (key === undefined) principalKeys.set(principal!, (key = `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`));
+  if (key === undefined)
+    principalKeys.set(
+      principal!,
+      (key = `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`),
+    );
   return key;
 }
 
@@ -131,13 +152,21 @@ export function callerKey(principal: Principal | undefined, address: string | un
 const principalKeys = new WeakMap<Principal, string>();
 
 /** The store key of a caller's window of a policy: policies, and window lengths, never share a count. */
-export const windowKey = (policy: LimitWindow & { name: string }, caller: string) => `${policy.name}/${policy.windowSec}:${caller}`;
+export const windowKey = (policy: LimitWindow & { name: string }, caller: string) =>
+  `${policy.name}/${policy.windowSec}:${caller}`;
 
 const seconds = (value: number) => Math.max(1, Math.ceil(value));
 /** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
-const limitItem = (policy: Policy, count: WindowCount) => `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
-const tooMany = (retryAfter: number, policy: string, limit: string) => errorReply(429, 'Too Many Requests', { 'retry-after': `${retryAfter}`, 'ratelimit-policy': policy, ratelimit: limit });
-const refusal = (policy: Policy, count: WindowCount) => tooMany(seconds(count.resetSec), policy.item, limitItem(policy, count));
+const limitItem = (policy: Policy, count: WindowCount) =>
+  `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
+const tooMany = (retryAfter: number, policy: string, limit: string) =>
+  errorReply(429, 'Too Many Requests', {
+    'retry-after': `${retryAfter}`,
+    'ratelimit-policy': policy,
+    ratelimit: limit,
+  });
+const refusal = (policy: Policy, count: WindowCount) =>
+  tooMany(seconds(count.resetSec), policy.item, limitItem(policy, count));
 
 /** What a limited route does: serve the request, handing the run `onUsage` so its tokens are counted. */
 export type LimitedRoute = (onUsage: UsageHook | undefined) => Reply | Promise<Reply>;
@@ -157,7 +186,8 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
   let told = false;
   const policies = [requests?.item, tokens?.item].filter(Boolean).join(', ');
   /** Counts `cost` against `caller`'s window of `policy` when the count stays within `limit`. */
-  const hit = (policy: Policy, caller: string, cost: number, limit: number) => store.hit(windowKey(policy, caller), policy.windowSec, cost, limit);
+  const hit = (policy: Policy, caller: string, cost: number, limit: number) =>
+    store.hit(windowKey(policy, caller), policy.windowSec, cost, limit);
 
   function addressOf(request: RouteRequest): string | undefined {
     const given = clientAddress?.(request.request());
@@ -195,20 +225,30 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
           await slot?.release();
           return refusal(requests!, counted);
         }
-        reply = await serve(tokens && (async ({ inputTokens, outputTokens }) => {
-          spent = await hit(tokens, caller, inputTokens + outputTokens, ANY);
-        }));
+        reply = await serve(
+          tokens &&
+            (async ({ inputTokens, outputTokens }) => {
+              spent = await hit(tokens, caller, inputTokens + outputTokens, ANY);
+            }),
+        );
       } catch (error) {
         await slot?.release();
         throw error;
       }
-      const limit = counted && spent ? `${limitItem(requests!, counted)}, ${limitItem(tokens!, spent)}` : counted ? limitItem(requests!, counted) : spent && limitItem(tokens!, spent);
+      const limit =
+        counted && spent
+          ? `${limitItem(requests!, counted)}, ${limitItem(tokens!, spent)}`
+          : counted
+            ? limitItem(requests!, counted)
+            : spent && limitItem(tokens!, spent);
       return finish(reply, limit ? { 'ratelimit-policy': policies, ratelimit: limit } : undefined, slot);
     },
   };
 }
 
-interface Slot { release(): Promise<void> }
+interface Slot {
+  release(): Promise<void>;
+}
 
 /**
  * A concurrency slot, held until `release()` (once, whoever calls it; it never throws) and renewed
@@ -235,14 +275,22 @@ async function takeSlot(store: LimitStore, key: string, limit: number): Promise<
 let prefix: string | undefined;
 let leases = 0;
 
-const slotFailed = (error: unknown) => console.error('agentward: the limit store failed to renew or release a concurrency slot (it frees when its lease ends)', error);
+const slotFailed = (error: unknown) =>
+  console.error(
+    'agentward: the limit store failed to renew or release a concurrency slot (it frees when its lease ends)',
+    error,
+  );
 
 /**
  * The accepted answer with its RateLimit fields. Its slot is free before the client has the whole
  * answer: released now, or before a streamed body's end (or failure) is passed on, or when the
  * client cancels it. A `Response` must have headers of its own (not a fetched one's).
  */
-function finish(reply: Reply, headers: Record<string, string> | undefined, slot: Slot | undefined): Reply | Promise<Reply> {
+function finish(
+  reply: Reply,
+  headers: Record<string, string> | undefined,
+  slot: Slot | undefined,
+): Reply | Promise<Reply> {
   if (reply instanceof JsonReply) {
     const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
     return slot ? slot.release().then(() => answer) : answer;
@@ -250,13 +298,17 @@ function finish(reply: Reply, headers: Record<string, string> | undefined, slot:
   const body = reply.body;
   if (slot && body) {
     const reader = body.getReader();
-    reply = new Response(new ReadableStream<Uint8Array>({
-      pull: (controller) => reader.read().then(
-        async ({ done, value }) => (done ? (await slot.release(), controller.close()) : controller.enqueue(value)),
-        async (error: unknown) => (await slot.release(), controller.error(error)),
-      ),
-      cancel: (reason) => slot.release().then(() => reader.cancel(reason)),
-    }), reply);
+    reply = new Response(
+      new ReadableStream<Uint8Array>({
+        pull: (controller) =>
+          reader.read().then(
+            async ({ done, value }) => (done ? (await slot.release(), controller.close()) : controller.enqueue(value)),
+            async (error: unknown) => (await slot.release(), controller.error(error)),
+          ),
+        cancel: (reason) => slot.release().then(() => reader.cancel(reason)),
+      }),
+      reply,
+    );
   }
   for (const name in headers) reply.headers.set(name, headers[name]!);
   return slot && !body ? slot.release().then(() => reply) : reply;

@@ -34,7 +34,12 @@ interface InputSchema {
   required: string[];
   additionalProperties: false;
 }
-const input = (properties: InputSchema['properties'], required: string[]): InputSchema => ({ type: 'object', properties, required, additionalProperties: false });
+const input = (properties: InputSchema['properties'], required: string[]): InputSchema => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+});
 
 const RUN_OUTPUT = {
   type: 'object',
@@ -44,16 +49,30 @@ const RUN_OUTPUT = {
     text: string("The agent's reply."),
     approvals: {
       ...typed('array', 'Tool calls waiting for a decision (call decide with their id).'),
-      items: { type: 'object', properties: { id: string(), tool: string(), arguments: {}, toolCallId: string() }, required: ['id', 'tool', 'toolCallId'] },
+      items: {
+        type: 'object',
+        properties: { id: string(), tool: string(), arguments: {}, toolCallId: string() },
+        required: ['id', 'tool', 'toolCallId'],
+      },
     },
   },
   required: ['sessionId', 'status', 'text', 'approvals'],
 };
 
 const INPUTS = {
-  ask: input({ message: string('The message to the agent.'), sessionId: string('The conversation to continue (from an earlier answer).') }, ['message']),
+  ask: input(
+    {
+      message: string('The message to the agent.'),
+      sessionId: string('The conversation to continue (from an earlier answer).'),
+    },
+    ['message'],
+  ),
   decide: input(
-    { approvalId: string('The id of the approval.'), approved: typed('boolean', 'true runs the tool call; false denies it.'), reason: string('Why, recorded with the decision.') },
+    {
+      approvalId: string('The id of the approval.'),
+      approved: typed('boolean', 'true runs the tool call; false denies it.'),
+      reason: string('Why, recorded with the decision.'),
+    },
     ['approvalId', 'approved'],
   ),
 };
@@ -91,7 +110,13 @@ interface CallContext {
  * principal lacks the tool's scopes, else the tool's result. A refused or failed run is a
  * result with `isError: true` whose text is what the HTTP routes would answer: never internals.
  */
-export async function callTool(agent: McpAgent, config: McpConfig, name: string, args: Record<string, unknown>, context: CallContext): Promise<ToolResult | Reply | undefined> {
+export async function callTool(
+  agent: McpAgent,
+  config: McpConfig,
+  name: string,
+  args: Record<string, unknown>,
+  context: CallContext,
+): Promise<ToolResult | Reply | undefined> {
   if (name !== 'ask' && !(name === 'decide' && agent.awaitsApprovals !== false)) return undefined;
   const required = config.scopes[name];
   if (required !== undefined && !grants(context.principal, required)) return context.insufficientScope(required);
@@ -100,10 +125,25 @@ export async function callTool(agent: McpAgent, config: McpConfig, name: string,
     checkArguments(args, INPUTS[name as keyof typeof INPUTS]);
     if (name === 'ask') {
       const { message, sessionId } = args;
-      return runResult(await agent.send(message as string, { principal, signal, onUsage, ...(sessionId !== undefined && { sessionId: sessionId as string }) }));
+      return runResult(
+        await agent.send(message as string, {
+          principal,
+          signal,
+          onUsage,
+          ...(sessionId !== undefined && { sessionId: sessionId as string }),
+        }),
+      );
     }
     const { approvalId, approved, reason } = args;
-    return runResult(await agent.decide(approvalId as string, { approved: approved as boolean, principal, signal, onUsage, ...(reason !== undefined && { reason: reason as string }) }));
+    return runResult(
+      await agent.decide(approvalId as string, {
+        approved: approved as boolean,
+        principal,
+        signal,
+        onUsage,
+        ...(reason !== undefined && { reason: reason as string }),
+      }),
+    );
   } catch (error) {
     return toolError(error);
   }
@@ -112,11 +152,18 @@ export async function callTool(agent: McpAgent, config: McpConfig, name: string,
 /** The arguments as the tool's input schema says: each of its type, the required ones present and no other; else an `HttpError(400)` naming the first fault. */
 function checkArguments(args: Record<string, unknown>, { properties, required }: InputSchema): void {
   for (const key of Object.keys(args)) {
-    if (!Object.hasOwn(properties, key)) throw badRequest(`unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(properties).join(', ')}`);
+    if (!Object.hasOwn(properties, key))
+      throw badRequest(
+        `unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(properties).join(', ')}`,
+      );
   }
   for (const [key, { type }] of Object.entries(properties)) {
     const value = args[key];
-    if (value === undefined ? required.includes(key) : typeof value !== type || (type === 'string' && value === '' && key !== 'reason')) {
+    if (
+      value === undefined
+        ? required.includes(key)
+        : typeof value !== type || (type === 'string' && value === '' && key !== 'reason')
+    ) {
       throw badRequest(`${key} must be ${type === 'string' ? 'a non-empty string' : 'true or false'}`);
     }
   }
@@ -125,10 +172,23 @@ function checkArguments(args: Record<string, unknown>, { properties, required }:
 function runResult(result: RunResult): ToolResult {
   const { sessionId, status, text, approvals } = result;
   const lines = text === '' ? [] : [text];
-  for (const approval of approvals) lines.push(`Waiting for approval: the tool "${approval.tool}" (approvalId ${approval.id}); call decide to approve or deny it.`);
+  for (const approval of approvals)
+    lines.push(
+      `Waiting for approval: the tool "${approval.tool}" (approvalId ${approval.id}); call decide to approve or deny it.`,
+    );
   return {
     content: [{ type: 'text', text: lines.join('\n\n') }],
-    structuredContent: { sessionId, status, text, approvals: approvals.map(({ id, tool, arguments: args, toolCallId }) => ({ id, tool, arguments: args, toolCallId })) },
+    structuredContent: {
+      sessionId,
+      status,
+      text,
+      approvals: approvals.map(({ id, tool, arguments: args, toolCallId }) => ({
+        id,
+        tool,
+        arguments: args,
+        toolCallId,
+      })),
+    },
     isError: false,
   };
 }

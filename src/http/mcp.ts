@@ -64,10 +64,16 @@ const HEADER_MISMATCH = -32020;
 const UNSUPPORTED_VERSION = -32022;
 
 /** An object that is not an array: a JSON object, or an options object. */
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation. */
-export function readMcpOptions(helper: string, value: unknown, agentName: string, hasAuth: boolean): McpConfig | undefined {
+export function readMcpOptions(
+  helper: string,
+  value: unknown,
+  agentName: string,
+  hasAuth: boolean,
+): McpConfig | undefined {
   if (value === undefined || value === false) return undefined;
   const options = value === true ? {} : value;
   const fail = (message: string) => new AuthConfigError(`${helper}: mcp${message}`);
@@ -77,25 +83,38 @@ export function readMcpOptions(helper: string, value: unknown, agentName: string
   checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
   const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
   if (typeof name !== 'string' || name === '') throw fail('.name must be a non-empty string');
-  if (title !== undefined && (typeof title !== 'string' || title === '')) throw fail('.title must be a non-empty string');
+  if (title !== undefined && (typeof title !== 'string' || title === ''))
+    throw fail('.title must be a non-empty string');
   if (typeof scopes !== 'object' || scopes === null) throw fail('.scopes must be { ask?, decide? }');
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
-    if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+    if (list !== undefined && !isScopeList(list))
+      throw fail(`.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
   }
-  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail('.scopes need auth (without it no caller has claims to grant them)');
-  if (!Array.isArray(allowedOrigins)) throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
+  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth)
+    throw fail('.scopes need auth (without it no caller has claims to grant them)');
+  if (!Array.isArray(allowedOrigins))
+    throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
   for (const origin of allowedOrigins) {
-    if (typeof origin !== 'string' || !/^https?:\/\//.test(origin) || !URL.canParse(origin) || new URL(origin).origin !== origin) {
+    if (
+      typeof origin !== 'string' ||
+      !/^https?:\/\//.test(origin) ||
+      !URL.canParse(origin) ||
+      new URL(origin).origin !== origin
+    ) {
       throw fail(`.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`);
     }
   }
   if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
-    throw fail('.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"');
+    throw fail(
+      '.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"',
+    );
   }
   for (const host of allowedHosts ?? []) {
     if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
-      throw fail(`.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`);
+      throw fail(
+        `.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
+      );
     }
   }
   const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
@@ -103,7 +122,10 @@ export function readMcpOptions(helper: string, value: unknown, agentName: string
   return Object.freeze({
     name,
     title,
-    scopes: Object.freeze({ ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }), ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }) }),
+    scopes: Object.freeze({
+      ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }),
+      ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }),
+    }),
     allowedOrigins: new Set(allowedOrigins),
     hosts,
     allowedHosts: new Set([...(hosts ?? []), ...allowedOrigins.map((origin) => new URL(origin).host)]),
@@ -111,7 +133,8 @@ export function readMcpOptions(helper: string, value: unknown, agentName: string
 }
 
 /** A `Host` value: a DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port. */
-const HOST = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
+const HOST =
+  /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?|\[[0-9a-f:.]+\])(?::\d{1,5})?$/i;
 
 /** Whether `host` (lower case) is in `hosts`: as it is, or by its name alone when the entry names no port. */
 const hostIn = (hosts: ReadonlySet<string>, host: string) => hosts.has(host) || hosts.has(host.replace(/:\d+$/, ''));
@@ -134,25 +157,38 @@ export function mcpGuard(config: McpConfig, request: RouteRequest): Reply | unde
   if (config.hosts !== undefined && !hostIn(config.hosts, (host ?? new URL(request.url).host).toLowerCase())) {
     return forbidden('this server does not answer to that host name (mcp.allowedHosts)');
   }
-  if (request.loopback === true && (host === null || (!LOOPBACK_HOST.test(host) && !hostIn(config.allowedHosts, host.toLowerCase())))) {
+  if (
+    request.loopback === true &&
+    (host === null || (!LOOPBACK_HOST.test(host) && !hostIn(config.allowedHosts, host.toLowerCase())))
+  ) {
     return forbidden('this server answers to a loopback host name only');
   }
   const origin = request.headers.get('origin');
   if (origin === null || config.allowedOrigins.has(origin)) return undefined;
   const own = URL.canParse(origin) ? new URL(origin) : undefined;
-  if (own !== undefined && own.origin === origin && (origin === new URL(request.url).origin || (host !== null && own.host === host.toLowerCase()))) return undefined;
+  if (
+    own !== undefined &&
+    own.origin === origin &&
+    (origin === new URL(request.url).origin || (host !== null && own.host === host.toLowerCase()))
+  )
+    return undefined;
   return forbidden('requests from this origin are not allowed (mcp.allowedOrigins)');
 }
 
 type Id = string | number;
-interface Message { id?: Id; method?: string; params?: Record<string, unknown> }
+interface Message {
+  id?: Id;
+  method?: string;
+  params?: Record<string, unknown>;
+}
 
 const rpcResult = (id: Id, result: unknown) => jsonReply({ jsonrpc: '2.0', id, result });
 const rpcError = (id: Id | null, code: number, message: string, status = 200, data?: unknown) =>
   jsonReply({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }, status);
 
 /** A JSON-RPC "Invalid Request" (400 unless said): `what` says which rule the message broke. */
-const invalid = (id: Id | null, what: string, status = 400) => rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
+const invalid = (id: Id | null, what: string, status = 400) =>
+  rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
 const isId = (id: unknown): id is Id => typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
 
@@ -191,15 +227,23 @@ function readMessage(bytes: Uint8Array): Message | Reply {
  * `MCP-Protocol-Version` against the body's `_meta` revision (2026-07-28); SEP-2243's `Mcp-Method`
  * (and `Mcp-Name` for `tools/call`), required by 2026-07-28, else checked when present.
  */
-function headerMismatch(message: Message, request: RouteRequest, header: string | null, claimed: string | undefined): string | undefined {
+function headerMismatch(
+  message: Message,
+  request: RouteRequest,
+  header: string | null,
+  claimed: string | undefined,
+): string | undefined {
   const required = (claimed ?? header) === MIRRORED;
   const differs = (name: string, what: string, expected: unknown, required: boolean) => {
     const value = request.headers.get(name);
-    if (value === null ? required : value !== expected) return `the ${name} header is ${value === null ? 'missing' : `not the body's ${what}`}`;
+    if (value === null ? required : value !== expected)
+      return `the ${name} header is ${value === null ? 'missing' : `not the body's ${what}`}`;
   };
-  return (claimed === undefined ? undefined : differs('MCP-Protocol-Version', 'protocol version', claimed, false))
-    ?? differs('Mcp-Method', 'method', message.method, required)
-    ?? (message.method === 'tools/call' ? differs('Mcp-Name', 'tool name', message.params?.name, required) : undefined);
+  return (
+    (claimed === undefined ? undefined : differs('MCP-Protocol-Version', 'protocol version', claimed, false)) ??
+    differs('Mcp-Method', 'method', message.method, required) ??
+    (message.method === 'tools/call' ? differs('Mcp-Name', 'tool name', message.params?.name, required) : undefined)
+  );
 }
 
 /**
@@ -224,8 +268,10 @@ export async function mcpRoute(
   if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.
   const meta = message.params?._meta;
-  const claimed = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
-  if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed))) return unsupported(message.id ?? null);
+  const claimed =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
+  if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
+    return unsupported(message.id ?? null);
   const mismatch = headerMismatch(message, request, header, claimed as string | undefined);
   if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
   const version = (claimed as string | undefined) ?? header;
@@ -233,7 +279,8 @@ export async function mcpRoute(
   if (message.id === undefined) return new Response(null, { status: 202 });
   const { id, method, params = {} } = message;
   // Every 2026-07-28 result says whether it is complete.
-  const answer = (result: Record<string, unknown>) => rpcResult(id, version === MIRRORED ? { resultType: 'complete', ...result } : result);
+  const answer = (result: Record<string, unknown>) =>
+    rpcResult(id, version === MIRRORED ? { resultType: 'complete', ...result } : result);
   switch (method) {
     case 'initialize': {
       const asked = params.protocolVersion;
@@ -245,7 +292,12 @@ export async function mcpRoute(
     }
     case 'server/discover':
       // 2026-07-28's probe: the revisions served and what this server offers, without a handshake.
-      return answer({ supportedVersions: MCP_PROTOCOL_VERSIONS, capabilities: { tools: {} }, ...UNCACHED, _meta: { [SERVER_INFO_KEY]: serverInfo(config) } });
+      return answer({
+        supportedVersions: MCP_PROTOCOL_VERSIONS,
+        capabilities: { tools: {} },
+        ...UNCACHED,
+        _meta: { [SERVER_INFO_KEY]: serverInfo(config) },
+      });
     case 'ping':
       return answer({});
     case 'tools/list':
@@ -256,9 +308,17 @@ export async function mcpRoute(
       if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (onUsage: UsageHook | undefined): Promise<Reply> => {
-        const result = await callTool(agent, config, name, args as Record<string, unknown>, { principal, signal: request.signal, insufficientScope, onUsage });
-        if (result === undefined) return rpcError(id, INVALID_PARAMS, `Unknown tool: ${name.length <= 64 ? name : `${name.slice(0, 64)}…`}`);
-        return result instanceof Response || result instanceof JsonReply ? result : answer(result as unknown as Record<string, unknown>);
+        const result = await callTool(agent, config, name, args as Record<string, unknown>, {
+          principal,
+          signal: request.signal,
+          insufficientScope,
+          onUsage,
+        });
+        if (result === undefined)
+          return rpcError(id, INVALID_PARAMS, `Unknown tool: ${name.length <= 64 ? name : `${name.slice(0, 64)}…`}`);
+        return result instanceof Response || result instanceof JsonReply
+          ? result
+          : answer(result as unknown as Record<string, unknown>);
       };
       return limit === undefined ? call(undefined) : limit(call);
     }
@@ -267,7 +327,8 @@ export async function mcpRoute(
   }
 }
 
-const unsupported = (id: Id | null) => rpcError(id, UNSUPPORTED_VERSION, 'Unsupported protocol version', 400, { supported: MCP_PROTOCOL_VERSIONS });
+const unsupported = (id: Id | null) =>
+  rpcError(id, UNSUPPORTED_VERSION, 'Unsupported protocol version', 400, { supported: MCP_PROTOCOL_VERSIONS });
 
 function serverInfo(config: McpConfig) {
   return { name: config.name, ...(config.title !== undefined && { title: config.title }), version: VERSION };

@@ -37,11 +37,18 @@ export class JsonReply {
 /** What a route answers: a `JsonReply`, or a `Response` (streams, refusals of auth, 204s). */
 export type Reply = Response | JsonReply;
 
-const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json', 'cache-control': 'no-store' });
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'application/json',
+  'cache-control': 'no-store',
+});
 
 /** JSON answer of every non-streaming route; `no-store` because transcripts and results are private. */
 export function jsonReply(body: unknown, status = 200, headers?: Record<string, string>): JsonReply {
-  return new JsonReply(status, JSON.stringify(body), headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers });
+  return new JsonReply(
+    status,
+    JSON.stringify(body),
+    headers === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...headers },
+  );
 }
 
 export function errorReply(status: number, message: string, headers?: Record<string, string>): JsonReply {

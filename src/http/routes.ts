@@ -19,11 +19,19 @@ export type Route =
   | { name: 'decide'; methods: readonly ['POST']; id: string };
 
 const SCOPE_GROUP: Readonly<Partial<Record<Route['name'], ScopeGroup>>> = {
-  send: 'send', chat: 'send', ui: 'send', session: 'read', approvals: 'read', decide: 'approve', sessions: 'sessions', mcp: 'mcp',
+  send: 'send',
+  chat: 'send',
+  ui: 'send',
+  session: 'read',
+  approvals: 'read',
+  decide: 'approve',
+  sessions: 'sessions',
+  mcp: 'mcp',
 };
 
 /** The scope group of a route (`agentHandler`'s `scopes`): `DELETE` of a session is in `sessions`. */
-export const scopeGroup = (route: Route, method: string): ScopeGroup | undefined => (route.name === 'session' && method === 'DELETE' ? 'sessions' : SCOPE_GROUP[route.name]);
+export const scopeGroup = (route: Route, method: string): ScopeGroup | undefined =>
+  route.name === 'session' && method === 'DELETE' ? 'sessions' : SCOPE_GROUP[route.name];
 
 const GET = ['GET'] as const;
 const POST = ['POST'] as const;
@@ -52,14 +60,22 @@ export function matchRoute(pathname: string, basePath: string, owned: boolean, m
   const id = second === undefined ? undefined : decodeSegment(second);
   if (second !== undefined && id === undefined) return undefined;
   switch (first) {
-    case undefined: return route('send', POST);
-    case 'health': return id === undefined ? route('health', GET) : undefined;
-    case 'chat': return id === undefined ? route('chat', POST) : route('session', owned ? ['GET', 'DELETE'] : GET, id);
-    case 'approvals': return id === undefined ? route('approvals', GET) : route('decide', POST, id);
-    case 'ui': return id === undefined ? route('ui', POST) : undefined;
-    case 'sessions': return owned && id === undefined ? route('sessions', GET) : undefined;
-    case 'mcp': return mcp && id === undefined ? route('mcp', POST) : undefined;
-    default: return undefined;
+    case undefined:
+      return route('send', POST);
+    case 'health':
+      return id === undefined ? route('health', GET) : undefined;
+    case 'chat':
+      return id === undefined ? route('chat', POST) : route('session', owned ? ['GET', 'DELETE'] : GET, id);
+    case 'approvals':
+      return id === undefined ? route('approvals', GET) : route('decide', POST, id);
+    case 'ui':
+      return id === undefined ? route('ui', POST) : undefined;
+    case 'sessions':
+      return owned && id === undefined ? route('sessions', GET) : undefined;
+    case 'mcp':
+      return mcp && id === undefined ? route('mcp', POST) : undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -73,13 +89,21 @@ const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
  * Each route in a function of its own, so a waiting send keeps only its own frame, and the
  * closures of `/ui` and of a streamed `/chat` capture their variables on those routes alone.
  */
-export function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Reply | Promise<Reply> {
+export function serveRoute(
+  agent: Agent,
+  route: Exclude<Route, { name: 'mcp' }>,
+  request: RouteRequest,
+  principal: Principal | undefined,
+  onUsage: UsageHook | undefined,
+): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
     case 'chat':
       return sendRoute(agent, route.name === 'chat', request, principal, onUsage);
     case 'session':
-      return request.method === 'DELETE' ? deleteRoute(agent, route.id, principal) : transcriptRoute(agent, route.id, principal);
+      return request.method === 'DELETE'
+        ? deleteRoute(agent, route.id, principal)
+        : transcriptRoute(agent, route.id, principal);
     case 'approvals':
       return approvalsRoute(agent, request, principal);
     case 'sessions':
@@ -93,10 +117,17 @@ export function serveRoute(agent: Agent, route: Exclude<Route, { name: 'mcp' }>,
   }
 }
 
-async function sendRoute(agent: Agent, chat: boolean, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
+async function sendRoute(
+  agent: Agent,
+  chat: boolean,
+  request: RouteRequest,
+  principal: Principal | undefined,
+  onUsage: UsageHook | undefined,
+): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, onUsage });
+  if (chat && acceptsEventStream(request))
+    return streamChat(agent, message, { principal, sessionId, metadata, onUsage });
   return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, onUsage }));
 }
 
@@ -125,27 +156,46 @@ async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Pri
   const limit = query.get('limit');
   const cursor = query.get('cursor');
   if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw badRequest('limit must be an integer from 1 to 100');
-  return jsonReply(await agent.listSessions({ principal, ...(limit !== null && { limit: Number(limit) }), ...(cursor !== null && { cursor }) }));
+  return jsonReply(
+    await agent.listSessions({
+      principal,
+      ...(limit !== null && { limit: Number(limit) }),
+      ...(cursor !== null && { cursor }),
+    }),
+  );
 }
 
-async function decideRoute(agent: Agent, id: string, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
+async function decideRoute(
+  agent: Agent,
+  id: string,
+  request: RouteRequest,
+  principal: Principal | undefined,
+  onUsage: UsageHook | undefined,
+): Promise<Reply> {
   const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
   return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, onUsage }));
 }
 
-async function uiRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined, onUsage: UsageHook | undefined): Promise<Reply> {
+async function uiRoute(
+  agent: Agent,
+  request: RouteRequest,
+  principal: Principal | undefined,
+  onUsage: UsageHook | undefined,
+): Promise<Reply> {
   const body = jsonObject(await readBodyBytes(request));
   const ui = parseUiRequest(body);
   const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
   if (ui.kind === 'message') {
-    const run: StreamedRun = (onEvent, signal) => agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent, onUsage });
+    const run: StreamedRun = (onEvent, signal) =>
+      agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent, onUsage });
     return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
   }
   // An approval decided through a chat must wait in that chat's session.
   const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
   if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
   const run: StreamedRun = async (onEvent, signal) => {
-    const decide = ({ approvalId, approved, reason }: UiDecision) => agent.decide(approvalId, { approved, reason, principal, signal, onEvent, onUsage });
+    const decide = ({ approvalId, approved, reason }: UiDecision) =>
+      agent.decide(approvalId, { approved, reason, principal, signal, onEvent, onUsage });
     const [first, ...rest] = ui.decisions;
     let result = await decide(first);
     let { usage } = result;

@@ -16,7 +16,11 @@ export interface RouteScopes {
 export const SCOPE_GROUPS = ['send', 'read', 'approve', 'sessions', 'mcp'] as const;
 export type ScopeGroup = (typeof SCOPE_GROUPS)[number];
 
-export function readRouteScopes(helper: string, value: unknown, auth: unknown): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
+export function readRouteScopes(
+  helper: string,
+  value: unknown,
+  auth: unknown,
+): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
   if (value === undefined) return undefined;
   const fail = (message: string) => new AuthConfigError(`${helper}: scopes${message}`);
   if (typeof value !== 'object' || value === null) throw fail(' must be { send?, read?, approve?, sessions?, mcp? }');

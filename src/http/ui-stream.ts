@@ -10,7 +10,11 @@ import { badRequest } from './responses.ts';
 export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
 /** What a `useChat` request asks for: a new user message, or the decisions on approvals the user answered. */
-export interface UiDecision { approvalId: string; approved: boolean; reason?: string }
+export interface UiDecision {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+}
 export type UiRequest =
   | { kind: 'message'; sessionId: string; text: string }
   | { kind: 'decisions'; sessionId: string; messageId: string; decisions: [UiDecision, ...UiDecision[]] };
@@ -23,14 +27,18 @@ export type UiRequest =
 export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   const { id, messages, trigger } = body;
   if (typeof id !== 'string' || id.length === 0) throw badRequest('id must be a non-empty string');
-  if (trigger !== undefined && trigger !== 'submit-message') throw badRequest('only trigger "submit-message" is supported');
+  if (trigger !== undefined && trigger !== 'submit-message')
+    throw badRequest('only trigger "submit-message" is supported');
   if (!Array.isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty list');
   const last: unknown = messages[messages.length - 1];
   if (!isPlainObject(last) || !Array.isArray(last.parts)) throw badRequest('each message needs a list of parts');
   const parts = last.parts.filter(isPlainObject);
 
   if (last.role === 'user') {
-    const text = parts.filter((part) => part.type === 'text' && typeof part.text === 'string').map((part) => part.text).join('\n');
+    const text = parts
+      .filter((part) => part.type === 'text' && typeof part.text === 'string')
+      .map((part) => part.text)
+      .join('\n');
     if (text.length === 0) throw badRequest('the last user message has no text');
     return { kind: 'message', sessionId: id, text };
   }
@@ -39,12 +47,14 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
       const approval = part.approval;
       const isTool = typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
       if (!isTool || part.state !== 'approval-responded' || !isPlainObject(approval)) return [];
-      if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean') throw badRequest('an approval response needs id and approved');
+      if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean')
+        throw badRequest('an approval response needs id and approved');
       const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
       return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
     });
     const [first, ...rest] = decisions;
-    if (first !== undefined) return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest] };
+    if (first !== undefined)
+      return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest] };
   }
   throw badRequest('the last message must be a user message or an assistant message with approval responses');
 }
@@ -86,11 +96,16 @@ export function uiEventFormat(messageId: string): EventFormat {
     if (shownCalls.has(toolCallId) || call === undefined) return '';
     shownCalls.add(toolCallId);
     const { name: toolName, input } = call;
-    return closeText() + sse({ type: 'tool-input-start', toolCallId, toolName }) + sse({ type: 'tool-input-available', toolCallId, toolName, input });
+    return (
+      closeText() +
+      sse({ type: 'tool-input-start', toolCallId, toolName }) +
+      sse({ type: 'tool-input-available', toolCallId, toolName, input })
+    );
   };
 
   /** A call's outcome: `tool-output-<outcome>`, after the call itself when it is not shown yet. */
-  const output = (toolCallId: string, outcome: string, fields?: Record<string, unknown>) => showCall(toolCallId) + sse({ type: `tool-output-${outcome}`, toolCallId, ...fields });
+  const output = (toolCallId: string, outcome: string, fields?: Record<string, unknown>) =>
+    showCall(toolCallId) + sse({ type: `tool-output-${outcome}`, toolCallId, ...fields });
 
   const chunks = (event: RunEvent): string => {
     switch (event.type) {
@@ -112,7 +127,10 @@ export function uiEventFormat(messageId: string): EventFormat {
         return '';
       case 'approval-request': {
         const { id, tool, arguments: input, toolCallId } = event.approval;
-        return showCall(toolCallId, { name: tool, input }) + sse({ type: 'tool-approval-request', approvalId: id, toolCallId });
+        return (
+          showCall(toolCallId, { name: tool, input }) +
+          sse({ type: 'tool-approval-request', approvalId: id, toolCallId })
+        );
       }
       case 'tool-result':
         return output(event.toolCallId, 'available', { output: event.output ?? null });
@@ -123,7 +141,10 @@ export function uiEventFormat(messageId: string): EventFormat {
       case 'step-finish':
         return closeText() + sse({ type: 'finish-step' });
       case 'error':
-        return closeText() + sse({ type: 'error', errorText: event.code === undefined ? event.error : `${event.error} (${event.code})` });
+        return (
+          closeText() +
+          sse({ type: 'error', errorText: event.code === undefined ? event.error : `${event.error} (${event.code})` })
+        );
       case 'finish':
         return closeText();
     }
@@ -132,9 +153,14 @@ export function uiEventFormat(messageId: string): EventFormat {
   return {
     event: (event) => open() + chunks(event),
     end: (result: RunResult | undefined) => {
-      const finishReason = result === undefined ? 'error' : result.status === 'awaiting-approval' ? 'tool-calls' : 'stop';
+      const finishReason =
+        result === undefined ? 'error' : result.status === 'awaiting-approval' ? 'tool-calls' : 'stop';
       // The run's token usage travels as the message's metadata (`message.metadata.usage` in useChat).
-      const finish = { type: 'finish', finishReason, ...(result?.usage !== undefined && { messageMetadata: { usage: result.usage } }) };
+      const finish = {
+        type: 'finish',
+        finishReason,
+        ...(result?.usage !== undefined && { messageMetadata: { usage: result.usage } }),
+      };
       return `${open() + closeText() + sse(finish)}data: [DONE]\n\n`;
     },
   };

@@ -48,7 +48,8 @@ export function replayGuard(max = MAX_REMEMBERED_REQUESTS): (keys: readonly stri
 }
 
 const encoder = new TextEncoder();
-const hmacKey = (secret: Uint8Array<ArrayBuffer>) => crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+const hmacKey = (secret: Uint8Array<ArrayBuffer>) =>
+  crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
 
 /**
  * The session ids of a channel: `<channel>:` then the base64url HMAC-SHA256 of the platform ids
@@ -56,10 +57,17 @@ const hmacKey = (secret: Uint8Array<ArrayBuffer>) => crypto.subtle.importKey('ra
  * platform ids, and every process configured with the same secret computes the same ids, so
  * a conversation survives restarts and spans instances.
  */
-export function channelSessionIds(channel: string, secret: string): (platformIds: readonly string[]) => Promise<string> {
+export function channelSessionIds(
+  channel: string,
+  secret: string,
+): (platformIds: readonly string[]) => Promise<string> {
   // A key of its own for this use, so the platform secret itself never signs anything but requests.
   const key = hmacKey(encoder.encode(secret)).then(async (root) =>
-    hmacKey(new Uint8Array(await crypto.subtle.sign('HMAC', root, encoder.encode(`agentward channel session ids v1 ${channel}`)))),
+    hmacKey(
+      new Uint8Array(
+        await crypto.subtle.sign('HMAC', root, encoder.encode(`agentward channel session ids v1 ${channel}`)),
+      ),
+    ),
   );
   return async (platformIds) => {
     const mac = await crypto.subtle.sign('HMAC', await key, encoder.encode(JSON.stringify(platformIds)));
@@ -68,7 +76,11 @@ export function channelSessionIds(channel: string, secret: string): (platformIds
 }
 
 /** `sessionSecret` when given (at least 32 bytes), else the fallback; names the helper in its error. */
-export function sessionSecretOf(helper: string, sessionSecret: unknown, fallback: string | undefined): string | undefined {
+export function sessionSecretOf(
+  helper: string,
+  sessionSecret: unknown,
+  fallback: string | undefined,
+): string | undefined {
   if (sessionSecret === undefined) return fallback;
   if (typeof sessionSecret !== 'string' || encoder.encode(sessionSecret).byteLength < 32) {
     throw new AuthConfigError(`${helper}: sessionSecret must be a string of at least 32 bytes`);
@@ -131,7 +143,9 @@ export function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffe
 export function parseJsonObject(bytes: Uint8Array): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -147,18 +161,28 @@ export function replyText(result: RunResult): string {
 }
 
 /** Runs the agent for a platform message and returns the text to post back; a failure is logged and answered generically. */
-export async function runForReply(channel: string, agent: Agent, message: string, options: SendOptions): Promise<string> {
+export async function runForReply(
+  channel: string,
+  agent: Agent,
+  message: string,
+  options: SendOptions,
+): Promise<string> {
   try {
     return replyText(await agent.send(message, options));
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code === 'APPROVAL_PENDING') return 'This conversation is waiting for an approval decision.';
+    if ((error as { code?: unknown } | null)?.code === 'APPROVAL_PENDING')
+      return 'This conversation is waiting for an approval decision.';
     console.error(`agentward: the ${channel} channel's run failed`, error);
     return 'Sorry, something went wrong.';
   }
 }
 
 /** Posts JSON to a platform API and returns its status and JSON answer (`undefined` when it is not JSON). */
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: unknown }> {
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown }> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },

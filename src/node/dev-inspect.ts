@@ -21,11 +21,13 @@ export const PRINCIPAL_HEADER = 'x-agentward-dev-principal';
 export const REFUSAL_HEADER = 'x-agentward-dev-refusal';
 
 /** What the page is told of a principal: who, and who vouched for it. */
-const shownPrincipal = ({ id, type, authenticator, issuer }: Principal) => (issuer === undefined ? { id, type, authenticator } : { id, type, authenticator, issuer });
+const shownPrincipal = ({ id, type, authenticator, issuer }: Principal) =>
+  issuer === undefined ? { id, type, authenticator } : { id, type, authenticator, issuer };
 const shownRefusal = ({ entry, reason }: Refusal) => ({ entry, reason });
 
 /** JSON with every character past ASCII escaped: a header value must be bytes, and ids can be any text. */
-const headerJson = (value: unknown) => JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+const headerJson = (value: unknown) =>
+  JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 export interface DevInspector {
   /** The listener the routes get: it tells `onRefused` (the `--log-refusals` line) and keeps the reason for the answer. */
@@ -34,7 +36,11 @@ export interface DevInspector {
   serve(path: string, request: RouteRequest, res: ServerResponse, routes: AgentRoutes): Promise<Reply>;
 }
 
-export function devInspector(basePath: string, auth: AuthOption | undefined, onRefused: RefusalListener | undefined): DevInspector {
+export function devInspector(
+  basePath: string,
+  auth: AuthOption | undefined,
+  onRefused: RefusalListener | undefined,
+): DevInspector {
   // The refusal of the request being served: onRefused runs inside that request's own call chain.
   const current = new AsyncLocalStorage<{ refusal?: Refusal }>();
   const listener: RefusalListener = (refusal) => {
@@ -61,7 +67,8 @@ export function devInspector(basePath: string, auth: AuthOption | undefined, onR
       return current.run(slot, async () => {
         if (path === whoamiPath) return whoami(request, slot);
         const reply = await routes(request);
-        if (request.principal !== undefined) res.setHeader(PRINCIPAL_HEADER, headerJson(shownPrincipal(request.principal)));
+        if (request.principal !== undefined)
+          res.setHeader(PRINCIPAL_HEADER, headerJson(shownPrincipal(request.principal)));
         else if (slot.refusal !== undefined) res.setHeader(REFUSAL_HEADER, headerJson(shownRefusal(slot.refusal)));
         return reply;
       });

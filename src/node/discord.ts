@@ -40,7 +40,14 @@ export interface DiscordChannelOptions {
   applicationId?: string;
 }
 
-interface Command { id?: string; applicationId: string; token: string; user: string; channel: string; text: string }
+interface Command {
+  id?: string;
+  applicationId: string;
+  token: string;
+  user: string;
+  channel: string;
+  text: string;
+}
 
 const PING = 1;
 const APPLICATION_COMMAND = 2;
@@ -67,19 +74,33 @@ const encoder = new TextEncoder();
  * serve({ agent, channels: { discord: discordChannel({ publicKey: env.DISCORD_PUBLIC_KEY }) } });
  */
 export function discordChannel(options: DiscordChannelOptions): Channel {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('discordChannel(): options { publicKey } are required');
-  checkOptionNames('discordChannel()', options, ['publicKey', 'botToken', 'sessionSecret', 'apiBaseUrl', 'applicationId']);
+  if (typeof options !== 'object' || options === null)
+    throw new AuthConfigError('discordChannel(): options { publicKey } are required');
+  checkOptionNames('discordChannel()', options, [
+    'publicKey',
+    'botToken',
+    'sessionSecret',
+    'apiBaseUrl',
+    'applicationId',
+  ]);
   const { publicKey, apiBaseUrl, applicationId } = options;
   const rawKey = typeof publicKey === 'string' ? hexToBytes(publicKey, 32) : null;
-  if (rawKey === null) throw new AuthConfigError('discordChannel(): publicKey must be the 64 hex characters of an Ed25519 public key');
+  if (rawKey === null)
+    throw new AuthConfigError('discordChannel(): publicKey must be the 64 hex characters of an Ed25519 public key');
   if (applicationId !== undefined && (typeof applicationId !== 'string' || applicationId.length === 0)) {
     throw new AuthConfigError('discordChannel(): applicationId must be a non-empty string');
   }
   const base = apiBase('discordChannel()', apiBaseUrl, 'https://discord.com/api/v10');
   const keyBytes = rawKey;
-  let secret = sessionSecretOf('discordChannel()', options.sessionSecret, typeof options.botToken === 'string' && options.botToken !== '' ? options.botToken : undefined);
+  let secret = sessionSecretOf(
+    'discordChannel()',
+    options.sessionSecret,
+    typeof options.botToken === 'string' && options.botToken !== '' ? options.botToken : undefined,
+  );
   if (secret === undefined) {
-    console.warn('agentward: discordChannel() has neither sessionSecret nor botToken: its session ids are keyed per process, so conversations start over after a restart');
+    console.warn(
+      'agentward: discordChannel() has neither sessionSecret nor botToken: its session ids are keyed per process, so conversations start over after a restart',
+    );
     secret = encodeBase64url(crypto.getRandomValues(new Uint8Array(32)));
   }
   const sessionIdOf = channelSessionIds('discord', secret);
@@ -102,13 +123,16 @@ export function discordChannel(options: DiscordChannelOptions): Channel {
 
     const interaction = parseJsonObject(body);
     if (interaction === null) return badRequest('Request body must be a JSON object');
-    if (applicationId !== undefined && interaction.application_id !== applicationId) return badRequest('Interaction for another application');
+    if (applicationId !== undefined && interaction.application_id !== applicationId)
+      return badRequest('Interaction for another application');
     if (interaction.type === PING) return channelResponse({ type: PONG });
     if (interaction.type !== APPLICATION_COMMAND) return badRequest('Unsupported interaction type');
     const command = readCommand(interaction);
     if (command === null) return badRequest('Malformed application command');
 
-    if (seen([`signature:${bytesToHex(signature)}`, ...(command.id === undefined ? [] : [`interaction:${command.id}`])])) {
+    if (
+      seen([`signature:${bytesToHex(signature)}`, ...(command.id === undefined ? [] : [`interaction:${command.id}`])])
+    ) {
       return channelResponse({ type: DEFERRED_CHANNEL_MESSAGE });
     }
     const principal: Principal = Object.freeze({ id: command.user, type: 'user', authenticator: 'discord' });
@@ -136,7 +160,9 @@ function readCommand(interaction: Record<string, unknown>): Command | null {
   if (typeof data !== 'object' || data === null) return null;
   const { name, options } = data as { name?: unknown; options?: unknown };
   const strings = Array.isArray(options)
-    ? options.flatMap((o: { type?: unknown; value?: unknown } | null) => (o?.type === 3 && typeof o.value === 'string' ? [o.value] : []))
+    ? options.flatMap((o: { type?: unknown; value?: unknown } | null) =>
+        o?.type === 3 && typeof o.value === 'string' ? [o.value] : [],
+      )
     : [];
   const text = strings.length > 0 ? strings.join(' ') : typeof name === 'string' ? name : '';
   if (text === '') return null;

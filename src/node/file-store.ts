@@ -5,16 +5,38 @@ import { dirname, join, resolve } from 'node:path';
 import { pageOf, sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 
-type Kind = 'sessions' | 'checkpoints' | 'memory' | 'session-checkpoints' | 'owner-checkpoints' | 'owners' | 'session-owners';
-const KINDS: readonly Kind[] = ['sessions', 'checkpoints', 'memory', 'session-checkpoints', 'owner-checkpoints', 'owners', 'session-owners'];
+type Kind =
+  | 'sessions'
+  | 'checkpoints'
+  | 'memory'
+  | 'session-checkpoints'
+  | 'owner-checkpoints'
+  | 'owners'
+  | 'session-owners';
+const KINDS: readonly Kind[] = [
+  'sessions',
+  'checkpoints',
+  'memory',
+  'session-checkpoints',
+  'owner-checkpoints',
+  'owners',
+  'session-owners',
+];
 /** Written once the checkpoints of a folder made before the indexes are indexed. */
 const INDEX_MARK = 'index-v1';
 
-interface MemoryFile { namespace: string; notes: string[] }
+interface MemoryFile {
+  namespace: string;
+  notes: string[];
+}
 /** `session-owners/<session>.json`: the owner a session was made with (`null`: none), read without the transcript. */
-interface SessionOwnerFile { owner: OwnerKey | null }
+interface SessionOwnerFile {
+  owner: OwnerKey | null;
+}
 /** An entry of `session-checkpoints/<session>/`: names its checkpoint. */
-interface CheckpointEntry { approvalId: string }
+interface CheckpointEntry {
+  approvalId: string;
+}
 /** An entry of `owners/<owner>/`: what listing the owner's sessions needs, without reading transcripts. */
 type OwnerEntry = Omit<SessionSummary, 'pendingApprovals'>;
 
@@ -47,13 +69,16 @@ export function fileStore(dir: string): Store {
     }));
 
   const hash = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
-  const pathOf = (kind: 'sessions' | 'checkpoints' | 'memory' | 'session-owners', key: string) => join(root, kind, `${hash(key)}.json`);
+  const pathOf = (kind: 'sessions' | 'checkpoints' | 'memory' | 'session-owners', key: string) =>
+    join(root, kind, `${hash(key)}.json`);
   const checkpointsOf = (sessionId: string) => join(root, 'session-checkpoints', hash(sessionId));
   const entryOf = (sessionId: string, approvalId: string) => join(checkpointsOf(sessionId), `${hash(approvalId)}.json`);
   const pendingOf = (owner: readonly unknown[]) => join(root, 'owner-checkpoints', hash(JSON.stringify(owner)));
-  const pendingEntryOf = (owner: readonly unknown[], approvalId: string) => join(pendingOf(owner), `${hash(approvalId)}.json`);
+  const pendingEntryOf = (owner: readonly unknown[], approvalId: string) =>
+    join(pendingOf(owner), `${hash(approvalId)}.json`);
   const sessionsOf = (owner: readonly unknown[]) => join(root, 'owners', hash(JSON.stringify(owner)));
-  const ownerEntryOf = (owner: readonly unknown[], sessionId: string) => join(sessionsOf(owner), `${hash(sessionId)}.json`);
+  const ownerEntryOf = (owner: readonly unknown[], sessionId: string) =>
+    join(sessionsOf(owner), `${hash(sessionId)}.json`);
 
   // One promise chain per record: each mutation starts after the previous one settled.
   const serialized = keyedQueue();
@@ -110,7 +135,8 @@ export function fileStore(dir: string): Store {
   async function writeEntry(checkpoint: Checkpoint): Promise<void> {
     const entry: CheckpointEntry = { approvalId: checkpoint.approvalId };
     await writeFileDurably(entryOf(checkpoint.sessionId, checkpoint.approvalId), entry, true);
-    if (Array.isArray(checkpoint.owner)) await writeFileDurably(pendingEntryOf(checkpoint.owner, checkpoint.approvalId), entry, true);
+    if (Array.isArray(checkpoint.owner))
+      await writeFileDurably(pendingEntryOf(checkpoint.owner, checkpoint.approvalId), entry, true);
   }
   /** The write itself (usable while `ensureDirs` runs): a temporary file, fsynced, renamed over `path`, the folder fsynced. */
   async function writeFileDurably(path: string, value: unknown, nested = false): Promise<void> {
@@ -135,7 +161,8 @@ export function fileStore(dir: string): Store {
     const found: Checkpoint[] = [];
     for (const name of await names(checkpointsOf(sessionId))) {
       const entry = await read<CheckpointEntry>(join(checkpointsOf(sessionId), name));
-      const checkpoint = entry === undefined ? undefined : await read<Checkpoint>(pathOf('checkpoints', entry.approvalId));
+      const checkpoint =
+        entry === undefined ? undefined : await read<Checkpoint>(pathOf('checkpoints', entry.approvalId));
       if (checkpoint?.sessionId === sessionId) found.push(checkpoint);
     }
     return found;
@@ -171,7 +198,9 @@ export function fileStore(dir: string): Store {
       const record = await read<SessionRecord>(pathOf('sessions', id));
       if (record === undefined) return undefined;
       const owner = Array.isArray(record.owner) ? record.owner : null;
-      await serialized(pathOf('sessions', id), () => write(pathOf('session-owners', id), { owner } satisfies SessionOwnerFile));
+      await serialized(pathOf('sessions', id), () =>
+        write(pathOf('session-owners', id), { owner } satisfies SessionOwnerFile),
+      );
       return owner;
     },
     saveSession(record) {
@@ -181,7 +210,8 @@ export function fileStore(dir: string): Store {
         const ownerFile = pathOf('session-owners', record.id);
         const owner = Array.isArray(record.owner) ? record.owner : null;
         const known = await read<SessionOwnerFile>(ownerFile);
-        if (known === undefined || JSON.stringify(known.owner) !== JSON.stringify(owner)) await write(ownerFile, { owner } satisfies SessionOwnerFile);
+        if (known === undefined || JSON.stringify(known.owner) !== JSON.stringify(owner))
+          await write(ownerFile, { owner } satisfies SessionOwnerFile);
         await write(path, record);
         if (!Array.isArray(record.owner)) return;
         const { id, createdAt, updatedAt } = record;
@@ -232,7 +262,8 @@ export function fileStore(dir: string): Store {
         if (entry !== undefined) entries.push(entry);
       }
       const page: SessionSummary[] = [];
-      for (const entry of pageOf(entries, query)) page.push({ ...entry, pendingApprovals: (await listCheckpoints(entry.id)).length });
+      for (const entry of pageOf(entries, query))
+        page.push({ ...entry, pendingApprovals: (await listCheckpoints(entry.id)).length });
       return page;
     },
     deleteSession(id) {
@@ -244,7 +275,10 @@ export function fileStore(dir: string): Store {
         if (Array.isArray(record?.owner)) await remove(ownerEntryOf(record.owner, id));
         let removed = false;
         for (const checkpoint of await listCheckpoints(id)) {
-          removed = (await serialized(pathOf('checkpoints', checkpoint.approvalId), () => dropCheckpoint(checkpoint.approvalId))) || removed;
+          removed =
+            (await serialized(pathOf('checkpoints', checkpoint.approvalId), () =>
+              dropCheckpoint(checkpoint.approvalId),
+            )) || removed;
         }
         await rmdir(checkpointsOf(id)).catch(() => undefined);
         removed = (await remove(path)) || removed;

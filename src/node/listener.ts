@@ -55,8 +55,10 @@ export interface BridgeOptions {
  * createServer(toNodeListener(agentHandler(agent, { basePath: '/agent', auth }))).listen(3000);
  */
 export function toNodeListener(handler: WebHandler, options: NodeListenerOptions = {}): NodeListener {
-  if (typeof handler !== 'function') throw new TypeError('toNodeListener(): handler must be a function from a Request to a Response');
-  if (typeof options !== 'object' || options === null) throw new TypeError('toNodeListener(): options must be { origin? }');
+  if (typeof handler !== 'function')
+    throw new TypeError('toNodeListener(): handler must be a function from a Request to a Response');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('toNodeListener(): options must be { origin? }');
   checkOptionNames('toNodeListener()', options, ['origin'], (message) => new TypeError(message));
   if (options.origin !== undefined && !(/^https?:\/\/[^/?#]+$/.test(options.origin) && URL.canParse(options.origin))) {
     throw new TypeError('toNodeListener(): origin must be a URL origin such as "https://agent.example.com" (no path)');
@@ -64,29 +66,39 @@ export function toNodeListener(handler: WebHandler, options: NodeListenerOptions
   // agentHandler()'s own routes, when given one: no Request or Response is built for its JSON answers.
   const routes = (handler as { [ROUTES]?: AgentRoutes })[ROUTES];
   if (routes !== undefined) return nodeBridge((request) => routes(request), { origin: options.origin });
-  const checked = (response: unknown): Reply => (response instanceof Response ? response : failed(new TypeError('the handler did not return a Response')));
+  const checked = (response: unknown): Reply =>
+    response instanceof Response ? response : failed(new TypeError('the handler did not return a Response'));
   return nodeBridge(
     (request) => {
       const result: unknown = handler(request.request());
-      return typeof (result as PromiseLike<unknown> | null)?.then === 'function' ? Promise.resolve(result).then(checked) : checked(result);
+      return typeof (result as PromiseLike<unknown> | null)?.then === 'function'
+        ? Promise.resolve(result).then(checked)
+        : checked(result);
     },
     { origin: options.origin },
   );
 }
 
 /** The bridge under `toNodeListener()` and `serve()`; the handler also gets the node request and response. */
-export function nodeBridge(handler: (request: NodeRequest, req: IncomingMessage, res: ServerResponse) => Reply | Promise<Reply>, options: BridgeOptions = {}): NodeListener {
+export function nodeBridge(
+  handler: (request: NodeRequest, req: IncomingMessage, res: ServerResponse) => Reply | Promise<Reply>,
+  options: BridgeOptions = {},
+): NodeListener {
   const { origin, onRequest, onClose, beforeWrite, bodyTimeoutMs } = options;
   let bodyTakenTold = false;
   const bodyTaken = (): Reply => {
     // Once per listener: the cause is the mounting, the same for every request.
-    if (!bodyTakenTold) console.error('agentward: the request body was already read by something mounted before the agent handler (a body parser such as express.json(), or Fastify\'s content-type parsers): mount it before any body parser; answering 500');
+    if (!bodyTakenTold)
+      console.error(
+        "agentward: the request body was already read by something mounted before the agent handler (a body parser such as express.json(), or Fastify's content-type parsers): mount it before any body parser; answering 500",
+      );
     bodyTakenTold = true;
     return errorReply(500, 'Internal Server Error');
   };
   const deliver = (response: unknown, res: ServerResponse) => {
     try {
-      if (!(response instanceof Response || response instanceof JsonReply)) response = failed(new TypeError('the handler did not return a Response'));
+      if (!(response instanceof Response || response instanceof JsonReply))
+        response = failed(new TypeError('the handler did not return a Response'));
       if (cutOff.has(res.req) && !res.req.complete) res.shouldKeepAlive = false;
       // A large JSON answer (a long transcript) was just serialized: it is written in the next turn of the event loop.
       if (response instanceof JsonReply && response.text.length > LARGE_REPLY && !deferred.has(response)) {
@@ -163,7 +175,8 @@ const cutOff = new WeakSet<IncomingMessage>();
 /** Stops queueing a request's body for the handler (a Web body stream) and discards the rest. */
 const drains = new WeakMap<IncomingMessage, (error?: unknown) => void>();
 
-const clientGone = () => new DOMException('The client closed the connection before sending the whole body', 'AbortError');
+const clientGone = () =>
+  new DOMException('The client closed the connection before sending the whole body', 'AbortError');
 const answeredFirst = () => new DOMException('The response was sent before the request body was read', 'AbortError');
 const bodyTimedOut = () => new HttpError(408, 'Request Timeout');
 
@@ -198,7 +211,13 @@ function localOrigin(req: IncomingMessage): string {
  * every request, not closures made per read.
  */
 const READING = Symbol('agentward.reading');
-interface BodyRead { chunks: Buffer[]; size: number; readonly limit: number; resolve(bytes: Uint8Array | null): void; reject(error: unknown): void }
+interface BodyRead {
+  chunks: Buffer[];
+  size: number;
+  readonly limit: number;
+  resolve(bytes: Uint8Array | null): void;
+  reject(error: unknown): void;
+}
 type Reading = IncomingMessage & { [READING]?: BodyRead };
 
 function onBodyData(this: Reading, chunk: Buffer): void {
@@ -242,7 +261,8 @@ class NodeHeaders {
     let value: string | null = null;
     for (let i = 0; i < raw.length; i += 2) {
       const key = raw[i] as string;
-      if (key.length === name.length && key.toLowerCase() === name) value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`;
+      if (key.length === name.length && key.toLowerCase() === name)
+        value = value === null ? (raw[i + 1] as string) : `${value}, ${raw[i + 1]}`;
     }
     return value;
   }
@@ -316,7 +336,9 @@ export class NodeRequest implements RouteRequest {
     if (this.#over !== undefined) return Promise.reject(this.#over === 'gone' ? clientGone() : answeredFirst());
     if (this.#timedOut) return Promise.reject(bodyTimedOut());
     const req = this.#req as Reading;
-    const read = new Promise<Uint8Array | null>((resolve, reject) => (req[READING] = { chunks: [], size: 0, limit, resolve, reject }));
+    const read = new Promise<Uint8Array | null>(
+      (resolve, reject) => (req[READING] = { chunks: [], size: 0, limit, resolve, reject }),
+    );
     req.on('data', onBodyData).on('end', onBodyEnd);
     return read;
   }
@@ -387,8 +409,13 @@ function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Requ
   try {
     const method = req.method ?? 'GET';
     const length = req.headers['content-length'];
-    const hasBody = method !== 'GET' && method !== 'HEAD' && ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined);
-    const init: RequestInit & { duplex?: 'half' } = hasBody ? { method, body: bodyStream(req), duplex: 'half' } : { method };
+    const hasBody =
+      method !== 'GET' &&
+      method !== 'HEAD' &&
+      ((length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined);
+    const init: RequestInit & { duplex?: 'half' } = hasBody
+      ? { method, body: bodyStream(req), duplex: 'half' }
+      : { method };
     const request = new BridgeRequest(url, init, signal);
     // Appended to the request's own headers: a Headers object handed to the constructor would be
     // built, then copied (~1 µs more per request, Node 22).
@@ -468,7 +495,9 @@ function writeResponse(response: Reply, res: ServerResponse): Promise<void> | un
     if (name === 'www-authenticate') challenge = true;
     else if (text === undefined || name !== 'content-length') head.push(name, value);
   }
-  if (challenge) for (const line of wwwAuthenticateLines(response) ?? [response.headers.get('www-authenticate')!]) head.push('www-authenticate', line);
+  if (challenge)
+    for (const line of wwwAuthenticateLines(response) ?? [response.headers.get('www-authenticate')!])
+      head.push('www-authenticate', line);
   if (text !== undefined) return writeText(res, response.status, head, text);
   res.writeHead(response.status, head as string[]);
   if (response.body === null) {

@@ -368,7 +368,10 @@ const HEADERS: Readonly<Record<string, string>> = {
  * left to the handler. `sessions` is the agent's mode (the page lists sessions of an `'owned'`
  * one only); `dev` says the server (`agentward dev`'s) tells who each request ran as.
  */
-export function playgroundRoute(basePath: string, { sessions, dev }: { sessions: 'owned' | 'shared'; dev: boolean }): (path: string, method: string) => Response | undefined {
+export function playgroundRoute(
+  basePath: string,
+  { sessions, dev }: { sessions: 'owned' | 'shared'; dev: boolean },
+): (path: string, method: string) => Response | undefined {
   const pagePath = `${basePath.replace(/\/+$/, '')}/playground`;
   const text = page(sessions, dev);
   return (path, method) => {

@@ -86,7 +86,9 @@ export function requestLog(format: RequestLogFormat, write: (line: string) => vo
         if (format === 'json') {
           write(JSON.stringify({ time, method, path, status, durationMs, principal: principal ?? null }));
         } else {
-          write(`${time} ${printable(method)} ${printable(path)} ${status} ${durationMs}ms ${principal === undefined ? '-' : printable(principal)}`);
+          write(
+            `${time} ${printable(method)} ${printable(path)} ${status} ${durationMs}ms ${principal === undefined ? '-' : printable(principal)}`,
+          );
         }
       });
     },

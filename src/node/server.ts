@@ -61,7 +61,16 @@ export interface ServeOptions {
 }
 
 const SERVE_OPTION_NAMES = Object.freeze([
-  ...HANDLER_OPTION_NAMES, 'agent', 'port', 'host', 'channels', 'store', 'log', 'playground', 'shutdownTimeoutMs', 'timeouts',
+  ...HANDLER_OPTION_NAMES,
+  'agent',
+  'port',
+  'host',
+  'channels',
+  'store',
+  'log',
+  'playground',
+  'shutdownTimeoutMs',
+  'timeouts',
 ]);
 
 /** Slow clients (design §19): the head within 30 s, then the whole body within 30 s. */
@@ -69,11 +78,19 @@ export const SERVE_TIMEOUTS = Object.freeze({ headersMs: 30_000, bodyMs: 30_000 
 
 function readTimeouts(value: unknown): { headersMs: number; bodyMs: number } {
   if (value === undefined) return SERVE_TIMEOUTS;
-  if (typeof value !== 'object' || value === null) throw new TypeError('serve(): timeouts must be { headersMs?, bodyMs? }');
+  if (typeof value !== 'object' || value === null)
+    throw new TypeError('serve(): timeouts must be { headersMs?, bodyMs? }');
   checkOptionNames('serve(): timeouts', value, ['headersMs', 'bodyMs'], (message) => new TypeError(message));
-  const { headersMs = SERVE_TIMEOUTS.headersMs, bodyMs = SERVE_TIMEOUTS.bodyMs } = value as { headersMs?: unknown; bodyMs?: unknown };
-  for (const [name, ms] of [['headersMs', headersMs], ['bodyMs', bodyMs]] as const) {
-    if (!Number.isInteger(ms) || (ms as number) < 1 || (ms as number) > 3_600_000) throw new TypeError(`serve(): timeouts.${name} must be a whole number of milliseconds from 1 to 3600000`);
+  const { headersMs = SERVE_TIMEOUTS.headersMs, bodyMs = SERVE_TIMEOUTS.bodyMs } = value as {
+    headersMs?: unknown;
+    bodyMs?: unknown;
+  };
+  for (const [name, ms] of [
+    ['headersMs', headersMs],
+    ['bodyMs', bodyMs],
+  ] as const) {
+    if (!Number.isInteger(ms) || (ms as number) < 1 || (ms as number) > 3_600_000)
+      throw new TypeError(`serve(): timeouts.${name} must be a whole number of milliseconds from 1 to 3600000`);
   }
   return { headersMs: headersMs as number, bodyMs: bodyMs as number };
 }
@@ -96,7 +113,8 @@ export interface AgentServer {
  * process.once('SIGTERM', () => server.close());
  */
 export async function serve(options: ServeOptions): Promise<AgentServer> {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('serve(): options { agent } are required');
+  if (typeof options !== 'object' || options === null)
+    throw new AuthConfigError('serve(): options { agent } are required');
   checkOptionNames('serve()', options, SERVE_OPTION_NAMES);
   refuseEmptyAuth('serve()', options);
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
@@ -105,20 +123,45 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   const log = requestLog(requestLogFormat(options.log));
   const auth = serverAuth(options.auth, process.env.AGENT_API_TOKEN);
   if (agent.sessions === 'owned' && auth === undefined) {
-    throw new AuthConfigError("serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session");
+    throw new AuthConfigError(
+      "serve(): an agent with sessions: 'owned' needs auth (or AGENT_API_TOKEN): without it no caller has a principal to own a session",
+    );
   }
   // `agentward dev` only: the principal or refusal of each answer, for the playground.
-  const dev = (options as { [DEV_INSPECT]?: unknown })[DEV_INSPECT] === true ? devInspector(basePath, auth, options.onRefused) : undefined;
-  const routes = agentRoutes(agent, { basePath, ...(auth !== undefined && { auth }), onRefused: dev?.onRefused ?? options.onRefused, protectedResource: options.protectedResource, scopes: options.scopes, mcp: options.mcp, limits: options.limits });
+  const dev =
+    (options as { [DEV_INSPECT]?: unknown })[DEV_INSPECT] === true
+      ? devInspector(basePath, auth, options.onRefused)
+      : undefined;
+  const routes = agentRoutes(agent, {
+    basePath,
+    ...(auth !== undefined && { auth }),
+    onRefused: dev?.onRefused ?? options.onRefused,
+    protectedResource: options.protectedResource,
+    scopes: options.scopes,
+    mcp: options.mcp,
+    limits: options.limits,
+  });
   const { mcp } = options;
-  if (mcp !== undefined && mcp !== false && (mcp === true || mcp.allowedHosts === undefined) && !LOOPBACK_HOST.test(host)) {
-    console.warn(`agentward: serve() listens on ${host} with the MCP route and no mcp.allowedHosts: a page that rebinds its DNS name to this server reaches the route; set mcp.allowedHosts to the names clients use`);
+  if (
+    mcp !== undefined &&
+    mcp !== false &&
+    (mcp === true || mcp.allowedHosts === undefined) &&
+    !LOOPBACK_HOST.test(host)
+  ) {
+    console.warn(
+      `agentward: serve() listens on ${host} with the MCP route and no mcp.allowedHosts: a page that rebinds its DNS name to this server reaches the route; set mcp.allowedHosts to the names clients use`,
+    );
   }
-  const playground = options.playground === true ? playgroundRoute(basePath, { sessions: agent.sessions, dev: dev !== undefined }) : undefined;
+  const playground =
+    options.playground === true
+      ? playgroundRoute(basePath, { sessions: agent.sessions, dev: dev !== undefined })
+      : undefined;
   const channelByPath = new Map<string, Channel>();
   for (const [key, channel] of Object.entries(channels)) {
-    if (!/^[A-Za-z0-9_-]+$/.test(key)) throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);
-    if (typeof channel !== 'function') throw new TypeError(`serve(): channel "${key}" must be a channel such as slackChannel(…)`);
+    if (!/^[A-Za-z0-9_-]+$/.test(key))
+      throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);
+    if (typeof channel !== 'function')
+      throw new TypeError(`serve(): channel "${key}" must be a channel such as slackChannel(…)`);
     channelByPath.set(`/channels/${key}`, channel);
   }
 
@@ -136,14 +179,17 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   let closing: Promise<void> | undefined;
 
   let listener: NodeListener | undefined;
-  const server = createServer({
-    // node answers a head slower than this with 408 and closes the connection itself.
-    headersTimeout: timeouts.headersMs,
-    // Past head and body both, node drops the connection, whatever the route is doing.
-    requestTimeout: timeouts.headersMs + timeouts.bodyMs + 1_000,
-    // How often node looks at those two: often enough for the limits to hold within a second.
-    connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeouts.headersMs / 2)),
-  }, (req, res) => listener?.(req, res));
+  const server = createServer(
+    {
+      // node answers a head slower than this with 408 and closes the connection itself.
+      headersTimeout: timeouts.headersMs,
+      // Past head and body both, node drops the connection, whatever the route is doing.
+      requestTimeout: timeouts.headersMs + timeouts.bodyMs + 1_000,
+      // How often node looks at those two: often enough for the limits to hold within a second.
+      connectionsCheckingInterval: Math.min(1_000, Math.ceil(timeouts.headersMs / 2)),
+    },
+    (req, res) => listener?.(req, res),
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -162,7 +208,10 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       const path = query === -1 ? url : url.slice(0, query);
       const channel = channelByPath.get(path);
       if (channel) return channel(request.request(), { agent, waitUntil });
-      return playground?.(path, request.method) ?? (dev === undefined ? routes(request) : dev.serve(path, request, res, routes));
+      return (
+        playground?.(path, request.method) ??
+        (dev === undefined ? routes(request) : dev.serve(path, request, res, routes))
+      );
     },
     {
       origin,
@@ -198,7 +247,9 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       const outcome = await Promise.race([finished, timedOut]);
       clearTimeout(timer);
       if (outcome === 'timeout') {
-        console.error(`agentward: ${inFlight.size} request(s) still running after ${shutdownTimeoutMs} ms; aborting them`);
+        console.error(
+          `agentward: ${inFlight.size} request(s) still running after ${shutdownTimeoutMs} ms; aborting them`,
+        );
         for (const request of inFlight) request.abort();
       }
       server.closeAllConnections();
@@ -215,7 +266,10 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
  * closing failed). The handlers are removed at the first signal, so a second one ends the
  * process at once. The CLI and the built server use it; `serve()` itself installs nothing.
  */
-export function closeOnSignals(server: Pick<AgentServer, 'close'>, signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): void {
+export function closeOnSignals(
+  server: Pick<AgentServer, 'close'>,
+  signals: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT'],
+): void {
   const onSignal = (signal: NodeJS.Signals) => {
     for (const name of signals) process.off(name, onSignal);
     console.log(`agentward: ${signal} received; finishing requests in flight`);
@@ -233,11 +287,17 @@ export function closeOnSignals(server: Pick<AgentServer, 'close'>, signals: read
 function serverAgent(options: ServeOptions): Agent {
   const { agent, store } = options;
   if (typeof (agent as Agent)?.send === 'function') {
-    if (store !== undefined) console.warn('agentward: serve() was given a created agent and a store; the agent keeps the store it was created with');
+    if (store !== undefined)
+      console.warn(
+        'agentward: serve() was given a created agent and a store; the agent keeps the store it was created with',
+      );
     return agent as Agent;
   }
   const agentOptions = agent as AgentOptions;
-  return createAgent({ ...agentOptions, store: store ?? agentOptions.store ?? fileStore(process.env.AGENT_DATA_DIR || '.data') });
+  return createAgent({
+    ...agentOptions,
+    store: store ?? agentOptions.store ?? fileStore(process.env.AGENT_DATA_DIR || '.data'),
+  });
 }
 
 /**
@@ -250,7 +310,9 @@ export function serverAuth(auth: AuthOption | undefined, token: string | undefin
   if (readApiTokenEnv(token) === undefined) return auth;
   const entries = auth === undefined ? [] : authEntries(auth);
   if (entries.some((entry) => (entry as { [API_TOKEN_ID]?: string })[API_TOKEN_ID] === 'api-token')) {
-    console.warn('agentward: AGENT_API_TOKEN and an apiToken() entry of the auth list both have the id "api-token": their callers are one principal (give that entry its own id)');
+    console.warn(
+      'agentward: AGENT_API_TOKEN and an apiToken() entry of the auth list both have the id "api-token": their callers are one principal (give that entry its own id)',
+    );
   }
   return [...entries, apiTokenDigestEntry(sha256(token as string), 'api-token', false)];
 }
@@ -258,7 +320,9 @@ export function serverAuth(auth: AuthOption | undefined, token: string | undefin
 /** AGENT_API_TOKEN as the server reads it: `undefined` when unset; empty or outside the b64token syntax, an error naming it, never its value. */
 export function readApiTokenEnv(token = process.env.AGENT_API_TOKEN): string | undefined {
   if (token === undefined || B64TOKEN.test(token)) return token;
-  throw new AuthConfigError(`serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${token === '' ? 'an empty string (unset it, or set it to a token)' : 'a string outside that syntax'}`);
+  throw new AuthConfigError(
+    `serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${token === '' ? 'an empty string (unset it, or set it to a token)' : 'a string outside that syntax'}`,
+  );
 }
 
 /** Listening addresses only this machine reaches. */

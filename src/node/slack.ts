@@ -36,7 +36,15 @@ export interface SlackChannelOptions {
   sessionSecret?: string;
 }
 
-interface SlackMessage { team: string; user: string; channel: string; text: string; ts?: string; threadTs?: string; eventId?: string }
+interface SlackMessage {
+  team: string;
+  user: string;
+  channel: string;
+  text: string;
+  ts?: string;
+  threadTs?: string;
+  eventId?: string;
+}
 
 const encoder = new TextEncoder();
 
@@ -56,17 +64,24 @@ const encoder = new TextEncoder();
  * serve({ agent, channels: { slack: slackChannel({ signingSecret: env.SLACK_SIGNING_SECRET, botToken: env.SLACK_BOT_TOKEN }) } });
  */
 export function slackChannel(options: SlackChannelOptions): Channel {
-  if (typeof options !== 'object' || options === null) throw new AuthConfigError('slackChannel(): options { signingSecret, botToken } are required');
+  if (typeof options !== 'object' || options === null)
+    throw new AuthConfigError('slackChannel(): options { signingSecret, botToken } are required');
   checkOptionNames('slackChannel()', options, ['signingSecret', 'botToken', 'apiBaseUrl', 'sessionSecret']);
   const { signingSecret, botToken, apiBaseUrl } = options;
   if (typeof signingSecret !== 'string' || signingSecret.length === 0) {
     throw new AuthConfigError('slackChannel(): signingSecret must be a non-empty string');
   }
-  if (typeof botToken !== 'string' || botToken.length === 0) throw new AuthConfigError('slackChannel(): botToken must be a non-empty string');
+  if (typeof botToken !== 'string' || botToken.length === 0)
+    throw new AuthConfigError('slackChannel(): botToken must be a non-empty string');
   const postMessageUrl = `${apiBase('slackChannel()', apiBaseUrl, 'https://slack.com/api')}/chat.postMessage`;
-  const sessionIdOf = channelSessionIds('slack', sessionSecretOf('slackChannel()', options.sessionSecret, signingSecret)!);
+  const sessionIdOf = channelSessionIds(
+    'slack',
+    sessionSecretOf('slackChannel()', options.sessionSecret, signingSecret)!,
+  );
   const seen = replayGuard();
-  const key = crypto.subtle.importKey('raw', encoder.encode(signingSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const key = crypto.subtle.importKey('raw', encoder.encode(signingSecret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
 
   async function isSigned(timestamp: string, body: Uint8Array, signature: string): Promise<boolean> {
     const mac = await crypto.subtle.sign('HMAC', await key, concatBytes(encoder.encode(`v0:${timestamp}:`), body));
@@ -89,9 +104,19 @@ export function slackChannel(options: SlackChannelOptions): Channel {
       return channelResponse({ challenge: payload.challenge });
     }
     const message = request.headers.has('x-slack-retry-num') ? null : userMessage(payload);
-    const replayed = message !== null && seen([`signature:${signature}`, ...(message.eventId === undefined ? [] : [`event:${message.team}:${message.eventId}`])]);
+    const replayed =
+      message !== null &&
+      seen([
+        `signature:${signature}`,
+        ...(message.eventId === undefined ? [] : [`event:${message.team}:${message.eventId}`]),
+      ]);
     if (message !== null && !replayed) {
-      const principal: Principal = Object.freeze({ id: message.user, type: 'user', authenticator: 'slack', issuer: message.team });
+      const principal: Principal = Object.freeze({
+        id: message.user,
+        type: 'user',
+        authenticator: 'slack',
+        issuer: message.team,
+      });
       waitUntil(
         (async () => {
           const text = await runForReply('slack', agent, message.text, {
@@ -100,7 +125,11 @@ export function slackChannel(options: SlackChannelOptions): Channel {
             metadata: { slack: { team: message.team, channel: message.channel, ts: message.ts } },
           });
           if (text === '') return;
-          const reply = { channel: message.channel, text, ...(message.threadTs !== undefined && { thread_ts: message.threadTs }) };
+          const reply = {
+            channel: message.channel,
+            text,
+            ...(message.threadTs !== undefined && { thread_ts: message.threadTs }),
+          };
           const answer = await postMessage(postMessageUrl, botToken, reply);
           if (answer !== 'ok') console.error(`agentward: slack chat.postMessage failed: ${answer}`);
         })().catch((error: unknown) => console.error('agentward: the slack channel could not post its reply', error)),

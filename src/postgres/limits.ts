@@ -58,13 +58,18 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
     try {
       if (++calls % PURGE_EVERY === 0) {
         await client.query(`DELETE FROM ${s}.limit_windows WHERE ends_at < ${NOW}`);
-        await client.query(`DELETE FROM ${s}.limit_slots WHERE NOT EXISTS (SELECT FROM jsonb_each(leases) AS lease(id, ends) WHERE ends::float8 > ${NOW})`);
+        await client.query(
+          `DELETE FROM ${s}.limit_slots WHERE NOT EXISTS (SELECT FROM jsonb_each(leases) AS lease(id, ends) WHERE ends::float8 > ${NOW})`,
+        );
       }
       return (await client.query(text, values)).rows;
     } catch (error) {
       // 42P01: no such table; 3F000: no such schema.
       const state = sqlState(error);
-      if (state === '42P01' || state === '3F000') throw new StoreError('STORE_SCHEMA', 'postgresLimitStore(): its tables are missing; run migrate()', { cause: error });
+      if (state === '42P01' || state === '3F000')
+        throw new StoreError('STORE_SCHEMA', 'postgresLimitStore(): its tables are missing; run migrate()', {
+          cause: error,
+        });
       throw storeFailure(error);
     }
   }
@@ -74,14 +79,16 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       // The lock postgresStore's and postgresReplayStore's migrate() take: processes starting at once take turns.
       // (The schema name is a checked plain identifier: it may stand in the literal.)
       try {
-        await client.query([
-          `SELECT pg_advisory_xact_lock(hashtextextended('agentward migrate ${schema}', 0))`,
-          `CREATE SCHEMA IF NOT EXISTS ${s}`,
-          `CREATE TABLE IF NOT EXISTS ${s}.limit_windows (key bytea PRIMARY KEY, start bigint NOT NULL, count bigint NOT NULL, ends_at bigint NOT NULL)`,
-          `CREATE INDEX IF NOT EXISTS limit_windows_by_end ON ${s}.limit_windows (ends_at)`,
-          // The slots of a key: lease id → when it ends (epoch seconds), in one row, so one row lock orders the takers.
-          `CREATE TABLE IF NOT EXISTS ${s}.limit_slots (key bytea PRIMARY KEY, leases jsonb NOT NULL)`,
-        ].join(';\n'));
+        await client.query(
+          [
+            `SELECT pg_advisory_xact_lock(hashtextextended('agentward migrate ${schema}', 0))`,
+            `CREATE SCHEMA IF NOT EXISTS ${s}`,
+            `CREATE TABLE IF NOT EXISTS ${s}.limit_windows (key bytea PRIMARY KEY, start bigint NOT NULL, count bigint NOT NULL, ends_at bigint NOT NULL)`,
+            `CREATE INDEX IF NOT EXISTS limit_windows_by_end ON ${s}.limit_windows (ends_at)`,
+            // The slots of a key: lease id → when it ends (epoch seconds), in one row, so one row lock orders the takers.
+            `CREATE TABLE IF NOT EXISTS ${s}.limit_slots (key bytea PRIMARY KEY, leases jsonb NOT NULL)`,
+          ].join(';\n'),
+        );
       } catch (error) {
         throw storeFailure(error);
       }
@@ -115,7 +122,12 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
         [k, windowSec, cost, limit],
       );
       const now = Number(row!.now);
-      if (row!.count === null) return { allowed: false, count: limit - cost + 1, resetSec: (Math.floor(now / windowSec) + 1) * windowSec - now };
+      if (row!.count === null)
+        return {
+          allowed: false,
+          count: limit - cost + 1,
+          resetSec: (Math.floor(now / windowSec) + 1) * windowSec - now,
+        };
       return { allowed: true, count: Number(row!.count), resetSec: Number(row!.ends_at) - now };
     },
     async acquire(key, lease, limit, ttlSec) {
@@ -134,7 +146,10 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       return rows.length === 1;
     },
     async release(key, lease) {
-      await query(`WITH ${CLOCK} UPDATE ${s}.limit_slots SET leases = leases - $2::text FROM clock WHERE key = ${KEY}`, [JSON.stringify(key), lease]);
+      await query(
+        `WITH ${CLOCK} UPDATE ${s}.limit_slots SET leases = leases - $2::text FROM clock WHERE key = ${KEY}`,
+        [JSON.stringify(key), lease],
+      );
     },
   };
 }

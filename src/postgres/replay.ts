@@ -40,12 +40,14 @@ export function postgresReplayStore(options: PostgresReplayStoreOptions): Postgr
       // postgresStore's migrate() takes too, so processes starting at once take turns. Racing,
       // two CREATE TABLE IF NOT EXISTS failed with 'type "dpop_replay" already exists'.
       // (The schema name is a checked plain identifier: it may stand in the literal.)
-      await client.query([
-        `SELECT pg_advisory_xact_lock(hashtextextended('agentward migrate ${schema}', 0))`,
-        `CREATE SCHEMA IF NOT EXISTS ${s}`,
-        `CREATE TABLE IF NOT EXISTS ${s}.dpop_replay (key text PRIMARY KEY, expires_at double precision NOT NULL)`,
-        `CREATE INDEX IF NOT EXISTS dpop_replay_by_expiry ON ${s}.dpop_replay (expires_at)`,
-      ].join(';\n'));
+      await client.query(
+        [
+          `SELECT pg_advisory_xact_lock(hashtextextended('agentward migrate ${schema}', 0))`,
+          `CREATE SCHEMA IF NOT EXISTS ${s}`,
+          `CREATE TABLE IF NOT EXISTS ${s}.dpop_replay (key text PRIMARY KEY, expires_at double precision NOT NULL)`,
+          `CREATE INDEX IF NOT EXISTS dpop_replay_by_expiry ON ${s}.dpop_replay (expires_at)`,
+        ].join(';\n'),
+      );
     },
     async seen(key, expiresAtSec, now = Date.now() / 1000) {
       if (++calls % PURGE_EVERY === 0) await client.query(`DELETE FROM ${s}.dpop_replay WHERE expires_at < $1`, [now]);

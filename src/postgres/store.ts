@@ -40,7 +40,10 @@ export interface PostgresStore extends Store {
 }
 
 /** The defaults of `postgresStore()`'s options. */
-export const POSTGRES_STORE_DEFAULTS: Readonly<{ schema: string; connectTimeout: number }> = Object.freeze({ schema: 'agentward', connectTimeout: 5000 });
+export const POSTGRES_STORE_DEFAULTS: Readonly<{ schema: string; connectTimeout: number }> = Object.freeze({
+  schema: 'agentward',
+  connectTimeout: 5000,
+});
 
 const ignore = () => {};
 /** Pools that already have the store's `error` listener. */
@@ -59,11 +62,16 @@ export function hearErrors(pool: Pick<PgPool, 'on'>): void {
  * `postgresReplayStore`), checked: closed, `client` with `query()`, `schema` a plain identifier
  * (returned as it is and quoted, as `s`). The pool's `error` events are heard from here on.
  */
-export function poolOptions<Client extends Pick<PgPool, 'query' | 'on'>>(helper: string, options: { client: Client; schema?: string }): { client: Client; schema: string; s: string } {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${helper}: options must be { client, schema? }`);
+export function poolOptions<Client extends Pick<PgPool, 'query' | 'on'>>(
+  helper: string,
+  options: { client: Client; schema?: string },
+): { client: Client; schema: string; s: string } {
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`${helper}: options must be { client, schema? }`);
   checkOptionNames(helper, options, ['client', 'schema'], (message) => new TypeError(message));
   const { client, schema = POSTGRES_STORE_DEFAULTS.schema } = options;
-  if (typeof client?.query !== 'function') throw new TypeError(`${helper}: client must be a node-postgres Pool (or anything with query())`);
+  if (typeof client?.query !== 'function')
+    throw new TypeError(`${helper}: client must be a node-postgres Pool (or anything with query())`);
   const s = checkSchemaName(schema, helper);
   hearErrors(client);
   return { client, schema, s };
@@ -103,11 +111,23 @@ const ownerText = (owner: unknown): string | null => (Array.isArray(owner) ? JSO
  * const agent = createAgent({ name: 'support', model, store });
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
-  if (typeof options !== 'object' || options === null) throw new TypeError('postgresStore(): options must be { client, schema?, connectTimeout? }');
-  checkOptionNames('postgresStore()', options, ['client', 'schema', 'connectTimeout'], (message) => new TypeError(message));
-  const { client: pool, schema = POSTGRES_STORE_DEFAULTS.schema, connectTimeout = POSTGRES_STORE_DEFAULTS.connectTimeout } = options;
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError('postgresStore(): options must be { client, schema?, connectTimeout? }');
+  checkOptionNames(
+    'postgresStore()',
+    options,
+    ['client', 'schema', 'connectTimeout'],
+    (message) => new TypeError(message),
+  );
+  const {
+    client: pool,
+    schema = POSTGRES_STORE_DEFAULTS.schema,
+    connectTimeout = POSTGRES_STORE_DEFAULTS.connectTimeout,
+  } = options;
   if (typeof pool?.query !== 'function' || typeof pool.connect !== 'function') {
-    throw new TypeError('postgresStore(): client must be a node-postgres Pool (or anything with query() and connect())');
+    throw new TypeError(
+      'postgresStore(): client must be a node-postgres Pool (or anything with query() and connect())',
+    );
   }
   if (typeof connectTimeout !== 'number' || !(connectTimeout > 0) || !Number.isFinite(connectTimeout)) {
     throw new TypeError('postgresStore(): connectTimeout must be a positive number of milliseconds');
@@ -174,7 +194,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     }
   }
 
-  const schemaError = (message: string, cause?: unknown) => new StoreError('STORE_SCHEMA', `postgresStore(): schema ${schema} ${message}`, { cause });
+  const schemaError = (message: string, cause?: unknown) =>
+    new StoreError('STORE_SCHEMA', `postgresStore(): schema ${schema} ${message}`, { cause });
 
   /** The version recorded in the schema, `undefined` when it has none; fails when the tables are missing. */
   async function recordedVersion(conn: PgPoolClient): Promise<number | undefined> {
@@ -183,20 +204,26 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       rows = await query(conn, `SELECT value FROM ${s}.meta WHERE key = $1`, ['schema_version']);
     } catch (error) {
       const state = sqlState(error);
-      if (state === '42P01' || state === '3F000') throw schemaError('has no agentward tables: run `await store.migrate()` once first', error);
+      if (state === '42P01' || state === '3F000')
+        throw schemaError('has no agentward tables: run `await store.migrate()` once first', error);
       throw error;
     }
     return rows.length === 0 ? undefined : Number(rows[0]!.value);
   }
 
   const tooNew = (version: number) =>
-    schemaError(`is at version ${version}, newer than this agentward knows (${SCHEMA_VERSION}): upgrade agentward; migrate() never downgrades a schema`);
+    schemaError(
+      `is at version ${version}, newer than this agentward knows (${SCHEMA_VERSION}): upgrade agentward; migrate() never downgrades a schema`,
+    );
 
   function checked(): Promise<void> {
     return (ready ??= withConnection(async (conn) => {
       const version = await recordedVersion(conn);
       if (version !== undefined && version > SCHEMA_VERSION) throw tooNew(version);
-      if (version !== SCHEMA_VERSION) throw schemaError(`is at version ${version ?? 'none'}, older than this agentward's (${SCHEMA_VERSION}): run \`await store.migrate()\``);
+      if (version !== SCHEMA_VERSION)
+        throw schemaError(
+          `is at version ${version ?? 'none'}, older than this agentward's (${SCHEMA_VERSION}): run \`await store.migrate()\``,
+        );
     }).catch((error: unknown) => {
       ready = undefined;
       throw error;
@@ -216,7 +243,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       } catch (rollbackFailure) {
         // The connection is gone (the server rolls the transaction back itself): it is closed, not reused.
         ready = undefined;
-        throw unavailable(error) ? error : new StoreError('STORE_UNAVAILABLE', 'the database is unavailable', { cause: rollbackFailure });
+        throw unavailable(error)
+          ? error
+          : new StoreError('STORE_UNAVAILABLE', 'the database is unavailable', { cause: rollbackFailure });
       }
       throw error;
     }
@@ -226,11 +255,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   function operations(run: (text: string, values: unknown[]) => Promise<Row[]>): Store {
     return {
       async loadSession(id) {
-        const rows = await run(`SELECT record FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escapeText(id, 'a session id')]);
+        const rows = await run(`SELECT record FROM ${s}.sessions WHERE key = ${KEY(1)}`, [
+          escapeText(id, 'a session id'),
+        ]);
         return rows.length === 0 ? undefined : (JSON.parse(String(rows[0]!.record)) as SessionRecord);
       },
       async sessionOwner(id) {
-        const rows = await run(`SELECT owner FROM ${s}.sessions WHERE key = ${KEY(1)}`, [escapeText(id, 'a session id')]);
+        const rows = await run(`SELECT owner FROM ${s}.sessions WHERE key = ${KEY(1)}`, [
+          escapeText(id, 'a session id'),
+        ]);
         if (rows.length === 0) return undefined;
         const owner = rows[0]!.owner;
         return typeof owner === 'string' ? (JSON.parse(owner) as OwnerKey) : null;
@@ -254,7 +287,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         );
       },
       async loadCheckpoint(approvalId) {
-        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE key = ${KEY(1)}`, [escapeText(approvalId, 'an approval id')]);
+        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE key = ${KEY(1)}`, [
+          escapeText(approvalId, 'an approval id'),
+        ]);
         return rows.length === 0 ? undefined : (JSON.parse(String(rows[0]!.body)) as Checkpoint);
       },
       async saveCheckpoint(checkpoint) {
@@ -262,28 +297,44 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           `INSERT INTO ${s}.checkpoints (key, session_key, owner_key, body)
            VALUES (${KEY(1)}, ${KEY(2)}, CASE WHEN $3::text IS NULL THEN NULL ELSE ${KEY(3)} END, $4)
            ON CONFLICT (key) DO UPDATE SET session_key = EXCLUDED.session_key, owner_key = EXCLUDED.owner_key, body = EXCLUDED.body`,
-          [escapeText(checkpoint.approvalId, 'an approval id'), escapeText(checkpoint.sessionId, 'a session id'), ownerText(checkpoint.owner), JSON.stringify(checkpoint)],
+          [
+            escapeText(checkpoint.approvalId, 'an approval id'),
+            escapeText(checkpoint.sessionId, 'a session id'),
+            ownerText(checkpoint.owner),
+            JSON.stringify(checkpoint),
+          ],
         );
       },
       async deleteCheckpoint(approvalId) {
         // One statement: of concurrent callers, only the one whose DELETE removed the row sees it.
-        const rows = await run(`DELETE FROM ${s}.checkpoints WHERE key = ${KEY(1)} RETURNING 1 AS gone`, [escapeText(approvalId, 'an approval id')]);
+        const rows = await run(`DELETE FROM ${s}.checkpoints WHERE key = ${KEY(1)} RETURNING 1 AS gone`, [
+          escapeText(approvalId, 'an approval id'),
+        ]);
         return rows.length === 1;
       },
       async listCheckpoints(sessionId) {
-        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE session_key = ${KEY(1)} ORDER BY key`, [escapeText(sessionId, 'a session id')]);
+        const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE session_key = ${KEY(1)} ORDER BY key`, [
+          escapeText(sessionId, 'a session id'),
+        ]);
         return rows.map((row) => JSON.parse(String(row.body)) as Checkpoint);
       },
       async countCheckpoints(owner: OwnerKey) {
-        const rows = await run(`SELECT count(*)::int AS n FROM ${s}.checkpoints WHERE owner_key = ${KEY(1)}`, [ownerText(owner)]);
+        const rows = await run(`SELECT count(*)::int AS n FROM ${s}.checkpoints WHERE owner_key = ${KEY(1)}`, [
+          ownerText(owner),
+        ]);
         return Number(rows[0]?.n ?? 0);
       },
       async loadMemory(namespace) {
-        const rows = await run(`SELECT note FROM ${s}.memory WHERE namespace_key = ${KEY(1)} ORDER BY seq`, [escapeText(namespace, 'a memory namespace')]);
+        const rows = await run(`SELECT note FROM ${s}.memory WHERE namespace_key = ${KEY(1)} ORDER BY seq`, [
+          escapeText(namespace, 'a memory namespace'),
+        ]);
         return rows.map((row) => unescapeText(row.note));
       },
       async appendMemory(namespace, note) {
-        await run(`INSERT INTO ${s}.memory (namespace_key, note) VALUES (${KEY(1)}, $2)`, [escapeText(namespace, 'a memory namespace'), escapeText(note, 'a memory note')]);
+        await run(`INSERT INTO ${s}.memory (namespace_key, note) VALUES (${KEY(1)}, $2)`, [
+          escapeText(namespace, 'a memory namespace'),
+          escapeText(note, 'a memory note'),
+        ]);
       },
       async listSessions(query) {
         const { owner, limit, after } = query;
@@ -293,7 +344,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const rows =
           after === undefined
             ? await run(`${columns} ${order}`, [ownerText(owner), limit])
-            : await run(`${columns} AND (updated_at, id) < ($3, $4) ${order}`, [ownerText(owner), limit, escapeText(after.updatedAt, 'after.updatedAt'), escapeText(after.id, 'after.id')]);
+            : await run(`${columns} AND (updated_at, id) < ($3, $4) ${order}`, [
+                ownerText(owner),
+                limit,
+                escapeText(after.updatedAt, 'after.updatedAt'),
+                escapeText(after.id, 'after.id'),
+              ]);
         return rows.map(
           (row): SessionSummary => ({
             id: unescapeText(row.id),
@@ -324,10 +380,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   async function fillOwners(conn: PgPoolClient): Promise<void> {
     let after: unknown = null;
     for (;;) {
-      const rows = await query(conn, `SELECT key, record FROM ${s}.sessions WHERE owner IS NULL AND owner_key IS NOT NULL AND ($1::bytea IS NULL OR key > $1) ORDER BY key LIMIT 100`, [after]);
+      const rows = await query(
+        conn,
+        `SELECT key, record FROM ${s}.sessions WHERE owner IS NULL AND owner_key IS NOT NULL AND ($1::bytea IS NULL OR key > $1) ORDER BY key LIMIT 100`,
+        [after],
+      );
       if (rows.length === 0) return;
       for (const row of rows) {
-        await query(conn, `UPDATE ${s}.sessions SET owner = $2 WHERE key = $1`, [row.key, ownerText((JSON.parse(String(row.record)) as SessionRecord).owner)]);
+        await query(conn, `UPDATE ${s}.sessions SET owner = $2 WHERE key = $1`, [
+          row.key,
+          ownerText((JSON.parse(String(row.record)) as SessionRecord).owner),
+        ]);
       }
       after = rows.at(-1)!.key;
     }
@@ -351,10 +414,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
           if (version !== undefined && version > SCHEMA_VERSION) throw tooNew(version);
           for (const statement of createStatements(s)) await query(conn, statement);
           await fillOwners(conn);
-          await query(conn, `INSERT INTO ${s}.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`, [
-            'schema_version',
-            String(SCHEMA_VERSION),
-          ]);
+          await query(
+            conn,
+            `INSERT INTO ${s}.meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
+            ['schema_version', String(SCHEMA_VERSION)],
+          );
         }),
       );
       ready = Promise.resolve();

@@ -11,7 +11,14 @@ import { bundleModules } from './bundle.ts';
 import { AGENTWARD_ENTRIES } from '../cli/resolve.ts';
 import { WORKER_BINDINGS, type SpecWorkerOptions } from '../worker/spec-worker.ts';
 import { tokenDigest } from '../cli/token-digest.ts';
-import { isTypeScript, javaScriptName, javaScriptSpecifier, packageName, rewriteSpecifiers, stripTypes } from './transpile.ts';
+import {
+  isTypeScript,
+  javaScriptName,
+  javaScriptSpecifier,
+  packageName,
+  rewriteSpecifiers,
+  stripTypes,
+} from './transpile.ts';
 
 export interface BuildOptions {
   target: BuildTarget;
@@ -31,7 +38,8 @@ let compiled: Promise<string> | undefined;
  * never ships a missing or stale `dist/`.
  */
 function compiledPackage(): Promise<string> {
-  compiled ??= ownExtension === '.ts' ? compileSources() : Promise.resolve(fileURLToPath(new URL('../', import.meta.url)));
+  compiled ??=
+    ownExtension === '.ts' ? compileSources() : Promise.resolve(fileURLToPath(new URL('../', import.meta.url)));
   return compiled;
 }
 
@@ -42,7 +50,8 @@ async function compileSources(): Promise<string> {
   const args = ['-p', join(root, 'tsconfig.build.json'), '--outDir', outDir, '--declaration', 'false'];
   await new Promise<void>((done, fail) => {
     execFile(join(root, 'node_modules', '.bin', 'tsc'), args, (error, stdout) => {
-      if (error) fail(new Error(`compiling agentward's sources (tsc ${args.join(' ')}) failed: ${stdout || error.message}`));
+      if (error)
+        fail(new Error(`compiling agentward's sources (tsc ${args.join(' ')}) failed: ${stdout || error.message}`));
       else done();
     });
   });
@@ -51,7 +60,8 @@ async function compileSources(): Promise<string> {
 
 const PORT = 3000;
 
-const writeJson = (file: string, value: unknown, mode = 0o644) => writeFile(file, `${JSON.stringify(value, null, 2)}\n`, { mode });
+const writeJson = (file: string, value: unknown, mode = 0o644) =>
+  writeFile(file, `${JSON.stringify(value, null, 2)}\n`, { mode });
 
 function isInside(path: string, folder: string): boolean {
   const rel = relative(folder, path);
@@ -78,7 +88,8 @@ async function holdsBuild(out: string): Promise<boolean> {
 async function prepareOut(out: string, dir: string): Promise<void> {
   if (isInside(dir, out)) throw new Error(`${out}: the output folder must not be the agent directory or contain it`);
   if (existsSync(out) && (await readdir(out)).length > 0) {
-    if (!(await holdsBuild(out))) throw new Error(`${out}: exists and is not an agentward build output; refusing to overwrite it`);
+    if (!(await holdsBuild(out)))
+      throw new Error(`${out}: exists and is not an agentward build output; refusing to overwrite it`);
     await rm(out, { recursive: true, force: true });
   }
   await mkdir(out, { recursive: true });
@@ -88,7 +99,12 @@ async function prepareOut(out: string, dir: string): Promise<void> {
  * Copies a tree of modules: TypeScript transpiled to JavaScript, each specifier passed to
  * `rewrite` (with the folder of the file that names it), other files copied as they are.
  */
-async function copyModules(from: string, to: string, skip: (path: string) => boolean, rewrite: (specifier: string, folder: string) => string | undefined): Promise<void> {
+async function copyModules(
+  from: string,
+  to: string,
+  skip: (path: string) => boolean,
+  rewrite: (specifier: string, folder: string) => string | undefined,
+): Promise<void> {
   await mkdir(to, { recursive: true });
   for (const entry of await readdir(from, { withFileTypes: true })) {
     const source = join(from, entry.name);
@@ -99,7 +115,10 @@ async function copyModules(from: string, to: string, skip: (path: string) => boo
       const target = join(to, javaScriptName(entry.name));
       const text = await readFile(source, 'utf8');
       const code = isTypeScript(entry.name) ? stripTypes(text, source) : text;
-      await writeFile(target, rewriteSpecifiers(code, (specifier) => rewrite(specifier, dirname(target))));
+      await writeFile(
+        target,
+        rewriteSpecifiers(code, (specifier) => rewrite(specifier, dirname(target))),
+      );
     } else if (entry.isFile()) {
       await copyFile(source, join(to, entry.name));
     }
@@ -112,7 +131,8 @@ async function copyModules(from: string, to: string, skip: (path: string) => boo
  */
 async function copyCompiledPackage(to: string): Promise<void> {
   const from = await compiledPackage();
-  if (!existsSync(join(from, 'index.js'))) throw new Error(`${from}: agentward's compiled package is incomplete (no index.js); reinstall agentward`);
+  if (!existsSync(join(from, 'index.js')))
+    throw new Error(`${from}: agentward's compiled package is incomplete (no index.js); reinstall agentward`);
   const left = new Set([join(from, 'bin'), join(from, 'cli', 'main.js'), join(from, 'cli', 'main.js.map')]);
   await cp(from, to, { recursive: true, filter: (path) => !left.has(path) && !path.endsWith('.d.ts') });
 }
@@ -128,8 +148,13 @@ async function packageVersions(dir: string, names: Iterable<string>): Promise<Re
     const file = join(folder, 'package.json');
     if (existsSync(file)) {
       const json = JSON.parse(await readFile(file, 'utf8')) as Record<string, Record<string, unknown> | undefined>;
-      const declared: Record<string, unknown> = { ...json.peerDependencies, ...json.devDependencies, ...json.dependencies };
-      for (const name of wanted) if (versions[name] === undefined && typeof declared[name] === 'string') versions[name] = declared[name];
+      const declared: Record<string, unknown> = {
+        ...json.peerDependencies,
+        ...json.devDependencies,
+        ...json.dependencies,
+      };
+      for (const name of wanted)
+        if (versions[name] === undefined && typeof declared[name] === 'string') versions[name] = declared[name];
     }
     if (dirname(folder) === folder) break;
   }
@@ -205,9 +230,15 @@ CMD ["node", "server.js"]
 }
 
 /** Key files, logs and env files: never copied into a build, at any depth (a private key in an image is a leaked key). */
-const NEVER_COPIED = /\.(?:pem|key|p8|p12|pfx|jks|keystore|der|log|env)$|^id_(?:rsa|dsa|ecdsa|ed25519)(?:\.|$)|^npm-debug\.log/i;
+const NEVER_COPIED =
+  /\.(?:pem|key|p8|p12|pfx|jks|keystore|der|log|env)$|^id_(?:rsa|dsa|ecdsa|ed25519)(?:\.|$)|^npm-debug\.log/i;
 
-async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget, log: (line: string) => void): Promise<AgentManifest> {
+async function buildNodeServer(
+  info: AgentDir,
+  out: string,
+  target: BuildTarget,
+  log: (line: string) => void,
+): Promise<AgentManifest> {
   const app = join(out, 'app');
   const runtime = join(out, 'agentward');
   const packages = new Set<string>();
@@ -229,10 +260,14 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget,
     const entry = AGENTWARD_ENTRIES.get(specifier);
     if (entry !== undefined) return specifierTo(folder, join(runtime, `${entry}.js`));
     if (specifier.startsWith('agentward/')) {
-      throw new Error(`${info.dir}: imports ${specifier}, which is not an entry point of agentward (${[...AGENTWARD_ENTRIES.keys()].join(', ')})`);
+      throw new Error(
+        `${info.dir}: imports ${specifier}, which is not an entry point of agentward (${[...AGENTWARD_ENTRIES.keys()].join(', ')})`,
+      );
     }
     if (specifier.startsWith('.') && !isInside(resolve(info.dir, relative(app, folder), specifier), info.dir)) {
-      throw new Error(`${info.dir}: imports ${specifier}, outside the agent directory; the build copies only the directory (import agentward as 'agentward')`);
+      throw new Error(
+        `${info.dir}: imports ${specifier}, outside the agent directory; the build copies only the directory (import agentward as 'agentward')`,
+      );
     }
     const name = packageName(specifier);
     if (name !== undefined) packages.add(name);
@@ -248,11 +283,21 @@ async function buildNodeServer(info: AgentDir, out: string, target: BuildTarget,
     ...(info.settings.limits !== undefined && { limits: info.settings.limits }),
     ...(baked !== undefined && { apiTokenSha256: await tokenDigest(baked) }),
   };
-  if (refused.length > 0) log(`agentward: not copied into app/ (key files, logs and env files never go into a build; load keys from the environment): ${refused.join(', ')}`);
+  if (refused.length > 0)
+    log(
+      `agentward: not copied into app/ (key files, logs and env files never go into a build; load keys from the environment): ${refused.join(', ')}`,
+    );
   await writeJson(join(app, SETTINGS_FILE), settings, 0o600);
   await writeFile(join(out, 'server.js'), serverScript(target));
   const dependencies = await packageVersions(info.dir, packages);
-  await writeJson(join(out, 'package.json'), { name: packageNameOf(info.name), private: true, type: 'module', main: 'server.js', scripts: { start: 'node server.js' }, dependencies });
+  await writeJson(join(out, 'package.json'), {
+    name: packageNameOf(info.name),
+    private: true,
+    type: 'module',
+    main: 'server.js',
+    scripts: { start: 'node server.js' },
+    dependencies,
+  });
   if (target === 'docker') {
     await writeFile(join(out, 'Dockerfile'), dockerfile(info.basePath, packages.size > 0));
     await writeFile(join(out, '.dockerignore'), DOCKER_IGNORE);
@@ -271,31 +316,56 @@ export function jsString(text: string): string {
 
 /** An npm package name for the output's package.json (npm refuses spaces, capitals and most punctuation). */
 function packageNameOf(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[-._]+|-+$/g, '').slice(0, 214) || 'agent';
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[-._]+|-+$/g, '')
+      .slice(0, 214) || 'agent'
+  );
 }
 
 /** A Workers script name: lower-case letters, digits and dashes, at most 63 characters. */
 function workerName(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'agent';
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 63) || 'agent'
+  );
 }
 
 /** The fields of agent.json the cloudflare-worker target honours (design §7); any other is a build error naming it. */
 const WORKER_SPEC_FIELDS = ['name', 'instructions', 'model'];
-const WORKER_MODEL_FIELDS: Readonly<Record<string, readonly string[]>> = { echo: ['provider'], 'openai-compatible': ['provider', 'baseURL', 'model'] };
+const WORKER_MODEL_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  echo: ['provider'],
+  'openai-compatible': ['provider', 'baseURL', 'model'],
+};
 
 /** agent.json as the worker serves it: every field honoured, or an error naming the one that is not. */
 function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'] {
-  const cannot = (field: string, why: string) => new Error(`${specFile}: "${field}" ${why}; the cloudflare-worker target serves name, instructions and model ({ "provider": "echo" } or { "provider": "openai-compatible", "baseURL", "model" }, the API key from the ${WORKER_BINDINGS.modelApiKey} secret)`);
-  for (const field of Object.keys(spec)) if (!WORKER_SPEC_FIELDS.includes(field)) throw cannot(field, 'is not a field the worker can honour');
+  const cannot = (field: string, why: string) =>
+    new Error(
+      `${specFile}: "${field}" ${why}; the cloudflare-worker target serves name, instructions and model ({ "provider": "echo" } or { "provider": "openai-compatible", "baseURL", "model" }, the API key from the ${WORKER_BINDINGS.modelApiKey} secret)`,
+    );
+  for (const field of Object.keys(spec))
+    if (!WORKER_SPEC_FIELDS.includes(field)) throw cannot(field, 'is not a field the worker can honour');
   const { name, instructions, model } = spec;
   if (model === undefined) return { name, ...(instructions !== undefined && { instructions }) };
   if (typeof model !== 'object' || model === null || Array.isArray(model)) throw cannot('model', 'must be an object');
   const declared = model as Record<string, unknown>;
   const provider = declared.provider;
-  const fields = typeof provider === 'string' && Object.hasOwn(WORKER_MODEL_FIELDS, provider) ? WORKER_MODEL_FIELDS[provider] : undefined;
+  const fields =
+    typeof provider === 'string' && Object.hasOwn(WORKER_MODEL_FIELDS, provider)
+      ? WORKER_MODEL_FIELDS[provider]
+      : undefined;
   if (fields === undefined) throw cannot('model.provider', 'must be "echo" or "openai-compatible"');
-  for (const field of Object.keys(declared)) if (!fields.includes(field)) throw cannot(`model.${field}`, `is not a field the worker can honour for provider "${provider}"`);
-  if (provider === 'echo') return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'echo' } };
+  for (const field of Object.keys(declared))
+    if (!fields.includes(field))
+      throw cannot(`model.${field}`, `is not a field the worker can honour for provider "${provider}"`);
+  if (provider === 'echo')
+    return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'echo' } };
   const { baseURL, model: modelName } = declared;
   let url: URL | undefined;
   try {
@@ -303,22 +373,32 @@ function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'
   } catch {
     url = undefined;
   }
-  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) throw cannot('model.baseURL', 'must be an absolute http(s) URL');
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:'))
+    throw cannot('model.baseURL', 'must be an absolute http(s) URL');
   // agent.json is served to callers (GET <base>/spec) and printed by the build.
   if (url.username !== '' || url.password !== '') throw cannot('model.baseURL', 'must not hold credentials');
   if (typeof modelName !== 'string' || modelName === '') throw cannot('model.model', 'must be a non-empty string');
-  return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'openai-compatible', baseURL: baseURL as string, model: modelName } };
+  return {
+    name,
+    ...(instructions !== undefined && { instructions }),
+    model: { provider: 'openai-compatible', baseURL: baseURL as string, model: modelName },
+  };
 }
 
 function checkWorkerDir(info: AgentDir): SpecWorkerOptions['spec'] {
   if (info.authFile !== undefined) {
-    throw new Error(`${info.authFile}: the cloudflare-worker target has no auth list (it is protected by the AGENT_API_TOKEN binding alone), so it cannot serve an agent with this file; build for node-server or docker, or remove the file`);
+    throw new Error(
+      `${info.authFile}: the cloudflare-worker target has no auth list (it is protected by the AGENT_API_TOKEN binding alone), so it cannot serve an agent with this file; build for node-server or docker, or remove the file`,
+    );
   }
   const specFile = join(info.dir, 'agent.json');
-  if (info.spec === undefined) throw new Error(`${specFile}: not found; the cloudflare-worker target serves this declarative spec`);
+  if (info.spec === undefined)
+    throw new Error(`${specFile}: not found; the cloudflare-worker target serves this declarative spec`);
   const secret = secretLookingField(info.spec);
   if (secret !== undefined) {
-    throw new Error(`${specFile}: "${secret}" looks like a secret, and the cloudflare-worker target serves this file to its callers; keep secrets in Workers secrets`);
+    throw new Error(
+      `${specFile}: "${secret}" looks like a secret, and the cloudflare-worker target serves this file to its callers; keep secrets in Workers secrets`,
+    );
   }
   return workerSpec(info.spec, specFile);
 }
@@ -337,15 +417,20 @@ function secretLookingField(value: unknown, path = ''): string | undefined {
 
 /** What the built worker serves, in the words the build prints. */
 function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string, mcp: boolean, limits: boolean): string[] {
-  const model = spec.model?.provider === 'openai-compatible'
-    ? `openai-compatible ${JSON.stringify(spec.model.model)} at ${JSON.stringify(spec.model.baseURL)} (API key: the ${WORKER_BINDINGS.modelApiKey} secret, if the provider needs one)`
-    : 'echo (the built-in echo model)';
+  const model =
+    spec.model?.provider === 'openai-compatible'
+      ? `openai-compatible ${JSON.stringify(spec.model.model)} at ${JSON.stringify(spec.model.baseURL)} (API key: the ${WORKER_BINDINGS.modelApiKey} secret, if the provider needs one)`
+      : 'echo (the built-in echo model)';
   return [
     `model: ${model}`,
     `open: GET ${basePath}/health`,
     `behind the ${WORKER_BINDINGS.apiToken} secret (unset: 401): POST ${basePath}, POST ${basePath}/chat (JSON, or server-sent events with Accept: text/event-stream), GET ${basePath}/chat/:id, POST ${basePath}/ui (useChat), GET ${basePath}/approvals?sessionId=, POST ${basePath}/approvals/:id (a spec has no tools: nothing waits for approval), GET ${basePath}/spec${mcp ? `, POST ${basePath}/mcp (MCP: the tool ask)` : ''}`,
     `sessions: one Durable Object each (class ${WORKER_BINDINGS.sessionClass}, binding ${WORKER_BINDINGS.sessions}), kept across requests and restarts`,
-    ...(limits ? [`limits: counted in Durable Objects (class ${WORKER_BINDINGS.limitsClass}, binding ${WORKER_BINDINGS.limits}), per API token, failures per CF-Connecting-IP`] : []),
+    ...(limits
+      ? [
+          `limits: counted in Durable Objects (class ${WORKER_BINDINGS.limitsClass}, binding ${WORKER_BINDINGS.limits}), per API token, failures per CF-Connecting-IP`,
+        ]
+      : []),
     'not on this target: auth.ts and any auth list, tools, memory, session ownership, channels, the playground',
   ];
 }
@@ -353,7 +438,10 @@ function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string, mcp: b
 function wranglerToml(info: AgentDir): string {
   const { apiToken, modelApiKey, sessions, sessionClass, limits, limitsClass } = WORKER_BINDINGS;
   // A migration of its own: a worker deployed before it had limits adds the class without touching v1.
-  const limitObjects = info.settings.limits === undefined ? '' : `
+  const limitObjects =
+    info.settings.limits === undefined
+      ? ''
+      : `
 # One Durable Object per counted key (agentward.json "limits"): the budget every instance of the worker shares.
 [[durable_objects.bindings]]
 name = "${limits}"
@@ -383,21 +471,34 @@ new_sqlite_classes = ["${sessionClass}"]
 ${limitObjects}`;
 }
 
-async function buildWorker(info: AgentDir, spec: SpecWorkerOptions['spec'], out: string, log: (line: string) => void): Promise<AgentManifest> {
+async function buildWorker(
+  info: AgentDir,
+  spec: SpecWorkerOptions['spec'],
+  out: string,
+  log: (line: string) => void,
+): Promise<AgentManifest> {
   const { limits } = info.settings;
-  const { code, entryName } = await bundleModules(fileURLToPath(new URL(`../worker/spec-worker${ownExtension}`, import.meta.url)));
+  const { code, entryName } = await bundleModules(
+    fileURLToPath(new URL(`../worker/spec-worker${ownExtension}`, import.meta.url)),
+  );
   // The directory's text reaches the code only inside string literals, parsed at start-up.
   const worker = `// Built by agentward (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
 ${code}
 const agentward = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)}, mcp: ${info.settings.mcp === true}${limits === undefined ? '' : `, limits: JSON.parse(${jsString(JSON.stringify(limits))})`} });
 export default agentward.worker;
 export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
-${limits === undefined ? '' : `export const ${WORKER_BINDINGS.limitsClass} = agentward.LimitObject;
-`}`;
+${
+  limits === undefined
+    ? ''
+    : `export const ${WORKER_BINDINGS.limitsClass} = agentward.LimitObject;
+`
+}`;
   await writeFile(join(out, 'worker.js'), worker);
   await writeFile(join(out, 'wrangler.toml'), wranglerToml(info));
   const summary = workerSummary(spec, info.basePath, info.settings.mcp === true, limits !== undefined);
-  log(`agentward: the cloudflare-worker build of ${JSON.stringify(info.name)} serves\n${summary.map((line) => `  ${line}`).join('\n')}`);
+  log(
+    `agentward: the cloudflare-worker build of ${JSON.stringify(info.name)} serves\n${summary.map((line) => `  ${line}`).join('\n')}`,
+  );
   return {
     name: info.name,
     target: 'cloudflare-worker',
@@ -407,8 +508,14 @@ ${limits === undefined ? '' : `export const ${WORKER_BINDINGS.limitsClass} = age
     main: 'worker.js',
     basePath: info.basePath,
     model: spec.model ?? { provider: 'echo' },
-    secrets: [WORKER_BINDINGS.apiToken, ...(spec.model?.provider === 'openai-compatible' ? [WORKER_BINDINGS.modelApiKey] : [])],
-    durableObjects: { [WORKER_BINDINGS.sessions]: WORKER_BINDINGS.sessionClass, ...(limits !== undefined && { [WORKER_BINDINGS.limits]: WORKER_BINDINGS.limitsClass }) },
+    secrets: [
+      WORKER_BINDINGS.apiToken,
+      ...(spec.model?.provider === 'openai-compatible' ? [WORKER_BINDINGS.modelApiKey] : []),
+    ],
+    durableObjects: {
+      [WORKER_BINDINGS.sessions]: WORKER_BINDINGS.sessionClass,
+      ...(limits !== undefined && { [WORKER_BINDINGS.limits]: WORKER_BINDINGS.limitsClass }),
+    },
   };
 }
 
@@ -426,17 +533,20 @@ ${limits === undefined ? '' : `export const ${WORKER_BINDINGS.limitsClass} = age
  * await build('./my-agent', { target: 'node-server', out: './dist' });
  */
 export async function build(dir: string, options: BuildOptions): Promise<AgentManifest> {
-  if (typeof options !== 'object' || options === null) throw new Error('build(): options { target, out, log? } are required');
+  if (typeof options !== 'object' || options === null)
+    throw new Error('build(): options { target, out, log? } are required');
   checkOptionNames('build()', options, ['target', 'out', 'log'], (message) => new Error(message));
   const { target, out: outOption } = options;
   if (!BUILD_TARGETS.includes(target)) throw new Error(`build(): target must be one of ${BUILD_TARGETS.join(', ')}`);
-  if (typeof outOption !== 'string' || outOption === '') throw new Error('build(): out must be the path of the output folder');
+  if (typeof outOption !== 'string' || outOption === '')
+    throw new Error('build(): out must be the path of the output folder');
   const info = await readAgentDir(dir);
   const spec = target === 'cloudflare-worker' ? checkWorkerDir(info) : undefined;
   const out = resolve(outOption);
   await prepareOut(out, info.dir);
   const log = options.log ?? ((line: string) => console.log(line));
-  const manifest = spec !== undefined ? await buildWorker(info, spec, out, log) : await buildNodeServer(info, out, target, log);
+  const manifest =
+    spec !== undefined ? await buildWorker(info, spec, out, log) : await buildNodeServer(info, out, target, log);
   await writeJson(join(out, 'manifest.json'), manifest);
   return manifest;
 }

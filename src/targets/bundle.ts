@@ -15,20 +15,31 @@ const RE_EXPORT = /^export\s*\{([^}]*)\}\s*from\s*(['"])(\.{1,2}\/[^'"]+)\2\s*;?
 const EXPORT_DECLARATION = /^export\s+((?:async\s+)?function\*?|class|const|let)\s+([A-Za-z_$][\w$]*)/gm;
 const LEFTOVER = /^\s*(?:import|export)\b[^\n]*/m;
 
-interface Binding { imported: string; local: string }
+interface Binding {
+  imported: string;
+  local: string;
+}
 
 function parseBindings(list: string, file: string): Binding[] {
-  return list.split(',').map((part) => part.trim()).filter((part) => part.length > 0).map((part) => {
-    const match = /^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/.exec(part);
-    if (match === null) throw new Error(`${file}: cannot bundle the import or export of "${part}"`);
-    return { imported: match[1] as string, local: match[2] ?? (match[1] as string) };
-  });
+  return list
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0)
+    .map((part) => {
+      const match = /^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/.exec(part);
+      if (match === null) throw new Error(`${file}: cannot bundle the import or export of "${part}"`);
+      return { imported: match[1] as string, local: match[2] ?? (match[1] as string) };
+    });
 }
 
 const destructure = (bindings: Binding[]) =>
   `{ ${bindings.map(({ imported, local }) => (imported === local ? imported : `${imported}: ${local}`)).join(', ')} }`;
 
-interface Module { file: string; body: string; exports: string[] }
+interface Module {
+  file: string;
+  body: string;
+  exports: string[];
+}
 
 /** Bundles `entry` and the files it imports; returns the code and the name of the constant that holds the entry's exports. */
 export async function bundleModules(entry: string): Promise<{ code: string; entryName: string }> {
@@ -77,9 +88,11 @@ export async function bundleModules(entry: string): Promise<{ code: string; entr
   }
 
   const entryName = await visit(resolve(entry));
-  const code = [...modules.values()].map((module) => {
-    const name = names.get(module.file) as string;
-    return `// ${module.file.split(/[\\/](?:src|dist)[\\/]/).pop()}\nconst ${name} = (() => {\n${module.body.trim()}\nreturn { ${module.exports.join(', ')} };\n})();\n`;
-  }).join('\n');
+  const code = [...modules.values()]
+    .map((module) => {
+      const name = names.get(module.file) as string;
+      return `// ${module.file.split(/[\\/](?:src|dist)[\\/]/).pop()}\nconst ${name} = (() => {\n${module.body.trim()}\nreturn { ${module.exports.join(', ')} };\n})();\n`;
+    })
+    .join('\n');
   return { code, entryName };
 }

@@ -36,9 +36,21 @@ export function scanSource(source: string): ScannedSource {
     const start = i;
     while (i < source.length) {
       const c = source[i]!;
-      if (c === '\\') { i += 2; continue; }
-      if (c === '`') { blank(start, i); i++; return; }
-      if (c === '$' && source[i + 1] === '{') { blank(start, i); i += 2; templateDepths.push(0); return; }
+      if (c === '\\') {
+        i += 2;
+        continue;
+      }
+      if (c === '`') {
+        blank(start, i);
+        i++;
+        return;
+      }
+      if (c === '$' && source[i + 1] === '{') {
+        blank(start, i);
+        i += 2;
+        templateDepths.push(0);
+        return;
+      }
       i++;
     }
     blank(start, i);
@@ -62,7 +74,13 @@ export function scanSource(source: string): ScannedSource {
       let value = '';
       i++;
       while (i < source.length && source[i] !== c && source[i] !== '\n') {
-        if (source[i] === '\\') { value += source.slice(i, i + 2); i += 2; } else { value += source[i]; i++; }
+        if (source[i] === '\\') {
+          value += source.slice(i, i + 2);
+          i += 2;
+        } else {
+          value += source[i];
+          i++;
+        }
       }
       blank(at + 1, i);
       strings.push({ at, value });
@@ -88,7 +106,10 @@ export function scanSource(source: string): ScannedSource {
         i++;
         while (i < source.length && source[i] !== '\n') {
           const r = source[i]!;
-          if (r === '\\') { i += 2; continue; }
+          if (r === '\\') {
+            i += 2;
+            continue;
+          }
           if (r === '[') inClass = true;
           else if (r === ']') inClass = false;
           else if (r === '/' && !inClass) break;

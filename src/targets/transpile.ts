@@ -70,7 +70,14 @@ export function javaScriptSpecifier(specifier: string): string | undefined {
 
 /** The package a bare specifier names (`@scope/pkg/sub` → `@scope/pkg`), or undefined for relative paths, URLs and Node built-ins. */
 export function packageName(specifier: string): string | undefined {
-  if (specifier === '' || specifier.startsWith('.') || specifier.startsWith('#') || specifier.startsWith('/') || /^[a-z][a-z0-9+.-]*:/i.test(specifier)) return undefined;
+  if (
+    specifier === '' ||
+    specifier.startsWith('.') ||
+    specifier.startsWith('#') ||
+    specifier.startsWith('/') ||
+    /^[a-z][a-z0-9+.-]*:/i.test(specifier)
+  )
+    return undefined;
   if (nodeModule.isBuiltin(specifier)) return undefined;
   const parts = specifier.split('/');
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];

@@ -21,7 +21,11 @@ type Operation =
   | { op: 'acquire'; key: string; lease: string; limit: number; ttlSec: number }
   | { op: 'release'; key: string; lease: string };
 
-const unavailable = (cause?: unknown) => Object.assign(new Error('the limit store (a Durable Object) is unavailable', { cause }), { name: 'StoreError', code: 'STORE_UNAVAILABLE' });
+const unavailable = (cause?: unknown) =>
+  Object.assign(new Error('the limit store (a Durable Object) is unavailable', { cause }), {
+    name: 'StoreError',
+    code: 'STORE_UNAVAILABLE',
+  });
 
 /**
  * A `LimitStore` over a Durable Object namespace whose class is `LimitObject` (bound as
@@ -34,7 +38,9 @@ export function durableObjectLimitStore(namespace: LimitNamespaceLike): LimitSto
     let response: Response;
     try {
       const stub = namespace.get(namespace.idFromName(JSON.stringify(operation.key)));
-      response = await stub.fetch(new Request('https://limits.agentward/', { method: 'POST', body: JSON.stringify(operation) }));
+      response = await stub.fetch(
+        new Request('https://limits.agentward/', { method: 'POST', body: JSON.stringify(operation) }),
+      );
     } catch (error) {
       throw unavailable(error);
     }
@@ -48,7 +54,10 @@ export function durableObjectLimitStore(namespace: LimitNamespaceLike): LimitSto
   };
 }
 
-interface Window { start: number; count: number }
+interface Window {
+  start: number;
+  count: number;
+}
 
 /**
  * The Durable Object class behind `durableObjectLimitStore()`: one object per key. Its

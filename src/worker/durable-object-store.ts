@@ -54,8 +54,10 @@ export function durableObjectStore(storage: DurableObjectStorageLike): Store {
     const text = JSON.stringify(value);
     const count = Math.max(1, Math.ceil(text.length / CHUNK_UNITS));
     const pending: Promise<unknown>[] = [];
-    for (let n = 0; n < count; n++) pending.push(storage.put(`${key}#${n}`, text.slice(n * CHUNK_UNITS, (n + 1) * CHUNK_UNITS)));
-    for (let n = count; n < (typeof oldCount === 'number' ? oldCount : 0); n++) pending.push(storage.delete(`${key}#${n}`));
+    for (let n = 0; n < count; n++)
+      pending.push(storage.put(`${key}#${n}`, text.slice(n * CHUNK_UNITS, (n + 1) * CHUNK_UNITS)));
+    for (let n = count; n < (typeof oldCount === 'number' ? oldCount : 0); n++)
+      pending.push(storage.delete(`${key}#${n}`));
     pending.push(storage.put(key, count));
     return pending;
   }
@@ -66,7 +68,8 @@ export function durableObjectStore(storage: DurableObjectStorageLike): Store {
     return pending;
   }
 
-  const idsUnder = async (prefix: string) => [...(await storage.list({ prefix })).keys()].map((key) => JSON.parse(key.slice(prefix.length)) as string);
+  const idsUnder = async (prefix: string) =>
+    [...(await storage.list({ prefix })).keys()].map((key) => JSON.parse(key.slice(prefix.length)) as string);
 
   /**
    * Removes a checkpoint with its index entries; true only for the caller whose removal of its
@@ -92,7 +95,8 @@ export function durableObjectStore(storage: DurableObjectStorageLike): Store {
       const before = ownerText(previous?.owner);
       const owner = ownerText(record.owner);
       const pending = writes(key, record, count);
-      if (before !== undefined && before !== owner) pending.push(storage.delete(sessionsOf(before) + quoted(record.id)));
+      if (before !== undefined && before !== owner)
+        pending.push(storage.delete(sessionsOf(before) + quoted(record.id)));
       if (owner !== undefined) pending.push(storage.put(sessionsOf(owner) + quoted(record.id), ''));
       await Promise.all(pending);
     },
@@ -108,7 +112,9 @@ export function durableObjectStore(storage: DurableObjectStorageLike): Store {
     deleteCheckpoint: (approvalId) => forgetCheckpoint(approvalId),
     async listCheckpoints(sessionId) {
       const ids = await idsUnder(bySession(sessionId));
-      return (await Promise.all(ids.map((approvalId) => read<Checkpoint>(checkpointKey(approvalId))))).flatMap((checkpoint) => checkpoint ?? []);
+      return (await Promise.all(ids.map((approvalId) => read<Checkpoint>(checkpointKey(approvalId))))).flatMap(
+        (checkpoint) => checkpoint ?? [],
+      );
     },
     async countCheckpoints(owner: OwnerKey) {
       return (await storage.list({ prefix: pendingOf(JSON.stringify(owner)) })).size;
@@ -123,13 +129,21 @@ export function durableObjectStore(storage: DurableObjectStorageLike): Store {
     },
     async listSessions(query) {
       const ids = await idsUnder(sessionsOf(JSON.stringify(query.owner)));
-      const records = (await Promise.all(ids.map((id) => read<SessionRecord>(sessionKey(id))))).flatMap((record) => record ?? []);
+      const records = (await Promise.all(ids.map((id) => read<SessionRecord>(sessionKey(id))))).flatMap(
+        (record) => record ?? [],
+      );
       const page = pageOf(records, query);
-      return Promise.all(page.map(async (record) => summaryOf(record, (await storage.list({ prefix: bySession(record.id) })).size)));
+      return Promise.all(
+        page.map(async (record) => summaryOf(record, (await storage.list({ prefix: bySession(record.id) })).size)),
+      );
     },
     async deleteSession(id) {
       const key = sessionKey(id);
-      const [record, count, approvalIds] = await Promise.all([read<SessionRecord>(key), storage.get(key), idsUnder(bySession(id))]);
+      const [record, count, approvalIds] = await Promise.all([
+        read<SessionRecord>(key),
+        storage.get(key),
+        idsUnder(bySession(id)),
+      ]);
       let removed = record !== undefined;
       for (const approvalId of approvalIds) removed = (await forgetCheckpoint(approvalId)) || removed;
       const owner = ownerText(record?.owner);

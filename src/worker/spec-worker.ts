@@ -17,7 +17,15 @@ import { errorReply, errorResponse, failureResponse, HttpError, jsonResponse, to
 import { mcpGuard, mcpRoute, readMcpOptions } from '../http/mcp.ts';
 import type { McpAgent } from '../http/mcp-tools.ts';
 import { parseUiRequest } from '../http/ui-stream.ts';
-import { callerKey, limiter, readLimits, windowKey, type Limiter, type Limits, type LimitWindow } from '../http/limits.ts';
+import {
+  callerKey,
+  limiter,
+  readLimits,
+  windowKey,
+  type Limiter,
+  type Limits,
+  type LimitWindow,
+} from '../http/limits.ts';
 import { durableObjectStore, type DurableObjectStorageLike } from './durable-object-store.ts';
 import { durableObjectLimitStore, LimitObject, type LimitNamespaceLike } from './durable-object-limit-store.ts';
 
@@ -53,8 +61,13 @@ export interface SpecWorkerOptions {
   limits?: { requests?: LimitWindow; concurrent?: number; tokens?: LimitWindow; failures?: LimitWindow };
 }
 
-interface DurableObjectStub { fetch(request: Request): Promise<Response> }
-interface DurableObjectNamespaceLike { idFromName(name: string): unknown; get(id: unknown): DurableObjectStub }
+interface DurableObjectStub {
+  fetch(request: Request): Promise<Response>;
+}
+interface DurableObjectNamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: unknown): DurableObjectStub;
+}
 
 export interface SpecWorkerEnv {
   AGENT_API_TOKEN?: unknown;
@@ -66,7 +79,10 @@ export interface SpecWorkerEnv {
 /** What worker.js exports: the module's `fetch` (default export) and the Durable Object class of a session. */
 export interface SpecWorker {
   worker: { fetch(request: Request, env: SpecWorkerEnv): Promise<Response> };
-  SessionObject: new (state: { storage: DurableObjectStorageLike }, env: SpecWorkerEnv) => { fetch(request: Request): Promise<Response> };
+  SessionObject: new (
+    state: { storage: DurableObjectStorageLike },
+    env: SpecWorkerEnv,
+  ) => { fetch(request: Request): Promise<Response> };
   /** The Durable Object class of the limits (`AgentLimits`, bound as `AGENT_LIMITS`). */
   LimitObject: typeof LimitObject;
 }
@@ -89,7 +105,11 @@ function modelOf(spec: SpecWorkerOptions['spec'], env: SpecWorkerEnv): Model {
   const declared = spec.model;
   if (declared === undefined || declared.provider === 'echo') return echoModel();
   const apiKey = typeof env?.MODEL_API_KEY === 'string' && env.MODEL_API_KEY !== '' ? env.MODEL_API_KEY : undefined;
-  return openAICompatible({ baseURL: declared.baseURL, model: declared.model, ...(apiKey !== undefined && { apiKey }) });
+  return openAICompatible({
+    baseURL: declared.baseURL,
+    model: declared.model,
+    ...(apiKey !== undefined && { apiKey }),
+  });
 }
 
 type Route = 'send' | 'chat' | 'session' | 'approvals' | 'decide' | 'ui' | 'spec' | 'health' | 'mcp';
@@ -109,14 +129,22 @@ function matchRoute(rest: string, mcp: boolean): { route: Route; methods: string
   }
   const one = (route: Route, methods: string) => (id === undefined ? { route, methods } : undefined);
   switch (first) {
-    case undefined: return { route: 'send', methods: 'POST' };
-    case 'health': return one('health', 'GET');
-    case 'spec': return one('spec', 'GET');
-    case 'ui': return one('ui', 'POST');
-    case 'chat': return id === undefined ? { route: 'chat', methods: 'POST' } : { route: 'session', methods: 'GET', id };
-    case 'approvals': return id === undefined ? { route: 'approvals', methods: 'GET' } : { route: 'decide', methods: 'POST', id };
-    case 'mcp': return mcp ? one('mcp', 'POST') : undefined;
-    default: return undefined;
+    case undefined:
+      return { route: 'send', methods: 'POST' };
+    case 'health':
+      return one('health', 'GET');
+    case 'spec':
+      return one('spec', 'GET');
+    case 'ui':
+      return one('ui', 'POST');
+    case 'chat':
+      return id === undefined ? { route: 'chat', methods: 'POST' } : { route: 'session', methods: 'GET', id };
+    case 'approvals':
+      return id === undefined ? { route: 'approvals', methods: 'GET' } : { route: 'decide', methods: 'POST', id };
+    case 'mcp':
+      return mcp ? one('mcp', 'POST') : undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -146,7 +174,8 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
   function limitsFor(env: SpecWorkerEnv) {
     if (checked === undefined) return undefined;
     const namespace = env?.AGENT_LIMITS;
-    if (typeof namespace?.idFromName !== 'function') throw new Error(`the ${WORKER_BINDINGS.limits} Durable Object binding is missing (see wrangler.toml)`);
+    if (typeof namespace?.idFromName !== 'function')
+      throw new Error(`the ${WORKER_BINDINGS.limits} Durable Object binding is missing (see wrangler.toml)`);
     if (limited?.namespace !== namespace) {
       const withStore = { ...checked, store: durableObjectLimitStore(namespace) };
       limited = { namespace, limits: withStore, limiter: limiter(withStore) };
@@ -157,7 +186,8 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
 
   // The binding is only known per request; the list is built once per token value.
   function authenticatorFor(env: SpecWorkerEnv): (request: Request) => Promise<AuthResult> {
-    const token = typeof env?.AGENT_API_TOKEN === 'string' && env.AGENT_API_TOKEN !== '' ? env.AGENT_API_TOKEN : undefined;
+    const token =
+      typeof env?.AGENT_API_TOKEN === 'string' && env.AGENT_API_TOKEN !== '' ? env.AGENT_API_TOKEN : undefined;
     if (current === undefined || current.token !== token) {
       current = { token, authenticate: routeAuth(token === undefined ? NO_AUTH_CONFIGURED : apiToken(token)) };
     }
@@ -165,9 +195,17 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
   }
 
   /** Hands a request to the Durable Object of its session, with the principal and (re-serialized) the body already read. */
-  function toSession(env: SpecWorkerEnv, request: Request, sessionId: string, principal: Principal, body?: Record<string, unknown>, url = request.url): Promise<Response> {
+  function toSession(
+    env: SpecWorkerEnv,
+    request: Request,
+    sessionId: string,
+    principal: Principal,
+    body?: Record<string, unknown>,
+    url = request.url,
+  ): Promise<Response> {
     const sessions = env?.AGENT_SESSIONS;
-    if (typeof sessions?.idFromName !== 'function') throw new Error(`the ${WORKER_BINDINGS.sessions} Durable Object binding is missing (see wrangler.toml)`);
+    if (typeof sessions?.idFromName !== 'function')
+      throw new Error(`the ${WORKER_BINDINGS.sessions} Durable Object binding is missing (see wrangler.toml)`);
     const headers = new Headers(request.headers);
     for (const name of ['authorization', 'content-length', PRINCIPAL_HEADER]) headers.delete(name);
     // Encoded: a header value is Latin-1 only, and a principal's id or claims may be any text.
@@ -185,16 +223,29 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
       async send(message, options = {}) {
         const sessionId = options.sessionId ?? randomId();
         // The MCP request (a POST, its headers and its abort signal) goes on as POST <base> with the tool's message.
-        const answer = await toSession(env, request, sessionId, principal, { message, sessionId }, new URL(basePath || '/', request.url).href);
+        const answer = await toSession(
+          env,
+          request,
+          sessionId,
+          principal,
+          { message, sessionId },
+          new URL(basePath || '/', request.url).href,
+        );
         const body = (await answer.json()) as RunResult & { error?: string };
-        if (!answer.ok) throw new HttpError(answer.status, typeof body.error === 'string' ? body.error : 'The agent failed');
+        if (!answer.ok)
+          throw new HttpError(answer.status, typeof body.error === 'string' ? body.error : 'The agent failed');
         return body;
       },
       decide: () => Promise.reject(new HttpError(404, 'Approval not found')),
     };
   }
 
-  async function route(request: Request, env: SpecWorkerEnv, principal: Principal, found: { route: Route; id?: string }): Promise<Response> {
+  async function route(
+    request: Request,
+    env: SpecWorkerEnv,
+    principal: Principal,
+    found: { route: Route; id?: string },
+  ): Promise<Response> {
     switch (found.route) {
       case 'spec':
         return jsonResponse(spec);
@@ -224,7 +275,16 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
       case 'mcp': {
         const view = webRouteRequest(request);
         const counted = limitsFor(env)?.limiter;
-        return toResponse(await mcpRoute(sessionAgent(env, request, principal), mcpConfig!, view, principal, () => errorReply(403, 'Forbidden'), counted && ((call) => counted.run(view, principal, true, call))));
+        return toResponse(
+          await mcpRoute(
+            sessionAgent(env, request, principal),
+            mcpConfig!,
+            view,
+            principal,
+            () => errorReply(403, 'Forbidden'),
+            counted && ((call) => counted.run(view, principal, true, call)),
+          ),
+        );
       }
     }
   }
@@ -234,13 +294,22 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
     const tokens = limitsFor(env)?.limits.tokens;
     if (tokens === undefined) return agent;
     const store = limitsFor(env)!.limits.store;
-    const count = (principal: Principal | undefined) => async ({ inputTokens, outputTokens }: { inputTokens: number; outputTokens: number }) => {
-      await store.hit(windowKey(tokens, callerKey(principal, undefined)), tokens.windowSec, inputTokens + outputTokens, Number.MAX_SAFE_INTEGER);
-    };
+    const count =
+      (principal: Principal | undefined) =>
+      async ({ inputTokens, outputTokens }: { inputTokens: number; outputTokens: number }) => {
+        await store.hit(
+          windowKey(tokens, callerKey(principal, undefined)),
+          tokens.windowSec,
+          inputTokens + outputTokens,
+          Number.MAX_SAFE_INTEGER,
+        );
+      };
     return Object.freeze({
       ...agent,
-      send: (message: string, options: SendOptions = {}) => agent.send(message, { ...options, onUsage: count(options.principal) }),
-      decide: (approvalId: string, decision: DecideOptions) => agent.decide(approvalId, { ...decision, onUsage: count(decision.principal) }),
+      send: (message: string, options: SendOptions = {}) =>
+        agent.send(message, { ...options, onUsage: count(options.principal) }),
+      decide: (approvalId: string, decision: DecideOptions) =>
+        agent.decide(approvalId, { ...decision, onUsage: count(decision.principal) }),
     });
   }
 
@@ -258,7 +327,15 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
     fetch(request: Request): Promise<Response> {
       // The worker counted the request and checked the budget; this object counts the tokens its turns spend.
       this.#handler ??= agentHandler(
-        countedAgent(createAgent({ name: spec.name, instructions: spec.instructions ?? '', model: modelOf(spec, this.#env), store: durableObjectStore(this.#storage) }), this.#env),
+        countedAgent(
+          createAgent({
+            name: spec.name,
+            instructions: spec.instructions ?? '',
+            model: modelOf(spec, this.#env),
+            store: durableObjectStore(this.#storage),
+          }),
+          this.#env,
+        ),
         { basePath, auth: forwardedPrincipal },
       );
       return this.#handler(request);
@@ -288,7 +365,8 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
         }
         if (found === undefined) return errorResponse(404, 'Not Found');
         if (request.method !== found.methods) return errorResponse(405, 'Method Not Allowed', { allow: found.methods });
-        if (counted === undefined || found.route === 'mcp') return await route(request, env, principal as Principal, found);
+        if (counted === undefined || found.route === 'mcp')
+          return await route(request, env, principal as Principal, found);
         // A session object's answer has the immutable headers of a fetched response: copied, to carry the RateLimit fields.
         const serve = async () => {
           const answer = await route(request, env, principal as Principal, found);

@@ -44,7 +44,10 @@ async function signingKeys(generation: number): Promise<Record<string, unknown>[
     return { ...jwk, kid: `${kid}-${generation}` };
   };
   return Promise.all([
-    make({ name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' }, 'rsa'),
+    make(
+      { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' },
+      'rsa',
+    ),
     make({ name: 'ECDSA', namedCurve: 'P-256' }, 'p256'),
     make({ name: 'Ed25519' }, 'ed25519'),
   ]);
@@ -61,7 +64,14 @@ function providerFor(issuer: string, keys: Record<string, unknown>[]): Provider 
     id_token_signed_response_alg: alg,
   }));
   // The resource server's own credentials, for the introspection endpoint (client_secret_basic).
-  clients.push({ ...clients[0]!, client_id: INTROSPECTOR, client_secret: secretFor(INTROSPECTOR), grant_types: ['client_credentials'], response_types: [], redirect_uris: [] });
+  clients.push({
+    ...clients[0]!,
+    client_id: INTROSPECTOR,
+    client_secret: secretFor(INTROSPECTOR),
+    grant_types: ['client_credentials'],
+    response_types: [],
+    redirect_uris: [],
+  });
   const algOf = (clientId: string): SigningAlg => ALGORITHMS.find((alg) => clientFor(alg) === clientId) ?? 'RS256';
   const provider = new Provider(issuer, {
     clients,
@@ -81,9 +91,21 @@ function providerFor(issuer: string, keys: Record<string, unknown>[]): Provider 
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string, client: { clientId: string }) => {
           // A second API that takes opaque access tokens, checked by introspection.
-          if (indicator === OPAQUE_RESOURCE) return { scope: OPAQUE_SCOPE, audience: OPAQUE_RESOURCE, accessTokenFormat: 'opaque', accessTokenTTL: 3600 };
+          if (indicator === OPAQUE_RESOURCE)
+            return {
+              scope: OPAQUE_SCOPE,
+              audience: OPAQUE_RESOURCE,
+              accessTokenFormat: 'opaque',
+              accessTokenTTL: 3600,
+            };
           if (indicator !== RESOURCE) throw new Error(`unknown resource ${indicator}`);
-          return { scope: SCOPE, audience: RESOURCE, accessTokenFormat: 'jwt', accessTokenTTL: 3600, jwt: { sign: { alg: algOf(client.clientId) } } };
+          return {
+            scope: SCOPE,
+            audience: RESOURCE,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: 3600,
+            jwt: { sign: { alg: algOf(client.clientId) } },
+          };
         },
       },
     },
@@ -101,7 +123,11 @@ export function browserSession(origin: string) {
   const jar = new Map<string, string>();
   const open = async (target: string, init: RequestInit = {}) => {
     const cookie = [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(target, origin), { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie } });
+    const response = await fetch(new URL(target, origin), {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as Record<string, string>), cookie },
+    });
     for (const line of response.headers.getSetCookie()) {
       const [pair] = line.split(';');
       const at = pair!.indexOf('=');
@@ -121,7 +147,9 @@ export function browserSession(origin: string) {
 
 /** A form post of the provider's pages. */
 export const form = (fields: Record<string, string>): RequestInit => ({
-  method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields),
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields),
 });
 
 /** Starts the server; every test that starts one closes it. */
@@ -131,7 +159,8 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
   let provider: Provider | undefined;
   let rotate: () => Promise<void> = async () => {};
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    if (request.url === '/__rotate' && request.method === 'POST') return void rotate().then(() => response.writeHead(204).end());
+    if (request.url === '/__rotate' && request.method === 'POST')
+      return void rotate().then(() => response.writeHead(204).end());
     (provider as Provider).callback()(request, response);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -143,7 +172,8 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
     provider = providerFor(issuer, keys);
   };
 
-  const basicAuth = (clientId: string) => `Basic ${Buffer.from(`${clientId}:${secretFor(clientId)}`).toString('base64')}`;
+  const basicAuth = (clientId: string) =>
+    `Basic ${Buffer.from(`${clientId}:${secretFor(clientId)}`).toString('base64')}`;
   const token = async (clientId: string, body: Record<string, string>, headers: Record<string, string> = {}) => {
     const response = await fetch(`${issuer}/token`, {
       method: 'POST',
@@ -164,8 +194,15 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
       const verifier = randomBytes(32).toString('base64url');
       const challenge = createHash('sha256').update(verifier).digest('base64url');
       const query = new URLSearchParams({
-        client_id: clientId, response_type: 'code', redirect_uri: REDIRECT_URI, scope: `openid ${SCOPE}`,
-        resource: RESOURCE, code_challenge: challenge, code_challenge_method: 'S256', state: 'state-1', nonce: 'nonce-1',
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URI,
+        scope: `openid ${SCOPE}`,
+        resource: RESOURCE,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        state: 'state-1',
+        nonce: 'nonce-1',
       });
       // Authorize, log in on the provider's own page, consent, and come back with a code.
       let location = await send(`/auth?${query}`);
@@ -173,10 +210,17 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
       location = await send(await send(location, form({ prompt: 'consent' })));
       const code = new URL(location).searchParams.get('code');
       if (code === null) throw new Error(`no code in ${location}`);
-      const tokens = await token(clientId, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier, resource: RESOURCE });
+      const tokens = await token(clientId, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        code_verifier: verifier,
+        resource: RESOURCE,
+      });
       return { accessToken: tokens.access_token as string, idToken: tokens.id_token as string };
     },
-    dpopClientCredentials: (clientId, proof) => token(clientId, { grant_type: 'client_credentials', resource: RESOURCE, scope: SCOPE }, { dpop: proof }),
+    dpopClientCredentials: (clientId, proof) =>
+      token(clientId, { grant_type: 'client_credentials', resource: RESOURCE, scope: SCOPE }, { dpop: proof }),
     rotate: () => rotate(),
     close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -5,7 +5,12 @@ import type { AddressInfo } from 'node:net';
 import type { Agent, SendOptions } from '../../src/agent/types.ts';
 import type { ChannelContext } from '../../src/node/channel.ts';
 
-export interface RecordedCall { method: string; url: string; headers: IncomingHttpHeaders; body: unknown }
+export interface RecordedCall {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
 
 /**
  * A channel's session id computed independently: `<channel>:` + base64url HMAC-SHA256 of the JSON
@@ -17,14 +22,21 @@ export function expectedSessionId(channel: string, secret: string, platformIds: 
 }
 
 /** A local HTTP server that records each request and answers `answer` as JSON. */
-export async function platformApi(answer: unknown = { ok: true }): Promise<{ baseUrl: string; calls: RecordedCall[]; close(): Promise<void> }> {
+export async function platformApi(
+  answer: unknown = { ok: true },
+): Promise<{ baseUrl: string; calls: RecordedCall[]; close(): Promise<void> }> {
   const calls: RecordedCall[] = [];
   const server = createServer((req, res) => {
     let text = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (text += chunk));
     req.on('end', () => {
-      calls.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : undefined });
+      calls.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: text ? JSON.parse(text) : undefined,
+      });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
   });
@@ -46,7 +58,13 @@ export function recordingAgent(): { agent: Agent; sends: { message: string; opti
     sessions: 'shared',
     async send(message, options) {
       sends.push({ message, options });
-      return { sessionId: options?.sessionId ?? 'session', status: 'completed', text: `echo: ${message}`, messages: [], approvals: [] };
+      return {
+        sessionId: options?.sessionId ?? 'session',
+        status: 'completed',
+        text: `echo: ${message}`,
+        messages: [],
+        approvals: [],
+      };
     },
     session: () => {
       throw new Error('not used by channels');

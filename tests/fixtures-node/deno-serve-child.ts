@@ -6,7 +6,10 @@ import type { Model } from '../../src/index.ts';
 
 declare const Deno: {
   env: { get(name: string): string | undefined };
-  serve(options: { port: number; hostname: string; onListen(address: { hostname: string; port: number }): void }, handler: (request: Request) => Promise<Response>): unknown;
+  serve(
+    options: { port: number; hostname: string; onListen(address: { hostname: string; port: number }): void },
+    handler: (request: Request) => Promise<Response>,
+  ): unknown;
 };
 
 const echo = echoModel();
@@ -16,10 +19,14 @@ const model: Model = {
     if (last?.role !== 'user' || last.content !== 'wait') return echo.generate(request);
     const { signal } = request;
     return new Promise((_, reject) => {
-      signal?.addEventListener('abort', () => {
-        console.log(`run aborted: ${(signal.reason as Error | undefined)?.name}`);
-        reject(signal.reason);
-      }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          console.log(`run aborted: ${(signal.reason as Error | undefined)?.name}`);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
       console.log('run waiting');
     });
   },
@@ -27,6 +34,10 @@ const model: Model = {
 
 const agent = createAgent({ name: 'deno', model, store: memoryStore() });
 Deno.serve(
-  { port: 0, hostname: '127.0.0.1', onListen: ({ hostname, port }) => console.log(`agent listening on http://${hostname}:${port}/agent`) },
+  {
+    port: 0,
+    hostname: '127.0.0.1',
+    onListen: ({ hostname, port }) => console.log(`agent listening on http://${hostname}:${port}/agent`),
+  },
   agentHandler(agent, { basePath: '/agent', auth: Deno.env.get('AGENT_API_TOKEN') ?? [] }),
 );

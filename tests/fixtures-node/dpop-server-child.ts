@@ -18,11 +18,17 @@ if (process.env.DPOP_REPLAY === 'postgres') {
 }
 const server = await serve({
   agent: createAgent({ name: 'dpop', model: echoModel(), store: memoryStore() }),
-  auth: [jwt({
-    publicKey: jwk, issuer: 'https://issuer.example.com', audience: 'agent-api', dpop: 'required', ...(dpopReplay && { dpopReplay }),
-    ...(process.env.DPOP_MAX_AGE_SEC && { dpopMaxAgeSec: Number(process.env.DPOP_MAX_AGE_SEC) }),
-    ...(process.env.CLOCK_TOLERANCE_SEC && { clockToleranceSec: Number(process.env.CLOCK_TOLERANCE_SEC) }),
-  })],
+  auth: [
+    jwt({
+      publicKey: jwk,
+      issuer: 'https://issuer.example.com',
+      audience: 'agent-api',
+      dpop: 'required',
+      ...(dpopReplay && { dpopReplay }),
+      ...(process.env.DPOP_MAX_AGE_SEC && { dpopMaxAgeSec: Number(process.env.DPOP_MAX_AGE_SEC) }),
+      ...(process.env.CLOCK_TOLERANCE_SEC && { clockToleranceSec: Number(process.env.CLOCK_TOLERANCE_SEC) }),
+    }),
+  ],
   port: 0,
   log: 'off',
 });

@@ -12,7 +12,13 @@ const createdAt = new Date().toISOString();
 for (let n = 0; ; n++) {
   messages.push({ role: 'user', content: `message ${n} `.repeat(100) });
   await Promise.all([
-    store.saveSession({ id: 'session-1', messages: [...messages], audit: [], createdAt, updatedAt: new Date().toISOString() }),
+    store.saveSession({
+      id: 'session-1',
+      messages: [...messages],
+      audit: [],
+      createdAt,
+      updatedAt: new Date().toISOString(),
+    }),
     store.appendMemory('issuer|user', `note ${n}`),
     store.saveCheckpoint({ approvalId: `approval-${n}`, sessionId: 'session-1', metadata: { n } }),
   ]);

@@ -12,7 +12,8 @@ import { postgresLimitStore } from '../../src/postgres/index.ts';
 const url = process.env.DATABASE_URL;
 const schema = process.env.AGENT_PG_SCHEMA;
 const limits = process.env.AGENT_LIMITS;
-if (!url || !schema || !limits) throw new Error('limits-server-child.ts needs DATABASE_URL, AGENT_PG_SCHEMA and AGENT_LIMITS');
+if (!url || !schema || !limits)
+  throw new Error('limits-server-child.ts needs DATABASE_URL, AGENT_PG_SCHEMA and AGENT_LIMITS');
 const store = postgresLimitStore({ client: new pg.Pool({ connectionString: url, max: 10 }), schema });
 await store.migrate();
 const delay = Number(process.env.AGENT_MODEL_DELAY_MS || 0);
@@ -22,7 +23,10 @@ const agent = createAgent({
   model: {
     async generate(request) {
       await new Promise((resolve) => setTimeout(resolve, delay));
-      return { text: `pid ${process.pid}: ${request.messages.at(-1)?.content}`, usage: { inputTokens: 60, outputTokens: 40 } };
+      return {
+        text: `pid ${process.pid}: ${request.messages.at(-1)?.content}`,
+        usage: { inputTokens: 60, outputTokens: 40 },
+      };
     },
   },
 });

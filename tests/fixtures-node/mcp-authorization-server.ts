@@ -31,16 +31,34 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
   const server = createServer((request, response) => {
     if (request.method !== 'POST' || request.url !== '/reg') return void provider.callback()(request, response);
     const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
-      const text = JSON.stringify({ ...JSON.parse(Buffer.concat(chunks).toString('utf8')), scope: MCP_SCOPES.join(' ') });
-      const body = Readable.from([Buffer.from(text)]);
-      const headers = { ...request.headers, 'content-length': String(Buffer.byteLength(text)) };
-      provider.callback()(Object.assign(body, { method: request.method, url: request.url, headers, socket: request.socket, connection: request.socket, httpVersion: request.httpVersion }) as never, response);
-    });
+    request
+      .on('data', (chunk: Buffer) => chunks.push(chunk))
+      .on('end', () => {
+        const text = JSON.stringify({
+          ...JSON.parse(Buffer.concat(chunks).toString('utf8')),
+          scope: MCP_SCOPES.join(' '),
+        });
+        const body = Readable.from([Buffer.from(text)]);
+        const headers = { ...request.headers, 'content-length': String(Buffer.byteLength(text)) };
+        provider.callback()(
+          Object.assign(body, {
+            method: request.method,
+            url: request.url,
+            headers,
+            socket: request.socket,
+            connection: request.socket,
+            httpVersion: request.httpVersion,
+          }) as never,
+          response,
+        );
+      });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
   const { key_ops: _ops, ext: _ext, ...jwk } = await crypto.subtle.exportKey('jwk', pair.privateKey);
   const provider: Provider = new Provider(issuer, {
     jwks: { keys: [{ ...jwk, kid: 'mcp-es256', alg: 'ES256', use: 'sig' }] as never },
@@ -49,7 +67,11 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
     scopes: ['openid', 'offline_access', ...MCP_SCOPES],
     enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'], idTokenSigningAlgValues: ['ES256'] },
-    clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code'], response_types: ['code'] },
+    clientDefaults: {
+      id_token_signed_response_alg: 'ES256',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    },
     features: {
       devInteractions: { enabled: true },
       registration: { enabled: true },
@@ -60,7 +82,13 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string) => {
           if (!resources.includes(indicator)) throw new Error(`unknown resource ${indicator}`);
-          return { scope: MCP_SCOPES.join(' '), audience: indicator, accessTokenFormat: 'jwt', accessTokenTTL: 3600, jwt: { sign: { alg: 'ES256' } } };
+          return {
+            scope: MCP_SCOPES.join(' '),
+            audience: indicator,
+            accessTokenFormat: 'jwt',
+            accessTokenTTL: 3600,
+            jwt: { sign: { alg: 'ES256' } },
+          };
         },
       },
     },
@@ -87,11 +115,16 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
           continue;
         }
         const page = await browser.page(location);
-        const fields: Record<string, string> = page.includes('name="login"') ? { prompt: 'login', login: accountId, password: 'any' } : { prompt: 'consent' };
+        const fields: Record<string, string> = page.includes('name="login"')
+          ? { prompt: 'login', login: accountId, password: 'any' }
+          : { prompt: 'consent' };
         location = await send(await send(location, form(fields)));
       }
       const redirect = new URL(location);
-      if (!redirect.searchParams.has('code')) throw new Error(`no code in the redirect: ${redirect.searchParams.get('error')} ${redirect.searchParams.get('error_description')}`);
+      if (!redirect.searchParams.has('code'))
+        throw new Error(
+          `no code in the redirect: ${redirect.searchParams.get('error')} ${redirect.searchParams.get('error_description')}`,
+        );
       return redirect.searchParams;
     },
     close() {

@@ -26,13 +26,15 @@ const agent = createAgent({
       return turn.text ? { ...turn, text: `[${principal?.id ?? 'nobody'}] ${turn.text}` } : turn;
     },
   }),
-  tools: [{
-    name: 'refund',
-    description: 'Refunds an amount',
-    parameters: { type: 'object', properties: { amount: { type: 'number' } } },
-    needsApproval: true,
-    execute: (args: { amount: number }) => ({ refunded: args.amount, pid: process.pid }),
-  }],
+  tools: [
+    {
+      name: 'refund',
+      description: 'Refunds an amount',
+      parameters: { type: 'object', properties: { amount: { type: 'number' } } },
+      needsApproval: true,
+      execute: (args: { amount: number }) => ({ refunded: args.amount, pid: process.pid }),
+    },
+  ],
 });
 
 const server = await serve({

@@ -24,13 +24,15 @@ const agent = createAgent({
       return turn.text ? { ...turn, text: `[${principal?.id ?? 'nobody'}] ${turn.text}` } : turn;
     },
   }),
-  tools: [{
-    name: 'refund',
-    description: 'Refunds an amount',
-    parameters: { type: 'object', properties: { amount: { type: 'number' } } },
-    needsApproval: true,
-    execute: (args: { amount: number }) => ({ refunded: args.amount }),
-  }],
+  tools: [
+    {
+      name: 'refund',
+      description: 'Refunds an amount',
+      parameters: { type: 'object', properties: { amount: { type: 'number' } } },
+      needsApproval: true,
+      execute: (args: { amount: number }) => ({ refunded: args.amount }),
+    },
+  ],
 });
 
 const server = await serve({ agent, auth: basic({ users: { ada: 'ada-password', bob: 'bob-password' } }), port: 0 });

@@ -50,11 +50,22 @@ export interface Wire {
   settings: Record<string, unknown>;
 }
 
-export const SETTINGS: ModelSettings = { temperature: 0.25, maxOutputTokens: 321, topP: 0.5, stopSequences: ['END'], headers: { 'x-trace': 'trace-1' } };
+export const SETTINGS: ModelSettings = {
+  temperature: 0.25,
+  maxOutputTokens: 321,
+  topP: 0.5,
+  stopSequences: ['END'],
+  headers: { 'x-trace': 'trace-1' },
+};
 
-export const sse = (data: unknown, event?: string) => `${event === undefined ? '' : `event: ${event}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+export const sse = (data: unknown, event?: string) =>
+  `${event === undefined ? '' : `event: ${event}\n`}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
 
-interface Seen { path: string; headers: Record<string, string | string[] | undefined>; body: Record<string, unknown> }
+interface Seen {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Record<string, unknown>;
+}
 
 /** A server answering each request with the next reply; `gate()` lets a gated stream go on; `disconnected` resolves when a hanging request's client went away. */
 export async function wireServer(script: Reply[]) {
@@ -80,12 +91,19 @@ export async function wireServer(script: Reply[]) {
         response.end(JSON.stringify(reply.json));
         return;
       }
-      response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'close' });
+      response.writeHead(200, {
+        'content-type': 'text/event-stream',
+        'cache-control': 'no-cache',
+        connection: 'close',
+      });
       for (const [index, event] of reply.sse.entries()) {
         if (index === reply.gate) {
           // The client must have passed the first deltas on before the stream goes on.
           let timer: ReturnType<typeof setTimeout> | undefined;
-          gateOpenedByClient = await Promise.race([gate.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5000)))]);
+          gateOpenedByClient = await Promise.race([
+            gate.then(() => true),
+            new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5000))),
+          ]);
           clearTimeout(timer);
         }
         response.write(event);
@@ -101,17 +119,23 @@ export async function wireServer(script: Reply[]) {
     gate: () => openGate(),
     gateOpenedByClient: () => gateOpenedByClient,
     disconnected: gone,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections?.();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
   };
 }
 
 const weather = tool({
   name: 'weather',
   description: 'Current weather of a city',
-  parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+  parameters: {
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  },
   execute: ({ city }) => ({ city, celsius: 21 }),
 });
 
@@ -124,7 +148,10 @@ const deploy = tool({
 });
 
 const usage = ([inputTokens, outputTokens]: Tokens) => ({ inputTokens, outputTokens });
-const isModelError = (status: number) => (error: unknown) => error instanceof AgentError && error.code === 'MODEL_ERROR' && error.message === `the model answered with HTTP ${status}`;
+const isModelError = (status: number) => (error: unknown) =>
+  error instanceof AgentError &&
+  error.code === 'MODEL_ERROR' &&
+  error.message === `the model answered with HTTP ${status}`;
 
 /** Every console line written while `body` runs, as one inspected string (and still written). */
 async function consoleOf(body: () => Promise<void>): Promise<string> {
@@ -143,15 +170,36 @@ async function consoleOf(body: () => Promise<void>): Promise<string> {
 
 export function providerScenarios(wire: Wire): void {
   test(`${wire.name}: generate (JSON): the instructions as the system message, function tools, the settings and headers reach the wire; a tool call runs; usage is kept per turn and added up`, async () => {
-    const server = await wireServer([wire.toolCall('call_1', 'weather', '{"city":"Paris"}', [11, 7]), wire.text('It is 21 °C in Paris.', [30, 9])]);
+    const server = await wireServer([
+      wire.toolCall('call_1', 'weather', '{"city":"Paris"}', [11, 7]),
+      wire.text('It is 21 °C in Paris.', [30, 9]),
+    ]);
     try {
-      const agent = createAgent({ name: 't', model: wire.model(server.baseURL), instructions: 'Be brief.', tools: [weather], settings: SETTINGS });
+      const agent = createAgent({
+        name: 't',
+        model: wire.model(server.baseURL),
+        instructions: 'Be brief.',
+        tools: [weather],
+        settings: SETTINGS,
+      });
       const result = await agent.send('Weather in Paris?');
       assert.equal(result.text, 'It is 21 °C in Paris.');
       assert.deepEqual(result.usage, { inputTokens: 41, outputTokens: 16 });
-      assert.deepEqual(result.messages.map((m) => m.role), ['user', 'assistant', 'tool', 'assistant']);
-      assert.deepEqual(result.messages[1], { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'weather', arguments: { city: 'Paris' } }], usage: usage([11, 7]) });
-      assert.deepEqual(result.messages[3], { role: 'assistant', content: 'It is 21 °C in Paris.', usage: usage([30, 9]) });
+      assert.deepEqual(
+        result.messages.map((m) => m.role),
+        ['user', 'assistant', 'tool', 'assistant'],
+      );
+      assert.deepEqual(result.messages[1], {
+        role: 'assistant',
+        content: '',
+        toolCalls: [{ id: 'call_1', name: 'weather', arguments: { city: 'Paris' } }],
+        usage: usage([11, 7]),
+      });
+      assert.deepEqual(result.messages[3], {
+        role: 'assistant',
+        content: 'It is 21 °C in Paris.',
+        usage: usage([30, 9]),
+      });
       assert.deepEqual((await agent.transcript(result.sessionId)).messages, result.messages);
       assert.equal(server.seen.length, 2);
       for (const { path, headers, body } of server.seen) {
@@ -183,13 +231,29 @@ export function providerScenarios(wire: Wire): void {
           if (event.type === 'text-delta') server.gate();
         },
       });
-      assert.equal(server.gateOpenedByClient(), true, 'the first text delta reached the caller while the provider still streamed');
-      assert.deepEqual(events.filter((e) => e.type === 'tool-call').map((e) => (e as { call: unknown }).call), [{ id: 'call_s', name: 'weather', arguments: { city: 'Oslo' } }]);
-      assert.deepEqual(events.filter((e) => e.type === 'text-delta').map((e) => (e as { text: string }).text), ['Mild ', 'in ', 'Oslo.']);
+      assert.equal(
+        server.gateOpenedByClient(),
+        true,
+        'the first text delta reached the caller while the provider still streamed',
+      );
+      assert.deepEqual(
+        events.filter((e) => e.type === 'tool-call').map((e) => (e as { call: unknown }).call),
+        [{ id: 'call_s', name: 'weather', arguments: { city: 'Oslo' } }],
+      );
+      assert.deepEqual(
+        events.filter((e) => e.type === 'text-delta').map((e) => (e as { text: string }).text),
+        ['Mild ', 'in ', 'Oslo.'],
+      );
       assert.equal(result.text, 'Mild in Oslo.');
       assert.deepEqual(result.usage, { inputTokens: 52, outputTokens: 8 });
-      assert.deepEqual(result.messages.map((m) => (m.role === 'assistant' ? m.usage : undefined)), [undefined, usage([12, 5]), undefined, usage([40, 3])]);
-      assert.deepEqual(server.seen.map(({ body }) => wire.read(body).stream), [true, true]);
+      assert.deepEqual(
+        result.messages.map((m) => (m.role === 'assistant' ? m.usage : undefined)),
+        [undefined, usage([12, 5]), undefined, usage([40, 3])],
+      );
+      assert.deepEqual(
+        server.seen.map(({ body }) => wire.read(body).stream),
+        [true, true],
+      );
       assert.equal(wire.read(server.seen[1]!.body).toolOutput, '{"city":"Oslo","celsius":21}');
     } finally {
       await server.close();
@@ -203,10 +267,16 @@ export function providerScenarios(wire: Wire): void {
       const agent = createAgent({ name: 't', model: wire.model(server.baseURL), tools: [deploy] });
       const paused = await agent.send('Deploy the api');
       assert.equal(paused.status, 'awaiting-approval');
-      assert.deepEqual(paused.approvals.map(({ tool, arguments: args, toolCallId }) => ({ tool, args, toolCallId })), [{ tool: 'deploy', args: { service: 'api' }, toolCallId: 'call_d' }]);
+      assert.deepEqual(
+        paused.approvals.map(({ tool, arguments: args, toolCallId }) => ({ tool, args, toolCallId })),
+        [{ tool: 'deploy', args: { service: 'api' }, toolCallId: 'call_d' }],
+      );
       assert.deepEqual(paused.usage, usage([8, 4]));
       const events: RunEvent[] = [];
-      const resumed = await agent.decide(paused.approvals[0]!.id, { approved: true, onEvent: (event) => events.push(event) });
+      const resumed = await agent.decide(paused.approvals[0]!.id, {
+        approved: true,
+        onEvent: (event) => events.push(event),
+      });
       assert.equal(resumed.status, 'completed');
       assert.equal(resumed.text, 'Deployed.');
       assert.deepEqual(resumed.usage, usage([16, 2]));
@@ -219,7 +289,11 @@ export function providerScenarios(wire: Wire): void {
 
   test(`${wire.name}: HTTP 401, 429 and 500 are MODEL_ERROR naming the status; the provider's body (a secret) reaches no error, result, event, answer or log`, async () => {
     for (const status of [401, 429, 500]) {
-      const server = await wireServer([wire.error(status, SECRET), wire.error(status, SECRET), wire.error(status, SECRET)]);
+      const server = await wireServer([
+        wire.error(status, SECRET),
+        wire.error(status, SECRET),
+        wire.error(status, SECRET),
+      ]);
       try {
         const agent = createAgent({ name: 't', model: wire.model(server.baseURL) });
         const caught: unknown[] = [];
@@ -227,9 +301,18 @@ export function providerScenarios(wire: Wire): void {
         let answer = '';
         const logged = await consoleOf(async () => {
           await assert.rejects(agent.send('hi'), (error: unknown) => (caught.push(error), isModelError(status)(error)));
-          await assert.rejects(agent.send('hi', { onEvent: (event) => events.push(event) }), (error: unknown) => (caught.push(error), isModelError(status)(error)));
+          await assert.rejects(
+            agent.send('hi', { onEvent: (event) => events.push(event) }),
+            (error: unknown) => (caught.push(error), isModelError(status)(error)),
+          );
           const handler = agentHandler(agent, { basePath: '/agent' });
-          const response = await handler(new Request('http://localhost/agent', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"hi"}' }));
+          const response = await handler(
+            new Request('http://localhost/agent', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: '{"message":"hi"}',
+            }),
+          );
           assert.equal(response.status, 502);
           answer = await response.text();
         });
@@ -237,9 +320,16 @@ export function providerScenarios(wire: Wire): void {
         assert.equal(server.seen.length, 3, 'one request each, no retry');
         for (const error of caught) {
           assert.equal((error as Error).cause, undefined);
-          assert.doesNotMatch(inspect(error, { depth: 10 }) + JSON.stringify(error, Object.getOwnPropertyNames(error)), /SECRET/);
+          assert.doesNotMatch(
+            inspect(error, { depth: 10 }) + JSON.stringify(error, Object.getOwnPropertyNames(error)),
+            /SECRET/,
+          );
         }
-        assert.deepEqual(events.at(-1), { type: 'error', error: `the model answered with HTTP ${status}`, code: 'MODEL_ERROR' });
+        assert.deepEqual(events.at(-1), {
+          type: 'error',
+          error: `the model answered with HTTP ${status}`,
+          code: 'MODEL_ERROR',
+        });
         assert.doesNotMatch(JSON.stringify(events), /SECRET/);
         assert.match(logged, new RegExp(`HTTP ${status}`), 'the route logs the failure');
         assert.doesNotMatch(logged, /SECRET/);
@@ -260,8 +350,16 @@ export function providerScenarios(wire: Wire): void {
         controller.abort();
         // Both within 5 s: a provider that never got the signal leaves its request, and the run, hanging.
         let timer: ReturnType<typeof setTimeout> | undefined;
-        const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("the provider's request was not aborted")), 5000)));
-        await Promise.race([Promise.all([assert.rejects(run, (error: unknown) => (error as Error).name === 'AbortError'), server.disconnected]), late]).finally(() => clearTimeout(timer));
+        const late = new Promise<never>(
+          (_, reject) => (timer = setTimeout(() => reject(new Error("the provider's request was not aborted")), 5000)),
+        );
+        await Promise.race([
+          Promise.all([
+            assert.rejects(run, (error: unknown) => (error as Error).name === 'AbortError'),
+            server.disconnected,
+          ]),
+          late,
+        ]).finally(() => clearTimeout(timer));
       } finally {
         await server.close();
       }

@@ -5,7 +5,9 @@
 export async function captureConsoleError<T>(body: () => T | Promise<T>): Promise<{ result: T; calls: unknown[][] }> {
   const original = console.error;
   const calls: unknown[][] = [];
-  console.error = (...args: unknown[]) => { calls.push(args); };
+  console.error = (...args: unknown[]) => {
+    calls.push(args);
+  };
   try {
     return { result: await body(), calls };
   } finally {

@@ -9,7 +9,8 @@ export async function s256(text: string): Promise<string> {
 
 /** RFC 7638 thumbprint of a public JWK, computed here independently of src/. */
 export function thumbprint(jwk: JsonWebKey): Promise<string> {
-  const required = jwk.kty === 'RSA' ? ['e', 'kty', 'n'] : jwk.kty === 'EC' ? ['crv', 'kty', 'x', 'y'] : ['crv', 'kty', 'x'];
+  const required =
+    jwk.kty === 'RSA' ? ['e', 'kty', 'n'] : jwk.kty === 'EC' ? ['crv', 'kty', 'x', 'y'] : ['crv', 'kty', 'x'];
   const members = Object.fromEntries(required.map((name) => [name, (jwk as Record<string, unknown>)[name]]));
   return s256(JSON.stringify(members));
 }
@@ -34,14 +35,22 @@ export interface ProofFields {
   signWith?: TestKey;
 }
 
-const strip = (object: Record<string, unknown>) => Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
+const strip = (object: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
 
 /** A DPoP proof signed with `key` (its public JWK in the header), `alg` the key's. */
 export async function dpopProof(key: TestKey, fields: ProofFields = {}): Promise<string> {
   const alg = key.alg === 'EdDSA' ? 'EdDSA' : key.alg;
   const header = strip({ typ: 'dpop+jwt', alg, jwk: key.jwk, ...fields.header });
   const ath = fields.ath ?? (fields.token === undefined ? undefined : await s256(fields.token));
-  const claims = strip({ jti: fields.jti ?? newJti(), htm: fields.htm ?? 'GET', htu: fields.htu ?? 'https://agent.example.com/agent', iat: fields.iat, ath, ...fields.claims });
+  const claims = strip({
+    jti: fields.jti ?? newJti(),
+    htm: fields.htm ?? 'GET',
+    htu: fields.htu ?? 'https://agent.example.com/agent',
+    iat: fields.iat,
+    ath,
+    ...fields.claims,
+  });
   const input = `${b64json(header)}.${b64json(claims)}`;
   const signature = await (fields.signWith ?? key).sign(encoder.encode(input));
   return `${input}.${encodeBase64url(signature)}`;

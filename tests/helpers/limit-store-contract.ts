@@ -27,10 +27,17 @@ export function limitStoreContract(name: string, open: () => Promise<LimitStoreU
     const key = fresh('window');
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await store.hit(key, 3600, 1, 3));
-    assert.deepEqual(answers.map((answer) => answer.allowed), [true, true, true, false]);
-    assert.deepEqual(answers.slice(0, 3).map((answer) => answer.count), [1, 2, 3]);
+    assert.deepEqual(
+      answers.map((answer) => answer.allowed),
+      [true, true, true, false],
+    );
+    assert.deepEqual(
+      answers.slice(0, 3).map((answer) => answer.count),
+      [1, 2, 3],
+    );
     assert.ok(answers[3]!.count >= 3, 'a refusal reports at least the limit');
-    for (const answer of answers) assert.ok(answer.resetSec > 0 && answer.resetSec <= 3600, `resetSec ${answer.resetSec} is within the window`);
+    for (const answer of answers)
+      assert.ok(answer.resetSec > 0 && answer.resetSec <= 3600, `resetSec ${answer.resetSec} is within the window`);
     // A cost that would pass the limit is refused whole, and the window keeps its count.
     const other = fresh('cost');
     assert.equal((await store.hit(other, 3600, 5, 10)).count, 5);
@@ -56,8 +63,10 @@ export function limitStoreContract(name: string, open: () => Promise<LimitStoreU
     const { store } = await open();
     const base = fresh('apart');
     const keys = [base, `${base}x`, `${base}\u0000`, `${base}\ud800`, `${base}\udc00`, `${base}"'\\;--`, `${base}😀`];
-    for (const [index, key] of keys.entries()) assert.equal((await store.hit(key, 3600, index + 1, ANY)).count, index + 1, JSON.stringify(key));
-    for (const [index, key] of keys.entries()) assert.equal((await store.hit(key, 3600, 0, ANY)).count, index + 1, JSON.stringify(key));
+    for (const [index, key] of keys.entries())
+      assert.equal((await store.hit(key, 3600, index + 1, ANY)).count, index + 1, JSON.stringify(key));
+    for (const [index, key] of keys.entries())
+      assert.equal((await store.hit(key, 3600, 0, ANY)).count, index + 1, JSON.stringify(key));
     assert.equal((await store.hit(base, 60, 0, ANY)).count, 0, 'the same key with another window length starts at 0');
   });
 
@@ -82,7 +91,13 @@ export function limitStoreContract(name: string, open: () => Promise<LimitStoreU
     const key = fresh('race');
     const answers = await Promise.all(Array.from({ length: 40 }, () => store.hit(key, 3600, 1, 7)));
     assert.equal(answers.filter((answer) => answer.allowed).length, 7);
-    assert.deepEqual(answers.filter((answer) => answer.allowed).map((answer) => answer.count).sort((a, b) => a - b), [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      answers
+        .filter((answer) => answer.allowed)
+        .map((answer) => answer.count)
+        .sort((a, b) => a - b),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
     assert.equal((await store.hit(key, 3600, 0, ANY)).count, 7);
   });
 

@@ -19,7 +19,8 @@ export function nodeUsage(source: string): string[] {
   const problems: string[] = [];
   for (const specifier of importSpecifiers(source)) {
     if (specifier.startsWith('node:')) problems.push(`imports ${specifier}`);
-    else if (!specifier.startsWith('./') && !specifier.startsWith('../')) problems.push(`imports the package ${specifier} (production code has no dependencies)`);
+    else if (!specifier.startsWith('./') && !specifier.startsWith('../'))
+      problems.push(`imports the package ${specifier} (production code has no dependencies)`);
   }
   for (const name of ['process', 'Buffer']) {
     const line = code.split('\n').findIndex((text) => new RegExp(`(?<![\\w$])${name}(?![\\w$])`).test(text));

@@ -32,7 +32,11 @@ export const sessionRecord = (id: string, fields: Partial<SessionRecord> = {}): 
 });
 
 const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
-const checkpoint = (approvalId: string, sessionId: string): Checkpoint => ({ approvalId, sessionId, metadata: { n: approvalId } });
+const checkpoint = (approvalId: string, sessionId: string): Checkpoint => ({
+  approvalId,
+  sessionId,
+  metadata: { n: approvalId },
+});
 const byId = (a: Checkpoint, b: Checkpoint) => (a.approvalId < b.approvalId ? -1 : 1);
 
 export function storeContract(name: string, open: (t: Context) => Promise<StoreUnderTest>): void {
@@ -46,7 +50,10 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     assert.deepEqual(await again.loadSession('s-owned'), owned);
     assert.deepEqual(await again.loadSession('s-free'), ownerless);
     assert.equal(await again.loadSession('s-none'), undefined);
-    assert.deepEqual((await again.listSessions!({ owner: ALICE, limit: 10 })).map((row) => row.id), ['s-owned']);
+    assert.deepEqual(
+      (await again.listSessions!({ owner: ALICE, limit: 10 })).map((row) => row.id),
+      ['s-owned'],
+    );
   });
 
   test(`${name} (store contract): each assistant entry keeps the usage of its model turn, tool calls and all, also in a new instance`, async (t) => {
@@ -54,7 +61,12 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     const record = sessionRecord('s-usage', {
       messages: [
         { role: 'user', content: 'weather?' },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'weather', arguments: { city: 'Oslo' } }], usage: { inputTokens: 120, outputTokens: 17 } },
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'c1', name: 'weather', arguments: { city: 'Oslo' } }],
+          usage: { inputTokens: 120, outputTokens: 17 },
+        },
         { role: 'tool', toolCallId: 'c1', content: '{"celsius":3}' },
         { role: 'assistant', content: 'Cold.', usage: { inputTokens: 160, outputTokens: 4 } },
       ],
@@ -65,7 +77,8 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
 
   test(`${name} (store contract): sessionOwner, where present, reads the owner without the transcript: undefined for no session, null for none`, async (t) => {
     const { store, reopen } = await open(t);
-    if (store.sessionOwner === undefined) return t.skip?.('this store has no sessionOwner: the agent loads the record to compare the owner');
+    if (store.sessionOwner === undefined)
+      return t.skip?.('this store has no sessionOwner: the agent loads the record to compare the owner');
     await store.saveSession(sessionRecord('o-owned', { owner: ALICE_NO_ISSUER }));
     await store.saveSession(sessionRecord('o-free'));
     await store.saveSession(sessionRecord('o-owned', { owner: ALICE_NO_ISSUER, title: 'again' }));
@@ -80,11 +93,16 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
 
   test(`${name} (store contract): sessionBytesAtLeast, where present, never says more than the record's size (UTF-8 JSON), and undefined for no session`, async (t) => {
     const { store, reopen } = await open(t);
-    if (store.sessionBytesAtLeast === undefined) return t.skip?.('this store has no sessionBytesAtLeast: the agent parses the record to size it');
+    if (store.sessionBytesAtLeast === undefined)
+      return t.skip?.('this store has no sessionBytesAtLeast: the agent parses the record to size it');
     // ASCII, two- and three-byte characters, a surrogate pair, a lone surrogate (JSON writes \\udxxx), escapes.
     const records = [
       sessionRecord('b-ascii'),
-      sessionRecord('b-wide', { messages: [{ role: 'user', content: 'é€😀\ud800"\\\n'.repeat(500) }], owner: ALICE, title: 'ü' }),
+      sessionRecord('b-wide', {
+        messages: [{ role: 'user', content: 'é€😀\ud800"\\\n'.repeat(500) }],
+        owner: ALICE,
+        title: 'ü',
+      }),
     ];
     for (const record of records) await store.saveSession(record);
     for (const view of [store, await reopen()]) {
@@ -115,7 +133,9 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     const { store, reopen } = await open(t);
     await store.saveCheckpoint(checkpoint('once', 's1'));
     const other = await reopen();
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? store : other).deleteCheckpoint('once')));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? store : other).deleteCheckpoint('once')),
+    );
     assert.equal(results.filter(Boolean).length, 1);
     assert.equal(await store.loadCheckpoint('once'), undefined);
     assert.deepEqual(await store.listCheckpoints('s1'), []);
@@ -124,7 +144,15 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
   test(`${name} (store contract): listSessions pages through one owner's sessions, most recently updated first`, async (t) => {
     const { store } = await open(t);
     // Seven of Alice's, two at the same instant (ordered by id), and look-alike owners.
-    for (const [id, second] of [['a1', 1], ['a2', 5], ['a3', 3], ['a4', 9], ['a5', 7], ['a6', 7], ['a7', 2]] as const) {
+    for (const [id, second] of [
+      ['a1', 1],
+      ['a2', 5],
+      ['a3', 3],
+      ['a4', 9],
+      ['a5', 7],
+      ['a6', 7],
+      ['a7', 2],
+    ] as const) {
       await store.saveSession(sessionRecord(id, { owner: ALICE, updatedAt: at(second), createdAt: at(0) }));
     }
     await store.saveSession(sessionRecord('elsewhere', { owner: ALICE_ELSEWHERE, updatedAt: at(8) }));
@@ -135,20 +163,52 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
 
     const order = ['a4', 'a6', 'a5', 'a2', 'a3', 'a7', 'a1'];
     const first = await store.listSessions!({ owner: ALICE, limit: 3 });
-    assert.deepEqual(first.map((row) => row.id), order.slice(0, 3));
+    assert.deepEqual(
+      first.map((row) => row.id),
+      order.slice(0, 3),
+    );
     const last = first.at(-1)!;
-    const second = await store.listSessions!({ owner: ALICE, limit: 3, after: { updatedAt: last.updatedAt, id: last.id } });
-    assert.deepEqual(second.map((row) => row.id), order.slice(3, 6));
-    const rest = await store.listSessions!({ owner: ALICE, limit: 3, after: { updatedAt: second.at(-1)!.updatedAt, id: second.at(-1)!.id } });
-    assert.deepEqual(rest.map((row) => row.id), order.slice(6));
+    const second = await store.listSessions!({
+      owner: ALICE,
+      limit: 3,
+      after: { updatedAt: last.updatedAt, id: last.id },
+    });
+    assert.deepEqual(
+      second.map((row) => row.id),
+      order.slice(3, 6),
+    );
+    const rest = await store.listSessions!({
+      owner: ALICE,
+      limit: 3,
+      after: { updatedAt: second.at(-1)!.updatedAt, id: second.at(-1)!.id },
+    });
+    assert.deepEqual(
+      rest.map((row) => row.id),
+      order.slice(6),
+    );
     const all = await store.listSessions!({ owner: ALICE, limit: 100 });
-    assert.deepEqual(all.map((row) => row.id), order);
-    assert.deepEqual(all.find((row) => row.id === 'a3'), { id: 'a3', createdAt: at(0), updatedAt: at(3), title: 'first message of a3', pendingApprovals: 1 });
+    assert.deepEqual(
+      all.map((row) => row.id),
+      order,
+    );
+    assert.deepEqual(
+      all.find((row) => row.id === 'a3'),
+      { id: 'a3', createdAt: at(0), updatedAt: at(3), title: 'first message of a3', pendingApprovals: 1 },
+    );
     assert.equal(all.filter((row) => row.pendingApprovals !== 0).length, 1);
 
-    assert.deepEqual((await store.listSessions!({ owner: ALICE_ELSEWHERE, limit: 10 })).map((row) => row.id), ['elsewhere']);
-    assert.deepEqual((await store.listSessions!({ owner: ALICE_NO_ISSUER, limit: 10 })).map((row) => row.id), ['no-issuer']);
-    assert.deepEqual((await store.listSessions!({ owner: BOB, limit: 10 })).map((row) => row.id), ['bob']);
+    assert.deepEqual(
+      (await store.listSessions!({ owner: ALICE_ELSEWHERE, limit: 10 })).map((row) => row.id),
+      ['elsewhere'],
+    );
+    assert.deepEqual(
+      (await store.listSessions!({ owner: ALICE_NO_ISSUER, limit: 10 })).map((row) => row.id),
+      ['no-issuer'],
+    );
+    assert.deepEqual(
+      (await store.listSessions!({ owner: BOB, limit: 10 })).map((row) => row.id),
+      ['bob'],
+    );
     assert.deepEqual(await store.listSessions!({ owner: ['jwt', null, 'nobody'], limit: 10 }), []);
   });
 
@@ -158,7 +218,13 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     await store.saveSession(sessionRecord('new', { owner: BOB, updatedAt: at(2) }));
     await store.saveSession(sessionRecord('old', { owner: BOB, updatedAt: at(3), title: 'kept title', messages: [] }));
     const rows = await store.listSessions!({ owner: BOB, limit: 10 });
-    assert.deepEqual(rows.map((row) => [row.id, row.title]), [['old', 'kept title'], ['new', 'first message of new']]);
+    assert.deepEqual(
+      rows.map((row) => [row.id, row.title]),
+      [
+        ['old', 'kept title'],
+        ['new', 'first message of new'],
+      ],
+    );
   });
 
   test(`${name} (store contract): deleteSession removes the session and its checkpoints, and nothing of another session`, async (t) => {
@@ -175,7 +241,10 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
       assert.equal(await view.loadCheckpoint('d1'), undefined);
       assert.deepEqual(await view.listCheckpoints('doomed'), []);
       assert.equal(await view.deleteCheckpoint('d1'), false);
-      assert.deepEqual((await view.listSessions!({ owner: ALICE, limit: 10 })).map((row) => row.id), ['kept']);
+      assert.deepEqual(
+        (await view.listSessions!({ owner: ALICE, limit: 10 })).map((row) => row.id),
+        ['kept'],
+      );
       assert.deepEqual(await view.listCheckpoints('kept'), [checkpoint('k1', 'kept')]);
       assert.deepEqual(await view.loadMemory('ns'), ['a note']);
     }
@@ -185,7 +254,10 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
 
   test(`${name} (store contract): countCheckpoints counts one owner's pending checkpoints over all its sessions`, async (t) => {
     const { store, reopen } = await open(t);
-    const owned = (approvalId: string, sessionId: string, owner: OwnerKey): Checkpoint => ({ ...checkpoint(approvalId, sessionId), owner });
+    const owned = (approvalId: string, sessionId: string, owner: OwnerKey): Checkpoint => ({
+      ...checkpoint(approvalId, sessionId),
+      owner,
+    });
     await store.saveCheckpoint(owned('c1', 's1', ALICE));
     await store.saveCheckpoint(owned('c2', 's2', ALICE));
     await store.saveCheckpoint(owned('c3', 's3', ALICE_ELSEWHERE));
@@ -223,11 +295,19 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
       });
     const results = await Promise.all([step('s', 1), step('s', 2), step('s', 3), step('t', 1)]);
     assert.deepEqual(results, [1, 2, 3, 1]);
-    assert.deepEqual((await store.loadSession('s'))!.messages.map((m) => m.content), ['1', '2', '3']);
+    assert.deepEqual(
+      (await store.loadSession('s'))!.messages.map((m) => m.content),
+      ['1', '2', '3'],
+    );
     const ofS = log.filter((entry) => entry.startsWith('s'));
     assert.deepEqual(ofS, ['s1:in', 's1:out', 's2:in', 's2:out', 's3:in', 's3:out']);
     assert.ok(log.indexOf('t1:in') < log.indexOf('s1:out'), 'another session does not wait');
-    await assert.rejects(store.withSession!('s', async () => { throw new Error('turn failed'); }), /turn failed/);
+    await assert.rejects(
+      store.withSession!('s', async () => {
+        throw new Error('turn failed');
+      }),
+      /turn failed/,
+    );
     assert.equal(await store.withSession!('s', async () => 'next turn runs'), 'next turn runs');
   });
 }

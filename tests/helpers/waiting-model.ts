@@ -8,10 +8,22 @@ export function abortWaitingModel(): { model: Model; started: Promise<void>; abo
   let started!: () => void;
   let aborted!: (reason: unknown) => void;
   const model: Model = {
-    generate: ({ signal }) => new Promise((_, reject) => {
-      signal?.addEventListener('abort', () => { aborted(signal.reason); reject(signal.reason); }, { once: true });
-      started();
-    }),
+    generate: ({ signal }) =>
+      new Promise((_, reject) => {
+        signal?.addEventListener(
+          'abort',
+          () => {
+            aborted(signal.reason);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
+        started();
+      }),
   };
-  return { model, started: new Promise((resolve) => (started = resolve)), aborted: new Promise((resolve) => (aborted = resolve)) };
+  return {
+    model,
+    started: new Promise((resolve) => (started = resolve)),
+    aborted: new Promise((resolve) => (aborted = resolve)),
+  };
 }

@@ -41,7 +41,11 @@ export const CROPS = [50, 75, 90] as const;
 export interface LeakReport {
   /** The largest |t| over the crops: the statistic compared with `LEAK_THRESHOLD`. */
   readonly maxAbsT: number;
-  readonly crops: readonly { readonly percentile: number; readonly t: number; readonly kept: readonly [number, number] }[];
+  readonly crops: readonly {
+    readonly percentile: number;
+    readonly t: number;
+    readonly kept: readonly [number, number];
+  }[];
   /** Median time per call of each class, in microseconds. */
   readonly medians: readonly [number, number];
   /** The smallest mean difference (ns) the 90% crop could tell apart at the threshold. */

@@ -22,7 +22,8 @@ function npmProject(t: { after(fn: () => void): void }): string {
   const project = tempFolder(t, 'agentward-npm-project-');
   const npm = spawnSync('npm', ['init', '-y'], { cwd: project, encoding: 'utf8', timeout: 60_000 });
   const file = join(project, 'package.json');
-  if (npm.status !== 0 || !existsSync(file)) writeFileSync(file, JSON.stringify({ name: 'project', version: '1.0.0', type: 'commonjs' }));
+  if (npm.status !== 0 || !existsSync(file))
+    writeFileSync(file, JSON.stringify({ name: 'project', version: '1.0.0', type: 'commonjs' }));
   const json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   // Older npm writes no "type" (CommonJS by default too, but syntax detection could hide the bug): say it explicitly.
   if (json.type !== 'commonjs') writeFileSync(file, JSON.stringify({ ...json, type: 'commonjs' }, null, 2));
@@ -35,8 +36,13 @@ describe('agent directories load as ES modules in any npm project', () => {
     assert.equal(JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).type, 'commonjs');
     const init = agentward(['init', 'agent1'], project);
     assert.equal(init.status, 0, init.stderr);
-    assert.deepEqual(JSON.parse(readFileSync(join(project, 'agent1', 'package.json'), 'utf8')), { private: true, type: 'module' });
-    const { apiToken } = JSON.parse(readFileSync(join(project, 'agent1', 'agentward.json'), 'utf8')) as { apiToken: string };
+    assert.deepEqual(JSON.parse(readFileSync(join(project, 'agent1', 'package.json'), 'utf8')), {
+      private: true,
+      type: 'module',
+    });
+    const { apiToken } = JSON.parse(readFileSync(join(project, 'agent1', 'agentward.json'), 'utf8')) as {
+      apiToken: string;
+    };
 
     const server = await startNodeServer([cliFile, 'start', join(project, 'agent1')], { AGENT_LOG: 'off' });
     t.after(() => server.stop());
@@ -49,23 +55,38 @@ describe('agent directories load as ES modules in any npm project', () => {
 
   // Node 22.15+ loads the directory through module.registerHooks; Node 22.13 and 22.14 through
   // module.register's off-thread hooks, run here by deleting registerHooks before the CLI starts.
-  const withoutRegisterHooks = ['--import', 'data:text/javascript,import m from "node:module"; delete m.registerHooks;'];
-  for (const [how, nodeArgs] of [['', []], [' (module.register, as on Node 22.13 and 22.14)', withoutRegisterHooks]] as const) {
+  const withoutRegisterHooks = [
+    '--import',
+    'data:text/javascript,import m from "node:module"; delete m.registerHooks;',
+  ];
+  for (const [how, nodeArgs] of [
+    ['', []],
+    [' (module.register, as on Node 22.13 and 22.14)', withoutRegisterHooks],
+  ] as const) {
     test(`a hand-written directory without its own package.json (agent.ts with types, auth.js, a sibling module) loads too${how}`, async (t) => {
       const project = npmProject(t);
       const dir = join(project, 'handmade');
       mkdirSync(dir);
-      writeFileSync(join(dir, 'agent.ts'), [
-        "import { createAgent, echoModel } from 'agentward';",
-        "import { prefix } from './words.ts';",
-        'const name: string = prefix + "made";',
-        'interface Unused { a: number }',
-        'export default createAgent({ name, model: echoModel() });',
-        '',
-      ].join('\n'));
+      writeFileSync(
+        join(dir, 'agent.ts'),
+        [
+          "import { createAgent, echoModel } from 'agentward';",
+          "import { prefix } from './words.ts';",
+          'const name: string = prefix + "made";',
+          'interface Unused { a: number }',
+          'export default createAgent({ name, model: echoModel() });',
+          '',
+        ].join('\n'),
+      );
       writeFileSync(join(dir, 'words.ts'), "export const prefix: string = 'hand';\n");
-      writeFileSync(join(dir, 'auth.js'), "import { apiToken } from 'agentward/auth';\nexport default [apiToken('handmade-token-0123456789')];\n");
-      const server = await startNodeServer([...nodeArgs, cliFile, 'start', dir], { AGENT_LOG: 'off', AGENT_DATA_DIR: join(tempFolder(t), 'data') });
+      writeFileSync(
+        join(dir, 'auth.js'),
+        "import { apiToken } from 'agentward/auth';\nexport default [apiToken('handmade-token-0123456789')];\n",
+      );
+      const server = await startNodeServer([...nodeArgs, cliFile, 'start', dir], {
+        AGENT_LOG: 'off',
+        AGENT_DATA_DIR: join(tempFolder(t), 'data'),
+      });
       t.after(() => server.stop());
       assert.equal((await sendMessage(server.agentUrl)).status, 401);
       const reply = await sendMessage(server.agentUrl, bearer('handmade-token-0123456789'));
@@ -77,18 +98,55 @@ describe('agent directories load as ES modules in any npm project', () => {
 
 describe('a load error names file, line and column', () => {
   const cases: [string, Record<string, string>, RegExp][] = [
-    ['a TypeScript syntax error in agent.ts', { 'agent.ts': "import { createAgent } from 'agentward';\nconst a: number = 1;\nlet b = ;\nexport default a;\n" }, /agent\.ts:3:9: cannot be loaded: SyntaxError/],
-    ['a JavaScript syntax error in auth.js', { 'auth.js': 'export default [\n  1 2\n];\n' }, /auth\.js:2:5: cannot be loaded: SyntaxError/],
-    ['an error thrown while agent.ts runs', { 'agent.ts': "const ready = false;\nif (!ready) throw new Error('not configured');\nexport default 1;\n" }, /agent\.ts:2:19: cannot be loaded: not configured/],
-    ['a syntax error in a module agent.ts imports', { 'agent.ts': "import { x } from './tools.ts';\nexport default x;\n", 'tools.ts': 'export const x = 1;\nlet q: = 2;\n' }, /tools\.ts:2:8: cannot be loaded \(imported by .*agent\.ts\): SyntaxError/],
-    ['an unclosed call at the end of agent.ts', { 'agent.ts': "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'x', model: echoModel() }\n" }, /agent\.ts:2:61: cannot be loaded: SyntaxError/],
-    ['an unclosed list at the end of auth.ts', { 'auth.ts': 'export default [\n' }, /auth\.ts:1:17: cannot be loaded: SyntaxError/],
-    ['an unclosed list at the end of auth.js', { 'auth.js': 'export default [\n' }, /auth\.js:1:17: cannot be loaded: SyntaxError/],
+    [
+      'a TypeScript syntax error in agent.ts',
+      { 'agent.ts': "import { createAgent } from 'agentward';\nconst a: number = 1;\nlet b = ;\nexport default a;\n" },
+      /agent\.ts:3:9: cannot be loaded: SyntaxError/,
+    ],
+    [
+      'a JavaScript syntax error in auth.js',
+      { 'auth.js': 'export default [\n  1 2\n];\n' },
+      /auth\.js:2:5: cannot be loaded: SyntaxError/,
+    ],
+    [
+      'an error thrown while agent.ts runs',
+      { 'agent.ts': "const ready = false;\nif (!ready) throw new Error('not configured');\nexport default 1;\n" },
+      /agent\.ts:2:19: cannot be loaded: not configured/,
+    ],
+    [
+      'a syntax error in a module agent.ts imports',
+      {
+        'agent.ts': "import { x } from './tools.ts';\nexport default x;\n",
+        'tools.ts': 'export const x = 1;\nlet q: = 2;\n',
+      },
+      /tools\.ts:2:8: cannot be loaded \(imported by .*agent\.ts\): SyntaxError/,
+    ],
+    [
+      'an unclosed call at the end of agent.ts',
+      {
+        'agent.ts':
+          "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'x', model: echoModel() }\n",
+      },
+      /agent\.ts:2:61: cannot be loaded: SyntaxError/,
+    ],
+    [
+      'an unclosed list at the end of auth.ts',
+      { 'auth.ts': 'export default [\n' },
+      /auth\.ts:1:17: cannot be loaded: SyntaxError/,
+    ],
+    [
+      'an unclosed list at the end of auth.js',
+      { 'auth.js': 'export default [\n' },
+      /auth\.js:1:17: cannot be loaded: SyntaxError/,
+    ],
   ];
   for (const [name, files, expected] of cases) {
     test(name, (t) => {
       const dir = tempFolder(t);
-      writeFileSync(join(dir, 'agent.ts'), "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'x', model: echoModel() });\n");
+      writeFileSync(
+        join(dir, 'agent.ts'),
+        "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'x', model: echoModel() });\n",
+      );
       for (const [file, content] of Object.entries(files)) writeFileSync(join(dir, file), content);
       const result = agentward(['start', dir], dir);
       assert.equal(result.status, 1);
@@ -115,10 +173,15 @@ describe('agentward dev', () => {
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
-    const listening = async () => /listening on (\S+)/.exec(await lineMatching(child.stdout, /listening on/))?.[1] as string;
+    const listening = async () =>
+      /listening on (\S+)/.exec(await lineMatching(child.stdout, /listening on/))?.[1] as string;
     const first = await listening();
     const headers = { 'content-type': 'application/json', authorization: bearer(apiToken) };
-    const sent = await send(first, { method: 'POST', headers, body: JSON.stringify({ message: 'remember me', sessionId: 'dev-session-1' }) });
+    const sent = await send(first, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ message: 'remember me', sessionId: 'dev-session-1' }),
+    });
     assert.equal(sent.status, 200);
     assert.ok(existsSync(join(dir, '.data')), 'the file store is in the directory');
     const page = await send(`${first}/playground`);
@@ -135,7 +198,10 @@ describe('agentward dev', () => {
     assert.match(output, /agent\.json changed; restarting/);
     const transcript = await send(`${second}/chat/dev-session-1`, { headers });
     assert.equal(transcript.status, 200);
-    assert.deepEqual((JSON.parse(transcript.text) as { messages: { content: string }[] }).messages.map((m) => m.content), ['remember me', 'remember me']);
+    assert.deepEqual(
+      (JSON.parse(transcript.text) as { messages: { content: string }[] }).messages.map((m) => m.content),
+      ['remember me', 'remember me'],
+    );
 
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
@@ -156,7 +222,10 @@ describe('agentward dev', () => {
     const project = npmProject(t);
     assert.equal(agentward(['init', 'bot'], project).status, 0);
     const out = join(project, 'out');
-    assert.equal(agentward(['build', join(project, 'bot'), '--target', 'node-server', '--out', out], project).status, 0);
+    assert.equal(
+      agentward(['build', join(project, 'bot'), '--target', 'node-server', '--out', out], project).status,
+      0,
+    );
     const env = { AGENT_LOG: 'off', AGENT_DATA_DIR: join(project, 'data') };
     for (const [args, extra, status] of [
       [[join(out, 'server.js')], {}, 401],

@@ -16,7 +16,10 @@ let worker: RunningWorker;
 
 before(async () => {
   for (const name of Object.keys(wires)) servers.push(await wireServer(scripts[name]!));
-  worker = await startWorker({ entry: 'tests/workerd/ai-sdk-worker.ts', bindings: { OPENAI_URL: servers[0]!.baseURL, ANTHROPIC_URL: servers[1]!.baseURL, API_TOKEN } });
+  worker = await startWorker({
+    entry: 'tests/workerd/ai-sdk-worker.ts',
+    bindings: { OPENAI_URL: servers[0]!.baseURL, ANTHROPIC_URL: servers[1]!.baseURL, API_TOKEN },
+  });
 });
 after(async () => {
   await worker?.dispose();
@@ -24,7 +27,11 @@ after(async () => {
 });
 
 const post = (path: string, body: unknown) =>
-  worker.fetch(`http://worker${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}` }, body: JSON.stringify(body) });
+  worker.fetch(`http://worker${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${API_TOKEN}` },
+    body: JSON.stringify(body),
+  });
 
 for (const [index, name] of Object.keys(wires).entries()) {
   const wire = wires[name]!;
@@ -45,20 +52,42 @@ for (const [index, name] of Object.keys(wires).entries()) {
   test(`workerd, ${wire.name}: the useChat stream passes the provider's SSE deltas on and finishes with the usage`, async () => {
     const { sse } = wire.streamText(['Streamed ', 'from ', 'workerd.'], [30, 3]) as { sse: string[] };
     scripts[name]!.push({ sse });
-    const response = await post(`/${name}/ui`, { id: `ui-${name}`, trigger: 'submit-message', messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'stream' }] }] });
+    const response = await post(`/${name}/ui`, {
+      id: `ui-${name}`,
+      trigger: 'submit-message',
+      messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'stream' }] }],
+    });
     assert.equal(response.status, 200);
-    const chunks = (await response.text()).split('\n\n').filter((block) => block.startsWith('data: {')).map((block) => JSON.parse(block.slice(6)));
-    assert.deepEqual(chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta), ['Streamed ', 'from ', 'workerd.']);
-    assert.deepEqual(chunks.at(-1), { type: 'finish', finishReason: 'stop', messageMetadata: { usage: { inputTokens: 30, outputTokens: 3 } } });
+    const chunks = (await response.text())
+      .split('\n\n')
+      .filter((block) => block.startsWith('data: {'))
+      .map((block) => JSON.parse(block.slice(6)));
+    assert.deepEqual(
+      chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta),
+      ['Streamed ', 'from ', 'workerd.'],
+    );
+    assert.deepEqual(chunks.at(-1), {
+      type: 'finish',
+      finishReason: 'stop',
+      messageMetadata: { usage: { inputTokens: 30, outputTokens: 3 } },
+    });
     assert.equal(wire.read(server().seen.at(-1)!.body).stream, true);
   });
 
   test(`workerd, ${wire.name}: a tool call that needs approval pauses the run; the decision resumes it`, async () => {
-    scripts[name]!.push(wire.toolCall('call_w', 'deploy', '{"service":"edge"}', [9, 2]), wire.text('Deployed.', [12, 1]));
-    const paused = (await (await post(`/${name}`, { message: 'deploy the edge' })).json()) as { status: string; approvals: { id: string; arguments: unknown }[] };
+    scripts[name]!.push(
+      wire.toolCall('call_w', 'deploy', '{"service":"edge"}', [9, 2]),
+      wire.text('Deployed.', [12, 1]),
+    );
+    const paused = (await (await post(`/${name}`, { message: 'deploy the edge' })).json()) as {
+      status: string;
+      approvals: { id: string; arguments: unknown }[];
+    };
     assert.equal(paused.status, 'awaiting-approval');
     assert.deepEqual(paused.approvals[0]!.arguments, { service: 'edge' });
-    const resumed = (await (await post(`/${name}/approvals/${paused.approvals[0]!.id}`, { approved: true })).json()) as { text: string; usage: unknown };
+    const resumed = (await (
+      await post(`/${name}/approvals/${paused.approvals[0]!.id}`, { approved: true })
+    ).json()) as { text: string; usage: unknown };
     assert.equal(resumed.text, 'Deployed.');
     assert.deepEqual(resumed.usage, { inputTokens: 12, outputTokens: 1 });
     assert.equal(wire.read(server().seen.at(-1)!.body).toolOutput, 'deployed edge');

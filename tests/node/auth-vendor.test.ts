@@ -26,7 +26,12 @@ const encoder = new TextEncoder();
 const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
 const segment = (value: unknown) => b64url(encoder.encode(JSON.stringify(value)));
 
-async function signed(alg: 'HS256' | 'ES256', key: CryptoKey, claims: Record<string, unknown>, kid?: string): Promise<string> {
+async function signed(
+  alg: 'HS256' | 'ES256',
+  key: CryptoKey,
+  claims: Record<string, unknown>,
+  kid?: string,
+): Promise<string> {
   const input = `${segment({ alg, typ: 'JWT', ...(kid ? { kid } : {}) })}.${segment(claims)}`;
   const params = alg === 'HS256' ? 'HMAC' : { name: 'ECDSA', hash: 'SHA-256' };
   const signature = new Uint8Array(await crypto.subtle.sign(params, key, encoder.encode(input)));
@@ -34,25 +39,69 @@ async function signed(alg: 'HS256' | 'ES256', key: CryptoKey, claims: Record<str
 }
 
 /** A case every runtime runs: the Authorization header to send, and the outcome expected (`<authenticator>:<id>` or the status). */
-interface Case { name: string; authorization: string; expect: string }
+interface Case {
+  name: string;
+  authorization: string;
+  expect: string;
+}
 
 /** The cases, and the PEM of the ES256 key that signed the valid ES256 token. */
 async function cases(): Promise<{ list: Case[]; pem: string }> {
   const now = Math.floor(Date.now() / 1000);
   const valid = { iss: ISSUER, aud: AUDIENCE, iat: now - 5, exp: now + 3600 };
-  const hmac = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const otherHmac = await crypto.subtle.importKey('raw', encoder.encode(`${SECRET}-other`), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const ec = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const otherEc = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const pem = `-----BEGIN PUBLIC KEY-----\n${Buffer.from(await crypto.subtle.exportKey('spki', ec.publicKey)).toString('base64').replace(/.{64}/g, '$&\n')}\n-----END PUBLIC KEY-----\n`;
+  const hmac = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+  ]);
+  const otherHmac = await crypto.subtle.importKey(
+    'raw',
+    encoder.encode(`${SECRET}-other`),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const ec = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
+  const otherEc = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
+  const pem = `-----BEGIN PUBLIC KEY-----\n${Buffer.from(await crypto.subtle.exportKey('spki', ec.publicKey))
+    .toString('base64')
+    .replace(/.{64}/g, '$&\n')}\n-----END PUBLIC KEY-----\n`;
   const list: Case[] = [
-    { name: 'HS256 JWT', authorization: `Bearer ${await signed('HS256', hmac, { ...valid, sub: 'ada' })}`, expect: 'jwt:ada' },
-    { name: 'ES256 JWT', authorization: `Bearer ${await signed('ES256', ec.privateKey, { ...valid, sub: 'grace' })}`, expect: 'jwt:grace' },
+    {
+      name: 'HS256 JWT',
+      authorization: `Bearer ${await signed('HS256', hmac, { ...valid, sub: 'ada' })}`,
+      expect: 'jwt:ada',
+    },
+    {
+      name: 'ES256 JWT',
+      authorization: `Bearer ${await signed('ES256', ec.privateKey, { ...valid, sub: 'grace' })}`,
+      expect: 'jwt:grace',
+    },
     { name: 'API token', authorization: `Bearer ${API_TOKEN}`, expect: 'api-token:vendored-service' },
-    { name: 'HS256 JWT signed with another secret', authorization: `Bearer ${await signed('HS256', otherHmac, { ...valid, sub: 'ada' })}`, expect: '401' },
-    { name: 'ES256 JWT signed with another key', authorization: `Bearer ${await signed('ES256', otherEc.privateKey, { ...valid, sub: 'grace' })}`, expect: '401' },
-    { name: 'expired HS256 JWT', authorization: `Bearer ${await signed('HS256', hmac, { ...valid, sub: 'ada', exp: now - 3600 })}`, expect: '401' },
-    { name: 'HS256 JWT for another audience', authorization: `Bearer ${await signed('HS256', hmac, { ...valid, aud: 'other-api', sub: 'ada' })}`, expect: '401' },
+    {
+      name: 'HS256 JWT signed with another secret',
+      authorization: `Bearer ${await signed('HS256', otherHmac, { ...valid, sub: 'ada' })}`,
+      expect: '401',
+    },
+    {
+      name: 'ES256 JWT signed with another key',
+      authorization: `Bearer ${await signed('ES256', otherEc.privateKey, { ...valid, sub: 'grace' })}`,
+      expect: '401',
+    },
+    {
+      name: 'expired HS256 JWT',
+      authorization: `Bearer ${await signed('HS256', hmac, { ...valid, sub: 'ada', exp: now - 3600 })}`,
+      expect: '401',
+    },
+    {
+      name: 'HS256 JWT for another audience',
+      authorization: `Bearer ${await signed('HS256', hmac, { ...valid, aud: 'other-api', sub: 'ada' })}`,
+      expect: '401',
+    },
     { name: 'wrong API token', authorization: `Bearer ${API_TOKEN.slice(0, -1)}X`, expect: '401' },
   ];
   return { list, pem };
@@ -107,12 +156,21 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 function expectAllOk(lines: unknown, runtime: string): void {
   assert.ok(Array.isArray(lines), `${runtime}: ${String(lines)}`);
   assert.equal(lines.length, 8, `${runtime}: every case ran`);
-  assert.deepEqual(lines.filter((line) => !String(line).startsWith('ok ')), [], runtime);
+  assert.deepEqual(
+    lines.filter((line) => !String(line).startsWith('ok ')),
+    [],
+    runtime,
+  );
 }
 
 function runIn(command: string, args: string[]): string[] {
   // PATH without node_modules/.bin of the repository, HOME and caches kept: nothing of the repository is reachable.
-  const result = spawnSync(command, args, { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' }, timeout: 120_000 });
+  const result = spawnSync(command, args, {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' },
+    timeout: 120_000,
+  });
   if (result.error) throw result.error;
   assert.equal(result.status, 0, `${command} ${args.join(' ')}:\n${result.stdout}\n${result.stderr}`);
   return JSON.parse(result.stdout.trim().split('\n').at(-1)!) as string[];

@@ -14,7 +14,8 @@ const CASES = [...(ours?.[1] ?? '').matchAll(/'([^']+)'/g)].map((match) => match
 
 test('bench/http.ts names its cases in OURS (the list this test reads)', () => {
   assert.ok(CASES.length >= 10, `cases: ${CASES.join(', ')}`);
-  for (const name of ['open', 'api-token', 'api-token-limits', 'api-token-limits-all']) assert.ok(CASES.includes(name), name);
+  for (const name of ['open', 'api-token', 'api-token-limits', 'api-token-limits-all'])
+    assert.ok(CASES.includes(name), name);
 });
 
 for (const name of CASES) {
@@ -28,14 +29,22 @@ for (const name of CASES) {
         child.once('exit', (code) => reject(new Error(`the server process exited (${code}): ${stderr}`)));
         child.send('start');
       });
-      const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      };
       if (started.authorization !== undefined) headers.authorization = started.authorization;
       const isMcp = name === 'mcp-ask';
       const response = await fetch(`${started.origin}${isMcp ? '/agent/mcp' : '/agent'}`, {
         method: 'POST',
         headers: isMcp ? { ...headers, 'mcp-protocol-version': '2025-11-25' } : headers,
         body: isMcp
-          ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: { message: 'hello' } } })
+          ? JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'tools/call',
+              params: { name: 'ask', arguments: { message: 'hello' } },
+            })
           : JSON.stringify({ message: 'hello' }),
       });
       assert.equal(response.status, 200, `${name}: ${await response.clone().text()}`);

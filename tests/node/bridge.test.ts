@@ -41,11 +41,18 @@ test('serve(): JSON answers (200, 401, 404, health) carry Content-Length equal t
   const url = await serveAgent();
   const answers = [
     await send(`${url}/agent`, { method: 'POST', headers: TOKEN, body: JSON.stringify({ message: 'héllo ✓' }) }),
-    await send(`${url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"x"}' }),
+    await send(`${url}/agent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"message":"x"}',
+    }),
     await send(`${url}/agent/nowhere`, { headers: TOKEN }),
     await send(`${url}/agent/health`),
   ];
-  assert.deepEqual(answers.map((a) => a.status), [200, 401, 404, 200]);
+  assert.deepEqual(
+    answers.map((a) => a.status),
+    [200, 401, 404, 200],
+  );
   for (const answer of answers) {
     assert.equal(answer.headers['transfer-encoding'], undefined);
     assert.equal(Number(answer.headers['content-length']), Buffer.byteLength(answer.text));
@@ -54,7 +61,10 @@ test('serve(): JSON answers (200, 401, 404, health) carry Content-Length equal t
     assert.equal(answer.headers['cache-control'], 'no-store');
   }
   assert.equal((JSON.parse(answers[0]!.text) as { text: string }).text, 'héllo ✓');
-  assert.deepEqual(headerLines(answers[1]!.rawHeaders, 'www-authenticate'), ['Basic realm="agent", charset="UTF-8"', 'Bearer']);
+  assert.deepEqual(headerLines(answers[1]!.rawHeaders, 'www-authenticate'), [
+    'Basic realm="agent", charset="UTF-8"',
+    'Bearer',
+  ]);
   assert.equal(answers[1]!.text, '{"error":"Unauthorized"}');
 });
 
@@ -70,17 +80,25 @@ test('serve(): server-sent events stay streamed: chunked, no Content-Length, the
     },
   };
   const url = await serveAgent(model);
-  const { headers, firstChunk, rest } = await new Promise<{ headers: Record<string, unknown>; firstChunk: string; rest: Promise<string> }>((resolve, reject) => {
-    const req = httpRequest(`${url}/agent/chat`, { method: 'POST', headers: { ...TOKEN, accept: 'text/event-stream' }, agent: false }, (res) => {
-      res.setEncoding('utf8');
-      let text = '';
-      const rest = new Promise<string>((done) => res.on('end', () => done(text)));
-      res.once('data', (chunk: string) => {
-        text += chunk;
-        res.on('data', (more: string) => (text += more));
-        resolve({ headers: res.headers, firstChunk: chunk, rest });
-      });
-    });
+  const { headers, firstChunk, rest } = await new Promise<{
+    headers: Record<string, unknown>;
+    firstChunk: string;
+    rest: Promise<string>;
+  }>((resolve, reject) => {
+    const req = httpRequest(
+      `${url}/agent/chat`,
+      { method: 'POST', headers: { ...TOKEN, accept: 'text/event-stream' }, agent: false },
+      (res) => {
+        res.setEncoding('utf8');
+        let text = '';
+        const rest = new Promise<string>((done) => res.on('end', () => done(text)));
+        res.once('data', (chunk: string) => {
+          text += chunk;
+          res.on('data', (more: string) => (text += more));
+          resolve({ headers: res.headers, firstChunk: chunk, rest });
+        });
+      },
+    );
     req.on('error', reject);
     req.end('{"message":"stream me"}');
   });
@@ -93,13 +111,18 @@ test('serve(): server-sent events stay streamed: chunked, no Content-Length, the
   assert.match(text, /last/);
 });
 
-test('toNodeListener(): a handler\'s own Response (string, stream, empty) is written as it is; a non-Response is a 500', async () => {
+test("toNodeListener(): a handler's own Response (string, stream, empty) is written as it is; a non-Response is a 500", async () => {
   const url = await listen(async (request) => {
     const path = new URL(request.url).pathname;
-    if (path === '/text') return new Response('plain text', { status: 201, headers: { 'content-type': 'text/plain', 'x-one': 'a' } });
+    if (path === '/text')
+      return new Response('plain text', { status: 201, headers: { 'content-type': 'text/plain', 'x-one': 'a' } });
     if (path === '/stream') {
       const parts = ['a', 'b', 'c'];
-      return new Response(new ReadableStream({ pull: (c) => (parts.length > 0 ? c.enqueue(new TextEncoder().encode(parts.shift())) : c.close()) }));
+      return new Response(
+        new ReadableStream({
+          pull: (c) => (parts.length > 0 ? c.enqueue(new TextEncoder().encode(parts.shift())) : c.close()),
+        }),
+      );
     }
     if (path === '/empty') return new Response(null, { status: 204 });
     if (path === '/json') {
@@ -130,7 +153,10 @@ test('toNodeListener(): a read JSON response is not written from the recorded te
     await response.text();
     return response;
   });
-  await assert.rejects(send(`${url}/`), 'a used body cannot be sent: the connection is dropped rather than the text replayed');
+  await assert.rejects(
+    send(`${url}/`),
+    'a used body cannot be sent: the connection is dropped rather than the text replayed',
+  );
 });
 
 test('toNodeListener(): request bodies stream in whole (2 MiB in small chunks, with back-pressure), text() and arrayBuffer() work', async () => {
@@ -146,12 +172,16 @@ test('toNodeListener(): request bodies stream in whole (2 MiB in small chunks, w
   let expected = 0;
   for (const byte of big) expected = (expected + byte) % 1_000_003;
   const answer = await new Promise<string>((resolve, reject) => {
-    const req = httpRequest(`${url}/bytes`, { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve(text));
-    });
+    const req = httpRequest(
+      `${url}/bytes`,
+      { method: 'POST', headers: { 'transfer-encoding': 'chunked' }, agent: false },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve(text));
+      },
+    );
     req.on('error', reject);
     for (let offset = 0; offset < big.length; offset += 16_384) req.write(big.subarray(offset, offset + 16_384));
     req.end();
@@ -160,14 +190,24 @@ test('toNodeListener(): request bodies stream in whole (2 MiB in small chunks, w
   assert.equal((await send(`${url}/text`, { method: 'POST', body: 'x'.repeat(100_000) })).text, '100000');
 });
 
-test('serve(): a body over 1 MiB without Content-Length is refused 413 once the limit is passed', { timeout: 20_000 }, async () => {
+test('serve(): a body over 1 MiB without Content-Length is refused 413 once the limit is passed', {
+  timeout: 20_000,
+}, async () => {
   const url = await serveAgent();
   const status = await new Promise<number>((resolve, reject) => {
-    const req = httpRequest(`${url}/agent`, { method: 'POST', headers: { ...TOKEN, 'transfer-encoding': 'chunked' }, agent: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+    const req = httpRequest(
+      `${url}/agent`,
+      { method: 'POST', headers: { ...TOKEN, 'transfer-encoding': 'chunked' }, agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on('error', (error) =>
+      (error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET'
+        ? undefined
+        : reject(error),
+    );
     req.write('{"message":"');
     const chunk = 'x'.repeat(64 * 1024);
     let sent = 0;
@@ -210,17 +250,31 @@ test('toNodeListener(): a client that goes away mid-body aborts the signal and f
 
 test('the route handler through toNodeListener(): each 401 challenge its own line; the principal reaches the run', async () => {
   const agent = createAgent({ name: 'bridge', model: echoModel(), store: memoryStore() });
-  const url = await listen(agentHandler(agent, { basePath: '/agent', auth: [basic({ users: { ada: 'pw' } }), apiToken('bridge-token-0123456789')] }));
-  const refused = await send(`${url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"message":"x"}' });
+  const url = await listen(
+    agentHandler(agent, {
+      basePath: '/agent',
+      auth: [basic({ users: { ada: 'pw' } }), apiToken('bridge-token-0123456789')],
+    }),
+  );
+  const refused = await send(`${url}/agent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"message":"x"}',
+  });
   assert.equal(refused.status, 401);
-  assert.deepEqual(headerLines(refused.rawHeaders, 'www-authenticate'), ['Basic realm="agent", charset="UTF-8"', 'Bearer']);
+  assert.deepEqual(headerLines(refused.rawHeaders, 'www-authenticate'), [
+    'Basic realm="agent", charset="UTF-8"',
+    'Bearer',
+  ]);
   assert.equal(refused.headers['content-length'], String(refused.text.length));
   const accepted = await send(`${url}/agent`, { method: 'POST', headers: TOKEN, body: '{"message":"hi"}' });
   assert.equal(accepted.status, 200);
   assert.equal((JSON.parse(accepted.text) as { text: string }).text, 'hi');
 });
 
-test('toNodeListener(): a body the handler never reads is drained, so a kept-alive connection serves its next request', { timeout: 20_000 }, async () => {
+test('toNodeListener(): a body the handler never reads is drained, so a kept-alive connection serves its next request', {
+  timeout: 20_000,
+}, async () => {
   const url = await listen(() => new Response('{"error":"Unauthorized"}', { status: 401 }));
   const { Agent } = await import('node:http');
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });

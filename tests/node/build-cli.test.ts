@@ -4,7 +4,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, nodeBin, root, sendMessage, startNodeServer, tempFolder } from './build-helpers.ts';
+import {
+  BAKED_TOKEN,
+  ENV_TOKEN,
+  LIST_TOKEN,
+  basicAuth,
+  bearer,
+  fixture,
+  nodeBin,
+  root,
+  sendMessage,
+  startNodeServer,
+  tempFolder,
+} from './build-helpers.ts';
 
 const cli = join(root, 'bin', 'agentward.js');
 
@@ -62,7 +74,10 @@ describe('agentward build <dir> --target … --out …', () => {
     const out = join(tempFolder(t), 'out');
     const dir = join(tempFolder(t), 'bot');
     assert.equal(agentward('init', dir).status, 0);
-    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ name: 'bot', model: { provider: 'echo', temperature: 0.2 } }));
+    writeFileSync(
+      join(dir, 'agent.json'),
+      JSON.stringify({ name: 'bot', model: { provider: 'echo', temperature: 0.2 } }),
+    );
     const { status, stderr } = agentward('build', dir, '--target', 'cloudflare-worker', '--out', out);
     assert.equal(status, 1);
     assert.match(stderr, /agent\.json: "model\.temperature" is not a field the worker can honour/);
@@ -84,7 +99,10 @@ describe('agentward start', () => {
     const server = await startNodeServer([cli, 'start', fixture('with-auth')], { AGENT_API_TOKEN: ENV_TOKEN });
     t.after(() => server.stop());
     assert.match(server.agentUrl, /\/support$/);
-    assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text, 'basic:ada');
+    assert.equal(
+      (await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text,
+      'basic:ada',
+    );
     assert.equal((await sendMessage(server.agentUrl, bearer(LIST_TOKEN))).text, 'api-token:ci-bot');
     assert.equal((await sendMessage(server.agentUrl, bearer(BAKED_TOKEN))).status, 401);
     assert.equal((await sendMessage(server.agentUrl, bearer(ENV_TOKEN))).status, 200);

@@ -61,13 +61,22 @@ export function startNodeServer(args: string[], env: Record<string, string> = {}
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
       if (match) resolve({ agentUrl: match[1] as string, stop: () => (child.kill('SIGTERM'), exited) });
     });
-    void exited.then((code) => reject(new Error(`${args.join(' ')} exited (${code}) before listening:\n${stdout}\n${stderr}`)));
+    void exited.then((code) =>
+      reject(new Error(`${args.join(' ')} exited (${code}) before listening:\n${stdout}\n${stderr}`)),
+    );
   });
 }
 
 /** Runs `node <out>/server.js` expecting it to fail at start-up; resolves with its exit code and output. */
-export function runBuiltServerToExit(out: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(nodeBin, [join(out, 'server.js')], { cwd: tmpdir(), env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export function runBuiltServerToExit(
+  out: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(nodeBin, [join(out, 'server.js')], {
+    cwd: tmpdir(),
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -82,7 +91,10 @@ export function runBuiltServerToExit(out: string, env: Record<string, string> = 
 }
 
 /** POSTs a message to the agent with an optional Authorization header. */
-export async function sendMessage(agentUrl: string, authorization?: string): Promise<{ status: number; text?: string; headers: Headers }> {
+export async function sendMessage(
+  agentUrl: string,
+  authorization?: string,
+): Promise<{ status: number; text?: string; headers: Headers }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (authorization !== undefined) headers.authorization = authorization;
   const response = await fetch(agentUrl, { method: 'POST', headers, body: JSON.stringify({ message: 'who am I?' }) });
@@ -91,4 +103,5 @@ export async function sendMessage(agentUrl: string, authorization?: string): Pro
 }
 
 export const bearer = (token: string) => `Bearer ${token}`;
-export const basicAuth = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+export const basicAuth = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

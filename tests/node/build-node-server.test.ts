@@ -7,7 +7,18 @@ import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
 import {
-  BAKED_TOKEN, ENV_TOKEN, LIST_TOKEN, basicAuth, bearer, fixture, root, runBuiltServerToExit, sendMessage, startBuiltServer, tempFolder, writeDir,
+  BAKED_TOKEN,
+  ENV_TOKEN,
+  LIST_TOKEN,
+  basicAuth,
+  bearer,
+  fixture,
+  root,
+  runBuiltServerToExit,
+  sendMessage,
+  startBuiltServer,
+  tempFolder,
+  writeDir,
 } from './build-helpers.ts';
 
 describe('node-server target: a directory with auth.ts', () => {
@@ -21,7 +32,10 @@ describe('node-server target: a directory with auth.ts', () => {
     const refused = await sendMessage(server.agentUrl);
     assert.equal(refused.status, 401);
     assert.deepEqual(refused.headers.get('www-authenticate'), 'Basic realm="agent", charset="UTF-8", Bearer');
-    assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text, 'basic:ada');
+    assert.equal(
+      (await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text,
+      'basic:ada',
+    );
     assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'wrong'))).status, 401);
     assert.equal((await sendMessage(server.agentUrl, bearer(LIST_TOKEN))).text, 'api-token:ci-bot');
   });
@@ -29,7 +43,11 @@ describe('node-server target: a directory with auth.ts', () => {
   test('with an auth.ts, a token baked in at scaffold time is not used; AGENT_API_TOKEN still is', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('with-auth'), { target: 'node-server', out });
-    assert.equal(readFileSync(join(out, 'app', 'agentward.json'), 'utf8').includes(BAKED_TOKEN), false, 'the unused baked token is not shipped');
+    assert.equal(
+      readFileSync(join(out, 'app', 'agentward.json'), 'utf8').includes(BAKED_TOKEN),
+      false,
+      'the unused baked token is not shipped',
+    );
     const server = await startBuiltServer(out, { AGENT_API_TOKEN: ENV_TOKEN });
     t.after(() => server.stop());
 
@@ -37,7 +55,11 @@ describe('node-server target: a directory with auth.ts', () => {
     const viaEnv = await sendMessage(server.agentUrl, bearer(ENV_TOKEN));
     assert.equal(viaEnv.status, 200);
     assert.equal(viaEnv.text, 'api-token:api-token');
-    assert.equal((await sendMessage(server.agentUrl, bearer(LIST_TOKEN))).text, 'api-token:ci-bot', 'the list still applies');
+    assert.equal(
+      (await sendMessage(server.agentUrl, bearer(LIST_TOKEN))).text,
+      'api-token:ci-bot',
+      'the list still applies',
+    );
   });
 
   test('an auth.js whose default export is one entry is bundled and used', async (t) => {
@@ -52,9 +74,14 @@ describe('node-server target: a directory with auth.ts', () => {
   });
 
   test('configuration errors in auth.ts (AGENT_AUTH_CONFIG_INVALID) stop the built server at start-up with the message, before it listens', async (t) => {
-    const dir = writeDir(tempFolder(t), {
-      'auth.ts': "import { jwt } from 'agentward/auth';\nexport default [jwt({ secret: 'too-short', audience: 'agent' })];\n",
-    }, fixture('plain'));
+    const dir = writeDir(
+      tempFolder(t),
+      {
+        'auth.ts':
+          "import { jwt } from 'agentward/auth';\nexport default [jwt({ secret: 'too-short', audience: 'agent' })];\n",
+      },
+      fixture('plain'),
+    );
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const { code, stdout, stderr } = await runBuiltServerToExit(out);
@@ -83,7 +110,10 @@ describe('node-server target: a directory without auth.ts', () => {
   });
 
   test('with no auth at all (no auth file, no baked token), the agent routes refuse everyone until AGENT_API_TOKEN is set', async (t) => {
-    const dir = writeDir(tempFolder(t), { 'agent.ts': "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'bare', model: echoModel() });\n" });
+    const dir = writeDir(tempFolder(t), {
+      'agent.ts':
+        "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'bare', model: echoModel() });\n",
+    });
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const closed = await startBuiltServer(out);
@@ -100,16 +130,41 @@ describe('node-server target: a directory without auth.ts', () => {
   test('the output runs with no install step: transpiled directory, agentward runtime, server.js, package.json', async (t) => {
     const out = join(tempFolder(t), 'out');
     await build(fixture('plain'), { target: 'node-server', out });
-    for (const file of ['server.js', 'manifest.json', 'package.json', 'app/agent.js', 'app/lib/caller.js', 'agentward/index.js', 'agentward/auth/index.js', 'agentward/node/index.js']) {
+    for (const file of [
+      'server.js',
+      'manifest.json',
+      'package.json',
+      'app/agent.js',
+      'app/lib/caller.js',
+      'agentward/index.js',
+      'agentward/auth/index.js',
+      'agentward/node/index.js',
+    ]) {
       assert.ok(existsSync(join(out, file)), file);
     }
     assert.equal(existsSync(join(out, 'node_modules')), false);
     assert.equal(existsSync(join(out, 'app', 'agent.ts')), false, 'TypeScript is transpiled at build time');
     // What `npm run build` makes of the same sources (tsc with tsconfig.build.json), file for file.
     const compiled = tempFolder(t);
-    execFileSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(root, 'tsconfig.build.json'), '--outDir', compiled]);
-    for (const file of ['index.js', 'auth/index.js', 'auth/jwt.js', 'http/handler.js', 'node/server.js', 'cli/server-main.js']) {
-      assert.equal(readFileSync(join(out, 'agentward', file), 'utf8'), readFileSync(join(compiled, file), 'utf8'), `agentward/${file} is the compiled package's file`);
+    execFileSync(join(root, 'node_modules', '.bin', 'tsc'), [
+      '-p',
+      join(root, 'tsconfig.build.json'),
+      '--outDir',
+      compiled,
+    ]);
+    for (const file of [
+      'index.js',
+      'auth/index.js',
+      'auth/jwt.js',
+      'http/handler.js',
+      'node/server.js',
+      'cli/server-main.js',
+    ]) {
+      assert.equal(
+        readFileSync(join(out, 'agentward', file), 'utf8'),
+        readFileSync(join(compiled, file), 'utf8'),
+        `agentward/${file} is the compiled package's file`,
+      );
       assert.ok(existsSync(join(out, 'agentward', `${file}.map`)), `${file}.map`);
     }
     assert.equal(existsSync(join(out, 'agentward', 'index.d.ts')), false, 'no declarations in a server');
@@ -120,11 +175,19 @@ describe('node-server target: a directory without auth.ts', () => {
     const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
     assert.equal(pkg.type, 'module');
     assert.deepEqual(pkg.dependencies, {});
-    assert.equal(statSync(join(out, 'app', 'agentward.json')).mode & 0o777, 0o600, 'the baked token is readable by its owner only');
+    assert.equal(
+      statSync(join(out, 'app', 'agentward.json')).mode & 0o777,
+      0o600,
+      'the baked token is readable by its owner only',
+    );
   });
 
   test('a directory whose package.json says "type": "commonjs" still runs: the output is ES modules', async (t) => {
-    const dir = writeDir(tempFolder(t), { 'package.json': JSON.stringify({ name: 'legacy', type: 'commonjs' }) }, fixture('plain'));
+    const dir = writeDir(
+      tempFolder(t),
+      { 'package.json': JSON.stringify({ name: 'legacy', type: 'commonjs' }) },
+      fixture('plain'),
+    );
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const server = await startBuiltServer(out);
@@ -133,22 +196,26 @@ describe('node-server target: a directory without auth.ts', () => {
   });
 
   test('third-party packages the directory imports are listed in the output package.json', async (t) => {
-    const dir = writeDir(tempFolder(t), {
-      'package.json': JSON.stringify({ dependencies: { 'left-pad': '^1.3.0' } }),
-      'lib/tools.ts': [
-        "import leftPad from 'left-pad';",
-        "import { z } from '@scope/schemas/v4';",
-        "import { readFile } from 'node:fs/promises';",
-        "import path from 'path';",
-        "import type { Thing } from 'types-only';",
-        "import { apiToken } from 'agentward/auth';",
-        "export * from './more.ts';",
-        "export const lazy = () => import('./more.ts');",
-        'export const used = [leftPad, z, readFile, path, apiToken];',
-        'export type T = Thing;',
-      ].join('\n'),
-      'lib/more.ts': 'export const more: number = 1;\n',
-    }, fixture('plain'));
+    const dir = writeDir(
+      tempFolder(t),
+      {
+        'package.json': JSON.stringify({ dependencies: { 'left-pad': '^1.3.0' } }),
+        'lib/tools.ts': [
+          "import leftPad from 'left-pad';",
+          "import { z } from '@scope/schemas/v4';",
+          "import { readFile } from 'node:fs/promises';",
+          "import path from 'path';",
+          "import type { Thing } from 'types-only';",
+          "import { apiToken } from 'agentward/auth';",
+          "export * from './more.ts';",
+          "export const lazy = () => import('./more.ts');",
+          'export const used = [leftPad, z, readFile, path, apiToken];',
+          'export type T = Thing;',
+        ].join('\n'),
+        'lib/more.ts': 'export const more: number = 1;\n',
+      },
+      fixture('plain'),
+    );
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
@@ -163,10 +230,21 @@ describe('node-server target: a directory without auth.ts', () => {
     const comment = "// before: import { createAgent } from 'agentward'; export * from './more.ts';";
     const text = "export const doc = \"import { apiToken } from 'agentward/auth'; import('./more.ts')\";";
     const template = "export const shown = `export * from './more.ts' and ${'from'} 'agentward'`;";
-    const dir = writeDir(tempFolder(t), {
-      'lib/tools.ts': [comment, "import { apiToken } from 'agentward/auth';", "export * from './more.ts';", text, template, 'export const used = apiToken;'].join('\n'),
-      'lib/more.ts': 'export const more: number = 1;\n',
-    }, fixture('plain'));
+    const dir = writeDir(
+      tempFolder(t),
+      {
+        'lib/tools.ts': [
+          comment,
+          "import { apiToken } from 'agentward/auth';",
+          "export * from './more.ts';",
+          text,
+          template,
+          'export const used = apiToken;',
+        ].join('\n'),
+        'lib/more.ts': 'export const more: number = 1;\n',
+      },
+      fixture('plain'),
+    );
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const lines = readFileSync(join(out, 'app', 'lib', 'tools.js'), 'utf8').split('\n');

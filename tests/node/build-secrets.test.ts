@@ -17,7 +17,8 @@ const cliFile = join(root, 'src', 'cli', 'main.ts');
 function filesUnder(folder: string): Map<string, string> {
   const files = new Map<string, string>();
   for (const entry of readdirSync(folder, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) files.set(join(entry.parentPath, entry.name), readFileSync(join(entry.parentPath, entry.name), 'latin1'));
+    if (entry.isFile())
+      files.set(join(entry.parentPath, entry.name), readFileSync(join(entry.parentPath, entry.name), 'latin1'));
   }
   return files;
 }
@@ -41,7 +42,12 @@ describe('build outputs hold no usable secret', () => {
       const files = filesUnder(out);
       assert.ok(files.size > 0);
       for (const [file, content] of files) {
-        for (const secret of [token, Buffer.from(token, 'base64url').toString('latin1'), 'sk-live-from-dotenv', 'session-data-from-dot-data']) {
+        for (const secret of [
+          token,
+          Buffer.from(token, 'base64url').toString('latin1'),
+          'sk-live-from-dotenv',
+          'session-data-from-dot-data',
+        ]) {
           assert.equal(content.includes(secret), false, `${file} holds a secret`);
         }
       }
@@ -53,13 +59,21 @@ describe('build outputs hold no usable secret', () => {
     const out = join(tempFolder(t), 'out');
     await build(dir, { target: 'node-server', out });
     const settings = JSON.parse(readFileSync(join(out, 'app', 'agentward.json'), 'utf8'));
-    assert.deepEqual(settings, { name: 'secret-agent', basePath: '/agent', apiTokenSha256: createHash('sha256').update(token).digest('hex') });
+    assert.deepEqual(settings, {
+      name: 'secret-agent',
+      basePath: '/agent',
+      apiTokenSha256: createHash('sha256').update(token).digest('hex'),
+    });
     assert.equal(statSync(join(out, 'app', 'agentward.json')).mode & 0o777, 0o600);
     const server = await startBuiltServer(out, { AGENT_DATA_DIR: join(tempFolder(t), 'data') });
     t.after(() => server.stop());
     assert.equal((await sendMessage(server.agentUrl)).status, 401);
     assert.equal((await sendMessage(server.agentUrl, bearer(`${token}x`))).status, 401);
-    assert.equal((await sendMessage(server.agentUrl, bearer(createHash('sha256').update(token).digest('hex')))).status, 401, 'the digest is not a credential');
+    assert.equal(
+      (await sendMessage(server.agentUrl, bearer(createHash('sha256').update(token).digest('hex')))).status,
+      401,
+      'the digest is not a credential',
+    );
     const accepted = await sendMessage(server.agentUrl, bearer(token));
     assert.equal(accepted.status, 200);
     assert.equal(accepted.text, 'who am I?');
@@ -71,7 +85,17 @@ describe('build outputs hold no usable secret', () => {
     await build(dir, { target: 'docker', out });
     const ignored = readFileSync(join(out, '.dockerignore'), 'utf8').split('\n');
     // Every pattern at any depth (Docker reads a plain pattern at the context root only).
-    for (const pattern of ['**/.env*', '**/.data', '**/node_modules', '**/*.log', '**/.git', '**/.npmrc', '**/*.pem', '**/*.key']) assert.ok(ignored.includes(pattern), pattern);
+    for (const pattern of [
+      '**/.env*',
+      '**/.data',
+      '**/node_modules',
+      '**/*.log',
+      '**/.git',
+      '**/.npmrc',
+      '**/*.pem',
+      '**/*.key',
+    ])
+      assert.ok(ignored.includes(pattern), pattern);
   });
 });
 
@@ -80,7 +104,10 @@ describe('agentward build prints no warning', () => {
     test(`${target}: stderr is empty (no stripTypeScriptTypes ExperimentalWarning)`, async (t) => {
       const { dir } = await freshAgent(t);
       const out = join(tempFolder(t), 'out');
-      const result = spawnSync(nodeBin, [cliFile, 'build', dir, '--target', target, '--out', out], { encoding: 'utf8', timeout: 60_000 });
+      const result = spawnSync(nodeBin, [cliFile, 'build', dir, '--target', target, '--out', out], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       assert.equal(result.status, 0, result.stderr);
       assert.equal(result.stderr, '');
       assert.doesNotMatch(result.stdout, /Warning/);

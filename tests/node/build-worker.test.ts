@@ -99,8 +99,19 @@ describe('cloudflare-worker target without the AGENT_API_TOKEN binding', () => {
     t.after(() => worker.dispose());
     assert.equal((await worker.fetch('http://worker/agent/health')).status, 200);
     for (const token of [ENV_TOKEN, BAKED_TOKEN]) {
-      for (const [method, path] of [['GET', '/agent/spec'], ['POST', '/agent'], ['POST', '/agent/chat'], ['GET', '/agent/chat/s-1'], ['POST', '/agent/ui'], ['GET', '/agent/approvals?sessionId=s-1']]) {
-        const response = await worker.fetch(`http://worker${path}`, { method, headers: { authorization: bearer(token) }, ...(method === 'POST' && { body: '{"message":"hi"}' }) });
+      for (const [method, path] of [
+        ['GET', '/agent/spec'],
+        ['POST', '/agent'],
+        ['POST', '/agent/chat'],
+        ['GET', '/agent/chat/s-1'],
+        ['POST', '/agent/ui'],
+        ['GET', '/agent/approvals?sessionId=s-1'],
+      ]) {
+        const response = await worker.fetch(`http://worker${path}`, {
+          method,
+          headers: { authorization: bearer(token) },
+          ...(method === 'POST' && { body: '{"message":"hi"}' }),
+        });
         assert.equal(response.status, 401, `${method} ${path}`);
         // A bearer credential the worker's list reads and refused: RFC 6750 invalid_token.
         assert.equal(response.headers.get('www-authenticate'), 'Bearer error="invalid_token"');
@@ -113,9 +124,17 @@ describe('cloudflare-worker target without the AGENT_API_TOKEN binding', () => {
 describe('cloudflare-worker target without its Durable Object binding', () => {
   test('a send answers 500 and the log names the binding wrangler.toml declares; nothing is served from elsewhere', async (t) => {
     const out = await buildWorker(t);
-    const worker = await startWorker({ entry: join(out, 'worker.js'), bindings: { AGENT_API_TOKEN: ENV_TOKEN }, esbuild: { bundle: false } });
+    const worker = await startWorker({
+      entry: join(out, 'worker.js'),
+      bindings: { AGENT_API_TOKEN: ENV_TOKEN },
+      esbuild: { bundle: false },
+    });
     t.after(() => worker.dispose());
-    const response = await worker.fetch('http://worker/agent', { method: 'POST', headers: { authorization: bearer(ENV_TOKEN) }, body: '{"message":"hi"}' });
+    const response = await worker.fetch('http://worker/agent', {
+      method: 'POST',
+      headers: { authorization: bearer(ENV_TOKEN) },
+      body: '{"message":"hi"}',
+    });
     assert.equal(response.status, 500);
     assert.deepEqual(await response.json(), { error: 'Internal Server Error' });
     await worker.waitForLog((line) => line.message.includes('AGENT_SESSIONS Durable Object binding is missing'));
@@ -137,7 +156,10 @@ describe('cloudflare-worker target with an AGENT_API_TOKEN that apiToken() refus
 });
 
 describe('cloudflare-worker target and auth files', () => {
-  for (const [name, file] of [['with-auth', 'auth.ts'], ['auth-js', 'auth.js']] as const) {
+  for (const [name, file] of [
+    ['with-auth', 'auth.ts'],
+    ['auth-js', 'auth.js'],
+  ] as const) {
     test(`a directory with ${file} fails the build with an error naming the file: the target has no auth list`, async (t) => {
       const out = join(tempFolder(t), 'out');
       await assert.rejects(build(fixture(name), { target: 'cloudflare-worker', out }), (error: Error) => {
@@ -150,12 +172,19 @@ describe('cloudflare-worker target and auth files', () => {
   }
 
   test('an agent.json with a field that looks like a secret is refused, the value never echoed', async (t) => {
-    const dir = writeDir(tempFolder(t), { 'agent.json': JSON.stringify({ name: 'x', model: { provider: 'openai', apiKey: 'sk-do-not-echo' } }) }, fixture('plain'));
-    await assert.rejects(build(dir, { target: 'cloudflare-worker', out: join(tempFolder(t), 'out'), log: () => {} }), (error: Error) => {
-      assert.match(error.message, /agent\.json: "model\.apiKey" looks like a secret/);
-      assert.equal(error.message.includes('sk-do-not-echo'), false);
-      return true;
-    });
+    const dir = writeDir(
+      tempFolder(t),
+      { 'agent.json': JSON.stringify({ name: 'x', model: { provider: 'openai', apiKey: 'sk-do-not-echo' } }) },
+      fixture('plain'),
+    );
+    await assert.rejects(
+      build(dir, { target: 'cloudflare-worker', out: join(tempFolder(t), 'out'), log: () => {} }),
+      (error: Error) => {
+        assert.match(error.message, /agent\.json: "model\.apiKey" looks like a secret/);
+        assert.equal(error.message.includes('sk-do-not-echo'), false);
+        return true;
+      },
+    );
   });
 
   test('wrangler.toml names worker.js, declares the sessions Durable Object with its migration, documents the secrets, and holds no token', async (t) => {
@@ -175,14 +204,44 @@ describe('cloudflare-worker target and auth files', () => {
 
 describe('cloudflare-worker target and agent.json fields (design §7)', () => {
   const cases: [string, Record<string, unknown>, string][] = [
-    ['a model option the worker cannot honour', { name: 'x', model: { provider: 'echo', maxTokens: 512 } }, 'model.maxTokens'],
-    ['an option of another provider', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'https://api.example.com/v1', model: 'm', temperature: 0 } }, 'model.temperature'],
+    [
+      'a model option the worker cannot honour',
+      { name: 'x', model: { provider: 'echo', maxTokens: 512 } },
+      'model.maxTokens',
+    ],
+    [
+      'an option of another provider',
+      {
+        name: 'x',
+        model: { provider: 'openai-compatible', baseURL: 'https://api.example.com/v1', model: 'm', temperature: 0 },
+      },
+      'model.temperature',
+    ],
     ['an unknown provider', { name: 'x', model: { provider: 'anthropic' } }, 'model.provider'],
     ['a model that is not an object', { name: 'x', model: 'gpt' }, 'model'],
-    ['an openai-compatible model without baseURL', { name: 'x', model: { provider: 'openai-compatible', model: 'm' } }, 'model.baseURL'],
-    ['a baseURL that is not http(s)', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'file:///etc', model: 'm' } }, 'model.baseURL'],
-    ['a baseURL with credentials in it', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'https://user:hunter2@api.example.com/v1', model: 'm' } }, 'model.baseURL'],
-    ['an openai-compatible model without a model name', { name: 'x', model: { provider: 'openai-compatible', baseURL: 'https://api.example.com/v1' } }, 'model.model'],
+    [
+      'an openai-compatible model without baseURL',
+      { name: 'x', model: { provider: 'openai-compatible', model: 'm' } },
+      'model.baseURL',
+    ],
+    [
+      'a baseURL that is not http(s)',
+      { name: 'x', model: { provider: 'openai-compatible', baseURL: 'file:///etc', model: 'm' } },
+      'model.baseURL',
+    ],
+    [
+      'a baseURL with credentials in it',
+      {
+        name: 'x',
+        model: { provider: 'openai-compatible', baseURL: 'https://user:hunter2@api.example.com/v1', model: 'm' },
+      },
+      'model.baseURL',
+    ],
+    [
+      'an openai-compatible model without a model name',
+      { name: 'x', model: { provider: 'openai-compatible', baseURL: 'https://api.example.com/v1' } },
+      'model.model',
+    ],
   ];
   for (const [what, agentJson, field] of cases) {
     test(`${what} is a build error naming "${field}", and nothing is written`, async (t) => {
@@ -201,7 +260,11 @@ describe('cloudflare-worker target and agent.json fields (design §7)', () => {
   test('the build says what the worker serves (echo when agent.json declares no model)', async (t) => {
     const dir = writeDir(tempFolder(t), { 'agent.json': JSON.stringify({ name: 'bare' }) }, fixture('plain'));
     const lines: string[] = [];
-    const manifest = await build(dir, { target: 'cloudflare-worker', out: join(tempFolder(t), 'out'), log: (line) => lines.push(line) });
+    const manifest = await build(dir, {
+      target: 'cloudflare-worker',
+      out: join(tempFolder(t), 'out'),
+      log: (line) => lines.push(line),
+    });
     const said = lines.join('\n');
     assert.match(said, /model: echo/);
     assert.match(said, /open: GET \/agent\/health/);

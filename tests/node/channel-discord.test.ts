@@ -20,7 +20,14 @@ function discordSignature(privateKey: KeyObject, timestamp: number | string, bod
   return sign(null, Buffer.from(`${timestamp}${body}`), privateKey).toString('hex');
 }
 
-function discordRequest(body: string, { timestamp = now() as number | string, privateKey = application.privateKey, headers = {} as Record<string, string> } = {}): Request {
+function discordRequest(
+  body: string,
+  {
+    timestamp = now() as number | string,
+    privateKey = application.privateKey,
+    headers = {} as Record<string, string>,
+  } = {},
+): Request {
   return new Request('http://localhost/channels/discord', {
     method: 'POST',
     headers: {
@@ -51,13 +58,20 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
   t.after(() => api.close());
   const { agent, sends } = recordingAgent();
   const context = channelContext(agent);
-  const discord = discordChannel({ publicKey: publicKeyHex(application.publicKey), botToken: BOT_TOKEN, apiBaseUrl: api.baseUrl });
+  const discord = discordChannel({
+    publicKey: publicKeyHex(application.publicKey),
+    botToken: BOT_TOKEN,
+    apiBaseUrl: api.baseUrl,
+  });
   return { api, sends, context, discord };
 }
 
 test('discord: a signed PING is answered with PONG', async (t) => {
   const { discord, context, sends } = await setup(t);
-  const response = await discord(discordRequest(JSON.stringify({ type: 1, id: '1', application_id: 'APP1', token: 't' })), context);
+  const response = await discord(
+    discordRequest(JSON.stringify({ type: 1, id: '1', application_id: 'APP1', token: 't' })),
+    context,
+  );
   assert.equal(response.status, 200);
   assert.deepEqual(await response.json(), { type: 1 });
   assert.equal(sends.length, 0);
@@ -91,24 +105,51 @@ test('discord: a command in a direct message takes the principal from `user`', a
 });
 
 const refused: [string, () => Request][] = [
-  ['a tampered body', () => {
-    const signed = discordRequest(command());
-    return new Request(signed.url, { method: 'POST', headers: signed.headers, body: command({ member: { user: { id: '1' } } }) });
-  }],
+  [
+    'a tampered body',
+    () => {
+      const signed = discordRequest(command());
+      return new Request(signed.url, {
+        method: 'POST',
+        headers: signed.headers,
+        body: command({ member: { user: { id: '1' } } }),
+      });
+    },
+  ],
   ['a timestamp older than 5 minutes', () => discordRequest(command(), { timestamp: now() - 301 })],
   ['a signature made with another key', () => discordRequest(command(), { privateKey: stranger.privateKey })],
-  ['a signature over another timestamp', () => {
-    const timestamp = now();
-    return discordRequest(command(), { timestamp, headers: { 'x-signature-ed25519': discordSignature(application.privateKey, timestamp - 1, command()) } });
-  }],
-  ['a missing X-Signature-Ed25519', () => new Request('http://localhost/channels/discord', { method: 'POST', headers: { 'x-signature-timestamp': String(now()) }, body: command() })],
-  ['a missing X-Signature-Timestamp', () => {
-    const signed = discordRequest(command());
-    const headers = new Headers(signed.headers);
-    headers.delete('x-signature-timestamp');
-    return new Request(signed.url, { method: 'POST', headers, body: command() });
-  }],
-  ['a signature that is not hex', () => discordRequest(command(), { headers: { 'x-signature-ed25519': 'z'.repeat(128) } })],
+  [
+    'a signature over another timestamp',
+    () => {
+      const timestamp = now();
+      return discordRequest(command(), {
+        timestamp,
+        headers: { 'x-signature-ed25519': discordSignature(application.privateKey, timestamp - 1, command()) },
+      });
+    },
+  ],
+  [
+    'a missing X-Signature-Ed25519',
+    () =>
+      new Request('http://localhost/channels/discord', {
+        method: 'POST',
+        headers: { 'x-signature-timestamp': String(now()) },
+        body: command(),
+      }),
+  ],
+  [
+    'a missing X-Signature-Timestamp',
+    () => {
+      const signed = discordRequest(command());
+      const headers = new Headers(signed.headers);
+      headers.delete('x-signature-timestamp');
+      return new Request(signed.url, { method: 'POST', headers, body: command() });
+    },
+  ],
+  [
+    'a signature that is not hex',
+    () => discordRequest(command(), { headers: { 'x-signature-ed25519': 'z'.repeat(128) } }),
+  ],
 ];
 
 for (const [name, makeRequest] of refused) {
@@ -127,7 +168,11 @@ test('discord: with applicationId set, interactions for another application are 
   t.after(() => api.close());
   const { agent, sends } = recordingAgent();
   const context = channelContext(agent);
-  const discord = discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: api.baseUrl, applicationId: 'OTHER' });
+  const discord = discordChannel({
+    publicKey: publicKeyHex(application.publicKey),
+    apiBaseUrl: api.baseUrl,
+    applicationId: 'OTHER',
+  });
   assert.equal((await discord(discordRequest(command()), context)).status, 400);
   await context.settled();
   assert.equal(sends.length, 0);
@@ -136,7 +181,10 @@ test('discord: with applicationId set, interactions for another application are 
 test('discordChannel(): options that cannot work are configuration errors', () => {
   assert.throws(() => discordChannel({ publicKey: 'abc' }), AuthConfigError);
   assert.throws(() => discordChannel({ publicKey: 'g'.repeat(64) }), AuthConfigError);
-  assert.throws(() => discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: 'not a url' }), AuthConfigError);
+  assert.throws(
+    () => discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: 'not a url' }),
+    AuthConfigError,
+  );
   assert.throws(() => discordChannel(undefined as never), AuthConfigError);
 });
 
@@ -146,7 +194,10 @@ test('discord: session ids are keyed (sessionSecret, else botToken), stable acro
   const idWith = async (options: { botToken?: string; sessionSecret?: string }, interactionId: string) => {
     const { agent, sends } = recordingAgent();
     const context = channelContext(agent);
-    await discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: api.baseUrl, ...options })(discordRequest(command({ id: interactionId })), context);
+    await discordChannel({ publicKey: publicKeyHex(application.publicKey), apiBaseUrl: api.baseUrl, ...options })(
+      discordRequest(command({ id: interactionId })),
+      context,
+    );
     await context.settled();
     return sends[0]?.options?.sessionId;
   };
@@ -155,7 +206,10 @@ test('discord: session ids are keyed (sessionSecret, else botToken), stable acro
   assert.match(first!, /^discord:[A-Za-z0-9_-]{43}$/);
   assert.ok(!first!.includes('2200') && !first!.includes('4400'));
   const secret = 'a-discord-session-secret-of-32-bytes!!';
-  assert.equal(await idWith({ botToken: BOT_TOKEN, sessionSecret: secret }, 'i3'), expectedSessionId('discord', secret, ['2200', '4400']));
+  assert.equal(
+    await idWith({ botToken: BOT_TOKEN, sessionSecret: secret }, 'i3'),
+    expectedSessionId('discord', secret, ['2200', '4400']),
+  );
   // Neither: a random key per process, with one warning at creation.
   const warnings: unknown[] = [];
   const warn = console.warn;
@@ -170,7 +224,10 @@ test('discord: session ids are keyed (sessionSecret, else botToken), stable acro
   }
   assert.equal(warnings.length, 2);
   assert.match(String((warnings[0] as unknown[])[0]), /sessionSecret/);
-  assert.throws(() => discordChannel({ publicKey: publicKeyHex(application.publicKey), sessionSecret: 'short' }), AuthConfigError);
+  assert.throws(
+    () => discordChannel({ publicKey: publicKeyHex(application.publicKey), sessionSecret: 'short' }),
+    AuthConfigError,
+  );
 });
 
 test('discord: a replayed interaction (same signature, or the same interaction id) is acknowledged and not run again', async (t) => {

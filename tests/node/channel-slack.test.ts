@@ -14,7 +14,10 @@ function slackSignature(secret: string, timestamp: number | string, body: string
   return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
 }
 
-function slackRequest(body: string, { timestamp = now() as number | string, secret = SIGNING_SECRET, headers = {} as Record<string, string> } = {}): Request {
+function slackRequest(
+  body: string,
+  { timestamp = now() as number | string, secret = SIGNING_SECRET, headers = {} as Record<string, string> } = {},
+): Request {
   return new Request('http://localhost/channels/slack', {
     method: 'POST',
     headers: {
@@ -46,7 +49,10 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
 
 test('slack: url_verification with a valid signature is answered with its challenge', async (t) => {
   const { slack, context, sends } = await setup(t);
-  const response = await slack(slackRequest(JSON.stringify({ type: 'url_verification', challenge: 'c-123', token: 'x' })), context);
+  const response = await slack(
+    slackRequest(JSON.stringify({ type: 'url_verification', challenge: 'c-123', token: 'x' })),
+    context,
+  );
   assert.equal(response.status, 200);
   assert.deepEqual(await response.json(), { challenge: 'c-123' });
   assert.equal(sends.length, 0);
@@ -60,7 +66,12 @@ test('slack: a signed message event reaches the agent with the sender as princip
 
   assert.equal(sends.length, 1);
   assert.equal(sends[0]?.message, 'hello agent');
-  assert.deepEqual(sends[0]?.options?.principal, { id: 'U0042', type: 'user', authenticator: 'slack', issuer: 'T0001' });
+  assert.deepEqual(sends[0]?.options?.principal, {
+    id: 'U0042',
+    type: 'user',
+    authenticator: 'slack',
+    issuer: 'T0001',
+  });
   assert.ok(Object.isFrozen(sends[0]?.options?.principal));
   assert.equal(sends[0]?.options?.sessionId, expectedSessionId('slack', SIGNING_SECRET, ['T0001', 'C0007', 'U0042']));
 
@@ -79,31 +90,67 @@ test('slack: a reply to a threaded message is posted in the thread', async (t) =
 });
 
 const refused: [string, () => Request][] = [
-  ['a tampered body', () => {
-    const signed = slackRequest(messageEvent());
-    return new Request(signed.url, { method: 'POST', headers: signed.headers, body: messageEvent({ user: 'U_ADMIN' }) });
-  }],
+  [
+    'a tampered body',
+    () => {
+      const signed = slackRequest(messageEvent());
+      return new Request(signed.url, {
+        method: 'POST',
+        headers: signed.headers,
+        body: messageEvent({ user: 'U_ADMIN' }),
+      });
+    },
+  ],
   ['a timestamp older than 5 minutes', () => slackRequest(messageEvent(), { timestamp: now() - 301 })],
   ['a timestamp more than 5 minutes ahead', () => slackRequest(messageEvent(), { timestamp: now() + 301 })],
-  ['a signature made with another signing secret', () => slackRequest(messageEvent(), { secret: 'another-signing-secret-0123456789' })],
-  ['a signature over another timestamp', () => {
-    const timestamp = now();
-    const body = messageEvent();
-    return new Request('http://localhost/channels/slack', {
-      method: 'POST',
-      headers: { 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': slackSignature(SIGNING_SECRET, timestamp - 1, body) },
-      body,
-    });
-  }],
-  ['a missing X-Slack-Signature', () => {
-    const body = messageEvent();
-    return new Request('http://localhost/channels/slack', { method: 'POST', headers: { 'x-slack-request-timestamp': String(now()) }, body });
-  }],
-  ['a missing X-Slack-Request-Timestamp', () => {
-    const body = messageEvent();
-    return new Request('http://localhost/channels/slack', { method: 'POST', headers: { 'x-slack-signature': slackSignature(SIGNING_SECRET, now(), body) }, body });
-  }],
-  ['a signature without the v0= prefix', () => slackRequest(messageEvent(), { headers: { 'x-slack-signature': slackSignature(SIGNING_SECRET, now(), messageEvent()).slice(3) } })],
+  [
+    'a signature made with another signing secret',
+    () => slackRequest(messageEvent(), { secret: 'another-signing-secret-0123456789' }),
+  ],
+  [
+    'a signature over another timestamp',
+    () => {
+      const timestamp = now();
+      const body = messageEvent();
+      return new Request('http://localhost/channels/slack', {
+        method: 'POST',
+        headers: {
+          'x-slack-request-timestamp': String(timestamp),
+          'x-slack-signature': slackSignature(SIGNING_SECRET, timestamp - 1, body),
+        },
+        body,
+      });
+    },
+  ],
+  [
+    'a missing X-Slack-Signature',
+    () => {
+      const body = messageEvent();
+      return new Request('http://localhost/channels/slack', {
+        method: 'POST',
+        headers: { 'x-slack-request-timestamp': String(now()) },
+        body,
+      });
+    },
+  ],
+  [
+    'a missing X-Slack-Request-Timestamp',
+    () => {
+      const body = messageEvent();
+      return new Request('http://localhost/channels/slack', {
+        method: 'POST',
+        headers: { 'x-slack-signature': slackSignature(SIGNING_SECRET, now(), body) },
+        body,
+      });
+    },
+  ],
+  [
+    'a signature without the v0= prefix',
+    () =>
+      slackRequest(messageEvent(), {
+        headers: { 'x-slack-signature': slackSignature(SIGNING_SECRET, now(), messageEvent()).slice(3) },
+      }),
+  ],
   ['a non-numeric timestamp', () => slackRequest(messageEvent(), { timestamp: `${now()}.5` })],
 ];
 
@@ -126,7 +173,9 @@ test('slack: bot messages, message subtypes and Slack retries are acknowledged a
     slackRequest(messageEvent({ subtype: 'bot_message' })),
     slackRequest(messageEvent({ subtype: 'message_changed' })),
     slackRequest(messageEvent(), { headers: { 'x-slack-retry-num': '1', 'x-slack-retry-reason': 'http_timeout' } }),
-    slackRequest(JSON.stringify({ type: 'event_callback', team_id: 'T0001', event: { type: 'reaction_added', user: 'U0042' } })),
+    slackRequest(
+      JSON.stringify({ type: 'event_callback', team_id: 'T0001', event: { type: 'reaction_added', user: 'U0042' } }),
+    ),
   ];
   for (const request of ignored) assert.equal((await slack(request, context)).status, 200);
   await context.settled();
@@ -155,7 +204,10 @@ test('slack: a run waiting for approval posts what it waits for', async (t) => {
 test('slackChannel(): options that cannot work are configuration errors', () => {
   assert.throws(() => slackChannel({ signingSecret: '', botToken: BOT_TOKEN }), AuthConfigError);
   assert.throws(() => slackChannel({ signingSecret: SIGNING_SECRET, botToken: '' }), AuthConfigError);
-  assert.throws(() => slackChannel({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiBaseUrl: 'ftp://x' }), AuthConfigError);
+  assert.throws(
+    () => slackChannel({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, apiBaseUrl: 'ftp://x' }),
+    AuthConfigError,
+  );
   assert.throws(() => slackChannel(undefined as never), AuthConfigError);
 });
 
@@ -178,9 +230,19 @@ test('slack: session ids cannot be computed from public Slack ids: keyed with a 
   const other = await idFrom({ signingSecret: otherSecret }, slackRequest(messageEvent(), { secret: otherSecret }));
   assert.notEqual(other, first);
   const chosen = 'a-session-secret-of-at-least-32-bytes!!';
-  const withOption = await idFrom({ signingSecret: otherSecret, sessionSecret: chosen }, slackRequest(messageEvent(), { secret: otherSecret }));
-  assert.equal(withOption, expectedSessionId('slack', chosen, ['T0001', 'C0007', 'U0042']), 'sessionSecret keys the ids, so rotating the signing secret keeps them');
-  assert.throws(() => slackChannel({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, sessionSecret: 'short' }), AuthConfigError);
+  const withOption = await idFrom(
+    { signingSecret: otherSecret, sessionSecret: chosen },
+    slackRequest(messageEvent(), { secret: otherSecret }),
+  );
+  assert.equal(
+    withOption,
+    expectedSessionId('slack', chosen, ['T0001', 'C0007', 'U0042']),
+    'sessionSecret keys the ids, so rotating the signing secret keeps them',
+  );
+  assert.throws(
+    () => slackChannel({ signingSecret: SIGNING_SECRET, botToken: BOT_TOKEN, sessionSecret: 'short' }),
+    AuthConfigError,
+  );
 });
 
 test('slack: a replayed request (same signature, or the same event_id) is acknowledged and not run again; the memory of seen requests is bounded', async (t) => {

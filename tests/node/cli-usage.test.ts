@@ -42,7 +42,10 @@ describe('agentward help and version', () => {
   test('agentward help <command> prints the command usage', () => {
     const { status, stdout } = agentward(['help', 'build']);
     assert.equal(status, 0);
-    assert.match(stdout, /^usage: agentward build <dir> --target node-server\|docker\|cloudflare-worker --out <folder>/);
+    assert.match(
+      stdout,
+      /^usage: agentward build <dir> --target node-server\|docker\|cloudflare-worker --out <folder>/,
+    );
   });
 
   for (const flag of ['--version', '-v']) {
@@ -92,10 +95,19 @@ describe('agentward usage errors exit 2', () => {
   test('an unknown option or command close to a known one is named with "did you mean", for every command', () => {
     const cases: [string[], string][] = [
       [['build', fixture('plain'), '--taget', 'docker'], 'build: unknown option "--taget" (did you mean "--target"?)'],
-      [['build', fixture('plain'), '--target', 'docker', '--ot', 'x'], 'build: unknown option "--ot" (did you mean "--out"?)'],
+      [
+        ['build', fixture('plain'), '--target', 'docker', '--ot', 'x'],
+        'build: unknown option "--ot" (did you mean "--out"?)',
+      ],
       [['dev', fixture('plain'), '--quite'], 'dev: unknown option "--quite" (did you mean "--quiet"?)'],
-      [['start', fixture('plain'), '--playgound'], 'start: unknown option "--playgound" (did you mean "--playground"?)'],
-      [['start', fixture('plain'), '--log-refusal'], 'start: unknown option "--log-refusal" (did you mean "--log-refusals"?)'],
+      [
+        ['start', fixture('plain'), '--playgound'],
+        'start: unknown option "--playgound" (did you mean "--playground"?)',
+      ],
+      [
+        ['start', fixture('plain'), '--log-refusal'],
+        'start: unknown option "--log-refusal" (did you mean "--log-refusals"?)',
+      ],
       [['init', 'x', '--hlep'], 'init: unknown option "--hlep" (did you mean "--help"?)'],
       [['--verison'], 'unknown option "--verison" (did you mean "--version"?)'],
       [['strat', 'x'], 'unknown command "strat" (did you mean "start"?)'],
@@ -122,8 +134,14 @@ describe('agentward usage errors exit 2', () => {
     const cases: [string[], RegExp][] = [
       [['start'], /start: the directory is missing/],
       [['init', 'a', 'b'], /init: unexpected argument "b"/],
-      [['build', fixture('plain'), '--out', out], /build: --target <node-server\|docker\|cloudflare-worker> is required/],
-      [['build', fixture('plain'), '--target', 'lambda', '--out', out], /--target must be one of node-server, docker, cloudflare-worker/],
+      [
+        ['build', fixture('plain'), '--out', out],
+        /build: --target <node-server\|docker\|cloudflare-worker> is required/,
+      ],
+      [
+        ['build', fixture('plain'), '--target', 'lambda', '--out', out],
+        /--target must be one of node-server, docker, cloudflare-worker/,
+      ],
       [['build', fixture('plain'), '--target', 'docker'], /--out <folder> is required/],
       [['build', fixture('plain'), '--target'], /--target needs a value/],
     ];

@@ -13,7 +13,10 @@ const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentward';
 export default createAgent({ name: 'cli-fixture', model: echoModel() });
 `;
 
-async function agentDir(t: { after(fn: () => Promise<void>): void }, files: Record<string, string> = {}): Promise<string> {
+async function agentDir(
+  t: { after(fn: () => Promise<void>): void },
+  files: Record<string, string> = {},
+): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'agentward-cli-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'agent.ts'), AGENT_SOURCE);
@@ -21,16 +24,27 @@ async function agentDir(t: { after(fn: () => Promise<void>): void }, files: Reco
   return dir;
 }
 
-interface Running { child: ChildProcessWithoutNullStreams; output: () => string; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }
+interface Running {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
 
-function run(t: { after(fn: () => void): void }, args: string[], env: Record<string, string> = {}, file = cliFile): Running {
+function run(
+  t: { after(fn: () => void): void },
+  args: string[],
+  env: Record<string, string> = {},
+  file = cliFile,
+): Running {
   const childEnv: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env };
   if (env.AGENT_API_TOKEN === undefined) delete childEnv.AGENT_API_TOKEN;
   const child = spawn(process.execPath, [file, ...args], { env: childEnv });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   t.after(() => void child.kill('SIGKILL'));
   return { child, output: () => output, exit };
 }
@@ -39,7 +53,8 @@ function run(t: { after(fn: () => void): void }, args: string[], env: Record<str
 function parseCurl(line: string): { url: string; headers: Record<string, string>; body: string } {
   const url = /curl -X POST (\S+)/.exec(line)?.[1] ?? '';
   const headers: Record<string, string> = {};
-  for (const match of line.matchAll(/-H (['"])([^:]+): (.*?)\1/g)) headers[(match[2] ?? '').toLowerCase()] = match[3] ?? '';
+  for (const match of line.matchAll(/-H (['"])([^:]+): (.*?)\1/g))
+    headers[(match[2] ?? '').toLowerCase()] = match[3] ?? '';
   const body = /-d '(.*)'$/.exec(line)?.[1] ?? '';
   return { url, headers, body };
 }
@@ -56,7 +71,10 @@ test('agentward start: a directory without auth is not served open; the generate
   const answered = await send(curl.url, { method: 'POST', headers: curl.headers, body: curl.body });
   assert.equal(answered.status, 200);
   assert.equal((JSON.parse(answered.text) as { text: string }).text, 'hello');
-  assert.equal((await send(curl.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: curl.body })).status, 401);
+  assert.equal(
+    (await send(curl.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: curl.body })).status,
+    401,
+  );
 
   server.child.kill('SIGTERM');
   assert.deepEqual(await server.exit, { code: 0, signal: null });
@@ -71,7 +89,10 @@ test('agentward start: AGENT_API_TOKEN protects the agent and is never printed',
   const { url, body } = parseCurl(line);
   const headers = { 'content-type': 'application/json' };
   assert.equal((await send(url, { method: 'POST', headers, body })).status, 401);
-  assert.equal((await send(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body })).status, 200);
+  assert.equal(
+    (await send(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body })).status,
+    200,
+  );
   assert.equal(server.output().includes(token), false);
 });
 
@@ -85,7 +106,10 @@ test('agentward start: agentward.json names the base path, and its baked token i
   assert.equal((await send(`${url}/health`)).status, 200);
   const headers = { 'content-type': 'application/json' };
   assert.equal((await send(url, { method: 'POST', headers, body })).status, 401);
-  assert.equal((await send(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${baked}` }, body })).status, 200);
+  assert.equal(
+    (await send(url, { method: 'POST', headers: { ...headers, authorization: `Bearer ${baked}` }, body })).status,
+    200,
+  );
   assert.equal(server.output().includes(baked), false);
 });
 
@@ -100,8 +124,15 @@ test('agentward start: an auth.ts list is used, with AGENT_API_TOKEN appended af
   assert.equal(refused.status, 401);
   assert.equal(refused.headers['www-authenticate'], 'Basic realm="agent", charset="UTF-8", Bearer');
   const basicHeader = `Basic ${Buffer.from('ada:ada-password').toString('base64')}`;
-  assert.equal((await send(url, { method: 'POST', headers: { ...headers, authorization: basicHeader }, body })).status, 200);
-  assert.equal((await send(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer env-token-0123456789' }, body })).status, 200);
+  assert.equal(
+    (await send(url, { method: 'POST', headers: { ...headers, authorization: basicHeader }, body })).status,
+    200,
+  );
+  assert.equal(
+    (await send(url, { method: 'POST', headers: { ...headers, authorization: 'Bearer env-token-0123456789' }, body }))
+      .status,
+    200,
+  );
 });
 
 test('agentward dev: serves the directory and restarts when one of its files changes', async (t) => {
@@ -140,12 +171,18 @@ test('npm start (agentward start examples/demo): the printed curl works, and a r
   const demo = fileURLToPath(new URL('../../examples/demo', import.meta.url));
   const server = run(t, ['start', demo], { AGENT_DATA_DIR: data });
   const curl = parseCurl(await lineMatching(server.child.stdout, /curl -X POST/));
-  const post = (url: string, body: unknown) => send(url, { method: 'POST', headers: curl.headers, body: JSON.stringify(body) });
+  const post = (url: string, body: unknown) =>
+    send(url, { method: 'POST', headers: curl.headers, body: JSON.stringify(body) });
 
   assert.equal((await send(curl.url, { method: 'POST', headers: curl.headers, body: curl.body })).status, 200);
-  const paused = JSON.parse((await post(curl.url, { message: '/tool refund {"orderId":"A-1","amount":20}' })).text) as { status: string; approvals: { id: string }[] };
+  const paused = JSON.parse((await post(curl.url, { message: '/tool refund {"orderId":"A-1","amount":20}' })).text) as {
+    status: string;
+    approvals: { id: string }[];
+  };
   assert.equal(paused.status, 'awaiting-approval');
-  const decided = JSON.parse((await post(`${curl.url}/approvals/${paused.approvals[0]?.id}`, { approved: true })).text) as { status: string; text: string };
+  const decided = JSON.parse(
+    (await post(`${curl.url}/approvals/${paused.approvals[0]?.id}`, { approved: true })).text,
+  ) as { status: string; text: string };
   assert.equal(decided.status, 'completed');
   assert.match(decided.text, /A-1/);
   assert.ok((await readdir(join(data, 'sessions'))).length >= 2, 'sessions are in AGENT_DATA_DIR');

@@ -15,14 +15,22 @@ after(() => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-interface DenoServer { base: string; stdout: () => string; stderr: () => string }
+interface DenoServer {
+  base: string;
+  stdout: () => string;
+  stderr: () => string;
+}
 
 function startDeno(): Promise<DenoServer> {
-  const child = spawn(join(root, 'node_modules', '.bin', 'deno'), ['run', '-A', '--no-check', 'tests/fixtures-node/deno-serve-child.ts'], {
-    cwd: root,
-    env: { ...process.env, AGENT_API_TOKEN: TOKEN, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    join(root, 'node_modules', '.bin', 'deno'),
+    ['run', '-A', '--no-check', 'tests/fixtures-node/deno-serve-child.ts'],
+    {
+      cwd: root,
+      env: { ...process.env, AGENT_API_TOKEN: TOKEN, NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -53,7 +61,11 @@ test('Deno.serve: streamed answers (/chat as server-sent events, /ui) log no war
   assert.equal((await fetch(`${base}/health`)).status, 200);
   assert.equal((await fetch(base, { method: 'POST', body: '{"message":"hi"}' })).status, 401);
 
-  const chat = await fetch(`${base}/chat`, { method: 'POST', headers: { authorization, accept: 'text/event-stream' }, body: JSON.stringify({ message: 'stream me' }) });
+  const chat = await fetch(`${base}/chat`, {
+    method: 'POST',
+    headers: { authorization, accept: 'text/event-stream' },
+    body: JSON.stringify({ message: 'stream me' }),
+  });
   assert.equal(chat.headers.get('content-type'), 'text/event-stream');
   const events = [...(await chat.text()).matchAll(/^event: (.+)$/gm)].map((match) => match[1]);
   assert.deepEqual(events, ['start', 'step-start', 'text-delta', 'step-finish', 'finish']);
@@ -61,13 +73,22 @@ test('Deno.serve: streamed answers (/chat as server-sent events, /ui) log no war
   const ui = await fetch(`${base}/ui`, {
     method: 'POST',
     headers: { authorization },
-    body: JSON.stringify({ id: 'deno-chat', trigger: 'submit-message', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'through ui' }] }] }),
+    body: JSON.stringify({
+      id: 'deno-chat',
+      trigger: 'submit-message',
+      messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'through ui' }] }],
+    }),
   });
   assert.match(await ui.text(), /"type":"text-delta"[^\n]*"delta":"through ui"/);
 
   // A stream the client leaves: the run hears it.
   const leaving = new AbortController();
-  const waiting = await fetch(`${base}/chat`, { method: 'POST', headers: { authorization, accept: 'text/event-stream' }, body: JSON.stringify({ message: 'wait' }), signal: leaving.signal });
+  const waiting = await fetch(`${base}/chat`, {
+    method: 'POST',
+    headers: { authorization, accept: 'text/event-stream' },
+    body: JSON.stringify({ message: 'wait' }),
+    signal: leaving.signal,
+  });
   assert.equal(waiting.status, 200);
   await until(() => server.stdout().includes('run waiting'), 'the waiting run', server);
   leaving.abort();

@@ -4,7 +4,16 @@
 // that fails answers 503 (not a refused or hanging connection) until the fixed save restarts it.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -15,7 +24,11 @@ const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const TOKEN = 'dev-reload-token-0123456789abcdef';
 
 /** An agent whose model answers `version` to any message: what the server answers says which code it runs. */
-const agentSource = (version: string, from = `${JSON.stringify(version)}`, imports = '') => `import { createAgent } from 'agentward';
+const agentSource = (
+  version: string,
+  from = `${JSON.stringify(version)}`,
+  imports = '',
+) => `import { createAgent } from 'agentward';
 ${imports}
 export default createAgent({ name: 'reload', model: { generate: async () => ({ text: ${from} }) } });
 `;
@@ -56,8 +69,15 @@ after(async () => {
 async function ask(): Promise<{ status: number; text: string }> {
   if (origin === '') return { status: 0, text: '' };
   try {
-    const answer = await send(`${origin}/agent`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{"message":"which?"}' });
-    return { status: answer.status, text: answer.status === 200 ? (JSON.parse(answer.text) as { text: string }).text : answer.text };
+    const answer = await send(`${origin}/agent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{"message":"which?"}',
+    });
+    return {
+      status: answer.status,
+      text: answer.status === 200 ? (JSON.parse(answer.text) as { text: string }).text : answer.text,
+    };
   } catch {
     return { status: 0, text: '' };
   }
@@ -121,7 +141,10 @@ describe('agentward dev restarts on every way a file is saved', () => {
   });
 
   test('sed -i (a new file renamed over), then sed -i again', async () => {
-    for (const [from, to] of [['v4b', 'v5'], ['v5', 'v5b']] as const) {
+    for (const [from, to] of [
+      ['v4b', 'v5'],
+      ['v5', 'v5b'],
+    ] as const) {
       const count = restarts();
       const sed = spawnSync('sed', ['-i', `s/${from}/${to}/`, agentFile()], { encoding: 'utf8' });
       assert.equal(sed.status, 0, sed.stderr);

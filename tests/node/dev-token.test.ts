@@ -25,14 +25,24 @@ test('agentward dev without auth: the token generated for the run is kept across
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const tokens = () => [...output.matchAll(/generated an API token for this dev run \(kept across restarts\):\n {2}(\S+)/g)].map((m) => m[1]!);
+  const tokens = () =>
+    [...output.matchAll(/generated an API token for this dev run \(kept across restarts\):\n {2}(\S+)/g)].map(
+      (m) => m[1]!,
+    );
   const origin = () => [...output.matchAll(/(http:\/\/127\.0\.0\.1:\d+)\/agent/g)].at(-1)?.[1];
   const answer = async (token: string) => {
     const where = origin();
     if (where === undefined) return { status: 0, text: '' };
     try {
-      const reply = await send(`${where}/agent`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"message":"which?"}' });
-      return { status: reply.status, text: reply.status === 200 ? (JSON.parse(reply.text) as { text: string }).text : '' };
+      const reply = await send(`${where}/agent`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{"message":"which?"}',
+      });
+      return {
+        status: reply.status,
+        text: reply.status === 200 ? (JSON.parse(reply.text) as { text: string }).text : '',
+      };
     } catch {
       return { status: 0, text: '' };
     }

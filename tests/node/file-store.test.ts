@@ -30,12 +30,23 @@ const session = (id: string, count: number): SessionRecord => ({
   updatedAt: '2026-01-01T00:00:00.000Z',
 });
 
-const principal = Object.freeze({ id: 'u1', type: 'user' as const, authenticator: 'jwt', issuer: 'https://issuer.example' });
+const principal = Object.freeze({
+  id: 'u1',
+  type: 'user' as const,
+  authenticator: 'jwt',
+  issuer: 'https://issuer.example',
+});
 
 test('file store: sessions, checkpoints and memory survive a new store on the same folder', async (t) => {
   const dir = await tempDir(t);
   const first = fileStore(dir);
-  const checkpoint: Checkpoint = { approvalId: 'ap-1', sessionId: 's-1', principal, metadata: { a: 1 }, pending: [{ x: 1 }] };
+  const checkpoint: Checkpoint = {
+    approvalId: 'ap-1',
+    sessionId: 's-1',
+    principal,
+    metadata: { a: 1 },
+    pending: [{ x: 1 }],
+  };
   await first.saveSession(session('s-1', 2));
   await first.saveCheckpoint(checkpoint);
   await first.saveCheckpoint({ approvalId: 'ap-2', sessionId: 'other', metadata: {} });
@@ -72,14 +83,23 @@ test('file store: ids never name a path outside the folder', async (t) => {
   assert.equal(files.length, ids.length * 6, 'one file per record and index entry: "A" and "a" do not collide');
   const hex = '[0-9a-f]{64}';
   const s = `\\${sep}`;
-  for (const file of files) assert.match(file, new RegExp(`^((sessions|checkpoints|memory|session-owners)${s}${hex}|(session-checkpoints|owners)${s}${hex}${s}${hex})\\.json$`));
+  for (const file of files)
+    assert.match(
+      file,
+      new RegExp(
+        `^((sessions|checkpoints|memory|session-owners)${s}${hex}|(session-checkpoints|owners)${s}${hex}${s}${hex})\\.json$`,
+      ),
+    );
   for (const id of ids) assert.equal((await store.loadSession(id))?.id, id);
 });
 
 test('file store: concurrent writes to one record are serialized', async (t) => {
   const store = fileStore(await tempDir(t));
   await Promise.all(Array.from({ length: 40 }, (_, i) => store.appendMemory('ns', `note ${i}`)));
-  assert.deepEqual(await store.loadMemory('ns'), Array.from({ length: 40 }, (_, i) => `note ${i}`));
+  assert.deepEqual(
+    await store.loadMemory('ns'),
+    Array.from({ length: 40 }, (_, i) => `note ${i}`),
+  );
 
   await Promise.all(Array.from({ length: 20 }, (_, i) => store.saveSession(session('s', i + 1))));
   assert.equal((await store.loadSession('s'))?.messages.length, 20, 'the last write queued is the last applied');
@@ -90,7 +110,9 @@ test('file store: deleting a checkpoint answers true to exactly one caller (deci
   const one = fileStore(dir);
   const another = fileStore(dir);
   await one.saveCheckpoint({ approvalId: 'ap', sessionId: 's', metadata: {} });
-  const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? one : another).deleteCheckpoint('ap')));
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => (i % 2 ? one : another).deleteCheckpoint('ap')),
+  );
   assert.equal(results.filter(Boolean).length, 1);
   assert.equal(await one.loadCheckpoint('ap'), undefined);
   assert.deepEqual(await another.listCheckpoints('s'), []);
@@ -141,7 +163,11 @@ test('file store: every acknowledged write survives SIGKILL in the middle of a s
     const notes = await store.loadMemory('issuer|user');
     for (let n = 0; n <= lastAck; n++) {
       assert.equal(notes[n], `note ${n}`);
-      assert.deepEqual(await store.loadCheckpoint(`approval-${n}`), { approvalId: `approval-${n}`, sessionId: 'session-1', metadata: { n } });
+      assert.deepEqual(await store.loadCheckpoint(`approval-${n}`), {
+        approvalId: `approval-${n}`,
+        sessionId: 'session-1',
+        metadata: { n },
+      });
     }
   }
 });
@@ -151,14 +177,23 @@ storeContract('fileStore', async (t) => {
   return { store: fileStore(dir), reopen: () => fileStore(dir) };
 });
 
-test('file store: checkpoints are found by session, and counted by owner, without reading any other session\'s checkpoint', async (t) => {
+test("file store: checkpoints are found by session, and counted by owner, without reading any other session's checkpoint", async (t) => {
   const dir = await tempDir(t);
   const store = fileStore(dir);
   await store.saveCheckpoint({ approvalId: 'mine', sessionId: 'mine', metadata: {}, owner: ['jwt', null, 'me'] });
-  await store.saveCheckpoint({ approvalId: 'foreign', sessionId: 'foreign', metadata: {}, owner: ['jwt', null, 'other'] });
+  await store.saveCheckpoint({
+    approvalId: 'foreign',
+    sessionId: 'foreign',
+    metadata: {},
+    owner: ['jwt', null, 'other'],
+  });
   // Foreign checkpoint files that cannot even be parsed: a scan would stumble on them.
-  for (let i = 0; i < 50; i++) await writeFile(join(dir, 'checkpoints', `${'f'.repeat(60)}${String(i).padStart(4, '0')}.json`), '{not json');
-  assert.deepEqual((await store.listCheckpoints('mine')).map((c) => c.approvalId), ['mine']);
+  for (let i = 0; i < 50; i++)
+    await writeFile(join(dir, 'checkpoints', `${'f'.repeat(60)}${String(i).padStart(4, '0')}.json`), '{not json');
+  assert.deepEqual(
+    (await store.listCheckpoints('mine')).map((c) => c.approvalId),
+    ['mine'],
+  );
   assert.equal(await store.countCheckpoints!(['jwt', null, 'me']), 1);
   assert.deepEqual(await store.listCheckpoints('nobody'), []);
 });
@@ -169,7 +204,10 @@ test('file store: a folder written before the indexes existed is indexed once, a
   const { createHash } = await import('node:crypto');
   const { mkdir } = await import('node:fs/promises');
   await mkdir(join(dir, 'checkpoints'), { recursive: true });
-  await writeFile(join(dir, 'checkpoints', `${createHash('sha256').update('old').digest('hex')}.json`), JSON.stringify(legacy));
+  await writeFile(
+    join(dir, 'checkpoints', `${createHash('sha256').update('old').digest('hex')}.json`),
+    JSON.stringify(legacy),
+  );
   assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), [legacy]);
   assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), [legacy]);
   assert.equal(await fileStore(dir).deleteCheckpoint('old'), true);

@@ -20,15 +20,26 @@ const CHALLENGES = ['Basic realm="agent", charset="UTF-8"', 'Bearer'];
 const json = { 'content-type': 'application/json' };
 
 /** One HTTP exchange, whatever the mount: the status, each header line, and the body text. */
-interface Answer { status: number; header(name: string): string | undefined; lines(name: string): readonly string[]; text: string }
-type Fetch = (path: string, init?: { method?: string; headers?: Record<string, string>; body?: string }) => Promise<Answer>;
+interface Answer {
+  status: number;
+  header(name: string): string | undefined;
+  lines(name: string): readonly string[];
+  text: string;
+}
+type Fetch = (
+  path: string,
+  init?: { method?: string; headers?: Record<string, string>; body?: string },
+) => Promise<Answer>;
 
 function parseEvents(text: string): { event: string; data: Record<string, unknown> }[] {
-  return text.split('\n\n').filter((block) => block.trim() !== '').map((block) => {
-    const event = /^event: (.*)$/m.exec(block)?.[1] ?? '';
-    const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as Record<string, unknown>;
-    return { event, data };
-  });
+  return text
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? '';
+      const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? 'null') as Record<string, unknown>;
+      return { event, data };
+    });
 }
 
 /** The same checks on every mount. */
@@ -41,7 +52,11 @@ function checks(name: string, fetchFor: () => Promise<Fetch>) {
       assert.deepEqual(answer.lines('www-authenticate'), CHALLENGES);
       assert.equal(answer.header('cache-control'), 'no-store');
       assert.deepEqual(JSON.parse(answer.text), { error: 'Unauthorized' });
-      const wrong = await fetch('/agent/chat', { method: 'POST', headers: { ...json, authorization: 'Bearer not-the-token' }, body: '{"message":"hi"}' });
+      const wrong = await fetch('/agent/chat', {
+        method: 'POST',
+        headers: { ...json, authorization: 'Bearer not-the-token' },
+        body: '{"message":"hi"}',
+      });
       assert.equal(wrong.status, 401);
     });
 
@@ -51,21 +66,34 @@ function checks(name: string, fetchFor: () => Promise<Fetch>) {
       assert.equal(health.status, 200);
       assert.deepEqual(JSON.parse(health.text), { status: 'ok' });
       assert.equal((await fetch('/agent/nowhere')).status, 401);
-      assert.equal((await fetch('/agent/nowhere', { headers: { authorization: `Bearer ${ROUTE_TOKEN}` } })).status, 404);
+      assert.equal(
+        (await fetch('/agent/nowhere', { headers: { authorization: `Bearer ${ROUTE_TOKEN}` } })).status,
+        404,
+      );
     });
 
     test('a run: the accepted principal reaches it (Basic and a bearer token), the body streams through', async () => {
       const fetch = await fetchFor();
-      const asAda = await fetch('/agent', { method: 'POST', headers: { ...json, authorization: basicAuth('ada', ROUTE_PASSWORD) }, body: JSON.stringify({ message: 'hello' }) });
+      const asAda = await fetch('/agent', {
+        method: 'POST',
+        headers: { ...json, authorization: basicAuth('ada', ROUTE_PASSWORD) },
+        body: JSON.stringify({ message: 'hello' }),
+      });
       assert.equal(asAda.status, 200, asAda.text);
       const result = JSON.parse(asAda.text) as { status: string; text: string; sessionId: string };
       assert.equal(result.status, 'completed');
       assert.equal(result.text, 'basic:ada heard hello');
-      const transcript = await fetch(`/agent/chat/${result.sessionId}`, { headers: { authorization: basicAuth('ada', ROUTE_PASSWORD) } });
+      const transcript = await fetch(`/agent/chat/${result.sessionId}`, {
+        headers: { authorization: basicAuth('ada', ROUTE_PASSWORD) },
+      });
       assert.equal(transcript.status, 200);
       assert.equal((JSON.parse(transcript.text) as { messages: unknown[] }).messages.length, 2);
       const big = 'x'.repeat(200_000);
-      const asToken = await fetch('/agent', { method: 'POST', headers: { ...json, authorization: `Bearer ${ROUTE_TOKEN}` }, body: JSON.stringify({ message: big }) });
+      const asToken = await fetch('/agent', {
+        method: 'POST',
+        headers: { ...json, authorization: `Bearer ${ROUTE_TOKEN}` },
+        body: JSON.stringify({ message: big }),
+      });
       assert.equal(asToken.status, 200);
       assert.equal((JSON.parse(asToken.text) as { text: string }).text, `api-token:api-token heard ${big}`);
     });
@@ -83,7 +111,10 @@ function checks(name: string, fetchFor: () => Promise<Fetch>) {
       assert.equal(events[0]?.event, 'start');
       assert.equal(events.at(-1)?.event, 'finish');
       for (const { event, data } of events) assert.equal(event, data.type);
-      const deltas = events.filter((e) => e.event === 'text-delta').map((e) => e.data.text).join('');
+      const deltas = events
+        .filter((e) => e.event === 'text-delta')
+        .map((e) => e.data.text)
+        .join('');
       assert.equal(deltas, 'api-token:api-token heard streamed');
       assert.equal((events.at(-1)?.data.result as { status: string }).status, 'completed');
     });
@@ -94,7 +125,12 @@ function checks(name: string, fetchFor: () => Promise<Fetch>) {
 function wireFetch(origin: string): Fetch {
   return async (path, init = {}) => {
     const { status, rawHeaders, text } = await send(origin + path, init);
-    return { status, text, lines: (name) => headerLines(rawHeaders, name), header: (name) => headerLines(rawHeaders, name)[0] };
+    return {
+      status,
+      text,
+      lines: (name) => headerLines(rawHeaders, name),
+      header: (name) => headerLines(rawHeaders, name)[0],
+    };
   };
 }
 
@@ -107,7 +143,8 @@ function webFetch(call: (request: Request) => Promise<Response>): Fetch {
       status: response.status,
       text,
       header: (name) => response.headers.get(name) ?? undefined,
-      lines: (name) => (name === 'www-authenticate' ? (wwwAuthenticateLines(response) ?? []) : [response.headers.get(name) ?? '']),
+      lines: (name) =>
+        name === 'www-authenticate' ? (wwwAuthenticateLines(response) ?? []) : [response.headers.get(name) ?? ''],
     };
   };
 }
@@ -117,7 +154,9 @@ after(() => Promise.all(servers.map((server) => server.close())));
 
 function listen(server: Server): Promise<string> {
   servers.push({ close: () => new Promise((resolve) => server.close(() => resolve())) });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 function once<T>(create: () => Promise<T>): () => Promise<T> {
@@ -125,65 +164,83 @@ function once<T>(create: () => Promise<T>): () => Promise<T> {
   return () => (value ??= create());
 }
 
-checks('node:http: createServer(toNodeListener(handler))', once(async () => {
-  const server = createServer(toNodeListener(handler));
-  return wireFetch(await listen(server));
-}));
+checks(
+  'node:http: createServer(toNodeListener(handler))',
+  once(async () => {
+    const server = createServer(toNodeListener(handler));
+    return wireFetch(await listen(server));
+  }),
+);
 
-checks("Express: app.use('/agent', toNodeListener(handler))", once(async () => {
-  const app = express();
-  app.use('/agent', toNodeListener(handler));
-  app.get('/', (_req, res) => void res.send('the rest of the app'));
-  const server = createServer(app);
-  const fetch = wireFetch(await listen(server));
-  assert.equal((await fetch('/')).text, 'the rest of the app', 'the app around the mount still answers');
-  return fetch;
-}));
+checks(
+  "Express: app.use('/agent', toNodeListener(handler))",
+  once(async () => {
+    const app = express();
+    app.use('/agent', toNodeListener(handler));
+    app.get('/', (_req, res) => void res.send('the rest of the app'));
+    const server = createServer(app);
+    const fetch = wireFetch(await listen(server));
+    assert.equal((await fetch('/')).text, 'the rest of the app', 'the app around the mount still answers');
+    return fetch;
+  }),
+);
 
-checks('Fastify: a scope without body parsers, reply.hijack(), then the listener on the raw request', once(async () => {
-  const app = Fastify();
-  const listener = toNodeListener(handler);
-  await app.register(async (scope) => {
-    // The handler reads the body itself: leave the stream unread.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    for (const path of ['/agent', '/agent/*']) {
-      scope.all(path, (request, reply) => {
-        reply.hijack();
-        listener(request.raw, reply.raw);
-      });
-    }
-  });
-  app.get('/', async () => 'the rest of the app');
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  servers.push({ close: () => app.close() });
-  const address = app.server.address() as AddressInfo;
-  const fetch = wireFetch(`http://127.0.0.1:${address.port}`);
-  assert.equal((await fetch('/')).text, 'the rest of the app');
-  return fetch;
-}));
+checks(
+  'Fastify: a scope without body parsers, reply.hijack(), then the listener on the raw request',
+  once(async () => {
+    const app = Fastify();
+    const listener = toNodeListener(handler);
+    await app.register(async (scope) => {
+      // The handler reads the body itself: leave the stream unread.
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+      for (const path of ['/agent', '/agent/*']) {
+        scope.all(path, (request, reply) => {
+          reply.hijack();
+          listener(request.raw, reply.raw);
+        });
+      }
+    });
+    app.get('/', async () => 'the rest of the app');
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    servers.push({ close: () => app.close() });
+    const address = app.server.address() as AddressInfo;
+    const fetch = wireFetch(`http://127.0.0.1:${address.port}`);
+    assert.equal((await fetch('/')).text, 'the rest of the app');
+    return fetch;
+  }),
+);
 
-checks("Hono: app.all('/agent/*', (c) => handler(c.req.raw))", once(async () => {
-  const app = new Hono();
-  app.all('/agent', (c) => handler(c.req.raw));
-  app.all('/agent/*', (c) => handler(c.req.raw));
-  app.get('/', (c) => c.text('the rest of the app'));
-  const fetch = webFetch(async (request) => app.fetch(request));
-  assert.equal((await fetch('/')).text, 'the rest of the app');
-  return fetch;
-}));
+checks(
+  "Hono: app.all('/agent/*', (c) => handler(c.req.raw))",
+  once(async () => {
+    const app = new Hono();
+    app.all('/agent', (c) => handler(c.req.raw));
+    app.all('/agent/*', (c) => handler(c.req.raw));
+    app.get('/', (c) => c.text('the rest of the app'));
+    const fetch = webFetch(async (request) => app.fetch(request));
+    assert.equal((await fetch('/')).text, 'the rest of the app');
+    return fetch;
+  }),
+);
 
-checks('Next.js-style route module: export const GET = handler, POST = handler, DELETE = handler', once(async () => {
-  const routes: Record<string, (request: Request) => Promise<Response>> = { GET, POST, DELETE };
-  return webFetch(async (request) => {
-    const route = routes[request.method];
-    return route ? route(request) : new Response(null, { status: 405 });
-  });
-}));
+checks(
+  'Next.js-style route module: export const GET = handler, POST = handler, DELETE = handler',
+  once(async () => {
+    const routes: Record<string, (request: Request) => Promise<Response>> = { GET, POST, DELETE };
+    return webFetch(async (request) => {
+      const route = routes[request.method];
+      return route ? route(request) : new Response(null, { status: 405 });
+    });
+  }),
+);
 
 test('toNodeListener refuses what cannot work: a handler that is not a function, an origin with a path', () => {
   assert.throws(() => toNodeListener('nope' as never), /toNodeListener\(\): handler must be a function/);
-  assert.throws(() => toNodeListener(handler, { origin: 'https://agent.example.com/base' }), /origin must be a URL origin/);
+  assert.throws(
+    () => toNodeListener(handler, { origin: 'https://agent.example.com/base' }),
+    /origin must be a URL origin/,
+  );
 });
 
 test('toNodeListener: a handler that throws is logged and answered 500 with the JSON error body, nothing of the error', async () => {
@@ -191,9 +248,13 @@ test('toNodeListener: a handler that throws is logged and answered 500 with the 
   const original = console.error;
   console.error = (...args: unknown[]) => void errors.push(args);
   try {
-    const origin = await listen(createServer(toNodeListener(() => {
-      throw new Error('secret-detail-do-not-echo');
-    })));
+    const origin = await listen(
+      createServer(
+        toNodeListener(() => {
+          throw new Error('secret-detail-do-not-echo');
+        }),
+      ),
+    );
     const answer = await send(`${origin}/agent`);
     assert.equal(answer.status, 500);
     assert.deepEqual(JSON.parse(answer.text), { error: 'Internal Server Error' });
@@ -212,14 +273,25 @@ test('toNodeListener: the request URL has the origin given, else the local addre
   });
   const origin = await listen(createServer(record));
   await send(`${origin}/agent/x?y=1`, { headers: { host: 'evil.example' } });
-  const withOrigin = await listen(createServer(toNodeListener((request) => (seen.push(request.url), new Response('ok')), { origin: 'https://agent.example.com' })));
+  const withOrigin = await listen(
+    createServer(
+      toNodeListener((request) => (seen.push(request.url), new Response('ok')), {
+        origin: 'https://agent.example.com',
+      }),
+    ),
+  );
   await send(`${withOrigin}/agent`, { headers: { host: 'evil.example' } });
   assert.deepEqual(seen, [`${origin}/agent/x?y=1`, 'https://agent.example.com/agent']);
 });
 
 test('Next.js-style route module: DELETE <base>/chat/:id reaches the handler (the recipe exports every method the routes use)', async () => {
   // Next.js answers its own 405 for a method the module does not export; the handler answers JSON.
-  const response = await DELETE(new Request('http://localhost/agent/chat/some-session', { method: 'DELETE', headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+  const response = await DELETE(
+    new Request('http://localhost/agent/chat/some-session', {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ROUTE_TOKEN}` },
+    }),
+  );
   assert.equal(response.headers.get('content-type'), 'application/json');
   assert.equal(response.status, 404); // a 'shared' agent has no DELETE route: the handler's own answer
   await response.body?.cancel();
@@ -227,7 +299,12 @@ test('Next.js-style route module: DELETE <base>/chat/:id reaches the handler (th
 
 /** Sends a JSON POST that must be answered within 5 s: a bridge waiting for a body already read would hang. */
 async function postWithin5s(url: string): Promise<{ status: number; text: string }> {
-  const response = await fetch(url, { method: 'POST', headers: { ...json, authorization: `Bearer ${ROUTE_TOKEN}` }, body: '{"message":"hi"}', signal: AbortSignal.timeout(5000) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...json, authorization: `Bearer ${ROUTE_TOKEN}` },
+    body: '{"message":"hi"}',
+    signal: AbortSignal.timeout(5000),
+  });
   return { status: response.status, text: await response.text() };
 }
 
@@ -236,7 +313,10 @@ test('toNodeListener after express.json(): answers 500 at once and logs one line
   app.use(express.json());
   app.use('/agent', toNodeListener(handler));
   const origin = await listen(createServer(app));
-  const { result, calls } = await captureConsoleError(async () => [await postWithin5s(`${origin}/agent`), await postWithin5s(`${origin}/agent/chat`)]);
+  const { result, calls } = await captureConsoleError(async () => [
+    await postWithin5s(`${origin}/agent`),
+    await postWithin5s(`${origin}/agent/chat`),
+  ]);
   for (const answer of result) {
     assert.equal(answer.status, 500);
     assert.deepEqual(JSON.parse(answer.text), { error: 'Internal Server Error' });

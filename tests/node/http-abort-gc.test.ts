@@ -16,9 +16,14 @@ test('a client that disconnects aborts the run even when the Request was collect
     const handler = agentHandler(createAgent({ name: 'slow', model, store: memoryStore() }), { basePath: '/agent' });
     const controller = new AbortController();
     // Nothing of this test holds the Request: only the handler can.
-    const pending = handler(new Request('http://localhost/agent', {
-      method: 'POST', body: JSON.stringify({ message: 'hi' }), headers: { 'content-type': 'application/json' }, signal: controller.signal,
-    }));
+    const pending = handler(
+      new Request('http://localhost/agent', {
+        method: 'POST',
+        body: JSON.stringify({ message: 'hi' }),
+        headers: { 'content-type': 'application/json' },
+        signal: controller.signal,
+      }),
+    );
     await started;
     for (let i = 0; i < 3; i++) {
       gc();
@@ -28,7 +33,7 @@ test('a client that disconnects aborts the run even when the Request was collect
     const timeout = setTimeout(() => {}, 2_000);
     controller.abort();
     try {
-      assert.equal((await aborted as Error).name, 'AbortError');
+      assert.equal(((await aborted) as Error).name, 'AbortError');
       assert.equal((await pending).status, 503);
     } finally {
       clearTimeout(timeout);

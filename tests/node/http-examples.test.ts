@@ -48,7 +48,9 @@ async function startExample(command: string, args: string[]): Promise<string> {
       if (match) resolve(match[1]!);
     };
     child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => { output += chunk; });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk;
+    });
     child.once('exit', (code) => reject(new Error(`${command} exited with ${code} before listening:\n${output}`)));
   });
 }
@@ -58,7 +60,8 @@ async function checkServes(base: string, send: (url: string, init?: RequestInit)
   assert.equal(health.status, 200);
   assert.deepEqual(await health.json(), { status: 'ok' });
 
-  const request = (headers: Record<string, string>) => send(base, { method: 'POST', headers, body: JSON.stringify({ message: 'hello example' }) });
+  const request = (headers: Record<string, string>) =>
+    send(base, { method: 'POST', headers, body: JSON.stringify({ message: 'hello example' }) });
   const refused = await request({});
   assert.equal(refused.status, 401);
   assert.equal(await refused.text(), '{"error":"Unauthorized"}');

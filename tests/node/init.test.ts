@@ -22,7 +22,11 @@ describe('agentward init', () => {
     assert.match(first.apiToken, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(Buffer.from(first.apiToken, 'base64url').length, 32);
     assert.notEqual(first.apiToken, second.apiToken);
-    assert.deepEqual(readJson(join(dir, 'agentward.json')), { name: 'my-agent', basePath: '/agent', apiToken: first.apiToken });
+    assert.deepEqual(readJson(join(dir, 'agentward.json')), {
+      name: 'my-agent',
+      basePath: '/agent',
+      apiToken: first.apiToken,
+    });
     assert.equal(statSync(join(dir, 'agentward.json')).mode & 0o777, 0o600);
     assert.equal(readJson(join(dir, 'agent.json')).name, 'my-agent');
   });
@@ -35,7 +39,11 @@ describe('agentward init', () => {
     mkdirSync(join(dir, '.data'));
     writeFileSync(join(dir, '.data', 'session.json'), '{}');
     const git = (...args: string[]) => {
-      const result = spawnSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' } });
+      const result = spawnSync('git', args, {
+        cwd: dir,
+        encoding: 'utf8',
+        env: { ...process.env, GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' },
+      });
       assert.equal(result.status, 0, result.stderr);
       return result.stdout;
     };
@@ -86,7 +94,10 @@ describe('agentward init', () => {
     for (const approved of [true, false]) {
       const paused = await agent.send(FIRST_TOOL_CALL);
       assert.equal(paused.status, 'awaiting-approval');
-      assert.deepEqual(paused.approvals.map(({ tool, arguments: args }) => ({ tool, args })), [{ tool: 'refund', args: { orderId: 'A-1', amount: 20 } }]);
+      assert.deepEqual(
+        paused.approvals.map(({ tool, arguments: args }) => ({ tool, args })),
+        [{ tool: 'refund', args: { orderId: 'A-1', amount: 20 } }],
+      );
       const decided = await agent.decide(paused.approvals[0]!.id, { approved });
       assert.equal(decided.status, 'completed');
       assert.match(decided.text, approved ? /refund: \{"orderId":"A-1","refunded":20\}/ : /refund: .*denied/i);

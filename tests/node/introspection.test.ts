@@ -14,7 +14,16 @@ import { AuthConfigError, introspection, routeAuth, wwwAuthenticateLines } from 
 import type { Refusal } from '../../src/auth/refusals.ts';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures-node/authorization-server.ts';
 import { clientFor, secretFor } from '../fixtures/idp-scenario.ts';
-import { EXPECTED_OUTCOMES, INTROSPECTOR, OPAQUE_RESOURCE, OPAQUE_SCOPE, opaqueToken, runIntrospectionScenario, type IntrospectionInput, type IntrospectionResult } from '../fixtures/introspection-scenario.ts';
+import {
+  EXPECTED_OUTCOMES,
+  INTROSPECTOR,
+  OPAQUE_RESOURCE,
+  OPAQUE_SCOPE,
+  opaqueToken,
+  runIntrospectionScenario,
+  type IntrospectionInput,
+  type IntrospectionResult,
+} from '../fixtures/introspection-scenario.ts';
 import { startWorker } from './workerd-harness.ts';
 import { testKey } from '../jwt-support.ts';
 import { dpopProof, thumbprint } from '../helpers/dpop.ts';
@@ -44,7 +53,9 @@ function proxyRequest(request: IncomingMessage, response: ServerResponse): void 
     try {
       await new Promise((resolve) => setTimeout(resolve, mode.delayMs));
       const answer = await fetch(`${server.issuer}/token/introspection`, {
-        method: 'POST', body, headers: { authorization: request.headers.authorization!, 'content-type': request.headers['content-type']! },
+        method: 'POST',
+        body,
+        headers: { authorization: request.headers.authorization!, 'content-type': request.headers['content-type']! },
       });
       response.writeHead(answer.status, { 'content-type': 'application/json' }).end(await answer.text());
     } finally {
@@ -58,7 +69,11 @@ before(async () => {
   proxy = createServer(proxyRequest);
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
   const otherResourceToken = (await server.authorizationCode(clientFor('ES256'), 'alice')).accessToken;
-  input = { issuer: server.issuer, proxy: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, otherResourceToken };
+  input = {
+    issuer: server.issuer,
+    proxy: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    otherResourceToken,
+  };
 });
 after(async () => {
   proxy?.closeAllConnections();
@@ -70,7 +85,9 @@ function check(runtime: string, result: IntrospectionResult): void {
   assert.deepEqual(result.outcomes, EXPECTED_OUTCOMES, runtime);
   assert.ok(result.maxConcurrent <= 16, `${runtime}: ${result.maxConcurrent} calls in flight at once`);
   assert.ok(result.calls >= 16, `${runtime}: the flood reached the endpoint (${result.calls} calls)`);
-  console.log(`${runtime}: introspection scenario held; the slow endpoint saw at most ${result.maxConcurrent} calls at once, ${result.calls} in all`);
+  console.log(
+    `${runtime}: introspection scenario held; the slow endpoint saw at most ${result.maxConcurrent} calls at once, ${result.calls} in all`,
+  );
 }
 
 test('node: introspection() against oidc-provider: opaque tokens, revocation and the cache, another resource, the endpoint down, a flood', async () => {
@@ -79,11 +96,21 @@ test('node: introspection() against oidc-provider: opaque tokens, revocation and
 
 for (const runtime of ['bun', 'deno'] as const) {
   test(`${runtime}: the introspection scenario in a child process`, async () => {
-    const args = runtime === 'bun' ? ['tests/fixtures-node/introspection-scenario-child.ts'] : ['run', '-A', '--no-check', 'tests/fixtures-node/introspection-scenario-child.ts'];
-    const child = spawn(`${root}node_modules/.bin/${runtime}`, args, { cwd: root, env: { ...process.env, INTROSPECTION_SCENARIO: JSON.stringify(input), NO_COLOR: '1' } });
+    const args =
+      runtime === 'bun'
+        ? ['tests/fixtures-node/introspection-scenario-child.ts']
+        : ['run', '-A', '--no-check', 'tests/fixtures-node/introspection-scenario-child.ts'];
+    const child = spawn(`${root}node_modules/.bin/${runtime}`, args, {
+      cwd: root,
+      env: { ...process.env, INTROSPECTION_SCENARIO: JSON.stringify(input), NO_COLOR: '1' },
+    });
     let output = '';
-    child.stdout.on('data', (chunk) => { output += chunk; });
-    child.stderr.on('data', (chunk) => { output += chunk; });
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
     const code = await new Promise((resolve) => child.on('close', resolve));
     const line = output.split('\n').find((text) => text.startsWith('INTROSPECTION_RESULT '));
     assert.ok(line !== undefined, `${runtime} exited ${code}: ${output}`);
@@ -92,7 +119,10 @@ for (const runtime of ['bun', 'deno'] as const) {
 }
 
 test('workerd: the introspection scenario inside workerd (each request makes its own call)', async () => {
-  const worker = await startWorker({ entry: 'tests/workerd/introspection-worker.ts', bindings: { INTROSPECTION_SCENARIO: input } });
+  const worker = await startWorker({
+    entry: 'tests/workerd/introspection-worker.ts',
+    bindings: { INTROSPECTION_SCENARIO: input },
+  });
   try {
     const response = await worker.fetch('http://worker/');
     const text = await response.text();
@@ -115,7 +145,12 @@ async function slowEndpoint(t: { after(fn: () => Promise<void>): void }) {
       setTimeout(() => {
         stats.inFlight--;
         const token = new URLSearchParams(body).get('token') ?? '';
-        json(response, token.startsWith('valid') ? { active: true, sub: token, aud: 'https://agent.example/opaque' } : { active: false });
+        json(
+          response,
+          token.startsWith('valid')
+            ? { active: true, sub: token, aud: 'https://agent.example/opaque' }
+            : { active: false },
+        );
       }, 200);
     });
   });
@@ -144,7 +179,15 @@ async function flood(send: (token: string) => Promise<number>): Promise<{ valid:
 
 test('a flood over real HTTP: 32 garbage requests kept in flight against an endpoint answering in 200 ms; every valid token sent meanwhile is accepted', async (t) => {
   const { url, stats } = await slowEndpoint(t);
-  const authenticate = routeAuth(introspection({ endpoint: url, clientId: 'rs', clientSecret: 'rs-secret', audience: 'https://agent.example/opaque', cache: false }));
+  const authenticate = routeAuth(
+    introspection({
+      endpoint: url,
+      clientId: 'rs',
+      clientSecret: 'rs-secret',
+      audience: 'https://agent.example/opaque',
+      cache: false,
+    }),
+  );
   const { valid, garbage } = await flood(async (token) => {
     const result = await authenticate(bearer(token));
     return result.ok ? 200 : result.response.status;
@@ -154,9 +197,12 @@ test('a flood over real HTTP: 32 garbage requests kept in flight against an endp
   assert.ok(garbage >= 48, `${garbage} garbage requests`);
 });
 
-test('workerd: the flood in requests of their own (each its own call, none waiting on another\'s I/O): every valid token accepted, at most 16 calls at once', async (t) => {
+test("workerd: the flood in requests of their own (each its own call, none waiting on another's I/O): every valid token accepted, at most 16 calls at once", async (t) => {
   const { url, stats } = await slowEndpoint(t);
-  const worker = await startWorker({ entry: 'tests/workerd/introspection-flood-worker.ts', bindings: { INTROSPECTION_ENDPOINT: url } });
+  const worker = await startWorker({
+    entry: 'tests/workerd/introspection-flood-worker.ts',
+    bindings: { INTROSPECTION_ENDPOINT: url },
+  });
   try {
     const { valid, garbage } = await flood(async (token) => {
       const response = await worker.fetch('http://worker/', { headers: { authorization: `Bearer ${token}` } });
@@ -166,7 +212,11 @@ test('workerd: the flood in requests of their own (each its own call, none waiti
     assert.deepEqual(valid, Array(15).fill(200));
     assert.equal(stats.maxInFlight, 16, 'the garbage filled every call slot of the isolate, and never more');
     assert.ok(garbage >= 48, `${garbage} garbage requests`);
-    assert.deepEqual(worker.logs.filter((line) => /different request context|hang|cancel/i.test(line.message)), [], 'no request waited on another\'s I/O');
+    assert.deepEqual(
+      worker.logs.filter((line) => /different request context|hang|cancel/i.test(line.message)),
+      [],
+      "no request waited on another's I/O",
+    );
   } finally {
     await worker.dispose();
   }
@@ -178,37 +228,63 @@ test('a DPoP-bound opaque token (cnf.jkt in the introspection answer): accepted 
   const response = await fetch(`${server.issuer}/token`, {
     method: 'POST',
     headers: {
-      authorization: `Basic ${btoa(`svc-es256:${secretFor('svc-es256')}`)}`, 'content-type': 'application/x-www-form-urlencoded',
+      authorization: `Basic ${btoa(`svc-es256:${secretFor('svc-es256')}`)}`,
+      'content-type': 'application/x-www-form-urlencoded',
       dpop: await dpopProof(key, { htm: 'POST', htu: `${server.issuer}/token`, iat: now() }),
     },
     body: new URLSearchParams({ grant_type: 'client_credentials', scope: OPAQUE_SCOPE, resource: OPAQUE_RESOURCE }),
   });
-  const { access_token: token, token_type: type } = (await response.json()) as { access_token: string; token_type: string };
+  const { access_token: token, token_type: type } = (await response.json()) as {
+    access_token: string;
+    token_type: string;
+  };
   assert.equal(type, 'DPoP');
-  const entry = introspection({ issuer: server.issuer, clientId: INTROSPECTOR, clientSecret: secretFor(INTROSPECTOR), audience: OPAQUE_RESOURCE, dpop: 'allowed' });
+  const entry = introspection({
+    issuer: server.issuer,
+    clientId: INTROSPECTOR,
+    clientSecret: secretFor(INTROSPECTOR),
+    audience: OPAQUE_RESOURCE,
+    dpop: 'allowed',
+  });
   const url = 'https://agent.example/opaque';
   const refusals: Refusal[] = [];
   const authenticate = routeAuth(entry, { onRefused: (refusal) => void refusals.push(refusal) });
-  const withProof = await authenticate(new Request(url, { headers: { authorization: `DPoP ${token}`, dpop: await dpopProof(key, { token, iat: now(), htu: url }) } }));
+  const withProof = await authenticate(
+    new Request(url, {
+      headers: { authorization: `DPoP ${token}`, dpop: await dpopProof(key, { token, iat: now(), htu: url }) },
+    }),
+  );
   assert.equal(withProof.ok, true);
   const asBearer = await authenticate(new Request(url, { headers: { authorization: `Bearer ${token}` } }));
   assert.equal(asBearer.ok, false);
   assert.equal(refusals.at(-1)?.reason, 'dpop-binding');
   const otherKey = await testKey('ES256');
-  const stolen = await authenticate(new Request(url, { headers: { authorization: `DPoP ${token}`, dpop: await dpopProof(otherKey, { token, iat: now(), htu: url }) } }));
+  const stolen = await authenticate(
+    new Request(url, {
+      headers: { authorization: `DPoP ${token}`, dpop: await dpopProof(otherKey, { token, iat: now(), htu: url }) },
+    }),
+  );
   assert.ok(!stolen.ok);
   assert.match(wwwAuthenticateLines(stolen.response)!.join('\n'), /DPoP error="invalid_dpop_proof"/);
-  assert.equal(await thumbprint(key.jwk) !== await thumbprint(otherKey.jwk), true);
+  assert.equal((await thumbprint(key.jwk)) !== (await thumbprint(otherKey.jwk)), true);
 });
 
 /** A local endpoint that records each call and answers `answer()` (or what `respond` does). */
-async function recordingEndpoint(t: { after(fn: () => Promise<void>): void }, respond: (request: IncomingMessage, body: string, response: ServerResponse) => void) {
+async function recordingEndpoint(
+  t: { after(fn: () => Promise<void>): void },
+  respond: (request: IncomingMessage, body: string, response: ServerResponse) => void,
+) {
   const calls: { authorization?: string; body: string; contentType?: string; accept?: string }[] = [];
   const endpoint = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk) => (body += chunk));
     request.on('end', () => {
-      calls.push({ authorization: request.headers.authorization, body, contentType: request.headers['content-type'], accept: request.headers.accept });
+      calls.push({
+        authorization: request.headers.authorization,
+        body,
+        contentType: request.headers['content-type'],
+        accept: request.headers.accept,
+      });
       respond(request, body, response);
     });
   });
@@ -220,23 +296,51 @@ async function recordingEndpoint(t: { after(fn: () => Promise<void>): void }, re
   return { url: `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/introspect`, calls };
 }
 
-const json = (response: ServerResponse, value: unknown) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-const bearer = (token: string) => new Request('https://agent.example/opaque', { headers: { authorization: `Bearer ${token}` } });
+const json = (response: ServerResponse, value: unknown) =>
+  response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+const bearer = (token: string) =>
+  new Request('https://agent.example/opaque', { headers: { authorization: `Bearer ${token}` } });
 
 test('the call: POST, form body with token_type_hint, client_secret_basic with RFC 6749 §2.3.1 encoding, Accept JSON; the principal of the answer', async (t) => {
   const now = Math.floor(Date.now() / 1000);
   const { url, calls } = await recordingEndpoint(t, (_request, body, response) => {
     const token = new URLSearchParams(body).get('token');
-    if (token === 'user-token') return json(response, { active: true, sub: 'ada', client_id: 'app', iss: 'https://id.example', aud: ['https://agent.example/opaque'], exp: now + 600, scope: 'a b' });
-    if (token === 'client-token') return json(response, { active: true, client_id: 'robot', aud: 'https://agent.example/opaque' });
+    if (token === 'user-token')
+      return json(response, {
+        active: true,
+        sub: 'ada',
+        client_id: 'app',
+        iss: 'https://id.example',
+        aud: ['https://agent.example/opaque'],
+        exp: now + 600,
+        scope: 'a b',
+      });
+    if (token === 'client-token')
+      return json(response, { active: true, client_id: 'robot', aud: 'https://agent.example/opaque' });
     if (token === 'nobody') return json(response, { active: true, aud: 'https://agent.example/opaque' });
     return json(response, { active: false });
   });
-  const entry = introspection({ endpoint: url, clientId: 'rs id:é', clientSecret: 'p@ss w%rd+:é', audience: 'https://agent.example/opaque', cache: false });
+  const entry = introspection({
+    endpoint: url,
+    clientId: 'rs id:é',
+    clientSecret: 'p@ss w%rd+:é',
+    audience: 'https://agent.example/opaque',
+    cache: false,
+  });
   const user = await routeAuth(entry)(bearer('user-token'));
   assert.deepEqual(user.ok && user.principal, {
-    id: 'ada', type: 'user', authenticator: 'introspection', issuer: 'https://id.example',
-    claims: { sub: 'ada', client_id: 'app', iss: 'https://id.example', aud: ['https://agent.example/opaque'], exp: now + 600, scope: 'a b' },
+    id: 'ada',
+    type: 'user',
+    authenticator: 'introspection',
+    issuer: 'https://id.example',
+    claims: {
+      sub: 'ada',
+      client_id: 'app',
+      iss: 'https://id.example',
+      aud: ['https://agent.example/opaque'],
+      exp: now + 600,
+      scope: 'a b',
+    },
   });
   const robot = await routeAuth(entry)(bearer('client-token'));
   assert.deepEqual(robot.ok && [robot.principal.id, robot.principal.type], ['robot', 'service']);
@@ -245,11 +349,14 @@ test('the call: POST, form body with token_type_hint, client_secret_basic with R
   assert.equal(calls[0]!.contentType, 'application/x-www-form-urlencoded');
   assert.equal(calls[0]!.accept, 'application/json');
   // RFC 6749 §2.3.1: each form-encoded, then user:password in Basic.
-  assert.equal(Buffer.from(calls[0]!.authorization!.slice('Basic '.length), 'base64').toString(), 'rs+id%3A%C3%A9:p%40ss+w%25rd%2B%3A%C3%A9');
+  assert.equal(
+    Buffer.from(calls[0]!.authorization!.slice('Basic '.length), 'base64').toString(),
+    'rs+id%3A%C3%A9:p%40ss+w%25rd%2B%3A%C3%A9',
+  );
   assert.ok(Object.isFrozen(user.ok && user.principal.claims));
 });
 
-test('the answer\'s checks: active true, exp and nbf with the tolerance, iss when issuer is set, aud (URL-normalized), scopes with the 403 step-up', async (t) => {
+test("the answer's checks: active true, exp and nbf with the tolerance, iss when issuer is set, aud (URL-normalized), scopes with the 403 step-up", async (t) => {
   const now = Math.floor(Date.now() / 1000);
   const answers: Record<string, unknown> = {
     inactive: { active: false, sub: 'x' },
@@ -260,28 +367,64 @@ test('the answer\'s checks: active true, exp and nbf with the tolerance, iss whe
     'other-iss': { active: true, sub: 'x', aud: 'https://agent.example/opaque', iss: 'https://evil.example' },
     'other-aud': { active: true, sub: 'x', aud: 'https://other.example/api', iss: 'https://id.example' },
     'no-aud': { active: true, sub: 'x', iss: 'https://id.example' },
-    'normalized-aud': { active: true, sub: 'x', aud: 'https://AGENT.example:443/opaque', iss: 'https://id.example', scope: 'agent:read' },
-    'no-scope': { active: true, sub: 'x', aud: 'https://agent.example/opaque', iss: 'https://id.example', scope: 'agent:other' },
+    'normalized-aud': {
+      active: true,
+      sub: 'x',
+      aud: 'https://AGENT.example:443/opaque',
+      iss: 'https://id.example',
+      scope: 'agent:read',
+    },
+    'no-scope': {
+      active: true,
+      sub: 'x',
+      aud: 'https://agent.example/opaque',
+      iss: 'https://id.example',
+      scope: 'agent:other',
+    },
   };
-  const { url } = await recordingEndpoint(t, (_request, body, response) => json(response, answers[new URLSearchParams(body).get('token')!] ?? { active: false }));
+  const { url } = await recordingEndpoint(t, (_request, body, response) =>
+    json(response, answers[new URLSearchParams(body).get('token')!] ?? { active: false }),
+  );
   const refusals: Refusal[] = [];
-  const authenticate = routeAuth(introspection({ endpoint: url, issuer: 'https://id.example', clientId: 'rs', clientSecret: 's', audience: 'https://agent.example/opaque', scopes: ['agent:read'], cache: false }), {
-    onRefused: (refusal) => void refusals.push(refusal),
-  });
+  const authenticate = routeAuth(
+    introspection({
+      endpoint: url,
+      issuer: 'https://id.example',
+      clientId: 'rs',
+      clientSecret: 's',
+      audience: 'https://agent.example/opaque',
+      scopes: ['agent:read'],
+      cache: false,
+    }),
+    {
+      onRefused: (refusal) => void refusals.push(refusal),
+    },
+  );
   const expected: Record<string, [number, string | undefined]> = {
-    inactive: [401, 'inactive'], 'active-string': [401, 'inactive'], expired: [401, 'expired'], 'not-yet': [401, 'not-yet-valid'], 'bad-exp': [401, 'malformed'],
-    'other-iss': [401, 'issuer'], 'other-aud': [401, 'audience'], 'no-aud': [401, 'audience'], 'normalized-aud': [200, undefined], 'no-scope': [403, 'scope'],
+    inactive: [401, 'inactive'],
+    'active-string': [401, 'inactive'],
+    expired: [401, 'expired'],
+    'not-yet': [401, 'not-yet-valid'],
+    'bad-exp': [401, 'malformed'],
+    'other-iss': [401, 'issuer'],
+    'other-aud': [401, 'audience'],
+    'no-aud': [401, 'audience'],
+    'normalized-aud': [200, undefined],
+    'no-scope': [403, 'scope'],
   };
   for (const [token, [status, reason]] of Object.entries(expected)) {
     refusals.length = 0;
     const result = await authenticate(bearer(token));
     assert.equal(result.ok ? 200 : result.response.status, status, token);
     assert.equal(refusals[0]?.reason, reason, token);
-    if (status === 403) assert.deepEqual(wwwAuthenticateLines((result as { response: Response }).response), ['Bearer error="insufficient_scope", scope="agent:read"']);
+    if (status === 403)
+      assert.deepEqual(wwwAuthenticateLines((result as { response: Response }).response), [
+        'Bearer error="insufficient_scope", scope="agent:read"',
+      ]);
   }
 });
 
-test('failures skip and are not kept: 5xx, not JSON, over 64 KiB, a redirect, a timeout; the answer is kept by the token\'s digest only', async (t) => {
+test("failures skip and are not kept: 5xx, not JSON, over 64 KiB, a redirect, a timeout; the answer is kept by the token's digest only", async (t) => {
   let behaviour = 'ok';
   const { url, calls } = await recordingEndpoint(t, (_request, _body, response) => {
     if (behaviour === '500') return void response.writeHead(500).end('{"active":true,"sub":"x"}');
@@ -294,8 +437,16 @@ test('failures skip and are not kept: 5xx, not JSON, over 64 KiB, a redirect, a 
   const warnings: unknown[] = [];
   const original = console.warn;
   console.warn = (...args: unknown[]) => void warnings.push(args.join(' '));
-  t.after(() => { console.warn = original; });
-  const entry = introspection({ endpoint: url, clientId: 'rs', clientSecret: 'the-client-secret', audience: 'a', timeoutMs: 300 });
+  t.after(() => {
+    console.warn = original;
+  });
+  const entry = introspection({
+    endpoint: url,
+    clientId: 'rs',
+    clientSecret: 'the-client-secret',
+    audience: 'a',
+    timeoutMs: 300,
+  });
   const token = 'opaque-token-value-0123456789';
   for (const failing of ['500', 'html', 'huge', 'redirect', 'slow']) {
     behaviour = failing;
@@ -308,12 +459,22 @@ test('failures skip and are not kept: 5xx, not JSON, over 64 KiB, a redirect, a 
   assert.equal((await routeAuth(entry)(bearer(token))).ok, true);
   assert.equal(calls.length, 6, 'the good answer is kept: no seventh call');
   assert.ok(warnings.length >= 5);
-  assert.ok(!warnings.some((line) => String(line).includes(token) || String(line).includes('the-client-secret')), 'no token or secret in a warning');
+  assert.ok(
+    !warnings.some((line) => String(line).includes(token) || String(line).includes('the-client-secret')),
+    'no token or secret in a warning',
+  );
 });
 
 test('introspection() options are checked at creation (closed, AuthConfigError)', () => {
   const base = { endpoint: 'https://id.example/introspect', clientId: 'rs', clientSecret: 's', audience: 'a' };
-  const config = (options: unknown) => assert.throws(() => introspection(options as never), (error) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID' && error.message.startsWith('introspection(): '));
+  const config = (options: unknown) =>
+    assert.throws(
+      () => introspection(options as never),
+      (error) =>
+        error instanceof AuthConfigError &&
+        error.code === 'AGENT_AUTH_CONFIG_INVALID' &&
+        error.message.startsWith('introspection(): '),
+    );
   config({ ...base, endpoint: undefined });
   config({ ...base, endpoint: 'http://id.example/introspect' });
   config({ ...base, clientId: '' });
@@ -325,6 +486,8 @@ test('introspection() options are checked at creation (closed, AuthConfigError)'
   config({ ...base, cache: true });
   config({ ...base, dpopAlgorithms: ['HS256'] });
   assert.throws(() => introspection({ ...base, clientSecrett: 'x' } as never), /did you mean "clientSecret"/);
-  assert.deepEqual(introspection({ ...base, scopes: ['a:b'] }).challenges, [{ scheme: 'Bearer', params: { scope: 'a:b' } }]);
+  assert.deepEqual(introspection({ ...base, scopes: ['a:b'] }).challenges, [
+    { scheme: 'Bearer', params: { scope: 'a:b' } },
+  ]);
   assert.equal(typeof opaqueToken, 'function');
 });

@@ -49,8 +49,13 @@ const nodeShims: Plugin = {
   setup(build) {
     build.onResolve({ filter: /^node:(fs|url)$/ }, (args) => ({ path: args.path, namespace: 'node-shim' }));
     build.onLoad({ filter: /.*/, namespace: 'node-shim' }, (args) => {
-      if (args.path === 'node:url') return { contents: 'export const fileURLToPath = (url) => new URL(url).pathname;', loader: 'js' };
-      const files = Object.fromEntries(listFiles(vectorsDir).filter((path) => path.endsWith('.json')).map((path) => [relative(vectorsDir, path), readFileSync(path, 'utf8')]));
+      if (args.path === 'node:url')
+        return { contents: 'export const fileURLToPath = (url) => new URL(url).pathname;', loader: 'js' };
+      const files = Object.fromEntries(
+        listFiles(vectorsDir)
+          .filter((path) => path.endsWith('.json'))
+          .map((path) => [relative(vectorsDir, path), readFileSync(path, 'utf8')]),
+      );
       return {
         contents: `const files = ${JSON.stringify(files)};
 export function readFileSync(path) {
@@ -71,7 +76,10 @@ for (const file of FILES) {
       entry: 'tests/workerd/node-test-worker.ts',
       compatibilityFlags: ['nodejs_compat'],
       esbuild: {
-        alias: { 'test-file-under-workerd': join(root, file), 'node:test': join(root, 'tests/workerd/node-test-shim.ts') },
+        alias: {
+          'test-file-under-workerd': join(root, file),
+          'node:test': join(root, 'tests/workerd/node-test-shim.ts'),
+        },
         external: ['node:assert', 'node:assert/strict'],
         define: { 'import.meta.url': JSON.stringify(`file://${join(root, file)}`) },
         plugins: [nodeShims],
@@ -84,7 +92,8 @@ for (const file of FILES) {
       assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} tests failed inside workerd`);
       console.log(`workerd: ${file}: ${outcomes.length} tests passed`);
       // What the files found this runtime lacks (detected by tests/jwt-support.ts runtimeLacks), for the record.
-      for (const log of worker.logs.filter((line) => / lacks /.test(line.message))) console.log(`workerd: ${log.message}`);
+      for (const log of worker.logs.filter((line) => / lacks /.test(line.message)))
+        console.log(`workerd: ${log.message}`);
     } finally {
       await worker.dispose();
     }

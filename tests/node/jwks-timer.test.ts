@@ -13,7 +13,10 @@ test('key-set fetch: the 5-second timeout timer is cleared when the fetch ends, 
   };
   for (const [name, answer] of Object.entries(answers)) {
     const before = timers();
-    const source = keySetCache('https://idp.example/jwks', ['RS256'], { fetch: async () => answer(), perRequestFetch: false });
+    const source = keySetCache('https://idp.example/jwks', ['RS256'], {
+      fetch: async () => answer(),
+      perRequestFetch: false,
+    });
     const keys = await source.keysFor({ alg: 'RS256', kid: 'k1' });
     assert.equal(keys.length, name === 'ok' ? 1 : 0);
     assert.equal(timers(), before, `${name}: no timer left behind`);

@@ -7,31 +7,74 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { readAgentDir } from '../../src/cli/agent-dir.ts';
 import { build } from '../../src/targets/build.ts';
-import { BAKED_TOKEN, bearer, fixture, root, startBuiltServer, startNodeServer, tempFolder, writeDir } from './build-helpers.ts';
+import {
+  BAKED_TOKEN,
+  bearer,
+  fixture,
+  root,
+  startBuiltServer,
+  startNodeServer,
+  tempFolder,
+  writeDir,
+} from './build-helpers.ts';
 
-const withLimits = (t: { after(fn: () => void): void }, limits: unknown) => writeDir(join(tempFolder(t), 'dir'), {
-  'agentward.json': JSON.stringify({ name: 'plain', basePath: '/agent', apiToken: BAKED_TOKEN, limits }),
-}, fixture('plain'));
+const withLimits = (t: { after(fn: () => void): void }, limits: unknown) =>
+  writeDir(
+    join(tempFolder(t), 'dir'),
+    {
+      'agentward.json': JSON.stringify({ name: 'plain', basePath: '/agent', apiToken: BAKED_TOKEN, limits }),
+    },
+    fixture('plain'),
+  );
 
 test('agentward.json "limits" is closed and checked like serve()\'s, naming the file', async (t) => {
   const cases: [unknown, RegExp][] = [
-    [{ request: { limit: 3, windowSec: 60 } }, /agentward\.json: limits: unknown option "request" \(did you mean "requests"\?\)/],
+    [
+      { request: { limit: 3, windowSec: 60 } },
+      /agentward\.json: limits: unknown option "request" \(did you mean "requests"\?\)/,
+    ],
     [{ requests: { limit: 3, windowsec: 60 } }, /unknown option "windowsec" \(did you mean "windowSec"\?\)/],
     [{ concurrent: 0 }, /limits\.concurrent must be a positive integer/],
-    [{ tokens: { limit: 10, windowSec: 99_999_999 } }, /limits\.tokens\.windowSec must be a whole number of seconds from 1 to 31536000/],
+    [
+      { tokens: { limit: 10, windowSec: 99_999_999 } },
+      /limits\.tokens\.windowSec must be a whole number of seconds from 1 to 31536000/,
+    ],
     [{}, /limits needs one of requests, concurrent, tokens, failures/],
     ['60/min', /limits must be \{/],
-    [{ concurrent: 2, store: 'postgres' }, /"limits" takes requests, concurrent, tokens and failures; a store and clientAddress are code: give them to serve\(\)/],
+    [
+      { concurrent: 2, store: 'postgres' },
+      /"limits" takes requests, concurrent, tokens and failures; a store and clientAddress are code: give them to serve\(\)/,
+    ],
     [{ concurrent: 2, clientAddress: 'x-forwarded-for' }, /a store and clientAddress are code/],
   ];
-  for (const [limits, message] of cases) await assert.rejects(readAgentDir(withLimits(t, limits)), message, JSON.stringify(limits));
-  await assert.rejects(readAgentDir(writeDir(join(tempFolder(t), 'dir'), { 'agentward.json': JSON.stringify({ limit: { concurrent: 1 } }) }, fixture('plain'))), /unknown option "limit" \(did you mean "limits"\?\)/);
-  const read = await readAgentDir(withLimits(t, { requests: { limit: 3, windowSec: 60 }, failures: { limit: 5, windowSec: 600 } }));
-  assert.deepEqual(read.settings.limits, { requests: { limit: 3, windowSec: 60 }, failures: { limit: 5, windowSec: 600 } });
+  for (const [limits, message] of cases)
+    await assert.rejects(readAgentDir(withLimits(t, limits)), message, JSON.stringify(limits));
+  await assert.rejects(
+    readAgentDir(
+      writeDir(
+        join(tempFolder(t), 'dir'),
+        { 'agentward.json': JSON.stringify({ limit: { concurrent: 1 } }) },
+        fixture('plain'),
+      ),
+    ),
+    /unknown option "limit" \(did you mean "limits"\?\)/,
+  );
+  const read = await readAgentDir(
+    withLimits(t, { requests: { limit: 3, windowSec: 60 }, failures: { limit: 5, windowSec: 600 } }),
+  );
+  assert.deepEqual(read.settings.limits, {
+    requests: { limit: 3, windowSec: 60 },
+    failures: { limit: 5, windowSec: 600 },
+  });
 });
 
 async function threeThenRefused(agentUrl: string): Promise<void> {
-  const post = () => fetch(agentUrl, { method: 'POST', headers: { authorization: bearer(BAKED_TOKEN), 'content-type': 'application/json' }, body: '{"message":"hi"}' });
+  const post = () =>
+    fetch(agentUrl, {
+      method: 'POST',
+      headers: { authorization: bearer(BAKED_TOKEN), 'content-type': 'application/json' },
+      body: '{"message":"hi"}',
+    });
   for (const left of [2, 1, 0]) {
     const accepted = await post();
     assert.equal(accepted.status, 200);
@@ -44,7 +87,10 @@ async function threeThenRefused(agentUrl: string): Promise<void> {
 
 test('agentward start serves the limits of agentward.json', async (t) => {
   const dir = withLimits(t, { requests: { limit: 3, windowSec: 600 } });
-  const server = await startNodeServer([join(root, 'src/cli/main.ts'), 'start', dir], { AGENT_LOG: 'off', AGENT_DATA_DIR: join(dir, '.data') });
+  const server = await startNodeServer([join(root, 'src/cli/main.ts'), 'start', dir], {
+    AGENT_LOG: 'off',
+    AGENT_DATA_DIR: join(dir, '.data'),
+  });
   try {
     await threeThenRefused(server.agentUrl);
   } finally {
@@ -56,7 +102,9 @@ test('the node-server build keeps the limits of agentward.json, and its server.j
   const dir = withLimits(t, { requests: { limit: 3, windowSec: 600 } });
   const out = join(tempFolder(t), 'out');
   await build(dir, { target: 'node-server', out, log: () => {} });
-  assert.deepEqual(JSON.parse(readFileSync(join(out, 'app', 'agentward.json'), 'utf8')).limits, { requests: { limit: 3, windowSec: 600 } });
+  assert.deepEqual(JSON.parse(readFileSync(join(out, 'app', 'agentward.json'), 'utf8')).limits, {
+    requests: { limit: 3, windowSec: 600 },
+  });
   const server = await startBuiltServer(out, { AGENT_LOG: 'off', AGENT_DATA_DIR: join(out, '.data') });
   try {
     await threeThenRefused(server.agentUrl);

@@ -44,37 +44,63 @@ limitStoreContract('postgresLimitStore', async () => ({ store: await (shared ??=
 
 test('postgresLimitStore: options are closed, the schema a plain identifier, the client a pool', () => {
   const client = db.pool();
-  assert.throws(() => postgresLimitStore({ client, shema: 'x' } as never), /unknown option "shema" \(did you mean "schema"\?\)/);
-  for (const schema of ['Agent', 'a-b', 'a;drop', '"x"', '', 'x'.repeat(64)]) assert.throws(() => postgresLimitStore({ client, schema }), /plain identifier/);
+  assert.throws(
+    () => postgresLimitStore({ client, shema: 'x' } as never),
+    /unknown option "shema" \(did you mean "schema"\?\)/,
+  );
+  for (const schema of ['Agent', 'a-b', 'a;drop', '"x"', '', 'x'.repeat(64)])
+    assert.throws(() => postgresLimitStore({ client, schema }), /plain identifier/);
   assert.throws(() => postgresLimitStore({ client: {} as never }), /client must be a node-postgres Pool/);
   assert.throws(() => postgresLimitStore(undefined as never), /options must be \{ client, schema\? \}/);
 });
 
 test('postgresLimitStore: before migrate() every call fails with STORE_SCHEMA naming migrate()', async () => {
   const store = postgresLimitStore({ client: db.pool(), schema: db.schema() });
-  await assert.rejects(store.hit('k', 60, 1, 5), (error: unknown) => error instanceof StoreError && error.code === 'STORE_SCHEMA' && /run migrate\(\)/.test(error.message));
-  await assert.rejects(store.acquire('k', 'l', 1, 60), (error: unknown) => error instanceof StoreError && error.code === 'STORE_SCHEMA');
+  await assert.rejects(
+    store.hit('k', 60, 1, 5),
+    (error: unknown) =>
+      error instanceof StoreError && error.code === 'STORE_SCHEMA' && /run migrate\(\)/.test(error.message),
+  );
+  await assert.rejects(
+    store.acquire('k', 'l', 1, 60),
+    (error: unknown) => error instanceof StoreError && error.code === 'STORE_SCHEMA',
+  );
 });
 
-test('postgresLimitStore: migrate() beside postgresStore and postgresReplayStore at once, from several processes\' pools, under one lock; again, it changes nothing', async () => {
+test("postgresLimitStore: migrate() beside postgresStore and postgresReplayStore at once, from several processes' pools, under one lock; again, it changes nothing", async () => {
   const schema = db.schema();
   const migrations = [];
   for (let i = 0; i < 3; i++) {
     const client = db.pool();
-    migrations.push(postgresLimitStore({ client, schema }).migrate(), postgresStore({ client, schema }).migrate(), postgresReplayStore({ client, schema }).migrate());
+    migrations.push(
+      postgresLimitStore({ client, schema }).migrate(),
+      postgresStore({ client, schema }).migrate(),
+      postgresReplayStore({ client, schema }).migrate(),
+    );
   }
   await Promise.all(migrations);
   const store = await migrated(schema);
   assert.equal((await store.hit('after', 60, 1, 1)).allowed, true);
-  const { rows } = await db.pool().query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 'limit_%' ORDER BY 1`, [schema]);
-  assert.deepEqual(rows.map((row) => row.table_name), ['limit_slots', 'limit_windows']);
+  const { rows } = await db
+    .pool()
+    .query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 'limit_%' ORDER BY 1`,
+      [schema],
+    );
+  assert.deepEqual(
+    rows.map((row) => row.table_name),
+    ['limit_slots', 'limit_windows'],
+  );
 });
 
 test('postgresLimitStore: no key reaches the SQL text; keys are kept as their digest', async () => {
   const schema = db.schema();
   const pool = db.pool();
   const texts: string[] = [];
-  const store = postgresLimitStore({ client: { query: (text: string, values?: unknown[]) => (texts.push(text), pool.query(text, values)) }, schema });
+  const store = postgresLimitStore({
+    client: { query: (text: string, values?: unknown[]) => (texts.push(text), pool.query(text, values)) },
+    schema,
+  });
   await store.migrate();
   const key = `requests/60:p["zq9mark'; DROP TABLE x; --","$1"]`;
   await store.hit(key, 60, 1, 5);
@@ -97,7 +123,13 @@ test('postgresLimitStore: a count commits without waiting for the disk, for its 
 });
 
 async function startChild(schema: string, limits: unknown, delayMs = 0): Promise<string> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, AGENT_LIMITS: JSON.stringify(limits), AGENT_MODEL_DELAY_MS: String(delayMs) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: db.url,
+    AGENT_PG_SCHEMA: schema,
+    AGENT_LIMITS: JSON.stringify(limits),
+    AGENT_MODEL_DELAY_MS: String(delayMs),
+  };
   delete env.AGENT_API_TOKEN;
   const child = spawn(process.execPath, [serverChild], { env });
   children.push(child);
@@ -107,7 +139,11 @@ async function startChild(schema: string, limits: unknown, delayMs = 0): Promise
 }
 
 const post = (url: string, token: string, message: string) =>
-  fetch(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
+  fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message }),
+  });
 
 test('two server processes, one database: of 120 concurrent requests at both, exactly the limit (37) are admitted; another principal has a budget of its own', async () => {
   const schema = db.schema();
@@ -124,8 +160,15 @@ test('two server processes, one database: of 120 concurrent requests at both, ex
     else assert.deepEqual(body, { error: 'Too Many Requests' });
   }
   assert.equal(pids.size, 2, 'both processes admitted some');
-  const remaining = answers.filter((answer) => answer.status === 200).map((answer) => Number(/r=(\d+)/.exec(answer.headers.get('ratelimit')!)![1])).sort((a, b) => a - b);
-  assert.deepEqual(remaining, Array.from({ length: 37 }, (_, n) => n), 'each admitted request saw its own count');
+  const remaining = answers
+    .filter((answer) => answer.status === 200)
+    .map((answer) => Number(/r=(\d+)/.exec(answer.headers.get('ratelimit')!)![1]))
+    .sort((a, b) => a - b);
+  assert.deepEqual(
+    remaining,
+    Array.from({ length: 37 }, (_, n) => n),
+    'each admitted request saw its own count',
+  );
   assert.equal((await post(urls[1]!, 'bob-token', 'bob')).status, 200);
 });
 
@@ -140,7 +183,10 @@ test('two server processes, one database: requests in flight are counted across 
     assert.equal(answer.headers.get('retry-after'), '1');
   }
   const again = await Promise.all(Array.from({ length: 3 }, (_, n) => post(urls[n % 2]!, 'alice-token', `again ${n}`)));
-  assert.deepEqual(again.map((answer) => answer.status), [200, 200, 200]);
+  assert.deepEqual(
+    again.map((answer) => answer.status),
+    [200, 200, 200],
+  );
 });
 
 test('two server processes, one database: model tokens are counted across both, and the turn after the budget is spent is refused', async () => {
@@ -157,10 +203,18 @@ test('two server processes, one database: model tokens are counted across both, 
   assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
 });
 
-test('postgresLimitStore: a database that went away answers 503 {"error":"Service Unavailable"}; once it is back, the next request works', { skip: process.env.DATABASE_URL ? 'DATABASE_URL is set: the harness does not own the database' : false }, async () => {
+test('postgresLimitStore: a database that went away answers 503 {"error":"Service Unavailable"}; once it is back, the next request works', {
+  skip: process.env.DATABASE_URL ? 'DATABASE_URL is set: the harness does not own the database' : false,
+}, async () => {
   const store = await migrated();
   const agent = createAgent({ name: 'down', model: echoModel() });
-  const server = await serve({ agent, auth: apiToken('tok'), limits: { requests: { limit: 100, windowSec: 60 }, store }, port: 0, log: 'off' });
+  const server = await serve({
+    agent,
+    auth: apiToken('tok'),
+    limits: { requests: { limit: 100, windowSec: 60 }, store },
+    port: 0,
+    log: 'off',
+  });
   try {
     const url = `${server.url}/agent`;
     assert.equal((await post(url, 'tok', 'before')).status, 200);
@@ -207,9 +261,15 @@ function startCli(dir: string, env: Record<string, string>): Promise<{ url: stri
 test('agentward start with "limits" in agentward.json and AGENT_DATABASE_URL: two start processes count into one budget in PostgreSQL', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'agentward-limits-start-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  await writeFile(join(dir, 'agent.ts'), `import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'limited-start', model: echoModel() });\n`);
+  await writeFile(
+    join(dir, 'agent.ts'),
+    `import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'limited-start', model: echoModel() });\n`,
+  );
   await writeFile(join(dir, 'agentward.json'), JSON.stringify({ limits: { requests: { limit: 9, windowSec: 3600 } } }));
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module', dependencies: { pg: '^8' } }));
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ private: true, type: 'module', dependencies: { pg: '^8' } }),
+  );
   await mkdir(join(dir, 'node_modules'));
   await symlink(pgPackage, join(dir, 'node_modules', 'pg'), 'dir');
   const schema = db.schema();
@@ -219,7 +279,9 @@ test('agentward start with "limits" in agentward.json and AGENT_DATABASE_URL: tw
     assert.match(server.output, new RegExp(`limits are counted in PostgreSQL schema ${schema}`));
     assert.ok(!server.output.includes(db.url), 'the URL (it holds the password) is never printed');
   }
-  const answers = await Promise.all(Array.from({ length: 30 }, (_, n) => post(`${servers[n % 2]!.url}`, 'start-token', `m${n}`)));
+  const answers = await Promise.all(
+    Array.from({ length: 30 }, (_, n) => post(`${servers[n % 2]!.url}`, 'start-token', `m${n}`)),
+  );
   assert.equal(answers.filter((answer) => answer.status === 200).length, 9);
   assert.equal(answers.filter((answer) => answer.status === 429).length, 21);
 });

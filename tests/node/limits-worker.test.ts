@@ -28,13 +28,24 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
   let worker: RunningWorker;
   const logs: string[] = [];
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    worker.fetch(`http://worker/agent${path}`, { method: 'POST', headers: { ...auth, ...fromAddress('198.51.100.20'), ...headers }, body: JSON.stringify(body) });
+    worker.fetch(`http://worker/agent${path}`, {
+      method: 'POST',
+      headers: { ...auth, ...fromAddress('198.51.100.20'), ...headers },
+      body: JSON.stringify(body),
+    });
 
   before(async () => {
-    const dir = writeDir(join(folder, 'dir'), {
-      'agent.json': JSON.stringify({ name: 'limited', instructions: 'Echo.' }),
-      'agentward.json': JSON.stringify({ mcp: true, limits: { requests: { limit: 5, windowSec: 3600 }, failures: { limit: 2, windowSec: 3600 } } }),
-    }, fixture('plain'));
+    const dir = writeDir(
+      join(folder, 'dir'),
+      {
+        'agent.json': JSON.stringify({ name: 'limited', instructions: 'Echo.' }),
+        'agentward.json': JSON.stringify({
+          mcp: true,
+          limits: { requests: { limit: 5, windowSec: 3600 }, failures: { limit: 2, windowSec: 3600 } },
+        }),
+      },
+      fixture('plain'),
+    );
     await build(dir, { target: 'cloudflare-worker', out, log: (line) => logs.push(line) });
     worker = await startBuiltWorker(out, { AGENT_API_TOKEN: ENV_TOKEN }, persist);
   });
@@ -43,7 +54,7 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
     rmSync(folder, { recursive: true, force: true });
   });
 
-  test('the build declares the limits\' Durable Object: binding, class, a migration of its own; the build says so', () => {
+  test("the build declares the limits' Durable Object: binding, class, a migration of its own; the build says so", () => {
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
     assert.deepEqual(manifest.durableObjects, { AGENT_SESSIONS: 'AgentSession', AGENT_LIMITS: 'AgentLimits' });
     const toml = readFileSync(join(out, 'wrangler.toml'), 'utf8');
@@ -56,7 +67,12 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
 
   test('failures: two 401s from a CF-Connecting-IP, then 429 for it, the right token too; another address is served; health is never counted', async () => {
     for (let i = 0; i < 3; i++) assert.equal((await worker.fetch('http://worker/agent/health')).status, 200);
-    for (let i = 0; i < 2; i++) assert.equal((await post('', { message: 'guess' }, { ...fromAddress('203.0.113.66'), authorization: 'Bearer wrong-token' })).status, 401);
+    for (let i = 0; i < 2; i++)
+      assert.equal(
+        (await post('', { message: 'guess' }, { ...fromAddress('203.0.113.66'), authorization: 'Bearer wrong-token' }))
+          .status,
+        401,
+      );
     const refused = await post('', { message: 'now right' }, fromAddress('203.0.113.66'));
     assert.equal(refused.status, 429);
     assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
@@ -68,9 +84,11 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
     assert.match(served.headers.get('ratelimit')!, /^"requests";r=4;t=\d+$/);
   });
 
-  test('failures: the address the edge sets (Miniflare, as Cloudflare, sets CF-Connecting-IP to the client\'s IP)', async () => {
-    const unset = (headers: Record<string, string>) => worker.fetch('http://worker/agent', { method: 'POST', headers, body: '{"message":"x"}' });
-    for (let i = 0; i < 2; i++) assert.equal((await unset({ ...auth, authorization: 'Bearer wrong-token' })).status, 401);
+  test("failures: the address the edge sets (Miniflare, as Cloudflare, sets CF-Connecting-IP to the client's IP)", async () => {
+    const unset = (headers: Record<string, string>) =>
+      worker.fetch('http://worker/agent', { method: 'POST', headers, body: '{"message":"x"}' });
+    for (let i = 0; i < 2; i++)
+      assert.equal((await unset({ ...auth, authorization: 'Bearer wrong-token' })).status, 401);
     const refused = await unset(auth);
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('ratelimit-policy'), '"failures";q=2;w=3600');
@@ -79,7 +97,12 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
   test('requests: MCP tools/list is not counted, tools/call is; the limit holds across a restart of the worker; past it, 429 on every route and on MCP', async () => {
     const mcp = (body: unknown) => post('/mcp', body, { accept: 'application/json, text/event-stream' });
     for (let i = 0; i < 3; i++) assert.equal((await mcp({ jsonrpc: '2.0', id: i, method: 'tools/list' })).status, 200);
-    const called = await mcp({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'ask', arguments: { message: 'via mcp' } } });
+    const called = await mcp({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tools/call',
+      params: { name: 'ask', arguments: { message: 'via mcp' } },
+    });
     assert.equal(called.status, 200);
     assert.match(called.headers.get('ratelimit')!, /^"requests";r=3;/);
     const chat = await post('/chat', { message: 'streamed' }, { accept: 'text/event-stream' });
@@ -88,21 +111,42 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
     assert.match(await chat.text(), /event: finish/);
     await worker.dispose();
     worker = await startBuiltWorker(out, { AGENT_API_TOKEN: ENV_TOKEN }, persist);
-    const spec = await worker.fetch('http://worker/agent/spec', { headers: { ...auth, ...fromAddress('198.51.100.20') } });
+    const spec = await worker.fetch('http://worker/agent/spec', {
+      headers: { ...auth, ...fromAddress('198.51.100.20') },
+    });
     assert.equal(spec.status, 200);
-    assert.match(spec.headers.get('ratelimit')!, /^"requests";r=1;/, 'counted in the Durable Object, kept across the restart');
+    assert.match(
+      spec.headers.get('ratelimit')!,
+      /^"requests";r=1;/,
+      'counted in the Durable Object, kept across the restart',
+    );
     assert.equal((await post('', { message: 'last' })).status, 200);
     const refused = await post('', { message: 'one too many' }, fromAddress('192.0.2.200'));
     assert.equal(refused.status, 429, 'a principal is one caller from any address');
     assert.match(refused.headers.get('ratelimit')!, /^"requests";r=0;t=\d+$/);
-    assert.equal((await mcp({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'ask', arguments: { message: 'no' } } })).status, 429);
+    assert.equal(
+      (
+        await mcp({
+          jsonrpc: '2.0',
+          id: 10,
+          method: 'tools/call',
+          params: { name: 'ask', arguments: { message: 'no' } },
+        })
+      ).status,
+      429,
+    );
     assert.equal((await mcp({ jsonrpc: '2.0', id: 11, method: 'tools/list' })).status, 200);
   });
-
 });
 
 /** An OpenAI-compatible server reporting 60 + 40 tokens per turn; a message "hold" waits for `release()`. */
-async function usageModelServer(): Promise<{ baseURL: string; calls: number; release(): void; held: Promise<void>; close(): Promise<void> }> {
+async function usageModelServer(): Promise<{
+  baseURL: string;
+  calls: number;
+  release(): void;
+  held: Promise<void>;
+  close(): Promise<void>;
+}> {
   let release!: () => void;
   let heard!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
@@ -121,12 +165,23 @@ async function usageModelServer(): Promise<{ baseURL: string; calls: number; rel
     const usage = { prompt_tokens: 60, completion_tokens: 40, total_tokens: 100 };
     if (!body.stream) {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `heard ${last}` }, finish_reason: 'stop' }], usage }));
+      response.end(
+        JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: `heard ${last}` }, finish_reason: 'stop' }],
+          usage,
+        }),
+      );
       return;
     }
     response.writeHead(200, { 'content-type': 'text/event-stream' });
-    response.write(`data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: `heard ${last}` } }] })}\n\n`);
-    response.write(`data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`);
+    response.write(
+      `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { content: `heard ${last}` } }] })}\n\n`,
+    );
+    response.write(
+      `data: ${JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
+    );
     response.write(`data: ${JSON.stringify({ id: 'c', choices: [], usage })}\n\n`);
     response.end('data: [DONE]\n\n');
   });
@@ -138,10 +193,11 @@ async function usageModelServer(): Promise<{ baseURL: string; calls: number; rel
     },
     release,
     held,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -151,14 +207,25 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
   let worker: RunningWorker;
   let model: Awaited<ReturnType<typeof usageModelServer>>;
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    worker.fetch(`http://worker/agent${path}`, { method: 'POST', headers: { ...auth, ...headers }, body: JSON.stringify(body) });
+    worker.fetch(`http://worker/agent${path}`, {
+      method: 'POST',
+      headers: { ...auth, ...headers },
+      body: JSON.stringify(body),
+    });
 
   before(async () => {
     model = await usageModelServer();
-    const dir = writeDir(join(folder, 'dir'), {
-      'agent.json': JSON.stringify({ name: 'tokens', model: { provider: 'openai-compatible', baseURL: model.baseURL, model: 'm' } }),
-      'agentward.json': JSON.stringify({ limits: { tokens: { limit: 250, windowSec: 3600 }, concurrent: 1 } }),
-    }, fixture('plain'));
+    const dir = writeDir(
+      join(folder, 'dir'),
+      {
+        'agent.json': JSON.stringify({
+          name: 'tokens',
+          model: { provider: 'openai-compatible', baseURL: model.baseURL, model: 'm' },
+        }),
+        'agentward.json': JSON.stringify({ limits: { tokens: { limit: 250, windowSec: 3600 }, concurrent: 1 } }),
+      },
+      fixture('plain'),
+    );
     await build(dir, { target: 'cloudflare-worker', out, log: () => {} });
     worker = await startBuiltWorker(out, { AGENT_API_TOKEN: ENV_TOKEN });
   });
@@ -182,7 +249,7 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     assert.equal((await done.json()).text, 'heard hold');
   });
 
-  test('tokens: each turn\'s usage is counted by its session\'s object; once the total reached the limit, the next turn is refused before the model runs', async () => {
+  test("tokens: each turn's usage is counted by its session's object; once the total reached the limit, the next turn is refused before the model runs", async () => {
     // 100 spent by the held turn; 100 and 200 are below 250: two more turns start (one streamed); 300 is not.
     assert.equal((await post('', { message: 'second' })).status, 200);
     const streamed = await post('/chat', { message: 'third' }, { accept: 'text/event-stream' });
@@ -204,13 +271,19 @@ test('the limit store contract against real Durable Objects in workerd', async (
   const worker = await startWorker({
     entry: 'tests/workerd/limit-store-worker.ts',
     compatibilityFlags: ['nodejs_compat'],
-    esbuild: { alias: { 'node:test': join(root, 'tests/workerd/node-test-shim.ts') }, external: ['node:assert', 'node:assert/strict'] },
+    esbuild: {
+      alias: { 'node:test': join(root, 'tests/workerd/node-test-shim.ts') },
+      external: ['node:assert', 'node:assert/strict'],
+    },
     miniflare: { durableObjects: { LIMITS: { className: 'LimitObject', useSQLite: true } } } as never,
   });
   try {
     const outcomes = (await (await worker.fetch('http://worker/')).json()) as TestOutcome[];
     assert.equal(outcomes.length, 7, 'every test of the contract ran');
-    assert.deepEqual(outcomes.filter((outcome) => !outcome.ok), []);
+    assert.deepEqual(
+      outcomes.filter((outcome) => !outcome.ok),
+      [],
+    );
   } finally {
     await worker.dispose();
   }

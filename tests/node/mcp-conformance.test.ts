@@ -21,7 +21,11 @@ after(() => server?.close());
 for (const scenario of SCENARIOS) {
   test(`conformance server --scenario ${scenario}: every check passes`, async () => {
     const cli = join(root, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
-    const run = await promisify(execFile)(nodeBin, [cli, 'server', '--url', `${server.url}/agent/mcp`, '--scenario', scenario], { env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 }).catch((error: { stdout?: string; stderr?: string; code?: number }) => error);
+    const run = await promisify(execFile)(
+      nodeBin,
+      [cli, 'server', '--url', `${server.url}/agent/mcp`, '--scenario', scenario],
+      { env: { ...process.env, NO_COLOR: '1' }, timeout: 60_000 },
+    ).catch((error: { stdout?: string; stderr?: string; code?: number }) => error);
     const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
     const result = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(output);
     assert.ok(result, output);

@@ -7,21 +7,44 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
 import { readAgentDir } from '../../src/cli/agent-dir.ts';
-import { BAKED_TOKEN, ENV_TOKEN, bearer, fixture, root, startBuiltServer, startNodeServer, tempFolder, writeDir } from './build-helpers.ts';
+import {
+  BAKED_TOKEN,
+  ENV_TOKEN,
+  bearer,
+  fixture,
+  root,
+  startBuiltServer,
+  startNodeServer,
+  tempFolder,
+  writeDir,
+} from './build-helpers.ts';
 import { startBuiltWorker } from './worker-helpers.ts';
 
-const settings = (extra: Record<string, unknown>) => JSON.stringify({ ...JSON.parse(readFileSync(join(fixture('plain'), 'agentward.json'), 'utf8')), ...extra });
+const settings = (extra: Record<string, unknown>) =>
+  JSON.stringify({ ...JSON.parse(readFileSync(join(fixture('plain'), 'agentward.json'), 'utf8')), ...extra });
 
 function mcpDir(t: Parameters<typeof tempFolder>[0], mcp: unknown = true): string {
   return writeDir(tempFolder(t), { 'agentward.json': settings({ mcp }) }, fixture('plain'));
 }
 
-const rpc = (id: number, method: string, params?: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id, method, ...(params && { params }) });
+const rpc = (id: number, method: string, params?: Record<string, unknown>) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method, ...(params && { params }) });
 
-async function call(fetcher: (url: string, init: RequestInit) => Promise<Response>, url: string, token: string | undefined, body: string, headers: Record<string, string> = {}) {
+async function call(
+  fetcher: (url: string, init: RequestInit) => Promise<Response>,
+  url: string,
+  token: string | undefined,
+  body: string,
+  headers: Record<string, string> = {},
+) {
   const response = await fetcher(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token && { authorization: bearer(token) }), ...headers },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token && { authorization: bearer(token) }),
+      ...headers,
+    },
     body,
   });
   const text = await response.text();
@@ -29,14 +52,27 @@ async function call(fetcher: (url: string, init: RequestInit) => Promise<Respons
 }
 
 /** The same conversation against any target: list, ask, continue, and the refusals around it. */
-async function converse(fetcher: (url: string, init: RequestInit) => Promise<Response>, url: string, token: string, reply: RegExp) {
+async function converse(
+  fetcher: (url: string, init: RequestInit) => Promise<Response>,
+  url: string,
+  token: string,
+  reply: RegExp,
+) {
   const refused = await call(fetcher, url, undefined, rpc(1, 'tools/list'));
   assert.equal(refused.status, 401, 'behind the same auth as every route');
   const list = await call(fetcher, url, token, rpc(2, 'tools/list'));
   assert.equal(list.status, 200);
   // The plain agent has no tool that waits for approval: decide is not offered.
-  assert.deepEqual(list.body.result.tools.map((tool: { name: string }) => tool.name), ['ask']);
-  const first = await call(fetcher, url, token, rpc(3, 'tools/call', { name: 'ask', arguments: { message: 'hello over MCP' } }));
+  assert.deepEqual(
+    list.body.result.tools.map((tool: { name: string }) => tool.name),
+    ['ask'],
+  );
+  const first = await call(
+    fetcher,
+    url,
+    token,
+    rpc(3, 'tools/call', { name: 'ask', arguments: { message: 'hello over MCP' } }),
+  );
   assert.equal(first.status, 200);
   const { structuredContent, content, isError } = first.body.result;
   assert.equal(isError, false);
@@ -44,8 +80,17 @@ async function converse(fetcher: (url: string, init: RequestInit) => Promise<Res
   assert.equal(content[0].type, 'text');
   assert.equal(content[0].text, structuredContent.text);
   assert.match(structuredContent.text, reply);
-  const second = await call(fetcher, url, token, rpc(4, 'tools/call', { name: 'ask', arguments: { message: 'again', sessionId: structuredContent.sessionId } }));
-  assert.equal(second.body.result.structuredContent.sessionId, structuredContent.sessionId, 'the conversation continues');
+  const second = await call(
+    fetcher,
+    url,
+    token,
+    rpc(4, 'tools/call', { name: 'ask', arguments: { message: 'again', sessionId: structuredContent.sessionId } }),
+  );
+  assert.equal(
+    second.body.result.structuredContent.sessionId,
+    structuredContent.sessionId,
+    'the conversation continues',
+  );
   const get = await fetcher(url, { headers: { authorization: bearer(token) } });
   assert.equal(get.status, 405);
   assert.equal(get.headers.get('allow'), 'POST');
@@ -75,7 +120,10 @@ describe('"mcp": true in agentward.json', () => {
     await build(fixture('plain'), { target: 'cloudflare-worker', out, log: () => {} });
     const worker = await startBuiltWorker(out, { AGENT_API_TOKEN: ENV_TOKEN });
     t.after(() => worker.dispose());
-    assert.equal((await call((url, init) => worker.fetch(url, init), 'http://worker/agent/mcp', ENV_TOKEN, rpc(1, 'ping'))).status, 404);
+    assert.equal(
+      (await call((url, init) => worker.fetch(url, init), 'http://worker/agent/mcp', ENV_TOKEN, rpc(1, 'ping'))).status,
+      404,
+    );
   });
 
   test('node-server: the built server.js serves the route', async (t) => {

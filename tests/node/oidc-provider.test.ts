@@ -8,7 +8,14 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startAuthorizationServer, type AuthorizationServer } from '../fixtures-node/authorization-server.ts';
-import { ALGORITHMS, clientFor, expectedOutcomes, runScenario, type ScenarioInput, type ScenarioResult } from '../fixtures/idp-scenario.ts';
+import {
+  ALGORITHMS,
+  clientFor,
+  expectedOutcomes,
+  runScenario,
+  type ScenarioInput,
+  type ScenarioResult,
+} from '../fixtures/idp-scenario.ts';
 import { startWorker } from './workerd-harness.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -24,18 +31,29 @@ before(async () => {
 after(() => server?.close());
 
 function checkResult(runtime: string, result: ScenarioResult): void {
-  for (const [alg, why] of Object.entries(result.lacks)) console.log(`${runtime} lacks ${alg} (${why}): its tokens must skip with one warning`);
+  for (const [alg, why] of Object.entries(result.lacks))
+    console.log(`${runtime} lacks ${alg} (${why}): its tokens must skip with one warning`);
   assert.deepEqual(result.outcomes, expectedOutcomes(result.lacks), runtime);
   for (const alg of Object.keys(result.lacks)) {
-    assert.equal(result.warnings.filter((line) => line.includes(`key for ${alg}`)).length, 2, `${runtime}: one warning per key set (oidc and jwks) for ${alg}`);
+    assert.equal(
+      result.warnings.filter((line) => line.includes(`key for ${alg}`)).length,
+      2,
+      `${runtime}: one warning per key set (oidc and jwks) for ${alg}`,
+    );
   }
   assert.ok(!result.warnings.some((line) => /eyJ/.test(line)), 'no token in any warning');
 }
 
 test('the provider issues what the tests need: at+jwt access tokens for the resource, ID tokens for the client', () => {
-  const [header, payload] = input.userTokens.PS256!.accessToken.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
+  const [header, payload] = input.userTokens
+    .PS256!.accessToken.split('.')
+    .slice(0, 2)
+    .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
   assert.deepEqual([header.alg, header.typ], ['PS256', 'at+jwt']);
-  assert.deepEqual([payload.aud, payload.client_id, payload.sub, payload.scope], ['https://agent.example/api', 'svc-ps256', 'alice', 'agent:invoke']);
+  assert.deepEqual(
+    [payload.aud, payload.client_id, payload.sub, payload.scope],
+    ['https://agent.example/api', 'svc-ps256', 'alice', 'agent:invoke'],
+  );
   const id = JSON.parse(Buffer.from(input.userTokens.EdDSA!.idToken.split('.')[1]!, 'base64url').toString());
   assert.equal(id.aud, 'svc-eddsa');
 });
@@ -46,11 +64,21 @@ test('node: oidc() and jwt({ jwksUrl }) against the real authorization server', 
 
 for (const runtime of ['bun', 'deno'] as const) {
   test(`${runtime}: oidc() and jwt({ jwksUrl }) against the real authorization server, in a child process`, async () => {
-    const args = runtime === 'bun' ? ['tests/fixtures-node/idp-scenario-child.ts'] : ['run', '-A', '--no-check', 'tests/fixtures-node/idp-scenario-child.ts'];
-    const child = spawn(`${root}node_modules/.bin/${runtime}`, args, { cwd: root, env: { ...process.env, IDP_SCENARIO: JSON.stringify(input), NO_COLOR: '1' } });
+    const args =
+      runtime === 'bun'
+        ? ['tests/fixtures-node/idp-scenario-child.ts']
+        : ['run', '-A', '--no-check', 'tests/fixtures-node/idp-scenario-child.ts'];
+    const child = spawn(`${root}node_modules/.bin/${runtime}`, args, {
+      cwd: root,
+      env: { ...process.env, IDP_SCENARIO: JSON.stringify(input), NO_COLOR: '1' },
+    });
     let output = '';
-    child.stdout.on('data', (chunk) => { output += chunk; });
-    child.stderr.on('data', (chunk) => { output += chunk; });
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
     const code = await new Promise((resolve) => child.on('close', resolve));
     const line = output.split('\n').find((text) => text.startsWith('IDP_RESULT '));
     assert.ok(line !== undefined, `${runtime} exited ${code}: ${output}`);
@@ -80,30 +108,48 @@ test('oidc-provider with DPoP: its bound access token (cnf.jkt) is accepted over
   const { RESOURCE } = await import('../fixtures/idp-scenario.ts');
   const key = await testKey('ES256');
   const now = () => Math.floor(Date.now() / 1000);
-  const answer = await server.dpopClientCredentials(clientFor('ES256'), await dpopProof(key, { htm: 'POST', htu: `${server.issuer}/token`, iat: now() }));
+  const answer = await server.dpopClientCredentials(
+    clientFor('ES256'),
+    await dpopProof(key, { htm: 'POST', htu: `${server.issuer}/token`, iat: now() }),
+  );
   assert.equal(answer.token_type, 'DPoP');
-  const payload = JSON.parse(Buffer.from(answer.access_token!.split('.')[1]!, 'base64url').toString()) as { cnf?: { jkt?: string }; aud?: unknown };
+  const payload = JSON.parse(Buffer.from(answer.access_token!.split('.')[1]!, 'base64url').toString()) as {
+    cnf?: { jkt?: string };
+    aud?: unknown;
+  };
   assert.equal(payload.cnf?.jkt, await thumbprint(key.jwk), 'the provider bound the token to the proof key');
   const token = answer.access_token!;
   for (const [name, entry] of [
     ['oidc()', oidc({ issuer: server.issuer, audience: RESOURCE, typ: 'at+jwt', dpop: 'allowed' })],
     ['jwt({ jwksUrl })', jwt({ jwksUrl: server.jwksUri, issuer: server.issuer, audience: RESOURCE, dpop: 'allowed' })],
   ] as const) {
-    const served = await serve({ agent: createAgent({ name: 'dpop', model: echoModel(), store: memoryStore() }), auth: [entry], port: 0, log: 'off' });
+    const served = await serve({
+      agent: createAgent({ name: 'dpop', model: echoModel(), store: memoryStore() }),
+      auth: [entry],
+      port: 0,
+      log: 'off',
+    });
     t.after(() => served.close());
     const url = `${served.url}/agent`;
-    const send = (authorization: string, proof?: string) => fetch(url, {
-      method: 'POST',
-      headers: { authorization, 'content-type': 'application/json', ...(proof !== undefined && { dpop: proof }) },
-      body: '{"message":"bound"}',
-    });
+    const send = (authorization: string, proof?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json', ...(proof !== undefined && { dpop: proof }) },
+        body: '{"message":"bound"}',
+      });
     const accepted = await send(`DPoP ${token}`, await dpopProof(key, { token, htm: 'POST', htu: url, iat: now() }));
     assert.equal(accepted.status, 200, `${name}: ${await accepted.clone().text()}`);
     assert.equal(((await accepted.json()) as { text: string }).text, 'bound');
     const asBearer = await send(`Bearer ${token}`);
     assert.equal(asBearer.status, 401, `${name}: the bound token as a bearer token is refused (no downgrade)`);
-    assert.deepEqual(asBearer.headers.get('www-authenticate'), 'Bearer error="invalid_token", DPoP algs="ES256 EdDSA Ed25519 RS256 PS256"');
-    const stolen = await send(`DPoP ${token}`, await dpopProof(await testKey('ES256'), { token, htm: 'POST', htu: url, iat: now() }));
+    assert.deepEqual(
+      asBearer.headers.get('www-authenticate'),
+      'Bearer error="invalid_token", DPoP algs="ES256 EdDSA Ed25519 RS256 PS256"',
+    );
+    const stolen = await send(
+      `DPoP ${token}`,
+      await dpopProof(await testKey('ES256'), { token, htm: 'POST', htu: url, iat: now() }),
+    );
     assert.equal(stolen.status, 401, `${name}: the token with a proof by another key is refused`);
     assert.match(stolen.headers.get('www-authenticate') ?? '', /DPoP error="invalid_dpop_proof"/);
   }

@@ -5,7 +5,16 @@
 // publint and attw on the tarball. One pack and one install, shared by the tests.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -26,17 +35,30 @@ let work = '';
 let tarball = '';
 let app = '';
 
-interface Ran { status: number | null; stdout: string; stderr: string }
+interface Ran {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Ran {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', env: { ...process.env, PATH, NO_COLOR: '1', ...env }, timeout: 180_000 });
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, PATH, NO_COLOR: '1', ...env },
+    timeout: 180_000,
+  });
   if (result.error) throw result.error;
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 function ok(command: string, args: string[], cwd: string, env: Record<string, string> = {}): string {
   const result = run(command, args, cwd, env);
-  assert.equal(result.status, 0, `${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`);
+  assert.equal(
+    result.status,
+    0,
+    `${command} ${args.join(' ')} failed (${result.status}):\n${result.stdout}\n${result.stderr}`,
+  );
   return result.stdout;
 }
 
@@ -61,8 +83,11 @@ before(() => {
 function readmeProjectSetup(): string[][] {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## First example')))?.[1] ?? '';
-  const lines = block.split('\n').map((line) => line.trim()).filter((line) => /^npm (?!init|install)/.test(line));
-  assert.deepEqual(lines, ['npm pkg set type=module'], "the README's first example says to set \"type\": \"module\"");
+  const lines = block
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /^npm (?!init|install)/.test(line));
+  assert.deepEqual(lines, ['npm pkg set type=module'], 'the README\'s first example says to set "type": "module"');
   return lines.map((line) => line.split(/\s+/).slice(1));
 }
 
@@ -70,12 +95,30 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed tarball', () => {
   test('holds dist/, README.md, LICENSE and package.json only, and is installed as a real copy outside the repository', () => {
-    const listing = ok('tar', ['-tzf', tarball], work).trim().split('\n').map((line) => line.replace(/^package\//, ''));
-    assert.deepEqual(listing.filter((path) => !path.startsWith('dist/')).sort(), ['LICENSE', 'README.md', 'package.json']);
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/index.js.map', 'dist/auth/index.js', 'dist/node/index.js', 'dist/bin/agentward.js']) {
+    const listing = ok('tar', ['-tzf', tarball], work)
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/^package\//, ''));
+    assert.deepEqual(listing.filter((path) => !path.startsWith('dist/')).sort(), [
+      'LICENSE',
+      'README.md',
+      'package.json',
+    ]);
+    for (const file of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/index.js.map',
+      'dist/auth/index.js',
+      'dist/node/index.js',
+      'dist/bin/agentward.js',
+    ]) {
       assert.ok(listing.includes(file), `${file} is in the tarball`);
     }
-    assert.equal(listing.some((path) => path.endsWith('.ts') && !path.endsWith('.d.ts')), false, 'no TypeScript source is shipped');
+    assert.equal(
+      listing.some((path) => path.endsWith('.ts') && !path.endsWith('.d.ts')),
+      false,
+      'no TypeScript source is shipped',
+    );
     const installed = join(app, 'node_modules', 'agentward');
     assert.equal(lstatSync(installed).isSymbolicLink(), false);
     assert.equal(realpathSync(installed).startsWith(root), false);
@@ -93,7 +136,10 @@ describe('the packed tarball', () => {
     // The user's manual: everything above the short note on working on the repository itself.
     const manual = readme.slice(0, readme.indexOf('## Working on this repository'));
     assert.ok(manual.length > 1000);
-    assert.deepEqual([...manual.matchAll(/(?:examples|tests|src|bench|fixtures)\/[\w./-]+/g)].map((match) => match[0]), []);
+    assert.deepEqual(
+      [...manual.matchAll(/(?:examples|tests|src|bench|fixtures)\/[\w./-]+/g)].map((match) => match[0]),
+      [],
+    );
   });
 
   test('publint reports nothing', () => {
@@ -103,15 +149,20 @@ describe('the packed tarball', () => {
 
   test('attw (ESM-only profile: the package is ESM only) reports no problem', () => {
     const output = ok(node22, [bin('attw'), tarball, '--profile', 'esm-only', '--format', 'ascii', '--no-color'], work);
-    for (const entry of ['"agentward"', '"agentward/auth"', '"agentward/node"']) assert.ok(output.includes(entry), `attw checked ${entry}`);
+    for (const entry of ['"agentward"', '"agentward/auth"', '"agentward/node"'])
+      assert.ok(output.includes(entry), `attw checked ${entry}`);
     assert.doesNotMatch(output.replace(/\(ignored[^)]*\)[^\n]*/g, ''), /💀|⚠️|❌|Resolution failed/);
   });
 });
 
 /** A module importing every entry point the installed package.json exports, printing the names each one exports. */
 function entryCheck(): { source: string; entries: string[] } {
-  const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'agentward', 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
-  const entries = Object.keys(pkg.exports).filter((key) => key !== './package.json').map((key) => `agentward${key.slice(1)}`);
+  const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'agentward', 'package.json'), 'utf8')) as {
+    exports: Record<string, unknown>;
+  };
+  const entries = Object.keys(pkg.exports)
+    .filter((key) => key !== './package.json')
+    .map((key) => `agentward${key.slice(1)}`);
   const imports = entries.map((entry, i) => `import * as entry${i} from '${entry}';`).join('\n');
   const names = entries.map((entry, i) => `${JSON.stringify(entry)}: Object.keys(entry${i}).sort()`).join(', ');
   return { source: `${imports}\nconsole.log(JSON.stringify({ ${names} }));\n`, entries };
@@ -134,12 +185,30 @@ describe('every entry imports from the installed package', () => {
       assert.deepEqual(Object.keys(exported), entries);
       for (const entry of entries) assert.ok(exported[entry]!.length > 0, `${entry} exports something`);
       const { agentward: rootNames, 'agentward/auth': auth, 'agentward/node': node } = exported;
-      for (const name of ['routeAuth', 'jwt', 'oidc', 'basic', 'apiToken', 'anonymous', 'AuthError', 'AuthConfigError']) {
+      for (const name of [
+        'routeAuth',
+        'jwt',
+        'oidc',
+        'basic',
+        'apiToken',
+        'anonymous',
+        'AuthError',
+        'AuthConfigError',
+      ]) {
         assert.ok(auth!.includes(name), `agentward/auth exports ${name}`);
         assert.ok(rootNames!.includes(name), `agentward re-exports ${name}`);
       }
-      for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore']) assert.ok(rootNames!.includes(name), `agentward exports ${name}`);
-      for (const name of ['serve', 'toNodeListener', 'fileStore', 'slackChannel', 'discordChannel', 'resolveAgentDir', 'build']) {
+      for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore'])
+        assert.ok(rootNames!.includes(name), `agentward exports ${name}`);
+      for (const name of [
+        'serve',
+        'toNodeListener',
+        'fileStore',
+        'slackChannel',
+        'discordChannel',
+        'resolveAgentDir',
+        'build',
+      ]) {
         assert.ok(node!.includes(name), `agentward/node exports ${name}`);
       }
     });
@@ -167,7 +236,10 @@ console.log(JSON.stringify(answers));
 
 describe("the README's first example runs from the installed package", () => {
   test('in a project made as the README says: npm init -y, whose "type": "commonjs" the README has set to "module"', () => {
-    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { type?: string; dependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as {
+      type?: string;
+      dependencies?: Record<string, string>;
+    };
     assert.equal(pkg.type, 'module');
     assert.ok(pkg.dependencies?.agentward, 'agentward is a dependency of the project');
   });
@@ -176,7 +248,11 @@ describe("the README's first example runs from the installed package", () => {
     test(`on ${name}`, () => {
       const prelude = `const ADA_PASSWORD = ${JSON.stringify(ADA_PASSWORD)};\nconst AGENT_API_TOKEN = ${JSON.stringify(TOKEN)};\n`;
       write('first-example.ts', prelude + readmeFirstExample() + EXAMPLE_DRIVER);
-      const answers = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as { status: number; challenge: string | null; body: Record<string, unknown> }[];
+      const answers = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as {
+        status: number;
+        challenge: string | null;
+        body: Record<string, unknown>;
+      }[];
       assert.equal(answers[0]!.status, 401);
       assert.equal(answers[0]!.challenge, 'Basic realm="agent", charset="UTF-8", Bearer');
       assert.deepEqual(answers[1], { status: 200, challenge: null, body: { hello: 'ada', via: 'basic' } });
@@ -210,19 +286,31 @@ describe("the README's MCP setup runs from the installed package: the document, 
   for (const [name, command, args] of runtimes('mcp-example.ts')) {
     test(`on ${name}`, () => {
       write('mcp-example.ts', readmeMcpExample() + MCP_DRIVER);
-      const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as Record<string, { status: number; challenge?: string; body?: Record<string, unknown> }>;
+      const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as Record<
+        string,
+        { status: number; challenge?: string; body?: Record<string, unknown> }
+      >;
       const url = 'https://agent.example.com/.well-known/oauth-protected-resource/agent';
       assert.deepEqual(out.document, {
         status: 200,
         body: {
-          resource: 'https://agent.example.com/agent', authorization_servers: ['https://id.example.com'], scopes_supported: ['agent:chat', 'agent:approve'],
+          resource: 'https://agent.example.com/agent',
+          authorization_servers: ['https://id.example.com'],
+          scopes_supported: ['agent:chat', 'agent:approve'],
           // The entries' list, the one the 401's DPoP algs names (design §20).
-          bearer_methods_supported: ['header'], dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'],
+          bearer_methods_supported: ['header'],
+          dpop_signing_alg_values_supported: ['ES256', 'EdDSA', 'Ed25519', 'RS256', 'PS256'],
         },
       });
       const dpop = `DPoP algs="ES256 EdDSA Ed25519 RS256 PS256", resource_metadata="${url}", scope="agent:chat"`;
-      assert.deepEqual(out.refused, { status: 401, challenge: `Bearer resource_metadata="${url}", scope="agent:chat", ${dpop}` });
-      assert.deepEqual(out.wrong, { status: 401, challenge: `Bearer error="invalid_token", resource_metadata="${url}", scope="agent:chat", ${dpop}` });
+      assert.deepEqual(out.refused, {
+        status: 401,
+        challenge: `Bearer resource_metadata="${url}", scope="agent:chat", ${dpop}`,
+      });
+      assert.deepEqual(out.wrong, {
+        status: 401,
+        challenge: `Bearer error="invalid_token", resource_metadata="${url}", scope="agent:chat", ${dpop}`,
+      });
     });
   }
 });
@@ -252,7 +340,16 @@ describe("the README's MCP server runs from the installed package: ask behind th
     test(`on ${name}`, () => {
       write('mcp-serving.ts', readmeMcpServing() + MCP_SERVING_DRIVER);
       const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as Record<string, unknown>;
-      assert.deepEqual(out, { refused: 401, server: { name: 'support', title: 'Support agent', version: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version }, tools: ['ask'], reply: 'hello' });
+      assert.deepEqual(out, {
+        refused: 401,
+        server: {
+          name: 'support',
+          title: 'Support agent',
+          version: JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version,
+        },
+        tools: ['ask'],
+        reply: 'hello',
+      });
     });
   }
 });
@@ -277,7 +374,14 @@ describe("the README's limits run from the installed package: 60 requests a minu
   for (const [name, command, args] of runtimes('limits.ts')) {
     test(`on ${name}`, () => {
       write('limits.ts', readmeLimits() + LIMITS_DRIVER);
-      const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as { ok: number; refused: number[]; policy: string; limit: string; retryAfter: string; body: unknown };
+      const out = JSON.parse(ok(command, args, app).trim().split('\n').pop()!) as {
+        ok: number;
+        refused: number[];
+        policy: string;
+        limit: string;
+        retryAfter: string;
+        body: unknown;
+      };
       assert.equal(out.ok, 60);
       assert.deepEqual(out.refused, [429]);
       assert.equal(out.policy, '"requests";q=60;w=60');
@@ -322,8 +426,21 @@ function runAsync(command: string, args: string[], env: Record<string, string>):
 describe("the README's AI SDK example runs from the installed package with the real @ai-sdk/openai and zod, against a local chat-completions server", () => {
   before(() => {
     // As a user would: the provider and zod from the registry (or npm's cache), at the versions this repository tests.
-    const dev = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
-    ok('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `@ai-sdk/openai@${dev['@ai-sdk/openai']}`, `zod@${dev.zod}`], app);
+    const dev = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+    ).devDependencies;
+    ok(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        `@ai-sdk/openai@${dev['@ai-sdk/openai']}`,
+        `zod@${dev.zod}`,
+      ],
+      app,
+    );
   });
 
   for (const [name, command, args] of runtimes('ai-sdk-example.ts')) {
@@ -335,16 +452,33 @@ describe("the README's AI SDK example runs from the installed package with the r
       ]);
       try {
         write('ai-sdk-example.ts', readmeAiSdk() + AI_SDK_DRIVER);
-        const stdout = await runAsync(command, args, { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: 'sk-package-test-0123456789' });
-        const { result, answer } = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, { text: string; usage: unknown; messages: unknown[] }>;
+        const stdout = await runAsync(command, args, {
+          OPENAI_BASE_URL: server.baseURL,
+          OPENAI_API_KEY: 'sk-package-test-0123456789',
+        });
+        const { result, answer } = JSON.parse(stdout.trim().split('\n').pop()!) as Record<
+          string,
+          { text: string; usage: unknown; messages: unknown[] }
+        >;
         assert.equal(result!.text, 'It is 21 °C in Paris.');
         assert.deepEqual(result!.usage, { inputTokens: 270, outputTokens: 23 });
         assert.equal(answer!.text, 'It is 19 °C in Rome.');
         assert.deepEqual(answer!.usage, { inputTokens: 170, outputTokens: 8 });
-        const first = server.seen[0]!.body as { messages: { role: string; content: unknown }[]; tools: { function: { name: string; parameters: { properties: unknown } } }[] };
+        const first = server.seen[0]!.body as {
+          messages: { role: string; content: unknown }[];
+          tools: { function: { name: string; parameters: { properties: unknown } } }[];
+        };
         assert.deepEqual(first.messages[0], { role: 'system', content: 'Answer in one sentence.' });
-        assert.deepEqual(first.tools.map((t) => [t.function.name, t.function.parameters.properties]), [['weather', { city: { type: 'string' } }]]);
-        assert.deepEqual(openAIChatWire.read(first as never).settings, { temperature: 0.2, max_tokens: 400, top_p: undefined, stop: undefined });
+        assert.deepEqual(
+          first.tools.map((t) => [t.function.name, t.function.parameters.properties]),
+          [['weather', { city: { type: 'string' } }]],
+        );
+        assert.deepEqual(openAIChatWire.read(first as never).settings, {
+          temperature: 0.2,
+          max_tokens: 400,
+          top_p: undefined,
+          stop: undefined,
+        });
         assert.equal(openAIChatWire.read(server.seen[1]!.body).toolOutput, '{"city":"Paris","celsius":21}');
       } finally {
         await server.close();
@@ -353,7 +487,9 @@ describe("the README's AI SDK example runs from the installed package with the r
   }
 
   test('the installed declarations take openai.chat() and openai.responses() models as they are, and type a zod tool (tsc strict, no cast)', () => {
-    write('ai-sdk-consumer.ts', `import { openai } from '@ai-sdk/openai';
+    write(
+      'ai-sdk-consumer.ts',
+      `import { openai } from '@ai-sdk/openai';
 import { createAgent, tool, type Agent, type ModelSettings, type Usage } from 'agentward';
 import { z } from 'zod';
 
@@ -374,8 +510,23 @@ export const chosen: Agent = createAgent({ name: 'b', model: async () => openai.
 export async function total(): Promise<Usage | undefined> {
   return (await fixed.send('hi')).usage;
 }
-`);
-    write('tsconfig.ai-sdk.json', JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', types: [], skipLibCheck: true }, files: ['ai-sdk-consumer.ts'] }));
+`,
+    );
+    write(
+      'tsconfig.ai-sdk.json',
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          types: [],
+          skipLibCheck: true,
+        },
+        files: ['ai-sdk-consumer.ts'],
+      }),
+    );
     ok(bin('tsc'), ['-p', 'tsconfig.ai-sdk.json'], app);
   });
 });
@@ -383,7 +534,9 @@ export async function total(): Promise<Usage | undefined> {
 /** The README's Cloudflare Worker block (the one whose `fetch` takes `env`), from the installed README. */
 function readmeWorker(): string {
   const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
-  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!).find((code) => code.includes('fetch(request: Request, env: Env)'));
+  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
+    .map((match) => match[1]!)
+    .find((code) => code.includes('fetch(request: Request, env: Env)'));
   assert.ok(block, 'the README has a Worker example reading its secrets from env');
   return block;
 }
@@ -397,7 +550,11 @@ test("the README's Worker, bundled with esbuild from the installed package, runs
   const worker = await startWorker({ entry, bindings: { AGENT_API_TOKEN: TOKEN } });
   try {
     assert.equal((await worker.fetch('http://worker/agent/health')).status, 200);
-    const refused = await worker.fetch('http://worker/agent', { method: 'POST', body: '{"message":"hi"}', headers: { 'content-type': 'application/json' } });
+    const refused = await worker.fetch('http://worker/agent', {
+      method: 'POST',
+      body: '{"message":"hi"}',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get('www-authenticate'), 'Bearer');
     const ran = await worker.fetch('http://worker/agent', {
@@ -414,7 +571,16 @@ test("the README's Worker, bundled with esbuild from the installed package, runs
   const bare = await startWorker({ entry, bindings: {} });
   try {
     assert.equal((await bare.fetch('http://worker/agent/health')).status, 200);
-    assert.equal((await bare.fetch('http://worker/agent', { method: 'POST', body: '{"message":"hi"}', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` } })).status, 401);
+    assert.equal(
+      (
+        await bare.fetch('http://worker/agent', {
+          method: 'POST',
+          body: '{"message":"hi"}',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        })
+      ).status,
+      401,
+    );
   } finally {
     await bare.dispose();
   }
@@ -476,11 +642,21 @@ describe('a consumer type-checks against the installed declarations', () => {
     mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
     symlinkSync(join(root, 'node_modules', '@types', 'node'), join(app, 'node_modules', '@types', 'node'), 'dir');
     write('consumer.ts', CONSUMER);
-    write('wrong.ts', "import { routeAuth } from 'agentward/auth';\nimport { toNodeListener } from 'agentward/node';\nrouteAuth(42);\ntoNodeListener('not a handler');\n");
+    write(
+      'wrong.ts',
+      "import { routeAuth } from 'agentward/auth';\nimport { toNodeListener } from 'agentward/node';\nrouteAuth(42);\ntoNodeListener('not a handler');\n",
+    );
     const config = (files: string[], options: Record<string, unknown>) =>
-      JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, types: ['node'], ...options }, files });
+      JSON.stringify({
+        extends: './tsconfig.json',
+        compilerOptions: { noEmit: true, types: ['node'], ...options },
+        files,
+      });
     write('tsconfig.strict.json', config(['consumer.ts'], { strict: true }));
-    write('tsconfig.exact.json', config(['consumer.ts'], { strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false }));
+    write(
+      'tsconfig.exact.json',
+      config(['consumer.ts'], { strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false }),
+    );
     write('tsconfig.wrong.json', config(['wrong.ts'], { strict: true }));
   });
 
@@ -515,7 +691,12 @@ function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[]) 
   const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
   delete env.AGENT_API_TOKEN;
   delete env.AGENT_DATA_DIR;
-  const child = spawn('npx', ['--no-install', 'agentward', ...args], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn('npx', ['--no-install', 'agentward', ...args], {
+    cwd: app,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   t.after(async () => {
     if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
@@ -528,7 +709,10 @@ function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[]) 
     for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
       const urls = [...output.matchAll(/listening on (http:\/\/\S+)/g)].map((match) => match[1]!);
       if (urls.length >= n) return urls[n - 1]!;
-      assert.ok(Date.now() < deadline && child.exitCode === null, `agentward ${args.join(' ')} did not listen ${n} time(s):\n${output}`);
+      assert.ok(
+        Date.now() < deadline && child.exitCode === null,
+        `agentward ${args.join(' ')} did not listen ${n} time(s):\n${output}`,
+      );
     }
   };
   return { listening, output: () => output };
@@ -561,16 +745,29 @@ describe('the agentward command from the installed package (npx)', () => {
     const { listening, output } = npxServer(t, ['dev', 'dev-agent']);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const first = await listening(1);
-    const paused = (await (await fetch(first, { method: 'POST', headers, body: JSON.stringify({ message: '/tool refund {"orderId":"A-1","amount":20}' }) })).json()) as { status: string; approvals: { tool: string }[] };
+    const paused = (await (
+      await fetch(first, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ message: '/tool refund {"orderId":"A-1","amount":20}' }),
+      })
+    ).json()) as { status: string; approvals: { tool: string }[] };
     assert.equal(paused.status, 'awaiting-approval');
     assert.equal(paused.approvals[0]?.tool, 'refund');
-    assert.deepEqual(await (await fetch(`${first}/playground/whoami`, { headers })).json(), { principal: { id: 'api-token', type: 'service', authenticator: 'api-token' } });
+    assert.deepEqual(await (await fetch(`${first}/playground/whoami`, { headers })).json(), {
+      principal: { id: 'api-token', type: 'service', authenticator: 'api-token' },
+    });
 
-    const sed = spawnSync('sed', ['-i', 's/Refunds an order/Refunds one order/', join(app, 'dev-agent', 'agent.ts')], { encoding: 'utf8' });
+    const sed = spawnSync('sed', ['-i', 's/Refunds an order/Refunds one order/', join(app, 'dev-agent', 'agent.ts')], {
+      encoding: 'utf8',
+    });
     assert.equal(sed.status, 0, sed.stderr);
     const second = await listening(2);
     assert.match(output(), /agent\.ts changed; restarting/);
-    assert.equal((await fetch(second, { method: 'POST', headers, body: '{"message":"after the restart"}' })).status, 200);
+    assert.equal(
+      (await fetch(second, { method: 'POST', headers, body: '{"message":"after the restart"}' })).status,
+      200,
+    );
   });
 
   test('on Node older than 22.13 the command says which Node it needs and exits 1', () => {

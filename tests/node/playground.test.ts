@@ -22,13 +22,25 @@ import { root, startNodeServer, tempFolder, writeDir } from './build-helpers.ts'
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const TOKEN = 'playground-token-0123456789abcdef';
 const ARTIFACTS = join(root, 'test-artifacts');
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const LAUNCH_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 const refunds: unknown[] = [];
 const refund: Tool<{ orderId: string; amount: number }> = {
   name: 'refund',
   description: 'Refunds an order after a human approves',
-  parameters: { type: 'object', properties: { orderId: { type: 'string' }, amount: { type: 'number' } }, required: ['orderId', 'amount'] },
+  parameters: {
+    type: 'object',
+    properties: { orderId: { type: 'string' }, amount: { type: 'number' } },
+    required: ['orderId', 'amount'],
+  },
   needsApproval: true,
   execute: (args) => (refunds.push(args), { refunded: args.amount, orderId: args.orderId }),
 };
@@ -50,10 +62,12 @@ async function launchChromium(t: TestContext) {
   }
   const { chromium } = await import('playwright-core');
   const userDataDir = mkdtempSync(join(tmpdir(), 'agentward-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS }).catch((error) => {
-    rmSync(userDataDir, { recursive: true, force: true });
-    throw error;
-  });
+  const context = await chromium
+    .launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: LAUNCH_ARGS })
+    .catch((error) => {
+      rmSync(userDataDir, { recursive: true, force: true });
+      throw error;
+    });
   // One hook, in this order: Chromium writes to its profile until it has closed (removing the
   // profile first failed with ENOTEMPTY, and the failed hook left Chromium running and the test process hanging).
   t.after(async () => {
@@ -67,7 +81,13 @@ async function launchChromium(t: TestContext) {
 /** Every request the page made, with the path and status of its answer. */
 function watchRequests(page: Page): { method: string; path: string; status: number }[] {
   const asked: { method: string; path: string; status: number }[] = [];
-  page.on('response', (response) => asked.push({ method: response.request().method(), path: new URL(response.url()).pathname, status: response.status() }));
+  page.on('response', (response) =>
+    asked.push({
+      method: response.request().method(),
+      path: new URL(response.url()).pathname,
+      status: response.status(),
+    }),
+  );
   return asked;
 }
 
@@ -89,10 +109,22 @@ test('playground: GET <base>/playground is a self-contained page with a strict C
   assert.match(csp, /script-src 'sha256-[A-Za-z0-9+/]+=*'/);
   assert.match(csp, /connect-src 'self'/);
   assert.equal(page.headers['cache-control'], 'no-store');
-  assert.doesNotMatch(page.text, /<script[^>]+src=|<link[^>]+href="(?!data:)|https?:\/\//, 'nothing loaded from elsewhere');
-  assert.doesNotMatch(page.text, /localStorage|sessionStorage|document\.cookie|indexedDB/, 'the token stays in page memory');
+  assert.doesNotMatch(
+    page.text,
+    /<script[^>]+src=|<link[^>]+href="(?!data:)|https?:\/\//,
+    'nothing loaded from elsewhere',
+  );
+  assert.doesNotMatch(
+    page.text,
+    /localStorage|sessionStorage|document\.cookie|indexedDB/,
+    'the token stays in page memory',
+  );
   assert.equal((await send(`${server.url}/agent/playground`, { method: 'POST' })).status, 405);
-  assert.equal((await send(`${server.url}/agent/ui`, { method: 'POST', body: '{}' })).status, 401, 'the routes it calls stay behind auth');
+  assert.equal(
+    (await send(`${server.url}/agent/ui`, { method: 'POST', body: '{}' })).status,
+    401,
+    'the routes it calls stay behind auth',
+  );
 });
 
 test('playground: serve() without playground: true leaves <base>/playground to the handler (401 behind auth)', async (t) => {
@@ -141,8 +173,15 @@ test('playground in Chromium: paste a token, send a message, see the streamed re
     const storage = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]);
     assert.deepEqual(storage, [0, 0, '']);
     // The browser logs each answer that is not 2xx: only the 401 asked for above.
-    assert.deepEqual(problems.filter((problem) => !/status of 401/.test(problem)), []);
-    assert.deepEqual(asked.filter((request) => request.path === '/agent/sessions' || request.status === 404), [], 'no request 404s by design');
+    assert.deepEqual(
+      problems.filter((problem) => !/status of 401/.test(problem)),
+      [],
+    );
+    assert.deepEqual(
+      asked.filter((request) => request.path === '/agent/sessions' || request.status === 404),
+      [],
+      'no request 404s by design',
+    );
     assert.equal(await page.locator('#who').isHidden(), true, 'only agentward dev says who a request ran as');
   } finally {
     await page.screenshot({ path: join(ARTIFACTS, 'playground.png'), fullPage: true });
@@ -181,7 +220,13 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
   if (context === undefined) return;
   const alice = apiToken(ALICE_TOKEN, { id: 'alice' });
   const bob = apiToken(BOB_TOKEN, { id: 'bob' });
-  const agent = createAgent({ name: 'playground', model: echoModel(), tools: [refund], store: memoryStore(), sessions: 'owned' });
+  const agent = createAgent({
+    name: 'playground',
+    model: echoModel(),
+    tools: [refund],
+    store: memoryStore(),
+    sessions: 'owned',
+  });
   const server = await serve({ agent, auth: [alice, bob], port: 0, log: 'off', playground: true });
   t.after(() => server.close());
   const [alicePrincipal, bobPrincipal] = [await principalOf(alice, ALICE_TOKEN), await principalOf(bob, BOB_TOKEN)];
@@ -213,7 +258,10 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
     assert.match(await page.locator('#session-list button.session').nth(1).innerText(), /1 pending/);
 
     const own = await agent.listSessions({ principal: alicePrincipal });
-    assert.deepEqual(own.sessions.map((session) => session.title), ['alice second chat', 'alice asks about order B-1']);
+    assert.deepEqual(
+      own.sessions.map((session) => session.title),
+      ['alice second chat', 'alice asks about order B-1'],
+    );
     const [second, first] = own.sessions.map((session) => session.sessionId);
     assert.equal(await page.textContent('#chat-id'), `chat ${second}`);
 
@@ -230,15 +278,24 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
     assert.deepEqual(await listedTitles(bobPage, 0), [], "bob's list holds none of alice's sessions");
     await say(bobPage, 'bob has his own question');
     assert.deepEqual(await listedTitles(bobPage, 1), ['bob has his own question']);
-    assert.deepEqual((await agent.listSessions({ principal: bobPrincipal })).sessions.map((session) => session.title), ['bob has his own question']);
+    assert.deepEqual(
+      (await agent.listSessions({ principal: bobPrincipal })).sessions.map((session) => session.title),
+      ['bob has his own question'],
+    );
     // Reopening one of Alice's sessions by id answers as an unknown one would, and the page says so.
-    await bobPage.evaluate((id) => (globalThis as unknown as { openSession(id: string): Promise<void> }).openSession(id), first!);
+    await bobPage.evaluate(
+      (id) => (globalThis as unknown as { openSession(id: string): Promise<void> }).openSession(id),
+      first!,
+    );
     await bobPage.locator('.msg.error', { hasText: 'could not open the session: 404' }).waitFor({ timeout: 10_000 });
     assert.match(await bobPage.locator('.msg.error').last().innerText(), /not yours/);
     // And an approval button for one of Alice's approvals, pressed in Bob's page: 404, named as such, nothing runs.
     const [pending] = await agent.pendingApprovals(first!, { principal: alicePrincipal });
     await bobPage.evaluate((id) => {
-      const page = globalThis as unknown as { toolCard(parent: Element, name: string, input: unknown): Element; askApproval(card: Element, id: string): void };
+      const page = globalThis as unknown as {
+        toolCard(parent: Element, name: string, input: unknown): Element;
+        askApproval(card: Element, id: string): void;
+      };
       page.askApproval(page.toolCard(document.getElementById('log')!, 'refund', {}), id);
     }, pending!.id);
     await bobPage.locator('button.approve').click();
@@ -249,14 +306,21 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
     await page.bringToFront();
     await page.locator('#session-list button.session', { hasText: 'alice asks about order B-1' }).click();
     await page.locator('#chat-id', { hasText: first! }).waitFor({ timeout: 10_000 });
-    assert.equal(await page.locator('#session-list button.session.open .session-title').innerText(), 'alice asks about order B-1');
+    assert.equal(
+      await page.locator('#session-list button.session.open .session-title').innerText(),
+      'alice asks about order B-1',
+    );
     const bubbles = page.locator('.msg');
     assert.deepEqual(
       (await bubbles.locator('.text').allInnerTexts()).slice(0, 2),
       ['alice asks about order B-1', 'alice asks about order B-1'],
       'the first exchange, echoed',
     );
-    assert.equal(await page.locator('.msg', { hasText: 'alice second chat' }).count(), 0, 'nothing of the other session');
+    assert.equal(
+      await page.locator('.msg', { hasText: 'alice second chat' }).count(),
+      0,
+      'nothing of the other session',
+    );
     const card = page.locator('.tool', { hasText: 'B-1' });
     assert.match(await card.innerText(), /refund[\s\S]*waiting for your approval/);
     assert.deepEqual(refunds, []);
@@ -264,22 +328,38 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
     await page.locator('.msg.assistant.done .text', { hasText: 'Tool results: refund' }).waitFor({ timeout: 10_000 });
     assert.deepEqual(refunds, [{ orderId: 'B-1', amount: 5 }]);
     await say(page, 'alice continues the first chat');
-    await page.locator('.msg.assistant.done .text', { hasText: 'alice continues the first chat' }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('.msg.assistant.done .text', { hasText: 'alice continues the first chat' })
+      .waitFor({ timeout: 10_000 });
 
     // The server's transcripts: the message landed in the first session, the second is untouched.
     const firstMessages = (await agent.transcript(first!, { principal: alicePrincipal })).messages;
     const userTexts = firstMessages.filter((message) => message.role === 'user').map((message) => message.content);
-    assert.deepEqual(userTexts, ['alice asks about order B-1', '/tool refund {"orderId":"B-1","amount":5}', 'alice continues the first chat']);
+    assert.deepEqual(userTexts, [
+      'alice asks about order B-1',
+      '/tool refund {"orderId":"B-1","amount":5}',
+      'alice continues the first chat',
+    ]);
     assert.equal(firstMessages.at(-1)?.role, 'assistant');
     assert.match(String(firstMessages.at(-1)?.content), /alice continues the first chat/);
-    const http = await send(`${server.url}/agent/chat/${first}`, { headers: { authorization: `Bearer ${ALICE_TOKEN}` } });
+    const http = await send(`${server.url}/agent/chat/${first}`, {
+      headers: { authorization: `Bearer ${ALICE_TOKEN}` },
+    });
     assert.equal(http.status, 200);
     assert.deepEqual(JSON.parse(http.text).messages, firstMessages);
     const secondMessages = (await agent.transcript(second!, { principal: alicePrincipal })).messages;
-    assert.deepEqual(secondMessages.filter((message) => message.role === 'user').map((message) => message.content), ['alice second chat']);
+    assert.deepEqual(
+      secondMessages.filter((message) => message.role === 'user').map((message) => message.content),
+      ['alice second chat'],
+    );
     assert.deepEqual(await agent.pendingApprovals(first!, { principal: alicePrincipal }), []);
     // Still two sessions, the continued one first and no longer pending.
-    for (let tries = 0; (await page.locator('#session-list button.session').first().innerText()).split('\n')[0] !== 'alice asks about order B-1'; tries++) {
+    for (
+      let tries = 0;
+      (await page.locator('#session-list button.session').first().innerText()).split('\n')[0] !==
+      'alice asks about order B-1';
+      tries++
+    ) {
       assert.ok(tries < 200, 'the list was not refreshed after the exchange');
       await page.waitForTimeout(50);
     }
@@ -293,10 +373,21 @@ test("playground in Chromium, sessions: 'owned': each token lists only its own s
     const storage = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie]);
     assert.deepEqual(storage, [0, 0, '']);
     assert.deepEqual(problems, []);
-    assert.deepEqual(bobProblems.filter((problem) => !/status of (401|404)/.test(problem)), []);
+    assert.deepEqual(
+      bobProblems.filter((problem) => !/status of (401|404)/.test(problem)),
+      [],
+    );
   } finally {
-    await page.locator('#session-list button.session').first().click().catch(() => {});
-    await page.locator('.msg.assistant.done').last().waitFor({ timeout: 5_000 }).catch(() => {});
+    await page
+      .locator('#session-list button.session')
+      .first()
+      .click()
+      .catch(() => {});
+    await page
+      .locator('.msg.assistant.done')
+      .last()
+      .waitFor({ timeout: 5_000 })
+      .catch(() => {});
     await page.screenshot({ path: join(ARTIFACTS, 'playground-sessions.png'), fullPage: true });
   }
   assert.ok(existsSync(join(ARTIFACTS, 'playground-sessions.png')));
@@ -330,7 +421,10 @@ const cliFile = join(root, 'src', 'cli', 'main.ts');
 
 /** `agentward dev <dir>` (a real process), its sessions in a folder of the test. */
 async function startDev(t: TestContext, dir: string) {
-  const server = await startNodeServer([cliFile, 'dev', dir], { AGENT_LOG: 'off', AGENT_DATA_DIR: tempFolder(t, 'agentward-playground-data-') });
+  const server = await startNodeServer([cliFile, 'dev', dir], {
+    AGENT_LOG: 'off',
+    AGENT_DATA_DIR: tempFolder(t, 'agentward-playground-data-'),
+  });
   t.after(async () => void (await server.stop()));
   return server;
 }
@@ -346,30 +440,50 @@ test("playground in Chromium on agentward init's scaffold under agentward dev: n
   const asked = watchRequests(page);
   try {
     await page.goto(`${server.agentUrl}/playground`);
-    assert.match(await page.getAttribute('#message', 'placeholder') ?? '', /\/tool NAME/);
+    assert.match((await page.getAttribute('#message', 'placeholder')) ?? '', /\/tool NAME/);
     await page.fill('#token', baked);
     await page.click('#use-token');
-    await page.locator('#who.accepted', { hasText: 'you are api-token (service, api-token)' }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('#who.accepted', { hasText: 'you are api-token (service, api-token)' })
+      .waitFor({ timeout: 10_000 });
 
     // The page's own hint, on the scaffold's tool: denied first, then approved.
-    for (const [button, state, reply] of [['deny', 'denied', /Tool results: refund: .*denied/i], ['approve', 'approved', /Tool results: refund: \{"orderId":"A-1","refunded":20\}/]] as const) {
+    for (const [button, state, reply] of [
+      ['deny', 'denied', /Tool results: refund: .*denied/i],
+      ['approve', 'approved', /Tool results: refund: \{"orderId":"A-1","refunded":20\}/],
+    ] as const) {
       const replies = await page.locator('.msg.assistant').count();
       await page.fill('#message', FIRST_TOOL_CALL);
       await page.click('#send');
       const card = page.locator('.tool').last();
       await card.locator(`button.${button}`).waitFor({ timeout: 10_000 });
-      assert.match(await card.innerText(), /tool refund[\s\S]*"orderId": "A-1"[\s\S]*waiting for your approval\s*Approve\s*Deny/);
+      assert.match(
+        await card.innerText(),
+        /tool refund[\s\S]*"orderId": "A-1"[\s\S]*waiting for your approval\s*Approve\s*Deny/,
+      );
       await card.locator(`button.${button}`).click();
-      await page.locator('.msg.assistant.done').nth(replies + 1).waitFor({ timeout: 10_000 });
+      await page
+        .locator('.msg.assistant.done')
+        .nth(replies + 1)
+        .waitFor({ timeout: 10_000 });
       assert.match(await card.locator('.tool-state').innerText(), new RegExp(state));
       assert.match(await page.locator('.msg.assistant.done .text').last().innerText(), reply);
     }
     assert.match(await page.locator('#who').innerText(), /you are api-token/);
     assert.deepEqual(problems, []);
-    assert.deepEqual(asked.filter((request) => request.status >= 400), [], 'no request failed, none 404s by design');
-    assert.deepEqual([...new Set(asked.map((request) => `${request.method} ${request.path.replace(/\/approvals\/.+$/, '/approvals/:id')}`))].sort(), [
-      'GET /agent/playground', 'GET /agent/playground/whoami', 'POST /agent/approvals/:id', 'POST /agent/ui',
-    ]);
+    assert.deepEqual(
+      asked.filter((request) => request.status >= 400),
+      [],
+      'no request failed, none 404s by design',
+    );
+    assert.deepEqual(
+      [
+        ...new Set(
+          asked.map((request) => `${request.method} ${request.path.replace(/\/approvals\/.+$/, '/approvals/:id')}`),
+        ),
+      ].sort(),
+      ['GET /agent/playground', 'GET /agent/playground/whoami', 'POST /agent/approvals/:id', 'POST /agent/ui'],
+    );
   } finally {
     await page.screenshot({ path: join(ARTIFACTS, 'playground-scaffold.png'), fullPage: true });
   }
@@ -387,7 +501,8 @@ function token(claims: Record<string, unknown>, exp = 300): string {
 }
 
 const JWT_DIR = {
-  'agent.ts': "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'jwt-dev', model: echoModel() });\n",
+  'agent.ts':
+    "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'jwt-dev', model: echoModel() });\n",
   'auth.ts': `import { jwt } from 'agentward/auth';\nexport default jwt({ secret: ${JSON.stringify(JWT_SECRET)}, audience: 'agent', issuer: ${JSON.stringify(ISSUER)} });\n`,
 };
 
@@ -399,7 +514,11 @@ test('playground in Chromium on a JWT-protected agentward dev: a refused token s
   const page = context.pages()[0] ?? (await context.newPage());
   const problems = watchProblems(page);
   const asked = watchRequests(page);
-  const refusedTokens = { expired: token({}, -60), audience: token({ aud: 'another-api' }), signature: `${token({}).slice(0, -4)}AAAA` };
+  const refusedTokens = {
+    expired: token({}, -60),
+    audience: token({ aud: 'another-api' }),
+    signature: `${token({}).slice(0, -4)}AAAA`,
+  };
   try {
     await page.goto(`${server.agentUrl}/playground`);
     for (const [reason, refused] of Object.entries(refusedTokens)) {
@@ -411,7 +530,10 @@ test('playground in Chromium on a JWT-protected agentward dev: a refused token s
       await page.fill('#message', `hello with a token refused for ${reason}`);
       await page.click('#send');
       await page.locator('.msg.error').nth(errors).waitFor({ timeout: 10_000 });
-      assert.match(await page.locator('.msg.error').last().innerText(), new RegExp(`401 Unauthorized \\(jwt refused the token: ${reason}\\)`));
+      assert.match(
+        await page.locator('.msg.error').last().innerText(),
+        new RegExp(`401 Unauthorized \\(jwt refused the token: ${reason}\\)`),
+      );
       assert.match(await page.locator('#who').innerText(), new RegExp(`jwt refused the token: ${reason}`));
       const shown = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText);
       assert.equal(shown.includes(refused), false, 'the token is never on the page');
@@ -420,15 +542,23 @@ test('playground in Chromium on a JWT-protected agentward dev: a refused token s
     const accepted = token({ sub: 'ada' });
     await page.fill('#token', accepted);
     await page.click('#use-token');
-    await page.locator('#who.accepted', { hasText: `you are ada (user, jwt, issuer ${ISSUER})` }).waitFor({ timeout: 10_000 });
+    await page
+      .locator('#who.accepted', { hasText: `you are ada (user, jwt, issuer ${ISSUER})` })
+      .waitFor({ timeout: 10_000 });
     await page.fill('#message', 'hello as ada');
     await page.press('#message', 'Enter');
     await page.locator('.msg.assistant.done .text', { hasText: 'hello as ada' }).waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('#who').innerText(), `you are ada (user, jwt, issuer ${ISSUER})`);
     assert.equal((await page.evaluate(() => document.documentElement.outerHTML)).includes(accepted), false);
     // The browser logs the 401s asked for; nothing else failed, and nothing 404ed.
-    assert.deepEqual(problems.filter((problem) => !/status of 401/.test(problem)), []);
-    assert.deepEqual(asked.filter((request) => request.status === 404 || request.path === '/agent/sessions'), []);
+    assert.deepEqual(
+      problems.filter((problem) => !/status of 401/.test(problem)),
+      [],
+    );
+    assert.deepEqual(
+      asked.filter((request) => request.status === 404 || request.path === '/agent/sessions'),
+      [],
+    );
   } finally {
     await page.screenshot({ path: join(ARTIFACTS, 'playground-jwt.png'), fullPage: true });
   }
@@ -437,17 +567,36 @@ test('playground in Chromium on a JWT-protected agentward dev: a refused token s
 test('who a request ran as, and why a token was refused, is said by agentward dev only: never by start, a build or serve()', async (t) => {
   const dir = writeDir(tempFolder(t, 'agentward-playground-start-'), JWT_DIR);
   const dev = await startDev(t, dir);
-  const started = await startNodeServer([cliFile, 'start', dir, '--playground', '--log-refusals'], { AGENT_LOG: 'off' });
+  const started = await startNodeServer([cliFile, 'start', dir, '--playground', '--log-refusals'], {
+    AGENT_LOG: 'off',
+  });
   t.after(async () => void (await started.stop()));
-  const programmatic = await serve({ agent: createAgent({ name: 'serve', model: echoModel(), store: memoryStore() }), auth: [apiToken(TOKEN)], port: 0, log: 'off', playground: true });
+  const programmatic = await serve({
+    agent: createAgent({ name: 'serve', model: echoModel(), store: memoryStore() }),
+    auth: [apiToken(TOKEN)],
+    port: 0,
+    log: 'off',
+    playground: true,
+  });
   t.after(() => programmatic.close());
 
-  const post = (url: string, authorization: string) => send(url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{"message":"hi"}' });
+  const post = (url: string, authorization: string) =>
+    send(url, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/json' },
+      body: '{"message":"hi"}',
+    });
   const expired = `Bearer ${token({}, -60)}`;
   const valid = `Bearer ${token({})}`;
   // dev: both said, on the answer and by whoami.
-  assert.equal((await post(dev.agentUrl, expired)).headers['x-agentward-dev-refusal'], '{"entry":"jwt","reason":"expired"}');
-  assert.equal((await post(dev.agentUrl, valid)).headers['x-agentward-dev-principal'], `{"id":"ada","type":"user","authenticator":"jwt","issuer":"${ISSUER}"}`);
+  assert.equal(
+    (await post(dev.agentUrl, expired)).headers['x-agentward-dev-refusal'],
+    '{"entry":"jwt","reason":"expired"}',
+  );
+  assert.equal(
+    (await post(dev.agentUrl, valid)).headers['x-agentward-dev-principal'],
+    `{"id":"ada","type":"user","authenticator":"jwt","issuer":"${ISSUER}"}`,
+  );
   const whoami = await send(`${dev.agentUrl}/playground/whoami`, { headers: { authorization: expired } });
   assert.deepEqual(JSON.parse(whoami.text), { refused: { status: 401, entry: 'jwt', reason: 'expired' } });
   assert.match((await send(`${dev.agentUrl}/playground`)).text, /<body data-sessions="shared" data-dev="on">/);
@@ -456,11 +605,21 @@ test('who a request ran as, and why a token was refused, is said by agentward de
   for (const url of [started.agentUrl, `${programmatic.url}/agent`]) {
     for (const authorization of [expired, valid, `Bearer ${TOKEN}`]) {
       const answer = await post(url, authorization);
-      assert.deepEqual(Object.keys(answer.headers).filter((name) => name.startsWith('x-agentward')), [], `${url} ${answer.status}`);
+      assert.deepEqual(
+        Object.keys(answer.headers).filter((name) => name.startsWith('x-agentward')),
+        [],
+        `${url} ${answer.status}`,
+      );
     }
-    assert.equal((await send(`${url}/playground/whoami`, { headers: { authorization: valid } })).status, url === started.agentUrl ? 404 : 401);
+    assert.equal(
+      (await send(`${url}/playground/whoami`, { headers: { authorization: valid } })).status,
+      url === started.agentUrl ? 404 : 401,
+    );
     assert.match((await send(`${url}/playground`)).text, /<body data-sessions="shared" data-dev="off">/);
   }
   // A string key is no way in: serve()'s options are closed.
-  await assert.rejects(serve({ agent: createAgent({ name: 'x', model: echoModel() }), port: 0, devInspect: true } as never), /unknown option "devInspect"/);
+  await assert.rejects(
+    serve({ agent: createAgent({ name: 'x', model: echoModel() }), port: 0, devInspect: true } as never),
+    /unknown option "devInspect"/,
+  );
 });

@@ -49,7 +49,12 @@ function childrenOf(pid: number): number[] {
 }
 
 async function gone(pids: number[]): Promise<void> {
-  for (let i = 0; i < 500 && pids.some((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ')); i++) {
+  for (
+    let i = 0;
+    i < 500 &&
+    pids.some((pid) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z '));
+    i++
+  ) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
@@ -79,7 +84,8 @@ export async function startDatabase(options: { durable?: boolean } = {}): Promis
         return name;
       },
       kill: () => Promise.reject(new Error('kill(): the harness does not own the database (DATABASE_URL is set)')),
-      restart: () => Promise.reject(new Error('restart(): the harness does not own the database (DATABASE_URL is set)')),
+      restart: () =>
+        Promise.reject(new Error('restart(): the harness does not own the database (DATABASE_URL is set)')),
       async stop() {
         await endPools();
         const admin = new pg.Client({ connectionString: given });
@@ -113,7 +119,15 @@ export async function startDatabase(options: { durable?: boolean } = {}): Promis
     initdbFlags: ['--no-sync'],
     // Loopback TCP only; no Unix socket (its default folder may not be writable); fsync off: a crash of
     // the server (not of the machine) loses nothing committed, as the fault tests need.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200', ...(options.durable ? [] : ['-c', 'fsync=off'])],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+      ...(options.durable ? [] : ['-c', 'fsync=off']),
+    ],
     onLog: remember,
     onError: remember,
   });

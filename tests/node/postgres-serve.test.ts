@@ -59,7 +59,10 @@ test('two server processes, one database: 50 concurrent sends to one session all
   const results = await Promise.all(
     Array.from({ length: 50 }, (_, n) => call(urls[n % 2]!, ALICE, { message: `message ${n}`, sessionId })),
   );
-  assert.deepEqual(results.map((r) => r.status), Array(50).fill(200));
+  assert.deepEqual(
+    results.map((r) => r.status),
+    Array(50).fill(200),
+  );
   for (const [n, result] of results.entries()) assert.equal(result.json.text, `[alice] message ${n}`);
 
   for (const url of urls) {
@@ -72,7 +75,10 @@ test('two server processes, one database: 50 concurrent sends to one session all
       assert.equal(messages[i]!.role, 'user');
       assert.deepEqual(messages[i + 1], { role: 'assistant', content: `[alice] ${messages[i]!.content}` });
     }
-    const sent = messages.filter((m) => m.role === 'user').map((m) => m.content).sort();
+    const sent = messages
+      .filter((m) => m.role === 'user')
+      .map((m) => m.content)
+      .sort();
     assert.deepEqual(sent, Array.from({ length: 50 }, (_, n) => `message ${n}`).sort());
   }
 });
@@ -84,7 +90,9 @@ test('two server processes, one database: of 20 concurrent decisions on one appr
   const approvalId = paused.json.approvals[0].id as string;
 
   const decisions = await Promise.all(
-    Array.from({ length: 20 }, (_, n) => call(`${urls[n % 2]}/approvals/${encodeURIComponent(approvalId)}`, BOB, { approved: true })),
+    Array.from({ length: 20 }, (_, n) =>
+      call(`${urls[n % 2]}/approvals/${encodeURIComponent(approvalId)}`, BOB, { approved: true }),
+    ),
   );
   const won = decisions.filter((d) => d.status === 200);
   const lost = decisions.filter((d) => d.status !== 200);
@@ -105,7 +113,10 @@ test('two server processes, one database: an approval paused on one process is d
   const approvalId = paused.json.approvals[0].id as string;
 
   const pending = await call(`${urls[1]}/approvals?sessionId=cross-process`, BOB);
-  assert.deepEqual(pending.json.approvals.map((a: { id: string }) => a.id), [approvalId]);
+  assert.deepEqual(
+    pending.json.approvals.map((a: { id: string }) => a.id),
+    [approvalId],
+  );
   // Bob decides on the other process; the resumed run's model function still sees Alice.
   const decided = await call(`${urls[1]}/approvals/${encodeURIComponent(approvalId)}`, BOB, { approved: true });
   assert.equal(decided.status, 200);
@@ -137,7 +148,10 @@ async function agentDirWithPg(t: { after(fn: () => Promise<void>): void }, withD
   const dir = await mkdtemp(join(tmpdir(), 'agentward-pg-start-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'agent.ts'), AGENT_SOURCE);
-  await writeFile(join(dir, 'package.json'), JSON.stringify({ private: true, type: 'module', dependencies: { pg: '^8' } }));
+  await writeFile(
+    join(dir, 'package.json'),
+    JSON.stringify({ private: true, type: 'module', dependencies: { pg: '^8' } }),
+  );
   if (withDriver) {
     await mkdir(join(dir, 'node_modules'));
     await symlink(pgPackage, join(dir, 'node_modules', 'pg'), 'dir');
@@ -145,7 +159,12 @@ async function agentDirWithPg(t: { after(fn: () => Promise<void>): void }, withD
   return dir;
 }
 
-interface Cli { child: ChildProcessWithoutNullStreams; output: () => string; exit: Promise<number | null>; url: Promise<string> }
+interface Cli {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+  exit: Promise<number | null>;
+  url: Promise<string>;
+}
 
 /** `agentward start <dir>`; `url` is where it says it listens (read from all its output so far, so no line is missed). */
 function startCli(dir: string, env: Record<string, string>): Cli {
@@ -164,12 +183,15 @@ function startCli(dir: string, env: Record<string, string>): Cli {
   child.stdout.on('data', take);
   child.stderr.on('data', take);
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const where = Promise.race([url, exit.then((code) => Promise.reject(new Error(`agentward start exited (${code}): ${output}`)))]);
+  const where = Promise.race([
+    url,
+    exit.then((code) => Promise.reject(new Error(`agentward start exited (${code}): ${output}`))),
+  ]);
   where.catch(() => undefined); // a start that is meant to fail is awaited through `exit`
   return { child, output: () => output, exit, url: where };
 }
 
-test('agentward start with AGENT_DATABASE_URL: start migrates the schema with the directory\'s pg; two start processes share one database', async (t) => {
+test("agentward start with AGENT_DATABASE_URL: start migrates the schema with the directory's pg; two start processes share one database", async (t) => {
   const dir = await agentDirWithPg(t, true);
   const schema = db.schema();
   const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token' };
@@ -186,7 +208,10 @@ test('agentward start with AGENT_DATABASE_URL: start migrates the schema with th
   const second = await call(bases[1]!, auth, { message: 'and continued elsewhere', sessionId: 'via-start' });
   assert.equal(second.status, 200);
   const transcript = await call(`${bases[0]}/chat/via-start`, auth);
-  assert.deepEqual(transcript.json.messages.map((m: { content: string }) => m.content), ['stored in postgres', 'stored in postgres', 'and continued elsewhere', 'and continued elsewhere']);
+  assert.deepEqual(
+    transcript.json.messages.map((m: { content: string }) => m.content),
+    ['stored in postgres', 'stored in postgres', 'and continued elsewhere', 'and continued elsewhere'],
+  );
   // The sessions are in the database, not in a file store of the directory.
   const pool = db.pool({ max: 1 });
   const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
@@ -198,12 +223,18 @@ test('agentward start with AGENT_DATABASE_URL but no pg in the directory, or an 
   const bare = await agentDirWithPg(t, false);
   const missing = startCli(bare, { AGENT_DATABASE_URL: db.url, AGENT_API_TOKEN: 'start-token' });
   assert.equal(await missing.exit, 1);
-  assert.match(missing.output(), /AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed .*npm install pg/);
+  assert.match(
+    missing.output(),
+    /AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed .*npm install pg/,
+  );
   assert.ok(!missing.output().includes(db.url));
 
   const dir = await agentDirWithPg(t, true);
   const secret = 'not-this-password-9f1c';
-  const unreachable = startCli(dir, { AGENT_DATABASE_URL: `postgres://postgres:${secret}@127.0.0.1:1/postgres`, AGENT_API_TOKEN: 'start-token' });
+  const unreachable = startCli(dir, {
+    AGENT_DATABASE_URL: `postgres://postgres:${secret}@127.0.0.1:1/postgres`,
+    AGENT_API_TOKEN: 'start-token',
+  });
   assert.equal(await unreachable.exit, 1);
   assert.match(unreachable.output(), /AGENT_DATABASE_URL: the database could not be migrated: .*ECONNREFUSED/);
   assert.ok(!unreachable.output().includes(secret));
@@ -216,14 +247,20 @@ test('agentward start of a node-server build with AGENT_DATABASE_URL: the output
   t.after(() => rm(out, { recursive: true, force: true }));
   await build(dir, { target: 'node-server', out });
   const { readFile } = await import('node:fs/promises');
-  const manifest = JSON.parse(await readFile(join(out, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const manifest = JSON.parse(await readFile(join(out, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
   assert.deepEqual(manifest.dependencies, { pg: '^8' });
   // `npm install` in the output, as a deployment does.
   await mkdir(join(out, 'node_modules'));
   await symlink(pgPackage, join(out, 'node_modules', 'pg'), 'dir');
 
   const schema = db.schema();
-  const server = startCli(out, { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'built-token' });
+  const server = startCli(out, {
+    AGENT_DATABASE_URL: db.url,
+    AGENT_DATABASE_SCHEMA: schema,
+    AGENT_API_TOKEN: 'built-token',
+  });
   const base = await server.url;
   assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version ${SCHEMA_VERSION}`));
   const sent = await call(base, 'Bearer built-token', { message: 'from the built server', sessionId: 'built' });

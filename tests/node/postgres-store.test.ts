@@ -24,7 +24,11 @@ after(async () => {
 async function freshStore(options: { max?: number; connectTimeout?: number } = {}) {
   const schema = db.schema();
   const pool = db.pool({ max: options.max ?? 10 });
-  const store = postgresStore({ client: pool, schema, ...(options.connectTimeout !== undefined && { connectTimeout: options.connectTimeout }) });
+  const store = postgresStore({
+    client: pool,
+    schema,
+    ...(options.connectTimeout !== undefined && { connectTimeout: options.connectTimeout }),
+  });
   await store.migrate();
   return { store, schema, pool };
 }
@@ -77,7 +81,14 @@ test('postgresStore: ids, owners, memory scopes and messages with quotes, backsl
   const big = `${MARK}${'x'.repeat(1024 * 1024)}'\\\u0000$1`;
   for (const [index, value] of [...hostile, big].entries()) {
     const owner = ['jwt', value, value] as const;
-    const record = sessionRecord(value, { owner, title: value, messages: [{ role: 'user', content: value }, { role: 'assistant', content: value }] });
+    const record = sessionRecord(value, {
+      owner,
+      title: value,
+      messages: [
+        { role: 'user', content: value },
+        { role: 'assistant', content: value },
+      ],
+    });
     await store.saveSession(record);
     assert.deepEqual(await store.loadSession(value), record);
     const checkpoint = { approvalId: value, sessionId: value, metadata: { value }, owner };
@@ -89,7 +100,13 @@ test('postgresStore: ids, owners, memory scopes and messages with quotes, backsl
     await store.appendMemory(value, `second ${index}`);
     assert.deepEqual(await store.loadMemory(value), [value, `second ${index}`]);
     const [row] = await store.listSessions!({ owner, limit: 10 });
-    assert.deepEqual(row, { id: value, createdAt: record.createdAt, updatedAt: record.updatedAt, title: value, pendingApprovals: 1 });
+    assert.deepEqual(row, {
+      id: value,
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+      title: value,
+      pendingApprovals: 1,
+    });
     assert.equal(await store.deleteCheckpoint(value), true);
     assert.equal(await store.deleteSession!(value), true);
     assert.equal(await store.loadSession(value), undefined);
@@ -97,7 +114,10 @@ test('postgresStore: ids, owners, memory scopes and messages with quotes, backsl
   // Nothing else was touched: a value that looked like SQL stayed a value.
   assert.equal((await store.listSessions!({ owner: ['jwt', null, 'x'], limit: 1 })).length, 0);
   assert.ok(texts.length > 50);
-  assert.deepEqual(texts.filter((text) => text.includes(MARK) || text.includes('\u0000')), []);
+  assert.deepEqual(
+    texts.filter((text) => text.includes(MARK) || text.includes('\u0000')),
+    [],
+  );
 
   // Through an agent too: a session id, a memory scope and messages made of the same values.
   const agent = createAgent({
@@ -115,20 +135,33 @@ test('postgresStore: ids, owners, memory scopes and messages with quotes, backsl
     const remembered = await agent.send(`/tool remember ${JSON.stringify({ note: value })}`, { sessionId });
     assert.equal(remembered.status, 'completed');
     const { messages } = await agent.transcript(sessionId);
-    assert.deepEqual(messages.slice(0, 2), [{ role: 'user', content: value }, { role: 'assistant', content: value }]);
+    assert.deepEqual(messages.slice(0, 2), [
+      { role: 'user', content: value },
+      { role: 'assistant', content: value },
+    ]);
   }
   const bigReply = await agent.send(big, { sessionId: `${MARK}big` });
   assert.equal(bigReply.text, big);
-  assert.deepEqual((await agent.transcript(`${MARK}big`)).messages, [{ role: 'user', content: big }, { role: 'assistant', content: big }]);
+  assert.deepEqual((await agent.transcript(`${MARK}big`)).messages, [
+    { role: 'user', content: big },
+    { role: 'assistant', content: big },
+  ]);
   assert.deepEqual(await store.loadMemory(`${hostile[3]} agent scope`), hostile);
-  assert.deepEqual(texts.filter((text) => text.includes(MARK) || text.includes('\u0000')), []);
+  assert.deepEqual(
+    texts.filter((text) => text.includes(MARK) || text.includes('\u0000')),
+    [],
+  );
 });
 
 test('postgresStore: migrate() is idempotent, also run concurrently, and keeps the data', async () => {
   const { store, schema, pool } = await freshStore();
   await store.saveSession(sessionRecord('kept'));
   await store.appendMemory('ns', 'note');
-  await Promise.all([store.migrate(), postgresStore({ client: db.pool(), schema }).migrate(), postgresStore({ client: db.pool(), schema }).migrate()]);
+  await Promise.all([
+    store.migrate(),
+    postgresStore({ client: db.pool(), schema }).migrate(),
+    postgresStore({ client: db.pool(), schema }).migrate(),
+  ]);
   await store.migrate();
   assert.deepEqual(await store.loadSession('kept'), sessionRecord('kept'));
   assert.deepEqual(await store.loadMemory('ns'), ['note']);
@@ -144,18 +177,29 @@ test('postgresStore: migrate() and every other call refuse a newer schema versio
   const { schema, pool } = await freshStore();
   await pool.query(`UPDATE "${schema}".meta SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION + 1)]);
   const store = postgresStore({ client: pool, schema });
-  const newer = (error: unknown) => error instanceof StoreError && error.code === 'STORE_SCHEMA' && /newer/.test(error.message) && /migrate\(\)/.test(error.message);
+  const newer = (error: unknown) =>
+    error instanceof StoreError &&
+    error.code === 'STORE_SCHEMA' &&
+    /newer/.test(error.message) &&
+    /migrate\(\)/.test(error.message);
   await assert.rejects(store.migrate(), newer);
   await assert.rejects(store.loadSession('x'), newer);
   await assert.rejects(store.saveSession(sessionRecord('x')), newer);
-  await assert.rejects(store.withSession('x', async () => 'ran'), newer);
+  await assert.rejects(
+    store.withSession('x', async () => 'ran'),
+    newer,
+  );
   const { rows } = await pool.query(`SELECT value FROM "${schema}".meta`);
   assert.deepEqual(rows, [{ value: String(SCHEMA_VERSION + 1) }], 'migrate() left the newer schema alone');
   const { rows: tables } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
   assert.deepEqual(tables, [{ n: 0 }]);
 
   const missing = postgresStore({ client: pool, schema: db.schema() });
-  await assert.rejects(missing.loadSession('x'), (error: unknown) => error instanceof StoreError && error.code === 'STORE_SCHEMA' && /migrate\(\)/.test(error.message));
+  await assert.rejects(
+    missing.loadSession('x'),
+    (error: unknown) =>
+      error instanceof StoreError && error.code === 'STORE_SCHEMA' && /migrate\(\)/.test(error.message),
+  );
   await missing.migrate();
   assert.equal(await missing.loadSession('x'), undefined);
 
@@ -181,7 +225,8 @@ function heldModel(): { model: Model; started: Promise<void>; release: () => voi
     model: {
       async generate(request) {
         const last = request.messages.at(-1);
-        if (last?.role === 'user' && last.content === 'hold') return { toolCalls: [{ id: 'call-1', name: 'lookup', arguments: {} }] };
+        if (last?.role === 'user' && last.content === 'hold')
+          return { toolCalls: [{ id: 'call-1', name: 'lookup', arguments: {} }] };
         if (last?.role === 'tool') {
           started();
           await released;
@@ -195,7 +240,11 @@ function heldModel(): { model: Model; started: Promise<void>; release: () => voi
 
 const TOKEN = 'pg-test-token';
 const post = (url: string, body: unknown) =>
-  fetch(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 async function serveOn(store: Store, model: Model) {
   const lookup = { name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, execute: () => 'found' };
@@ -232,9 +281,14 @@ test('postgresStore faults: the database killed mid-turn answers 503 and writes 
   await db.restart();
   const again = await post(`${server.url}/agent`, { message: 'after', sessionId: 's' });
   assert.equal(again.status, 200);
-  const transcript = (await (await fetch(`${server.url}/agent/chat/s`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { messages: { content: string }[] };
+  const transcript = (await (
+    await fetch(`${server.url}/agent/chat/s`, { headers: { authorization: `Bearer ${TOKEN}` } })
+  ).json()) as { messages: { content: string }[] };
   // The killed turn left nothing: not its user message, nor the tool call and result it had written.
-  assert.deepEqual(transcript.messages.map((m) => m.content), ['before', 'before', 'after', 'after']);
+  assert.deepEqual(
+    transcript.messages.map((m) => m.content),
+    ['before', 'before', 'after', 'after'],
+  );
   assert.equal((await pool.query('SELECT 1 AS ok')).rows[0]?.ok, 1);
 });
 
@@ -258,7 +312,10 @@ test('postgresStore faults: with no free pooled connection a request waits conne
   const ok = await post(`${server.url}/agent`, { message: 'free again', sessionId: 'p' });
   assert.equal(ok.status, 200);
   const { messages } = await store.loadSession('p').then((record) => record!);
-  assert.deepEqual(messages.map((m) => m.content), ['warm', 'warm', 'free again', 'free again']);
+  assert.deepEqual(
+    messages.map((m) => m.content),
+    ['warm', 'warm', 'free again', 'free again'],
+  );
 });
 
 test('postgresStore faults: an idle pooled connection that the server ends does not end the process; the next call works', async () => {
@@ -290,11 +347,16 @@ test('postgresStore faults: a COMMIT that fails (the backend ends at commit) end
       IF (SELECT armed FROM ${s}.kill_switch) THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
       RETURN NULL;
     END $$`);
-  await pool.query(`CREATE CONSTRAINT TRIGGER end_at_commit AFTER INSERT OR UPDATE ON ${s}.sessions DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${s}.end_at_commit()`);
+  await pool.query(
+    `CREATE CONSTRAINT TRIGGER end_at_commit AFTER INSERT OR UPDATE ON ${s}.sessions DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ${s}.end_at_commit()`,
+  );
 
   const agent = createAgent({ name: 'commit', model: echoModel(), store });
   const events: { type: string; code?: string }[] = [];
-  await assert.rejects(agent.send('lost at commit', { sessionId: 'c1', onEvent: (event) => void events.push(event) }), (error: unknown) => (error as StoreError).code === 'STORE_UNAVAILABLE');
+  await assert.rejects(
+    agent.send('lost at commit', { sessionId: 'c1', onEvent: (event) => void events.push(event) }),
+    (error: unknown) => (error as StoreError).code === 'STORE_UNAVAILABLE',
+  );
   const types = events.map((event) => event.type);
   assert.deepEqual([types[0], types.at(-2), types.at(-1)], ['start', 'step-finish', 'error']);
   assert.equal(types.includes('finish'), false, 'no finish before the commit');
@@ -321,11 +383,14 @@ test('postgresStore faults: a COMMIT that fails (the backend ends at commit) end
   events.length = 0;
   const done = await agent.send('stored', { sessionId: 'c3', onEvent: (event) => void events.push(event) });
   assert.equal(events.at(-1)?.type, 'finish');
-  assert.deepEqual((await store.loadSession('c3'))?.messages.map((m) => m.content), ['stored', 'stored']);
+  assert.deepEqual(
+    (await store.loadSession('c3'))?.messages.map((m) => m.content),
+    ['stored', 'stored'],
+  );
   assert.equal(done.text, 'stored');
 });
 
-test('postgresStore: migrate() brings a version 1 schema to version 2, filling each session\'s owner column from its record', async () => {
+test("postgresStore: migrate() brings a version 1 schema to version 2, filling each session's owner column from its record", async () => {
   const { store, schema, pool } = await freshStore();
   const owner: [string, string | null, string] = ['jwt', 'https://id.example', 'ada "quoted" \u0000 \\ é'];
   await store.saveSession(sessionRecord('v1-owned', { owner }));
@@ -334,7 +399,12 @@ test('postgresStore: migrate() brings a version 1 schema to version 2, filling e
   await pool.query(`ALTER TABLE "${schema}".sessions DROP COLUMN owner`);
   await pool.query(`UPDATE "${schema}".meta SET value = '1' WHERE key = 'schema_version'`);
   const older = postgresStore({ client: pool, schema });
-  await assert.rejects(older.loadSession('v1-owned'), (error: unknown) => (error as StoreError).code === 'STORE_SCHEMA' && /older than this agentward's \(2\): run `await store\.migrate\(\)`/.test((error as Error).message));
+  await assert.rejects(
+    older.loadSession('v1-owned'),
+    (error: unknown) =>
+      (error as StoreError).code === 'STORE_SCHEMA' &&
+      /older than this agentward's \(2\): run `await store\.migrate\(\)`/.test((error as Error).message),
+  );
   await older.migrate();
   assert.deepEqual(await older.sessionOwner!('v1-owned'), owner);
   assert.equal(await older.sessionOwner!('v1-free'), null);

@@ -19,19 +19,46 @@ const cliFile = join(root, 'src', 'cli', 'main.ts');
 const TOKEN = 'log-test-token-must-never-be-logged-0123456789';
 const PASSWORD = 'log-test-password-must-never-be-logged';
 const ENV_TOKEN = 'log-test-env-token-never-logged-0123456789';
-const SECRETS = [TOKEN, PASSWORD, ENV_TOKEN, Buffer.from(`ada:${PASSWORD}`).toString('base64'), 'query-secret-value', 'body-secret-value'];
+const SECRETS = [
+  TOKEN,
+  PASSWORD,
+  ENV_TOKEN,
+  Buffer.from(`ada:${PASSWORD}`).toString('base64'),
+  'query-secret-value',
+  'body-secret-value',
+];
 
 function agentDir(t: { after(fn: () => void): void }): string {
   const dir = tempFolder(t, 'agentward-log-');
-  writeFileSync(join(dir, 'agent.ts'), "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'logged', model: echoModel() });\n");
-  writeFileSync(join(dir, 'auth.ts'), `import { apiToken, basic } from 'agentward/auth';\nexport default [basic({ users: { ada: '${PASSWORD}' } }), apiToken('${TOKEN}', { id: 'ci-bot' })];\n`);
+  writeFileSync(
+    join(dir, 'agent.ts'),
+    "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'logged', model: echoModel() });\n",
+  );
+  writeFileSync(
+    join(dir, 'auth.ts'),
+    `import { apiToken, basic } from 'agentward/auth';\nexport default [basic({ users: { ada: '${PASSWORD}' } }), apiToken('${TOKEN}', { id: 'ci-bot' })];\n`,
+  );
   return dir;
 }
 
-interface Server { url: string; output(): string; stop(): Promise<void> }
+interface Server {
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
 
-async function startCli(t: { after(fn: () => void): void }, args: string[], env: Record<string, string>): Promise<Server> {
-  const childEnv: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_DATA_DIR: tempFolder(t, 'agentward-log-data-'), ...env };
+async function startCli(
+  t: { after(fn: () => void): void },
+  args: string[],
+  env: Record<string, string>,
+): Promise<Server> {
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    AGENT_DATA_DIR: tempFolder(t, 'agentward-log-data-'),
+    ...env,
+  };
   if (env.AGENT_LOG === undefined) delete childEnv.AGENT_LOG;
   const child = spawn(nodeBin, [cliFile, ...args], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   t.after(() => void child.kill('SIGKILL'));
@@ -58,7 +85,10 @@ async function sendSecrets(url: string): Promise<number> {
     [url, { method: 'POST', headers: { ...json, authorization: basicAuth('ada', PASSWORD) }, body }],
     [url, { method: 'POST', headers: { ...json, authorization: `Bearer ${TOKEN}x` }, body }],
     [url, { method: 'POST', headers: { ...json, authorization: `Bearer ${ENV_TOKEN}` }, body }],
-    [`${url}/approvals?sessionId=query-secret-value&token=query-secret-value`, { headers: { authorization: `Bearer ${TOKEN}` } }],
+    [
+      `${url}/approvals?sessionId=query-secret-value&token=query-secret-value`,
+      { headers: { authorization: `Bearer ${TOKEN}` } },
+    ],
     [`${url}/health`, {}],
   ];
   for (const [target, options] of requests) await send(target, options);
@@ -69,7 +99,8 @@ const TEXT_LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (GET|POST) (\/\S*) 
 const requestLines = (output: string) => output.split('\n').filter((line) => TEXT_LINE.test(line));
 
 async function settle(server: Server, lines: (output: string) => unknown[], count: number): Promise<void> {
-  for (let i = 0; i < 100 && lines(server.output()).length < count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let i = 0; i < 100 && lines(server.output()).length < count; i++)
+    await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 describe('request log', () => {
@@ -78,14 +109,17 @@ describe('request log', () => {
     const count = await sendSecrets(server.url);
     await settle(server, requestLines, count);
     const lines = requestLines(server.output()).map((line) => TEXT_LINE.exec(line)!.slice(2));
-    assert.deepEqual(lines.map(([method, path, status, , principal]) => [method, path, status, principal]), [
-      ['POST', '/agent', '200', 'api-token:ci-bot'],
-      ['POST', '/agent', '200', 'basic:ada'],
-      ['POST', '/agent', '401', '-'],
-      ['POST', '/agent', '200', 'api-token:api-token'],
-      ['GET', '/agent/approvals', '200', 'api-token:ci-bot'],
-      ['GET', '/agent/health', '200', '-'],
-    ]);
+    assert.deepEqual(
+      lines.map(([method, path, status, , principal]) => [method, path, status, principal]),
+      [
+        ['POST', '/agent', '200', 'api-token:ci-bot'],
+        ['POST', '/agent', '200', 'basic:ada'],
+        ['POST', '/agent', '401', '-'],
+        ['POST', '/agent', '200', 'api-token:api-token'],
+        ['GET', '/agent/approvals', '200', 'api-token:ci-bot'],
+        ['GET', '/agent/health', '200', '-'],
+      ],
+    );
     const output = server.output();
     for (const secret of SECRETS) assert.equal(output.includes(secret), false, `the log holds ${secret}`);
     for (const line of requestLines(output)) assert.doesNotMatch(line, /authorization|Bearer|Basic /i);
@@ -103,7 +137,10 @@ describe('request log', () => {
       assert.ok(!Number.isNaN(Date.parse(entry.time as string)));
       assert.equal(typeof entry.durationMs, 'number');
     }
-    assert.deepEqual(entries.map((entry) => entry.principal), ['api-token:ci-bot', 'basic:ada', null, 'api-token:api-token', 'api-token:ci-bot', null]);
+    assert.deepEqual(
+      entries.map((entry) => entry.principal),
+      ['api-token:ci-bot', 'basic:ada', null, 'api-token:api-token', 'api-token:ci-bot', null],
+    );
     assert.equal(entries[4]?.path, '/agent/approvals');
     for (const secret of SECRETS) assert.equal(server.output().includes(secret), false);
   });
@@ -125,7 +162,7 @@ describe('request log', () => {
     const lines: string[] = [];
     const write = process.stdout.write;
     process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      if (typeof chunk === 'string' && TEXT_LINE.test(chunk.trimEnd())) return lines.push(chunk), true;
+      if (typeof chunk === 'string' && TEXT_LINE.test(chunk.trimEnd())) return (lines.push(chunk), true);
       return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
     }) as typeof process.stdout.write;
     t.after(() => (process.stdout.write = write));
@@ -152,15 +189,43 @@ describe('request log', () => {
       const after = Date.now();
       const line = lines.at(-1)!;
       const time = Date.parse(line.slice(0, line.indexOf(' ')));
-      assert.ok(time >= before && time <= after, `the time of the line (${line.slice(0, 24)}) is between ${before} and ${after}`);
+      assert.ok(
+        time >= before && time <= after,
+        `the time of the line (${line.slice(0, 24)}) is between ${before} and ${after}`,
+      );
       return line.slice(line.indexOf(' ') + 1).replace(/ [\d.]+ms /, ' _ms ');
     };
-    assert.equal(await logged('POST', '/agent?token=never', { id: 'ci-bot', authenticator: 'api-token' }), 'POST /agent 200 _ms api-token:ci-bot');
-    assert.equal(await logged('GET', '/agent/~a-b_c.d!$&\'()*+,;=:@[]{}|^`'), "GET /agent/~a-b_c.d!$&'()*+,;=:@[]{}|^` 200 _ms -");
+    assert.equal(
+      await logged('POST', '/agent?token=never', { id: 'ci-bot', authenticator: 'api-token' }),
+      'POST /agent 200 _ms api-token:ci-bot',
+    );
+    assert.equal(
+      await logged('GET', "/agent/~a-b_c.d!$&'()*+,;=:@[]{}|^`"),
+      "GET /agent/~a-b_c.d!$&'()*+,;=:@[]{}|^` 200 _ms -",
+    );
     // One character at a time: a field with any one of them is escaped whole, not kept as plain.
-    for (const c of [' ', '\t', '\n', '\r', '"', '\\', '\x00', '\x1b', '\x7f', '\x85', '\u00a0', '\u200b', '\u2028', '\ufeff']) {
+    for (const c of [
+      ' ',
+      '\t',
+      '\n',
+      '\r',
+      '"',
+      '\\',
+      '\x00',
+      '\x1b',
+      '\x7f',
+      '\x85',
+      '\u00a0',
+      '\u200b',
+      '\u2028',
+      '\ufeff',
+    ]) {
       const escaped = `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-      assert.equal(await logged('GET', `/a${c}b`, { id: `x${c}y`, authenticator: 'jwt' }), `GET /a${escaped}b 200 _ms jwt:x${escaped}y`, JSON.stringify(c));
+      assert.equal(
+        await logged('GET', `/a${c}b`, { id: `x${c}y`, authenticator: 'jwt' }),
+        `GET /a${escaped}b 200 _ms jwt:x${escaped}y`,
+        JSON.stringify(c),
+      );
       assert.equal(await logged(`G${c}T`, '/'), `G${escaped}T / 200 _ms -`, JSON.stringify(c));
     }
     assert.equal(await logged('GET', '/caf\u00e9'), 'GET /caf\u00e9 200 _ms -', 'a printable non-ASCII letter is kept');

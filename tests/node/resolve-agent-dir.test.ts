@@ -5,9 +5,20 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { resolveAgentDir } from '../../src/cli/resolve.ts';
 import { AGENTWARD_ENTRIES } from '../../src/cli/resolve.ts';
-import { BAKED_TOKEN, basicAuth, bearer, fixture, root, sendMessage, startNodeServer, tempFolder, writeDir } from './build-helpers.ts';
+import {
+  BAKED_TOKEN,
+  basicAuth,
+  bearer,
+  fixture,
+  root,
+  sendMessage,
+  startNodeServer,
+  tempFolder,
+  writeDir,
+} from './build-helpers.ts';
 
-const AGENT = "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
+const AGENT =
+  "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
 
 /** Asserts that `promise` rejects with an error whose message names `file` and matches `pattern`. */
 async function rejectsNaming(promise: Promise<unknown>, file: string, pattern: RegExp): Promise<void> {
@@ -24,10 +35,21 @@ describe('resolveAgentDir on good directories', () => {
     assert.equal(agent.name, 'with-auth');
     assert.ok(auth);
     assert.equal(auth.length, 2);
-    assert.deepEqual(manifest, { name: 'with-auth', target: 'source', auth: true, authBy: ['auth.ts'], main: 'agent.ts', basePath: '/support' });
-    const basic = await auth[0]?.(new Request('http://x/', { headers: { authorization: basicAuth('ada', 'correct horse battery staple') } }));
+    assert.deepEqual(manifest, {
+      name: 'with-auth',
+      target: 'source',
+      auth: true,
+      authBy: ['auth.ts'],
+      main: 'agent.ts',
+      basePath: '/support',
+    });
+    const basic = await auth[0]?.(
+      new Request('http://x/', { headers: { authorization: basicAuth('ada', 'correct horse battery staple') } }),
+    );
     assert.equal(basic?.id, 'ada');
-    const token = await auth[1]?.(new Request('http://x/', { headers: { authorization: bearer('fixture-list-token-0123456789') } }));
+    const token = await auth[1]?.(
+      new Request('http://x/', { headers: { authorization: bearer('fixture-list-token-0123456789') } }),
+    );
     assert.equal(token?.id, 'ci-bot');
   });
 
@@ -49,8 +71,13 @@ describe('resolveAgentDir on good directories', () => {
   });
 
   test('the specifiers mapped to the running copy are the entry points of package.json exports', () => {
-    const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
-    const fromPackage = Object.entries(exports).map(([path, file]) => [join('agentward', path), file.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '')]);
+    const { exports } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+      exports: Record<string, { types: string; default: string }>;
+    };
+    const fromPackage = Object.entries(exports).map(([path, file]) => [
+      join('agentward', path),
+      file.default.replace(/^\.\/dist\//, '').replace(/\.js$/, ''),
+    ]);
     assert.deepEqual(fromPackage, [...AGENTWARD_ENTRIES]);
     for (const file of Object.values(exports)) assert.equal(file.types, file.default.replace(/\.js$/, '.d.ts'));
   });
@@ -76,13 +103,20 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
     ['a number', 'export default 42;', /must be the auth list .* or one entry .*; got a number/],
     ['an object', 'export default { entries: [] };', /got an object/],
     ['a token string', "export default 'a-token-that-must-not-be-echoed';", /got a string/],
-    ['a list holding a non-function', "import { anonymous } from 'agentward/auth';\nexport default [anonymous(), 'x'];", /entry 1 of the default export is not an auth entry/],
+    [
+      'a list holding a non-function',
+      "import { anonymous } from 'agentward/auth';\nexport default [anonymous(), 'x'];",
+      /entry 1 of the default export is not an auth entry/,
+    ],
     ['missing', 'export const list = [];', /has no default export/],
   ] as const) {
     test(`an auth.ts whose default export is ${what}`, async (t) => {
       const dir = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'auth.ts': source });
       await rejectsNaming(resolveAgentDir(dir), join(dir, 'auth.ts'), pattern);
-      await assert.rejects(resolveAgentDir(dir), (error: Error) => !error.message.includes('a-token-that-must-not-be-echoed'));
+      await assert.rejects(
+        resolveAgentDir(dir),
+        (error: Error) => !error.message.includes('a-token-that-must-not-be-echoed'),
+      );
     });
   }
 
@@ -102,7 +136,11 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
   });
 
   test('both auth.ts and auth.js', async (t) => {
-    const dir = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'auth.ts': 'export default [];', 'auth.js': 'export default [];' });
+    const dir = writeDir(tempFolder(t), {
+      'agent.ts': AGENT,
+      'auth.ts': 'export default [];',
+      'auth.js': 'export default [];',
+    });
     await assert.rejects(resolveAgentDir(dir), /both auth\.ts and auth\.js/);
   });
 
@@ -116,7 +154,8 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
   test('an auth.ts that throws AuthConfigError at import keeps its code AGENT_AUTH_CONFIG_INVALID and its message, after the file and line that called the helper', async (t) => {
     const dir = writeDir(tempFolder(t), {
       'agent.ts': AGENT,
-      'auth.ts': "import { jwt } from 'agentward/auth';\nexport default [jwt({ secret: 'twelve bytes', audience: 'agent' })];\n",
+      'auth.ts':
+        "import { jwt } from 'agentward/auth';\nexport default [jwt({ secret: 'twelve bytes', audience: 'agent' })];\n",
     });
     await assert.rejects(resolveAgentDir(dir), (error: Error & { code?: string }) => {
       assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
@@ -129,9 +168,22 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
 test('without module.registerHooks (Node 22.13 and 22.14), agentward start still resolves agentward to the running copy', async (t) => {
   // Node 22 with registerHooks removed before the CLI runs, as on Node 22.13.
   const without = 'data:text/javascript,import m from "node:module"; delete m.registerHooks;';
-  const server = await startNodeServer(['--import', without, join(root, 'src', 'cli', 'main.ts'), 'start', fixture('with-auth')]);
+  const server = await startNodeServer([
+    '--import',
+    without,
+    join(root, 'src', 'cli', 'main.ts'),
+    'start',
+    fixture('with-auth'),
+  ]);
   t.after(() => server.stop());
   assert.equal((await sendMessage(server.agentUrl)).status, 401);
-  assert.equal((await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text, 'basic:ada');
-  assert.equal((await sendMessage(server.agentUrl, bearer(BAKED_TOKEN))).status, 401, 'with an auth.ts the baked token is not used');
+  assert.equal(
+    (await sendMessage(server.agentUrl, basicAuth('ada', 'correct horse battery staple'))).text,
+    'basic:ada',
+  );
+  assert.equal(
+    (await sendMessage(server.agentUrl, bearer(BAKED_TOKEN))).status,
+    401,
+    'with an auth.ts the baked token is not used',
+  );
 });

@@ -36,7 +36,9 @@ function raw(port: number, head: string, body = ''): Promise<string> {
     socket.on('data', (chunk: string) => (answer += chunk));
     socket.on('end', () => resolve(answer));
     socket.on('error', reject);
-    socket.end(`${head}\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.end(
+      `${head}\r\nhost: 127.0.0.1\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
   });
 }
 
@@ -92,7 +94,10 @@ const REQUESTS: readonly (readonly [head: string, body?: string])[] = [
   [`GET /elsewhere HTTP/1.1`],
   [`POST /agent HTTP/1.1\r\nauthorization: Bearer wrong-token-0123456789`, '{"message":"x"}'],
   [`POST /agent HTTP/1.1\r\nauthorization: Bearer ${TOKEN}\r\nauthorization: Bearer ${TOKEN}`, '{"message":"x"}'],
-  [`POST /agent HTTP/1.1\r\nAuthorization: Bearer ${TOKEN}\r\naccept: text/event-stream`, '{"message":"plain json: / is not /chat","sessionId":"s-2"}'],
+  [
+    `POST /agent HTTP/1.1\r\nAuthorization: Bearer ${TOKEN}\r\naccept: text/event-stream`,
+    '{"message":"plain json: / is not /chat","sessionId":"s-2"}',
+  ],
   [`POST /agent/ui HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`, '{"messages":"no"}'],
   // Paths the WHATWG parser changes or keeps encoded: serve() reads plain paths off the string.
   [`GET /agent/./health HTTP/1.1`],
@@ -116,10 +121,21 @@ for (const withCustom of [false, true]) {
       serve: Number(new URL(served.url).port),
       routes: await listen(toNodeListener(agentHandler(agent(), { basePath: '/agent', auth: auth() }))),
       // Wrapped, so the bridge cannot see the routes: a Web Request in, a Response out.
-      web: await listen(toNodeListener(((handler) => (request: Request) => handler(request))(agentHandler(agent(), { basePath: '/agent', auth: auth() })))),
+      web: await listen(
+        toNodeListener(
+          (
+            (handler) => (request: Request) =>
+              handler(request)
+          )(agentHandler(agent(), { basePath: '/agent', auth: auth() })),
+        ),
+      ),
     };
     for (const [head, body] of REQUESTS) {
-      const [viaServe, viaRoutes, viaWeb] = await Promise.all([raw(ports.serve, head, body), raw(ports.routes, head, body), raw(ports.web, head, body)]);
+      const [viaServe, viaRoutes, viaWeb] = await Promise.all([
+        raw(ports.serve, head, body),
+        raw(ports.routes, head, body),
+        raw(ports.web, head, body),
+      ]);
       assert.match(viaWeb, /^HTTP\/1\.1 \d{3} /, head);
       assert.equal(comparable(viaServe), comparable(viaWeb), `serve(), ${head}`);
       assert.equal(comparable(viaRoutes), comparable(viaWeb), `toNodeListener(agentHandler()), ${head}`);
@@ -128,13 +144,22 @@ for (const withCustom of [false, true]) {
 }
 
 test('serve(): two Authorization lines are one joined value, as Headers.get reads them: refused, never the first line alone', async () => {
-  const served = await serve({ agent: createAgent({ name: 'view', model: echoModel(), store: memoryStore() }), auth: [apiToken(TOKEN)], port: 0, log: 'off' });
+  const served = await serve({
+    agent: createAgent({ name: 'view', model: echoModel(), store: memoryStore() }),
+    auth: [apiToken(TOKEN)],
+    port: 0,
+    log: 'off',
+  });
   closers.push(() => served.close());
   const port = Number(new URL(served.url).port);
   const one = await raw(port, `POST /agent HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`, '{"message":"x"}');
   assert.match(one, /^HTTP\/1\.1 200 /);
   for (const second of [`Bearer ${TOKEN}`, 'Bearer other-token', 'Basic eDp5']) {
-    const two = await raw(port, `POST /agent HTTP/1.1\r\nauthorization: Bearer ${TOKEN}\r\nAuthorization: ${second}`, '{"message":"x"}');
+    const two = await raw(
+      port,
+      `POST /agent HTTP/1.1\r\nauthorization: Bearer ${TOKEN}\r\nAuthorization: ${second}`,
+      '{"message":"x"}',
+    );
     assert.match(two, /^HTTP\/1\.1 401 /, second);
   }
 });
@@ -143,13 +168,22 @@ test('serve(): an auth entry of your own gets a real Request (URL, method, every
   const seen: { url: string; method: string; header: string | null; body?: string }[] = [];
   const reading: AuthFn = async (request) => {
     assert.ok(request instanceof Request);
-    const entry: (typeof seen)[number] = { url: request.url, method: request.method, header: request.headers.get('x-twice') };
+    const entry: (typeof seen)[number] = {
+      url: request.url,
+      method: request.method,
+      header: request.headers.get('x-twice'),
+    };
     // Reads a copy, as an entry that checks a body signature would: the route still reads the body.
     if (request.headers.get('x-read') !== null) entry.body = await request.clone().text();
     seen.push(entry);
     return { id: 'me', type: 'user' };
   };
-  const served = await serve({ agent: createAgent({ name: 'view', model: echoModel(), store: memoryStore() }), auth: [reading], port: 0, log: 'off' });
+  const served = await serve({
+    agent: createAgent({ name: 'view', model: echoModel(), store: memoryStore() }),
+    auth: [reading],
+    port: 0,
+    log: 'off',
+  });
   closers.push(() => served.close());
   const port = Number(new URL(served.url).port);
   const plain = await raw(port, 'POST /agent?x=1 HTTP/1.1\r\nx-twice: a\r\nX-Twice: b', '{"message":"first"}');
@@ -163,7 +197,12 @@ test('serve(): an auth entry of your own gets a real Request (URL, method, every
 });
 
 test('serve(): a declared Content-Length over 1 MiB is refused 413 before any of the body is read', async () => {
-  const served = await serve({ agent: createAgent({ name: 'view', model: echoModel(), store: memoryStore() }), auth: [apiToken(TOKEN)], port: 0, log: 'off' });
+  const served = await serve({
+    agent: createAgent({ name: 'view', model: echoModel(), store: memoryStore() }),
+    auth: [apiToken(TOKEN)],
+    port: 0,
+    log: 'off',
+  });
   closers.push(() => served.close());
   const port = Number(new URL(served.url).port);
   const answer = await new Promise<string>((resolve, reject) => {
@@ -175,7 +214,9 @@ test('serve(): a declared Content-Length over 1 MiB is refused 413 before any of
     socket.on('close', () => resolve(text));
     socket.on('error', reject);
     // Only the head: the server must answer without waiting for the 2 MiB it announces.
-    socket.write(`POST /agent HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: ${2 * 1024 * 1024}\r\n\r\n`);
+    socket.write(
+      `POST /agent HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: ${2 * 1024 * 1024}\r\n\r\n`,
+    );
     setTimeout(() => socket.destroy(), 3000);
   });
   assert.match(answer, /^HTTP\/1\.1 413 [^]*\{"error":"Request body too large \(limit 1 MiB\)"\}/);
@@ -183,13 +224,19 @@ test('serve(): a declared Content-Length over 1 MiB is refused 413 before any of
 
 test('serve(): a client that goes away mid-body fails the read without a run, and the server serves on', async () => {
   let runs = 0;
-  const agent = createAgent({ name: 'view', model: { generate: async () => (runs++, { text: 'x' }) }, store: memoryStore() });
+  const agent = createAgent({
+    name: 'view',
+    model: { generate: async () => (runs++, { text: 'x' }) },
+    store: memoryStore(),
+  });
   const served = await serve({ agent, auth: [apiToken(TOKEN)], port: 0, log: 'off' });
   closers.push(() => served.close());
   const port = Number(new URL(served.url).port);
   await new Promise<void>((resolve) => {
     const socket = connect(port, '127.0.0.1', () => {
-      socket.write(`POST /agent HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: 1000\r\n\r\n{"message":"par`);
+      socket.write(
+        `POST /agent HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${TOKEN}\r\ncontent-length: 1000\r\n\r\n{"message":"par`,
+      );
       setTimeout(() => socket.destroy(), 50);
     });
     socket.on('close', () => resolve());
@@ -258,7 +305,9 @@ test("the node bridge's body read: a pipelined request whose connection goes mid
       return jsonReply({ second: true });
     }),
   );
-  const pipelined = 'POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}' + 'POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"';
+  const pipelined =
+    'POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}' +
+    'POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 10\r\n\r\n{"a"';
   await sendThenCut(port, pipelined, 50, gone);
   assert.deepEqual(outcomes, ['error:AbortError']);
 });
@@ -287,7 +336,9 @@ test("the node bridge: a pipelined request waiting its turn when the connection 
       { onClose: (request) => closedUrls.push(new URL(request.url).pathname) },
     ),
   );
-  const pipelined = 'POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}' + 'POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}';
+  const pipelined =
+    'POST /first HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}' +
+    'POST /second HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}';
   await sendThenCut(port, pipelined, 50, gone);
   assert.deepEqual(outcomes, ['aborted']);
   assert.deepEqual(closedUrls.sort(), ['/first', '/second']);

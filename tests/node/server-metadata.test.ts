@@ -3,7 +3,10 @@
 // MCP TypeScript SDK discovering both over the wire.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  discoverOAuthProtectedResourceMetadata,
+  extractResourceMetadataUrl,
+} from '@modelcontextprotocol/sdk/client/auth.js';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { basic, jwt, oidc } from '../../src/auth/index.ts';
 import { serve, type ServeOptions } from '../../src/node/index.ts';
@@ -15,7 +18,11 @@ const agent = () => createAgent({ name: 'metadata', model: echoModel(), store: m
 const SECRET = 'server-metadata-secret-0123456789abcdef';
 
 /** serve() on a port of its own, with `resourceMetadata` and `protectedResource` naming that port. */
-async function start(t: { after(fn: () => Promise<void>): void }, options: (port: number) => Partial<ServeOptions>, env?: string) {
+async function start(
+  t: { after(fn: () => Promise<void>): void },
+  options: (port: number) => Partial<ServeOptions>,
+  env?: string,
+) {
   // The origin is in the configuration: find a free port first, then serve on it.
   const probe = await serve({ agent: agent(), port: 0, log: 'off' });
   const port = Number(new URL(probe.url).port);
@@ -32,10 +39,18 @@ async function start(t: { after(fn: () => Promise<void>): void }, options: (port
 
 const metadataOptions = (port: number): Partial<ServeOptions> => ({
   auth: [
-    jwt({ secret: SECRET, audience: 'agent', resourceMetadata: `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/agent` }),
+    jwt({
+      secret: SECRET,
+      audience: 'agent',
+      resourceMetadata: `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/agent`,
+    }),
     basic({ users: { ada: 'pw' } }),
   ],
-  protectedResource: { resource: `http://127.0.0.1:${port}/agent`, authorizationServers: ['https://id.example.com'], scopesSupported: ['agent:invoke'] },
+  protectedResource: {
+    resource: `http://127.0.0.1:${port}/agent`,
+    authorizationServers: ['https://id.example.com'],
+    scopesSupported: ['agent:invoke'],
+  },
 });
 
 test('node server: the resource_metadata challenge is its own WWW-Authenticate line, beside the others, in list order', async (t) => {
@@ -51,7 +66,9 @@ test('node server: the resource_metadata challenge is its own WWW-Authenticate l
 
 test('node server: protectedResource is served at the origin root, outside basePath and auth, cacheable', async (t) => {
   const server = await start(t, metadataOptions);
-  const response = await send(`${server.url}/.well-known/oauth-protected-resource/agent`, { headers: { authorization: 'Bearer wrong' } });
+  const response = await send(`${server.url}/.well-known/oauth-protected-resource/agent`, {
+    headers: { authorization: 'Bearer wrong' },
+  });
   assert.equal(response.status, 200);
   assert.equal(response.headers['content-type'], 'application/json');
   assert.match(String(response.headers['cache-control']), /^public, max-age=\d+$/);
@@ -80,14 +97,34 @@ test('node server: the MCP SDK finds the metadata URL in the 401 and reads the d
 });
 
 test('node server: oidc({ resourceMetadata }) in serve() advertises it too', async (t) => {
-  const server = await start(t, (port) => ({ auth: oidc({ issuer: 'https://id.example.com', audience: 'agent', resourceMetadata: `http://localhost:${port}/m` }) }));
+  const server = await start(t, (port) => ({
+    auth: oidc({ issuer: 'https://id.example.com', audience: 'agent', resourceMetadata: `http://localhost:${port}/m` }),
+  }));
   const response = await send(`${server.url}/agent`, { method: 'POST', body: '{}' });
-  assert.deepEqual(headerLines(response.rawHeaders, 'www-authenticate'), [`Bearer resource_metadata="http://localhost:${new URL(server.url).port}/m"`]);
+  assert.deepEqual(headerLines(response.rawHeaders, 'www-authenticate'), [
+    `Bearer resource_metadata="http://localhost:${new URL(server.url).port}/m"`,
+  ]);
 });
 
 test('serve(): an invalid protectedResource fails at start, before listening', async () => {
-  await assert.rejects(serve({ agent: agent(), port: 0, protectedResource: { resource: 'http://agent.example.com/agent', authorizationServers: ['https://id.example.com'] } }), (error: unknown) => {
-    assertConfigError(() => { throw error; }, 'agentHandler()', 'http resource');
-    return true;
-  });
+  await assert.rejects(
+    serve({
+      agent: agent(),
+      port: 0,
+      protectedResource: {
+        resource: 'http://agent.example.com/agent',
+        authorizationServers: ['https://id.example.com'],
+      },
+    }),
+    (error: unknown) => {
+      assertConfigError(
+        () => {
+          throw error;
+        },
+        'agentHandler()',
+        'http resource',
+      );
+      return true;
+    },
+  );
 });

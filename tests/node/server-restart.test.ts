@@ -11,18 +11,28 @@ const serverChild = fileURLToPath(new URL('../fixtures-node/server-child.ts', im
 const ada = basicAuth('ada', 'ada-password');
 const bob = basicAuth('bob', 'bob-password');
 
-async function startChild(dir: string): Promise<{ child: ChildProcessWithoutNullStreams; url: string; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }> {
+async function startChild(dir: string): Promise<{
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}> {
   const env = { ...process.env };
   delete env.AGENT_API_TOKEN;
   const child = spawn(process.execPath, [serverChild, dir], { env });
   child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
   const line = await lineMatching(child.stdout, /^listening /);
   return { child, url: line.slice('listening '.length), exit };
 }
 
 const post = (url: string, authorization: string, body: unknown) =>
-  send(url, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  send(url, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
 
 test('node server: sessions and a paused approval survive SIGKILL and a restart; the approval resumes with the principal the run started with', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'agentward-restart-'));
@@ -42,14 +52,23 @@ test('node server: sessions and a paused approval survive SIGKILL and a restart;
 
   const second = await startChild(dir);
   t.after(() => void second.child.kill('SIGKILL'));
-  const transcript = JSON.parse((await send(`${second.url}/agent/chat/${sessionId}`, { headers: { authorization: bob } })).text) as { messages: { role: string; content: string }[] };
+  const transcript = JSON.parse(
+    (await send(`${second.url}/agent/chat/${sessionId}`, { headers: { authorization: bob } })).text,
+  ) as { messages: { role: string; content: string }[] };
   assert.equal(transcript.messages[0]?.content, 'hello');
   assert.equal(transcript.messages[1]?.content, '[ada] hello');
-  const pending = JSON.parse((await send(`${second.url}/agent/approvals?sessionId=${sessionId}`, { headers: { authorization: bob } })).text) as { approvals: { id: string }[] };
-  assert.deepEqual(pending.approvals.map((a) => a.id), [approvalId]);
+  const pending = JSON.parse(
+    (await send(`${second.url}/agent/approvals?sessionId=${sessionId}`, { headers: { authorization: bob } })).text,
+  ) as { approvals: { id: string }[] };
+  assert.deepEqual(
+    pending.approvals.map((a) => a.id),
+    [approvalId],
+  );
 
   // Bob decides; the resumed run's model function still sees Ada.
-  const decided = await post(`${second.url}/agent/approvals/${encodeURIComponent(approvalId)}`, bob, { approved: true });
+  const decided = await post(`${second.url}/agent/approvals/${encodeURIComponent(approvalId)}`, bob, {
+    approved: true,
+  });
   assert.equal(decided.status, 200);
   const result = JSON.parse(decided.text) as { status: string; text: string };
   assert.equal(result.status, 'completed');

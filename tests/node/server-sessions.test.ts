@@ -17,24 +17,54 @@ delete process.env.AGENT_API_TOKEN;
 
 const SLACK_SECRET = 'slack-signing-secret-for-the-ownership-test';
 const TOKEN = 'ownership-test-token-0123456789';
-const deploy: Tool = { name: 'deploy', description: 'Deploys', parameters: { type: 'object' }, needsApproval: true, execute: () => 'deployed' };
+const deploy: Tool = {
+  name: 'deploy',
+  description: 'Deploys',
+  parameters: { type: 'object' },
+  needsApproval: true,
+  execute: () => 'deployed',
+};
 
 function signedSlack(url: string, event: Record<string, unknown>) {
   const timestamp = String(Math.floor(Date.now() / 1000));
-  const body = JSON.stringify({ type: 'event_callback', team_id: 'T1', event_id: `Ev${Math.random()}`, event: { type: 'message', user: 'U1', channel: 'C1', ts: '1.1', ...event } });
+  const body = JSON.stringify({
+    type: 'event_callback',
+    team_id: 'T1',
+    event_id: `Ev${Math.random()}`,
+    event: { type: 'message', user: 'U1', channel: 'C1', ts: '1.1', ...event },
+  });
   const signature = `v0=${createHmac('sha256', SLACK_SECRET).update(`v0:${timestamp}:${body}`).digest('hex')}`;
-  return send(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature }, body });
+  return send(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-slack-request-timestamp': timestamp,
+      'x-slack-signature': signature,
+    },
+    body,
+  });
 }
 
 test("serve refuses an 'owned' agent without auth (nor AGENT_API_TOKEN) at creation", async (t) => {
   const agent = createAgent({ name: 'o', model: echoModel(), store: memoryStore(), sessions: 'owned' });
-  await assert.rejects(serve({ agent, port: 0 }), (error: unknown) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID' && /owned/.test(error.message));
-  await assert.rejects(serve({ agent: { name: 'o', model: echoModel(), sessions: 'owned' }, store: memoryStore(), port: 0 }), AuthConfigError);
+  await assert.rejects(
+    serve({ agent, port: 0 }),
+    (error: unknown) =>
+      error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID' && /owned/.test(error.message),
+  );
+  await assert.rejects(
+    serve({ agent: { name: 'o', model: echoModel(), sessions: 'owned' }, store: memoryStore(), port: 0 }),
+    AuthConfigError,
+  );
   process.env.AGENT_API_TOKEN = TOKEN;
   try {
     const server = await serve({ agent, port: 0 });
     t.after(() => server.close());
-    const made = await send(`${server.url}/agent`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{"message":"hi"}' });
+    const made = await send(`${server.url}/agent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: '{"message":"hi"}',
+    });
     assert.equal(made.status, 200);
   } finally {
     delete process.env.AGENT_API_TOKEN;
@@ -44,7 +74,13 @@ test("serve refuses an 'owned' agent without auth (nor AGENT_API_TOKEN) at creat
 test("owned: a Slack user's session (and its pending approval) cannot be read, continued or decided over HTTP by another principal", async (t) => {
   const api = await platformApi();
   t.after(() => api.close());
-  const agent = createAgent({ name: 'o', model: echoModel(), store: memoryStore(), tools: [deploy], sessions: 'owned' });
+  const agent = createAgent({
+    name: 'o',
+    model: echoModel(),
+    store: memoryStore(),
+    tools: [deploy],
+    sessions: 'owned',
+  });
   const server = await serve({
     agent,
     port: 0,
@@ -52,7 +88,10 @@ test("owned: a Slack user's session (and its pending approval) cannot be read, c
     channels: { slack: slackChannel({ signingSecret: SLACK_SECRET, botToken: 'xoxb-test', apiBaseUrl: api.baseUrl }) },
   });
   t.after(() => server.close());
-  assert.equal((await signedSlack(`${server.url}/channels/slack`, { text: '/tool deploy {"env":"prod"}' })).status, 200);
+  assert.equal(
+    (await signedSlack(`${server.url}/channels/slack`, { text: '/tool deploy {"env":"prod"}' })).status,
+    200,
+  );
   const slackUser: Principal = { id: 'U1', type: 'user', authenticator: 'slack', issuer: 'T1' };
   let listed: { sessionId: string; pendingApprovals: number }[] = [];
   for (let i = 0; i < 100 && listed.length === 0; i++) {
@@ -71,14 +110,26 @@ test("owned: a Slack user's session (and its pending approval) cannot be read, c
     assert.equal(read.status, 404, `read as ${authorization ?? 'anonymous'}`);
     assert.equal(read.text, '{"error":"Session not found"}');
     assert.equal((await send(`${server.url}/agent/approvals?sessionId=${id}`, { headers })).status, 404);
-    const decided = await send(`${server.url}/agent/approvals/${approval!.id}`, { method: 'POST', headers, body: '{"approved":true}' });
+    const decided = await send(`${server.url}/agent/approvals/${approval!.id}`, {
+      method: 'POST',
+      headers,
+      body: '{"approved":true}',
+    });
     assert.equal(decided.status, 404);
     assert.equal(decided.text, '{"error":"Approval not found"}');
-    const continued = await send(`${server.url}/agent`, { method: 'POST', headers, body: JSON.stringify({ message: 'hi', sessionId }) });
+    const continued = await send(`${server.url}/agent`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ message: 'hi', sessionId }),
+    });
     assert.equal(continued.status, authorization === undefined ? 400 : 404);
     assert.equal((await send(`${server.url}/agent/chat/${id}`, { method: 'DELETE', headers })).status, 404);
   }
-  assert.equal((await agent.pendingApprovals(sessionId, { principal: slackUser })).length, 1, 'still waiting for the Slack user');
+  assert.equal(
+    (await agent.pendingApprovals(sessionId, { principal: slackUser })).length,
+    1,
+    'still waiting for the Slack user',
+  );
   assert.equal((await agent.transcript(sessionId, { principal: slackUser })).messages.length, 2);
 });
 
@@ -87,13 +138,22 @@ test('owned: the owner key survives a restart on the file store', async (t) => {
   t.after(() => rm(dir, { recursive: true, force: true }));
   const alice: Principal = { id: 'alice', type: 'user', authenticator: 'oidc', issuer: 'https://id.example' };
   const bob: Principal = { id: 'alice', type: 'user', authenticator: 'oidc', issuer: 'https://other.example' };
-  const make = () => createAgent({ name: 'o', model: echoModel(), store: fileStore(dir), tools: [deploy], sessions: 'owned' });
+  const make = () =>
+    createAgent({ name: 'o', model: echoModel(), store: fileStore(dir), tools: [deploy], sessions: 'owned' });
   const paused = await make().send('/tool deploy {}', { principal: alice, sessionId: 'kept' });
   const restarted = make();
   await assert.rejects(restarted.transcript('kept', { principal: bob }), { code: 'SESSION_NOT_FOUND' });
-  await assert.rejects(restarted.decide(paused.approvals[0]!.id, { approved: true, principal: bob }), { code: 'APPROVAL_NOT_FOUND' });
-  assert.deepEqual((await restarted.listSessions({ principal: alice })).sessions.map((s) => [s.sessionId, s.pendingApprovals]), [['kept', 1]]);
-  assert.equal((await restarted.decide(paused.approvals[0]!.id, { approved: true, principal: alice })).status, 'completed');
+  await assert.rejects(restarted.decide(paused.approvals[0]!.id, { approved: true, principal: bob }), {
+    code: 'APPROVAL_NOT_FOUND',
+  });
+  assert.deepEqual(
+    (await restarted.listSessions({ principal: alice })).sessions.map((s) => [s.sessionId, s.pendingApprovals]),
+    [['kept', 1]],
+  );
+  assert.equal(
+    (await restarted.decide(paused.approvals[0]!.id, { approved: true, principal: alice })).status,
+    'completed',
+  );
   await restarted.deleteSession('kept', { principal: alice });
   assert.deepEqual((await make().listSessions({ principal: alice })).sessions, []);
 });
@@ -109,10 +169,15 @@ for (const sessions of ['shared', 'owned'] as const) {
       agent,
       port: 0,
       auth: [anonymous()],
-      channels: { slack: slackChannel({ signingSecret: SLACK_SECRET, botToken: 'xoxb-test', apiBaseUrl: api.baseUrl }) },
+      channels: {
+        slack: slackChannel({ signingSecret: SLACK_SECRET, botToken: 'xoxb-test', apiBaseUrl: api.baseUrl }),
+      },
     });
     t.after(() => server.close());
-    assert.equal((await signedSlack(`${server.url}/channels/slack`, { text: '/tool deploy {"env":"prod"}' })).status, 200);
+    assert.equal(
+      (await signedSlack(`${server.url}/channels/slack`, { text: '/tool deploy {"env":"prod"}' })).status,
+      200,
+    );
     for (let i = 0; i < 100 && api.calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     // What the review did: the session id made of the public Slack ids.
     for (const guess of ['slack:T1:C1:U1', 'slack:T1:C1', 'discord:C1:U1']) {
@@ -121,13 +186,22 @@ for (const sessions of ['shared', 'owned'] as const) {
       const approvals = await send(`${server.url}/agent/approvals?sessionId=${id}`);
       if (sessions === 'shared') assert.equal(approvals.text, '{"approvals":[]}');
       else assert.equal(approvals.status, 404);
-      const continued = await send(`${server.url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'hi', sessionId: guess }) });
-      assert.equal(continued.status, sessions === 'shared' ? 200 : 400, 'shared: a new session of its own; owned: refused');
+      const continued = await send(`${server.url}/agent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'hi', sessionId: guess }),
+      });
+      assert.equal(
+        continued.status,
+        sessions === 'shared' ? 200 : 400,
+        'shared: a new session of its own; owned: refused',
+      );
     }
     const slackUser: Principal = { id: 'U1', type: 'user', authenticator: 'slack', issuer: 'T1' };
     const pending = await Promise.all(['slack:T1:C1:U1'].map((id) => agent.pendingApprovals(id).catch(() => [])));
-    assert.deepEqual(pending, [[]], 'nothing of the Slack user\'s lives under the guessable id');
+    assert.deepEqual(pending, [[]], "nothing of the Slack user's lives under the guessable id");
     assert.deepEqual(executed, [], 'the tool never ran');
-    if (sessions === 'owned') assert.equal((await agent.listSessions({ principal: slackUser })).sessions[0]?.pendingApprovals, 1);
+    if (sessions === 'owned')
+      assert.equal((await agent.listSessions({ principal: slackUser })).sessions[0]?.pendingApprovals, 1);
   });
 }

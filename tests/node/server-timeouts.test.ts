@@ -11,7 +11,13 @@ import { serve, SERVE_TIMEOUTS } from '../../src/node/server.ts';
 const TOKEN = 'timeouts-token-0123456789';
 
 async function start(t: { after(fn: () => Promise<void>): void }, timeouts?: { headersMs?: number; bodyMs?: number }) {
-  const server = await serve({ agent: createAgent({ name: 'slow', model: echoModel(), store: memoryStore() }), auth: TOKEN, port: 0, log: 'off', ...(timeouts && { timeouts }) });
+  const server = await serve({
+    agent: createAgent({ name: 'slow', model: echoModel(), store: memoryStore() }),
+    auth: TOKEN,
+    port: 0,
+    log: 'off',
+    ...(timeouts && { timeouts }),
+  });
   t.after(() => server.close());
   return server;
 }
@@ -42,7 +48,10 @@ test('serve(): the defaults are 30 s for the head and 30 s for the body', () => 
 
 test('serve(): a head that stalls gets 408 and the connection closes (timeouts.headersMs)', async (t) => {
   const server = await start(t, { headersMs: 400, bodyMs: 60_000 });
-  const { answer, closed } = await stall(server.url, `POST /agent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n`);
+  const { answer, closed } = await stall(
+    server.url,
+    `POST /agent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n`,
+  );
   assert.equal(closed, true, 'the server closed the connection');
   assert.match(answer, /^HTTP\/1\.1 408 /);
 });
@@ -57,7 +66,11 @@ test('serve(): half a body then a stall gets 408 {"error":"Request Timeout"} and
   assert.match(answer, /connection: close/i);
   assert.ok(answer.endsWith('{"error":"Request Timeout"}'), answer);
   // The server goes on serving everyone else.
-  const response = await fetch(`${server.url}/agent`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+  const response = await fetch(`${server.url}/agent`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body,
+  });
   assert.equal(response.status, 200);
 });
 
@@ -76,7 +89,9 @@ test('serve(): a body that arrives in time is served, however it is split', asyn
   const { port } = new URL(server.url);
   const answer = await new Promise<string>((resolve) => {
     const socket = connect(Number(port), '127.0.0.1', () => {
-      socket.write(`POST /agent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+      socket.write(
+        `POST /agent HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
       setTimeout(() => socket.write(body.slice(5)), 200);
     });
     let text = '';
@@ -89,7 +104,13 @@ test('serve(): a body that arrives in time is served, however it is split', asyn
 
 test('serve(): timeouts is checked at start-up (closed, whole milliseconds)', async () => {
   const agent = createAgent({ name: 'slow', model: echoModel(), store: memoryStore() });
-  await assert.rejects(serve({ agent, port: 0, timeouts: { headerMs: 5 } } as never), /serve\(\): timeouts: unknown option "headerMs" \(did you mean "headersMs"\?\)/);
+  await assert.rejects(
+    serve({ agent, port: 0, timeouts: { headerMs: 5 } } as never),
+    /serve\(\): timeouts: unknown option "headerMs" \(did you mean "headersMs"\?\)/,
+  );
   await assert.rejects(serve({ agent, port: 0, timeouts: { bodyMs: 0 } }), /timeouts\.bodyMs must be a whole number/);
-  await assert.rejects(serve({ agent, port: 0, timeouts: { bodyMs: Number.NaN } }), /timeouts\.bodyMs must be a whole number/);
+  await assert.rejects(
+    serve({ agent, port: 0, timeouts: { bodyMs: Number.NaN } }),
+    /timeouts\.bodyMs must be a whole number/,
+  );
 });

@@ -51,7 +51,8 @@ async function principalOf(url: string, authorization?: string): Promise<Princip
 }
 
 const custom = (id: string, token: string, challenges?: AuthFn['challenges']): AuthFn => {
-  const entry: AuthFn = (request) => (request.headers.get('authorization') === `Bearer ${token}` ? { id, type: 'user', authenticator: 'custom' } : null);
+  const entry: AuthFn = (request) =>
+    request.headers.get('authorization') === `Bearer ${token}` ? { id, type: 'user', authenticator: 'custom' } : null;
   if (challenges !== undefined) entry.challenges = challenges;
   return entry;
 };
@@ -87,13 +88,21 @@ test('node server: 403 and 500 from the auth list carry Cache-Control: no-store 
   console.error = (...args: unknown[]) => void errors.push(args);
   t.after(() => void (console.error = original));
 
-  const forbidden = await send(`${server.url}/agent`, { method: 'POST', headers: { authorization: 'Bearer banned' }, body: '{}' });
+  const forbidden = await send(`${server.url}/agent`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer banned' },
+    body: '{}',
+  });
   assert.equal(forbidden.status, 403);
   assert.equal(forbidden.text, '{"error":"Forbidden"}');
   assert.deepEqual(headerLines(forbidden.rawHeaders, 'cache-control'), ['no-store']);
   assert.deepEqual(headerLines(forbidden.rawHeaders, 'www-authenticate'), []);
 
-  const failed = await send(`${server.url}/agent`, { method: 'POST', headers: { authorization: 'Bearer buggy' }, body: '{}' });
+  const failed = await send(`${server.url}/agent`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer buggy' },
+    body: '{}',
+  });
   assert.equal(failed.status, 500);
   assert.equal(failed.text, '{"error":"Internal Server Error"}');
   assert.deepEqual(headerLines(failed.rawHeaders, 'cache-control'), ['no-store']);
@@ -109,21 +118,34 @@ test('node server: GET <basePath>/health is open behind any auth list', async (t
 
 test('node server: the accepted principal reaches the run', async (t) => {
   const server = await start(t, { auth: [basic({ users: { ada: 'pw' } })] });
-  assert.deepEqual(await principalOf(server.url, basicAuth('ada', 'pw')), { id: 'ada', type: 'user', authenticator: 'basic' });
+  assert.deepEqual(await principalOf(server.url, basicAuth('ada', 'pw')), {
+    id: 'ada',
+    type: 'user',
+    authenticator: 'basic',
+  });
   assert.equal(await principalOf(server.url, basicAuth('ada', 'wrong')), 401);
 });
 
-test('node server: basic() refuses a browser\'s POST from another site; one from a page of this server, by the name it was addressed by, is accepted (design §20)', async (t) => {
+test("node server: basic() refuses a browser's POST from another site; one from a page of this server, by the name it was addressed by, is accepted (design §20)", async (t) => {
   const server = await start(t, { auth: [basic({ users: { ada: 'pw' } })] });
   const port = new URL(server.url).port;
   const post = (headers: Record<string, string>) =>
-    send(`${server.url}/agent`, { method: 'POST', headers: { authorization: basicAuth('ada', 'pw'), 'content-type': 'application/json', ...headers }, body: '{"message":"hi"}' });
+    send(`${server.url}/agent`, {
+      method: 'POST',
+      headers: { authorization: basicAuth('ada', 'pw'), 'content-type': 'application/json', ...headers },
+      body: '{"message":"hi"}',
+    });
   // The request's URL is the socket's (127.0.0.1); a browser that sends no Sec-Fetch-Site is judged by its Origin against the Host it addressed.
   assert.equal((await post({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).status, 200);
   assert.equal((await post({ origin: server.url })).status, 200);
   assert.equal((await post({ 'sec-fetch-site': 'same-origin', origin: `http://localhost:${port}` })).status, 200);
   assert.equal((await post({})).status, 200);
-  const crossSite: Record<string, string>[] = [{ origin: 'https://evil.example' }, { host: `localhost:${port}`, origin: `http://evil.example:${port}` }, { 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site', origin: `http://other.localhost:${port}` }];
+  const crossSite: Record<string, string>[] = [
+    { origin: 'https://evil.example' },
+    { host: `localhost:${port}`, origin: `http://evil.example:${port}` },
+    { 'sec-fetch-site': 'cross-site' },
+    { 'sec-fetch-site': 'same-site', origin: `http://other.localhost:${port}` },
+  ];
   for (const headers of crossSite) {
     const refused = await post(headers);
     assert.equal(refused.status, 401, JSON.stringify(headers));
@@ -134,23 +156,43 @@ test('node server: basic() refuses a browser\'s POST from another site; one from
 test('node server: AGENT_API_TOKEN appends apiToken() after the configured entries', async (t) => {
   // A token only the appended entry accepts.
   const server = await start(t, { auth: [custom('configured', 'configured-token')], env: 'env-token' });
-  assert.deepEqual(await principalOf(server.url, 'Bearer env-token'), { id: 'api-token', type: 'service', authenticator: 'api-token' });
-  assert.deepEqual(await principalOf(server.url, 'Bearer configured-token'), { id: 'configured', type: 'user', authenticator: 'custom' });
+  assert.deepEqual(await principalOf(server.url, 'Bearer env-token'), {
+    id: 'api-token',
+    type: 'service',
+    authenticator: 'api-token',
+  });
+  assert.deepEqual(await principalOf(server.url, 'Bearer configured-token'), {
+    id: 'configured',
+    type: 'user',
+    authenticator: 'custom',
+  });
   assert.equal(await principalOf(server.url), 401);
 
   // A token both accept: the configured entry comes first, so its principal wins.
   const both = await start(t, { auth: custom('configured', 'env-token'), env: 'env-token' });
-  assert.deepEqual(await principalOf(both.url, 'Bearer env-token'), { id: 'configured', type: 'user', authenticator: 'custom' });
+  assert.deepEqual(await principalOf(both.url, 'Bearer env-token'), {
+    id: 'configured',
+    type: 'user',
+    authenticator: 'custom',
+  });
 
   // After anonymous(), which accepts everyone, the appended entry is never reached.
   const open = await start(t, { auth: [anonymous()], env: 'env-token' });
-  assert.deepEqual(await principalOf(open.url, 'Bearer env-token'), { id: 'anonymous', type: 'user', authenticator: 'anonymous' });
+  assert.deepEqual(await principalOf(open.url, 'Bearer env-token'), {
+    id: 'anonymous',
+    type: 'user',
+    authenticator: 'anonymous',
+  });
 });
 
 test('node server: AGENT_API_TOKEN alone is the whole list, and is read when serve() is called', async (t) => {
   const server = await start(t, { env: 'env-token' });
   assert.equal(process.env.AGENT_API_TOKEN, undefined);
-  assert.deepEqual(await principalOf(server.url, 'Bearer env-token'), { id: 'api-token', type: 'service', authenticator: 'api-token' });
+  assert.deepEqual(await principalOf(server.url, 'Bearer env-token'), {
+    id: 'api-token',
+    type: 'service',
+    authenticator: 'api-token',
+  });
   const refused = await send(`${server.url}/agent`, { method: 'POST', body: '{"message":"hi"}' });
   assert.equal(refused.status, 401);
   assert.deepEqual(headerLines(refused.rawHeaders, 'www-authenticate'), ['Bearer']);
@@ -183,25 +225,49 @@ test('node server: channels are outside the auth list (a request without Authori
     channels: { slack: slackChannel({ signingSecret: secret, botToken: 'xoxb-test', apiBaseUrl: api.baseUrl }) },
   });
 
-  const unsigned = await send(`${server.url}/channels/slack`, { method: 'POST', body: '{"type":"url_verification","challenge":"c"}' });
+  const unsigned = await send(`${server.url}/channels/slack`, {
+    method: 'POST',
+    body: '{"type":"url_verification","challenge":"c"}',
+  });
   assert.equal(unsigned.status, 401);
-  assert.deepEqual(headerLines(unsigned.rawHeaders, 'www-authenticate'), [], 'the refusal is Slack\'s, not the auth list\'s');
+  assert.deepEqual(
+    headerLines(unsigned.rawHeaders, 'www-authenticate'),
+    [],
+    "the refusal is Slack's, not the auth list's",
+  );
 
   const timestamp = String(Math.floor(Date.now() / 1000));
-  const body = JSON.stringify({ type: 'event_callback', team_id: 'T1', event: { type: 'message', user: 'U1', channel: 'C1', text: 'hi', ts: '1.1' } });
+  const body = JSON.stringify({
+    type: 'event_callback',
+    team_id: 'T1',
+    event: { type: 'message', user: 'U1', channel: 'C1', text: 'hi', ts: '1.1' },
+  });
   const signature = `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
   const signed = await send(`${server.url}/channels/slack`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature },
+    headers: {
+      'content-type': 'application/json',
+      'x-slack-request-timestamp': timestamp,
+      'x-slack-signature': signature,
+    },
     body,
   });
   assert.equal(signed.status, 200);
   await server.close(); // waits for the channel's run and reply
   assert.equal(api.calls.length, 1);
-  assert.deepEqual(JSON.parse((api.calls[0]?.body as { text: string }).text), { id: 'U1', type: 'user', authenticator: 'slack', issuer: 'T1' });
+  assert.deepEqual(JSON.parse((api.calls[0]?.body as { text: string }).text), {
+    id: 'U1',
+    type: 'user',
+    authenticator: 'slack',
+    issuer: 'T1',
+  });
 
   const unknown = await start(t, { auth: [apiToken('configured-token')] });
-  assert.equal((await send(`${unknown.url}/channels/slack`, { method: 'POST', body: '{}' })).status, 401, 'no such channel: the auth list answers');
+  assert.equal(
+    (await send(`${unknown.url}/channels/slack`, { method: 'POST', body: '{}' })).status,
+    401,
+    'no such channel: the auth list answers',
+  );
 });
 
 test('node server: a client that disconnects aborts the signal of its run', async (t) => {
@@ -220,7 +286,11 @@ test('node server: a client that disconnects aborts the signal of its run', asyn
       }),
   };
   const server = await start(t, { agent: createAgent({ name: 'slow', model: waitsForAbort }) });
-  const req = httpRequest(`${server.url}/agent`, { method: 'POST', headers: { 'content-type': 'application/json' }, agent: false });
+  const req = httpRequest(`${server.url}/agent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    agent: false,
+  });
   req.on('error', () => undefined);
   req.end('{"message":"wait"}');
   await modelStarted;
@@ -232,16 +302,20 @@ test('node server: a client that disconnects aborts the signal of its run', asyn
 test('node server: request and response bodies stream (chunked request body in, server-sent events out)', async (t) => {
   const server = await start(t, { agent: createAgent({ name: 'echo', model: echoModel() }) });
   const response = await new Promise<{ type: string | undefined; chunks: string[] }>((resolve, reject) => {
-    const req = httpRequest(`${server.url}/agent/chat`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'transfer-encoding': 'chunked' },
-      agent: false,
-    }, (res) => {
-      const chunks: string[] = [];
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => chunks.push(chunk));
-      res.on('end', () => resolve({ type: res.headers['content-type'], chunks }));
-    });
+    const req = httpRequest(
+      `${server.url}/agent/chat`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'transfer-encoding': 'chunked' },
+        agent: false,
+      },
+      (res) => {
+        const chunks: string[] = [];
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => chunks.push(chunk));
+        res.on('end', () => resolve({ type: res.headers['content-type'], chunks }));
+      },
+    );
     req.on('error', reject);
     req.write('{"message":');
     setImmediate(() => req.end('"one two three"}'));
@@ -255,7 +329,10 @@ test('node server: request and response bodies stream (chunked request body in, 
 test('node server: unknown paths behind auth answer 401 before 404', async (t) => {
   const server = await start(t, { auth: [apiToken('configured-token')] });
   assert.equal((await send(`${server.url}/nowhere`)).status, 401);
-  assert.equal((await send(`${server.url}/nowhere`, { headers: { authorization: 'Bearer configured-token' } })).status, 404);
+  assert.equal(
+    (await send(`${server.url}/nowhere`, { headers: { authorization: 'Bearer configured-token' } })).status,
+    404,
+  );
 });
 
 test('node server: close() lets a request in flight finish', async () => {
@@ -296,8 +373,14 @@ test('node server: close() aborts runs still in flight after the shutdown bound'
   const original = console.error;
   console.error = (...args: unknown[]) => void errors.push(args);
   try {
-    const server = await serve({ agent: createAgent({ name: 'stuck', model: waitsForAbort }), port: 0, shutdownTimeoutMs: 50 });
-    const pending = send(`${server.url}/agent`, { method: 'POST', body: '{"message":"go"}' }).catch((error: Error) => error);
+    const server = await serve({
+      agent: createAgent({ name: 'stuck', model: waitsForAbort }),
+      port: 0,
+      shutdownTimeoutMs: 50,
+    });
+    const pending = send(`${server.url}/agent`, { method: 'POST', body: '{"message":"go"}' }).catch(
+      (error: Error) => error,
+    );
     await modelStarted;
     await server.close();
     assert.ok((await pending) instanceof Error, 'the connection was closed');
@@ -310,7 +393,11 @@ test('node server: close() aborts runs still in flight after the shutdown bound'
 test('node server: an agent given as createAgent options is created with `store`, by default a file store in AGENT_DATA_DIR', async (t) => {
   const given = await mkdtemp(join(tmpdir(), 'agentward-serve-store-'));
   const fallback = await mkdtemp(join(tmpdir(), 'agentward-serve-default-'));
-  t.after(() => Promise.all([rm(given, { recursive: true, force: true }), rm(fallback, { recursive: true, force: true })]).then(() => undefined));
+  t.after(() =>
+    Promise.all([rm(given, { recursive: true, force: true }), rm(fallback, { recursive: true, force: true })]).then(
+      () => undefined,
+    ),
+  );
 
   const withStore = await start(t, { agent: { name: 'opts', model: echoModel() }, store: fileStore(given) });
   assert.equal((await send(`${withStore.url}/agent`, { method: 'POST', body: '{"message":"hi"}' })).status, 200);
@@ -338,7 +425,9 @@ test('node server: a created agent keeps its own store; a `store` given beside i
   assert.match(String(warnings[0]), /keeps the store it was created with/);
 });
 
-test('node server: a server-sent event reaches the client before the run has finished', { timeout: 10_000 }, async (t) => {
+test('node server: a server-sent event reaches the client before the run has finished', {
+  timeout: 10_000,
+}, async (t) => {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   const model: Model = {
@@ -351,15 +440,19 @@ test('node server: a server-sent event reaches the client before the run has fin
   };
   const server = await start(t, { agent: createAgent({ name: 'stream', model }) });
   const text = await new Promise<string>((resolve, reject) => {
-    const req = httpRequest(`${server.url}/agent/chat`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, agent: false }, (res) => {
-      let received = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        received += chunk;
-        if (received.includes('first')) release();
-      });
-      res.on('end', () => resolve(received));
-    });
+    const req = httpRequest(
+      `${server.url}/agent/chat`,
+      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, agent: false },
+      (res) => {
+        let received = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          received += chunk;
+          if (received.includes('first')) release();
+        });
+        res.on('end', () => resolve(received));
+      },
+    );
     req.on('error', reject);
     req.end('{"message":"go"}');
   });
@@ -378,7 +471,15 @@ test('node server: a request target that is not a path (absolute-form, asterisk)
       socket.on('end', () => resolve(text));
       socket.on('error', reject);
     });
-  assert.match(await raw('GET http://elsewhere.example/agent/health HTTP/1.1\r\nHost: elsewhere.example\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  assert.match(
+    await raw(
+      'GET http://elsewhere.example/agent/health HTTP/1.1\r\nHost: elsewhere.example\r\nConnection: close\r\n\r\n',
+    ),
+    /^HTTP\/1\.1 400 /,
+  );
   assert.match(await raw('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
-  assert.match(await raw('GET /agent/health HTTP/1.1\r\nHost: elsewhere.example:1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 200 /);
+  assert.match(
+    await raw('GET /agent/health HTTP/1.1\r\nHost: elsewhere.example:1\r\nConnection: close\r\n\r\n'),
+    /^HTTP\/1\.1 200 /,
+  );
 });

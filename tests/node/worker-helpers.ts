@@ -12,15 +12,23 @@ import { startWorker, type RunningWorker } from './workerd-harness.ts';
  * (a folder), Durable Object storage is kept there, so a second worker on the same folder
  * is the same deployment after a restart.
  */
-export function startBuiltWorker(out: string, bindings: Record<string, unknown>, persist?: string): Promise<RunningWorker> {
+export function startBuiltWorker(
+  out: string,
+  bindings: Record<string, unknown>,
+  persist?: string,
+): Promise<RunningWorker> {
   // Every Durable Object the manifest names (the sessions', and the limits' when agentward.json has limits).
-  const { durableObjects } = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as { durableObjects: Record<string, string> };
+  const { durableObjects } = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8')) as {
+    durableObjects: Record<string, string>;
+  };
   return startWorker({
     entry: join(out, 'worker.js'),
     bindings,
     esbuild: { bundle: false },
     miniflare: {
-      durableObjects: Object.fromEntries(Object.entries(durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
+      durableObjects: Object.fromEntries(
+        Object.entries(durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }]),
+      ),
       ...(persist !== undefined && { durableObjectsPersist: persist }),
     } as never,
   });
@@ -60,7 +68,9 @@ export async function startModelServer(apiKey?: string): Promise<ModelServer> {
       return;
     }
     if (apiKey !== undefined && request.headers.authorization !== `Bearer ${apiKey}`) {
-      response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'bad key' } }));
+      response
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message: 'bad key' } }));
       return;
     }
     const body = JSON.parse(text) as ModelCall['body'];
@@ -75,11 +85,18 @@ export async function startModelServer(apiKey?: string): Promise<ModelServer> {
     const reply = modelReply(body.model, last);
     if (!body.stream) {
       response.writeHead(200, { 'content-type': 'application/json' });
-      response.end(JSON.stringify({ id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }] }));
+      response.end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: reply }, finish_reason: 'stop' }],
+        }),
+      );
       return;
     }
     response.writeHead(200, { 'content-type': 'text/event-stream' });
-    const chunk = (choice: unknown) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [choice] })}\n\n`;
+    const chunk = (choice: unknown) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [choice] })}\n\n`;
     response.write(chunk({ index: 0, delta: { role: 'assistant', content: '' } }));
     for (const word of reply.split(/(?<= )/)) {
       response.write(chunk({ index: 0, delta: { content: word } }));
@@ -101,9 +118,10 @@ export async function startModelServer(apiKey?: string): Promise<ModelServer> {
       holds.set(message, { received, released });
       return { received: receivedPromise, release };
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

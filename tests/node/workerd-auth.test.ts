@@ -33,7 +33,9 @@ test('workerd: basic() accepts a configured user; principal { id: user name, aut
 });
 
 test('workerd: basic() NFC-normalizes user names and passwords (decomposed input matches composed configuration)', async () => {
-  const body = await accepted(await send('/strict', { authorization: basicAuthorization('e\u0301lodie', 'cafe\u0301') }));
+  const body = await accepted(
+    await send('/strict', { authorization: basicAuthorization('e\u0301lodie', 'cafe\u0301') }),
+  );
   assert.deepEqual(body.principal, { id: '\u00e9lodie', type: 'user', authenticator: 'basic' });
 });
 
@@ -44,7 +46,10 @@ test('workerd: apiToken() accepts the exact token with the id option; principal 
 
 test('workerd: a custom entry principal gets authenticator custom and deeply frozen claims', async () => {
   const body = await accepted(await send('/strict', { 'x-partner': 'acme' }));
-  assert.deepEqual(body, { principal: { id: 'acme', type: 'service', authenticator: 'custom', claims: { tier: { level: 'gold' } } }, frozen: true });
+  assert.deepEqual(body, {
+    principal: { id: 'acme', type: 'service', authenticator: 'custom', claims: { tier: { level: 'gold' } } },
+    frozen: true,
+  });
 });
 
 test('workerd: anonymous() last in the list accepts everyone else', async () => {

@@ -111,7 +111,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
       for (;;) {
         const found = logs.find(predicate);
         if (found !== undefined) return found;
-        if (Date.now() > deadline) throw new Error(`no matching worker log within ${timeoutMs} ms; logs: ${JSON.stringify(logs)}`);
+        if (Date.now() > deadline)
+          throw new Error(`no matching worker log within ${timeoutMs} ms; logs: ${JSON.stringify(logs)}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

@@ -34,8 +34,20 @@ function mount(env: Env): Record<string, Handler> {
   const openai = createOpenAI({ baseURL: env.OPENAI_URL, apiKey: 'sk-test-provider-key-0123456789' });
   const anthropic = createAnthropic({ baseURL: env.ANTHROPIC_URL, apiKey: 'sk-test-provider-key-0123456789' });
   return {
-    openai: agentHandler(createAgent({ name: 'openai', model: openai.chat('gpt-4o-mini'), instructions: 'Be brief.', tools: [deploy], settings }), { basePath: '/openai', auth }),
-    anthropic: agentHandler(createAgent({ name: 'anthropic', model: () => anthropic('claude-sonnet-4-5'), tools: [deploy], settings }), { basePath: '/anthropic', auth }),
+    openai: agentHandler(
+      createAgent({
+        name: 'openai',
+        model: openai.chat('gpt-4o-mini'),
+        instructions: 'Be brief.',
+        tools: [deploy],
+        settings,
+      }),
+      { basePath: '/openai', auth },
+    ),
+    anthropic: agentHandler(
+      createAgent({ name: 'anthropic', model: () => anthropic('claude-sonnet-4-5'), tools: [deploy], settings }),
+      { basePath: '/anthropic', auth },
+    ),
   };
 }
 

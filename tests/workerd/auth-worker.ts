@@ -5,7 +5,15 @@
  * An accepted request answers `{ principal, frozen }`; a refused one answers the auth response.
  * Entries are built on the first request: creating them does no I/O, but the token is a binding.
  */
-import { AuthError, anonymous, apiToken, basic, routeAuth, type AuthFn, type AuthResult } from '../../src/auth/index.ts';
+import {
+  AuthError,
+  anonymous,
+  apiToken,
+  basic,
+  routeAuth,
+  type AuthFn,
+  type AuthResult,
+} from '../../src/auth/index.ts';
 
 interface Env {
   API_TOKEN: string;
@@ -25,7 +33,9 @@ const partner: AuthFn = async (request) => {
 };
 partner.challenges = [{ scheme: 'Partner', realm: 'partners "eu"' }];
 
-let routes: { strict: (request: Request) => Promise<AuthResult>; open: (request: Request) => Promise<AuthResult> } | undefined;
+let routes:
+  | { strict: (request: Request) => Promise<AuthResult>; open: (request: Request) => Promise<AuthResult> }
+  | undefined;
 
 function buildRoutes(env: Env) {
   const list = [
@@ -47,7 +57,8 @@ export default {
     if (!result.ok) return result.response;
     const { principal } = result;
     const claims = principal.claims as { tier?: object } | undefined;
-    const frozen = Object.isFrozen(principal) && (claims === undefined || (Object.isFrozen(claims) && Object.isFrozen(claims.tier)));
+    const frozen =
+      Object.isFrozen(principal) && (claims === undefined || (Object.isFrozen(claims) && Object.isFrozen(claims.tier)));
     return Response.json({ principal, frozen });
   },
 };

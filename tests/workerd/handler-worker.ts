@@ -32,7 +32,8 @@ const agent = createAgent({
   model: ({ principal }): Model => ({
     async generate(request) {
       const last = request.messages.at(-1);
-      if (last?.role === 'user' && last.content === 'deploy') return { toolCalls: [{ id: 'call_deploy', name: 'deploy', arguments: {} }] };
+      if (last?.role === 'user' && last.content === 'deploy')
+        return { toolCalls: [{ id: 'call_deploy', name: 'deploy', arguments: {} }] };
       return { text: JSON.stringify({ modelSaw: principal ?? null, instructions: request.instructions }) };
     },
   }),

@@ -11,7 +11,15 @@ let authenticate: Authenticate | undefined;
 
 export default {
   async fetch(request: Request, env: { INTROSPECTION_ENDPOINT: string }): Promise<Response> {
-    authenticate ??= routeAuth(introspection({ endpoint: env.INTROSPECTION_ENDPOINT, clientId: 'rs', clientSecret: 'rs-secret', audience: 'https://agent.example/opaque', cache: false }));
+    authenticate ??= routeAuth(
+      introspection({
+        endpoint: env.INTROSPECTION_ENDPOINT,
+        clientId: 'rs',
+        clientSecret: 'rs-secret',
+        audience: 'https://agent.example/opaque',
+        cache: false,
+      }),
+    );
     const result = await authenticate(request);
     return new Response(null, { status: result.ok ? 200 : result.response.status });
   },

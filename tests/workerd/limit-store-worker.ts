@@ -4,12 +4,19 @@
  * tests/node/limits-worker.test.ts bundles it with `node:test` mapped to ./node-test-shim.ts; a
  * request runs the declared tests and answers their outcomes.
  */
-import { durableObjectLimitStore, LimitObject, type LimitNamespaceLike } from '../../src/worker/durable-object-limit-store.ts';
+import {
+  durableObjectLimitStore,
+  LimitObject,
+  type LimitNamespaceLike,
+} from '../../src/worker/durable-object-limit-store.ts';
 import { limitStoreContract } from '../helpers/limit-store-contract.ts';
 import { runDeclaredTests } from './node-test-shim.ts';
 
 let namespace: LimitNamespaceLike | undefined;
-limitStoreContract('durableObjectLimitStore in workerd', async () => ({ store: durableObjectLimitStore(namespace!), expiresLeases: true }));
+limitStoreContract('durableObjectLimitStore in workerd', async () => ({
+  store: durableObjectLimitStore(namespace!),
+  expiresLeases: true,
+}));
 
 export { LimitObject };
 

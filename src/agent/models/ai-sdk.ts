@@ -14,7 +14,9 @@ export interface AiSdkLanguageModel {
   readonly specificationVersion: 'v3' | 'v4';
   readonly provider: string;
   readonly modelId: string;
-  doGenerate(options: AiSdkCallOptions): PromiseLike<{ readonly content: ReadonlyArray<{ readonly type: string }>; readonly usage?: unknown }>;
+  doGenerate(
+    options: AiSdkCallOptions,
+  ): PromiseLike<{ readonly content: ReadonlyArray<{ readonly type: string }>; readonly usage?: unknown }>;
   doStream(options: AiSdkCallOptions): PromiseLike<{ readonly stream: ReadableStream<{ readonly type: string }> }>;
 }
 
@@ -36,8 +38,13 @@ export interface AiSdkCallOptions {
 /** True for an AI SDK language model of specification `v3` or `v4` (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `MockLanguageModelV4`, …). */
 export function isAiSdkModel(value: unknown): value is AiSdkLanguageModel {
   const model = value as Partial<AiSdkLanguageModel> | null;
-  return typeof model === 'object' && model !== null && (model.specificationVersion === 'v3' || model.specificationVersion === 'v4') &&
-    typeof model.doGenerate === 'function' && typeof model.doStream === 'function';
+  return (
+    typeof model === 'object' &&
+    model !== null &&
+    (model.specificationVersion === 'v3' || model.specificationVersion === 'v4') &&
+    typeof model.doGenerate === 'function' &&
+    typeof model.doStream === 'function'
+  );
 }
 
 /** The parts of a generate result's content and of a stream this adapter reads. */
@@ -74,7 +81,8 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
       const toolCalls: ToolCall[] = [];
       for (const part of result.content as Part[]) {
         if (part.type === 'text' && typeof part.text === 'string') text += part.text;
-        else if (part.type === 'tool-call' && part.providerExecuted !== true) toolCalls.push(toolCall(part, toolCalls.length));
+        else if (part.type === 'tool-call' && part.providerExecuted !== true)
+          toolCalls.push(toolCall(part, toolCalls.length));
       }
       return { text, toolCalls, usage: usageOf(result.usage as Part['usage']) };
     },
@@ -99,7 +107,9 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           } else if (part.type === 'tool-call') {
             if (part.providerExecuted !== true) yield { type: 'tool-call', call: toolCall(part, calls++) };
           } else if (part.type === 'finish') {
-            finished = (typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified) !== 'interrupted';
+            finished =
+              (typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified) !==
+              'interrupted';
             const usage = usageOf(part.usage);
             if (usage !== undefined) yield { type: 'usage', usage };
           } else if (part.type === 'error') {
@@ -119,18 +129,26 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
 /** `MODEL_ERROR` for what a provider threw: the HTTP status of an `APICallError`, the `AI_…` name of another AI SDK error, nothing else of it. */
 function providerError(error: unknown, otherwise: string): AgentError {
   if (error instanceof AgentError) return error;
-  const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as { statusCode?: unknown; name?: unknown };
+  const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as {
+    statusCode?: unknown;
+    name?: unknown;
+  };
   if (Number.isInteger(status)) return modelError(`the model answered with HTTP ${status}`);
   return modelError(typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? `${otherwise} (${name})` : otherwise);
 }
 
-const toolCall = (part: Part, index: number): ToolCall => wireToolCall(part.toolCallId, part.toolName, part.input, index);
+const toolCall = (part: Part, index: number): ToolCall =>
+  wireToolCall(part.toolCallId, part.toolName, part.input, index);
 
 /** Usage of a V3/V4 result (`{ inputTokens: { total }, outputTokens: { total } }`; flat numbers read too). */
-const usageOf = (usage: Part['usage']): Usage | undefined => reportedUsage(tokens(usage?.inputTokens), tokens(usage?.outputTokens));
-const tokens = (count: unknown) => (typeof count === 'object' && count !== null ? (count as { total?: unknown }).total : count);
+const usageOf = (usage: Part['usage']): Usage | undefined =>
+  reportedUsage(tokens(usage?.inputTokens), tokens(usage?.outputTokens));
+const tokens = (count: unknown) =>
+  typeof count === 'object' && count !== null ? (count as { total?: unknown }).total : count;
 
-type PromptMessage = { role: 'system'; content: string } | { role: 'user' | 'assistant' | 'tool'; content: Record<string, unknown>[] };
+type PromptMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user' | 'assistant' | 'tool'; content: Record<string, unknown>[] };
 
 /** The call options of one turn: consecutive tool results go in one tool message, as the AI SDK builds them. */
 function callOptions({ instructions, messages, tools, settings, signal }: ModelRequest): AiSdkCallOptions {
@@ -142,17 +160,29 @@ function callOptions({ instructions, messages, tools, settings, signal }: ModelR
     if (message.role === 'tool') {
       if (results === undefined) prompt.push({ role: 'tool', content: (results = []) });
       const { toolCallId, content } = message;
-      results.push({ type: 'tool-result', toolCallId, toolName: calls.find((call) => call.id === toolCallId)?.name ?? '', output: { type: 'text', value: content } });
+      results.push({
+        type: 'tool-result',
+        toolCallId,
+        toolName: calls.find((call) => call.id === toolCallId)?.name ?? '',
+        output: { type: 'text', value: content },
+      });
       continue;
     }
     results = undefined;
     const content: Record<string, unknown>[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
     calls = (message.role === 'assistant' && message.toolCalls) || [];
-    for (const call of calls) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
+    for (const call of calls)
+      content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
     if (content.length > 0) prompt.push({ role: message.role, content });
   }
   const options: AiSdkCallOptions = { ...settings, prompt };
-  if (tools.length > 0) options.tools = tools.map(({ name, description, parameters }) => ({ type: 'function', name, description, inputSchema: parameters }));
+  if (tools.length > 0)
+    options.tools = tools.map(({ name, description, parameters }) => ({
+      type: 'function',
+      name,
+      description,
+      inputSchema: parameters,
+    }));
   if (signal !== undefined) options.abortSignal = signal;
   return options;
 }

@@ -50,7 +50,7 @@ function describeToolResults(messages: Message[]): string {
   let start = messages.length;
   while (start > 0 && messages[start - 1]?.role === 'tool') start--;
   const caller = messages[start - 1];
-  const calls = caller?.role === 'assistant' ? caller.toolCalls ?? [] : [];
+  const calls = caller?.role === 'assistant' ? (caller.toolCalls ?? []) : [];
   const results = messages.slice(start).map((message) => {
     const id = message.role === 'tool' ? message.toolCallId : '';
     return `${calls.find((call) => call.id === id)?.name ?? 'tool'}: ${message.content}`;

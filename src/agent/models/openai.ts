@@ -29,24 +29,32 @@ export interface OpenAICompatibleOptions {
  * const model = openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, model: 'gpt-4o-mini' });
  */
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
-  if (typeof options !== 'object' || options === null) throw invalidAgent('openAICompatible(): options must be { baseURL, apiKey?, model, headers?, fetch? }');
+  if (typeof options !== 'object' || options === null)
+    throw invalidAgent('openAICompatible(): options must be { baseURL, apiKey?, model, headers?, fetch? }');
   checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'headers', 'fetch'], invalidAgent);
   const { baseURL, apiKey, model, fetch: fetchImpl = globalThis.fetch } = options;
-  const ownHeaders = options.headers === undefined ? undefined : checkHeaders(options.headers, 'openAICompatible(): headers');
+  const ownHeaders =
+    options.headers === undefined ? undefined : checkHeaders(options.headers, 'openAICompatible(): headers');
   let url: URL;
   try {
     url = new URL(`${String(baseURL).replace(/\/+$/, '')}/chat/completions`);
   } catch {
     throw invalidAgent('openAICompatible(): baseURL must be an absolute http(s) URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidAgent('openAICompatible(): baseURL must be an absolute http(s) URL');
-  if (typeof model !== 'string' || model === '') throw invalidAgent('openAICompatible(): model must be a non-empty string');
-  if (apiKey !== undefined && typeof apiKey !== 'string') throw invalidAgent('openAICompatible(): apiKey must be a string');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw invalidAgent('openAICompatible(): baseURL must be an absolute http(s) URL');
+  if (typeof model !== 'string' || model === '')
+    throw invalidAgent('openAICompatible(): model must be a non-empty string');
+  if (apiKey !== undefined && typeof apiKey !== 'string')
+    throw invalidAgent('openAICompatible(): apiKey must be a string');
   if (typeof fetchImpl !== 'function') throw invalidAgent('openAICompatible(): fetch must be a function');
 
   async function post(request: ModelRequest, stream: boolean): Promise<Response> {
     const { settings = {} } = request;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
     Object.assign(headers, ownHeaders, settings.headers);
     const body: Record<string, unknown> = { model, messages: chatMessages(request) };
@@ -83,11 +91,15 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
         if (request.signal?.aborted) throw request.signal.reason;
         throw modelError('the model answered with a body that is not JSON', { cause: error });
       }
-      const message = (body as WireChunk & { choices?: { message?: unknown }[] } | null)?.choices?.[0]?.message;
-      if (typeof message !== 'object' || message === null) throw modelError('the model answered without choices[0].message');
+      const message = (body as (WireChunk & { choices?: { message?: unknown }[] }) | null)?.choices?.[0]?.message;
+      if (typeof message !== 'object' || message === null)
+        throw modelError('the model answered without choices[0].message');
       const { content, tool_calls: calls } = message as { content?: unknown; tool_calls?: unknown };
-      if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw modelError('the model answered with tool_calls that are not a list');
-      const toolCalls = ((calls ?? []) as WireCall[]).map((call, index) => toolCall(call.id, call.function?.name, call.function?.arguments, index));
+      if (calls !== undefined && calls !== null && !Array.isArray(calls))
+        throw modelError('the model answered with tool_calls that are not a list');
+      const toolCalls = ((calls ?? []) as WireCall[]).map((call, index) =>
+        toolCall(call.id, call.function?.name, call.function?.arguments, index),
+      );
       const usage = usageOf((body as WireChunk).usage);
       return { text: typeof content === 'string' ? content : '', toolCalls, ...(usage && { usage }) };
     },
@@ -141,11 +153,17 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
   };
 }
 
-interface WireCall { id?: unknown; function?: { name?: unknown; arguments?: unknown } }
+interface WireCall {
+  id?: unknown;
+  function?: { name?: unknown; arguments?: unknown };
+}
 interface WireChunk {
   error?: unknown;
   usage?: { prompt_tokens?: unknown; completion_tokens?: unknown } | null;
-  choices?: { finish_reason?: unknown; delta?: { content?: unknown; tool_calls?: (WireCall & { index?: unknown })[] } }[];
+  choices?: {
+    finish_reason?: unknown;
+    delta?: { content?: unknown; tool_calls?: (WireCall & { index?: unknown })[] };
+  }[];
 }
 
 /** `usage` of a chat-completions answer or chunk; `undefined` when it has none. */
@@ -166,12 +184,18 @@ function chatMessage(message: Message): unknown {
     tool_calls: message.toolCalls.map((call) => ({
       id: call.id,
       type: 'function',
-      function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}) },
+      function: {
+        name: call.name,
+        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
+      },
     })),
   };
 }
 
-const functionTool = ({ name, description, parameters }: ToolSpec) => ({ type: 'function', function: { name, description, parameters } });
+const functionTool = ({ name, description, parameters }: ToolSpec) => ({
+  type: 'function',
+  function: { name, description, parameters },
+});
 
 /** The `data` of each server-sent event of a body (lines joined with `\n`). */
 async function* serverSentData(body: ReadableStream<Uint8Array>): AsyncIterable<string> {

@@ -17,7 +17,9 @@ export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> | null {
   // Non-ASCII text becomes bytes over 127, which are outside the alphabet.
   const ascii = encoder.encode(text);
   const bytes = new Uint8Array((ascii.length * 3) >> 2);
-  return decodeBase64urlInto(new DataView(ascii.buffer, ascii.byteOffset, ascii.length), 0, ascii.length, bytes) < 0 ? null : bytes;
+  return decodeBase64urlInto(new DataView(ascii.buffer, ascii.byteOffset, ascii.length), 0, ascii.length, bytes) < 0
+    ? null
+    : bytes;
 }
 
 /**
@@ -34,7 +36,10 @@ export function decodeBase64urlInto(text: DataView, start: number, end: number, 
   for (const last = end - tail; i < last; i += 4) {
     // One 32-bit read per four characters, little-endian whatever the host: the first is the low byte.
     const word = text.getUint32(i, true);
-    const a = VALUES[word & 255]!, b = VALUES[(word >> 8) & 255]!, c = VALUES[(word >> 16) & 255]!, d = VALUES[word >>> 24]!;
+    const a = VALUES[word & 255]!,
+      b = VALUES[(word >> 8) & 255]!,
+      c = VALUES[(word >> 16) & 255]!,
+      d = VALUES[word >>> 24]!;
     invalid |= a | b | c | d;
     bytes[out] = (a << 2) | (b >> 4);
     bytes[out + 1] = (b << 4) | (c >> 2);
@@ -42,7 +47,9 @@ export function decodeBase64urlInto(text: DataView, start: number, end: number, 
     out += 3;
   }
   if (tail !== 0) {
-    const a = VALUES[text.getUint8(i)]!, b = VALUES[text.getUint8(i + 1)]!, c = tail === 3 ? VALUES[text.getUint8(i + 2)]! : 0;
+    const a = VALUES[text.getUint8(i)]!,
+      b = VALUES[text.getUint8(i + 1)]!,
+      c = tail === 3 ? VALUES[text.getUint8(i + 2)]! : 0;
     // The bits after the last whole byte must be zero: one encoding per byte string.
     invalid |= a | b | c | ((tail === 2 ? b & 15 : c & 3) + 63);
     bytes[out++] = (a << 2) | (b >> 4);

@@ -18,7 +18,12 @@ const isTime = (value: unknown): value is number => typeof value === 'number' &&
  * finite numbers, with the tolerance; `iss` a string, exact; `aud` a string or a list of strings.
  * `null` when they pass, else why not (a time claim that is not a finite number is `malformed`).
  */
-export function checkClaims(claims: Readonly<Record<string, unknown>>, policy: ClaimsPolicy, now: number, expRequired = true): RefusalReason | null {
+export function checkClaims(
+  claims: Readonly<Record<string, unknown>>,
+  policy: ClaimsPolicy,
+  now: number,
+  expRequired = true,
+): RefusalReason | null {
   const { exp, nbf, iat, iss, aud } = claims;
   const tolerance = policy.clockToleranceSec;
   // An introspection answer may leave exp out (RFC 7662 §2.2): the server said the token is active.
@@ -29,10 +34,17 @@ export function checkClaims(claims: Readonly<Record<string, unknown>>, policy: C
   if (iat !== undefined && iat > now + tolerance) return 'issued-in-future';
   if (iss !== undefined && typeof iss !== 'string') return 'issuer';
   if (policy.issuers !== undefined && !policy.issuers.includes(iss as string)) return 'issuer';
-  if (aud !== undefined && typeof aud !== 'string' && !(Array.isArray(aud) && aud.every((item) => typeof item === 'string'))) return 'audience';
+  if (
+    aud !== undefined &&
+    typeof aud !== 'string' &&
+    !(Array.isArray(aud) && aud.every((item) => typeof item === 'string'))
+  )
+    return 'audience';
   if (policy.audiences === undefined) return null;
   if (typeof aud === 'string') return audienceMatches(policy.audiences, aud) ? null : 'audience';
-  return Array.isArray(aud) && aud.some((item) => audienceMatches(policy.audiences!, item as string)) ? null : 'audience';
+  return Array.isArray(aud) && aud.some((item) => audienceMatches(policy.audiences!, item as string))
+    ? null
+    : 'audience';
 }
 
 /** `audiences` are normalized (`normalizeAudience`) at creation; a token's URL audience is normalized only when the exact one fails. */

@@ -141,7 +141,11 @@ function decodeHeader(end: number): JwsHeader | null {
   if (kid !== undefined && typeof kid !== 'string') return null;
   const header = { alg, kid, typ: typeof typ === 'string' ? mediaType(typ) : undefined };
   // Frozen with the header: dpop.ts keeps a proof key's thumbprint by this object.
-  return Object.freeze(typeof jwk === 'object' && jwk !== null && !Array.isArray(jwk) ? { ...header, jwk: Object.freeze(jwk) as Readonly<Record<string, unknown>> } : header);
+  return Object.freeze(
+    typeof jwk === 'object' && jwk !== null && !Array.isArray(jwk)
+      ? { ...header, jwk: Object.freeze(jwk) as Readonly<Record<string, unknown>> }
+      : header,
+  );
 }
 
 /** A `typ` or `cty` value as compared (RFC 7515 §4.1.9, RFC 8725 §3.11): case-insensitive, `application/` optional. */

@@ -35,7 +35,14 @@ export function readRsaPublicKey(der: Uint8Array, start: number, end: number): {
   const n = readTlv(der, sequence.start, 0x02, sequence.end);
   const e = n && readTlv(der, n.end, 0x02, sequence.end);
   // A DER INTEGER with its top bit set is negative: no modulus or exponent is.
-  if (n === null || e === null || e.end !== sequence.end || (der[n.start] as number) >= 0x80 || (der[e.start] as number) >= 0x80) return null;
+  if (
+    n === null ||
+    e === null ||
+    e.end !== sequence.end ||
+    (der[n.start] as number) >= 0x80 ||
+    (der[e.start] as number) >= 0x80
+  )
+    return null;
   return { n: der.subarray(n.start, n.end), e: der.subarray(e.start, e.end) };
 }
 

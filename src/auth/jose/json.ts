@@ -47,7 +47,12 @@ function string(): string | undefined {
   if (!escaped) return raw;
   let valid = true;
   const decoded = raw.replace(ESCAPE, (_, hex: string | undefined, char: string | undefined) =>
-    hex !== undefined ? String.fromCharCode(parseInt(hex, 16)) : char !== undefined ? (ESCAPED[char] ?? char) : ((valid = false), ''));
+    hex !== undefined
+      ? String.fromCharCode(parseInt(hex, 16))
+      : char !== undefined
+        ? (ESCAPED[char] ?? char)
+        : ((valid = false), ''),
+  );
   return valid ? decoded : undefined;
 }
 
@@ -77,7 +82,13 @@ function value(depth: number): unknown {
         const member = value(depth + 1);
         if (member === undefined) return undefined;
         // As with JSON.parse: a member named __proto__ is an own property, not the prototype.
-        if (name === '__proto__') Object.defineProperty(container, name, { value: member, writable: true, enumerable: true, configurable: true });
+        if (name === '__proto__')
+          Object.defineProperty(container, name, {
+            value: member,
+            writable: true,
+            enumerable: true,
+            configurable: true,
+          });
         else (container as Record<string, unknown>)[name] = member;
       } else {
         const item = value(depth + 1);

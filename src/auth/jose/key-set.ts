@@ -2,7 +2,14 @@
 import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
 import { parseJsonObject } from './json.ts';
-import { importFailed, importVerifyKey, KEY_SET_UNAVAILABLE, NO_KEYS, type KeySource, type VerifyKey } from './key-source.ts';
+import {
+  importFailed,
+  importVerifyKey,
+  KEY_SET_UNAVAILABLE,
+  NO_KEYS,
+  type KeySource,
+  type VerifyKey,
+} from './key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from './keys.ts';
 import { readBoundedBody } from '../bounded-body.ts';
 import { throwConfigError } from '../errors.ts';
@@ -17,8 +24,12 @@ export const MAX_KEY_SET_KEYS = 100;
 export const MAX_KEYS_TRIED = 8;
 
 /** What a key set may serve: RSA, EC and Ed25519 keys, never an HMAC key. */
-export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ (() => Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct')))();
-export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ Object.freeze(['RS256', 'ES256'] as const);
+export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ (() =>
+  Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct')))();
+export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ Object.freeze([
+  'RS256',
+  'ES256',
+] as const);
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -53,9 +64,13 @@ export function readHttpsUrl(helper: string, option: string, value: unknown): st
   if (url === undefined) throwConfigError(helper, `${option} must be an absolute URL`);
   const local = url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !local) {
-    throwConfigError(helper, `${option} must use https: (http: only on localhost, 127.0.0.1 or [::1]); got ${url.protocol}`);
+    throwConfigError(
+      helper,
+      `${option} must use https: (http: only on localhost, 127.0.0.1 or [::1]); got ${url.protocol}`,
+    );
   }
-  if (url.username !== '' || url.password !== '') throwConfigError(helper, `${option} must not contain a user name or password`);
+  if (url.username !== '' || url.password !== '')
+    throwConfigError(helper, `${option} must not contain a user name or password`);
   return url.href;
 }
 
@@ -72,7 +87,9 @@ const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: 
  * followed), a body over `limit` bytes (default 1 MiB), or a body that is not a JSON object.
  */
 export async function fetchJsonObject(
-  url: string, internals: KeySetInternals, request: { init?: RequestInit; limit?: number } = {},
+  url: string,
+  internals: KeySetInternals,
+  request: { init?: RequestInit; limit?: number } = {},
 ): Promise<Record<string, unknown>> {
   const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
   const controller = new AbortController();
@@ -84,7 +101,16 @@ export async function fetchJsonObject(
     }, timeoutMs);
   });
   try {
-    return await Promise.race([readJsonObject(url, internals.fetch ?? fetch, controller.signal, request.init, request.limit ?? MAX_KEY_SET_BYTES), timedOut]);
+    return await Promise.race([
+      readJsonObject(
+        url,
+        internals.fetch ?? fetch,
+        controller.signal,
+        request.init,
+        request.limit ?? MAX_KEY_SET_BYTES,
+      ),
+      timedOut,
+    ]);
   } finally {
     clearTimeout(timer);
     // Releases a body left unread (a refused answer) and whatever a timed-out exchange still holds.
@@ -95,8 +121,19 @@ export async function fetchJsonObject(
 /** Why a fetched answer was refused, for the warning that names the URL: `answered <what>`. */
 const answered = (what: string | number) => new Error(`answered ${what}`);
 
-async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSignal, init: RequestInit | undefined, limit: number): Promise<Record<string, unknown>> {
-  const response = await fetchImpl(url, { headers: { accept: 'application/json' }, ...init, redirect: 'manual', signal });
+async function readJsonObject(
+  url: string,
+  fetchImpl: FetchLike,
+  signal: AbortSignal,
+  init: RequestInit | undefined,
+  limit: number,
+): Promise<Record<string, unknown>> {
+  const response = await fetchImpl(url, {
+    headers: { accept: 'application/json' },
+    ...init,
+    redirect: 'manual',
+    signal,
+  });
   // `redirect: 'manual'` yields the 3xx itself (Node, workerd) or an `opaqueredirect` of status 0 (browsers).
   if (!response.ok) throw answered(response.type === 'opaqueredirect' ? 'a redirect' : response.status);
   const bytes = await readBoundedBody(response.body, limit);
@@ -118,7 +155,11 @@ async function readJsonObject(url: string, fetchImpl: FetchLike, signal: AbortSi
  * exponent, `use` other than `sig`, `key_ops` without `verify`, an `alg` not allowed,
  * malformed, refused by Web Crypto) is dropped on its own; at most 100 keys are kept.
  */
-export async function importKeySet(document: Record<string, unknown>, algorithms: readonly AlgorithmName[], warned = new Set<string>()): Promise<VerifyKey[]> {
+export async function importKeySet(
+  document: Record<string, unknown>,
+  algorithms: readonly AlgorithmName[],
+  warned = new Set<string>(),
+): Promise<VerifyKey[]> {
   const { keys } = document;
   if (!Array.isArray(keys)) throw answered('JSON without a "keys" array');
   const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
@@ -127,12 +168,18 @@ export async function importKeySet(document: Record<string, unknown>, algorithms
     if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) continue;
     const spec = readPublicJwk(jwk);
     if (typeof spec === 'string') continue;
-    const usable = spec.algorithms.filter((name) => algorithms.includes(name)).map((name) => jwsAlgorithm(name) as JwsAlgorithm);
+    const usable = spec.algorithms
+      .filter((name) => algorithms.includes(name))
+      .map((name) => jwsAlgorithm(name) as JwsAlgorithm);
     if (usable.length > 0) candidates.push({ spec, algorithms: usable });
   }
   const imported = await Promise.all(
     candidates.map(({ spec, algorithms: usable }) =>
-      Promise.all(usable.map((algorithm) => importVerifyKey(spec, algorithm).catch((error: unknown) => importFailed(algorithm, error, warned)))),
+      Promise.all(
+        usable.map((algorithm) =>
+          importVerifyKey(spec, algorithm).catch((error: unknown) => importFailed(algorithm, error, warned)),
+        ),
+      ),
     ),
   );
   return imported.flat(2);
@@ -177,7 +224,11 @@ function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefi
  * except on Workers, where each request that needs keys fetches for itself and the imported
  * keys are still shared. Every failure gives no keys (a skip), never an error.
  */
-export function keySetCache(url: string, algorithms: readonly AlgorithmName[], internals: KeySetInternals = {}): KeySource {
+export function keySetCache(
+  url: string,
+  algorithms: readonly AlgorithmName[],
+  internals: KeySetInternals = {},
+): KeySource {
   const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
   let index: KeyIndex | undefined;
   const warned = new Set<string>();
@@ -194,7 +245,9 @@ export function keySetCache(url: string, algorithms: readonly AlgorithmName[], i
       }
       return true;
     } catch (error) {
-      console.warn(`agentward: key set ${withoutQuery(url)} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`);
+      console.warn(
+        `agentward: key set ${withoutQuery(url)} could not be fetched (${(error as Error).message}); tokens that need it skip, next attempt in 30 s`,
+      );
       return false;
     }
   };
@@ -229,7 +282,10 @@ export function withoutQuery(url: string): string {
  * attempt starts at most once per 30 s, and `next()` answers `undefined` in between: those
  * requests skip. So while attempts fail, one starts per 30 s on every runtime.
  */
-export function attemptGate(internals: KeySetInternals, attempt: () => Promise<boolean>): {
+export function attemptGate(
+  internals: KeySetInternals,
+  attempt: () => Promise<boolean>,
+): {
   /** The attempt to wait for at `time`; `own`: on Workers, this request starts its own while another is in flight. */
   next(time: number, own?: boolean): Promise<unknown> | undefined;
 } {
@@ -245,12 +301,14 @@ export function attemptGate(internals: KeySetInternals, attempt: () => Promise<b
       if (!overlap && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
       attemptedAt = time;
       inFlight++;
-      const run = attempt().then((succeeded) => {
-        failing = !succeeded;
-      }).finally(() => {
-        inFlight--;
-        if (pending === run) pending = undefined;
-      });
+      const run = attempt()
+        .then((succeeded) => {
+          failing = !succeeded;
+        })
+        .finally(() => {
+          inFlight--;
+          if (pending === run) pending = undefined;
+        });
       if (!perRequest) pending = run;
       return run;
     },

@@ -29,21 +29,29 @@ export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Se
   if (!warned.has(algorithm.name)) {
     warned.add(algorithm.name);
     const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    console.warn(`agentward: this runtime did not import a key for ${algorithm.name} (${why}); tokens that need it skip`);
+    console.warn(
+      `agentward: this runtime did not import a key for ${algorithm.name} (${why}); tokens that need it skip`,
+    );
   }
   return NO_KEYS;
 }
 
 export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<VerifyKey> {
-  if (!spec.algorithms.includes(algorithm.name)) throw new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`);
+  if (!spec.algorithms.includes(algorithm.name))
+    throw new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`);
   // A PEM key too: its members were checked and re-encoded as a JWK, so one import path serves both
   // forms. (An RSA key imported from SPKI verified no faster: 0.2-0.8% slower than from JWK, Node 22.)
   const key = await crypto.subtle.importKey('jwk', spec.jwk, algorithm.importParams, false, ['verify']);
   const signatureLength = algorithm.signatureLength ?? Math.ceil((spec.bits as number) / 8);
-  return Object.freeze(spec.kid === undefined ? { algorithm, key, signatureLength } : { algorithm, key, signatureLength, kid: spec.kid });
+  return Object.freeze(
+    spec.kid === undefined ? { algorithm, key, signatureLength } : { algorithm, key, signatureLength, kid: spec.kid },
+  );
 }
 
-export async function importHmacVerifyKey(secret: Uint8Array<ArrayBuffer>, algorithm: JwsAlgorithm): Promise<VerifyKey> {
+export async function importHmacVerifyKey(
+  secret: Uint8Array<ArrayBuffer>,
+  algorithm: JwsAlgorithm,
+): Promise<VerifyKey> {
   if (secret.length < MIN_SECRET_BYTES) throw new RangeError(`an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`);
   if (algorithm.kty !== 'oct') throw new TypeError(`${algorithm.name} is not an HMAC algorithm`);
   const key = await crypto.subtle.importKey('raw', secret, algorithm.importParams, false, ['verify']);
@@ -54,7 +62,10 @@ export async function importHmacVerifyKey(secret: Uint8Array<ArrayBuffer>, algor
  * One configured key, imported once per allowed algorithm on first use (Workers forbid async
  * work at start-up) and shared by every later request. A failed import is a skip with one warning.
  */
-export function staticKeySource(algorithms: readonly AlgorithmName[], load: (algorithm: JwsAlgorithm) => Promise<VerifyKey>): KeySource {
+export function staticKeySource(
+  algorithms: readonly AlgorithmName[],
+  load: (algorithm: JwsAlgorithm) => Promise<VerifyKey>,
+): KeySource {
   const slots = new Map<string, { keys?: readonly VerifyKey[]; pending?: Promise<readonly VerifyKey[]> }>();
   const warned = new Set<string>();
   for (const name of algorithms) slots.set(name, {});

@@ -42,23 +42,24 @@ const CURVE_OIDS: readonly (readonly [EcCurve, readonly number[]])[] = [
  * The NIST curves (FIPS 186-5 §6.1, SEC 2 §2.4): the bytes of a coordinate, and the prime `p` and
  * coefficient `b` of y² = x³ - 3x + b (mod p).
  */
-const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigint; readonly b: bigint }>> = /* @__PURE__ */ (() => ({
-  'P-256': {
-    size: 32,
-    p: 2n ** 256n - 2n ** 224n + 2n ** 192n + 2n ** 96n - 1n,
-    b: 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn,
-  },
-  'P-384': {
-    size: 48,
-    p: 2n ** 384n - 2n ** 128n - 2n ** 96n + 2n ** 32n - 1n,
-    b: 0xb3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aefn,
-  },
-  'P-521': {
-    size: 66,
-    p: 2n ** 521n - 1n,
-    b: 0x051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00n,
-  },
-}))(); // BigInt arithmetic: in a call marked /* @__PURE__ */, so a bundle without EC keys leaves it out
+const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigint; readonly b: bigint }>> =
+  /* @__PURE__ */ (() => ({
+    'P-256': {
+      size: 32,
+      p: 2n ** 256n - 2n ** 224n + 2n ** 192n + 2n ** 96n - 1n,
+      b: 0x5ac635d8aa3a93e7b3ebbd55769886bc651d06b0cc53b0f63bce3c3e27d2604bn,
+    },
+    'P-384': {
+      size: 48,
+      p: 2n ** 384n - 2n ** 128n - 2n ** 96n + 2n ** 32n - 1n,
+      b: 0xb3312fa7e23ee7e4988e056be3f82d19181d9c6efe8141120314088f5013875ac656398d8a2ed19d2a85c8edd3ec2aefn,
+    },
+    'P-521': {
+      size: 66,
+      p: 2n ** 521n - 1n,
+      b: 0x051953eb9618e1c9a1f929a21a0b68540eea2da725b99b315f3b8b489918ef109e156193951ec7e937b1652c0bd3bb1bf073573df883d2c34f1ef451fd46b503f00n,
+    },
+  }))(); // BigInt arithmetic: in a call marked /* @__PURE__ */, so a bundle without EC keys leaves it out
 
 /**
  * Whether an HMAC secret's bytes are a key in another form (design §20): PEM text (`-----BEGIN`),
@@ -92,7 +93,8 @@ export function readSpkiPem(pem: string): PublicKeySpec | string {
   if (begin === null) return `must be ${PEM_FORMS}`;
   const label = begin[1] as string;
   if (label.includes('PRIVATE')) return `must be a public key; got a private key (BEGIN ${label})`;
-  if (label !== 'PUBLIC KEY' && label !== 'RSA PUBLIC KEY' && label !== 'CERTIFICATE') return `must be ${PEM_FORMS}; got BEGIN ${label}`;
+  if (label !== 'PUBLIC KEY' && label !== 'RSA PUBLIC KEY' && label !== 'CERTIFICATE')
+    return `must be ${PEM_FORMS}; got BEGIN ${label}`;
   const match = PEM_BLOCK.exec(pem.trim());
   const der = match === null ? null : decodeBase64((match[2] as string).replace(/\s+/g, ''));
   if (der === null) return `is not one well-formed PEM block (BEGIN ${label}, base64, END ${label})`;
@@ -123,7 +125,8 @@ export function readSpki(der: Uint8Array<ArrayBuffer>): PublicKeySpec | string {
   }
   const key = der.subarray(bits.start + 1, bits.end);
   // RFC 8410 §3: Ed25519's parameters are absent.
-  if (bytesEqual(der, oid, OID_ED25519)) return oid.end !== algorithm.end || key.length !== 32 ? malformed : ed25519Key(key);
+  if (bytesEqual(der, oid, OID_ED25519))
+    return oid.end !== algorithm.end || key.length !== 32 ? malformed : ed25519Key(key);
   if (bytesEqual(der, oid, OID_EC)) {
     const params = readTlv(der, oid.end, 0x06, algorithm.end);
     if (params === null || params.end !== algorithm.end) return malformed;
@@ -153,11 +156,20 @@ function rsaKey(modulus: Uint8Array, exponent: Uint8Array): PublicKeySpec | stri
   if (e.length === 0 || (e.length === 1 && (e[0] as number) < 3) || ((e[e.length - 1] as number) & 1) === 0) {
     return 'is an RSA key whose public exponent is even or under 3';
   }
-  if (hasRocaFingerprint(n)) return 'is an RSA key with the ROCA fingerprint (CVE-2017-15361): its private key can be computed';
-  return Object.freeze({ kty: 'RSA', bits, algorithms: algorithmsFor('RSA'), jwk: { kty: 'RSA', n: encodeBase64url(n), e: encodeBase64url(e) } });
+  if (hasRocaFingerprint(n))
+    return 'is an RSA key with the ROCA fingerprint (CVE-2017-15361): its private key can be computed';
+  return Object.freeze({
+    kty: 'RSA',
+    bits,
+    algorithms: algorithmsFor('RSA'),
+    jwk: { kty: 'RSA', n: encodeBase64url(n), e: encodeBase64url(e) },
+  });
 }
 
-const ROCA_PRIMES = [3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167];
+const ROCA_PRIMES = [
+  3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113,
+  127, 131, 137, 139, 149, 151, 157, 163, 167,
+];
 let rocaPowers: readonly ReadonlySet<number>[] | undefined;
 
 /**
@@ -177,18 +189,30 @@ function hasRocaFingerprint(modulus: Uint8Array): boolean {
   });
 }
 
-const toBigInt = (bytes: Uint8Array): bigint => BigInt(`0x0${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`);
+const toBigInt = (bytes: Uint8Array): bigint =>
+  BigInt(`0x0${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`);
 
 /** An EC key from its point's coordinates, refused when the point is off the curve (when read, not by Web Crypto at first use). */
 function ecKey(curve: EcCurve, x: Uint8Array, y: Uint8Array): PublicKeySpec | string {
   const { p, b } = CURVES[curve];
   const [X, Y] = [toBigInt(x), toBigInt(y)];
-  if (X >= p || Y >= p || (Y * Y - (X * X * X - 3n * X + b)) % p !== 0n) return `is an EC key whose point is not on ${curve}`;
-  return Object.freeze({ kty: 'EC', curve, algorithms: algorithmsFor('EC', curve), jwk: { kty: 'EC', crv: curve, x: encodeBase64url(x), y: encodeBase64url(y) } });
+  if (X >= p || Y >= p || (Y * Y - (X * X * X - 3n * X + b)) % p !== 0n)
+    return `is an EC key whose point is not on ${curve}`;
+  return Object.freeze({
+    kty: 'EC',
+    curve,
+    algorithms: algorithmsFor('EC', curve),
+    jwk: { kty: 'EC', crv: curve, x: encodeBase64url(x), y: encodeBase64url(y) },
+  });
 }
 
 function ed25519Key(x: Uint8Array): PublicKeySpec {
-  return Object.freeze({ kty: 'OKP', curve: 'Ed25519', algorithms: algorithmsFor('OKP', 'Ed25519'), jwk: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64url(x) } });
+  return Object.freeze({
+    kty: 'OKP',
+    curve: 'Ed25519',
+    algorithms: algorithmsFor('OKP', 'Ed25519'),
+    jwk: { kty: 'OKP', crv: 'Ed25519', x: encodeBase64url(x) },
+  });
 }
 
 /** `an RSA key`, `a P-256 EC key`, `an Ed25519 key`: for messages. */
@@ -211,9 +235,11 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
   const { kty, use, key_ops: keyOps, alg, kid, crv } = jwk;
   const whose = (what: string) => `is a JWK whose ${what}`;
   if (use !== undefined && use !== 'sig') return whose('"use" is not "sig"');
-  if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify'))) return whose('"key_ops" lacks "verify"');
+  if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify')))
+    return whose('"key_ops" lacks "verify"');
   if (kid !== undefined && typeof kid !== 'string') return whose('"kid" is not a string');
-  if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined)) return whose('"alg" is not a supported algorithm');
+  if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined))
+    return whose('"alg" is not a supported algorithm');
   const bytes = (member: string) => (typeof jwk[member] === 'string' ? decodeBase64url(jwk[member] as string) : null);
   let key: PublicKeySpec | string;
   if (kty === 'RSA') {
@@ -221,17 +247,25 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
     key = n === null || e === null ? 'is an RSA JWK without valid base64url "n" and "e"' : rsaKey(n, e);
   } else if (kty === 'EC' || kty === 'OKP') {
     const ec = kty === 'EC';
-    if (ec ? typeof crv !== 'string' || !Object.hasOwn(CURVES, crv) : crv !== 'Ed25519') return ec ? `is an EC JWK ${OTHER_CURVE}` : 'is an OKP JWK whose "crv" is not "Ed25519"';
+    if (ec ? typeof crv !== 'string' || !Object.hasOwn(CURVES, crv) : crv !== 'Ed25519')
+      return ec ? `is an EC JWK ${OTHER_CURVE}` : 'is an OKP JWK whose "crv" is not "Ed25519"';
     const size = ec ? CURVES[crv as EcCurve].size : 32;
     const [x, y] = [bytes('x'), ec ? bytes('y') : new Uint8Array(size)];
-    if (x === null || y === null || x.length !== size || y.length !== size) return `is an ${kty} JWK whose coordinates are not ${size}-byte base64url`;
+    if (x === null || y === null || x.length !== size || y.length !== size)
+      return `is an ${kty} JWK whose coordinates are not ${size}-byte base64url`;
     key = ec ? ecKey(crv as EcCurve, x, y) : ed25519Key(x);
   } else {
     return whose('"kty" is not "RSA", "EC" or "OKP"');
   }
   if (typeof key === 'string' || (alg === undefined && kid === undefined)) return key;
-  if (alg !== undefined && !key.algorithms.includes(alg as AlgorithmName)) return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
+  if (alg !== undefined && !key.algorithms.includes(alg as AlgorithmName))
+    return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
   // EdDSA with an Ed25519 key is Ed25519 (RFC 9864): a key named either way serves both names.
-  const algorithms: readonly AlgorithmName[] = alg === undefined ? key.algorithms : alg === 'EdDSA' || alg === 'Ed25519' ? ['EdDSA', 'Ed25519'] : [alg as AlgorithmName];
+  const algorithms: readonly AlgorithmName[] =
+    alg === undefined
+      ? key.algorithms
+      : alg === 'EdDSA' || alg === 'Ed25519'
+        ? ['EdDSA', 'Ed25519']
+        : [alg as AlgorithmName];
   return Object.freeze(kid === undefined ? { ...key, algorithms } : { ...key, algorithms, kid: kid as string });
 }

@@ -6,7 +6,11 @@ import type { RefusalReason } from '../refusals.ts';
 const INVALID: Promise<boolean> = /* @__PURE__ */ Promise.resolve(false);
 
 /** Hears why a token was refused (with the parsed JWS when there is one) and answers the skip, `null`. */
-export type Refuse = (reason: RefusalReason, jws: CompactJws | null, claims?: Readonly<Record<string, unknown>>) => null;
+export type Refuse = (
+  reason: RefusalReason,
+  jws: CompactJws | null,
+  claims?: Readonly<Record<string, unknown>>,
+) => null;
 
 /** Takes a JWS whose signature `key` verified: the caller's claims checks and principal. */
 export type Accept<T> = (jws: CompactJws, refuse: Refuse | undefined, key: VerifyKey) => T;
@@ -19,7 +23,12 @@ export interface HeaderPolicy {
 }
 
 /** `null`, after telling `refuse` why, when there is a listener: no allocation without one. */
-export function skip(refuse: Refuse | undefined, reason: RefusalReason, jws: CompactJws | null, claims?: Readonly<Record<string, unknown>>): null {
+export function skip(
+  refuse: Refuse | undefined,
+  reason: RefusalReason,
+  jws: CompactJws | null,
+  claims?: Readonly<Record<string, unknown>>,
+): null {
   return refuse === undefined ? null : refuse(reason, jws, claims);
 }
 
@@ -28,7 +37,11 @@ export function skip(refuse: Refuse | undefined, reason: RefusalReason, jws: Com
  * tag, raw ECDSA `r||s`, Ed25519's 64 bytes, RSA modulus length) before Web Crypto is asked.
  * May reject when the runtime refuses the inputs; callers treat that as invalid.
  */
-export function verifySignature(key: VerifyKey, signature: Uint8Array<ArrayBuffer>, data: Uint8Array<ArrayBuffer>): Promise<boolean> {
+export function verifySignature(
+  key: VerifyKey,
+  signature: Uint8Array<ArrayBuffer>,
+  data: Uint8Array<ArrayBuffer>,
+): Promise<boolean> {
   if (signature.length !== key.signatureLength) return INVALID;
   // verify() takes a copy of the bytes of `signature` and `data` before it returns (its first
   // steps in the Web Cryptography API), so they may sit in buffers the next token overwrites.
@@ -43,7 +56,12 @@ export function verifySignature(key: VerifyKey, signature: Uint8Array<ArrayBuffe
  * fails before the signature (malformed, `alg` not allowed, `crit`, `typ`).
  */
 export function verifyCompactJws<T>(
-  token: string, start: number, policy: HeaderPolicy, source: KeySource, accept: Accept<T>, refuse?: Refuse,
+  token: string,
+  start: number,
+  policy: HeaderPolicy,
+  source: KeySource,
+  accept: Accept<T>,
+  refuse?: Refuse,
 ): Promise<Awaited<T> | null> | null {
   const jws = parseCompactJws(token, start);
   if (jws === null) return skip(refuse, 'malformed', null);
@@ -57,7 +75,10 @@ export function verifyCompactJws<T>(
 // Its own function: a closure in verifyCompactJws made every call allocate its context, skips
 // included (measured on Node 22, one script: 152 bytes per malformed skip instead of 96).
 function whenKeys<T>(
-  found: Promise<readonly VerifyKey[]>, jws: CompactJws, accept: Accept<T>, refuse: Refuse | undefined,
+  found: Promise<readonly VerifyKey[]>,
+  jws: CompactJws,
+  accept: Accept<T>,
+  refuse: Refuse | undefined,
 ): Promise<Awaited<T> | null> {
   return found.then((keys) => tryKeys(jws, keys, 0, accept, refuse));
 }
@@ -66,7 +87,11 @@ const NOT_VERIFIED: Promise<null> = /* @__PURE__ */ Promise.resolve(null);
 
 /** Tries `keys` from `index` on, in order, until one verifies the signature; one promise per key, no `async` frame. */
 function tryKeys<T>(
-  jws: CompactJws, keys: readonly VerifyKey[], index: number, accept: Accept<T>, refuse: Refuse | undefined,
+  jws: CompactJws,
+  keys: readonly VerifyKey[],
+  index: number,
+  accept: Accept<T>,
+  refuse: Refuse | undefined,
 ): Promise<Awaited<T> | null> {
   for (let i = index; i < keys.length; i++) {
     const key = keys[i]!;
@@ -86,6 +111,11 @@ function tryKeys<T>(
     ) as Promise<Awaited<T> | null>;
   }
   if (refuse === undefined) return NOT_VERIFIED;
-  const reason = keys === KEY_SET_UNAVAILABLE ? 'key-set-unavailable' : index === 0 && !keys.some((key) => key.algorithm.name === jws.header.alg) ? 'no-key' : 'signature';
+  const reason =
+    keys === KEY_SET_UNAVAILABLE
+      ? 'key-set-unavailable'
+      : index === 0 && !keys.some((key) => key.algorithm.name === jws.header.alg)
+        ? 'no-key'
+        : 'signature';
   return Promise.resolve(refuse(reason, jws));
 }
