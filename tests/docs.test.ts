@@ -1,4 +1,4 @@
-// The decisions live in the repository (design §23): docs/design.md has the sections 1 to 24,
+// The decisions live in the repository (design §23): docs/design.md has the sections 1 to 31,
 // every `design §N` that code, tests or docs cite is a heading there, every `spec "<title>"` a
 // title of its summary of the specification, and the repository's documents link only to files
 // inside it that exist.
@@ -22,8 +22,13 @@ function files(dir: string, pattern: RegExp): string[] {
 
 /** Where citations may appear: code, tests, benchmarks, scripts, examples, and the documents. */
 const CITING = [
-  ...['src', 'tests', 'bench', 'scripts', 'examples', 'fixtures'].flatMap((dir) => files(dir, /\.(?:ts|mts|mjs|js|md)$/)),
-  'README.md', 'CONTRIBUTING.md', 'SECURITY.md', 'docs/design.md',
+  ...['src', 'tests', 'bench', 'scripts', 'examples', 'fixtures'].flatMap((dir) =>
+    files(dir, /\.(?:ts|mts|mjs|js|md)$/),
+  ),
+  'README.md',
+  'CONTRIBUTING.md',
+  'SECURITY.md',
+  'docs/design.md',
 ].filter((path) => existsSync(join(root, path)) && path !== 'tests/docs.test.ts'); // this file cites wrong ones on purpose
 
 /** The numbers of the `## N. Title` headings, in order. */
@@ -53,8 +58,11 @@ function designCitations(text: string, ownDocument = false): number[] {
   return cited;
 }
 
-test('docs/design.md has the sections 1 to 24, numbered in order, each once', () => {
-  assert.deepEqual(sectionNumbers(design), Array.from({ length: 24 }, (_, i) => i + 1));
+test('docs/design.md has the sections 1 to 31, numbered in order, each once', () => {
+  assert.deepEqual(
+    sectionNumbers(design),
+    Array.from({ length: 31 }, (_, i) => i + 1),
+  );
 });
 
 test('every design §N cited in src/, tests/, bench/, scripts/, examples/, the README and the docs is a section of docs/design.md', () => {
@@ -75,30 +83,39 @@ test('every spec "<title>" cited in src/ and tests/ is a title of the specificat
   const titles = new Set([...summary.matchAll(/^\*\*([^*]+?)\.?\*\*/gm)].map(([, title]) => title!));
   assert.ok(titles.has('jwt()') && titles.has('Evaluation of the auth list'), [...titles].join(', '));
   const unresolved = CITING.flatMap((file) =>
-    [...read(file).matchAll(/\b[Ss]pec(?:ification)?(?:'s)? "([^"]+)"/g)].map(([, title]) => title!).filter((title) => !titles.has(title)).map((title) => `${file}: "${title}"`),
+    [...read(file).matchAll(/\b[Ss]pec(?:ification)?(?:'s)? "([^"]+)"/g)]
+      .map(([, title]) => title!)
+      .filter((title) => !titles.has(title))
+      .map((title) => `${file}: "${title}"`),
   );
   assert.deepEqual(unresolved, []);
 });
 
-test('the citation reader can fail: it reads lists and skips other documents\' sections', () => {
+test("the citation reader can fail: it reads lists and skips other documents' sections", () => {
   assert.deepEqual(designCitations('// The options (design §3, §12, §13, §15, §16).'), [3, 12, 13, 15, 16]);
   assert.deepEqual(designCitations('// Spec "Errors"; design §2 (challenges) and §4 (responses).'), [2, 4]);
   assert.deepEqual(designCitations('// Design §16, RFC 9449: every proof check of §4.3'), [16]);
   assert.deepEqual(designCitations('(RFC 9449 §4.3, §7.1) and design §99'), [99]);
   assert.deepEqual(designCitations('see §12 and RFC 8725 §3.1, SEC 2 §2.4', true), [12]);
   const sections = new Set(sectionNumbers(design));
-  assert.equal(sections.has(25), false);
+  assert.equal(sections.has(32), false);
   assert.equal(sections.has(0), false);
 });
 
 /** Relative links of a markdown file: `[text](target)`, without the URL ones and anchors. */
 function relativeLinks(markdown: string): string[] {
-  return [...markdown.matchAll(/\]\(([^)\s]+)\)/g)].map(([, target]) => target!.split('#')[0]!).filter((target) => target !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(target));
+  return [...markdown.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map(([, target]) => target!.split('#')[0]!)
+    .filter((target) => target !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(target));
 }
 
-test('the repository\'s documents link only to files inside it that exist', () => {
+test("the repository's documents link only to files inside it that exist", () => {
   const documents = CITING.filter((file) => file.endsWith('.md')).concat(files('fixtures/vectors', /\.md$/));
-  assert.ok(documents.includes('docs/design.md') && documents.includes('src/auth/README.md') && documents.includes('fixtures/vectors/README.md'));
+  assert.ok(
+    documents.includes('docs/design.md') &&
+      documents.includes('src/auth/README.md') &&
+      documents.includes('fixtures/vectors/README.md'),
+  );
   const broken = documents.flatMap((file) =>
     relativeLinks(read(file)).flatMap((target) => {
       const resolved = posix.normalize(posix.join(posix.dirname(file), target));
@@ -110,12 +127,20 @@ test('the repository\'s documents link only to files inside it that exist', () =
 });
 
 test('the paths docs/design.md names in the repository exist', () => {
-  const named = [...design.matchAll(/`((?:src|tests|fixtures|docs|scripts|bench)\/[\w./-]*)`/g)].map(([, path]) => path!);
+  const named = [...design.matchAll(/`((?:src|tests|fixtures|docs|scripts|bench)\/[\w./-]*)`/g)].map(
+    ([, path]) => path!,
+  );
   assert.ok(named.includes('src/auth/README.md') && named.includes('fixtures/vectors/'), named.join(' '));
-  assert.deepEqual(named.filter((path) => !existsSync(join(root, path))), []);
+  assert.deepEqual(
+    named.filter((path) => !existsSync(join(root, path))),
+    [],
+  );
 });
 
 test('the README says that a principal mapper must set issuer when entries of several issuers share a list (design §20)', () => {
   const readme = read('README.md').replace(/\s+/g, ' ');
-  assert.match(readme, /when entries of several issuers share a list, a mapper must set `issuer`, or the same `id` from two issuers is one caller/);
+  assert.match(
+    readme,
+    /when entries of several issuers share a list, a mapper must set `issuer`, or the same `id` from two issuers is one caller/,
+  );
 });
