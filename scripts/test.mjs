@@ -1,6 +1,6 @@
 // Runs the whole suite: type check, then the portable tests on Node 22, Bun and Deno, then the
 // Node-only tests (servers, workerd through miniflare, builds). One failing step fails the run.
-// Usage: node scripts/test.mjs [--only node|bun|deno|tsc] [file filter…]
+// Usage: node scripts/test.mjs [--only biome|tsc|node|bun|deno] [file filter…]
 // Portable tests are tests/**/*.test.ts outside tests/node; tests/node holds the Node-only ones.
 // tests/node/package.test.ts packs the package (prepack builds dist/) and installs it into a
 // fresh project: publint, attw, every runtime, the CLI through npx.
@@ -90,6 +90,7 @@ const denoCounts = (o) => {
 
 const steps = [];
 const want = (name) => only === undefined || only === name;
+if (want('biome') && filters.length === 0) steps.push(() => run('biome', bin('biome'), ['ci', '--colors=off', '.']));
 if (want('tsc') && filters.length === 0) steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
 if (want('node') && portable.length + nodeOnly.length)
   steps.push(() =>
@@ -119,7 +120,7 @@ for (const r of results)
   for (const line of r.todos ?? []) console.log(`${r.name} open (todo): ${line.replace(/^✖ /, '')}`);
 for (const r of results) for (const line of r.failures.slice(0, 30)) console.log(`${r.name} failed: ${line}`);
 if (broken.length) console.log(`failing runtimes: ${broken.join(', ')}`);
-if (results.length > 0 && passed === 0 && !(only === 'tsc')) {
+if (results.length > 0 && passed === 0 && !(only === 'tsc' || only === 'biome')) {
   console.log('no test ran');
   process.exitCode = 1;
 }
