@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
 import { idsOf, randomId } from '../src/agent/ids.ts';
 
 /** The 16 bytes `idsOf` gives id `i` of `count`: its 15-byte head, then its byte among the last `count`. */

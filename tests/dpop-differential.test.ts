@@ -9,8 +9,8 @@ import * as oauth from 'oauth4webapi';
 import { routeAuth } from '../src/auth/index.ts';
 import { jwtWithClock } from '../src/auth/jwt.ts';
 import { proofSignatureVerifies } from '../src/auth/dpop.ts';
-import { jwsAlgorithm } from '../src/auth/jose/algorithms.ts';
-import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { jwsAlgorithm } from '../src/auth/jws/algorithms.ts';
+import { decodeBase64url, encodeBase64url } from '../src/auth/jws/base64url.ts';
 import { AUDIENCE, ISSUER, NOW, hexBytes, readVectors, signToken, testKey } from './jwt-support.ts';
 import { dpopProof, newJti, thumbprint } from './helpers/dpop.ts';
 

@@ -1,12 +1,12 @@
 // Project rules: zero production dependencies; src/auth, src/agent and src/http run on every
-// runtime, src/worker runs inside the built Worker (no node: import, no process, no Buffer); relative imports carry the .ts extension.
+// runtime, src/cloudflare runs inside the built Worker (no node: import, no process, no Buffer); relative imports carry the .ts extension.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { importSpecifiers, nodeUsage, scanSource } from './helpers/source-scan.ts';
-import { specifierStrings } from '../src/targets/source-scan.ts';
+import { specifierStrings } from '../src/agent-dir/source-scan.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const SOURCE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
@@ -31,11 +31,11 @@ test('package.json has no dependencies (production code has zero dependencies)',
   assert.deepEqual(Object.keys(pkg.dependencies ?? {}), []);
 });
 
-test('nothing under src/auth, src/agent, src/http, src/postgres, src/worker imports node: (or any package) or uses process or Buffer', () => {
-  const files = ['src/auth', 'src/agent', 'src/http', 'src/postgres', 'src/worker'].flatMap(sourceFiles);
+test('nothing under src/auth, src/agent, src/http, src/postgres, src/cloudflare imports node: (or any package) or uses process or Buffer', () => {
+  const files = ['src/auth', 'src/agent', 'src/http', 'src/postgres', 'src/cloudflare'].flatMap(sourceFiles);
   assert.ok(
-    files.some((f) => f.startsWith('src/worker/')),
-    'the guard sees src/worker',
+    files.some((f) => f.startsWith('src/cloudflare/')),
+    'the guard sees src/cloudflare',
   );
   assert.ok(
     files.some((f) => f.startsWith('src/auth/')),
@@ -84,7 +84,7 @@ test('the guards can fail: they see node: imports, process, Buffer and extension
     'const help = `import fs from "node:fs" in ${name}`;',
     'const re = /process|Buffer/g; const quote = /["\\\\]/g;',
     "const x = a / b / c; const s = 'ok';",
-    "import { sha256 } from './constant-time.ts';",
+    "import { sha256 } from './sha256.ts';",
     'const processed = 1; const myBuffer = 2; obj.processor();',
     "const host = Reflect.get(globalThis, 'process'); // feature detection, absent on Workers",
   ];
@@ -205,8 +205,8 @@ function importsOutsideAuth(file: string, source: string): string[] {
 test('src/auth imports nothing outside itself: every import, re-export and dynamic import resolves inside src/auth (design §23)', () => {
   const files = sourceFiles('src/auth');
   assert.ok(
-    files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')),
-    'the guard sees src/auth and src/auth/jose',
+    files.length > 20 && files.some((file) => file.startsWith('src/auth/jws/')),
+    'the guard sees src/auth and src/auth/jws',
   );
   const problems = files.flatMap((file) =>
     importsOutsideAuth(file, read(file)).map((problem) => `${file}: ${problem}`),
@@ -228,8 +228,8 @@ const opensWithSpdx = (source: string) => source.split('\n', 1)[0] === SPDX_LINE
 test('every file of src/auth starts with // SPDX-License-Identifier: MIT (design §23)', () => {
   const files = sourceFiles('src/auth').filter((file) => file.endsWith('.ts'));
   assert.ok(
-    files.length > 20 && files.some((file) => file.startsWith('src/auth/jose/')),
-    'the guard sees src/auth and src/auth/jose',
+    files.length > 20 && files.some((file) => file.startsWith('src/auth/jws/')),
+    'the guard sees src/auth and src/auth/jws',
   );
   assert.deepEqual(
     files.filter((file) => !opensWithSpdx(read(file))),
@@ -249,7 +249,7 @@ test('every file of src/auth starts with // SPDX-License-Identifier: MIT (design
 test('the src/auth guard can fail: it sees packages, node:, URLs, paths leaving the folder and computed dynamic imports', () => {
   const flagged: [string, string][] = [
     ['src/auth/jwt.ts', "import { VERSION } from '../version.ts';"],
-    ['src/auth/jose/keys.ts', "import { x } from '../../agent/ids.ts';"],
+    ['src/auth/jws/keys.ts', "import { x } from '../../agent/ids.ts';"],
     ['src/auth/jwt.ts', "export * from '../http/index.ts';"],
     ['src/auth/jwt.ts', "import 'node:crypto';"],
     ['src/auth/jwt.ts', "import { decodeJwt } from 'jose';"],
@@ -262,7 +262,7 @@ test('the src/auth guard can fail: it sees packages, node:, URLs, paths leaving 
   for (const [file, source] of flagged) assert.notDeepEqual(importsOutsideAuth(file, source), [], source);
   const clean: [string, string][] = [
     ['src/auth/jwt.ts', "import { AuthError } from './errors.ts';\nexport { jwt } from './jwt.ts';"],
-    ['src/auth/jose/keys.ts', "import { readDer } from './der.ts';\nimport { AuthConfigError } from '../errors.ts';"],
+    ['src/auth/jws/keys.ts', "import { readDer } from './der.ts';\nimport { AuthConfigError } from '../errors.ts';"],
     ['src/auth/jwt.ts', "const m = await import('./oidc.ts'); // import(name) in a comment"],
     ['src/auth/jwt.ts', "const text = 'import(name) or require(x)'; obj.import(x); const t = `${a}`;"],
   ];

@@ -7,7 +7,7 @@ import { AuthConfigError, anonymous, apiToken } from '../src/auth/index.ts';
 import type { AuthFn, Principal } from '../src/auth/index.ts';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Tool } from '../src/agent/index.ts';
-import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { decodeBase64url, encodeBase64url } from '../src/auth/jws/base64url.ts';
 import { seededRandom, withSeed, type Random } from './helpers/prng.ts';
 
 const BASE = 'http://localhost/agent';

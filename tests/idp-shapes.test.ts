@@ -6,7 +6,7 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { oidc, jwt, routeAuth, type AuthFn, type OidcOptions, type JwtOptions } from '../src/auth/index.ts';
-import { withKeySetInternals } from '../src/auth/jose/key-set.ts';
+import { withKeySetInternals } from '../src/auth/key-set.ts';
 import { bearer, signToken, testKey, type TestKey } from './jwt-support.ts';
 
 let key: TestKey;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { introspection, routeAuth, type AuthFn } from '../src/auth/index.ts';
 import { callSlots } from '../src/auth/call-slots.ts';
 import { MAX_IN_FLIGHT, MAX_WAITING } from '../src/auth/introspection.ts';
-import { isWorkersRuntime, withKeySetInternals } from '../src/auth/jose/key-set.ts';
+import { isWorkersRuntime, withKeySetInternals } from '../src/auth/key-set.ts';
 import type { Refusal } from '../src/auth/refusals.ts';
 
 const ENDPOINT = 'https://id.example.com/introspect';

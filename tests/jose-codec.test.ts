@@ -2,11 +2,11 @@
 // parser, the compact-JWS split and the SubjectPublicKeyInfo reader.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeBase64url, decodeBase64urlInto, encodeBase64url } from '../src/auth/jose/base64url.ts';
-import { parseJsonObject } from '../src/auth/jose/json.ts';
-import { parseCompactJws, signatureOf, signingInputOf } from '../src/auth/jose/compact.ts';
-import { readPublicJwk, readSpki, readSpkiPem, type PublicKeySpec } from '../src/auth/jose/keys.ts';
-import { jwsAlgorithm } from '../src/auth/jose/algorithms.ts';
+import { decodeBase64url, decodeBase64urlInto, encodeBase64url } from '../src/auth/jws/base64url.ts';
+import { parseJsonObject } from '../src/auth/jws/json.ts';
+import { parseCompactJws, signatureOf, signingInputOf } from '../src/auth/jws/compact.ts';
+import { readPublicJwk, readSpki, readSpkiPem, type PublicKeySpec } from '../src/auth/jws/keys.ts';
+import { jwsAlgorithm } from '../src/auth/jws/algorithms.ts';
 import { b64json, testKey, toPem } from './jwt-support.ts';
 
 describe('base64url (RFC 7515 §2: URL alphabet, no padding, canonical)', () => {

@@ -11,18 +11,18 @@ import {
   jwsAlgorithm,
   type AlgorithmName,
   type JwsAlgorithm,
-} from '../src/auth/jose/algorithms.ts';
-import { decodeBase64url } from '../src/auth/jose/base64url.ts';
-import type { JwsHeader } from '../src/auth/jose/compact.ts';
+} from '../src/auth/jws/algorithms.ts';
+import { decodeBase64url } from '../src/auth/jws/base64url.ts';
+import type { JwsHeader } from '../src/auth/jws/compact.ts';
 import {
   importHmacVerifyKey,
   importVerifyKey,
   staticKeySource,
   type KeySource,
   type VerifyKey,
-} from '../src/auth/jose/key-source.ts';
-import { readPublicJwk, type PublicKeySpec } from '../src/auth/jose/keys.ts';
-import { verifyCompactJws } from '../src/auth/jose/verify.ts';
+} from '../src/auth/jws/key-source.ts';
+import { readPublicJwk, type PublicKeySpec } from '../src/auth/jws/keys.ts';
+import { verifyCompactJws } from '../src/auth/jws/verify.ts';
 import { b64json, bearer, readVectors, runtimeLacks, runtimeName } from './jwt-support.ts';
 
 const _ASYMMETRIC = ALGORITHM_NAMES.filter((name) => !name.startsWith('HS'));

@@ -5,11 +5,11 @@
 // against fixtures/vectors/wycheproof_webcrypto_notes.json.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { jwsAlgorithm, type JwsAlgorithm } from '../src/auth/jose/algorithms.ts';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
-import { importHmacVerifyKey, importVerifyKey, type VerifyKey } from '../src/auth/jose/key-source.ts';
-import { readPublicJwk, readSpki, readSpkiPem, type PublicKeySpec } from '../src/auth/jose/keys.ts';
-import { verifySignature } from '../src/auth/jose/verify.ts';
+import { jwsAlgorithm, type JwsAlgorithm } from '../src/auth/jws/algorithms.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
+import { importHmacVerifyKey, importVerifyKey, type VerifyKey } from '../src/auth/jws/key-source.ts';
+import { readPublicJwk, readSpki, readSpkiPem, type PublicKeySpec } from '../src/auth/jws/keys.ts';
+import { verifySignature } from '../src/auth/jws/verify.ts';
 import { hexBytes, readVectors, runtimeLacks, runtimeName } from './jwt-support.ts';
 
 const notes = readVectors('wycheproof_webcrypto_notes.json').files as Record<

@@ -2,8 +2,8 @@
 // controls, signing keys, and tokens. Runs on Node, Bun and Deno (node:http is enough here).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
-import { withKeySetInternals, type KeySetInternals } from '../src/auth/jose/key-set.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
+import { withKeySetInternals, type KeySetInternals } from '../src/auth/key-set.ts';
 import { jwt, type AuthFn, type JwtOptions } from '../src/auth/index.ts';
 
 const encoder = new TextEncoder();

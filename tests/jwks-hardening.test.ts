@@ -4,11 +4,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oidc } from '../src/auth/index.ts';
-import { keySetCache, withKeySetInternals } from '../src/auth/jose/key-set.ts';
+import { keySetCache, withKeySetInternals } from '../src/auth/key-set.ts';
 import { jwtWithClock } from '../src/auth/jwt.ts';
 import { assertConfigError } from './helpers/config-error.ts';
 import { AUDIENCE, NOW, claims, signToken, statusOf, testKey } from './jwt-support.ts';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

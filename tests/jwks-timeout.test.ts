@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { routeAuth } from '../src/auth/index.ts';
-import { KEY_SET_TIMEOUT_MS } from '../src/auth/jose/key-set.ts';
+import { KEY_SET_TIMEOUT_MS } from '../src/auth/key-set.ts';
 import { bearer, claimsFor, jwksJwt, rsaKey, sign, startServer, type TestServer } from './jwks-fixtures.ts';
 
 let server: TestServer;

@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { routeAuth } from '../src/auth/index.ts';
 import type { Principal } from '../src/auth/index.ts';
-import { KEY_SET_FRESH_MS, KEY_SET_RETRY_MS, type KeySetInternals } from '../src/auth/jose/key-set.ts';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { KEY_SET_FRESH_MS, KEY_SET_RETRY_MS, type KeySetInternals } from '../src/auth/key-set.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
 import {
   bearer,
   claimsFor,

@@ -5,8 +5,8 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
-import { keySetCache } from '../src/auth/jose/key-set.ts';
-import { readPublicKey, type PublicKeySpec } from '../src/auth/jose/keys.ts';
+import { keySetCache } from '../src/auth/key-set.ts';
+import { readPublicKey, type PublicKeySpec } from '../src/auth/jws/keys.ts';
 import { assertConfigError } from './helpers/config-error.ts';
 import {
   AUDIENCE,
@@ -22,7 +22,7 @@ import {
   testKey,
   type TestKey,
 } from './jwt-support.ts';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
 import idpKeys from './fixtures/idp-keys.json' with { type: 'json' };
 
 const at = (options: JwtOptions) => jwtWithClock(options, () => NOW);

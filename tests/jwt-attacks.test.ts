@@ -2,7 +2,7 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
 import {
   AUDIENCE,
   ISSUER,

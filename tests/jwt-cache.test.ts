@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
 import { jwt } from '../src/auth/index.ts';
-import { withKeySetInternals } from '../src/auth/jose/key-set.ts';
+import { withKeySetInternals } from '../src/auth/key-set.ts';
 import { assertConfigError } from './helpers/config-error.ts';
 import { AUDIENCE, ISSUER, NOW, SECRET, bearer, claims, hmacSigner, signToken, testKey } from './jwt-support.ts';
 

@@ -228,7 +228,7 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
   test('no-key and key-set-unavailable from key sets, oidc named as its entry', async () => {
     const ec = await signToken({ alg: 'ES256', kid: 'unknown' }, claims(), es256.sign);
     const jwks = { keys: [{ ...es256.jwk, kid: 'known' }] };
-    const { withKeySetInternals } = await import('../src/auth/jose/key-set.ts');
+    const { withKeySetInternals } = await import('../src/auth/key-set.ts');
     const keyed = at(
       withKeySetInternals({ jwksUrl: 'https://idp.example/jwks', ...base }, { fetch: async () => Response.json(jwks) }),
     );

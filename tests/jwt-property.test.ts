@@ -4,7 +4,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
 import type { AuthFn } from '../src/auth/types.ts';
-import { decodeBase64url, encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { decodeBase64url, encodeBase64url } from '../src/auth/jws/base64url.ts';
 import {
   AUDIENCE,
   ISSUER,

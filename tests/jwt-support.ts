@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { routeAuth } from '../src/auth/route-auth.ts';
 import type { AuthFn, AuthResult } from '../src/auth/types.ts';
-import { encodeBase64url } from '../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../src/auth/jws/base64url.ts';
 
 /** The test vectors the repository carries (fixtures/vectors: Wycheproof, RFC examples; their sources and licences in its README). */
 export const VECTORS_DIR = fileURLToPath(new URL('../fixtures/vectors/', import.meta.url));

@@ -4,10 +4,10 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwt, AuthError, AuthConfigError } from '../src/auth/index.ts';
 import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
-import { jwsAlgorithm } from '../src/auth/jose/algorithms.ts';
-import { importVerifyKey, type KeySource } from '../src/auth/jose/key-source.ts';
-import { readPublicKey, type PublicKeySpec } from '../src/auth/jose/keys.ts';
-import { verifyCompactJws } from '../src/auth/jose/verify.ts';
+import { jwsAlgorithm } from '../src/auth/jws/algorithms.ts';
+import { importVerifyKey, type KeySource } from '../src/auth/jws/key-source.ts';
+import { readPublicKey, type PublicKeySpec } from '../src/auth/jws/keys.ts';
+import { verifyCompactJws } from '../src/auth/jws/verify.ts';
 import {
   AUDIENCE,
   ISSUER,

@@ -11,7 +11,7 @@ import {
   LimitObject,
   type LimitNamespaceLike,
   type LimitStorageLike,
-} from '../src/worker/durable-object-limit-store.ts';
+} from '../src/cloudflare/durable-object-limit-store.ts';
 import { limitStoreContract } from './helpers/limit-store-contract.ts';
 
 limitStoreContract('memoryLimitStore', async () => ({ store: memoryLimitStore(), expiresLeases: false }));

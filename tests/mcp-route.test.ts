@@ -11,7 +11,7 @@ import { agentHandler } from '../src/http/index.ts';
 import { agentRoutes } from '../src/http/handler.ts';
 import { toResponse } from '../src/http/responses.ts';
 import { webRouteRequest } from '../src/http/route-request.ts';
-import { VERSION } from '../src/version.ts';
+import { VERSION } from '../src/http/version.ts';
 import { AUDIENCE, NOW, SECRET, claims, hmacSigner, signToken } from './jwt-support.ts';
 import { DEPLOY_MESSAGE, principalAgent } from './helpers/http-agent.ts';
 import { assertConfigError } from './helpers/config-error.ts';

@@ -16,7 +16,7 @@ import {
   type AuthFn,
 } from '../src/auth/index.ts';
 import { jwtWithClock } from '../src/auth/jwt.ts';
-import { normalizeAudience } from '../src/auth/jose/claims.ts';
+import { normalizeAudience } from '../src/auth/jws/claims.ts';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import { agentHandler } from '../src/http/index.ts';
 import { AUDIENCE, ISSUER, NOW, SECRET, claims, hmacSigner, signToken, testKey } from './jwt-support.ts';
@@ -397,7 +397,7 @@ test('RFC 9864: "Ed25519" is the fully-specified name of EdDSA with an Ed25519 k
   );
   // A key set: its Ed25519 key (alg "Ed25519") is kept and verifies once the name is allowed.
   const jwks = { keys: [{ ...key.jwk, kid: 'ed', alg: 'Ed25519', use: 'sig' }] };
-  const { withKeySetInternals } = await import('../src/auth/jose/key-set.ts');
+  const { withKeySetInternals } = await import('../src/auth/key-set.ts');
   const fromSet = jwtWithClock(
     withKeySetInternals(
       { jwksUrl: 'https://id.example.com/jwks', audience: AUDIENCE, issuer: ISSUER, algorithms: ['Ed25519'] },

@@ -9,7 +9,7 @@ import {
   KEY_SET_RETRY_MS,
   withKeySetInternals,
   type KeySetInternals,
-} from '../src/auth/jose/key-set.ts';
+} from '../src/auth/key-set.ts';
 import { oidc, type OidcOptions } from '../src/auth/oidc.ts';
 import {
   AUDIENCE,

@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { VERSION } from '../src/version.ts';
+import { VERSION } from '../src/http/version.ts';
 
 const packageVersion = async (): Promise<string> =>
   JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).version;

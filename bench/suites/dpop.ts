@@ -7,7 +7,7 @@
 // default store on its own, with a fresh key per call.
 import { jwt } from '../../src/auth/index.ts';
 import { jwkThumbprint, memoryReplayStore } from '../../src/auth/dpop.ts';
-import { encodeBase64url } from '../../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 const ISSUER = 'https://issuer.example.com';

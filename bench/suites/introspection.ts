@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { introspection, jwt } from '../../src/auth/index.ts';
-import { encodeBase64url } from '../../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 const encoder = new TextEncoder();

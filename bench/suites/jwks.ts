@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { jwt, routeAuth } from '../../src/auth/index.ts';
 import type { AuthFn } from '../../src/auth/index.ts';
-import { encodeBase64url } from '../../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 const ISSUER = 'https://issuer.example.com';

@@ -5,7 +5,7 @@
 import { jwtVerify } from 'jose';
 import { jwt } from '../../src/auth/index.ts';
 import type { AuthFn } from '../../src/auth/index.ts';
-import { encodeBase64url } from '../../src/auth/jose/base64url.ts';
+import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 const ISSUER = 'https://issuer.example.com';

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import { readCredentials, readsHeadersOnly } from './authorization.ts';
-import { decodeBase64 } from './jose/base64url.ts';
+import { decodeBase64 } from './jws/base64url.ts';
 import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual, sha256 } from './constant-time.ts';
 import { kindOf, throwConfigError } from './errors.ts';

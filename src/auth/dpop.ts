@@ -2,14 +2,14 @@
 // DPoP, the resource server's side (RFC 9449, design §16): the proof a request carries in its
 // `DPoP` header, checked against the request and the access token it comes with. Every failure
 // is a skip; the entry's 401 then says `error="invalid_dpop_proof"`. Read or skip this file as a unit.
-import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jose/algorithms.ts';
-import { encodeBase64url } from './jose/base64url.ts';
-import { normalizeAudience } from './jose/claims.ts';
-import { parseCompactJws, signatureOf, signingInputOf } from './jose/compact.ts';
-import { parseJsonObject } from './jose/json.ts';
-import { importVerifyKey, type VerifyKey } from './jose/key-source.ts';
-import { readPublicJwk } from './jose/keys.ts';
-import { verifySignature } from './jose/verify.ts';
+import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jws/algorithms.ts';
+import { encodeBase64url } from './jws/base64url.ts';
+import { normalizeAudience } from './jws/claims.ts';
+import { parseCompactJws, signatureOf, signingInputOf } from './jws/compact.ts';
+import { parseJsonObject } from './jws/json.ts';
+import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
+import { readPublicJwk } from './jws/keys.ts';
+import { verifySignature } from './jws/verify.ts';
 import { sha256 } from './constant-time.ts';
 import { throwConfigError } from './errors.ts';
 import { isNumberIn } from './options.ts';

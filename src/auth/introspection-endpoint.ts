@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Where introspection() sends its calls (RFC 7662, RFC 8414, design §17): the configured
 // endpoint, or the one the issuer's metadata names.
-import { attemptGate, fetchJsonObject, type KeySetInternals } from './jose/key-set.ts';
+import { attemptGate, fetchJsonObject, type KeySetInternals } from './key-set.ts';
 
 /** The configured endpoint, the same for every call. */
 export function staticEndpoint(url: string): (time: number) => Promise<string> {

@@ -13,8 +13,8 @@ import {
   type DpopOptions,
 } from './dpop.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
-import { encodeBase64url } from './jose/base64url.ts';
-import { checkClaims, hasScopes } from './jose/claims.ts';
+import { encodeBase64url } from './jws/base64url.ts';
+import { checkClaims, hasScopes } from './jws/claims.ts';
 import {
   fetchJsonObject,
   isWorkersRuntime,
@@ -22,7 +22,7 @@ import {
   readHttpsUrl,
   withoutQuery,
   type KeySetInternals,
-} from './jose/key-set.ts';
+} from './key-set.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { callSlots } from './call-slots.ts';
 import { readEntryOptions } from './jwt-options.ts';

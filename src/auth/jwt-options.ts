@@ -3,10 +3,10 @@
 import { checkQuotable } from './challenges.ts';
 import { readDpopPolicy } from './dpop.ts';
 import { isScopeList, throwConfigError } from './errors.ts';
-import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jose/algorithms.ts';
-import { normalizeAudience, type ClaimsPolicy } from './jose/claims.ts';
-import { mediaType } from './jose/compact.ts';
-import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, readHttpsUrl } from './jose/key-set.ts';
+import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
+import { normalizeAudience, type ClaimsPolicy } from './jws/claims.ts';
+import { mediaType } from './jws/compact.ts';
+import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, readHttpsUrl } from './key-set.ts';
 import { adoptDpopAlgs, isProtectedResourceMetadata } from './protected-resource.ts';
 import { readCacheSize } from './token-cache.ts';
 import type { JwtOptions } from './jwt.ts';

@@ -19,20 +19,20 @@ import {
   type EntryOptions,
 } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
-import { algorithmsFor, type AlgorithmName } from './jose/algorithms.ts';
-import { checkClaims, hasScopes, type ClaimsPolicy } from './jose/claims.ts';
-import type { CompactJws } from './jose/compact.ts';
-import { parseJsonObject } from './jose/json.ts';
+import { algorithmsFor, type AlgorithmName } from './jws/algorithms.ts';
+import { checkClaims, hasScopes, type ClaimsPolicy } from './jws/claims.ts';
+import type { CompactJws } from './jws/compact.ts';
+import { parseJsonObject } from './jws/json.ts';
 import {
   importHmacVerifyKey,
   importVerifyKey,
   staticKeySource,
   type KeySource,
   type VerifyKey,
-} from './jose/key-source.ts';
-import { keySetCache, keySetInternals, readHttpsUrl } from './jose/key-set.ts';
-import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jose/keys.ts';
-import { skip, verifyCompactJws, type Accept, type HeaderPolicy, type Refuse } from './jose/verify.ts';
+} from './jws/key-source.ts';
+import { keySetCache, keySetInternals, readHttpsUrl } from './key-set.ts';
+import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
+import { skip, verifyCompactJws, type Accept, type HeaderPolicy, type Refuse } from './jws/verify.ts';
 import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { kindOf, throwConfigError } from './errors.ts';
-import type { AlgorithmName } from './jose/algorithms.ts';
-import { KEY_SET_UNAVAILABLE, type KeySource } from './jose/key-source.ts';
+import type { AlgorithmName } from './jws/algorithms.ts';
+import { KEY_SET_UNAVAILABLE, type KeySource } from './jws/key-source.ts';
 import {
   attemptGate,
   fetchJsonObject,
@@ -10,7 +10,7 @@ import {
   readHttpsUrl,
   withoutQuery,
   type KeySetInternals,
-} from './jose/key-set.ts';
+} from './key-set.ts';
 import { createJwtEntry, type JwtOptions } from './jwt.ts';
 import { DPOP_OPTION_NAMES } from './dpop.ts';
 import { ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms } from './jwt-options.ts';

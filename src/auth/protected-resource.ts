@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 import { SCOPE_TOKEN, throwConfigError } from './errors.ts';
-import { readHttpsUrl } from './jose/key-set.ts';
+import { readHttpsUrl } from './key-set.ts';
 import { checkOptionNames } from './options.ts';
 import type { Challenge } from './types.ts';
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { throwConfigError } from './errors.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
-import type { KeySource, VerifyKey } from './jose/key-source.ts';
+import type { KeySource, VerifyKey } from './jws/key-source.ts';
 import type { Principal } from './types.ts';
 
 /** A verified token kept for its next use (design §13): crypto and claims, never a mapper's answer. */

@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { apiToken } from '../auth/api-token.ts';
 import { closest } from '../auth/options.ts';
 import type { AuthFn } from '../auth/types.ts';
-import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from './agent-dir.ts';
+import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from '../agent-dir/agent-dir.ts';
 import { build } from '../targets/build.ts';
 import { migrateDatabase } from './database.ts';
 import { runDevLoop, serveLoadFailure } from './dev.ts';
-import { loadAgentDir } from './resolve.ts';
+import { loadAgentDir } from '../agent-dir/resolve.ts';
 import { FIRST_TOOL_CALL, initAgentDir, newApiToken } from './scaffold.ts';
 import {
   builtOutputTarget,

@@ -10,12 +10,12 @@ import { printable } from '../node/request-log.ts';
 import { closeOnSignals, serve, urlHost } from '../node/server.ts';
 import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { DEV_INSPECT } from '../node/dev-inspect.ts';
-import { BUILD_TARGETS, SETTINGS_FILE } from './agent-dir.ts';
-import type { AgentManifest, BuildTarget, ProjectLimits, ProjectSettings } from './agent-dir.ts';
+import { BUILD_TARGETS, SETTINGS_FILE } from '../agent-dir/agent-dir.ts';
+import type { AgentManifest, BuildTarget, ProjectLimits, ProjectSettings } from '../agent-dir/agent-dir.ts';
 import { limitStoreOf, migrateDatabase } from './database.ts';
-import { loadAgentDir, loadAgentFiles } from './resolve.ts';
-import { apiTokenDigest } from './token-digest.ts';
-import { NO_AUTH_CONFIGURED } from '../worker/spec-worker.ts';
+import { loadAgentDir, loadAgentFiles } from '../agent-dir/resolve.ts';
+import { apiTokenDigest } from '../agent-dir/token-digest.ts';
+import { NO_AUTH_CONFIGURED } from '../cloudflare/spec-worker.ts';
 
 /**
  * The list the server is given: the auth file's list when there is one (the baked token is

@@ -8,7 +8,7 @@ import { jsonValue, readBodyBytes } from './body.ts';
 import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
 import { errorReply, jsonReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
-import { VERSION } from '../version.ts';
+import { VERSION } from './version.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {

@@ -1,4 +1,4 @@
-import { encodeBase64url } from '../auth/jose/base64url.ts';
+import { encodeBase64url } from '../auth/jws/base64url.ts';
 import { readBoundedBody } from '../auth/bounded-body.ts';
 import { MAX_BODY_BYTES } from '../http/body.ts';
 import { errorResponse, jsonResponse } from '../http/responses.ts';

@@ -1,6 +1,6 @@
 import { AuthConfigError } from '../auth/errors.ts';
 import { checkOptionNames } from '../auth/options.ts';
-import { encodeBase64url } from '../auth/jose/base64url.ts';
+import { encodeBase64url } from '../auth/jws/base64url.ts';
 import type { Principal } from '../agent/types.ts';
 import {
   apiBase,

@@ -4,5 +4,5 @@ export { StoreError } from './errors.ts';
 export { SCHEMA_VERSION } from './schema.ts';
 export { postgresReplayStore } from './replay.ts';
 export type { PostgresReplayStore, PostgresReplayStoreOptions } from './replay.ts';
-export { postgresLimitStore } from './limits.ts';
-export type { PostgresLimitStore, PostgresLimitStoreOptions } from './limits.ts';
+export { postgresLimitStore } from './limit-store.ts';
+export type { PostgresLimitStore, PostgresLimitStoreOptions } from './limit-store.ts';

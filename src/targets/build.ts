@@ -4,13 +4,13 @@ import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from '
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { authSources, BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from '../cli/agent-dir.ts';
-import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from '../cli/agent-dir.ts';
+import { authSources, BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from '../agent-dir/agent-dir.ts';
+import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from '../agent-dir/agent-dir.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import { bundleModules } from './bundle.ts';
-import { AGENTWARD_ENTRIES } from '../cli/resolve.ts';
-import { WORKER_BINDINGS, type SpecWorkerOptions } from '../worker/spec-worker.ts';
-import { tokenDigest } from '../cli/token-digest.ts';
+import { AGENTWARD_ENTRIES } from '../agent-dir/resolve.ts';
+import { WORKER_BINDINGS, type SpecWorkerOptions } from '../cloudflare/spec-worker.ts';
+import { tokenDigest } from '../agent-dir/token-digest.ts';
 import {
   isTypeScript,
   javaScriptName,
@@ -18,7 +18,7 @@ import {
   packageName,
   rewriteSpecifiers,
   stripTypes,
-} from './transpile.ts';
+} from '../agent-dir/transpile.ts';
 
 export interface BuildOptions {
   target: BuildTarget;
@@ -479,7 +479,7 @@ async function buildWorker(
 ): Promise<AgentManifest> {
   const { limits } = info.settings;
   const { code, entryName } = await bundleModules(
-    fileURLToPath(new URL(`../worker/spec-worker${ownExtension}`, import.meta.url)),
+    fileURLToPath(new URL(`../cloudflare/spec-worker${ownExtension}`, import.meta.url)),
   );
   // The directory's text reaches the code only inside string literals, parsed at start-up.
   const worker = `// Built by agentward (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.

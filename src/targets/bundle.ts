@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { stripTypes } from './transpile.ts';
+import { stripTypes } from '../agent-dir/transpile.ts';
 
 /**
  * A bundler for agentward's own web-standard modules, so that the Workers target is one

@@ -1,8 +1,8 @@
-// The guard tests' view of a source file, through the build's lexer (src/targets/source-scan.ts).
-import { scanSource, specifierStrings } from '../../src/targets/source-scan.ts';
+// The guard tests' view of a source file, through the build's lexer (src/agent-dir/source-scan.ts).
+import { scanSource, specifierStrings } from '../../src/agent-dir/source-scan.ts';
 
 export { scanSource };
-export type { ScannedSource } from '../../src/targets/source-scan.ts';
+export type { ScannedSource } from '../../src/agent-dir/source-scan.ts';
 
 /** The module specifiers of static imports, re-exports, `import 'x'`, `import('x')` and `require('x')`. */
 export function importSpecifiers(source: string): string[] {

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
 import { FIRST_TOOL_CALL, initAgentDir } from '../../src/cli/scaffold.ts';
-import { resolveAgentDir } from '../../src/cli/resolve.ts';
+import { resolveAgentDir } from '../../src/agent-dir/resolve.ts';
 import { bearer, sendMessage, startBuiltServer, tempFolder } from './build-helpers.ts';
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));

@@ -26,7 +26,7 @@ test('jsr.json names the runtime-neutral entries (., ./auth, ./postgres: never .
   for (const file of Object.values(jsr.exports)) assert.ok(existsSync(join(root, file)), file);
   assert.deepEqual(jsr.publish.include, ['src/**/*.ts', 'LICENSE']);
   // The Node-only folders (and what runs inside the built Worker, which no entry imports) stay out.
-  for (const folder of ['src/node/', 'src/cli/', 'src/targets/', 'src/worker/'])
+  for (const folder of ['src/node/', 'src/cli/', 'src/targets/', 'src/cloudflare/'])
     assert.ok(jsr.publish.exclude.includes(folder), folder);
 });
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { keySetCache } from '../../src/auth/jose/key-set.ts';
+import { keySetCache } from '../../src/auth/key-set.ts';
 import { rsaKey } from '../jwks-fixtures.ts';
 
 const timers = (): number => process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;

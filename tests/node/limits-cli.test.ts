@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { readAgentDir } from '../../src/cli/agent-dir.ts';
+import { readAgentDir } from '../../src/agent-dir/agent-dir.ts';
 import { build } from '../../src/targets/build.ts';
 import {
   BAKED_TOKEN,

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
-import { readAgentDir } from '../../src/cli/agent-dir.ts';
+import { readAgentDir } from '../../src/agent-dir/agent-dir.ts';
 import {
   BAKED_TOKEN,
   ENV_TOKEN,

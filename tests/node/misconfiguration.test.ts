@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { apiToken, AuthConfigError } from '../../src/auth/index.ts';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { discordChannel, serve, slackChannel } from '../../src/node/index.ts';
-import { resolveAgentDir } from '../../src/cli/resolve.ts';
+import { resolveAgentDir } from '../../src/agent-dir/resolve.ts';
 import { build } from '../../src/targets/build.ts';
 import { fixture, nodeBin, root, runBuiltServerToExit, tempFolder, writeDir } from './build-helpers.ts';
 

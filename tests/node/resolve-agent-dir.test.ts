@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { resolveAgentDir } from '../../src/cli/resolve.ts';
-import { AGENTWARD_ENTRIES } from '../../src/cli/resolve.ts';
+import { resolveAgentDir } from '../../src/agent-dir/resolve.ts';
+import { AGENTWARD_ENTRIES } from '../../src/agent-dir/resolve.ts';
 import {
   BAKED_TOKEN,
   basicAuth,

@@ -8,7 +8,7 @@ import {
   durableObjectLimitStore,
   LimitObject,
   type LimitNamespaceLike,
-} from '../../src/worker/durable-object-limit-store.ts';
+} from '../../src/cloudflare/durable-object-limit-store.ts';
 import { limitStoreContract } from '../helpers/limit-store-contract.ts';
 import { runDeclaredTests } from './node-test-shim.ts';
 

@@ -1,7 +1,7 @@
 // A module of an agent directory that fails to load is named with the line and column at fault.
 import nodeModule from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { quietly } from '../targets/transpile.ts';
+import { quietly } from './transpile.ts';
 
 export interface SourceLocation {
   file: string;

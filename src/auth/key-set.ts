@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
-import type { JwsHeader } from './compact.ts';
-import { parseJsonObject } from './json.ts';
+import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jws/algorithms.ts';
+import type { JwsHeader } from './jws/compact.ts';
+import { parseJsonObject } from './jws/json.ts';
 import {
   importFailed,
   importVerifyKey,
@@ -9,10 +9,10 @@ import {
   NO_KEYS,
   type KeySource,
   type VerifyKey,
-} from './key-source.ts';
-import { readPublicJwk, type PublicKeySpec } from './keys.ts';
-import { readBoundedBody } from '../bounded-body.ts';
-import { throwConfigError } from '../errors.ts';
+} from './jws/key-source.ts';
+import { readPublicJwk, type PublicKeySpec } from './jws/keys.ts';
+import { readBoundedBody } from './bounded-body.ts';
+import { throwConfigError } from './errors.ts';
 
 /** Limits of a key-set (and discovery) fetch and of the cache. */
 export const KEY_SET_TIMEOUT_MS = 5_000;
