@@ -1,7 +1,7 @@
 // Suite `digest`: the SHA-256 behind apiToken() and basic() (src/auth/constant-time.ts, plain
 // JavaScript, synchronous) against crypto.subtle.digest (a thread-pool job and a promise per call),
 // on a 40-byte token and on 8 KiB (the timing test's token). Baseline: Web Crypto on 40 bytes.
-import { sha256 } from '../../src/auth/constant-time.ts';
+import { sha256 } from '../../src/auth/sha256.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 export default async function suites(): Promise<SuiteSpec[]> {

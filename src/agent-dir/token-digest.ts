@@ -1,6 +1,6 @@
 // A build output holds the SHA-256 digest of the token `init` baked in, never the token itself.
 import { apiTokenDigestEntry } from '../auth/api-token.ts';
-import { sha256 } from '../auth/constant-time.ts';
+import { sha256 } from '../auth/sha256.ts';
 import type { AuthFn } from '../auth/types.ts';
 import { SETTINGS_FILE } from './agent-dir.ts';
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
-import { constantTimeEqual, sha256 } from './constant-time.ts';
+import { constantTimeEqual } from './constant-time.ts';
+import { sha256 } from './sha256.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';

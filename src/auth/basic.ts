@@ -2,7 +2,8 @@
 import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jws/base64url.ts';
 import { checkQuotable } from './challenges.ts';
-import { constantTimeEqual, sha256 } from './constant-time.ts';
+import { constantTimeEqual } from './constant-time.ts';
+import { sha256 } from './sha256.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';

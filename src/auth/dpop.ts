@@ -10,7 +10,7 @@ import { parseJsonObject } from './jws/json.ts';
 import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
-import { sha256 } from './constant-time.ts';
+import { sha256 } from './sha256.ts';
 import { throwConfigError } from './errors.ts';
 import { isNumberIn } from './options.ts';
 import { DEFAULT_CHALLENGES, skipWithError } from './challenges.ts';

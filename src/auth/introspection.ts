@@ -3,7 +3,7 @@
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { sha256 } from './constant-time.ts';
+import { sha256 } from './sha256.ts';
 import {
   boundThumbprint,
   checkProof,

@@ -4,7 +4,7 @@ import { createAgent } from '../agent/agent.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
 import { API_TOKEN_ID, apiTokenDigestEntry } from '../auth/api-token.ts';
 import { B64TOKEN } from '../auth/authorization.ts';
-import { sha256 } from '../auth/constant-time.ts';
+import { sha256 } from '../auth/sha256.ts';
 import { AuthConfigError } from '../auth/errors.ts';
 import { checkOptionNames } from '../auth/options.ts';
 import { authEntries } from '../auth/route-auth.ts';
