@@ -3,7 +3,11 @@
 // Durable Object storage runs it in tests/node/build-worker-agent.test.ts (workerd).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CHUNK_UNITS, durableObjectStore, type DurableObjectStorageLike } from '../src/cloudflare/durable-object-store.ts';
+import {
+  CHUNK_UNITS,
+  durableObjectStore,
+  type DurableObjectStorageLike,
+} from '../src/cloudflare/durable-object-store.ts';
 import { sessionRecord, storeContract } from './helpers/store-contract.ts';
 
 /** Durable Object storage as its API behaves: structured copies, atomic ordered operations, `list` sorted by key. */

@@ -4,12 +4,7 @@ import assert from 'node:assert/strict';
 import { MockAgent, fetch as undiciFetch } from '../node_modules/undici/index.js';
 import { AuthConfigError, routeAuth } from '../src/auth/index.ts';
 import type { AuthResult } from '../src/auth/index.ts';
-import {
-  KEY_SET_FRESH_MS,
-  KEY_SET_RETRY_MS,
-  withKeySetInternals,
-  type KeySetInternals,
-} from '../src/auth/key-set.ts';
+import { KEY_SET_FRESH_MS, KEY_SET_RETRY_MS, withKeySetInternals, type KeySetInternals } from '../src/auth/key-set.ts';
 import { oidc, type OidcOptions } from '../src/auth/oidc.ts';
 import {
   AUDIENCE,

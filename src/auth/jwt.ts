@@ -32,12 +32,16 @@ import {
 } from './jws/key-source.ts';
 import { keySetCache, keySetInternals, readHttpsUrl } from './key-set.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
-import { skip, verifyCompactJws, type Accept, type HeaderPolicy, type Refuse } from './jws/verify.ts';
+import type { RefusalReason } from './refusals.ts';
+import { skip, verifyCompactJws, type Accept, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
 import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
 import { tokenCache, type TokenCache } from './token-cache.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
+
+/** Hears why this entry refused a token, any of its reasons. */
+type Refuse = RefuseWith<RefusalReason>;
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
 export type JwtPrincipalMapper = (
@@ -277,7 +281,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     if (!viaDpop && dpop.required) return skip(refuse, 'dpop-required', null);
     const hit = cache === undefined ? undefined : fromCache(request, value.slice(start), viaDpop, refuse);
     if (hit !== undefined) return hit;
-    const accept: Accept<unknown> = viaDpop
+    const accept: Accept<unknown, RefusalReason> = viaDpop
       ? (jws, refusing, key) => {
           const claims = checkedClaims(jws, refusing, true);
           return claims === null

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import type { ClaimsRefusal } from './jws/claims.ts';
+import type { JwsRefusal } from './jws/verify.ts';
 
 // In order of how far a token got: of several entries that refused one token, the furthest is reported (ties: the first).
 const PROGRESS = [
@@ -29,6 +31,10 @@ export const MAX_REPORTED = 256;
 
 /** Why an entry refused a bearer token (design §12): for the operator, never sent to the client. */
 export type RefusalReason = (typeof PROGRESS)[number];
+
+/** Every reason the JWS core gives is one of these: a reason added there and not here fails the type check. */
+export type JwsReasonsCovered = Covered<JwsRefusal | ClaimsRefusal>;
+type Covered<T extends RefusalReason> = T;
 
 /** What `onRefused` hears: the entry (`jwt`, `oidc`, `apiToken`), the reason, and the token's `kid`/`iss` when readable. Never the token. */
 export interface Refusal {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-import type { RefusalReason } from '../refusals.ts';
+/** Why the claims of a verified token were refused. */
+export type ClaimsRefusal = 'malformed' | 'expired' | 'not-yet-valid' | 'issued-in-future' | 'issuer' | 'audience';
 
 /** What the claims of a verified JWT must satisfy. */
 export interface ClaimsPolicy {
@@ -23,7 +24,7 @@ export function checkClaims(
   policy: ClaimsPolicy,
   now: number,
   expRequired = true,
-): RefusalReason | null {
+): ClaimsRefusal | null {
   const { exp, nbf, iat, iss, aud } = claims;
   const tolerance = policy.clockToleranceSec;
   // An introspection answer may leave exp out (RFC 7662 §2.2): the server said the token is active.
