@@ -36,7 +36,7 @@ import type { Agent, Store } from '../src/agent/types.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
 import type { AuthOption } from '../src/auth/index.ts';
 import { encodeBase64url } from '../src/auth/jws/base64url.ts';
-import { serve } from '../src/node/index.ts';
+import { serve } from '../src/node.ts';
 import { ask, discardStore, type Load, type LoadResult, QUIET_BUSY, quietGate, runResult } from './http-shared.ts';
 import { formatOps, median, parseArgs, shuffle } from './lib.ts';
 

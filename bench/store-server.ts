@@ -8,7 +8,7 @@ import pg from 'pg';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Store } from '../src/agent/types.ts';
 import { apiToken } from '../src/auth/api-token.ts';
-import { closeOnSignals, fileStore, serve } from '../src/node/index.ts';
+import { closeOnSignals, fileStore, serve } from '../src/node.ts';
 import type { LimitsOptions } from '../src/http/index.ts';
 import { postgresLimitStore, postgresStore } from '../src/postgres/index.ts';
 

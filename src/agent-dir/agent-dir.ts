@@ -2,8 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { isPlainObject } from '../agent/tools.ts';
-import { B64TOKEN } from '../auth/authorization.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { B64TOKEN, checkOptionNames } from '../auth/internal.ts';
 import { readLimits, type LimitWindow } from '../http/limits.ts';
 
 /** The files of an agent directory (design §7). */

@@ -2,17 +2,16 @@ import { readFileSync } from 'node:fs';
 import nodeModule from 'node:module';
 import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
-import type { AuthFn } from '../auth/types.ts';
+import { AuthConfigError, kindOf, type AuthFn } from '../auth/internal.ts';
 import { AGENT_FILE, authSources, readAgentDir } from './agent-dir.ts';
 import type { AgentDir, AgentManifest } from './agent-dir.ts';
 import { errorLocation, loadError } from './load-error.ts';
-import { AuthConfigError, kindOf } from '../auth/errors.ts';
 
 /** The entry points of agentward (package.json `exports`), as paths under `src/` without extension. */
 export const AGENTWARD_ENTRIES: ReadonlyMap<string, string> = new Map([
   ['agentward', 'index'],
   ['agentward/auth', 'auth/index'],
-  ['agentward/node', 'node/index'],
+  ['agentward/node', 'node'],
   ['agentward/postgres', 'postgres/index'],
 ]);
 

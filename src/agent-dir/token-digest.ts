@@ -1,7 +1,5 @@
 // A build output holds the SHA-256 digest of the token `init` baked in, never the token itself.
-import { apiTokenDigestEntry } from '../auth/api-token.ts';
-import { sha256 } from '../auth/sha256.ts';
-import type { AuthFn } from '../auth/types.ts';
+import { apiTokenDigestEntry, sha256, type AuthFn } from '../auth/internal.ts';
 import { SETTINGS_FILE } from './agent-dir.ts';
 
 /** The lowercase hex SHA-256 digest of a token: what a build output holds instead of the token. */

@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../auth/options.ts';
+import { checkOptionNames } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
 import { AgentError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';

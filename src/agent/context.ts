@@ -1,4 +1,4 @@
-import { completePrincipal, deepFreeze } from '../auth/principal.ts';
+import { completePrincipal, deepFreeze } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { Principal, RunContext } from './types.ts';

@@ -1,4 +1,4 @@
-import { encodeBase64url } from '../auth/jws/base64url.ts';
+import { encodeBase64url } from '../auth/internal.ts';
 
 const ID_BYTES = 16;
 /** Ids made from one `getRandomValues` call. */

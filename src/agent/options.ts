@@ -1,6 +1,6 @@
 // The options of createAgent and of the agent's calls: names, defaults and checks. Option
 // objects are closed (design §14): a misspelled key is an error, never a silent default.
-import { checkOptionNames } from '../auth/options.ts';
+import { checkOptionNames } from '../auth/internal.ts';
 import { invalidAgent, invalidInput } from './errors.ts';
 import { aiSdkModel, isAiSdkModel } from './models/ai-sdk.ts';
 import type { Model, UsageHook } from './types.ts';

@@ -1,5 +1,5 @@
 // Session ownership (design §9) and the listing order every store shares.
-import { decodeBase64url, encodeBase64url } from '../auth/jws/base64url.ts';
+import { decodeBase64url, encodeBase64url } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import type {

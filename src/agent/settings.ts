@@ -1,5 +1,5 @@
 // Generation settings (design §21): checked once for a static agent, per run for a settings function.
-import { checkOptionNames } from '../auth/options.ts';
+import { checkOptionNames } from '../auth/internal.ts';
 import { invalidAgent } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ModelSettings } from './types.ts';

@@ -1,6 +1,6 @@
 // What an agent's store keeps (sessions with their transcript and audit, checkpoints of paused
 // runs, memory notes) and the `Store` interface every store implements (design §6, §9, §10).
-import type { Principal } from '../auth/types.ts';
+import type { Principal } from '../auth/internal.ts';
 import type { Message } from './types.ts';
 
 /** A decision on an approval, kept beside the transcript for audit. */

@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../auth/options.ts';
+import { checkOptionNames } from '../auth/internal.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';

@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../auth/options.ts';
+import { checkOptionNames } from '../auth/internal.ts';
 import { checkArguments, parametersSchema } from './arguments.ts';
 import { invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';

@@ -1,6 +1,6 @@
 // The agent contract (design §6). Shared by src/agent (runtime), src/http (routes) and src/node (server, file store).
 // What a store keeps, and the `Store` interface, are in store-types.ts.
-import type { Principal } from '../auth/types.ts';
+import type { Principal } from '../auth/internal.ts';
 import type { ToolParameters } from './arguments.ts';
 import type { AiSdkLanguageModel } from './models/ai-sdk.ts';
 import type { AuditEntry, Store } from './store-types.ts';

@@ -4,9 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { apiToken } from '../auth/api-token.ts';
-import { closest } from '../auth/options.ts';
-import type { AuthFn } from '../auth/types.ts';
+import { apiToken, closest, type AuthFn } from '../auth/internal.ts';
 import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from '../agent-dir/agent-dir.ts';
 import { build } from '../targets/build.ts';
 import { migrateDatabase } from './database.ts';

@@ -2,16 +2,23 @@
 // goes through: path, metadata, the MCP guard, auth (after limits.failures), method, scopes,
 // limits, then the route itself (routes.ts).
 import type { Agent, Principal } from '../agent/types.ts';
-import { AuthConfigError, kindOf } from '../auth/errors.ts';
-import { authEntries, routeAuth, type Authenticate } from '../auth/route-auth.ts';
-import { checkOptionNames } from '../auth/options.ts';
-import type { RefusalListener } from '../auth/refusals.ts';
-import type { AuthOption } from '../auth/types.ts';
+import {
+  AuthConfigError,
+  kindOf,
+  authEntries,
+  routeAuth,
+  checkOptionNames,
+  adoptDpopAlgs,
+  advertisedDpopAlgs,
+  type Authenticate,
+  type RefusalListener,
+  type AuthOption,
+  type ProtectedResourceMetadata,
+} from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
 import { errorReply, failureReply, type Reply, toResponse } from './responses.ts';
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
 import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
-import { adoptDpopAlgs, advertisedDpopAlgs, type ProtectedResourceMetadata } from '../auth/protected-resource.ts';
 import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';

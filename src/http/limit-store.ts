@@ -1,7 +1,6 @@
 // The limit store contract (design §22) and its default, the process's memory. The route
 // handler keeps its counters in one: `agentHandler(agent, { limits: { store } })`.
-import { AuthConfigError } from '../auth/errors.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
 
 /** What a limit store answers about a window. */
 export interface WindowCount {

@@ -3,9 +3,7 @@
 // address before auth. The counters live in a limit store (limit-store.ts). Every handler
 // bundles this file, so it is kept small: one shape for the three windowed policies.
 import type { Principal, UsageHook } from '../agent/types.ts';
-import { AuthConfigError } from '../auth/errors.ts';
-import { checkOptionNames } from '../auth/options.ts';
-import { BOOLEAN_PRINCIPAL } from '../auth/route-auth.ts';
+import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL } from '../auth/internal.ts';
 import { isLocalStore, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
 import { errorReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';

@@ -2,8 +2,7 @@
 // transport without sessions, answering each JSON-RPC 2.0 request with one JSON answer.
 // The tools themselves (`ask`, `decide`) are in mcp-tools.ts; this file is the wire.
 import type { Principal, UsageHook } from '../agent/types.ts';
-import { AuthConfigError, isScopeList } from '../auth/errors.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { jsonValue, readBodyBytes } from './body.ts';
 import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
 import { errorReply, jsonReply, JsonReply, type Reply } from './responses.ts';

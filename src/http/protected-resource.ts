@@ -3,10 +3,10 @@ import {
   protectedResourceMetadata,
   type ProtectedResourceMetadata,
   type ProtectedResourceOptions,
-} from '../auth/protected-resource.ts';
+} from '../auth/internal.ts';
 
-export type { ProtectedResourceOptions } from '../auth/protected-resource.ts';
-export { protectedResourcePath } from '../auth/protected-resource.ts';
+export type { ProtectedResourceOptions } from '../auth/internal.ts';
+export { protectedResourcePath } from '../auth/internal.ts';
 
 /** The `protectedResource` option of `agentHandler`/`serve`: `protectedResourceMetadata()`'s result, or its options. */
 export function protectedResourceRoute(

@@ -1,5 +1,5 @@
 import type { Principal } from '../agent/types.ts';
-import { readBoundedBody } from '../auth/bounded-body.ts';
+import { readBoundedBody } from '../auth/internal.ts';
 
 /**
  * What the agent routes read of a request. `agentHandler()` reads it off a Web `Request`; the

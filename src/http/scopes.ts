@@ -1,8 +1,6 @@
 // The scopes of agentHandler()'s route groups (design §15), and the check every group and MCP tool uses.
 import type { Principal } from '../agent/types.ts';
-import { AuthConfigError, isScopeList } from '../auth/errors.ts';
-import { hasScopes } from '../auth/jws/claims.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { AuthConfigError, isScopeList, hasScopes, checkOptionNames } from '../auth/internal.ts';
 
 /** Scopes per group of routes (`agentHandler`'s `scopes`). */
 export interface RouteScopes {

@@ -1,8 +1,6 @@
-import { encodeBase64url } from '../auth/jws/base64url.ts';
-import { readBoundedBody } from '../auth/bounded-body.ts';
+import { encodeBase64url, readBoundedBody, AuthConfigError } from '../auth/internal.ts';
 import { MAX_BODY_BYTES } from '../http/body.ts';
 import { errorResponse, jsonResponse } from '../http/responses.ts';
-import { AuthConfigError } from '../auth/errors.ts';
 import type { Agent, RunResult, SendOptions } from '../agent/types.ts';
 
 /** What the server gives a channel besides the request. */

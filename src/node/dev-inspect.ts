@@ -7,9 +7,7 @@
 // say any of this (a refused caller learns nothing of why, design §12).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerResponse } from 'node:http';
-import type { Refusal, RefusalListener } from '../auth/refusals.ts';
-import { routeAuth } from '../auth/route-auth.ts';
-import type { AuthOption, Principal } from '../auth/types.ts';
+import { routeAuth, type Refusal, type RefusalListener, type AuthOption, type Principal } from '../auth/internal.ts';
 import type { AgentRoutes } from '../http/handler.ts';
 import { jsonReply, type Reply } from '../http/responses.ts';
 import type { RouteRequest } from '../http/route-request.ts';

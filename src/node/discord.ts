@@ -1,6 +1,4 @@
-import { AuthConfigError } from '../auth/errors.ts';
-import { checkOptionNames } from '../auth/options.ts';
-import { encodeBase64url } from '../auth/jws/base64url.ts';
+import { AuthConfigError, checkOptionNames, encodeBase64url } from '../auth/internal.ts';
 import type { Principal } from '../agent/types.ts';
 import {
   apiBase,

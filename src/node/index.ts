@@ -1,3 +1,4 @@
+// The node floor's door: the server, its bridge, channels and the file store (Node only).
 export { fileStore } from './file-store.ts';
 export { slackChannel } from './slack.ts';
 export type { SlackChannelOptions } from './slack.ts';
@@ -6,10 +7,5 @@ export type { DiscordChannelOptions } from './discord.ts';
 export type { Channel, ChannelContext } from './channel.ts';
 export { serve, closeOnSignals } from './server.ts';
 export type { ServeOptions, AgentServer } from './server.ts';
-export { resolveAgentDir } from '../agent-dir/resolve.ts';
-export type { ResolvedAgentDir } from '../agent-dir/resolve.ts';
-export { build } from '../targets/build.ts';
-export type { BuildOptions } from '../targets/build.ts';
-export type { AgentManifest, BuildTarget } from '../agent-dir/agent-dir.ts';
 export { toNodeListener } from './listener.ts';
 export type { NodeListener, NodeListenerOptions, WebHandler } from './listener.ts';

@@ -1,9 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Principal } from '../agent/types.ts';
-import { authResponseText, wwwAuthenticateLines } from '../auth/responses.ts';
-import { readBoundedBody } from '../auth/bounded-body.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { authResponseText, wwwAuthenticateLines, readBoundedBody, checkOptionNames } from '../auth/internal.ts';
 import { ROUTES, type AgentRoutes } from '../http/handler.ts';
 import { errorReply, HttpError, JsonReply, type Reply, responseText } from '../http/responses.ts';
 import { socketAddresses, type RouteRequest } from '../http/route-request.ts';

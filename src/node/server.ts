@@ -2,13 +2,16 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAgent } from '../agent/agent.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
-import { API_TOKEN_ID, apiTokenDigestEntry } from '../auth/api-token.ts';
-import { B64TOKEN } from '../auth/authorization.ts';
-import { sha256 } from '../auth/sha256.ts';
-import { AuthConfigError } from '../auth/errors.ts';
-import { checkOptionNames } from '../auth/options.ts';
-import { authEntries } from '../auth/route-auth.ts';
-import type { AuthOption } from '../auth/types.ts';
+import {
+  API_TOKEN_ID,
+  apiTokenDigestEntry,
+  B64TOKEN,
+  sha256,
+  AuthConfigError,
+  checkOptionNames,
+  authEntries,
+  type AuthOption,
+} from '../auth/internal.ts';
 import { agentRoutes, HANDLER_OPTION_NAMES, refuseEmptyAuth, type AgentHandlerOptions } from '../http/handler.ts';
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';

@@ -1,6 +1,4 @@
-import { constantTimeEqual } from '../auth/constant-time.ts';
-import { AuthConfigError } from '../auth/errors.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { constantTimeEqual, AuthConfigError, checkOptionNames } from '../auth/internal.ts';
 import type { Principal } from '../agent/types.ts';
 import {
   apiBase,

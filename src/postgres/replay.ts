@@ -1,4 +1,4 @@
-import type { DpopReplayStore } from '../auth/dpop.ts';
+import type { DpopReplayStore } from '../auth/internal.ts';
 import { poolOptions, type PgPool } from './store.ts';
 
 export interface PostgresReplayStoreOptions {

@@ -1,7 +1,7 @@
 import { keyedQueue } from '../agent/key-queue.ts';
 import { sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { checkOptionNames } from '../auth/internal.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { checkSchemaName, createStatements, KEY, SCHEMA_VERSION } from './schema.ts';
 

@@ -6,7 +6,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { authSources, BUILD_TARGETS, SETTINGS_FILE, readAgentDir } from '../agent-dir/agent-dir.ts';
 import type { AgentDir, AgentManifest, AgentSpec, BuildTarget, ProjectSettings } from '../agent-dir/agent-dir.ts';
-import { checkOptionNames } from '../auth/options.ts';
+import { checkOptionNames } from '../auth/internal.ts';
 import { bundleModules } from './bundle.ts';
 import { AGENTWARD_ENTRIES } from '../agent-dir/resolve.ts';
 import { WORKER_BINDINGS, type SpecWorkerOptions } from '../cloudflare/spec-worker.ts';

@@ -5,7 +5,7 @@
 import pg from 'pg';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { jwt } from '../../src/auth/index.ts';
-import { closeOnSignals, serve } from '../../src/node/index.ts';
+import { closeOnSignals, serve } from '../../src/node.ts';
 import { postgresReplayStore } from '../../src/postgres/index.ts';
 
 const jwk = JSON.parse(process.env.DPOP_TOKEN_JWK ?? 'null') as JsonWebKey | null;

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { createAgent, echoModel } from '../../src/agent/index.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
-import { closeOnSignals, serve } from '../../src/node/index.ts';
+import { closeOnSignals, serve } from '../../src/node.ts';
 import { postgresStore } from '../../src/postgres/index.ts';
 
 const url = process.env.DATABASE_URL;

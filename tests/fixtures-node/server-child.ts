@@ -3,7 +3,7 @@
 // a `refund` tool that needs approval, and a `slow` message that takes 500 ms.
 import { createAgent, echoModel } from '../../src/agent/index.ts';
 import { basic } from '../../src/auth/basic.ts';
-import { closeOnSignals, fileStore, serve } from '../../src/node/index.ts';
+import { closeOnSignals, fileStore, serve } from '../../src/node.ts';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: server-child.ts <data dir>');

@@ -11,7 +11,7 @@ import type { Model } from '../../src/agent/types.ts';
 import { apiToken, basic } from '../../src/auth/index.ts';
 import { agentHandler } from '../../src/http/handler.ts';
 import { jsonResponse } from '../../src/http/responses.ts';
-import { serve, toNodeListener } from '../../src/node/index.ts';
+import { serve, toNodeListener } from '../../src/node.ts';
 import { headerLines, send } from '../fixtures-node/http-client.ts';
 
 const closers: (() => Promise<unknown>)[] = [];

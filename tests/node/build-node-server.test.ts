@@ -138,7 +138,7 @@ describe('node-server target: a directory without auth.ts', () => {
       'app/lib/caller.js',
       'agentward/index.js',
       'agentward/auth/index.js',
-      'agentward/node/index.js',
+      'agentward/node.js',
     ]) {
       assert.ok(existsSync(join(out, file)), file);
     }

@@ -10,7 +10,7 @@ import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { wwwAuthenticateLines } from '../../src/auth/index.ts';
-import { toNodeListener } from '../../src/node/index.ts';
+import { toNodeListener } from '../../src/node.ts';
 import { basicAuth, headerLines, send } from '../fixtures-node/http-client.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 import { DELETE, GET, POST, ROUTE_PASSWORD, ROUTE_TOKEN } from '../fixtures-node/next-route.ts';

@@ -11,7 +11,7 @@ import { createAgent, echoModel } from '../../src/agent/index.ts';
 import type { Model, ModelDelta } from '../../src/agent/types.ts';
 import { anonymous, apiToken } from '../../src/auth/index.ts';
 import { agentHandler } from '../../src/http/handler.ts';
-import { serve, toNodeListener } from '../../src/node/index.ts';
+import { serve, toNodeListener } from '../../src/node.ts';
 import { headerLines } from '../fixtures-node/http-client.ts';
 
 const closers: (() => Promise<unknown>)[] = [];

@@ -19,7 +19,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { jwt, oidc, protectedResourceMetadata, routeAuth } from '../../src/auth/index.ts';
 import type { Principal } from '../../src/agent/types.ts';
-import { serve, toNodeListener, type AgentServer } from '../../src/node/index.ts';
+import { serve, toNodeListener, type AgentServer } from '../../src/node.ts';
 import { createServer } from 'node:http';
 import { principalAgent, DEPLOY_MESSAGE } from '../helpers/http-agent.ts';
 import {

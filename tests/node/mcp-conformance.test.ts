@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
-import { serve, type AgentServer } from '../../src/node/index.ts';
+import { serve, type AgentServer } from '../../src/node.ts';
 import { nodeBin, root } from './build-helpers.ts';
 
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'] as const;

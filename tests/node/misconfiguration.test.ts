@@ -11,7 +11,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { apiToken, AuthConfigError } from '../../src/auth/index.ts';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
-import { discordChannel, serve, slackChannel } from '../../src/node/index.ts';
+import { discordChannel, serve, slackChannel } from '../../src/node.ts';
 import { resolveAgentDir } from '../../src/agent-dir/resolve.ts';
 import { build } from '../../src/targets/build.ts';
 import { fixture, nodeBin, root, runBuiltServerToExit, tempFolder, writeDir } from './build-helpers.ts';

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { AuthConfigError } from '../../src/auth/index.ts';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
-import { discordChannel, serve, slackChannel, toNodeListener } from '../../src/node/index.ts';
+import { discordChannel, serve, slackChannel, toNodeListener } from '../../src/node.ts';
 import { build } from '../../src/targets/build.ts';
 import { fixture, nodeBin, root, tempFolder, writeDir } from './build-helpers.ts';
 

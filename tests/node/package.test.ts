@@ -109,7 +109,7 @@ describe('the packed tarball', () => {
       'dist/index.d.ts',
       'dist/index.js.map',
       'dist/auth/index.js',
-      'dist/node/index.js',
+      'dist/node.js',
       'dist/bin/agentward.js',
     ]) {
       assert.ok(listing.includes(file), `${file} is in the tarball`);

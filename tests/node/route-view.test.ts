@@ -11,7 +11,7 @@ import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { apiToken, basic } from '../../src/auth/index.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
 import { agentHandler } from '../../src/http/handler.ts';
-import { serve, toNodeListener } from '../../src/node/index.ts';
+import { serve, toNodeListener } from '../../src/node.ts';
 import { nodeBridge } from '../../src/node/listener.ts';
 import { jsonReply } from '../../src/http/responses.ts';
 import { basicAuth } from '../fixtures-node/http-client.ts';

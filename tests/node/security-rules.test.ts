@@ -6,7 +6,7 @@ import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
-import { serve } from '../../src/node/index.ts';
+import { serve } from '../../src/node.ts';
 
 /** Whether a TCP connection to `host:port` opens. */
 function opens(host: string, port: number): Promise<boolean> {

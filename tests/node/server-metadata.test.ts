@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { basic, jwt, oidc } from '../../src/auth/index.ts';
-import { serve, type ServeOptions } from '../../src/node/index.ts';
+import { serve, type ServeOptions } from '../../src/node.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { headerLines, send } from '../fixtures-node/http-client.ts';
 

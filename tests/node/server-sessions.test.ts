@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { Principal, Tool } from '../../src/agent/types.ts';
 import { anonymous, apiToken, AuthConfigError } from '../../src/auth/index.ts';
-import { fileStore, serve, slackChannel } from '../../src/node/index.ts';
+import { fileStore, serve, slackChannel } from '../../src/node.ts';
 import { send } from '../fixtures-node/http-client.ts';
 import { platformApi } from '../fixtures-node/channel-helpers.ts';
 

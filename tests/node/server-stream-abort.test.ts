@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { createAgent, memoryStore } from '../../src/agent/index.ts';
-import { serve } from '../../src/node/index.ts';
+import { serve } from '../../src/node.ts';
 import { abortWaitingModel } from '../helpers/waiting-model.ts';
 
 delete process.env.AGENT_API_TOKEN;

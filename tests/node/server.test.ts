@@ -13,7 +13,7 @@ import { apiToken } from '../../src/auth/api-token.ts';
 import { basic } from '../../src/auth/basic.ts';
 import { AuthError } from '../../src/auth/errors.ts';
 import type { AuthFn, AuthOption } from '../../src/auth/types.ts';
-import { fileStore, serve, slackChannel, type ServeOptions } from '../../src/node/index.ts';
+import { fileStore, serve, slackChannel, type ServeOptions } from '../../src/node.ts';
 import { basicAuth, headerLines, send } from '../fixtures-node/http-client.ts';
 import { platformApi } from '../fixtures-node/channel-helpers.ts';
 

@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../../auth/options.ts';
+import { checkOptionNames } from '../../auth/internal.ts';
 import { AgentError, invalidAgent, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall as toolCall } from '../model-turn.ts';
 import { checkHeaders } from '../settings.ts';
