@@ -19,7 +19,10 @@ if (tsc.status !== 0) {
   console.error(`build: tsc failed (exit ${tsc.status ?? tsc.signal})`);
   process.exit(1);
 }
-cpSync(join(root, 'src', 'node', 'playground'), join(dist, 'node', 'playground'), { recursive: true });
+cpSync(join(root, 'src', 'node', 'playground'), join(dist, 'node', 'playground'), {
+  recursive: true,
+  filter: (path) => !path.endsWith('tsconfig.json'), // it only checks the script: not shipped
+});
 mkdirSync(join(dist, 'bin'), { recursive: true });
 copyFileSync(join(root, 'bin', 'agentward.js'), join(dist, 'bin', 'agentward.js'));
 chmodSync(join(dist, 'bin', 'agentward.js'), 0o755);

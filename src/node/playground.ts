@@ -4,9 +4,9 @@
 // The page finds its base path in its own URL, and what the server has (the sessions route of an
 // 'owned' agent; under `agentward dev`, who each request ran as) in its body's data attributes,
 // so its script is constant and so is the CSP hash of it: it never asks a route that is not there.
-// The script and the styles are files of their own beside this module (playground/), read once
-// at load and inlined into the page, which loads nothing else (design §30); the package ships them
-// next to the compiled module (scripts/build.mjs).
+// The script and the styles are files of their own beside this module (playground/; tsc checks the
+// script with the browser's types there), read once at load and inlined into the page, which loads
+// nothing else (design §30); every build copies them next to the compiled module.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 

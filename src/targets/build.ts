@@ -56,7 +56,10 @@ async function compileSources(): Promise<string> {
     });
   });
   // What tsc does not compile, as scripts/build.mjs adds it: the playground's browser files.
-  await cp(join(root, 'src', 'node', 'playground'), join(outDir, 'node', 'playground'), { recursive: true });
+  await cp(join(root, 'src', 'node', 'playground'), join(outDir, 'node', 'playground'), {
+    recursive: true,
+    filter: (path) => !path.endsWith('tsconfig.json'),
+  });
   return outDir;
 }
 
