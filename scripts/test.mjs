@@ -130,7 +130,11 @@ const denoCounts = (o) => {
 const steps = [];
 const want = (name) => only === undefined || only === name;
 if (want('biome') && filters.length === 0) steps.push(() => run('biome', bin('biome'), ['ci', '--colors=off', '.']));
-if (want('tsc') && filters.length === 0) steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
+if (want('tsc') && filters.length === 0) {
+  steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
+  // The playground's browser script, checked with the browser's types only (its tsconfig.json).
+  steps.push(() => run('tsc playground', bin('tsc'), ['-p', join('src', 'node', 'playground')]));
+}
 if (want('node') && portable.length + nodeOnly.length)
   steps.push(() =>
     run(

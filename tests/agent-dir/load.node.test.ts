@@ -6,7 +6,15 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync, readdirSync } from 
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { lineMatching, send } from '../helpers/http-client.ts';
-import { bearer, nodeBin, root, sendMessage, startNodeServer, tempFolder } from '../helpers/build.ts';
+import {
+  assertPlaygroundInlined,
+  bearer,
+  nodeBin,
+  root,
+  sendMessage,
+  startNodeServer,
+  tempFolder,
+} from '../helpers/build.ts';
 
 const cliFile = join(root, 'src', 'cli', 'main.ts');
 
@@ -235,7 +243,10 @@ describe('agentward dev', () => {
     ] as const) {
       const server = await startNodeServer([...args], { ...env, ...extra });
       t.after(() => server.stop());
-      assert.equal((await send(`${server.agentUrl}/playground`)).status, status, args.join(' '));
+      const page = await send(`${server.agentUrl}/playground`);
+      assert.equal(page.status, status, args.join(' '));
+      // The built server ships the page's script and styles beside its compiled module.
+      if (status === 200) assertPlaygroundInlined(page.text, String(page.headers['content-security-policy']));
     }
   });
 });

@@ -1,6 +1,9 @@
-// Shared by the build tests: temp folders, fixture paths, and running a built server.js as a child process.
+// Shared by the build tests: temp folders, fixture paths, running a built server.js as a child process,
+// and checking the playground page a server answers.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,3 +108,24 @@ export async function sendMessage(
 export const bearer = (token: string) => `Bearer ${token}`;
 export const basicAuth = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+/**
+ * Checks a playground page and its Content-Security-Policy: its inline script and styles are
+ * src/node/playground/script.js and styles.css as they are, and the CSP allows each by its SHA-256.
+ */
+export function assertPlaygroundInlined(html: string, csp: string): void {
+  const directives = csp.split('; ');
+  for (const [tag, file, directive] of [
+    ['script', 'script.js', 'script-src'],
+    ['style', 'styles.css', 'style-src'],
+  ] as const) {
+    const source = readFileSync(join(root, 'src', 'node', 'playground', file), 'utf8');
+    assert.equal(
+      new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(html)?.[1],
+      source,
+      `the page inlines ${file} as it is`,
+    );
+    const hash = createHash('sha256').update(source).digest('base64');
+    assert.ok(directives.includes(`${directive} 'sha256-${hash}'`), `the CSP allows ${file} by its hash: ${csp}`);
+  }
+}

@@ -3,8 +3,9 @@
 // in test-artifacts/ (gitignored). For an agent with sessions: 'owned' it lists the caller's own
 // sessions and reopens and continues one. Without Chromium the tests are skipped with a loud line.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -17,7 +18,7 @@ import { apiToken } from '../../src/auth/api-token.ts';
 import { FIRST_TOOL_CALL, initAgentDir } from '../../src/cli/scaffold.ts';
 import { serve } from '../../src/node/server.ts';
 import { send } from '../helpers/http-client.ts';
-import { root, startNodeServer, tempFolder, writeDir } from '../helpers/build.ts';
+import { assertPlaygroundInlined, root, startNodeServer, tempFolder, writeDir } from '../helpers/build.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const TOKEN = 'playground-token-0123456789abcdef';
@@ -124,6 +125,33 @@ test('playground: GET <base>/playground is a self-contained page with a strict C
     (await send(`${server.url}/agent/ui`, { method: 'POST', body: '{}' })).status,
     401,
     'the routes it calls stay behind auth',
+  );
+});
+
+test('playground: the page inlines its script and styles, src/node/playground/script.js and styles.css as they are, and its CSP allows each by its SHA-256', async (t) => {
+  const server = await startServer(t, true);
+  const page = await send(`${server.url}/agent/playground`);
+  assertPlaygroundInlined(page.text, String(page.headers['content-security-policy']));
+});
+
+test("playground: its script is browser code tsc checks: it starts with // @ts-check, and its tsconfig.json lists it with the DOM's types and none of Node's", () => {
+  const folder = join(root, 'src', 'node', 'playground');
+  assert.match(readFileSync(join(folder, 'script.js'), 'utf8'), /^\/\/ @ts-check\n/);
+  const tsc = spawnSync(join(root, 'node_modules', '.bin', 'tsc'), ['--listFiles', '-p', folder], {
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(tsc.status, 0, `tsc -p src/node/playground: ${tsc.error ?? ''}${tsc.stdout}${tsc.stderr}`);
+  const files = tsc.stdout.trim().split('\n');
+  assert.ok(files.includes(join(folder, 'script.js')), `tsc checks script.js:\n${tsc.stdout}`);
+  assert.ok(
+    files.some((file) => file.endsWith('/lib.dom.d.ts')),
+    'with the DOM types',
+  );
+  assert.deepEqual(
+    files.filter((file) => file.includes('/@types/')),
+    [],
+    'without Node types (or any other package types)',
   );
 });
 

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { assertPlaygroundInlined } from '../helpers/build.ts';
 import { bundleWorker, startWorker } from '../helpers/workerd.ts';
 import { wireServer } from '../helpers/ai-sdk-wire.ts';
 import { openAIChatWire } from '../helpers/provider-wires.ts';
@@ -111,6 +112,8 @@ describe('the packed tarball', () => {
       'dist/auth/index.js',
       'dist/node.js',
       'dist/bin/agentward.js',
+      'dist/node/playground/script.js',
+      'dist/node/playground/styles.css',
     ]) {
       assert.ok(listing.includes(file), `${file} is in the tarball`);
     }
@@ -118,6 +121,11 @@ describe('the packed tarball', () => {
       listing.some((path) => path.endsWith('.ts') && !path.endsWith('.d.ts')),
       false,
       'no TypeScript source is shipped',
+    );
+    assert.equal(
+      listing.includes('dist/node/playground/tsconfig.json'),
+      false,
+      'nor the tsconfig that checks the script',
     );
     const installed = join(app, 'node_modules', 'agentward');
     assert.equal(lstatSync(installed).isSymbolicLink(), false);
@@ -757,6 +765,8 @@ describe('the agentward command from the installed package (npx)', () => {
     assert.deepEqual(await (await fetch(`${first}/playground/whoami`, { headers })).json(), {
       principal: { id: 'api-token', type: 'service', authenticator: 'api-token' },
     });
+    const page = await fetch(`${first}/playground`);
+    assertPlaygroundInlined(await page.text(), page.headers.get('content-security-policy') ?? '');
 
     const sed = spawnSync('sed', ['-i', 's/Refunds an order/Refunds one order/', join(app, 'dev-agent', 'agent.ts')], {
       encoding: 'utf8',
