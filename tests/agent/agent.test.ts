@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AgentError, createAgent, echoModel } from '../../src/agent/index.ts';
+import { createAgent, echoModel } from '../../src/agent/index.ts';
+import { AuthConfigError } from '../../src/auth/index.ts';
 import type { Model, ModelRequest, RunEvent, Tool } from '../../src/agent/index.ts';
 
 const add: Tool<{ a: number; b: number }> = {
@@ -160,11 +161,11 @@ test('a caller mutating a result or an event never changes the stored transcript
   assert.equal((await agent.transcript(result.sessionId)).messages.length, 4);
 });
 
-test('createAgent rejects options that cannot work with AgentError INVALID_AGENT', () => {
+test('createAgent rejects options that cannot work with AuthConfigError (AGENT_AUTH_CONFIG_INVALID)', () => {
   const invalid = (options: unknown) =>
     assert.throws(
       () => createAgent(options as never),
-      (e: unknown) => e instanceof AgentError && e.code === 'INVALID_AGENT',
+      (e: unknown) => e instanceof AuthConfigError && e.code === 'AGENT_AUTH_CONFIG_INVALID',
     );
   invalid({ model: echoModel() });
   invalid({ name: 't' });
@@ -175,6 +176,8 @@ test('createAgent rejects options that cannot work with AgentError INVALID_AGENT
   invalid({ name: 't', model: echoModel(), tools: [{ name: 'x', description: '', parameters: {} }] });
   invalid({ name: 't', model: echoModel(), tools: [{ ...add, name: 'remember' }], memory: { scope: () => 'n' } });
   invalid({ name: 't', model: echoModel(), memory: {} });
+  invalid({ name: 't', model: echoModel(), store: {} });
+  invalid(undefined);
 });
 
 test('runs of one session take turns: concurrent sends all land in the transcript, in order', async () => {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AgentError, createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
+import { AuthConfigError } from '../../src/auth/index.ts';
 import type { Principal, RunEvent, Tool } from '../../src/agent/index.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 
@@ -276,7 +277,7 @@ test('pending approvals per principal are bounded (maxPendingApprovals, default 
     static_.send('/tool delete {"path":"/etc/more"}', { principal: boss }),
     isCode('APPROVAL_LIMIT'),
   );
-  assert.throws(() => createAgent({ name: 't', model: echoModel(), maxPendingApprovals: 0 }), isCode('INVALID_AGENT'));
+  assert.throws(() => createAgent({ name: 't', model: echoModel(), maxPendingApprovals: 0 }), AuthConfigError);
 });
 
 test('the default bound is 100 pending approvals per principal', async () => {

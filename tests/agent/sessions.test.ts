@@ -291,11 +291,11 @@ test("shared (the default): the spec's rule stands: any principal with the id re
 test("createAgent: sessions must be 'shared' or 'owned', and 'owned' needs a store that can list and delete sessions", () => {
   assert.equal(ownedAgent().agent.sessions, 'owned');
   assert.throws(() => createAgent({ name: 'x', model: echoModel(), sessions: 'private' as never }), {
-    code: 'INVALID_AGENT',
+    code: 'AGENT_AUTH_CONFIG_INVALID',
   });
   const { listSessions: _l, deleteSession: _d, ...partial } = memoryStore();
   assert.throws(() => createAgent({ name: 'x', model: echoModel(), sessions: 'owned', store: partial }), {
-    code: 'INVALID_AGENT',
+    code: 'AGENT_AUTH_CONFIG_INVALID',
   });
   assert.equal(createAgent({ name: 'x', model: echoModel(), store: partial }).sessions, 'shared');
 });

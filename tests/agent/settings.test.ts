@@ -2,7 +2,7 @@
 // checked, handed to every model kind as ModelRequest.settings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AgentError, createAgent, echoModel } from '../../src/index.ts';
+import { AgentError, AuthConfigError, createAgent, echoModel } from '../../src/index.ts';
 import type { Model, ModelDelta, ModelRequest, Principal } from '../../src/index.ts';
 
 /** A model that keeps each request's settings, generating or streaming. */
@@ -21,8 +21,12 @@ function recording(): Model & { seen: unknown[] } {
   };
 }
 
+/** What a settings function's result that cannot work fails the run with. */
 const isInvalidAgent = (pattern: RegExp) => (error: unknown) =>
   error instanceof AgentError && error.code === 'INVALID_AGENT' && pattern.test(error.message);
+/** What createAgent throws for static settings that cannot work (design §30). */
+const isConfigError = (pattern: RegExp) => (error: unknown) =>
+  error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID' && pattern.test(error.message);
 
 test('static settings reach every model request, generated or streamed, as a frozen copy', async () => {
   const settings = {
@@ -79,24 +83,24 @@ test('a settings function of the run context chooses per run (it sees the princi
   );
 });
 
-test('settings are a closed object: an unknown key is INVALID_AGENT naming the nearest, and a misspelled settings too', () => {
+test('settings are a closed object: an unknown key is AuthConfigError naming the nearest, and a misspelled settings too', () => {
   assert.throws(
     () => createAgent({ name: 't', model: echoModel(), settings: { maxTokens: 10 } as never }),
-    isInvalidAgent(
+    isConfigError(
       /createAgent\(\): settings: unknown option "maxTokens" \(known: temperature, maxOutputTokens, topP, stopSequences, headers\)/,
     ),
   );
   assert.throws(
     () => createAgent({ name: 't', model: echoModel(), settings: { topp: 0.5 } as never }),
-    isInvalidAgent(/unknown option "topp" \(did you mean "topP"\?\)/),
+    isConfigError(/unknown option "topp" \(did you mean "topP"\?\)/),
   );
   assert.throws(
     () => createAgent({ name: 't', model: echoModel(), setings: {} } as never),
-    isInvalidAgent(/unknown option "setings" \(did you mean "settings"\?\)/),
+    isConfigError(/unknown option "setings" \(did you mean "settings"\?\)/),
   );
 });
 
-test('each setting is checked: a value that cannot work is INVALID_AGENT naming it, never showing a header value', () => {
+test('each setting is checked: a value that cannot work is AuthConfigError naming it, never showing a header value', () => {
   const cases: [unknown, RegExp][] = [
     [{ temperature: -0.1 }, /temperature must be a number, 0 or more/],
     [{ temperature: Number.NaN }, /temperature must be/],
@@ -119,7 +123,7 @@ test('each setting is checked: a value that cannot work is INVALID_AGENT naming 
     assert.throws(
       () => createAgent({ name: 't', model: echoModel(), settings: settings as never }),
       (error: unknown) => {
-        assert.ok(isInvalidAgent(pattern)(error), `${JSON.stringify(settings)}: ${String(error)}`);
+        assert.ok(isConfigError(pattern)(error), `${JSON.stringify(settings)}: ${String(error)}`);
         assert.doesNotMatch((error as Error).message, /sk-secret/);
         return true;
       },

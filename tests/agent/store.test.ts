@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MEMORY_STORE_DEFAULTS, memoryStore } from '../../src/agent/index.ts';
+import { AuthConfigError } from '../../src/auth/index.ts';
 import type { Checkpoint, SessionRecord } from '../../src/agent/index.ts';
 import { storeContract } from '../helpers/store-contract.ts';
 
@@ -156,7 +157,7 @@ test('memoryStore: defaults are documented values that bound memory; options tha
     { ttl: Number.NaN },
     { data: {} as never },
   ]) {
-    assert.throws(() => memoryStore(options), TypeError, JSON.stringify(options));
+    assert.throws(() => memoryStore(options), AuthConfigError, JSON.stringify(options));
   }
   memoryStore({ ttl: Infinity, maxSessions: 1 });
 });

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import * as v from 'valibot';
 import { toStandardJsonSchema } from '@valibot/to-json-schema';
 import { type } from 'arktype';
-import { AgentError, createAgent, tool } from '../../src/index.ts';
+import { AuthConfigError, createAgent, tool } from '../../src/index.ts';
 import type { Model, ModelRequest, StandardJsonSchema, Tool, ToolSpec } from '../../src/index.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 
@@ -192,7 +192,7 @@ test('a plain JSON Schema is checked on type, required, properties, enum, additi
   assert.equal(ok.messages[2]!.content, JSON.stringify(valid));
 });
 
-test('parameters that are neither a JSON Schema nor a Standard Schema with Standard JSON Schema are INVALID_AGENT at createAgent', () => {
+test('parameters that are neither a JSON Schema nor a Standard Schema with Standard JSON Schema are AuthConfigError at createAgent', () => {
   const invalid = (parameters: unknown, pattern: RegExp) =>
     assert.throws(
       () =>
@@ -201,7 +201,8 @@ test('parameters that are neither a JSON Schema nor a Standard Schema with Stand
           model: callsTool('x', {}),
           tools: [{ name: 'x', description: '', parameters: parameters as never, execute: () => 1 }],
         }),
-      (error: unknown) => error instanceof AgentError && error.code === 'INVALID_AGENT' && pattern.test(error.message),
+      (error: unknown) =>
+        error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID' && pattern.test(error.message),
     );
   // A valibot schema without toStandardJsonSchema has no ~standard.jsonSchema.
   invalid(

@@ -275,46 +275,40 @@ test('option objects are plain: a prototype other than Object.prototype or null 
       what,
     );
   }
-  const agentError = (create: () => unknown, what: string) =>
-    assert.throws(
-      create,
-      (error: unknown) => error instanceof AgentError && /options must be a plain object/.test(error.message),
-      what,
-    );
-  agentError(() => createAgent(inherited({ sessions: 'owned' }, { name: 'a', model: echoModel() })), 'createAgent');
-  agentError(
-    () => createAgent({ name: 'a', model: echoModel(), limits: inherited({ sessionBytes: 1 }) }),
-    'createAgent limits',
-  );
-  agentError(
-    () => createAgent({ name: 'a', model: echoModel(), memory: inherited({ scope: () => 'x' }) }),
-    'createAgent memory',
-  );
-  agentError(
-    () => openAICompatible(inherited({ apiKey: 'sk' }, { baseURL: 'https://api.example.com/v1', model: 'm' })),
-    'openAICompatible',
-  );
-  await assert.rejects(
-    agent().send('hi', inherited({ principal: { id: 'admin', type: 'user' } })),
-    (error: unknown) => error instanceof AgentError && error.code === 'INVALID_INPUT',
-  );
+  // The other factories refuse them with the same error (design §30).
   const client = {
     query: async () => ({ rows: [] }),
     connect: async () => ({ query: async () => ({ rows: [] }), release() {} }),
   };
-  assert.throws(
-    () => postgresStore(inherited({ schema: 'x' }, { client })),
-    (error: unknown) =>
-      error instanceof TypeError && /^postgresStore\(\): options must be a plain object/.test(error.message),
-  );
-  assert.throws(
-    () => postgresReplayStore(inherited({ schema: 'x' }, { client })),
-    (error: unknown) =>
-      error instanceof TypeError && /^postgresReplayStore\(\): options must be a plain object/.test(error.message),
-  );
-  assert.throws(
-    () => memoryStore(inherited({ maxSessions: 1 })),
-    (error: unknown) => error instanceof TypeError && /^memoryStore\(\)/.test(error.message),
+  const factories: [string, () => unknown][] = [
+    ['createAgent()', () => createAgent(inherited({ sessions: 'owned' }, { name: 'a', model: echoModel() }))],
+    [
+      'createAgent(): limits',
+      () => createAgent({ name: 'a', model: echoModel(), limits: inherited({ sessionBytes: 1 }) }),
+    ],
+    [
+      'createAgent(): memory',
+      () => createAgent({ name: 'a', model: echoModel(), memory: inherited({ scope: () => 'x' }) }),
+    ],
+    [
+      'openAICompatible()',
+      () => openAICompatible(inherited({ apiKey: 'sk' }, { baseURL: 'https://api.example.com/v1', model: 'm' })),
+    ],
+    ['postgresStore()', () => postgresStore(inherited({ schema: 'x' }, { client }))],
+    ['postgresReplayStore()', () => postgresReplayStore(inherited({ schema: 'x' }, { client }))],
+    ['memoryStore()', () => memoryStore(inherited({ maxSessions: 1 }))],
+  ];
+  for (const [factory, create] of factories) {
+    assert.throws(
+      create,
+      (error: unknown) =>
+        error instanceof AuthConfigError && error.message.startsWith(`${factory}: options must be a plain object`),
+      factory,
+    );
+  }
+  await assert.rejects(
+    agent().send('hi', inherited({ principal: { id: 'admin', type: 'user' } })),
+    (error: unknown) => error instanceof AgentError && error.code === 'INVALID_INPUT',
   );
   // Objects without a prototype, and plain literals, are options as before.
   assert.doesNotThrow(() => jwt(Object.assign(Object.create(null), { secret, audience: 'a' })));

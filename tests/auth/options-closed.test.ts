@@ -1,6 +1,6 @@
 // Design §14: option objects are closed. An unknown key is an error at creation that names the
-// key and, when one is close, the known key it resembles; auth helpers throw AuthConfigError
-// (AGENT_AUTH_CONFIG_INVALID), the others their own config error. A typo never leaves a route open.
+// key and, when one is close, the known key it resembles; every factory throws AuthConfigError
+// (AGENT_AUTH_CONFIG_INVALID, design §30), a call AgentError INVALID_INPUT. A typo never leaves a route open.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthConfigError, apiToken, basic, jwt, oidc, routeAuth } from '../../src/auth/index.ts';
@@ -136,18 +136,18 @@ test('agentHandler(): protectedResource is closed too', () => {
   );
 });
 
-test('createAgent(): unknown options, memory options and tool fields are AgentError INVALID_AGENT', () => {
+test('createAgent(): unknown options, memory options and tool fields are AuthConfigError', () => {
   const error = assertUnknown(
     () => createAgent({ name: 'a', model: echoModel(), sesions: 'owned' } as never),
-    AgentError,
+    AuthConfigError,
     'createAgent()',
     'sesions',
     'sessions',
   );
-  assert.equal((error as AgentError).code, 'INVALID_AGENT');
+  assert.equal((error as AuthConfigError).code, 'AGENT_AUTH_CONFIG_INVALID');
   assertUnknown(
     () => createAgent({ name: 'a', model: echoModel(), memory: { scope: () => 'x', scop: 1 } } as never),
-    AgentError,
+    AuthConfigError,
     'createAgent(): memory',
     'scop',
     'scope',
@@ -162,7 +162,7 @@ test('createAgent(): unknown options, memory options and tool fields are AgentEr
   };
   assertUnknown(
     () => createAgent({ name: 'a', model: echoModel(), tools: [tool] } as never),
-    AgentError,
+    AuthConfigError,
     'createAgent(): tools: tool "refund"',
     'needsAproval',
     'needsApproval',
@@ -223,11 +223,17 @@ test('send(), decide() and the reading calls: unknown options are AgentError INV
   );
 });
 
-test('memoryStore(), openAICompatible(), postgresStore(): unknown options are their own config errors', () => {
-  assertUnknown(() => memoryStore({ maxSesions: 5 } as never), TypeError, 'memoryStore()', 'maxSesions', 'maxSessions');
+test('memoryStore(), openAICompatible(), postgresStore(): unknown options are AuthConfigError too', () => {
+  assertUnknown(
+    () => memoryStore({ maxSesions: 5 } as never),
+    AuthConfigError,
+    'memoryStore()',
+    'maxSesions',
+    'maxSessions',
+  );
   const error = assertUnknown(
     () => openAICompatible({ baseURL: 'https://api.example.com/v1', model: 'm', apikey: 'sk-secret-value' } as never),
-    AgentError,
+    AuthConfigError,
     'openAICompatible()',
     'apikey',
     'apiKey',
@@ -239,7 +245,7 @@ test('memoryStore(), openAICompatible(), postgresStore(): unknown options are th
   };
   assertUnknown(
     () => postgresStore({ client, shcema: 'x' } as never),
-    TypeError,
+    AuthConfigError,
     'postgresStore()',
     'shcema',
     'schema',

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SignJWT } from 'jose';
 import { agentHandler, MAX_BODY_BYTES } from '../../src/http/index.ts';
-import { apiToken, AuthError, basic, jwt, wwwAuthenticateLines } from '../../src/auth/index.ts';
+import { apiToken, AuthConfigError, AuthError, basic, jwt, wwwAuthenticateLines } from '../../src/auth/index.ts';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { AuthFn, AuthOption, Principal } from '../../src/auth/index.ts';
 import { captureConsoleError } from '../helpers/console.ts';
@@ -603,7 +603,7 @@ test('basePath defaults to "" (routes at the root) and is validated at creation'
   const trailing = agentHandler(agent, { basePath: '/agent/' });
   assert.equal((await trailing(get('/health'))).status, 200);
   for (const basePath of ['agent', '/agent?x=1', 7]) {
-    assert.throws(() => agentHandler(agent, { basePath: basePath as string }), TypeError);
+    assert.throws(() => agentHandler(agent, { basePath: basePath as string }), AuthConfigError);
   }
 });
 

@@ -88,8 +88,7 @@ test('serve(), its timeouts, slackChannel(), discordChannel(): option objects th
   );
   await assert.rejects(
     serve({ agent: agent(), port: 0, timeouts: inherited({ headersMs: 1 }) }),
-    (error: unknown) =>
-      error instanceof TypeError && /^serve\(\): timeouts: options must be a plain object/.test(error.message),
+    configError(/^serve\(\): timeouts: options must be a plain object/),
   );
   assert.throws(
     () =>

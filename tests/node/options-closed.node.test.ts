@@ -37,7 +37,7 @@ test('serve(): an unknown option throws before listening (prot â†’ port, atuh â†
 test('toNodeListener(), slackChannel(), discordChannel(): unknown options throw', () => {
   assert.throws(
     () => toNodeListener(async () => new Response('ok'), { orign: 'https://a.example' } as never),
-    (error) => rejectsUnknown(error, TypeError, 'toNodeListener(): unknown option "orign"', 'origin'),
+    (error) => rejectsUnknown(error, AuthConfigError, 'toNodeListener(): unknown option "orign"', 'origin'),
   );
   assert.throws(
     () =>

@@ -121,7 +121,7 @@ test('serve(): an invalid protectedResource fails at start, before listening', a
         () => {
           throw error;
         },
-        'agentHandler()',
+        'serve()',
         'http resource',
       );
       return true;

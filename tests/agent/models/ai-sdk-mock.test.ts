@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MockLanguageModelV3, MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
-import { AgentError, createAgent, tool } from '../../../src/index.ts';
+import { AgentError, AuthConfigError, createAgent, tool } from '../../../src/index.ts';
 import type { Principal, RunEvent } from '../../../src/index.ts';
 
 const usage = (input: number, output: number) => ({
@@ -301,7 +301,7 @@ test('an aborted run rejects with the abort reason, and the signal the model got
   assert.equal(model.doGenerateCalls[0]!.abortSignal?.aborted, true);
 });
 
-test('createAgent takes only AI SDK models of specification v3 and v4: a v2 model, or a model function returning one, is INVALID_AGENT', async () => {
+test('createAgent takes only AI SDK models of specification v3 and v4: a v2 model is AuthConfigError at creation, a model function returning one fails the run with INVALID_AGENT', async () => {
   const v2 = {
     specificationVersion: 'v2',
     provider: 'p',
@@ -309,15 +309,17 @@ test('createAgent takes only AI SDK models of specification v3 and v4: a v2 mode
     doGenerate: async () => ({}),
     doStream: async () => ({}),
   };
-  const invalid = (error: unknown) =>
-    error instanceof AgentError &&
-    error.code === 'INVALID_AGENT' &&
-    /AI SDK language model \(specificationVersion 'v3' or 'v4'\)/.test(error.message);
-  assert.throws(() => createAgent({ name: 't', model: v2 as never }), invalid);
+  const names = (error: unknown) =>
+    /AI SDK language model \(specificationVersion 'v3' or 'v4'\)/.test((error as Error).message);
+  const refused = (error: unknown) => error instanceof AuthConfigError && names(error);
+  assert.throws(() => createAgent({ name: 't', model: v2 as never }), refused);
   assert.throws(
     () => createAgent({ name: 't', model: { specificationVersion: 'v4', doGenerate: async () => ({}) } as never }),
-    invalid,
+    refused,
   );
   const agent = createAgent({ name: 't', model: () => v2 as never });
-  await assert.rejects(agent.send('hi'), invalid);
+  await assert.rejects(
+    agent.send('hi'),
+    (error) => error instanceof AgentError && error.code === 'INVALID_AGENT' && names(error),
+  );
 });

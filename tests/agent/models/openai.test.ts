@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentError, createAgent, openAICompatible } from '../../../src/agent/index.ts';
+import { AuthConfigError } from '../../../src/auth/index.ts';
 import type { RunEvent, Tool } from '../../../src/agent/index.ts';
 
 const API_KEY = 'sk-test-0123456789abcdef';
@@ -270,11 +271,12 @@ test('openAICompatible: tool arguments that are not JSON become a recorded tool 
   }
 });
 
-test('openAICompatible rejects options that cannot work with INVALID_AGENT, without echoing the key', () => {
+test('openAICompatible rejects options that cannot work with AuthConfigError, without echoing the key', () => {
   const invalid = (options: unknown) =>
     assert.throws(
       () => openAICompatible(options as never),
-      (e: unknown) => e instanceof AgentError && e.code === 'INVALID_AGENT' && !e.message.includes(API_KEY),
+      (e: unknown) =>
+        e instanceof AuthConfigError && e.code === 'AGENT_AUTH_CONFIG_INVALID' && !e.message.includes(API_KEY),
     );
   invalid({ baseURL: 'not a url', apiKey: API_KEY, model: 'm' });
   invalid({ baseURL: 'file:///etc', apiKey: API_KEY, model: 'm' });
@@ -434,8 +436,7 @@ test('openAICompatible: headers of its own are checked (closed options, header n
   const invalid = (options: Record<string, unknown>, pattern: RegExp) =>
     assert.throws(
       () => openAICompatible({ baseURL: 'https://llm.example/v1', model: 'm', ...options } as never),
-      (e: unknown) =>
-        e instanceof AgentError && e.code === 'INVALID_AGENT' && pattern.test(e.message) && !e.message.includes('sk-'),
+      (e: unknown) => e instanceof AuthConfigError && pattern.test(e.message) && !e.message.includes('sk-'),
     );
   invalid({ header: { a: 'b' } }, /unknown option "header" \(did you mean "headers"\?\)/);
   invalid({ headers: { 'a b': 'c' } }, /openAICompatible\(\): headers: "a b" must be a header name/);
