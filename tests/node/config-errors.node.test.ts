@@ -1,7 +1,7 @@
 // Design §30, one configuration error rule, on the Node-only factories: serve(), fileStore(),
 // toNodeListener() and the channels refuse an unknown key and a wrong type with `AuthConfigError`
 // (a `TypeError`), code `AGENT_AUTH_CONFIG_INVALID`, naming the factory and the option, before
-// anything listens or touches the disk. The portable factories are in tests/config-errors.test.ts.
+// anything listens or touches the disk. The portable factories are in tests/repo/config-errors.test.ts.
 import { test } from 'node:test';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { discordChannel, fileStore, serve, slackChannel, toNodeListener } from '../../src/node.ts';

@@ -2,7 +2,7 @@
 // unknown key, a wrong type) with the same error, `AuthConfigError` with the specification's one
 // configuration code `AGENT_AUTH_CONFIG_INVALID`, which is also a `TypeError`, and a message that
 // names the factory and the option. The factories are written out here by hand; the Node-only
-// ones (serve, fileStore, toNodeListener, the channels) are in tests/node/config-errors.test.ts.
+// ones (serve, fileStore, toNodeListener, the channels) are in tests/node/config-errors.node.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
