@@ -1,36 +1,76 @@
 import { checkOptionNames } from '../auth/internal.ts';
-import { checkArguments, parametersSchema } from './arguments.ts';
-import { invalidAgent } from './errors.ts';
+import {
+  checkArguments,
+  parametersSchema,
+  type ToolArguments,
+  type ToolDefinition,
+  type ToolParameters,
+} from './arguments.ts';
+import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
-/** Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by name; `source` names it in errors. */
-export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
-  if (!Array.isArray(tools)) throw invalidAgent(`${source} must be an array of tools`);
+/**
+ * Declares a tool whose `execute` receives its arguments typed from the schema (a Standard
+ * Schema's output type: zod, arktype, valibot with `toStandardJsonSchema`). The arguments are
+ * validated before `needsApproval` and `execute` run. The definition is checked now, as
+ * `createAgent` checks its tools: what cannot work throws `AuthConfigError`.
+ * @example
+ * const weather = tool({
+ *   name: 'weather',
+ *   description: 'Current weather of a city',
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => ({ city, celsius: 21 }), // city: string
+ * });
+ */
+export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): Tool<ToolArguments<P>> {
+  checkTool(definition, 'tool()', configError);
+  return definition as Tool<ToolArguments<P>>;
+}
+
+/**
+ * Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by
+ * name; `source` names it in errors, `fail` makes them (createAgent's tools are checked at
+ * creation with `configError`, a tools function's result at run time with `INVALID_AGENT`).
+ */
+export function indexTools(
+  tools: unknown,
+  reserved: readonly string[],
+  source: string,
+  fail: Fail = invalidAgent,
+): Map<string, Tool> {
+  if (!Array.isArray(tools)) throw fail(`${source} must be an array of tools`);
   const byName = new Map<string, Tool>();
   for (const tool of tools as unknown[]) {
-    const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
-    if (typeof name !== 'string' || name.length === 0) throw invalidAgent(`${source}: every tool needs a name`);
-    const where = `${source}: tool "${name}"`;
-    // A misspelled needsApproval would run the tool unapproved.
-    checkOptionNames(where, tool as object, TOOL_FIELDS, invalidAgent);
-    const problem =
-      typeof description !== 'string'
-        ? 'a description'
-        : parametersSchema(parameters, where) === undefined
-          ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-          : typeof execute !== 'function'
-            ? 'an execute function'
-            : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
-              ? 'needsApproval as a boolean or a function'
-              : byName.has(name) || reserved.includes(name)
-                ? 'a unique name'
-                : undefined;
-    if (problem) throw invalidAgent(`${where} needs ${problem}`);
+    const name = checkTool(tool, source, fail);
+    if (byName.has(name) || reserved.includes(name)) throw fail(`${source}: tool "${name}" needs a unique name`);
     byName.set(name, tool as Tool);
   }
   return byName;
+}
+
+/** Checks one tool's fields and returns its name. */
+function checkTool(tool: unknown, source: string, fail: Fail): string {
+  const { name, description, parameters, execute, needsApproval, exposeErrors } = (tool ?? {}) as Partial<Tool>;
+  if (typeof name !== 'string' || name.length === 0) throw fail(`${source}: every tool needs a name`);
+  const where = `${source}: tool "${name}"`;
+  // A misspelled needsApproval would run the tool unapproved.
+  checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
+  const problem =
+    typeof description !== 'string'
+      ? 'a description'
+      : parametersSchema(parameters, where, fail) === undefined
+        ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
+        : typeof execute !== 'function'
+          ? 'an execute function'
+          : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
+            ? 'needsApproval as a boolean or a function'
+            : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
+              ? 'exposeErrors as a boolean'
+              : undefined;
+  if (problem) throw fail(`${where} needs ${problem}`);
+  return name;
 }
 
 export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
