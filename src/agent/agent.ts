@@ -35,6 +35,7 @@ import {
   usableSession,
 } from './sessions.ts';
 import { memoryStore } from './store.ts';
+import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
 import type {
   Agent,
@@ -114,7 +115,7 @@ export function createAgent(options: AgentOptions): Agent {
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
+  const staticTools = typeof tools === 'function' ? undefined : indexTools(tools, reserved, 'createAgent(): tools');
   const keepsPrincipal =
     typeof model === 'function' ||
     typeof instructions === 'function' ||
@@ -135,7 +136,8 @@ export function createAgent(options: AgentOptions): Agent {
     const byName =
       typeof tools === 'function'
         ? indexTools(await tools(context), reserved, 'the tools function result')
-        : indexTools(tools, reserved, 'tools');
+        : new Map(staticTools);
+    await schemasReady(byName.values());
     const runSettings =
       staticSettings ??
       checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
@@ -394,8 +396,8 @@ export function createAgent(options: AgentOptions): Agent {
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
     awaitsApprovals:
-      typeof tools === 'function' ||
-      tools.some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
+      staticTools === undefined ||
+      [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send,
     session(id: string) {
       return Object.freeze({

@@ -93,7 +93,7 @@ export function parametersSchema(parameters: unknown, where: string): JsonSchema
 }
 
 type Path = readonly (PropertyKey | { readonly key: PropertyKey })[];
-interface Issue {
+export interface Issue {
   readonly message: string;
   readonly path?: Path | undefined;
 }
@@ -152,6 +152,13 @@ function quotes(message: string, value: unknown): boolean {
     }
   }
   return false;
+}
+
+/** The issues of `value` under a plain JSON Schema (its `type`, `required`, `properties`, `enum`, `additionalProperties`, `items`). */
+export function jsonSchemaIssues(schema: JsonSchema, value: unknown): Issue[] {
+  const issues: Issue[] = [];
+  schemaIssues(schema, value, [], issues);
+  return issues;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

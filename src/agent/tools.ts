@@ -1,36 +1,67 @@
 import { checkOptionNames } from '../auth/internal.ts';
+import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
 import { checkArguments, parametersSchema } from './arguments.ts';
 import { invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
+const TOOLS_SHAPE =
+  "an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns)";
 
-/** Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by name; `source` names it in errors. */
+/**
+ * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by name;
+ * `source` names them in errors. An array holds this library's tools; a record (a `ToolSet`) holds
+ * AI SDK tools, its keys their names (design §27), or this library's tools of the same name.
+ */
 export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
-  if (!Array.isArray(tools)) throw invalidAgent(`${source} must be an array of tools`);
   const byName = new Map<string, Tool>();
-  for (const tool of tools as unknown[]) {
-    const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
-    if (typeof name !== 'string' || name.length === 0) throw invalidAgent(`${source}: every tool needs a name`);
-    const where = `${source}: tool "${name}"`;
-    // A misspelled needsApproval would run the tool unapproved.
-    checkOptionNames(where, tool as object, TOOL_FIELDS, invalidAgent);
-    const problem =
-      typeof description !== 'string'
-        ? 'a description'
-        : parametersSchema(parameters, where) === undefined
-          ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-          : typeof execute !== 'function'
-            ? 'an execute function'
-            : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
-              ? 'needsApproval as a boolean or a function'
-              : byName.has(name) || reserved.includes(name)
-                ? 'a unique name'
-                : undefined;
-    if (problem) throw invalidAgent(`${where} needs ${problem}`);
-    byName.set(name, tool as Tool);
+  const add = (tool: Tool) => {
+    if (byName.has(tool.name) || reserved.includes(tool.name))
+      throw invalidAgent(`${source}: tool "${tool.name}" needs a unique name`);
+    byName.set(tool.name, tool);
+  };
+  if (Array.isArray(tools)) {
+    for (const tool of tools as unknown[]) {
+      if (looksLikeAiSdkTool(tool))
+        throw invalidAgent(
+          `${source}: an AI SDK tool (inputSchema) has no name of its own: give AI SDK tools as a record whose keys are their names (a ToolSet): { weather: tool({ … }) }`,
+        );
+      add(checkedTool(tool, source));
+    }
+  } else if (isPlainObject(tools)) {
+    for (const [name, tool] of Object.entries(tools)) {
+      if (looksLikeAiSdkTool(tool)) add(adaptAiSdkTool(tool as object, name, source));
+      else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) add(checkedTool(tool, source));
+      else
+        throw invalidAgent(
+          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : 'an AI SDK tool (tool({ description, inputSchema, execute }))'}`,
+        );
+    }
+  } else {
+    throw invalidAgent(`${source} must be ${TOOLS_SHAPE}`);
   }
   return byName;
+}
+
+/** One of this library's tools, checked. */
+function checkedTool(tool: unknown, source: string): Tool {
+  const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
+  if (typeof name !== 'string' || name.length === 0) throw invalidAgent(`${source}: every tool needs a name`);
+  const where = `${source}: tool "${name}"`;
+  // A misspelled needsApproval would run the tool unapproved.
+  checkOptionNames(where, tool as object, TOOL_FIELDS, invalidAgent);
+  const problem =
+    typeof description !== 'string'
+      ? 'a description'
+      : parametersSchema(parameters, where) === undefined
+        ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
+        : typeof execute !== 'function'
+          ? 'an execute function'
+          : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
+            ? 'needsApproval as a boolean or a function'
+            : undefined;
+  if (problem) throw invalidAgent(`${where} needs ${problem}`);
+  return tool as Tool;
 }
 
 export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
@@ -77,14 +108,26 @@ async function validArguments(tool: Tool, call: ToolCall): Promise<{ value: unkn
  * are answered at once, never put to a person. A policy that throws or answers anything but a
  * boolean never lets its tool run: the call is answered with that failure.
  */
-export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolean | Answer> {
+export async function approvalNeeded(
+  tool: Tool,
+  call: ToolCall,
+  messages: readonly Message[],
+): Promise<boolean | Answer> {
   if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
   if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
   let answer: unknown;
   try {
-    answer = await tool.needsApproval(checked.value);
+    // An AI SDK tool's policy also receives { toolCallId, messages, context } (design §27); never the principal.
+    const sdk = aiSdkToolOf(tool);
+    answer =
+      sdk === undefined
+        ? await tool.needsApproval(checked.value)
+        : await (sdk.needsApproval as (input: unknown, options: unknown) => unknown)(
+            checked.value,
+            approvalOptions(call, messages),
+          );
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
@@ -94,14 +137,23 @@ export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolea
 }
 
 /** Runs one call (its arguments checked first) and turns whatever happens (output, throw, invalid arguments, unknown tool) into its tool message. */
-export async function runTool(tool: Tool | undefined, call: ToolCall, context: ToolContext): Promise<Answer> {
+export async function runTool(
+  tool: Tool | undefined,
+  call: ToolCall,
+  context: ToolContext,
+  messages: readonly Message[],
+): Promise<Answer> {
   if (tool === undefined) return failure(call, `unknown tool "${call.name}"`);
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
   let content: string | undefined;
   let output: unknown;
   try {
-    const raw = await tool.execute(checked.value, context);
+    const sdk = aiSdkToolOf(tool);
+    const raw =
+      sdk === undefined
+        ? await tool.execute(checked.value, context)
+        : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
     content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
     output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
