@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../auth/internal.ts';
+import { carryPresentedToken, checkOptionNames } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
 import { AgentError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
@@ -281,12 +281,14 @@ export function createAgent(options: AgentOptions): Agent {
           throw notFound();
         const session = stored ?? newSession(sessionId);
         return events.observe(sessionId, async (emit) => {
-          // The run resumes as the principal it started with; the decider is only recorded.
-          const context = runContext(
-            checkPrincipal(checkpoint.principal, 'the checkpoint principal'),
-            sessionId,
-            checkMetadata(checkpoint.metadata),
+          // The run resumes as the principal it started with; the decider is only recorded. Its own
+          // object: it carries the token the decider presented only when the decider is that principal (design §27).
+          const started = checkPrincipal(
+            checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
+            'the checkpoint principal',
           );
+          carryPresentedToken(decidedBy, started);
+          const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
           const setup = await prepare(context, checkpoint.namespace, turnStore);
           const { pending, messages, namespace } = checkpoint;
           const entry: AuditEntry = {
