@@ -287,7 +287,7 @@ test('an execute that streams its output (an async iterable) answers with the la
   assert.equal(told.text, 'line 1\n[file omitted]');
 });
 
-test('an AI SDK tool that throws fails like any tool: the model sees `tool "<name>" failed`, the log gets the error', async () => {
+test('an AI SDK tool that throws fails like any tool: the model sees tool "<name>" failed, the log gets the error', async () => {
   const broken = aiTool({
     description: 'Breaks',
     inputSchema: z.object({}),
