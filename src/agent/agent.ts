@@ -1,6 +1,6 @@
 import { carryPresentedToken, checkOptionNames } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
-import { AgentError, invalidAgent, invalidInput } from './errors.ts';
+import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
@@ -11,6 +11,7 @@ import {
   callOptions,
   checkHook,
   checkPositive,
+  checkStore,
   DECIDE_OPTION_NAMES,
   DEFAULT_MAX_PENDING_APPROVALS,
   DEFAULT_MAX_STEPS,
@@ -81,9 +82,9 @@ import type {
  */
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options !== 'object' || options === null) throw invalidOption('options must be an object');
-  checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES, invalidAgent);
+  checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES);
   if (typeof options.memory === 'object' && options.memory !== null)
-    checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
+    checkOptionNames('createAgent(): memory', options.memory, ['scope']);
   const {
     name,
     model,
@@ -100,13 +101,14 @@ export function createAgent(options: AgentOptions): Agent {
   if (typeof name !== 'string' || name === '') throw invalidOption('name must be a non-empty string');
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
   if (typeof model !== 'function' && staticModel === undefined)
-    throw notAModel('createAgent(): model (or what a function returns)');
+    throw invalidOption(notAModel('model (or what a function returns)'));
   const staticSettings =
-    typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings');
+    typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings', configError);
   if (typeof instructions !== 'string' && typeof instructions !== 'function')
     throw invalidOption('instructions must be a string or a function returning one');
   if (memory !== undefined && typeof memory?.scope !== 'function')
     throw invalidOption('memory.scope must be a function');
+  checkStore(store, 'createAgent(): store');
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
   if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
@@ -115,7 +117,8 @@ export function createAgent(options: AgentOptions): Agent {
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  const staticTools = typeof tools === 'function' ? undefined : indexTools(tools, reserved, 'createAgent(): tools');
+  const staticTools =
+    typeof tools === 'function' ? undefined : indexTools(tools, reserved, 'createAgent(): tools', configError);
   const keepsPrincipal =
     typeof model === 'function' ||
     typeof instructions === 'function' ||
@@ -129,7 +132,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (chosen === undefined) {
       const returned: unknown = await (model as (context: RunContext) => unknown)(context);
       chosen = runModel(returned);
-      if (chosen === undefined) throw notAModel('what the model function returns');
+      if (chosen === undefined) throw invalidAgent(notAModel('what the model function returns'));
     }
     let text = typeof instructions === 'function' ? await instructions(context) : instructions;
     if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');

@@ -4,7 +4,7 @@
 // and §26's argument rules apply to it unchanged. Wire facts: `@ai-sdk/provider-utils`' `Tool`,
 // `jsonSchema()`, `ToolExecutionOptions` and `ToolResultOutput`.
 import { jsonSchemaIssues, parametersSchema, type StandardJsonSchema } from './arguments.ts';
-import { invalidAgent } from './errors.ts';
+import { type Fail, invalidAgent } from './errors.ts';
 import { promptMessages } from './models/ai-sdk.ts';
 import type { JsonSchema, Message, Tool, ToolCall } from './types.ts';
 
@@ -68,30 +68,30 @@ const SCHEMAS = 'zod 4.2 or later, valibot through toStandardJsonSchema, arktype
 const adaptations = new WeakMap<object, Map<string, Adapted>>();
 const noWait = () => Promise.resolve();
 
-/** The AI SDK tool `value` named `name` as a tool of this library, checked (`INVALID_AGENT` naming it); the same object per tool and name. */
-export function adaptAiSdkTool(value: object, name: string, where: string): Tool {
+/** The AI SDK tool `value` named `name` as a tool of this library, checked (`fail` names it); the same object per tool and name. */
+export function adaptAiSdkTool(value: object, name: string, where: string, fail: Fail = invalidAgent): Tool {
   const known = adaptations.get(value)?.get(name);
   if (known !== undefined) return known;
   const sdk = value as AiSdkTool & { contextSchema?: unknown };
   const at = `${where}: tool "${name}"`;
   if (sdk.type === 'provider')
-    throw invalidAgent(
+    throw fail(
       `${at} is provider-executed (type: 'provider'): its provider runs it, not this agent; leave it out`,
     );
   if (typeof sdk.execute !== 'function')
-    throw invalidAgent(`${at} has no execute function (${SHAPE}): this agent runs its tools itself`);
+    throw fail(`${at} has no execute function (${SHAPE}): this agent runs its tools itself`);
   if (sdk.contextSchema !== undefined)
-    throw invalidAgent(`${at} has a contextSchema: tools here get no context; close over what it needs instead`);
+    throw fail(`${at} has a contextSchema: tools here get no context; close over what it needs instead`);
   const { needsApproval } = sdk;
   if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function')
-    throw invalidAgent(`${at} needs needsApproval as a boolean or a function`);
+    throw fail(`${at} needs needsApproval as a boolean or a function`);
   const description = typeof sdk.description === 'function' ? sdk.description({ context: undefined }) : sdk.description;
   if (description !== undefined && typeof description !== 'string')
-    throw invalidAgent(`${at} needs a description that is a string`);
+    throw fail(`${at} needs a description that is a string`);
   const schema = inputParameters(sdk.inputSchema);
   // A Standard Schema's JSON Schema is made (and checked) now, as for every tool; a jsonSchema() one's may be a promise.
-  if (schema === undefined || (schema.wait === undefined && parametersSchema(schema.parameters, at) === undefined))
-    throw invalidAgent(`${at} needs inputSchema: ${SCHEMAS}`);
+  if (schema === undefined || (schema.wait === undefined && parametersSchema(schema.parameters, at, fail) === undefined))
+    throw fail(`${at} needs inputSchema: ${SCHEMAS}`);
   const tool: Adapted = {
     name,
     description: description ?? '',

@@ -2,7 +2,7 @@
 // model's arguments checked against them before the approval policy and `execute`. A Standard
 // Schema validates itself (`~standard.validate`); a plain JSON Schema is checked here on its
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
-import { invalidAgent } from './errors.ts';
+import { type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
 
 /**
@@ -41,22 +41,6 @@ export interface ToolDefinition<P extends ToolParameters> {
   exposeErrors?: boolean;
 }
 
-/**
- * Declares a tool whose `execute` receives its arguments typed from the schema (a Standard
- * Schema's output type: zod, arktype, valibot with `toStandardJsonSchema`). The arguments are
- * validated before `needsApproval` and `execute` run.
- * @example
- * const weather = tool({
- *   name: 'weather',
- *   description: 'Current weather of a city',
- *   parameters: z.object({ city: z.string() }),
- *   execute: async ({ city }) => ({ city, celsius: 21 }), // city: string
- * });
- */
-export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): Tool<ToolArguments<P>> {
-  return definition as Tool<ToolArguments<P>>;
-}
-
 const standardOf = (parameters: ToolParameters) => (parameters as Partial<StandardJsonSchema>)['~standard'];
 
 /**
@@ -69,10 +53,14 @@ const jsonSchemas = new WeakMap<object, JsonSchema>();
 
 /**
  * The JSON Schema the model is sent for `parameters`; `undefined` when they are neither a JSON
- * Schema object nor a Standard Schema with Standard JSON Schema and `validate` (`INVALID_AGENT`
- * for one whose conversion fails).
+ * Schema object nor a Standard Schema with Standard JSON Schema and `validate` (`fail`'s error,
+ * by default `INVALID_AGENT`, for one whose conversion fails).
  */
-export function parametersSchema(parameters: unknown, where: string): JsonSchema | undefined {
+export function parametersSchema(
+  parameters: unknown,
+  where: string,
+  fail: Fail = invalidAgent,
+): JsonSchema | undefined {
   // An arktype type is a function with ~standard; a JSON Schema is an object.
   if ((typeof parameters !== 'object' && typeof parameters !== 'function') || parameters === null) return undefined;
   const standard = standardOf(parameters as ToolParameters);
@@ -86,7 +74,7 @@ export function parametersSchema(parameters: unknown, where: string): JsonSchema
       // Checked below: a conversion that throws is one that returned nothing.
     }
     if (typeof schema !== 'object' || schema === null)
-      throw invalidAgent(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
+      throw fail(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
     jsonSchemas.set(parameters, schema);
   }
   return schema;

@@ -1,67 +1,104 @@
 import { checkOptionNames } from '../auth/internal.ts';
+import {
+  checkArguments,
+  parametersSchema,
+  type ToolArguments,
+  type ToolDefinition,
+  type ToolParameters,
+} from './arguments.ts';
 import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
-import { checkArguments, parametersSchema } from './arguments.ts';
-import { invalidAgent } from './errors.ts';
+import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
+
+/**
+ * Declares a tool whose `execute` receives its arguments typed from the schema (a Standard
+ * Schema's output type: zod, arktype, valibot with `toStandardJsonSchema`). The arguments are
+ * validated before `needsApproval` and `execute` run. The definition is checked now, as
+ * `createAgent` checks its tools: what cannot work throws `AuthConfigError`.
+ * @example
+ * const weather = tool({
+ *   name: 'weather',
+ *   description: 'Current weather of a city',
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => ({ city, celsius: 21 }), // city: string
+ * });
+ */
+export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): Tool<ToolArguments<P>> {
+  checkTool(definition, 'tool()', configError);
+  return definition as Tool<ToolArguments<P>>;
+}
+
 const TOOLS_SHAPE =
   "an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns)";
 
 /**
- * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by name;
- * `source` names them in errors. An array holds this library's tools; a record (a `ToolSet`) holds
- * AI SDK tools, its keys their names (design §27), or this library's tools of the same name.
+ * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
+ * name; `source` names them in errors, `fail` makes them (createAgent's tools are checked at
+ * creation with `configError`, a tools function's result at run time with `INVALID_AGENT`). An
+ * array holds this library's tools; a record (a `ToolSet`) holds AI SDK tools, its keys their
+ * names (design §27), or this library's tools under their own names.
  */
-export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
+export function indexTools(
+  tools: unknown,
+  reserved: readonly string[],
+  source: string,
+  fail: Fail = invalidAgent,
+): Map<string, Tool> {
   const byName = new Map<string, Tool>();
   const add = (tool: Tool) => {
     if (byName.has(tool.name) || reserved.includes(tool.name))
-      throw invalidAgent(`${source}: tool "${tool.name}" needs a unique name`);
+      throw fail(`${source}: tool "${tool.name}" needs a unique name`);
     byName.set(tool.name, tool);
   };
   if (Array.isArray(tools)) {
     for (const tool of tools as unknown[]) {
       if (looksLikeAiSdkTool(tool))
-        throw invalidAgent(
+        throw fail(
           `${source}: an AI SDK tool (inputSchema) has no name of its own: give AI SDK tools as a record whose keys are their names (a ToolSet): { weather: tool({ … }) }`,
         );
-      add(checkedTool(tool, source));
+      checkTool(tool, source, fail);
+      add(tool as Tool);
     }
   } else if (isPlainObject(tools)) {
     for (const [name, tool] of Object.entries(tools)) {
-      if (looksLikeAiSdkTool(tool)) add(adaptAiSdkTool(tool as object, name, source));
-      else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) add(checkedTool(tool, source));
-      else
-        throw invalidAgent(
+      if (looksLikeAiSdkTool(tool)) add(adaptAiSdkTool(tool as object, name, source, fail));
+      else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) {
+        checkTool(tool, source, fail);
+        add(tool as unknown as Tool);
+      } else
+        throw fail(
           `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : 'an AI SDK tool (tool({ description, inputSchema, execute }))'}`,
         );
     }
   } else {
-    throw invalidAgent(`${source} must be ${TOOLS_SHAPE}`);
+    throw fail(`${source} must be ${TOOLS_SHAPE}`);
   }
   return byName;
 }
 
-/** One of this library's tools, checked. */
-function checkedTool(tool: unknown, source: string): Tool {
-  const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
-  if (typeof name !== 'string' || name.length === 0) throw invalidAgent(`${source}: every tool needs a name`);
+/** Checks one tool's fields and returns its name. */
+function checkTool(tool: unknown, source: string, fail: Fail): string {
+  const { name, description, parameters, execute, needsApproval, exposeErrors } = (tool ?? {}) as Partial<Tool>;
+  if (typeof name !== 'string' || name.length === 0) throw fail(`${source}: every tool needs a name`);
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
-  checkOptionNames(where, tool as object, TOOL_FIELDS, invalidAgent);
+  checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
   const problem =
     typeof description !== 'string'
       ? 'a description'
-      : parametersSchema(parameters, where) === undefined
+      : parametersSchema(parameters, where, fail) === undefined
         ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
         : typeof execute !== 'function'
           ? 'an execute function'
           : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
             ? 'needsApproval as a boolean or a function'
-            : undefined;
-  if (problem) throw invalidAgent(`${where} needs ${problem}`);
-  return tool as Tool;
+            : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
+              ? 'exposeErrors as a boolean'
+              : undefined;
+  if (problem) throw fail(`${where} needs ${problem}`);
+  return name;
 }
 
 export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {

@@ -1,7 +1,7 @@
-// A token endpoint for tests/token-exchange*.test.ts, behind a fetch the helper is given through
+// A token endpoint for tests/auth/token-exchange.test.ts and tests/http/token-exchange-principal.test.ts, behind a fetch the helper is given through
 // withKeySetInternals: every request is kept (its URL, headers and form), and `answer` says what
 // the endpoint (or a discovery document) answers. Tokens are tied to principals by routeAuth with
-// a clock pinned at NOW (tests/jwt-support.ts).
+// a clock pinned at NOW (tests/helpers/jwt.ts).
 import {
   routeAuth,
   tokenExchange,
@@ -11,7 +11,7 @@ import {
 } from '../../src/auth/index.ts';
 import { withKeySetInternals } from '../../src/auth/key-set.ts';
 import { jwtWithClock } from '../../src/auth/jwt.ts';
-import { AUDIENCE, ISSUER, NOW, SECRET, claims, hmacSigner, signToken } from '../jwt-support.ts';
+import { AUDIENCE, ISSUER, NOW, SECRET, claims, hmacSigner, signToken } from './jwt.ts';
 
 export const TOKEN_ENDPOINT = 'https://id.example.com/oauth/token';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
