@@ -75,9 +75,7 @@ export function adaptAiSdkTool(value: object, name: string, where: string, fail:
   const sdk = value as AiSdkTool & { contextSchema?: unknown };
   const at = `${where}: tool "${name}"`;
   if (sdk.type === 'provider')
-    throw fail(
-      `${at} is provider-executed (type: 'provider'): its provider runs it, not this agent; leave it out`,
-    );
+    throw fail(`${at} is provider-executed (type: 'provider'): its provider runs it, not this agent; leave it out`);
   if (typeof sdk.execute !== 'function')
     throw fail(`${at} has no execute function (${SHAPE}): this agent runs its tools itself`);
   if (sdk.contextSchema !== undefined)
@@ -90,7 +88,10 @@ export function adaptAiSdkTool(value: object, name: string, where: string, fail:
     throw fail(`${at} needs a description that is a string`);
   const schema = inputParameters(sdk.inputSchema);
   // A Standard Schema's JSON Schema is made (and checked) now, as for every tool; a jsonSchema() one's may be a promise.
-  if (schema === undefined || (schema.wait === undefined && parametersSchema(schema.parameters, at, fail) === undefined))
+  if (
+    schema === undefined ||
+    (schema.wait === undefined && parametersSchema(schema.parameters, at, fail) === undefined)
+  )
     throw fail(`${at} needs inputSchema: ${SCHEMAS}`);
   const tool: Adapted = {
     name,

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import * as v from 'valibot';
 import { toStandardJsonSchema } from '@valibot/to-json-schema';
 import { type } from 'arktype';
-import { AgentError, createAgent, tool } from '../../src/index.ts';
+import { AgentError, AuthConfigError, createAgent, tool } from '../../src/index.ts';
 import type { Message, Model, ModelRequest, Principal, ToolSpec } from '../../src/index.ts';
 
 /** A model that calls `name` with `args` once, then answers with the last tool message; it keeps what it was sent. */
@@ -307,10 +307,12 @@ test('an AI SDK tool that throws fails like any tool: the model sees tool "<name
   }
 });
 
+/** createAgent refuses `tools` with the configuration error of every factory, its message matching `pattern`. */
 const refused = (tools: unknown, pattern: RegExp) =>
   assert.throws(
     () => createAgent({ name: 't', model: callsTool('x', {}), tools: tools as never }),
-    (error: unknown) => error instanceof AgentError && error.code === 'INVALID_AGENT' && pattern.test(error.message),
+    (error: unknown) =>
+      error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID' && pattern.test(error.message),
   );
 
 test("a provider-executed tool (type: 'provider') is refused at creation, by name", () => {
