@@ -62,20 +62,44 @@ const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigi
   }))(); // BigInt arithmetic: in a call marked /* @__PURE__ */, so a bundle without EC keys leaves it out
 
 /**
- * Whether an HMAC secret's bytes are a key in another form (design §20): PEM text (`-----BEGIN`),
- * a JSON object (a JWK or a key set), or a DER public key. Used as a secret, a public key lets
- * anyone who has it sign tokens.
+ * Whether an HMAC secret's bytes are a key in another form (design §20, §26): PEM text
+ * (`-----BEGIN`), JSON text holding an object or an array (a JWK, a key set or its `keys`), or a
+ * DER key, raw or as base64/base64url text (a PEM body without its armour lines, as Keycloak
+ * publishes its realm key). Used as a secret, a public key lets anyone who has it sign tokens.
  */
 export function isKeyShaped(secret: Uint8Array<ArrayBuffer>): boolean {
   const text = new TextDecoder().decode(secret);
   if (text.includes('-----BEGIN')) return true;
   try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return true;
+    if (typeof JSON.parse(text) === 'object') return true; // an object or an array (or null: no secret either)
   } catch {
-    // Not JSON: a secret.
+    // Not JSON: a secret, or base64 text.
   }
-  return typeof readSpki(secret) !== 'string';
+  const decoded = decodeBase64url(text.replace(/[\s=]/g, '').replace(/\+/g, '-').replace(/\//g, '_'));
+  return isDerKey(secret) || (decoded !== null && isDerKey(decoded));
+}
+
+/**
+ * Whether `der` is, whole, a DER SubjectPublicKeyInfo (any algorithm), a PKCS#1 RSA key (public
+ * or private: INTEGERs) or an X.509 certificate. Parsed, not guessed by length: random bytes are none.
+ */
+function isDerKey(der: Uint8Array<ArrayBuffer>): boolean {
+  const outer = readTlv(der, 0, 0x30, der.length);
+  if (outer === null || outer.end !== der.length) return false;
+  const { start, end } = outer;
+  // SEQUENCE { SEQUENCE { OBJECT IDENTIFIER, … }, BIT STRING }
+  const algorithm = readTlv(der, start, 0x30, end);
+  if (
+    algorithm &&
+    readTlv(der, algorithm.start, 0x06, algorithm.end) &&
+    readTlv(der, algorithm.end, 0x03, end)?.end === end
+  )
+    return true;
+  let at = start;
+  let integers = 0;
+  for (let integer = readTlv(der, at, 0x02, end); integer !== null; integer = readTlv(der, at, 0x02, end), integers++)
+    at = integer.end;
+  return (integers > 1 && at === end) || certificateSpki(der) !== null;
 }
 
 /** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
