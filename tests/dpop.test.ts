@@ -5,8 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthConfigError, oidc, routeAuth, wwwAuthenticateLines, type AuthFn } from '../src/auth/index.ts';
 import type { Refusal } from '../src/auth/refusals.ts';
-import { jwtWithClock, type JwtOptions } from '../src/auth/jwt.ts';
-import { jwkThumbprint, memoryReplayStore } from '../src/auth/dpop.ts';
+import type { JwtOptions } from '../src/auth/jwt.ts';
+import { jwtAt } from './helpers/test-hook.ts';
+import { jwkThumbprint } from '../src/auth/dpop.ts';
+import { memoryReplayStore } from '../src/auth/dpop-replay.ts';
 import { AUDIENCE, ISSUER, NOW, claims, signToken, testKey, type TestKey } from './jwt-support.ts';
 import { dpopProof, newJti, thumbprint } from './helpers/dpop.ts';
 import { assertConfigError } from './helpers/config-error.ts';
@@ -18,7 +20,7 @@ const otherKey = await testKey('ES256');
 const jkt = await thumbprint(proofKey.jwk);
 
 const entry = (options: Partial<JwtOptions> = {}) =>
-  jwtWithClock({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, ...options }, () => NOW);
+  jwtAt({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, ...options }, () => NOW);
 const boundToken = (extra: Record<string, unknown> = {}) =>
   signToken({ alg: 'ES256', typ: 'at+jwt' }, claims({ cnf: { jkt }, ...extra }), tokenKey.sign);
 const plainToken = () => signToken({ alg: 'ES256' }, claims(), tokenKey.sign);
@@ -309,10 +311,10 @@ test('the DPoP options are checked at creation', () => {
     ['an origin that is not http(s)', { dpopOrigin: 'ftp://api.example' }],
     ['a replay store without seen()', { dpopReplay: {} }],
   ] as const) {
-    assertConfigError(() => jwtWithClock({ ...base, ...options } as JwtOptions, () => NOW), 'jwt()', what);
+    assertConfigError(() => jwtAt({ ...base, ...options } as JwtOptions, () => NOW), 'jwt()', what);
   }
   assert.throws(
-    () => jwtWithClock({ ...base, dpopp: 'required' } as never, () => NOW),
+    () => jwtAt({ ...base, dpopp: 'required' } as never, () => NOW),
     (error) => error instanceof AuthConfigError && /did you mean "dpop"/.test(error.message),
   );
   assertConfigError(

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthError, protectedResourceMetadata } from '../src/auth/index.ts';
-import { jwtWithClock } from '../src/auth/jwt.ts';
+import { jwtAt } from './helpers/test-hook.ts';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Agent, Principal } from '../src/agent/types.ts';
 import type { AuthFn } from '../src/auth/types.ts';
@@ -347,7 +347,7 @@ test('scopes: mcp.scopes per tool and scopes.mcp for the route answer HTTP 403 i
     resource: 'https://agent.example.com/agent/mcp',
     authorizationServers: ['https://id.example.com'],
   });
-  const auth = jwtWithClock({ secret: SECRET, audience: AUDIENCE, resourceMetadata: metadata }, () => NOW);
+  const auth = jwtAt({ secret: SECRET, audience: AUDIENCE, resourceMetadata: metadata }, () => NOW);
   const token = async (scope: string) =>
     `Bearer ${await signToken({ alg: 'HS256' }, claims({ scope }), await hmacSigner(SECRET))}`;
   const handler = agentHandler(principalAgent().agent, {

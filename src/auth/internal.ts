@@ -6,7 +6,7 @@ export * from './index.ts';
 export { API_TOKEN_ID, apiTokenDigestEntry } from './api-token.ts';
 export { B64TOKEN } from './authorization.ts';
 export { readBoundedBody } from './bounded-body.ts';
-export type { DpopReplayStore } from './dpop.ts';
+export type { DpopReplayStore } from './dpop-replay.ts';
 export { isScopeList, kindOf } from './errors.ts';
 export { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
 export { hasScopes } from './jws/claims.ts';

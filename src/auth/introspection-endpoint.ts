@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Where introspection() sends its calls (RFC 7662, RFC 8414, design §17): the configured
 // endpoint, or the one the issuer's metadata names.
-import { attemptGate, fetchJsonObject, type KeySetInternals } from './key-set.ts';
+import { fetchJsonObject } from './key-set.ts';
+import { attemptGate } from './attempt-gate.ts';
+import type { InternalOptions } from './internal-options.ts';
 
 /** The configured endpoint, the same for every call. */
 export function staticEndpoint(url: string): (time: number) => Promise<string> {
@@ -18,7 +20,7 @@ export function staticEndpoint(url: string): (time: number) => Promise<string> {
 export function discoveredEndpoint(
   issuer: string,
   issuerHref: string,
-  internals: KeySetInternals,
+  internals: InternalOptions,
 ): (time: number) => Promise<string | undefined> {
   const { origin, pathname } = new URL(issuerHref);
   const path = pathname === '/' ? '' : pathname.replace(/\/+$/, '');

@@ -75,6 +75,7 @@ export function isKeyShaped(secret: Uint8Array<ArrayBuffer>): boolean {
   } catch {
     // Not JSON: a secret, or base64 text.
   }
+  // Base64 or base64url, line breaks and padding left out.
   const decoded = decodeBase64url(text.replace(/[\s=]/g, '').replace(/\+/g, '-').replace(/\//g, '_'));
   return isDerKey(secret) || (decoded !== null && isDerKey(decoded));
 }
@@ -190,26 +191,28 @@ function rsaKey(modulus: Uint8Array, exponent: Uint8Array): PublicKeySpec | stri
   });
 }
 
-const ROCA_PRIMES = [
-  3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113,
-  127, 131, 137, 139, 149, 151, 157, 163, 167,
-];
-let rocaPowers: readonly ReadonlySet<number>[] | undefined;
+/** For each odd prime under 168 (the primes of ROCA's `M`), the subgroup 65537 generates mod it; made on first use. */
+let rocaSubgroups: ReadonlyMap<number, ReadonlySet<number>> | undefined;
 
 /**
  * ROCA (Nemec et al., CCS 2017): Infineon moduli are `k·M + (65537^a mod M)`, so for every
  * small prime `p` of `M`, `n mod p` lies in the subgroup that 65537 generates mod `p`.
  */
 function hasRocaFingerprint(modulus: Uint8Array): boolean {
-  rocaPowers ??= ROCA_PRIMES.map((p) => {
-    const powers = new Set<number>();
-    for (let x = 1; !powers.has(x); x = (x * (65537 % p)) % p) powers.add(x);
-    return powers;
-  });
-  return ROCA_PRIMES.every((p, i) => {
+  if (rocaSubgroups === undefined) {
+    const subgroups = new Map<number, Set<number>>();
+    for (let p = 3; p < 168; p += 2) {
+      if ([...subgroups.keys()].some((prime) => p % prime === 0)) continue;
+      const powers = new Set<number>();
+      for (let x = 1; !powers.has(x); x = (x * (65537 % p)) % p) powers.add(x);
+      subgroups.set(p, powers);
+    }
+    rocaSubgroups = subgroups;
+  }
+  return [...rocaSubgroups].every(([p, powers]) => {
     let rest = 0;
     for (const byte of modulus) rest = (rest * 256 + byte) % p;
-    return (rocaPowers as readonly ReadonlySet<number>[])[i]!.has(rest);
+    return powers.has(rest);
   });
 }
 

@@ -2,8 +2,6 @@
 import { parseCompactJws, signatureOf, signingInputOf, type CompactJws } from './compact.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource, type VerifyKey } from './key-source.ts';
 
-const INVALID: Promise<boolean> = /* @__PURE__ */ Promise.resolve(false);
-
 /** Why the verify path refused a token before its claims were read. */
 export type JwsRefusal = 'malformed' | 'alg-not-allowed' | 'type' | 'key-set-unavailable' | 'no-key' | 'signature';
 
@@ -13,13 +11,6 @@ export type Refuse<R extends string = JwsRefusal> = (
   jws: CompactJws | null,
   claims?: Readonly<Record<string, unknown>>,
 ) => null;
-
-/** Takes a JWS whose signature `key` verified: the caller's claims checks and principal. */
-export type Accept<T, R extends string = JwsRefusal> = (
-  jws: CompactJws,
-  refuse: Refuse<R> | undefined,
-  key: VerifyKey,
-) => T;
 
 /** What the header must satisfy before any key is looked up. */
 export interface HeaderPolicy {
@@ -40,88 +31,63 @@ export function skip<R extends string>(
 
 /**
  * Verifies `signature` over `data` with one imported key: the length must be exact (full HMAC
- * tag, raw ECDSA `r||s`, Ed25519's 64 bytes, RSA modulus length) before Web Crypto is asked.
- * May reject when the runtime refuses the inputs; callers treat that as invalid.
+ * tag, raw ECDSA `r||s`, Ed25519's 64 bytes, RSA modulus length) before Web Crypto is asked
+ * (`false` at once otherwise). May throw or reject when the runtime refuses the inputs; callers
+ * treat that as invalid.
  */
 export function verifySignature(
   key: VerifyKey,
   signature: Uint8Array<ArrayBuffer>,
   data: Uint8Array<ArrayBuffer>,
-): Promise<boolean> {
-  if (signature.length !== key.signatureLength) return INVALID;
+): Promise<boolean> | false {
   // verify() takes a copy of the bytes of `signature` and `data` before it returns (its first
   // steps in the Web Cryptography API), so they may sit in buffers the next token overwrites.
   // A test checks this on every runtime.
-  return crypto.subtle.verify(key.algorithm.verifyParams, key.key, signature, data);
+  return (
+    signature.length === key.signatureLength &&
+    crypto.subtle.verify(key.algorithm.verifyParams, key.key, signature, data)
+  );
 }
 
 /**
- * The verify path: parse, check the header, pick key, verify signature, then `accept` the valid
- * JWS (the caller checks the claims there); resolves to what `accept` returns, or `null`. The JWS
- * is `token` from `start` on. Returns `null` synchronously, with no crypto, for a token that
- * fails before the signature (malformed, `alg` not allowed, `crit`, `typ`).
+ * The first steps of the verify path: parse, then the header (`alg` allowed, `typ`). The JWS is
+ * `token` from `start` on; `null` for a token refused here, with no crypto and no promise.
  */
-export function verifyCompactJws<T, R extends string = JwsRefusal>(
+export function readCompactJws<R extends string>(
   token: string,
   start: number,
   policy: HeaderPolicy,
-  source: KeySource,
-  accept: Accept<T, R | JwsRefusal>,
   refuse?: Refuse<R | JwsRefusal>,
-): Promise<Awaited<T> | null> | null {
+): CompactJws | null {
   const jws = parseCompactJws(token, start);
   if (jws === null) return skip(refuse, 'malformed', null);
   if (!policy.algorithms.has(jws.header.alg)) return skip(refuse, 'alg-not-allowed', jws);
   if (policy.typ !== undefined && jws.header.typ !== policy.typ) return skip(refuse, 'type', jws);
+  return jws;
+}
+
+/**
+ * Picks the keys for the header and tries them in order: the key whose signature verifies, or
+ * `null` after telling `refuse` why (`key-set-unavailable`, `no-key`, `signature`). The key
+ * decides the algorithm: a key is only ever used with the algorithm it was imported for.
+ */
+export async function verifiedKey<R extends string>(
+  jws: CompactJws,
+  source: KeySource,
+  refuse?: Refuse<R | JwsRefusal>,
+): Promise<VerifyKey | null> {
   const found = source.keysFor(jws.header);
-  if (Array.isArray(found)) return tryKeys(jws, found as readonly VerifyKey[], 0, accept, refuse);
-  return whenKeys(found as Promise<readonly VerifyKey[]>, jws, accept, refuse);
-}
-
-// Its own function: a closure in verifyCompactJws made every call allocate its context, skips
-// included (measured on Node 22, one script: 152 bytes per malformed skip instead of 96).
-function whenKeys<T, R extends string>(
-  found: Promise<readonly VerifyKey[]>,
-  jws: CompactJws,
-  accept: Accept<T, R | JwsRefusal>,
-  refuse: Refuse<R | JwsRefusal> | undefined,
-): Promise<Awaited<T> | null> {
-  return found.then((keys) => tryKeys(jws, keys, 0, accept, refuse));
-}
-
-const NOT_VERIFIED: Promise<null> = /* @__PURE__ */ Promise.resolve(null);
-
-/** Tries `keys` from `index` on, in order, until one verifies the signature; one promise per key, no `async` frame. */
-function tryKeys<T, R extends string>(
-  jws: CompactJws,
-  keys: readonly VerifyKey[],
-  index: number,
-  accept: Accept<T, R | JwsRefusal>,
-  refuse: Refuse<R | JwsRefusal> | undefined,
-): Promise<Awaited<T> | null> {
-  for (let i = index; i < keys.length; i++) {
-    const key = keys[i]!;
-    // The key decides the algorithm: a key is only ever used with the algorithm it was imported for.
+  // A static source, once imported, answers at once: not awaited (docs/design.md §30, "Speed tricks and what they bought").
+  const keys = Array.isArray(found) ? (found as readonly VerifyKey[]) : await found;
+  let tried = false;
+  for (const key of keys) {
     if (key.algorithm.name !== jws.header.alg) continue;
-    let verified: Promise<boolean>;
+    tried = true;
     try {
-      verified = verifySignature(key, signatureOf(jws), signingInputOf(jws));
+      if (await verifySignature(key, signatureOf(jws), signingInputOf(jws))) return key;
     } catch {
       // A signature the runtime refuses to process, by a throw or a rejection, is not a valid one.
-      return tryKeys(jws, keys, i + 1, accept, refuse);
     }
-    // What `accept` throws is the caller's (a mapper's AuthError), never another key's turn.
-    return verified.then(
-      (valid) => (valid ? accept(jws, refuse, key) : tryKeys(jws, keys, i + 1, accept, refuse)),
-      () => tryKeys(jws, keys, i + 1, accept, refuse),
-    ) as Promise<Awaited<T> | null>;
   }
-  if (refuse === undefined) return NOT_VERIFIED;
-  const reason =
-    keys === KEY_SET_UNAVAILABLE
-      ? 'key-set-unavailable'
-      : index === 0 && !keys.some((key) => key.algorithm.name === jws.header.alg)
-        ? 'no-key'
-        : 'signature';
-  return Promise.resolve(refuse(reason, jws));
+  return skip(refuse, keys === KEY_SET_UNAVAILABLE ? 'key-set-unavailable' : tried ? 'signature' : 'no-key', jws);
 }
