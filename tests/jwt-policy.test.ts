@@ -255,7 +255,7 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
   });
 
   test('apiToken is heard too; of several entries the one whose check got furthest is reported, once', async () => {
-    const list = [apiToken('the-api-token'), at({ secret: SECRET, ...base })];
+    const list = [apiToken('the-api-token-0123456789'), at({ secret: SECRET, ...base })];
     assert.deepEqual((await heard(list, 'wrong-token')).refusals, [{ entry: 'apiToken', reason: 'signature' }]);
     assert.deepEqual(
       (await heard(list, await withKid(claims({ exp: NOW - 3600 })))).refusals.map((r) => [r.entry, r.reason]),
@@ -275,7 +275,9 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
     );
     assert.deepEqual((await heard(list, null)).refusals, []);
     const refusals: Refusal[] = [];
-    const basicAuth = routeAuth([basic({ users: { ada: 'pw' } })], { onRefused: (r) => void refusals.push(r) });
+    const basicAuth = routeAuth([basic({ users: { ada: 'pw-0123456789' } })], {
+      onRefused: (r) => void refusals.push(r),
+    });
     await basicAuth(
       new Request('https://agent.example/', { headers: { authorization: `Basic ${btoa('ada:wrong')}` } }),
     );

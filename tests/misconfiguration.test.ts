@@ -215,6 +215,18 @@ test('jwt({ secret }): random secrets of any length are accepted, as bytes, base
   }
 });
 
+test('agentHandler({ auth: `${process.env.UNSET}` }): a plain token string that cannot be a secret is refused at creation, as apiToken() refuses it, never answering 200 to "Bearer undefined" (design §26)', () => {
+  const env: Record<string, string | undefined> = {}; // an environment without the variable
+  const unset = env.AGENT_TOKEN;
+  for (const [auth, rule] of [
+    [`${unset}`, /^apiToken\(\): token is what an unset or mistyped variable turns into, not a secret$/],
+    ['null', /is what an unset or mistyped variable turns into, not a secret/],
+    ['short-token', /^apiToken\(\): token must be at least 16 characters \(got 11\)$/],
+  ] as const) {
+    refused(() => agentHandler(agent(), { auth }), rule, [auth]);
+  }
+});
+
 test('missing values say what they got: apiToken(undefined), jwt({ secret: undefined }), introspection({ clientSecret: undefined }), routeAuth(undefined)', () => {
   for (const [value, got] of [
     [undefined, 'got undefined'],
@@ -303,7 +315,7 @@ test('option objects are plain: a prototype other than Object.prototype or null 
     ['jwt', () => jwt(inherited({ issuer: ISSUER }, { secret, audience: 'a' })), /^jwt\(\)/],
     ['jwt cache', () => jwt({ secret, audience: 'a', cache: inherited({ maxEntries: 5 }) }), /^jwt\(\): cache/],
     ['oidc', () => oidc(inherited({}, { issuer: 'https://id.example.com', audience: 'a' })), /^oidc\(\)/],
-    ['basic', () => basic(inherited({ realm: 'x' }, { users: { ada: 'pw' } })), /^basic\(\)/],
+    ['basic', () => basic(inherited({ realm: 'x' }, { users: { ada: 'pw-0123456789' } })), /^basic\(\)/],
     ['apiToken', () => apiToken(TOKEN_A, inherited({ id: 'admin' })), /^apiToken\(\)/],
     ['routeAuth', () => routeAuth(apiToken(TOKEN_A), inherited({})), /^routeAuth\(\)/],
     [
@@ -426,7 +438,11 @@ test('one principal, one caller: two apiToken() entries of one id (the default "
   refused(() => routeAuth([apiToken(TOKEN_A), apiToken(TOKEN_B)]), ownId, [TOKEN_A, TOKEN_B]);
   refused(
     () =>
-      routeAuth([apiToken(TOKEN_A, { id: 'ci' }), basic({ users: { ada: 'pw' } }), apiToken(TOKEN_B, { id: 'ci' })]),
+      routeAuth([
+        apiToken(TOKEN_A, { id: 'ci' }),
+        basic({ users: { ada: 'pw-0123456789' } }),
+        apiToken(TOKEN_B, { id: 'ci' }),
+      ]),
     /two apiToken\(\) entries have the id "ci"/,
   );
   refused(() => agentHandler(agent(), { auth: [apiToken(TOKEN_A), apiToken(TOKEN_B, { id: 'api-token' })] }), ownId);

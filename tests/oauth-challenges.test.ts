@@ -94,7 +94,7 @@ test('jwt(): the Bearer challenge carries resource_metadata and the scope it req
 test('a refused credential of a scheme the list reads gets error="invalid_token" on that scheme\'s challenges; none without a credential', async () => {
   const list = [
     at({ secret: SECRET, audience: AUDIENCE, resourceMetadata: METADATA }),
-    basic({ users: { ada: 'pw' } }),
+    basic({ users: { ada: 'pw-0123456789' } }),
   ];
   const plain = [`Bearer resource_metadata="${METADATA}"`, 'Basic realm="agent", charset="UTF-8"'];
   assert.deepEqual((await answer(list)).lines, plain, 'no credential: no error (RFC 6750 §3.1)');
@@ -114,7 +114,7 @@ test('a refused credential of a scheme the list reads gets error="invalid_token"
   );
   assert.deepEqual((await answer(list, 'Basic YWRhOndyb25n')).lines, plain, 'Basic gets no error param');
   assert.deepEqual(
-    (await answer([basic({ users: { ada: 'pw' } })], 'Bearer x')).lines,
+    (await answer([basic({ users: { ada: 'pw-0123456789' } })], 'Bearer x')).lines,
     ['Basic realm="agent", charset="UTF-8"'],
     'a scheme no entry reads: no error',
   );

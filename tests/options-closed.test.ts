@@ -100,7 +100,13 @@ test('oidc(), basic(), apiToken(), routeAuth(): unknown options are AuthConfigEr
     'discoveryURL',
     'discoveryUrl',
   );
-  assertUnknown(() => basic({ users: { ada: 'pw' }, relm: 'x' } as never), AuthConfigError, 'basic()', 'relm', 'realm');
+  assertUnknown(
+    () => basic({ users: { ada: 'pw-0123456789' }, relm: 'x' } as never),
+    AuthConfigError,
+    'basic()',
+    'relm',
+    'realm',
+  );
   assertUnknown(() => apiToken(TOKEN, { ID: 'bot' } as never), AuthConfigError, 'apiToken()', 'ID', 'id');
   assertUnknown(
     () => routeAuth(apiToken(TOKEN), { onRefuse: () => {} } as never),
@@ -113,7 +119,7 @@ test('oidc(), basic(), apiToken(), routeAuth(): unknown options are AuthConfigEr
 
 test('a key unlike any known one is named without a suggestion, and the known keys are listed', () => {
   const error = assertUnknown(
-    () => basic({ users: { ada: 'pw' }, zzzzzzzz: 1 } as never),
+    () => basic({ users: { ada: 'pw-0123456789' }, zzzzzzzz: 1 } as never),
     AuthConfigError,
     'basic()',
     'zzzzzzzz',

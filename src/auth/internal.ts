@@ -3,7 +3,7 @@
 // index.ts. Nothing outside src/auth imports any other file of this folder (design §30), so the
 // folder can change inside without the package noticing, and a vendored copy needs neither.
 export * from './index.ts';
-export { API_TOKEN_ID, apiTokenDigestEntry } from './api-token.ts';
+export { API_TOKEN_ID, apiTokenDigestEntry, MIN_TOKEN_LENGTH } from './api-token.ts';
 export { B64TOKEN } from './authorization.ts';
 export { readBoundedBody } from './bounded-body.ts';
 export type { DpopReplayStore } from './dpop-replay.ts';
@@ -15,3 +15,4 @@ export { completePrincipal, deepFreeze } from './principal.ts';
 export { adoptDpopAlgs, advertisedDpopAlgs, isProtectedResourceMetadata } from './protected-resource.ts';
 export { authResponseText } from './responses.ts';
 export { BOOLEAN_PRINCIPAL } from './route-auth.ts';
+export { notASecret } from './weak-secrets.ts';

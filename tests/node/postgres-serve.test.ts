@@ -17,8 +17,8 @@ import { SCHEMA_VERSION } from '../../src/postgres/index.ts';
 const serverChild = fileURLToPath(new URL('../fixtures-node/postgres-server-child.ts', import.meta.url));
 const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const pgPackage = realpathSync(fileURLToPath(new URL('../../node_modules/pg', import.meta.url)));
-const ALICE = 'Bearer alice-token';
-const BOB = 'Bearer bob-token';
+const ALICE = 'Bearer alice-token-0123456789';
+const BOB = 'Bearer bob-token-0123456789';
 
 let db: TestDatabase;
 const children: ChildProcessWithoutNullStreams[] = [];
