@@ -222,6 +222,38 @@ test('replay: a proof is accepted once; its second use is refused (dpop-replay, 
   }
 });
 
+test('one default replay store per process: a proof one entry accepted is refused by every other, two jwt() entries for two audiences in one list or in two handlers (design §26)', async () => {
+  const token = await signToken({ alg: 'ES256' }, claims({ aud: ['api', 'mcp'], cnf: { jkt } }), tokenKey.sign);
+  const forAudience = (audience: string) => entry({ audience, dpop: 'allowed' });
+  // Two handlers, one for each audience: the proof is sent to both, twice.
+  const [api, mcp] = [forAudience('api'), forAudience('mcp')];
+  const proof = await dpopProof(proofKey, { token, iat: NOW });
+  const answers: { ok: boolean; reasons: string[] }[] = [];
+  for (const auth of [api, mcp, api, mcp]) {
+    const { ok, refusals } = await outcome(auth, request(`DPoP ${token}`, proof));
+    answers.push({ ok, reasons: refusals.map((r) => r.reason) });
+  }
+  assert.deepEqual(answers, [
+    { ok: true, reasons: [] },
+    { ok: false, reasons: ['dpop-replay'] },
+    { ok: false, reasons: ['dpop-replay'] },
+    { ok: false, reasons: ['dpop-replay'] },
+  ]);
+  // One list of both: the second entry does not take the proof the first already used.
+  const list = [forAudience('api'), forAudience('mcp')];
+  const again = await dpopProof(proofKey, { token, iat: NOW });
+  const accepted = [];
+  for (let i = 0; i < 4; i++) accepted.push((await outcome(list, request(`DPoP ${token}`, again))).ok);
+  assert.deepEqual(accepted, [true, false, false, false]);
+  // The token cache's path shares it too; an entry with a store of its own keeps its own.
+  const cached = entry({ audience: 'mcp', cache: true });
+  const third = await dpopProof(proofKey, { token, iat: NOW });
+  assert.equal((await outcome(forAudience('api'), request(`DPoP ${token}`, third))).ok, true);
+  assert.equal((await outcome(cached, request(`DPoP ${token}`, third))).ok, false);
+  const own = entry({ audience: 'mcp', dpopReplay: memoryReplayStore(10) });
+  assert.equal((await outcome(own, request(`DPoP ${token}`, third))).ok, true, 'its own store has not seen it');
+});
+
 test('the default replay store fails closed when full: new proofs refused, one warning; a store of your own is used', async () => {
   const store = memoryReplayStore(2);
   const warnings: unknown[] = [];

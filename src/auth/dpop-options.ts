@@ -2,7 +2,7 @@
 // The DPoP options of jwt(), oidc() and introspection() (RFC 9449, design §16), checked at creation,
 // and the challenges an entry that accepts DPoP advertises.
 import { jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
-import { DEFAULT_REPLAY_KEYS, memoryReplayStore, type DpopReplayStore } from './dpop-replay.ts';
+import { defaultReplayStore, type DpopReplayStore } from './dpop-replay.ts';
 import { throwConfigError } from './errors.ts';
 import { isNumberIn } from './options.ts';
 import type { Challenge } from './types.ts';
@@ -17,7 +17,10 @@ export interface DpopOptions {
   dpopMaxAgeSec?: number;
   /** The origin the client called, e.g. `https://api.example`, when a proxy in front changes it: the proof's `htu` names it. */
   dpopOrigin?: string;
-  /** Where used proofs are remembered; default one bounded set in this entry's memory. Several instances share one (`postgresReplayStore`). */
+  /**
+   * Where used proofs are remembered; default one bounded set in this process's memory, shared by every
+   * entry without a store of its own. Several instances share one (`postgresReplayStore`).
+   */
   dpopReplay?: DpopReplayStore;
 }
 
@@ -84,7 +87,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
     maxAgeSec: dpopMaxAgeSec,
     toleranceSec,
     origin,
-    replay: dpopReplay ?? memoryReplayStore(DEFAULT_REPLAY_KEYS),
+    replay: dpopReplay ?? defaultReplayStore(),
   });
 }
 

@@ -15,8 +15,16 @@ export interface DpopReplayStore {
 /** Proofs the default replay store holds at once; when full it refuses new proofs (fails closed). */
 export const DEFAULT_REPLAY_KEYS = 100_000;
 
+let processStore: DpopReplayStore | undefined;
+
 /**
- * The default replay store: proof keys in memory until they expire, at most `limit` at once.
+ * The replay store of every entry without a `dpopReplay` of its own: one per process, so a proof
+ * one entry accepted is refused by every other (two `jwt()` entries for two audiences included).
+ */
+export const defaultReplayStore = (): DpopReplayStore => (processStore ??= memoryReplayStore(DEFAULT_REPLAY_KEYS));
+
+/**
+ * The memory replay store: proof keys in memory until they expire, at most `limit` at once.
  * Full, it refuses every new proof and warns once (it fails closed): size it, or share a
  * database store, for the proofs a window of `dpopMaxAgeSec` brings.
  */
