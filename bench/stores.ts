@@ -3,7 +3,7 @@
 // the memory store, the file store, and the PostgreSQL store behind one and behind two server
 // processes (autocannon spreads its connections over both), every server a child process
 // (bench/store-server.ts); PostgreSQL is DATABASE_URL when set, else a throwaway cluster
-// (tests/node/postgres-harness.ts) with fsync on, as the file store's writes are. Case
+// (tests/helpers/postgres.ts) with fsync on, as the file store's writes are. Case
 // `memory + pg limits`: the memory store with `limits.requests` counted in PostgreSQL (design §22).
 // Then the cost of one limit check (design §22): postgresLimitStore's statements one after
 // another (latency) and 50 at once (throughput), beside the memory store's.
@@ -60,7 +60,7 @@ async function storeSuite(
 ): Promise<void> {
   const suite = 'stores';
   if (json) console.error(`bench: measuring ${suite}…`);
-  const { startDatabase } = await import('../tests/node/postgres-harness.ts');
+  const { startDatabase } = await import('../tests/helpers/postgres.ts');
   const db = await startDatabase({ durable: true });
   const dataDir = await mkdtemp(join(tmpdir(), 'agentward-bench-file-'));
   const children: ChildProcess[] = [];

@@ -1,10 +1,11 @@
 // `npm run build`: compiles src/ into dist/ with the pinned TypeScript (ES modules, .d.ts,
 // source maps naming the repository's src/ files, which the package does not ship: stack
-// traces point at them; `.ts` import specifiers become `.js`), then adds the
+// traces point at them; `.ts` import specifiers become `.js`), then adds the playground's
+// browser files (src/node/playground/, which src/node/playground.ts reads beside itself) and the
 // command's launcher as dist/bin/agentward.js. `prepack` runs it, so a packed tarball is
 // always built from the sources it was packed with.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,6 +19,10 @@ if (tsc.status !== 0) {
   console.error(`build: tsc failed (exit ${tsc.status ?? tsc.signal})`);
   process.exit(1);
 }
+cpSync(join(root, 'src', 'node', 'playground'), join(dist, 'node', 'playground'), {
+  recursive: true,
+  filter: (path) => !path.endsWith('tsconfig.json'), // it only checks the script: not shipped
+});
 mkdirSync(join(dist, 'bin'), { recursive: true });
 copyFileSync(join(root, 'bin', 'agentward.js'), join(dist, 'bin', 'agentward.js'));
 chmodSync(join(dist, 'bin', 'agentward.js'), 0o755);

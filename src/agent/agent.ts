@@ -1,6 +1,6 @@
-import { checkOptionNames } from '../auth/internal.ts';
+import { carryPresentedToken, checkOptionNames } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
-import { AgentError, invalidAgent, invalidInput } from './errors.ts';
+import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
@@ -11,6 +11,7 @@ import {
   callOptions,
   checkHook,
   checkPositive,
+  checkStore,
   DECIDE_OPTION_NAMES,
   DEFAULT_MAX_PENDING_APPROVALS,
   DEFAULT_MAX_STEPS,
@@ -35,6 +36,7 @@ import {
   usableSession,
 } from './sessions.ts';
 import { memoryStore } from './store.ts';
+import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
 import type {
   Agent,
@@ -80,9 +82,9 @@ import type {
  */
 export function createAgent(options: AgentOptions): Agent {
   if (typeof options !== 'object' || options === null) throw invalidOption('options must be an object');
-  checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES, invalidAgent);
+  checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES);
   if (typeof options.memory === 'object' && options.memory !== null)
-    checkOptionNames('createAgent(): memory', options.memory, ['scope'], invalidAgent);
+    checkOptionNames('createAgent(): memory', options.memory, ['scope']);
   const {
     name,
     model,
@@ -99,13 +101,14 @@ export function createAgent(options: AgentOptions): Agent {
   if (typeof name !== 'string' || name === '') throw invalidOption('name must be a non-empty string');
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
   if (typeof model !== 'function' && staticModel === undefined)
-    throw notAModel('createAgent(): model (or what a function returns)');
+    throw invalidOption(notAModel('model (or what a function returns)'));
   const staticSettings =
-    typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings');
+    typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings', configError);
   if (typeof instructions !== 'string' && typeof instructions !== 'function')
     throw invalidOption('instructions must be a string or a function returning one');
   if (memory !== undefined && typeof memory?.scope !== 'function')
     throw invalidOption('memory.scope must be a function');
+  checkStore(store, 'createAgent(): store');
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
   if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
@@ -114,7 +117,8 @@ export function createAgent(options: AgentOptions): Agent {
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools');
+  const staticTools =
+    typeof tools === 'function' ? undefined : indexTools(tools, reserved, 'createAgent(): tools', configError);
   const keepsPrincipal =
     typeof model === 'function' ||
     typeof instructions === 'function' ||
@@ -128,14 +132,15 @@ export function createAgent(options: AgentOptions): Agent {
     if (chosen === undefined) {
       const returned: unknown = await (model as (context: RunContext) => unknown)(context);
       chosen = runModel(returned);
-      if (chosen === undefined) throw notAModel('what the model function returns');
+      if (chosen === undefined) throw invalidAgent(notAModel('what the model function returns'));
     }
     let text = typeof instructions === 'function' ? await instructions(context) : instructions;
     if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
     const byName =
       typeof tools === 'function'
         ? indexTools(await tools(context), reserved, 'the tools function result')
-        : indexTools(tools, reserved, 'tools');
+        : new Map(staticTools);
+    await schemasReady(byName.values());
     const runSettings =
       staticSettings ??
       checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
@@ -279,12 +284,14 @@ export function createAgent(options: AgentOptions): Agent {
           throw notFound();
         const session = stored ?? newSession(sessionId);
         return events.observe(sessionId, async (emit) => {
-          // The run resumes as the principal it started with; the decider is only recorded.
-          const context = runContext(
-            checkPrincipal(checkpoint.principal, 'the checkpoint principal'),
-            sessionId,
-            checkMetadata(checkpoint.metadata),
+          // The run resumes as the principal it started with; the decider is only recorded. Its own
+          // object: it carries the token the decider presented only when the decider is that principal (design §27).
+          const started = checkPrincipal(
+            checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
+            'the checkpoint principal',
           );
+          carryPresentedToken(decidedBy, started);
+          const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
           const setup = await prepare(context, checkpoint.namespace, turnStore);
           const { pending, messages, namespace } = checkpoint;
           const entry: AuditEntry = {
@@ -394,8 +401,8 @@ export function createAgent(options: AgentOptions): Agent {
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
     awaitsApprovals:
-      typeof tools === 'function' ||
-      tools.some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
+      staticTools === undefined ||
+      [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send,
     session(id: string) {
       return Object.freeze({

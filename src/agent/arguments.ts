@@ -2,7 +2,7 @@
 // model's arguments checked against them before the approval policy and `execute`. A Standard
 // Schema validates itself (`~standard.validate`); a plain JSON Schema is checked here on its
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
-import { invalidAgent } from './errors.ts';
+import { type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
 
 /**
@@ -41,22 +41,6 @@ export interface ToolDefinition<P extends ToolParameters> {
   exposeErrors?: boolean;
 }
 
-/**
- * Declares a tool whose `execute` receives its arguments typed from the schema (a Standard
- * Schema's output type: zod, arktype, valibot with `toStandardJsonSchema`). The arguments are
- * validated before `needsApproval` and `execute` run.
- * @example
- * const weather = tool({
- *   name: 'weather',
- *   description: 'Current weather of a city',
- *   parameters: z.object({ city: z.string() }),
- *   execute: async ({ city }) => ({ city, celsius: 21 }), // city: string
- * });
- */
-export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): Tool<ToolArguments<P>> {
-  return definition as Tool<ToolArguments<P>>;
-}
-
 const standardOf = (parameters: ToolParameters) => (parameters as Partial<StandardJsonSchema>)['~standard'];
 
 /**
@@ -68,10 +52,14 @@ const jsonSchemas = new WeakMap<object, JsonSchema>();
 
 /**
  * The JSON Schema the model is sent for `parameters`; `undefined` when they are neither a JSON
- * Schema object nor a Standard Schema with Standard JSON Schema and `validate` (`INVALID_AGENT`
- * for one whose conversion fails).
+ * Schema object nor a Standard Schema with Standard JSON Schema and `validate` (`fail`'s error,
+ * by default `INVALID_AGENT`, for one whose conversion fails).
  */
-export function parametersSchema(parameters: unknown, where: string): JsonSchema | undefined {
+export function parametersSchema(
+  parameters: unknown,
+  where: string,
+  fail: Fail = invalidAgent,
+): JsonSchema | undefined {
   // An arktype type is a function with ~standard; a JSON Schema is an object.
   if ((typeof parameters !== 'object' && typeof parameters !== 'function') || parameters === null) return undefined;
   const standard = standardOf(parameters as ToolParameters);
@@ -85,14 +73,14 @@ export function parametersSchema(parameters: unknown, where: string): JsonSchema
       // Checked below: a conversion that throws is one that returned nothing.
     }
     if (typeof schema !== 'object' || schema === null)
-      throw invalidAgent(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
+      throw fail(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
     jsonSchemas.set(parameters, schema);
   }
   return schema;
 }
 
 type Path = readonly (PropertyKey | { readonly key: PropertyKey })[];
-interface Issue {
+export interface Issue {
   readonly message: string;
   readonly path?: Path | undefined;
 }
@@ -106,9 +94,11 @@ const MAX_ISSUES = 10;
  */
 export async function checkArguments(tool: Tool, args: unknown): Promise<{ value: unknown } | { invalid: string }> {
   const standard = standardOf(tool.parameters);
-  let issues: readonly Issue[] | undefined;
+  let issues: readonly Issue[] | undefined = pollutingKeys(args);
   let value = structuredClone(args);
-  if (standard === undefined) {
+  if (issues !== undefined) {
+    // Refused whatever the schema says (design §26): execute receives plain data only.
+  } else if (standard === undefined) {
     const found: Issue[] = [];
     schemaIssues(tool.parameters as JsonSchema, value, [], found);
     if (found.length > 0) issues = found;
@@ -151,6 +141,32 @@ function quotes(message: string, value: unknown): boolean {
     }
   }
   return false;
+}
+
+/** Keys that reach or replace a prototype when code copies or merges the arguments (design §26). */
+const POLLUTING = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** The paths of the own keys `__proto__`, `constructor` and `prototype` at any depth (the first eleven: ten are named), or `undefined`. */
+function pollutingKeys(args: unknown): Issue[] | undefined {
+  const found: Issue[] = [];
+  const queue: [unknown, PropertyKey[]][] = [[args, []]];
+  for (let next = 0; next < queue.length && found.length <= MAX_ISSUES; next++) {
+    const [value, path] = queue[next]!;
+    if (typeof value !== 'object' || value === null) continue;
+    for (const key of Object.keys(value)) {
+      const at = [...path, Array.isArray(value) ? Number(key) : key];
+      if (POLLUTING.has(key)) found.push({ path: at, message: 'is not allowed' });
+      else queue.push([(value as Record<string, unknown>)[key], at]);
+    }
+  }
+  return found.length > 0 ? found : undefined;
+}
+
+/** The issues of `value` under a plain JSON Schema (its `type`, `required`, `properties`, `enum`, `additionalProperties`, `items`). */
+export function jsonSchemaIssues(schema: JsonSchema, value: unknown): Issue[] {
+  const issues: Issue[] = [];
+  schemaIssues(schema, value, [], issues);
+  return issues;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

@@ -1,3 +1,5 @@
+import { AuthConfigError } from '../auth/internal.ts';
+
 export type AgentErrorCode =
   | 'INVALID_AGENT'
   | 'INVALID_INPUT'
@@ -10,8 +12,8 @@ export type AgentErrorCode =
   | 'SESSION_FULL';
 
 /**
- * What the agent throws; callers branch on `code`: `INVALID_AGENT` (createAgent options, or
- * tools a dynamic agent resolved, that cannot work), `INVALID_INPUT` (a bad message, session
+ * What the agent throws; callers branch on `code`: `INVALID_AGENT` (what a dynamic agent's
+ * functions resolved to cannot work; createAgent's own options throw `AuthConfigError`), `INVALID_INPUT` (a bad message, session
  * id, metadata, principal or decision), `SESSION_NOT_FOUND`, `APPROVAL_NOT_FOUND` (unknown or
  * already decided), `APPROVAL_PENDING` (a session whose run waits for a decision cannot take
  * a new message), `FORBIDDEN` (an anonymous principal listing sessions: it owns none),
@@ -30,8 +32,15 @@ export class AgentError extends Error {
   }
 }
 
-/** Errors of the codes thrown from many places, one short call each. `INVALID_AGENT`: createAgent options, or what a dynamic part resolved to. */
+/** Errors of the codes thrown from many places, one short call each. `INVALID_AGENT`: what a dynamic part resolved to. */
 export const invalidAgent = (message: string): AgentError => new AgentError('INVALID_AGENT', message);
+/**
+ * Options of a factory (`createAgent`, `tool`, a model, a store) that cannot work: `AuthConfigError`,
+ * the one configuration error of every factory (design §30). `message` starts with the factory.
+ */
+export const configError = (message: string): AuthConfigError => new AuthConfigError(message);
+/** What makes one of the errors above from a message: `configError` at creation, `invalidAgent` at run time. */
+export type Fail = (message: string) => Error;
 /** A bad argument of a call (`send`, `decide`, the reading calls). */
 export const invalidInput = (message: string): AgentError => new AgentError('INVALID_INPUT', message);
 /** The model failed, or answered something that is not a turn. */

@@ -7,6 +7,7 @@ export type { MemoryStoreOptions } from './store.ts';
 export type * from './types.ts';
 export { openAICompatible } from './models/openai.ts';
 export type { OpenAICompatibleOptions } from './models/openai.ts';
-export { tool } from './arguments.ts';
+export { tool } from './tools.ts';
 export type { StandardJsonSchema, ToolArguments, ToolDefinition, ToolParameters } from './arguments.ts';
 export type { AiSdkCallOptions, AiSdkLanguageModel } from './models/ai-sdk.ts';
+export type { AiSdkTool, AiSdkToolCallOptions } from './ai-sdk-tools.ts';

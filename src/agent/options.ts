@@ -1,7 +1,9 @@
 // The options of createAgent and of the agent's calls: names, defaults and checks. Option
-// objects are closed (design §14): a misspelled key is an error, never a silent default.
-import { checkOptionNames } from '../auth/internal.ts';
-import { invalidAgent, invalidInput } from './errors.ts';
+// objects are closed (design §14): a misspelled key is an error, never a silent default. A
+// factory's options that cannot work are `AuthConfigError` (design §30), a call's `INVALID_INPUT`.
+import { checkOptionNames, kindOf } from '../auth/internal.ts';
+import { configError, invalidInput } from './errors.ts';
+import { isPlainObject } from './tools.ts';
 import { aiSdkModel, isAiSdkModel } from './models/ai-sdk.ts';
 import type { Model, UsageHook } from './types.ts';
 
@@ -19,10 +21,48 @@ export const runModel = (model: unknown): Model | undefined =>
       ? aiSdkModel(model)
       : undefined;
 
+/** What is said of `what` when it is neither kind of model. */
 export const notAModel = (what: string) =>
-  invalidAgent(`${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`);
+  `${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`;
 /** A createAgent option that cannot work. */
-export const invalidOption = (what: string) => invalidAgent(`createAgent(): ${what}`);
+export const invalidOption = (what: string) => configError(`createAgent(): ${what}`);
+
+/**
+ * A factory that takes no options, or none past its positional argument (`echoModel()`,
+ * `fileStore(dir)`), given some: an object with keys, or anything but an object, throws, since
+ * a JavaScript caller's `echoModel({ delay: 10 })` must not be ignored without a word.
+ */
+export function refuseOptions(factory: string, options: unknown): void {
+  if (options === undefined) return;
+  if (!isPlainObject(options))
+    throw configError(`${factory}: options must be absent (it takes none); got ${kindOf(options)}`);
+  const [key] = Object.keys(options);
+  if (key !== undefined)
+    throw configError(`${factory}: unknown option ${JSON.stringify(key.slice(0, 64))} (it takes none)`);
+}
+
+/** The methods every `Store` has (design §10's contract); the others are optional. */
+const STORE_METHODS = [
+  'loadSession',
+  'saveSession',
+  'loadCheckpoint',
+  'saveCheckpoint',
+  'deleteCheckpoint',
+  'listCheckpoints',
+  'loadMemory',
+  'appendMemory',
+] as const;
+
+/** Throws unless `store` has every method a `Store` must have; `where` names the option (`createAgent(): store`). */
+export function checkStore(store: unknown, where: string): void {
+  const missing = STORE_METHODS.filter(
+    (name) => typeof (store as Record<string, unknown> | null)?.[name] !== 'function',
+  );
+  if (missing.length > 0)
+    throw configError(
+      `${where} must be a Store (memoryStore(), fileStore(), postgresStore()…); got ${kindOf(store)} without ${missing.join(', ')}`,
+    );
+}
 
 export const AGENT_OPTION_NAMES = [
   'name',
@@ -48,7 +88,7 @@ export function checkPositive(value: number, option: string): void {
 export function readLimits(value: unknown): number {
   if (value === undefined) return DEFAULT_SESSION_BYTES;
   if (typeof value !== 'object' || value === null) throw invalidOption('limits must be { sessionBytes? }');
-  checkOptionNames('createAgent(): limits', value, ['sessionBytes'], invalidAgent);
+  checkOptionNames('createAgent(): limits', value, ['sessionBytes']);
   const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
   if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024)
     throw invalidOption('limits.sessionBytes must be a whole number of bytes, 1024 or more');

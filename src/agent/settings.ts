@@ -1,6 +1,6 @@
 // Generation settings (design §21): checked once for a static agent, per run for a settings function.
 import { checkOptionNames } from '../auth/internal.ts';
-import { invalidAgent } from './errors.ts';
+import { type Fail, invalidAgent } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ModelSettings } from './types.ts';
 
@@ -21,19 +21,22 @@ const SETTINGS: Record<string, [(value: unknown) => boolean, string]> = {
 const NAMES = Object.keys(SETTINGS);
 const NO_SETTINGS: Readonly<ModelSettings> = Object.freeze({});
 
-/** A frozen copy of `value` as settings, or `INVALID_AGENT` naming what is wrong (`source`: where they came from). */
-export function checkSettings(value: unknown, source: string): Readonly<ModelSettings> {
+/**
+ * A frozen copy of `value` as settings, or `fail`'s error naming what is wrong (`source`: where
+ * they came from): `AuthConfigError` at creation, `INVALID_AGENT` for a settings function's result.
+ */
+export function checkSettings(value: unknown, source: string, fail: Fail = invalidAgent): Readonly<ModelSettings> {
   if (value === undefined) return NO_SETTINGS;
-  if (!isPlainObject(value)) throw invalidAgent(`${source} must be an object of ${NAMES.join(', ')}`);
-  checkOptionNames(source, value, NAMES, invalidAgent);
+  if (!isPlainObject(value)) throw fail(`${source} must be an object of ${NAMES.join(', ')}`);
+  checkOptionNames(source, value, NAMES, fail);
   const settings: Record<string, unknown> = {};
   for (const [name, setting] of Object.entries(value)) {
     if (setting === undefined) continue;
     const [valid, expected] = SETTINGS[name]!;
-    if (!valid(setting)) throw invalidAgent(`${source}: ${name} must be ${expected}`);
+    if (!valid(setting)) throw fail(`${source}: ${name} must be ${expected}`);
     settings[name] =
       name === 'headers'
-        ? checkHeaders(setting, `${source}: headers`)
+        ? checkHeaders(setting, `${source}: headers`, fail)
         : Object.freeze(Array.isArray(setting) ? [...setting] : setting);
   }
   return Object.freeze(settings) as Readonly<ModelSettings>;
@@ -42,14 +45,12 @@ export function checkSettings(value: unknown, source: string): Readonly<ModelSet
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** A frozen copy of extra HTTP headers, names lower-cased: names are header tokens, values strings without line breaks (never shown in an error). */
-export function checkHeaders(value: unknown, source: string): Record<string, string> {
-  if (!isPlainObject(value)) throw invalidAgent(`${source} must be an object of header names to strings`);
+export function checkHeaders(value: unknown, source: string, fail: Fail = invalidAgent): Record<string, string> {
+  if (!isPlainObject(value)) throw fail(`${source} must be an object of header names to strings`);
   const headers: Record<string, string> = {};
   for (const [name, text] of Object.entries(value)) {
     if (!TOKEN.test(name) || typeof text !== 'string' || /[\0\r\n]/.test(text))
-      throw invalidAgent(
-        `${source}: "${name.slice(0, 64)}" must be a header name with a string value without line breaks`,
-      );
+      throw fail(`${source}: "${name.slice(0, 64)}" must be a header name with a string value without line breaks`);
     headers[name.toLowerCase()] = text;
   }
   return Object.freeze(headers);

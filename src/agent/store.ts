@@ -1,4 +1,5 @@
 import { checkOptionNames } from '../auth/internal.ts';
+import { configError } from './errors.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
@@ -36,9 +37,9 @@ export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number 
  */
 export function memoryStore(options: MemoryStoreOptions | Map<string, string> = {}): Store {
   const settings = options instanceof Map ? { data: options } : options;
-  const invalid = (what: string) => new TypeError(`memoryStore(): ${what}`);
+  const invalid = (what: string) => configError(`memoryStore(): ${what}`);
   if (typeof settings !== 'object' || settings === null) throw invalid('options must be { maxSessions?, ttl?, data? }');
-  checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data'], (message) => new TypeError(message));
+  checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data']);
   const {
     data = new Map<string, string>(),
     maxSessions = MEMORY_STORE_DEFAULTS.maxSessions,

@@ -1,36 +1,104 @@
 import { checkOptionNames } from '../auth/internal.ts';
-import { checkArguments, parametersSchema } from './arguments.ts';
-import { invalidAgent } from './errors.ts';
+import {
+  checkArguments,
+  parametersSchema,
+  type ToolArguments,
+  type ToolDefinition,
+  type ToolParameters,
+} from './arguments.ts';
+import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
+import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
-/** Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by name; `source` names it in errors. */
-export function indexTools(tools: unknown, reserved: readonly string[], source: string): Map<string, Tool> {
-  if (!Array.isArray(tools)) throw invalidAgent(`${source} must be an array of tools`);
+/**
+ * Declares a tool whose `execute` receives its arguments typed from the schema (a Standard
+ * Schema's output type: zod, arktype, valibot with `toStandardJsonSchema`). The arguments are
+ * validated before `needsApproval` and `execute` run. The definition is checked now, as
+ * `createAgent` checks its tools: what cannot work throws `AuthConfigError`.
+ * @example
+ * const weather = tool({
+ *   name: 'weather',
+ *   description: 'Current weather of a city',
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: async ({ city }) => ({ city, celsius: 21 }), // city: string
+ * });
+ */
+export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): Tool<ToolArguments<P>> {
+  checkTool(definition, 'tool()', configError);
+  return definition as Tool<ToolArguments<P>>;
+}
+
+const TOOLS_SHAPE =
+  "an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns)";
+
+/**
+ * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
+ * name; `source` names them in errors, `fail` makes them (createAgent's tools are checked at
+ * creation with `configError`, a tools function's result at run time with `INVALID_AGENT`). An
+ * array holds this library's tools; a record (a `ToolSet`) holds AI SDK tools, its keys their
+ * names (design §27), or this library's tools under their own names.
+ */
+export function indexTools(
+  tools: unknown,
+  reserved: readonly string[],
+  source: string,
+  fail: Fail = invalidAgent,
+): Map<string, Tool> {
   const byName = new Map<string, Tool>();
-  for (const tool of tools as unknown[]) {
-    const { name, description, parameters, execute, needsApproval } = (tool ?? {}) as Partial<Tool>;
-    if (typeof name !== 'string' || name.length === 0) throw invalidAgent(`${source}: every tool needs a name`);
-    const where = `${source}: tool "${name}"`;
-    // A misspelled needsApproval would run the tool unapproved.
-    checkOptionNames(where, tool as object, TOOL_FIELDS, invalidAgent);
-    const problem =
-      typeof description !== 'string'
-        ? 'a description'
-        : parametersSchema(parameters, where) === undefined
-          ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-          : typeof execute !== 'function'
-            ? 'an execute function'
-            : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
-              ? 'needsApproval as a boolean or a function'
-              : byName.has(name) || reserved.includes(name)
-                ? 'a unique name'
-                : undefined;
-    if (problem) throw invalidAgent(`${where} needs ${problem}`);
-    byName.set(name, tool as Tool);
+  const add = (tool: Tool) => {
+    if (byName.has(tool.name) || reserved.includes(tool.name))
+      throw fail(`${source}: tool "${tool.name}" needs a unique name`);
+    byName.set(tool.name, tool);
+  };
+  if (Array.isArray(tools)) {
+    for (const tool of tools as unknown[]) {
+      if (looksLikeAiSdkTool(tool))
+        throw fail(
+          `${source}: an AI SDK tool (inputSchema) has no name of its own: give AI SDK tools as a record whose keys are their names (a ToolSet): { weather: tool({ … }) }`,
+        );
+      checkTool(tool, source, fail);
+      add(tool as Tool);
+    }
+  } else if (isPlainObject(tools)) {
+    for (const [name, tool] of Object.entries(tools)) {
+      if (looksLikeAiSdkTool(tool)) add(adaptAiSdkTool(tool as object, name, source, fail));
+      else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) {
+        checkTool(tool, source, fail);
+        add(tool as unknown as Tool);
+      } else
+        throw fail(
+          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : 'an AI SDK tool (tool({ description, inputSchema, execute }))'}`,
+        );
+    }
+  } else {
+    throw fail(`${source} must be ${TOOLS_SHAPE}`);
   }
   return byName;
+}
+
+/** Checks one tool's fields and returns its name. */
+function checkTool(tool: unknown, source: string, fail: Fail): string {
+  const { name, description, parameters, execute, needsApproval, exposeErrors } = (tool ?? {}) as Partial<Tool>;
+  if (typeof name !== 'string' || name.length === 0) throw fail(`${source}: every tool needs a name`);
+  const where = `${source}: tool "${name}"`;
+  // A misspelled needsApproval would run the tool unapproved.
+  checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
+  const problem =
+    typeof description !== 'string'
+      ? 'a description'
+      : parametersSchema(parameters, where, fail) === undefined
+        ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
+        : typeof execute !== 'function'
+          ? 'an execute function'
+          : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
+            ? 'needsApproval as a boolean or a function'
+            : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
+              ? 'exposeErrors as a boolean'
+              : undefined;
+  if (problem) throw fail(`${where} needs ${problem}`);
+  return name;
 }
 
 export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
@@ -77,14 +145,26 @@ async function validArguments(tool: Tool, call: ToolCall): Promise<{ value: unkn
  * are answered at once, never put to a person. A policy that throws or answers anything but a
  * boolean never lets its tool run: the call is answered with that failure.
  */
-export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolean | Answer> {
+export async function approvalNeeded(
+  tool: Tool,
+  call: ToolCall,
+  messages: readonly Message[],
+): Promise<boolean | Answer> {
   if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
   if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
   let answer: unknown;
   try {
-    answer = await tool.needsApproval(checked.value);
+    // An AI SDK tool's policy also receives { toolCallId, messages, context } (design §27); never the principal.
+    const sdk = aiSdkToolOf(tool);
+    answer =
+      sdk === undefined
+        ? await tool.needsApproval(checked.value)
+        : await (sdk.needsApproval as (input: unknown, options: unknown) => unknown)(
+            checked.value,
+            approvalOptions(call, messages),
+          );
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
@@ -94,14 +174,23 @@ export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolea
 }
 
 /** Runs one call (its arguments checked first) and turns whatever happens (output, throw, invalid arguments, unknown tool) into its tool message. */
-export async function runTool(tool: Tool | undefined, call: ToolCall, context: ToolContext): Promise<Answer> {
+export async function runTool(
+  tool: Tool | undefined,
+  call: ToolCall,
+  context: ToolContext,
+  messages: readonly Message[],
+): Promise<Answer> {
   if (tool === undefined) return failure(call, `unknown tool "${call.name}"`);
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
   let content: string | undefined;
   let output: unknown;
   try {
-    const raw = await tool.execute(checked.value, context);
+    const sdk = aiSdkToolOf(tool);
+    const raw =
+      sdk === undefined
+        ? await tool.execute(checked.value, context)
+        : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
     content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
     output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);

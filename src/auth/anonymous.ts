@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { kindOf, throwConfigError } from './errors.ts';
 import { makePrincipal } from './principal.ts';
 import type { AuthFn } from './types.ts';
 
@@ -6,10 +7,19 @@ const ANONYMOUS = /* @__PURE__ */ makePrincipal({ id: 'anonymous', type: 'user',
 
 /**
  * Accepts everyone as `{ id: 'anonymous', type: 'user', authenticator: 'anonymous' }`; put it last.
+ * It takes no options: given any, it throws `AuthConfigError` (a JavaScript `anonymous({ id })`
+ * is not silently ignored).
  * @example
  * routeAuth([jwt({ secret, audience }), anonymous()]);
  */
-export function anonymous(): AuthFn {
+export function anonymous(options?: Readonly<Record<string, never>>): AuthFn {
+  if (options !== undefined) {
+    if (typeof options !== 'object' || options === null || Array.isArray(options))
+      throwConfigError('anonymous()', `options must be absent; got ${kindOf(options)}`);
+    const [key] = Object.keys(options);
+    if (key !== undefined)
+      throwConfigError('anonymous()', `unknown option ${JSON.stringify(key.slice(0, 64))} (it takes none)`);
+  }
   const entry: AuthFn = () => ANONYMOUS;
   entry.challenges = [];
   return entry;

@@ -55,8 +55,12 @@ export function kindOf(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
-/** Thrown when a helper is created with options that cannot work. The message names the helper and the option, never a secret. */
-export class AuthConfigError extends Error {
+/**
+ * Thrown when a helper, or any factory of agentward, is created with options that cannot work: an
+ * unknown key, a wrong type, a bad or missing value (design §30). The message names the factory and
+ * the option, never a secret. A `TypeError`, so `instanceof TypeError` checks keep working.
+ */
+export class AuthConfigError extends TypeError {
   readonly code = 'AGENT_AUTH_CONFIG_INVALID' as const;
 
   constructor(message: string) {

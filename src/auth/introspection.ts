@@ -14,10 +14,12 @@ import { athOf, digestKey, readCache, type Kept } from './introspection-cache.ts
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { callSlots } from './call-slots.ts';
 import type { ChallengeErrorSkip } from './challenges.ts';
+import { basicCredentials, formEncode } from './client-auth.ts';
 import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
 import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
+import { verifiesAccessToken } from './presented-token.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
@@ -74,12 +76,6 @@ type Answer = Principal | null | ChallengeErrorSkip;
 /** An answer the entry checked and took: its claims (the answer without `active`). */
 type Claims = Readonly<Record<string, unknown>>;
 
-/** RFC 6749 §2.3.1: client id and secret are form-encoded, then joined for HTTP Basic. */
-const formEncode = (value: string) =>
-  encodeURIComponent(value)
-    .replace(/%20/g, '+')
-    .replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-
 /**
  * Accepts opaque access tokens (RFC 7662): `Authorization: Bearer <token>` (or `DPoP`, with its
  * proof, for a token the answer binds with `cnf.jkt`) that the authorization server's
@@ -121,7 +117,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   const { claims: policy, scopes, principal: mapper, dpop } = shared;
   const clock = clockOf(internals);
   const now = () => clock() / 1000;
-  const basic = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`;
+  const basic = basicCredentials(clientId, clientSecret);
   const kept = new Map<string, Kept>();
   // A slot is held no longer than its call can last (timeoutMs), with a second to spare.
   const slots = callSlots(MAX_IN_FLIGHT, MAX_WAITING, timeoutMs + 1_000, clock);
@@ -286,5 +282,5 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)),
   });
   entry.challenges = entryChallenges(dpop, shared.resourceMetadata, scopes);
-  return readsHeadersOnly(entry);
+  return verifiesAccessToken(readsHeadersOnly(entry));
 }

@@ -31,6 +31,7 @@ import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
+import { verifiesAccessToken } from './presented-token.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Hears why this entry refused a token, any of its reasons. */
@@ -270,7 +271,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const entry = ((request: Request) => verifyRequest(request, undefined)) as AuthFn;
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
   entry.challenges = entryChallenges(dpop, config.resourceMetadata, scopes);
-  return readsHeadersOnly(entry);
+  return verifiesAccessToken(readsHeadersOnly(entry));
 }
 
 /** A bound token never comes as Bearer (RFC 9449 §7.2: no downgrade); an unbound one never with DPoP. */

@@ -1,6 +1,8 @@
 // The limit store of the cloudflare-worker target (design §22): each key's counters in a
 // Durable Object of its own, the one place on the network that key is counted. Web-standard
 // globals only (no node: import), like src/agent.
+import { AuthConfigError, kindOf } from '../auth/internal.ts';
+import { refuseOptions } from '../agent/options.ts';
 import type { LimitStore, WindowCount } from '../http/limit-store.ts';
 
 /** The part of `DurableObjectStorage` this store uses. */
@@ -31,9 +33,19 @@ const unavailable = (cause?: unknown) =>
  * A `LimitStore` over a Durable Object namespace whose class is `LimitObject` (bound as
  * `AGENT_LIMITS` by the cloudflare-worker target): each key is counted by the object named after
  * it, so every instance of the worker counts into one place. A call that cannot reach the
- * object throws `STORE_UNAVAILABLE` (the route answers 503).
+ * object throws `STORE_UNAVAILABLE` (the route answers 503). It takes no options: given any, or
+ * a `namespace` that is not a binding's, it throws `AuthConfigError`.
  */
-export function durableObjectLimitStore(namespace: LimitNamespaceLike): LimitStore {
+export function durableObjectLimitStore(
+  namespace: LimitNamespaceLike,
+  options?: Readonly<Record<string, never>>,
+): LimitStore {
+  const helper = 'durableObjectLimitStore()';
+  if (typeof namespace?.idFromName !== 'function' || typeof namespace.get !== 'function')
+    throw new AuthConfigError(
+      `${helper}: namespace must be a Durable Object namespace binding; got ${kindOf(namespace)}`,
+    );
+  refuseOptions(helper, options);
   async function call(operation: Operation): Promise<unknown> {
     let response: Response;
     try {

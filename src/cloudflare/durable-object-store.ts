@@ -1,6 +1,8 @@
 // A Store on a Durable Object's storage, bundled into the cloudflare-worker target's worker.js:
 // web-standard globals only (no node: import), like src/agent.
+import { AuthConfigError, kindOf } from '../auth/internal.ts';
 import { keyedQueue } from '../agent/key-queue.ts';
+import { refuseOptions } from '../agent/options.ts';
 import { pageOf, summaryOf } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from '../agent/types.ts';
 
@@ -26,11 +28,21 @@ export const CHUNK_UNITS = 32 * 1024;
  * half a record. Checkpoints are indexed by session and by owner, sessions by owner, each
  * index a key prefix listed on its own (no scan of other records). `withSession` runs the
  * turns of a session one after another within the Durable Object, which is the only instance
- * of its session anywhere.
+ * of its session anywhere. It takes no options: given any, or a `storage` without those methods,
+ * it throws `AuthConfigError`.
  * @example
  * export class Session { constructor(ctx) { this.store = durableObjectStore(ctx.storage); } }
  */
-export function durableObjectStore(storage: DurableObjectStorageLike): Store {
+export function durableObjectStore(
+  storage: DurableObjectStorageLike,
+  options?: Readonly<Record<string, never>>,
+): Store {
+  const helper = 'durableObjectStore()';
+  if (!(['get', 'put', 'delete', 'list'] as const).every((name) => typeof storage?.[name] === 'function'))
+    throw new AuthConfigError(
+      `${helper}: storage must be a Durable Object's storage (ctx.storage); got ${kindOf(storage)}`,
+    );
+  refuseOptions(helper, options);
   // `"<id>"` as JSON: a prefix ending in `":` cannot be the start of another id's key.
   const quoted = (text: string) => JSON.stringify(text);
   const sessionKey = (id: string) => `session:${quoted(id)}`;

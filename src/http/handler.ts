@@ -76,9 +76,9 @@ export const HANDLER_OPTION_NAMES = Object.freeze([
 /** The name the option errors start with. */
 const HELPER = 'agentHandler()';
 
-function normalizeBasePath(basePath: unknown): string {
+function normalizeBasePath(basePath: unknown, helper: string): string {
   if (typeof basePath !== 'string' || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
-    throw new TypeError(`${HELPER}: basePath must be "" or a path starting with "/", without query or fragment`);
+    throw new AuthConfigError(`${helper}: basePath must be "" or a path starting with "/", without query or fragment`);
   }
   return basePath.replace(/\/+$/, '');
 }
@@ -140,32 +140,34 @@ export function refuseEmptyAuth(helper: string, options: object): void {
   }
 }
 
-/** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly. */
-export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}): AgentRoutes {
+/** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly, as `helper` (`serve()`) in errors. */
+export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, helper = HELPER): AgentRoutes {
+  if (typeof agent !== 'object' || agent === null || typeof agent.name !== 'string')
+    throw new AuthConfigError(`${helper}: agent must be an agent made by createAgent(…); got ${kindOf(agent)}`);
   if (typeof options !== 'object' || options === null)
-    throw new AuthConfigError(`${HELPER}: options must be an object`);
-  checkOptionNames(HELPER, options, HANDLER_OPTION_NAMES);
-  refuseEmptyAuth(HELPER, options);
-  const basePath = normalizeBasePath(options.basePath ?? '');
+    throw new AuthConfigError(`${helper}: options must be an object`);
+  checkOptionNames(helper, options, HANDLER_OPTION_NAMES);
+  refuseEmptyAuth(helper, options);
+  const basePath = normalizeBasePath(options.basePath ?? '', helper);
   const owned = agent.sessions === 'owned';
   if (owned && options.auth === undefined) {
     throw new AuthConfigError(
-      `${HELPER}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
+      `${helper}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
     );
   }
   const authenticate =
     options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
   const metadata =
-    options.protectedResource === undefined ? undefined : protectedResourceRoute(HELPER, options.protectedResource);
+    options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);
   // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
   if (metadata !== undefined && options.auth !== undefined)
-    adoptDpopAlgs(metadata, HELPER, advertisedDpopAlgs(authEntries(options.auth)));
-  const scopes = readRouteScopes(HELPER, options.scopes, options.auth);
-  const mcp = readMcpOptions(HELPER, options.mcp, agent.name, options.auth !== undefined);
-  const limitsOption = readLimits(HELPER, options.limits, options.auth !== undefined);
+    adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(options.auth)));
+  const scopes = readRouteScopes(helper, options.scopes, options.auth);
+  const mcp = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
+  const limitsOption = readLimits(helper, options.limits, options.auth !== undefined);
   const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
   if (authenticate === undefined && nodeEnv() === 'production') {
-    console.warn(`agentward: ${HELPER} was created without auth; every agent route is open to anyone`);
+    console.warn(`agentward: ${helper} was created without auth; every agent route is open to anyone`);
   }
 
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {

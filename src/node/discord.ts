@@ -88,6 +88,8 @@ export function discordChannel(options: DiscordChannelOptions): Channel {
   if (applicationId !== undefined && (typeof applicationId !== 'string' || applicationId.length === 0)) {
     throw new AuthConfigError('discordChannel(): applicationId must be a non-empty string');
   }
+  if (options.botToken !== undefined && (typeof options.botToken !== 'string' || options.botToken === ''))
+    throw new AuthConfigError('discordChannel(): botToken must be a non-empty string');
   const base = apiBase('discordChannel()', apiBaseUrl, 'https://discord.com/api/v10');
   const keyBytes = rawKey;
   let secret = sessionSecretOf(

@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { keyedQueue } from '../agent/key-queue.ts';
+import { refuseOptions } from '../agent/options.ts';
+import { AuthConfigError, kindOf } from '../auth/internal.ts';
 import { access, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pageOf, sessionTitle } from '../agent/sessions.ts';
@@ -52,11 +54,15 @@ type OwnerEntry = Omit<SessionSummary, 'pendingApprovals'>;
  * one, never a partial file. Writes to one record are serialized, and so are the turns of one
  * session (`withSession`) within this process; several processes on one folder are not
  * serialized (use the PostgreSQL store for that). A folder written before the indexes existed
- * is indexed once, at first use.
+ * is indexed once, at first use. A `dir` that is not a non-empty string, or any options given
+ * (it takes none), throws `AuthConfigError`.
  * @example
  * const agent = createAgent({ name: 'demo', model: echoModel(), store: fileStore('./.data') });
  */
-export function fileStore(dir: string): Store {
+export function fileStore(dir: string, options?: Readonly<Record<string, never>>): Store {
+  if (typeof dir !== 'string' || dir === '')
+    throw new AuthConfigError(`fileStore(): dir must be the path of a folder, a non-empty string; got ${kindOf(dir)}`);
+  refuseOptions('fileStore()', options);
   const root = resolve(dir);
   let ready: Promise<void> | undefined;
   const ensureDirs = () =>

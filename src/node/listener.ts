@@ -1,7 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Principal } from '../agent/types.ts';
-import { authResponseText, wwwAuthenticateLines, readBoundedBody, checkOptionNames } from '../auth/internal.ts';
+import {
+  AuthConfigError,
+  authResponseText,
+  wwwAuthenticateLines,
+  readBoundedBody,
+  checkOptionNames,
+} from '../auth/internal.ts';
 import { ROUTES, type AgentRoutes } from '../http/handler.ts';
 import { errorReply, HttpError, JsonReply, type Reply, responseText } from '../http/responses.ts';
 import { socketAddresses, type RouteRequest } from '../http/route-request.ts';
@@ -54,12 +60,18 @@ export interface BridgeOptions {
  */
 export function toNodeListener(handler: WebHandler, options: NodeListenerOptions = {}): NodeListener {
   if (typeof handler !== 'function')
-    throw new TypeError('toNodeListener(): handler must be a function from a Request to a Response');
+    throw new AuthConfigError('toNodeListener(): handler must be a function from a Request to a Response');
   if (typeof options !== 'object' || options === null)
-    throw new TypeError('toNodeListener(): options must be { origin? }');
-  checkOptionNames('toNodeListener()', options, ['origin'], (message) => new TypeError(message));
-  if (options.origin !== undefined && !(/^https?:\/\/[^/?#]+$/.test(options.origin) && URL.canParse(options.origin))) {
-    throw new TypeError('toNodeListener(): origin must be a URL origin such as "https://agent.example.com" (no path)');
+    throw new AuthConfigError('toNodeListener(): options must be { origin? }');
+  checkOptionNames('toNodeListener()', options, ['origin']);
+  const { origin } = options;
+  if (
+    origin !== undefined &&
+    !(typeof origin === 'string' && /^https?:\/\/[^/?#]+$/.test(origin) && URL.canParse(origin))
+  ) {
+    throw new AuthConfigError(
+      'toNodeListener(): origin must be a URL origin such as "https://agent.example.com" (no path)',
+    );
   }
   // agentHandler()'s own routes, when given one: no Request or Response is built for its JSON answers.
   const routes = (handler as { [ROUTES]?: AgentRoutes })[ROUTES];

@@ -3,6 +3,7 @@
 // (`authenticator:id`); never a header, so never a token, password or Authorization value.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isoNow } from '../agent/clock.ts';
+import { AuthConfigError } from '../auth/internal.ts';
 import type { Principal } from '../agent/types.ts';
 
 /** `text` (default): one readable line; `json`: one JSON object per line; `off`: nothing. */
@@ -19,7 +20,9 @@ const FORMATS: readonly RequestLogFormat[] = ['text', 'json', 'off'];
 export function requestLogFormat(option: RequestLogFormat | undefined, env = process.env.AGENT_LOG): RequestLogFormat {
   const format = option ?? (env === undefined || env === '' ? 'text' : env.toLowerCase());
   if (!FORMATS.includes(format as RequestLogFormat)) {
-    throw new TypeError(`serve(): ${option === undefined ? 'AGENT_LOG' : 'log'} must be one of ${FORMATS.join(', ')}`);
+    throw new AuthConfigError(
+      `serve(): ${option === undefined ? 'AGENT_LOG' : 'log'} must be one of ${FORMATS.join(', ')}`,
+    );
   }
   return format as RequestLogFormat;
 }

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAgent } from '../agent/agent.ts';
+import { checkStore } from '../agent/options.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
 import {
   API_TOKEN_ID,
@@ -11,6 +12,7 @@ import {
   sha256,
   AuthConfigError,
   checkOptionNames,
+  kindOf,
   authEntries,
   type AuthOption,
 } from '../auth/internal.ts';
@@ -84,8 +86,8 @@ export const SERVE_TIMEOUTS = Object.freeze({ headersMs: 30_000, bodyMs: 30_000 
 function readTimeouts(value: unknown): { headersMs: number; bodyMs: number } {
   if (value === undefined) return SERVE_TIMEOUTS;
   if (typeof value !== 'object' || value === null)
-    throw new TypeError('serve(): timeouts must be { headersMs?, bodyMs? }');
-  checkOptionNames('serve(): timeouts', value, ['headersMs', 'bodyMs'], (message) => new TypeError(message));
+    throw new AuthConfigError('serve(): timeouts must be { headersMs?, bodyMs? }');
+  checkOptionNames('serve(): timeouts', value, ['headersMs', 'bodyMs']);
   const { headersMs = SERVE_TIMEOUTS.headersMs, bodyMs = SERVE_TIMEOUTS.bodyMs } = value as {
     headersMs?: unknown;
     bodyMs?: unknown;
@@ -95,9 +97,41 @@ function readTimeouts(value: unknown): { headersMs: number; bodyMs: number } {
     ['bodyMs', bodyMs],
   ] as const) {
     if (!Number.isInteger(ms) || (ms as number) < 1 || (ms as number) > 3_600_000)
-      throw new TypeError(`serve(): timeouts.${name} must be a whole number of milliseconds from 1 to 3600000`);
+      throw new AuthConfigError(`serve(): timeouts.${name} must be a whole number of milliseconds from 1 to 3600000`);
   }
   return { headersMs: headersMs as number, bodyMs: bodyMs as number };
+}
+
+/** The checks of serve()'s own plain values: what `createServer().listen()` would refuse later, or misread. */
+function checkServeValues(values: { port: unknown; host: unknown; shutdownTimeoutMs: unknown; playground: unknown }) {
+  const { port, host, shutdownTimeoutMs, playground } = values;
+  if (!Number.isInteger(port) || (port as number) < 0 || (port as number) > 65535)
+    throw new AuthConfigError(`serve(): port must be an integer from 0 to 65535; got ${kindOf(port)}`);
+  if (typeof host !== 'string' || host === '')
+    throw new AuthConfigError(`serve(): host must be a non-empty string; got ${kindOf(host)}`);
+  if (!Number.isInteger(shutdownTimeoutMs) || (shutdownTimeoutMs as number) < 0)
+    throw new AuthConfigError(
+      `serve(): shutdownTimeoutMs must be a whole number of milliseconds; got ${kindOf(shutdownTimeoutMs)}`,
+    );
+  if (playground !== undefined && typeof playground !== 'boolean')
+    throw new AuthConfigError(`serve(): playground must be true or false; got ${kindOf(playground)}`);
+}
+
+/** `channels` by the path each is mounted at: keys letters, digits, `-`, `_`; values channels. */
+function readChannels(channels: unknown): Map<string, Channel> {
+  if (typeof channels !== 'object' || channels === null || Array.isArray(channels))
+    throw new AuthConfigError(`serve(): channels must be an object of names to channels; got ${kindOf(channels)}`);
+  const channelByPath = new Map<string, Channel>();
+  for (const [key, channel] of Object.entries(channels)) {
+    if (!/^[A-Za-z0-9_-]+$/.test(key))
+      throw new AuthConfigError(
+        `serve(): channel key ${JSON.stringify(key.slice(0, 64))} must be letters, digits, "-" or "_"`,
+      );
+    if (typeof channel !== 'function')
+      throw new AuthConfigError(`serve(): channel "${key}" must be a channel such as slackChannel(…)`);
+    channelByPath.set(`/channels/${key}`, channel as Channel);
+  }
+  return channelByPath;
 }
 
 export interface AgentServer {
@@ -123,7 +157,9 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   checkOptionNames('serve()', options, SERVE_OPTION_NAMES);
   refuseEmptyAuth('serve()', options);
   const { basePath = '/agent', port = 3000, host = '127.0.0.1', channels = {}, shutdownTimeoutMs = 10_000 } = options;
+  checkServeValues({ port, host, shutdownTimeoutMs, playground: options.playground });
   const timeouts = readTimeouts(options.timeouts);
+  const channelByPath = readChannels(channels);
   const agent = serverAgent(options);
   const log = requestLog(requestLogFormat(options.log));
   const auth = serverAuth(options.auth, process.env.AGENT_API_TOKEN);
@@ -137,15 +173,19 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
     (options as { [DEV_INSPECT]?: unknown })[DEV_INSPECT] === true
       ? devInspector(basePath, auth, options.onRefused)
       : undefined;
-  const routes = agentRoutes(agent, {
-    basePath,
-    ...(auth !== undefined && { auth }),
-    onRefused: dev?.onRefused ?? options.onRefused,
-    protectedResource: options.protectedResource,
-    scopes: options.scopes,
-    mcp: options.mcp,
-    limits: options.limits,
-  });
+  const routes = agentRoutes(
+    agent,
+    {
+      basePath,
+      ...(auth !== undefined && { auth }),
+      onRefused: dev?.onRefused ?? options.onRefused,
+      protectedResource: options.protectedResource,
+      scopes: options.scopes,
+      mcp: options.mcp,
+      limits: options.limits,
+    },
+    'serve()',
+  );
   const { mcp } = options;
   if (
     mcp !== undefined &&
@@ -161,14 +201,6 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
     options.playground === true
       ? playgroundRoute(basePath, { sessions: agent.sessions, dev: dev !== undefined })
       : undefined;
-  const channelByPath = new Map<string, Channel>();
-  for (const [key, channel] of Object.entries(channels)) {
-    if (!/^[A-Za-z0-9_-]+$/.test(key))
-      throw new TypeError(`serve(): channel key "${key}" must be letters, digits, "-" or "_"`);
-    if (typeof channel !== 'function')
-      throw new TypeError(`serve(): channel "${key}" must be a channel such as slackChannel(…)`);
-    channelByPath.set(`/channels/${key}`, channel);
-  }
 
   const inFlight = new Set<NodeRequest>();
   const background = new Set<Promise<unknown>>();
@@ -291,6 +323,9 @@ export function closeOnSignals(
 
 function serverAgent(options: ServeOptions): Agent {
   const { agent, store } = options;
+  if (store !== undefined) checkStore(store, 'serve(): store');
+  if (typeof agent !== 'object' || agent === null)
+    throw new AuthConfigError(`serve(): agent must be an agent (createAgent(…)) or its options; got ${kindOf(agent)}`);
   if (typeof (agent as Agent)?.send === 'function') {
     if (store !== undefined)
       console.warn(

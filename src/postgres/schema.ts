@@ -4,6 +4,7 @@
 // store.ts): PostgreSQL text cannot hold NUL nor a lone surrogate, JSON escapes both, so any
 // JavaScript string round-trips exactly. Keys sort with `COLLATE "C"` (byte order), as the
 // store contract's string comparison does.
+import { AuthConfigError } from '../auth/internal.ts';
 
 /** The schema version this agentward writes and reads. 2: sessions.owner, the owner's JSON, read before the record. */
 export const SCHEMA_VERSION = 2;
@@ -13,7 +14,7 @@ const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 /** A schema name as SQL text: a plain identifier, checked (it is configuration, never a value). `helper` names the store in the error. */
 export function checkSchemaName(schema: unknown, helper = 'postgresStore()'): string {
   if (typeof schema !== 'string' || !SCHEMA_NAME.test(schema)) {
-    throw new TypeError(`${helper}: schema must be a plain identifier ([a-z_][a-z0-9_]*, at most 63 characters)`);
+    throw new AuthConfigError(`${helper}: schema must be a plain identifier ([a-z_][a-z0-9_]*, at most 63 characters)`);
   }
   return `"${schema}"`;
 }

@@ -1,7 +1,7 @@
 import { keyedQueue } from '../agent/key-queue.ts';
 import { sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
-import { checkOptionNames } from '../auth/internal.ts';
+import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { checkSchemaName, createStatements, KEY, SCHEMA_VERSION } from './schema.ts';
 
@@ -67,11 +67,11 @@ export function poolOptions<Client extends Pick<PgPool, 'query' | 'on'>>(
   options: { client: Client; schema?: string },
 ): { client: Client; schema: string; s: string } {
   if (typeof options !== 'object' || options === null)
-    throw new TypeError(`${helper}: options must be { client, schema? }`);
-  checkOptionNames(helper, options, ['client', 'schema'], (message) => new TypeError(message));
+    throw new AuthConfigError(`${helper}: options must be { client, schema? }`);
+  checkOptionNames(helper, options, ['client', 'schema']);
   const { client, schema = POSTGRES_STORE_DEFAULTS.schema } = options;
   if (typeof client?.query !== 'function')
-    throw new TypeError(`${helper}: client must be a node-postgres Pool (or anything with query())`);
+    throw new AuthConfigError(`${helper}: client must be a node-postgres Pool (or anything with query())`);
   const s = checkSchemaName(schema, helper);
   hearErrors(client);
   return { client, schema, s };
@@ -112,25 +112,20 @@ const ownerText = (owner: unknown): string | null => (Array.isArray(owner) ? JSO
  */
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   if (typeof options !== 'object' || options === null)
-    throw new TypeError('postgresStore(): options must be { client, schema?, connectTimeout? }');
-  checkOptionNames(
-    'postgresStore()',
-    options,
-    ['client', 'schema', 'connectTimeout'],
-    (message) => new TypeError(message),
-  );
+    throw new AuthConfigError('postgresStore(): options must be { client, schema?, connectTimeout? }');
+  checkOptionNames('postgresStore()', options, ['client', 'schema', 'connectTimeout']);
   const {
     client: pool,
     schema = POSTGRES_STORE_DEFAULTS.schema,
     connectTimeout = POSTGRES_STORE_DEFAULTS.connectTimeout,
   } = options;
   if (typeof pool?.query !== 'function' || typeof pool.connect !== 'function') {
-    throw new TypeError(
+    throw new AuthConfigError(
       'postgresStore(): client must be a node-postgres Pool (or anything with query() and connect())',
     );
   }
   if (typeof connectTimeout !== 'number' || !(connectTimeout > 0) || !Number.isFinite(connectTimeout)) {
-    throw new TypeError('postgresStore(): connectTimeout must be a positive number of milliseconds');
+    throw new AuthConfigError('postgresStore(): connectTimeout must be a positive number of milliseconds');
   }
   const s = checkSchemaName(schema);
   hearErrors(pool);

@@ -55,6 +55,11 @@ async function compileSources(): Promise<string> {
       else done();
     });
   });
+  // What tsc does not compile, as scripts/build.mjs adds it: the playground's browser files.
+  await cp(join(root, 'src', 'node', 'playground'), join(outDir, 'node', 'playground'), {
+    recursive: true,
+    filter: (path) => !path.endsWith('tsconfig.json'),
+  });
   return outDir;
 }
 

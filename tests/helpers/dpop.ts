@@ -1,6 +1,6 @@
 /** DPoP proofs (RFC 9449 §4.2) and bound tokens for the tests, signed with real keys. */
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
-import { b64json, encoder, type TestKey } from '../jwt-support.ts';
+import { b64json, encoder, type TestKey } from './jwt.ts';
 
 /** base64url(SHA-256(text)), with Web Crypto: the tests' own computation of `ath` and thumbprints. */
 export async function s256(text: string): Promise<string> {

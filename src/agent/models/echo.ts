@@ -1,3 +1,4 @@
+import { refuseOptions } from '../options.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ModelTurn, ToolCall } from '../types.ts';
 
 const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
@@ -6,12 +7,13 @@ const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
  * A deterministic model for demos and tests. It replies with the user's last message. Each
  * line `/tool NAME {json}` of that message calls tool NAME with those arguments (all calls
  * in one turn); after tool results it replies with a short text holding each tool's output.
- * `stream` yields the reply word by word.
+ * `stream` yields the reply word by word. It takes no options: given any, it throws `AuthConfigError`.
  * @example
  * const agent = createAgent({ name: 'demo', model: echoModel() });
  * (await agent.send('hello')).text; // 'hello'
  */
-export function echoModel(): Model {
+export function echoModel(options?: Readonly<Record<string, never>>): Model {
+  refuseOptions('echoModel()', options);
   return {
     async generate(request) {
       return answer(request);

@@ -1,5 +1,5 @@
-import { checkOptionNames } from '../../auth/internal.ts';
-import { AgentError, invalidAgent, modelError } from '../errors.ts';
+import { checkOptionNames, kindOf } from '../../auth/internal.ts';
+import { AgentError, configError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall as toolCall } from '../model-turn.ts';
 import { checkHeaders } from '../settings.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolSpec, Usage } from '../types.ts';
@@ -29,25 +29,27 @@ export interface OpenAICompatibleOptions {
  * const model = openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: env.OPENAI_API_KEY, model: 'gpt-4o-mini' });
  */
 export function openAICompatible(options: OpenAICompatibleOptions): Model {
+  const invalid = (what: string) => configError(`openAICompatible(): ${what}`);
   if (typeof options !== 'object' || options === null)
-    throw invalidAgent('openAICompatible(): options must be { baseURL, apiKey?, model, headers?, fetch? }');
-  checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'headers', 'fetch'], invalidAgent);
+    throw invalid('options must be { baseURL, apiKey?, model, headers?, fetch? }');
+  checkOptionNames('openAICompatible()', options, ['baseURL', 'apiKey', 'model', 'headers', 'fetch']);
   const { baseURL, apiKey, model, fetch: fetchImpl = globalThis.fetch } = options;
   const ownHeaders =
-    options.headers === undefined ? undefined : checkHeaders(options.headers, 'openAICompatible(): headers');
+    options.headers === undefined
+      ? undefined
+      : checkHeaders(options.headers, 'openAICompatible(): headers', configError);
   let url: URL;
   try {
     url = new URL(`${String(baseURL).replace(/\/+$/, '')}/chat/completions`);
   } catch {
-    throw invalidAgent('openAICompatible(): baseURL must be an absolute http(s) URL');
+    throw invalid('baseURL must be an absolute http(s) URL');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw invalidAgent('openAICompatible(): baseURL must be an absolute http(s) URL');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('baseURL must be an absolute http(s) URL');
   if (typeof model !== 'string' || model === '')
-    throw invalidAgent('openAICompatible(): model must be a non-empty string');
+    throw invalid(`model must be a non-empty string; got ${kindOf(model)}`);
   if (apiKey !== undefined && typeof apiKey !== 'string')
-    throw invalidAgent('openAICompatible(): apiKey must be a string');
-  if (typeof fetchImpl !== 'function') throw invalidAgent('openAICompatible(): fetch must be a function');
+    throw invalid(`apiKey must be a string; got ${kindOf(apiKey)}`);
+  if (typeof fetchImpl !== 'function') throw invalid('fetch must be a function');
 
   async function post(request: ModelRequest, stream: boolean): Promise<Response> {
     const { settings = {} } = request;

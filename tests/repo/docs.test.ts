@@ -1,0 +1,146 @@
+// The decisions live in the repository (design §23): docs/design.md has the sections 1 to 31,
+// every `design §N` that code, tests or docs cite is a heading there, every `spec "<title>"` a
+// title of its summary of the specification, and the repository's documents link only to files
+// inside it that exist.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const read = (path: string) => readFileSync(join(root, path), 'utf8');
+const design = read('docs/design.md');
+
+function files(dir: string, pattern: RegExp): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return path === 'fixtures/vectors' ? [] : files(path, pattern);
+    return pattern.test(entry.name) ? [path] : [];
+  });
+}
+
+/** Where citations may appear: code, tests, benchmarks, scripts, examples, and the documents. */
+const CITING = [
+  ...['src', 'tests', 'bench', 'scripts', 'examples', 'fixtures'].flatMap((dir) =>
+    files(dir, /\.(?:ts|mts|mjs|js|md)$/),
+  ),
+  'README.md',
+  'CONTRIBUTING.md',
+  'SECURITY.md',
+  'docs/design.md',
+].filter((path) => existsSync(join(root, path)) && path !== 'tests/repo/docs.test.ts'); // this file cites wrong ones on purpose
+
+/** The numbers of the `## N. Title` headings, in order. */
+function sectionNumbers(markdown: string): number[] {
+  return [...markdown.matchAll(/^## (\d+)\. \S/gm)].map(([, n]) => Number(n));
+}
+
+/**
+ * The section numbers a text cites: `design §N` (any case), and each `§M` that continues the same
+ * citation (`design §3, §12 and §13`, `design §2 (challenges) and §4`). In docs/design.md itself
+ * every `§N` that no RFC or other document precedes is one of its own sections.
+ */
+function designCitations(text: string, ownDocument = false): number[] {
+  const cited: number[] = [];
+  const head = ownDocument ? /(?<![A-Z]+ \d+(?:-\d+)? )(?<!RFC \d+ )§(\d+)(?![\d.]*\d)/g : /\bdesign §(\d+)/gi;
+  for (const match of text.matchAll(head)) {
+    cited.push(Number(match[1]));
+    if (ownDocument) continue;
+    let rest = text.slice(match.index + match[0].length);
+    for (;;) {
+      const more = /^(?:[^\S\n]*\([^()\n]*\))?[^\S\n]*(?:,|and|&|–|-|to)[^\S\n]*§(\d+)\b/.exec(rest);
+      if (!more) break;
+      cited.push(Number(more[1]));
+      rest = rest.slice(more[0].length);
+    }
+  }
+  return cited;
+}
+
+test('docs/design.md has the sections 1 to 31, numbered in order, each once', () => {
+  assert.deepEqual(
+    sectionNumbers(design),
+    Array.from({ length: 31 }, (_, i) => i + 1),
+  );
+});
+
+test('every design §N cited in src/, tests/, bench/, scripts/, examples/, the README and the docs is a section of docs/design.md', () => {
+  const sections = new Set(sectionNumbers(design));
+  assert.ok(CITING.length > 150 && CITING.includes('src/auth/jwt.ts') && CITING.includes('README.md'));
+  let count = 0;
+  const unresolved = CITING.flatMap((file) => {
+    const cited = designCitations(read(file), file === 'docs/design.md');
+    count += cited.length;
+    return cited.filter((n) => !sections.has(n)).map((n) => `${file}: §${n}`);
+  });
+  assert.deepEqual(unresolved, []);
+  assert.ok(count > 80, `${count} citations seen`);
+});
+
+test('every spec "<title>" cited in src/ and tests/ is a title of the specification summary of docs/design.md', () => {
+  const summary = design.slice(design.indexOf('## The specification, in brief'), design.indexOf('\n## 1. '));
+  const titles = new Set([...summary.matchAll(/^\*\*([^*]+?)\.?\*\*/gm)].map(([, title]) => title!));
+  assert.ok(titles.has('jwt()') && titles.has('Evaluation of the auth list'), [...titles].join(', '));
+  const unresolved = CITING.flatMap((file) =>
+    [...read(file).matchAll(/\b[Ss]pec(?:ification)?(?:'s)? "([^"]+)"/g)]
+      .map(([, title]) => title!)
+      .filter((title) => !titles.has(title))
+      .map((title) => `${file}: "${title}"`),
+  );
+  assert.deepEqual(unresolved, []);
+});
+
+test("the citation reader can fail: it reads lists and skips other documents' sections", () => {
+  assert.deepEqual(designCitations('// The options (design §3, §12, §13, §15, §16).'), [3, 12, 13, 15, 16]);
+  assert.deepEqual(designCitations('// Spec "Errors"; design §2 (challenges) and §4 (responses).'), [2, 4]);
+  assert.deepEqual(designCitations('// Design §16, RFC 9449: every proof check of §4.3'), [16]);
+  assert.deepEqual(designCitations('(RFC 9449 §4.3, §7.1) and design §99'), [99]);
+  assert.deepEqual(designCitations('see §12 and RFC 8725 §3.1, SEC 2 §2.4', true), [12]);
+  const sections = new Set(sectionNumbers(design));
+  assert.equal(sections.has(32), false);
+  assert.equal(sections.has(0), false);
+});
+
+/** Relative links of a markdown file: `[text](target)`, without the URL ones and anchors. */
+function relativeLinks(markdown: string): string[] {
+  return [...markdown.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map(([, target]) => target!.split('#')[0]!)
+    .filter((target) => target !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(target));
+}
+
+test("the repository's documents link only to files inside it that exist", () => {
+  const documents = CITING.filter((file) => file.endsWith('.md')).concat(files('fixtures/vectors', /\.md$/));
+  assert.ok(
+    documents.includes('docs/design.md') &&
+      documents.includes('src/auth/README.md') &&
+      documents.includes('fixtures/vectors/README.md'),
+  );
+  const broken = documents.flatMap((file) =>
+    relativeLinks(read(file)).flatMap((target) => {
+      const resolved = posix.normalize(posix.join(posix.dirname(file), target));
+      if (resolved.startsWith('../') || resolved === '..') return [`${file}: ${target} leaves the repository`];
+      return existsSync(join(root, resolved)) ? [] : [`${file}: ${target} does not exist`];
+    }),
+  );
+  assert.deepEqual(broken, []);
+});
+
+test('the paths docs/design.md names in the repository exist', () => {
+  const named = [...design.matchAll(/`((?:src|tests|fixtures|docs|scripts|bench)\/[\w./-]*)`/g)].map(
+    ([, path]) => path!,
+  );
+  assert.ok(named.includes('src/auth/README.md') && named.includes('fixtures/vectors/'), named.join(' '));
+  assert.deepEqual(
+    named.filter((path) => !existsSync(join(root, path))),
+    [],
+  );
+});
+
+test('the README says that a principal mapper must set issuer when entries of several issuers share a list (design §20)', () => {
+  const readme = read('README.md').replace(/\s+/g, ' ');
+  assert.match(
+    readme,
+    /when entries of several issuers share a list, a mapper must set `issuer`, or the same `id` from two issuers is one caller/,
+  );
+});
