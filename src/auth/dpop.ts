@@ -29,27 +29,24 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
   return typeof jkt === 'string' ? jkt : '';
 }
 
+/**
+ * A proof key's thumbprint, kept by the header object the JWS parser's header cache hands back
+ * for the same header: a client's every proof shares it, so it is hashed once (docs/design.md
+ * §30, "Speed tricks and what they bought").
+ */
+const thumbprints = new WeakMap<object, string | undefined>();
+
 /** RFC 7638: the SHA-256 thumbprint of a public JWK, base64url; `undefined` for a key without its required members. */
 export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | undefined {
+  if (thumbprints.has(jwk)) return thumbprints.get(jwk);
   const { kty, crv, x, y, n, e } = jwk;
   // The required members in lexicographic order, as JSON.stringify writes an object's members in insertion order.
   const members =
     kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
-  if (members === undefined || !Object.values(members).every((value) => typeof value === 'string')) return undefined;
-  return encodeBase64url(sha256(JSON.stringify(members)));
-}
-
-/**
- * The thumbprint of a proof's `jwk`, kept by the header object the JWS parser's header cache
- * hands back for the same header: a client's every proof shares it, so it is hashed once
- * (docs/design.md §30, "Speed tricks and what they bought").
- */
-const thumbprints = new WeakMap<object, string | undefined>();
-
-function thumbprintOf(jwk: unknown): string | undefined {
-  if (typeof jwk !== 'object' || jwk === null) return undefined;
-  if (thumbprints.has(jwk)) return thumbprints.get(jwk);
-  const thumbprint = jwkThumbprint(jwk as Record<string, unknown>);
+  const thumbprint =
+    members !== undefined && Object.values(members).every((value) => typeof value === 'string')
+      ? encodeBase64url(sha256(JSON.stringify(members)))
+      : undefined;
   thumbprints.set(jwk, thumbprint);
   return thumbprint;
 }
@@ -142,7 +139,8 @@ function proofAlgorithm(
     normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
     typeof iat === 'number' &&
     claims.ath === ath &&
-    thumbprintOf(jwk) === jkt;
+    jwk !== undefined &&
+    jwkThumbprint(jwk) === jkt;
   return fits ? jwsAlgorithm(alg) : undefined;
 }
 
@@ -166,9 +164,9 @@ export async function checkProof(
   if (jws === null || claims === null) return 'dpop-proof';
   const algorithm = proofAlgorithm(jws.header, claims, request, ath, jkt, policy);
   if (algorithm === undefined) return 'dpop-proof';
+  const jwk = jws.header.jwk as Readonly<Record<string, unknown>>;
   // Copies: the parser's shared buffers may hold another token's bytes once the key import is awaited.
-  const [signature, input] = [signatureOf(jws).slice(), signingInputOf(jws).slice()];
-  if (!(await proofSignatureVerifies(jws.header.jwk as Readonly<Record<string, unknown>>, algorithm, signature, input)))
+  if (!(await proofSignatureVerifies(jwk, algorithm, signatureOf(jws).slice(), signingInputOf(jws).slice())))
     return 'dpop-proof';
   // One clock reading, after the signature, judges the window and the replay store's expiry
   // (design §20): read before, a proof accepted at the window's last instant met a store that

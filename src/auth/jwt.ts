@@ -166,7 +166,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const cache = config.cacheSize ? tokenCache(config.cacheSize) : undefined;
 
   // One path for both forms; `refuse` is `undefined` without a listener, so a skip allocates nothing for it.
-  function verifyRequest(request: Request, refuse: Refuse | undefined): Answer | Promise<Answer> {
+  function verifyRequest(request: Request, refuse?: Refuse): Answer | Promise<Answer> {
     // The token is read in place, unsliced, and without the b64token pattern: the compact parser
     // accepts only base64url segments and dots, a strict subset of it.
     const value = request.headers.get('authorization');
@@ -218,7 +218,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
       throw new AuthError(403, { scope: scopes });
     }
-    if (mapper !== undefined) return mappedAndKept(jws, key, claims, refuse);
+    if (mapper !== undefined) return mapped(claims, jws, refuse, key);
     const { sub, iss } = claims;
     if (typeof sub !== 'string' || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
     // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
@@ -228,14 +228,11 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return principal;
   }
 
-  async function mappedAndKept(jws: CompactJws, key: VerifyKey, claims: Claims, refuse?: Refuse): Promise<Answer> {
-    const principal = await mapped(claims, jws, refuse);
-    if (principal !== null) cache?.put(jws.token, { claims, key, principal: undefined });
-    return principal;
-  }
-
-  /** The mapper's principal, completed with this entry's `authenticator`; its `null` skips. */
-  async function mapped(claims: Claims, jws: CompactJws | null, refuse?: Refuse): Promise<Principal | null> {
+  /**
+   * The mapper's principal, completed with this entry's `authenticator`; its `null` skips. A token
+   * just verified with `key` is kept for its next use, without the principal: the mapper runs on every hit.
+   */
+  async function mapped(claims: Claims, jws: CompactJws | null, refuse?: Refuse, key?: VerifyKey): Promise<Answer> {
     const input = await (mapper as JwtPrincipalMapper)(claims);
     if (input === null || input === undefined) return skip(refuse, 'no-subject', jws, claims);
     const principal = completePrincipal(input.authenticator === undefined ? { ...input, authenticator } : input);
@@ -243,6 +240,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       throw new TypeError(
         `${config.helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
       );
+    if (key !== undefined) cache?.put((jws as CompactJws).token, { claims, key, principal: undefined });
     return principal;
   }
 
@@ -268,7 +266,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       return null;
     });
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
-  const entry = ((request: Request) => verifyRequest(request, undefined)) as AuthFn;
+  const entry = ((request: Request) => verifyRequest(request)) as AuthFn;
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
   entry.challenges = entryChallenges(dpop, config.resourceMetadata, scopes);
   return verifiesAccessToken(readsHeadersOnly(entry));

@@ -208,8 +208,7 @@ export function keySetCache(
   };
   const fetches = attemptGate(internals, () => load(++started));
   /** The last fetch that succeeded, while fresh. */
-  const freshAt = (time: number) =>
-    fetched !== undefined && time - fetched.at < KEY_SET_FRESH_MS ? fetched : undefined;
+  const freshAt = (time: number) => (time - (fetched?.at ?? -Infinity) < KEY_SET_FRESH_MS ? fetched : undefined);
 
   return {
     keysFor(header) {

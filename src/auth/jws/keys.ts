@@ -81,26 +81,19 @@ export function isKeyShaped(secret: Uint8Array<ArrayBuffer>): boolean {
 }
 
 /**
- * Whether `der` is, whole, a DER SubjectPublicKeyInfo (any algorithm), a PKCS#1 RSA key (public
- * or private: INTEGERs) or an X.509 certificate. Parsed, not guessed by length: random bytes are none.
+ * Whether `der` is, whole, a DER SubjectPublicKeyInfo (any algorithm), a PKCS#1 RSAPublicKey or
+ * an X.509 certificate. Parsed, not guessed by length: random bytes are none of these.
  */
 function isDerKey(der: Uint8Array<ArrayBuffer>): boolean {
   const outer = readTlv(der, 0, 0x30, der.length);
   if (outer === null || outer.end !== der.length) return false;
-  const { start, end } = outer;
   // SEQUENCE { SEQUENCE { OBJECT IDENTIFIER, … }, BIT STRING }
-  const algorithm = readTlv(der, start, 0x30, end);
-  if (
-    algorithm &&
-    readTlv(der, algorithm.start, 0x06, algorithm.end) &&
-    readTlv(der, algorithm.end, 0x03, end)?.end === end
-  )
-    return true;
-  let at = start;
-  let integers = 0;
-  for (let integer = readTlv(der, at, 0x02, end); integer !== null; integer = readTlv(der, at, 0x02, end), integers++)
-    at = integer.end;
-  return (integers > 1 && at === end) || certificateSpki(der) !== null;
+  const algorithm = readTlv(der, outer.start, 0x30, outer.end);
+  const spki =
+    algorithm !== null &&
+    readTlv(der, algorithm.start, 0x06, algorithm.end) !== null &&
+    readTlv(der, algorithm.end, 0x03, outer.end)?.end === outer.end;
+  return spki || readRsaPublicKey(der, 0, der.length) !== null || certificateSpki(der) !== null;
 }
 
 /** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
