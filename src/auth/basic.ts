@@ -44,7 +44,7 @@ function readBasicCredentials(request: Request): [user: string, password: string
  * Basic credentials they cached after their own login dialog with any request to the origin, so a
  * page elsewhere could make one post with them (CSRF): such a request skips. `Sec-Fetch-Site` says
  * where it came from; a browser without it is judged by `Origin` against the request's host (its URL's,
- * or the `Host` header's).
+ * or the `Host` header's), and, when the request's URL is `https`, by the `Origin`'s scheme too.
  * Programs (curl, services) send neither and are never affected.
  */
 function crossSiteWrite(request: Request): boolean {
@@ -55,8 +55,11 @@ function crossSiteWrite(request: Request): boolean {
   const origin = headers.get('origin');
   if (origin === null) return false;
   // `Origin: null` (an opaque origin, a sandboxed frame) is no site of this server's.
-  const from = URL.canParse(origin) ? new URL(origin).host : null;
-  return from !== new URL(request.url).host && from !== headers.get('host')?.toLowerCase();
+  const from = URL.canParse(origin) ? new URL(origin) : null;
+  const own = new URL(request.url);
+  // Over https, a page served over http is another site, whatever its host (design §26).
+  if (from === null || (own.protocol === 'https:' && from.protocol !== 'https:')) return true;
+  return from.host !== own.host && from.host !== headers.get('host')?.toLowerCase();
 }
 
 /** The fewest characters a configured password may have: NIST SP 800-63B's minimum (design §26). */

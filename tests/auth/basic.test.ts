@@ -324,3 +324,28 @@ test("basic(): a browser's cross-site POST skips whatever its credentials (Sec-F
   assert.equal(result.ok, false);
   assert.equal(!result.ok && result.response.status, 401);
 });
+
+test("basic(): without Sec-Fetch-Site, an https server's Origin must be https too: Origin http://<its host> skips, https://<its host> is accepted; an http server compares the host alone (design §26)", async () => {
+  const entry = basic({ users: { ada: PASSWORD } });
+  const at = (url: string, method: string, origin: string, host?: string) => {
+    const headers = new Headers({ authorization: basicAuthorization('ada', PASSWORD), origin });
+    if (host !== undefined) headers.set('host', host);
+    return new Request(url, { method, headers, ...(method !== 'GET' && { body: '{}' }) });
+  };
+  const https = 'https://agent.example/agent';
+  for (const method of ['POST', 'PUT', 'DELETE'])
+    assert.equal(await entry(at(https, method, 'http://agent.example')), null, `${method} from http://agent.example`);
+  // The Host header fallback (a proxy that rewrote the URL's host) does not let the scheme pass either.
+  assert.equal(await entry(at(https, 'POST', 'http://public.example', 'public.example')), null);
+  assert.equal(await entry(at(https, 'POST', 'http://agent.example:443')), null);
+  for (const [url, origin, host] of [
+    [https, 'https://agent.example', undefined],
+    [https, 'https://public.example', 'public.example'],
+    ['http://agent.example/agent', 'http://agent.example', undefined],
+    ['http://127.0.0.1:3000/agent', 'http://127.0.0.1:3000', undefined],
+  ] as const) {
+    assert.equal((await entry(at(url, 'POST', origin, host)))?.id, 'ada', `${url} from ${origin}`);
+  }
+  // A safe method is never judged.
+  assert.equal((await entry(at(https, 'GET', 'http://agent.example')))?.id, 'ada');
+});
