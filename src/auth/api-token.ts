@@ -50,12 +50,12 @@ export function apiTokenDigestEntry(expected: Uint8Array, id: string, listed = t
   const check = (request: Request, report?: ReportRefusal) => {
     const presented = readCredentials(request, 'bearer');
     if (presented === null) return null;
-    // Not the configured token: its proof of possession failed, as a bad signature's does.
+    // Not the configured token: a mismatch (design §31), no signature was involved.
     const refused = !B64TOKEN.test(presented)
       ? 'malformed'
       : constantTimeEqual(expected, sha256(presented))
         ? undefined
-        : 'signature';
+        : 'mismatch';
     if (refused === undefined) return principal;
     report?.('apiToken', refused);
     return null;

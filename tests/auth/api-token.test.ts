@@ -1,7 +1,7 @@
 // Spec "apiToken()", "Route handler auth option"; design §3 (credential parsing, apiToken()).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiToken, AuthConfigError, authEntries, routeAuth } from '../../src/auth/index.ts';
+import { apiToken, AuthConfigError, authEntries, jwt, routeAuth, type Refusal } from '../../src/auth/index.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { bearerRequest, requestWith } from '../helpers/requests.ts';
 
@@ -157,6 +157,24 @@ test('apiToken() refuses a token that cannot be a secret: under 16 characters, o
     assert.doesNotThrow(() => apiToken(token));
     assert.doesNotThrow(() => routeAuth(token));
   }
+});
+
+test('onRefused hears a wrong static API token as mismatch, not signature; a malformed one as malformed; a JWT that fails its signature in the same list stays signature (design §31)', async () => {
+  const heard = async (auth: Parameters<typeof routeAuth>[0], token: string) => {
+    const refusals: Refusal[] = [];
+    const result = await routeAuth(auth, { onRefused: (refusal) => void refusals.push(refusal) })(bearerRequest(token));
+    assert.equal(result.ok, false);
+    return refusals.map(({ entry, reason }) => `${entry} ${reason}`);
+  };
+  assert.deepEqual(await heard(apiToken(TOKEN), `${TOKEN}x`), ['apiToken mismatch']);
+  assert.deepEqual(await heard(TOKEN, 'another-token-entirely'), ['apiToken mismatch']);
+  assert.deepEqual(await heard(apiToken(TOKEN), 'not,a,b64token'), ['apiToken malformed']);
+  // A JWT whose signature is wrong got further in jwt() than in apiToken(): jwt's reason is told.
+  const secret = 'a-jwt-secret-of-at-least-32-bytes-0123456789';
+  const header = btoa('{"alg":"HS256"}').replace(/=+$/, '');
+  const payload = btoa('{"sub":"a","exp":9999999999}').replace(/=+$/, '');
+  const forged = `${header}.${payload}.${'A'.repeat(43)}`;
+  assert.deepEqual(await heard([apiToken(TOKEN), jwt({ secret, allowAnyAudience: true })], forged), ['jwt signature']);
 });
 
 test('apiToken() advertises the Bearer challenge', () => {

@@ -256,7 +256,7 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
 
   test('apiToken is heard too; of several entries the one whose check got furthest is reported, once', async () => {
     const list = [apiToken('the-api-token-0123456789'), at({ secret: SECRET, ...base })];
-    assert.deepEqual((await heard(list, 'wrong-token')).refusals, [{ entry: 'apiToken', reason: 'signature' }]);
+    assert.deepEqual((await heard(list, 'wrong-token')).refusals, [{ entry: 'apiToken', reason: 'mismatch' }]);
     assert.deepEqual(
       (await heard(list, await withKid(claims({ exp: NOW - 3600 })))).refusals.map((r) => [r.entry, r.reason]),
       [['jwt', 'expired']],

@@ -93,7 +93,7 @@ test('agentHandler and serve hand onRefused to routeAuth', async (t) => {
     ).status,
     401,
   );
-  assert.deepEqual(heard, [{ entry: 'apiToken', reason: 'signature' }]);
+  assert.deepEqual(heard, [{ entry: 'apiToken', reason: 'mismatch' }]);
   const server = await serve({
     agent,
     auth: 'the-api-token-0123456789',
