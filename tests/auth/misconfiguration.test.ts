@@ -215,7 +215,7 @@ test('jwt({ secret }): random secrets of any length are accepted, as bytes, base
   }
 });
 
-test('agentHandler({ auth: `${process.env.UNSET}` }): a plain token string that cannot be a secret is refused at creation, as apiToken() refuses it, never answering 200 to "Bearer undefined" (design §26)', () => {
+test("agentHandler() given a plain token string that cannot be a secret (an unset variable in a template gives 'undefined') refuses it at creation as apiToken() does, never answering 200 to Bearer undefined (design §26)", () => {
   const env: Record<string, string | undefined> = {}; // an environment without the variable
   const unset = env.AGENT_TOKEN;
   for (const [auth, rule] of [
