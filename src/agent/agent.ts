@@ -175,8 +175,8 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<SessionRecord> {
     const verdict = await ownerVerdict(mode, turnStore, sessionId, principal);
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
-    // store's owner record) learns that it is full before its record is read and parsed: a refused
-    // turn at a 4 MiB bound cost 23 ms of parsing (bench:session).
+    // store's owner record) learns that it is full before its record is read and parsed, which at
+    // the bound is costly (docs/design.md §30, "Speed tricks and what they bought").
     if (
       verdict === undefined &&
       (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')

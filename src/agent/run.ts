@@ -91,7 +91,7 @@ export interface RunLimits {
 /**
  * Past this many bytes a turn gives the event loop a turn after storing its record: a store that
  * resolves at once (memoryStore) would otherwise parse, write and answer a 4 MiB record in one
- * stretch, ~70 ms during which nothing else is served (bench/session-bound.ts).
+ * stretch, during which nothing else is served (docs/design.md §30, "Speed tricks and what they bought").
  */
 const YIELD_BYTES = 256 * 1024;
 

@@ -18,9 +18,8 @@ const texts = new WeakMap<Response, string>();
 /**
  * A JSON answer before it is a `Response`. The routes answer with it; `agentHandler()` turns it
  * into a `Response`, and the node server writes it as it is, in one write with its
- * `Content-Length`: a `Response` with a body costs 9 CPU-µs to build (its body stream; 1.8 µs
- * without a body), and more again in garbage collection on a loaded server (issue 19,
- * Node 22, in a loop).
+ * `Content-Length`: a `Response` with a body costs its body stream to build, and more again in
+ * garbage collection on a loaded server (docs/design.md §30, "Speed tricks and what they bought").
  */
 export class JsonReply {
   readonly status: number;
@@ -70,7 +69,7 @@ export function jsonResponse(body: unknown, status = 200, headers?: Record<strin
 /**
  * The body of a response `toResponse()` built, while nobody has read it; else `undefined`.
  * The node bridge writes it at once with its `Content-Length`, instead of reading the body
- * stream back and writing it chunked (issue 19: 28% of the node server's main thread).
+ * stream back and writing it chunked (docs/design.md §30, "Speed tricks and what they bought").
  */
 export function responseText(response: Response): string | undefined {
   return response.bodyUsed ? undefined : texts.get(response);

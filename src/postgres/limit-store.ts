@@ -30,8 +30,8 @@ const NOW = 'extract(epoch FROM clock_timestamp())::float8';
 const KEY = "sha256(convert_to($1::text, 'UTF8'))";
 /**
  * The clock of a writing statement, which also commits it without waiting for the WAL to reach
- * the disk (`synchronous_commit` off for its own transaction): 0.6 ms a count instead of 5, and a
- * row lock held that much shorter (bench/stores.ts, fsync on). Atomicity and visibility are the
+ * the disk (`synchronous_commit` off for its own transaction): a count, and the row lock it holds,
+ * are several times shorter (docs/design.md §30, "Speed tricks and what they bought"). Atomicity and visibility are the
  * same; a database crash may forget the counts of its last moments, never half of one.
  */
 const CLOCK = `clock AS (SELECT ${NOW} AS now, set_config('synchronous_commit', 'off', true) AS commit_mode)`;

@@ -15,13 +15,13 @@ import { captureConsoleError } from '../helpers/console.ts';
 
 const BASE = 'https://agent.example/agent';
 type Handler = (request: Request) => Promise<Response>;
-const AUTH = [apiToken('alice-token', { id: 'alice' }), apiToken('bob-token', { id: 'bob' })];
+const AUTH = [apiToken('alice-token-0123456789', { id: 'alice' }), apiToken('bob-token-0123456789', { id: 'bob' })];
 
 const post = (
   handler: Handler,
   path: string,
   body: unknown,
-  token = 'alice-token',
+  token = 'alice-token-0123456789',
   init: RequestInit & { headers?: Record<string, string> } = {},
 ) =>
   handler(
@@ -119,7 +119,7 @@ test('concurrent { 2 }: two requests in flight per principal, a third gets 429 w
   assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=2');
   assert.equal(refused.headers.get('ratelimit'), '"concurrent";r=0');
   assert.equal(refused.headers.get('cache-control'), 'no-store');
-  const other = send(handler, 'bob too', 'bob-token');
+  const other = send(handler, 'bob too', 'bob-token-0123456789');
   await until(() => gated.waiting() === 3);
   gated.open();
   assert.deepEqual(
@@ -187,7 +187,7 @@ test('concurrent: a run that fails, and a request its client aborts, release the
   assert.equal(released.size, 1);
 
   const controller = new AbortController();
-  const aborted = post(handler, '', { message: 'abort me' }, 'alice-token', { signal: controller.signal });
+  const aborted = post(handler, '', { message: 'abort me' }, 'alice-token-0123456789', { signal: controller.signal });
   await until(() => gated.waiting() === 1);
   controller.abort();
   await aborted.then((response) => response.text()).catch(() => undefined);
@@ -254,14 +254,16 @@ test("tokens: each turn's inputTokens + outputTokens is counted when the turn is
   assert.equal(refused.headers.get('retry-after'), /t=(\d+)/.exec(refused.headers.get('ratelimit')!)![1]);
   // A read starts no turn: it is answered, saying the budget is spent.
   const transcript = await handler(
-    new Request(`${BASE}/chat/${(await first.json()).sessionId}`, { headers: { authorization: 'Bearer alice-token' } }),
+    new Request(`${BASE}/chat/${(await first.json()).sessionId}`, {
+      headers: { authorization: 'Bearer alice-token-0123456789' },
+    }),
   );
   assert.equal(transcript.status, 200);
   assert.match(transcript.headers.get('ratelimit')!, /^"tokens";r=0;/);
   // Another principal has a budget of its own.
-  assert.equal((await send(handler, 'bob here', 'bob-token')).status, 200);
+  assert.equal((await send(handler, 'bob here', 'bob-token-0123456789')).status, 200);
   // The refused turn never reached the model nor the transcript.
-  assert.equal((await (await send(handler, 'x', 'bob-token')).json()).text, 'x');
+  assert.equal((await (await send(handler, 'x', 'bob-token-0123456789')).json()).text, 'x');
 });
 
 test('tokens: a streamed turn is counted before its finish event; /ui and /chat streams and tools/call count too', async () => {
@@ -323,7 +325,7 @@ test('tokens: a streamed turn is counted before its finish event; /ui and /chat 
       handler,
       '/mcp',
       { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ask', arguments: { message: 'ask me' } } },
-      'alice-token',
+      'alice-token-0123456789',
       { headers: { accept: 'application/json, text/event-stream' } },
     );
   assert.equal((await call(1)).status, 200);

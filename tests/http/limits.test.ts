@@ -52,7 +52,7 @@ const from = (address: string) => ({ 'x-test-address': address });
 
 test('limits is closed like every option object: a typo, an unknown key, a number out of bounds is an error at creation', () => {
   const agent = echo();
-  const auth = apiToken('tok');
+  const auth = apiToken('tok-0123456789abcdef');
   const bad: [unknown, RegExp][] = [
     [{ request: { limit: 3, windowSec: 60 } }, /unknown option "request" \(did you mean "requests"\?\)/],
     [
@@ -104,18 +104,18 @@ test('requests { limit: 3 } admits three in the window and refuses the fourth: 4
   let now = 1_000_000.25;
   const handler = agentHandler(echo(), {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     limits: { requests: { limit: 3, windowSec: 60 }, store: memoryCounters(100, () => now) },
   });
   // The window runs from 999,960 to 1,000,020: 19.75 seconds are left, 20 in whole seconds.
   for (const left of [2, 1, 0]) {
-    const accepted = await send(handler, 'tok');
+    const accepted = await send(handler, 'tok-0123456789abcdef');
     assert.equal(accepted.status, 200);
     assert.equal(accepted.headers.get('ratelimit-policy'), '"requests";q=3;w=60');
     assert.equal(accepted.headers.get('ratelimit'), `"requests";r=${left};t=20`);
     assert.equal(accepted.headers.get('retry-after'), null);
   }
-  const refused = await send(handler, 'tok');
+  const refused = await send(handler, 'tok-0123456789abcdef');
   assert.equal(refused.status, 429);
   assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('content-type'), 'application/json');
@@ -124,14 +124,14 @@ test('requests { limit: 3 } admits three in the window and refuses the fourth: 4
   assert.equal(refused.headers.get('ratelimit-policy'), '"requests";q=3;w=60');
   assert.equal(refused.headers.get('ratelimit'), '"requests";r=0;t=20');
   now += 19.5;
-  const late = await send(handler, 'tok');
+  const late = await send(handler, 'tok-0123456789abcdef');
   assert.deepEqual(
     [late.status, late.headers.get('retry-after'), late.headers.get('ratelimit')],
     [429, '1', '"requests";r=0;t=1'],
     'never less than one second',
   );
   now += 0.25;
-  const next = await send(handler, 'tok');
+  const next = await send(handler, 'tok-0123456789abcdef');
   assert.equal(next.status, 200, 'the window freed when Retry-After said');
   assert.equal(next.headers.get('ratelimit'), '"requests";r=2;t=60');
 });
@@ -238,11 +238,11 @@ test('the boolean auth is counted per client address; an entry of your own retur
 test('every route behind auth is counted, each request once; GET <base>/health and the protected resource metadata document never are', async () => {
   const handler = agentHandler(ownedAgent(), {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     protectedResource: { resource: 'https://agent.example/agent', authorizationServers: ['https://issuer.example'] },
     limits: { requests: { limit: 100, windowSec: 3600 } },
   });
-  const token = 'tok';
+  const token = 'tok-0123456789abcdef';
   let expected = 100;
   const counted = async (what: string, response: Response | Promise<Response>) => {
     const answer = await response;
@@ -318,12 +318,16 @@ const rpc = (id: number | undefined, method: string, params?: Record<string, unk
   ...(params && { params }),
 });
 const mcp = (handler: Handler, body: unknown) =>
-  call(handler, '/mcp', { token: 'tok', body, headers: { accept: 'application/json, text/event-stream' } });
+  call(handler, '/mcp', {
+    token: 'tok-0123456789abcdef',
+    body,
+    headers: { accept: 'application/json, text/event-stream' },
+  });
 
 test('the MCP route counts tools/call only (not initialize, ping, tools/list or notifications), and answers the same HTTP 429', async () => {
   const handler = agentHandler(echo(), {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     mcp: true,
     limits: { requests: { limit: 2, windowSec: 3600 } },
   });
@@ -360,18 +364,18 @@ test('the MCP route counts tools/call only (not initialize, ping, tools/list or 
   assert.match(refused.headers.get('retry-after')!, /^\d+$/);
   assert.equal((await mcp(handler, rpc(5, 'tools/list'))).status, 200, 'listing still works');
   // The other routes share the budget: it is spent.
-  assert.equal((await send(handler, 'tok')).status, 429);
+  assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 429);
 });
 
 test('limits live on the route handler: an in-process agent.send() is never limited', async () => {
   const agent = echo();
   const handler = agentHandler(agent, {
     basePath: '/agent',
-    auth: apiToken('tok', { id: 'svc' }),
+    auth: apiToken('tok-0123456789abcdef', { id: 'svc' }),
     limits: { requests: { limit: 1, windowSec: 3600 }, concurrent: 1, tokens: { limit: 1, windowSec: 3600 } },
   });
-  assert.equal((await send(handler, 'tok')).status, 200);
-  assert.equal((await send(handler, 'tok')).status, 429);
+  assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 200);
+  assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 429);
   const principal = { id: 'svc', type: 'service', authenticator: 'api-token' } as const;
   const results = await Promise.all(Array.from({ length: 5 }, (_, n) => agent.send(`direct ${n}`, { principal })));
   assert.deepEqual(
@@ -388,22 +392,22 @@ test('with requests and tokens, accepted answers carry both policies and both se
   });
   const handler = agentHandler(usage, {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     limits: {
       requests: { limit: 10, windowSec: 60 },
       tokens: { limit: 120, windowSec: 3600 },
       store: memoryCounters(100, () => now),
     },
   });
-  const first = await send(handler, 'tok');
+  const first = await send(handler, 'tok-0123456789abcdef');
   assert.equal(first.headers.get('ratelimit-policy'), '"requests";q=10;w=60, "tokens";q=120;w=3600');
   // The JSON answer comes after its turn is stored and counted: 50 of 120 tokens spent.
   assert.equal(first.headers.get('ratelimit'), '"requests";r=9;t=60, "tokens";r=70;t=3600');
-  await send(handler, 'tok');
-  const third = await send(handler, 'tok');
+  await send(handler, 'tok-0123456789abcdef');
+  const third = await send(handler, 'tok-0123456789abcdef');
   assert.equal(third.status, 200, '100 spent is below 120: the turn starts, and finishes past the limit');
   assert.equal(third.headers.get('ratelimit'), '"requests";r=7;t=60, "tokens";r=0;t=3600');
-  const refused = await send(handler, 'tok');
+  const refused = await send(handler, 'tok-0123456789abcdef');
   assert.equal(refused.status, 429);
   assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=120;w=3600');
   assert.equal(refused.headers.get('ratelimit'), '"tokens";r=0;t=3600');

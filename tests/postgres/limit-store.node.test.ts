@@ -149,7 +149,9 @@ test('two server processes, one database: of 120 concurrent requests at both, ex
   const schema = db.schema();
   const limits = { requests: { limit: 37, windowSec: 3600 } };
   const urls = await Promise.all([startChild(schema, limits), startChild(schema, limits)]);
-  const answers = await Promise.all(Array.from({ length: 120 }, (_, n) => post(urls[n % 2]!, 'alice-token', `m${n}`)));
+  const answers = await Promise.all(
+    Array.from({ length: 120 }, (_, n) => post(urls[n % 2]!, 'alice-token-0123456789', `m${n}`)),
+  );
   const statuses = answers.map((answer) => answer.status);
   assert.equal(statuses.filter((status) => status === 200).length, 37);
   assert.equal(statuses.filter((status) => status === 429).length, 83);
@@ -169,20 +171,24 @@ test('two server processes, one database: of 120 concurrent requests at both, ex
     Array.from({ length: 37 }, (_, n) => n),
     'each admitted request saw its own count',
   );
-  assert.equal((await post(urls[1]!, 'bob-token', 'bob')).status, 200);
+  assert.equal((await post(urls[1]!, 'bob-token-0123456789', 'bob')).status, 200);
 });
 
 test('two server processes, one database: requests in flight are counted across both (concurrent 3 of 10 at once), and each slot comes back when its answer is out', async () => {
   const schema = db.schema();
   const limits = { concurrent: 3 };
   const urls = await Promise.all([startChild(schema, limits, 1500), startChild(schema, limits, 1500)]);
-  const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => post(urls[n % 2]!, 'alice-token', `m${n}`)));
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, (_, n) => post(urls[n % 2]!, 'alice-token-0123456789', `m${n}`)),
+  );
   assert.equal(answers.filter((answer) => answer.status === 200).length, 3);
   for (const answer of answers.filter((answer) => answer.status === 429)) {
     assert.equal(answer.headers.get('ratelimit-policy'), '"concurrent";q=3');
     assert.equal(answer.headers.get('retry-after'), '1');
   }
-  const again = await Promise.all(Array.from({ length: 3 }, (_, n) => post(urls[n % 2]!, 'alice-token', `again ${n}`)));
+  const again = await Promise.all(
+    Array.from({ length: 3 }, (_, n) => post(urls[n % 2]!, 'alice-token-0123456789', `again ${n}`)),
+  );
   assert.deepEqual(
     again.map((answer) => answer.status),
     [200, 200, 200],
@@ -195,9 +201,9 @@ test('two server processes, one database: model tokens are counted across both, 
   const urls = await Promise.all([startChild(schema, limits), startChild(schema, limits)]);
   // Each turn reports 100 tokens: 0, 100, 200 are below 250, so three turns start; 300 is not.
   const statuses = [];
-  for (let n = 0; n < 4; n++) statuses.push((await post(urls[n % 2]!, 'alice-token', `turn ${n}`)).status);
+  for (let n = 0; n < 4; n++) statuses.push((await post(urls[n % 2]!, 'alice-token-0123456789', `turn ${n}`)).status);
   assert.deepEqual(statuses, [200, 200, 200, 429]);
-  const refused = await post(urls[0]!, 'alice-token', 'once more');
+  const refused = await post(urls[0]!, 'alice-token-0123456789', 'once more');
   assert.equal(refused.status, 429);
   assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=250;w=3600');
   assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
@@ -210,16 +216,16 @@ test('postgresLimitStore: a database that went away answers 503 {"error":"Servic
   const agent = createAgent({ name: 'down', model: echoModel() });
   const server = await serve({
     agent,
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     limits: { requests: { limit: 100, windowSec: 60 }, store },
     port: 0,
     log: 'off',
   });
   try {
     const url = `${server.url}/agent`;
-    assert.equal((await post(url, 'tok', 'before')).status, 200);
+    assert.equal((await post(url, 'tok-0123456789abcdef', 'before')).status, 200);
     await db.kill();
-    const { result: down, calls } = await captureConsoleError(() => post(url, 'tok', 'down'));
+    const { result: down, calls } = await captureConsoleError(() => post(url, 'tok-0123456789abcdef', 'down'));
     assert.equal(down.status, 503);
     assert.deepEqual(await down.json(), { error: 'Service Unavailable' });
     assert.equal(down.headers.get('cache-control'), 'no-store');
@@ -227,7 +233,7 @@ test('postgresLimitStore: a database that went away answers 503 {"error":"Servic
     await db.restart();
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
-      status = (await captureConsoleError(() => post(url, 'tok', 'after'))).result.status;
+      status = (await captureConsoleError(() => post(url, 'tok-0123456789abcdef', 'after'))).result.status;
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.equal(status, 200);
@@ -273,14 +279,14 @@ test('agentward start with "limits" in agentward.json and AGENT_DATABASE_URL: tw
   await mkdir(join(dir, 'node_modules'));
   await symlink(pgPackage, join(dir, 'node_modules', 'pg'), 'dir');
   const schema = db.schema();
-  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token' };
+  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token-0123456789' };
   const servers = await Promise.all([startCli(dir, env), startCli(dir, env)]);
   for (const server of servers) {
     assert.match(server.output, new RegExp(`limits are counted in PostgreSQL schema ${schema}`));
     assert.ok(!server.output.includes(db.url), 'the URL (it holds the password) is never printed');
   }
   const answers = await Promise.all(
-    Array.from({ length: 30 }, (_, n) => post(`${servers[n % 2]!.url}`, 'start-token', `m${n}`)),
+    Array.from({ length: 30 }, (_, n) => post(`${servers[n % 2]!.url}`, 'start-token-0123456789', `m${n}`)),
   );
   assert.equal(answers.filter((answer) => answer.status === 200).length, 9);
   assert.equal(answers.filter((answer) => answer.status === 429).length, 21);
