@@ -91,11 +91,11 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
   }
   if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
   if (
-    ['hit', 'acquire', 'release'].some(
+    ['hit', 'settle', 'acquire', 'release'].some(
       (method) => typeof (limits.store as Record<string, unknown>)[method] !== 'function',
     )
   ) {
-    throw fail('.store must be a limit store (hit, acquire, release), such as memoryLimitStore()');
+    throw fail('.store must be a limit store (hit, settle, acquire, release), such as memoryLimitStore()');
   }
   if (clientAddress !== undefined) {
     if (typeof clientAddress !== 'function') throw fail('.clientAddress must be a function of the request');

@@ -279,7 +279,7 @@ test('the limit store contract against real Durable Objects in workerd', async (
   });
   try {
     const outcomes = (await (await worker.fetch('http://worker/')).json()) as TestOutcome[];
-    assert.equal(outcomes.length, 7, 'every test of the contract ran');
+    assert.equal(outcomes.length, 10, 'every test of the contract ran');
     assert.deepEqual(
       outcomes.filter((outcome) => !outcome.ok),
       [],

@@ -84,6 +84,7 @@ function recordingStore() {
   const acquired = new Set<string>();
   const store: LimitStore = {
     hit: inner.hit,
+    settle: inner.settle,
     async acquire(key, lease, limit, ttlSec) {
       const taken = await inner.acquire(key, lease, limit, ttlSec);
       if (taken) acquired.add(lease);
@@ -375,6 +376,7 @@ test('a limit store that fails answers 503 {"error":"Service Unavailable"}, as t
   const unavailable = () => Object.assign(new Error('database gone'), { code: 'STORE_UNAVAILABLE' });
   const down: LimitStore = {
     hit: () => Promise.reject(unavailable()),
+    settle: () => Promise.reject(unavailable()),
     acquire: () => Promise.reject(unavailable()),
     release: async () => {},
   };
