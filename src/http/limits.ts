@@ -105,43 +105,69 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
 }
 
 /**
- * An address as a key: IPv4 as it is, IPv6 by its /64 (a host is given a whole /64, and could
- * otherwise take a new address, and a new budget, for every request).
+ * An address as a key (design §26): IPv4 as it is, without a port; an IPv4-mapped or
+ * IPv4-compatible IPv6 address as its IPv4 address; any other IPv6 address by its /64 (a host
+ * is given a whole /64, and could otherwise take a new address, and a new budget, for every
+ * request). Anything else is kept as written, trimmed and cut to 100 characters.
  */
 export function addressKey(address: string): string {
   // IPv4, as the socket and CF-Connecting-IP give it: the common case, taken at once.
-  if (/^[\d.]+$/.test(address)) return address;
-  const text = address
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\](?::\d+)?$|%.*$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
-  const [head = '', tail, more] = text.split('::');
-  if (mapped !== undefined || !text.includes(':') || more !== undefined) return mapped ?? text;
-  const first = head === '' ? [] : head.split(':');
-  const last = tail ? tail.split(':') : [];
-  const prefix = (
-    tail === undefined
-      ? first
-      : [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last]
-  ).slice(0, 4);
-  return prefix.length === 4 && prefix.every((group) => /^[0-9a-f]{1,4}$/.test(group))
-    ? `${prefix.map((group) => parseInt(group, 16).toString(16)).join(':')}::/64`
-    : text;
+  if (/^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address)) return address;
+  const text = address.trim().toLowerCase();
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?$/.exec(text);
+  if (v4 !== null)
+    return v4.slice(1).some((octet) => Number(octet) > 255) ? text.slice(0, 100) : v4.slice(1).map(Number).join('.');
+  const groups = ipv6Groups(text.replace(/^\[([^\]]*)\](?::\d{1,5})?$/, '$1').replace(/%.*$/, ''));
+  if (groups === undefined) return text.slice(0, 100);
+  const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  // ::ffff:a.b.c.d, and the deprecated ::a.b.c.d (not :: or ::1): the IPv4 address they carry.
+  if (zeros(0, 5) && (groups[5] === 0xffff || (groups[5] === 0 && (groups[6] !== 0 || groups[7]! > 1))))
+    return [groups[6]! >> 8, groups[6]! & 255, groups[7]! >> 8, groups[7]! & 255].join('.');
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address in text (an IPv4 tail included); `undefined` for anything else. */
+function ipv6Groups(text: string): number[] | undefined {
+  const parts = text.split('::');
+  if (parts.length > 2 || !text.includes(':')) return undefined;
+  const side = (part: string | undefined) => {
+    const groups: number[] = [];
+    for (const [index, piece] of (part ? part.split(':') : []).entries()) {
+      const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(piece);
+      if (v4 !== null && index === part!.split(':').length - 1 && v4.slice(1).every((octet) => Number(octet) <= 255))
+        groups.push((Number(v4[1]) << 8) | Number(v4[2]), (Number(v4[3]) << 8) | Number(v4[4]));
+      else if (/^[0-9a-f]{1,4}$/.test(piece)) groups.push(parseInt(piece, 16));
+      else return undefined;
+    }
+    return groups;
+  };
+  const head = side(parts[0]);
+  const tail = side(parts[1]);
+  if (head === undefined || tail === undefined) return undefined;
+  if (parts.length === 1) return head.length === 8 ? head : undefined;
+  const gap = 8 - head.length - tail.length;
+  return gap >= 1 ? [...head, ...Array<number>(gap).fill(0), ...tail] : undefined;
 }
 
 /** Principals counted by client address: `anonymous()` callers, the boolean `auth`'s, and none (no auth). */
 const byAddress = (principal: Principal | undefined) =>
   principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
 
-/** The key of a caller: `p` and its principal's `[issuer ?? authenticator, id]`, or `a` and its address (`a` alone: unknown). */
+/**
+ * The key of a caller: `p` and its principal's ownership key `[issuer ?? '', authenticator, id]`
+ * (design §26: an issuer named like an authenticator is another caller), or `a` and its address
+ * (`a` alone: unknown).
+ */
 export function callerKey(principal: Principal | undefined, address: string | undefined): string {
   if (byAddress(principal)) return `a${address ?? ''}`;
   let key = principalKeys.get(principal!);
   if (key === undefined)
     principalKeys.set(
       principal!,
-      (key = `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`),
+      (key = `p${JSON.stringify([principal!.issuer ?? '', principal!.authenticator, principal!.id])}`),
     );
   return key;
 }

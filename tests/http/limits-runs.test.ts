@@ -309,7 +309,7 @@ test('tokens: a streamed turn is counted before its finish event; /ui and /chat 
   await readUntil(/event: finish/);
   assert.match(text, /event: finish/);
   const spent = () =>
-    inner.hit('tokens/3600:p["api-token","alice"]', 3600, 0, Number.MAX_SAFE_INTEGER).then((answer) => answer.count);
+    inner.hit('tokens/3600:p["","api-token","alice"]', 3600, 0, Number.MAX_SAFE_INTEGER).then((answer) => answer.count);
   assert.equal(await spent(), 12);
   await (
     await post(handler, '/ui', {
