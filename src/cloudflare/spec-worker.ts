@@ -352,13 +352,9 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
         const counted = found?.route === 'health' ? undefined : limitsFor(env)?.limiter;
         const view = webRouteRequest(request);
         if (found?.route !== 'health') {
-          const refusedEarly = counted?.failures ? await counted.guard(view) : undefined;
-          if (refusedEarly !== undefined) return toResponse(refusedEarly);
-          const result = await authenticatorFor(env)(request);
-          if (!result.ok) {
-            if (counted?.failures && result.response.status === 401) await counted.failed(view);
-            return result.response;
-          }
+          const run = () => authenticatorFor(env)(request);
+          const result = counted?.failures ? await counted.admit(view, run) : await run();
+          if (!result.ok) return result.response;
           principal = result.principal;
         }
         if (found === undefined) return errorResponse(404, 'Not Found');

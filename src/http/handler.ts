@@ -181,17 +181,12 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       if (refused !== undefined) return refused;
       let principal: Principal | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
-        // limits.failures: an address past its 401s is refused before any entry runs.
-        const refusedEarly = limits?.failures ? await limits.guard(request) : undefined;
-        if (refusedEarly !== undefined) return refusedEarly;
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
-        const result = await authenticate(
-          authenticate.headersOnly ? (request as RouteRequest & Request) : request.request(),
-        );
-        if (!result.ok) {
-          if (limits?.failures && result.response.status === 401) await limits.failed(request);
-          return result.response;
-        }
+        const run = () =>
+          authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
+        // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
+        const result = limits?.failures ? await limits.admit(request, run) : await run();
+        if (!result.ok) return result.response;
         principal = request.principal = result.principal;
       }
       if (route === undefined) return errorReply(404, 'Not Found');

@@ -3,9 +3,9 @@
 // address before auth. The counters live in a limit store (limit-store.ts). Every handler
 // bundles this file, so it is kept small: one shape for the three windowed policies.
 import type { Principal, UsageHook } from '../agent/types.ts';
-import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL } from '../auth/internal.ts';
+import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
 import { isLocalStore, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
-import { errorReply, JsonReply, type Reply } from './responses.ts';
+import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
 /** A budget: `limit` per window of `windowSec` seconds. */
@@ -22,7 +22,7 @@ export interface LimitsOptions {
   concurrent?: number;
   /** Model tokens (each turn's `inputTokens + outputTokens`) per principal in each window: a turn starts only while the window's total is below `limit`. */
   tokens?: LimitWindow;
-  /** 401 answers per client address in each window; past them, 429 before the auth list runs. */
+  /** 401 answers per client address in each window: each request takes a slot before the auth list runs, given back unless it is answered 401; past `limit`, 429. */
   failures?: LimitWindow;
   /** Where the counters live; default `memoryLimitStore()` (this process only). */
   store?: LimitStore;
@@ -197,10 +197,12 @@ export type LimitedRoute = (onUsage: UsageHook | undefined) => Reply | Promise<R
 
 export interface Limiter {
   readonly failures: boolean;
-  /** Before auth: `failures`' 429 for an address past its 401s (a 500 when no address is known), else `undefined`. */
-  guard(request: RouteRequest): Promise<Reply | undefined>;
-  /** Counts one 401 against the request's address. */
-  failed(request: RouteRequest): Promise<unknown>;
+  /**
+   * `failures` around the auth list: takes one of the address's failure slots first (429 past
+   * `limit`; 500 when no address is known), runs `authenticate`, and gives the slot back unless
+   * the answer is a 401 (design §25).
+   */
+  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>): Promise<AuthResult>;
   /** Counts one request of `principal` and serves it (`turn`: it may run the model, so `tokens` may refuse it). */
   run(request: RouteRequest, principal: Principal | undefined, turn: boolean, serve: LimitedRoute): Promise<Reply>;
 }
@@ -221,18 +223,26 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
 
   return {
     failures: failures !== undefined,
-    async guard(request) {
+    async admit(request, authenticate) {
       const address = addressOf(request);
       if (address === undefined) {
         if (!told) console.error('agentward: limits.failures needs the client address: give clientAddress');
         told = true;
-        return errorReply(500, 'Internal Server Error');
+        return { ok: false, response: toResponse(errorReply(500, 'Internal Server Error')) };
       }
-      // Read, not counted: only a 401 counts.
-      const seen = await hit(failures!, `a${address}`, 0, failures!.limit - 1);
-      return seen.allowed ? undefined : refusal(failures!, seen);
+      // Counted first, so that guesses at once are bounded too; given back below unless the answer is a 401.
+      const key = windowKey(failures!, `a${address}`);
+      const taken = await store.hit(key, failures!.windowSec, 1, failures!.limit);
+      if (!taken.allowed) return { ok: false, response: toResponse(refusal(failures!, taken)) };
+      let result: AuthResult | undefined;
+      try {
+        result = await authenticate();
+      } finally {
+        if (result?.ok !== false || result.response.status !== 401)
+          await store.settle(key, failures!.windowSec, taken.start, -1);
+      }
+      return result;
     },
-    failed: (request) => hit(failures!, `a${addressOf(request)}`, 1, ANY),
     async run(request, principal, turn, serve) {
       const caller = callerKey(principal, byAddress(principal) ? addressOf(request) : undefined);
       // Read first: a turn starts only while the window's total is below the limit.
