@@ -19,7 +19,7 @@ import {
   callerKey,
   limiter,
   readLimits,
-  windowKey,
+  tokenMeter,
   type Limiter,
   type Limits,
   type LimitWindow,
@@ -287,27 +287,18 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
     }
   }
 
-  /** A session's agent, counting each turn's usage against its principal's `tokens` when there are limits. */
+  /** A session's agent whose model turns pass its principal's `tokens` (design §25) when there are limits. */
   function countedAgent(agent: Agent, env: SpecWorkerEnv): Agent {
     const tokens = limitsFor(env)?.limits.tokens;
     if (tokens === undefined) return agent;
     const store = limitsFor(env)!.limits.store;
-    const count =
-      (principal: Principal | undefined) =>
-      async ({ inputTokens, outputTokens }: { inputTokens: number; outputTokens: number }) => {
-        await store.hit(
-          windowKey(tokens, callerKey(principal, undefined)),
-          tokens.windowSec,
-          inputTokens + outputTokens,
-          Number.MAX_SAFE_INTEGER,
-        );
-      };
+    const meter = (principal: Principal | undefined) => tokenMeter(store, tokens, callerKey(principal, undefined));
     return Object.freeze({
       ...agent,
       send: (message: string, options: SendOptions = {}) =>
-        agent.send(message, { ...options, onUsage: count(options.principal) }),
+        agent.send(message, { ...options, meter: meter(options.principal) }),
       decide: (approvalId: string, decision: DecideOptions) =>
-        agent.decide(approvalId, { ...decision, onUsage: count(decision.principal) }),
+        agent.decide(approvalId, { ...decision, meter: meter(decision.principal) }),
     });
   }
 

@@ -212,8 +212,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       }
       if (limits === undefined || route.name === 'health')
         return await serveRoute(agent, route, request, principal, undefined);
-      return await limits.run(request, principal, TURNS.has(route.name), (onUsage) =>
-        serveRoute(agent, route, request, principal, onUsage),
+      return await limits.run(request, principal, TURNS.has(route.name), (meter) =>
+        serveRoute(agent, route, request, principal, meter),
       );
     } catch (error) {
       return failureReply(error);

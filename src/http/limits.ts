@@ -1,8 +1,9 @@
-// Limits per principal on the route handler (design §22): requests, requests in flight and
+// Limits per principal on the route handler (design §22, §25): requests, requests in flight and
 // model tokens per principal (per client address for anonymous callers), and 401s per client
 // address before auth. The counters live in a limit store (limit-store.ts). Every handler
 // bundles this file, so it is kept small: one shape for the three windowed policies.
-import type { Principal, UsageHook } from '../agent/types.ts';
+import { AgentError } from '../agent/errors.ts';
+import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
 import { isLocalStore, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
 import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
@@ -20,7 +21,12 @@ export interface LimitsOptions {
   requests?: LimitWindow;
   /** Requests in flight at once per principal; a streamed answer is in flight until its stream ends. */
   concurrent?: number;
-  /** Model tokens (each turn's `inputTokens + outputTokens`) per principal in each window: a turn starts only while the window's total is below `limit`. */
+  /**
+   * Model tokens per principal in each window: each model turn first reserves its estimate
+   * (`ceil(characters of its input / 4) + (settings.maxOutputTokens ?? 0)`), refused past `limit`,
+   * then counts what it spent (its `inputTokens + outputTokens`, or the estimate plus
+   * `ceil(characters it produced / 4)` where the model reported nothing).
+   */
   tokens?: LimitWindow;
   /** 401 answers per client address in each window: each request takes a slot before the auth list runs, given back unless it is answered 401; past `limit`, 429. */
   failures?: LimitWindow;
@@ -39,11 +45,10 @@ export const LEASE_SEC = 60;
 /** The largest `windowSec`: a year. */
 const MAX_WINDOW_SEC = 31_536_000;
 const POLICIES = ['requests', 'tokens', 'failures'] as const;
-/** The `limit` of a count that is added whatever the window holds (a 401, a turn's usage). */
 const ANY = Number.MAX_SAFE_INTEGER;
 
 /** A windowed policy, checked, with its `RateLimit-Policy` item. */
-interface Policy extends LimitWindow {
+export interface Policy extends LimitWindow {
   readonly name: string;
   readonly item: string;
 }
@@ -183,17 +188,31 @@ const seconds = (value: number) => Math.max(1, Math.ceil(value));
 /** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
 const limitItem = (policy: Policy, count: WindowCount) =>
   `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
-const tooMany = (retryAfter: number, policy: string, limit: string) =>
-  errorReply(429, 'Too Many Requests', {
-    'retry-after': `${retryAfter}`,
-    'ratelimit-policy': policy,
-    ratelimit: limit,
-  });
+const refusalHeaders = (retryAfter: number, policy: string, limit: string) => ({
+  'retry-after': `${retryAfter}`,
+  'ratelimit-policy': policy,
+  ratelimit: limit,
+});
+const windowHeaders = (policy: Policy, count: WindowCount) =>
+  refusalHeaders(seconds(count.resetSec), policy.item, limitItem(policy, count));
 const refusal = (policy: Policy, count: WindowCount) =>
-  tooMany(seconds(count.resetSec), policy.item, limitItem(policy, count));
+  errorReply(429, 'Too Many Requests', windowHeaders(policy, count));
 
-/** What a limited route does: serve the request, handing the run `onUsage` so its tokens are counted. */
-export type LimitedRoute = (onUsage: UsageHook | undefined) => Reply | Promise<Reply>;
+/**
+ * A model turn refused by `tokens` (design §25): `TOKEN_LIMIT`, answered 429 with the window's
+ * fields (`headers`, which the route's failure answer carries).
+ */
+const tokensRefused = (policy: Policy, count: WindowCount) =>
+  Object.assign(
+    new AgentError(
+      'TOKEN_LIMIT',
+      `the token budget of this window is spent (limits.tokens); more in ${seconds(count.resetSec)} s`,
+    ),
+    { headers: windowHeaders(policy, count) },
+  );
+
+/** What a limited route does: serve the request, handing the run `meter` so that its model turns pass `tokens`. */
+export type LimitedRoute = (meter: TurnMeter | undefined) => Reply | Promise<Reply>;
 
 export interface Limiter {
   readonly failures: boolean;
@@ -203,7 +222,7 @@ export interface Limiter {
    * the answer is a 401 (design §25).
    */
   admit(request: RouteRequest, authenticate: () => Promise<AuthResult>): Promise<AuthResult>;
-  /** Counts one request of `principal` and serves it (`turn`: it may run the model, so `tokens` may refuse it). */
+  /** Counts one request of `principal` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
   run(request: RouteRequest, principal: Principal | undefined, turn: boolean, serve: LimitedRoute): Promise<Reply>;
 }
 
@@ -245,12 +264,17 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
     },
     async run(request, principal, turn, serve) {
       const caller = callerKey(principal, byAddress(principal) ? addressOf(request) : undefined);
-      // Read first: a turn starts only while the window's total is below the limit.
+      // A read creates no key: a caller without a window has spent nothing.
       let spent = tokens && (await hit(tokens, caller, 0, tokens.limit - 1));
       if (turn && spent?.allowed === false) return refusal(tokens!, spent);
       const slot = concurrent === undefined ? undefined : await takeSlot(store, `concurrent:${caller}`, concurrent);
       // draft-ietf-httpapi-ratelimit-headers-10 §3.1.2: "concurrent-requests" is a quota without a window.
-      if (slot === null) return tooMany(1, `"concurrent";q=${concurrent}`, '"concurrent";r=0');
+      if (slot === null)
+        return errorReply(
+          429,
+          'Too Many Requests',
+          refusalHeaders(1, `"concurrent";q=${concurrent}`, '"concurrent";r=0'),
+        );
       let counted: WindowCount | undefined;
       let reply: Reply;
       try {
@@ -259,12 +283,7 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
           await slot?.release();
           return refusal(requests!, counted);
         }
-        reply = await serve(
-          tokens &&
-            (async ({ inputTokens, outputTokens }) => {
-              spent = await hit(tokens, caller, inputTokens + outputTokens, ANY);
-            }),
-        );
+        reply = await serve(tokens && tokenMeter(store, tokens, caller, (count) => (spent = count)));
       } catch (error) {
         await slot?.release();
         throw error;
@@ -277,6 +296,25 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
             : spent && limitItem(tokens!, spent);
       return finish(reply, limit ? { 'ratelimit-policy': policies, ratelimit: limit } : undefined, slot);
     },
+  };
+}
+/**
+ * `tokens`' meter of one caller's run (design §25): each model turn reserves its estimate in one
+ * atomic `hit`, refused with `TOKEN_LIMIT` past the limit, and settles what it spent in place of
+ * the estimate. `seen` hears the window after each.
+ */
+export function tokenMeter(
+  store: LimitStore,
+  tokens: Policy,
+  caller: string,
+  seen: (count: WindowCount) => void = () => {},
+): TurnMeter {
+  const key = windowKey(tokens, caller);
+  return async (estimate) => {
+    const reserved = await store.hit(key, tokens.windowSec, estimate, tokens.limit);
+    if (!reserved.allowed) throw tokensRefused(tokens, reserved);
+    seen(reserved);
+    return async (used) => seen(await store.settle(key, tokens.windowSec, reserved.start, used - estimate));
   };
 }
 
@@ -325,6 +363,8 @@ function finish(
   headers: Record<string, string> | undefined,
   slot: Slot | undefined,
 ): Reply | Promise<Reply> {
+  // A refusal made inside the route (limits.tokens on a stream's first turn) keeps the fields of the policy that refused.
+  if (reply instanceof Response && reply.headers.has('ratelimit-policy')) headers = undefined;
   if (reply instanceof JsonReply) {
     const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
     return slot ? slot.release().then(() => answer) : answer;

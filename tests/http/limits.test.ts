@@ -421,7 +421,7 @@ test('limits live on the route handler: an in-process agent.send() is never limi
   const handler = agentHandler(agent, {
     basePath: '/agent',
     auth: apiToken('tok', { id: 'svc' }),
-    limits: { requests: { limit: 1, windowSec: 3600 }, concurrent: 1, tokens: { limit: 1, windowSec: 3600 } },
+    limits: { requests: { limit: 1, windowSec: 3600 }, concurrent: 1, tokens: { limit: 100, windowSec: 3600 } },
   });
   assert.equal((await send(handler, 'tok')).status, 200);
   assert.equal((await send(handler, 'tok')).status, 429);
