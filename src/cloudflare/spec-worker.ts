@@ -280,7 +280,7 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
             view,
             principal,
             () => errorReply(403, 'Forbidden'),
-            counted && ((call) => counted.run(view, principal, true, call)),
+            counted && ((call) => counted.run(counted.caller(view, principal), true, call)),
           ),
         );
       }
@@ -357,7 +357,7 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
           const answer = await route(request, env, principal as Principal, found);
           return new Response(answer.body, answer);
         };
-        return toResponse(await counted.run(view, principal, TURNS.has(found.route), serve));
+        return toResponse(await counted.run(counted.caller(view, principal), TURNS.has(found.route), serve));
       } catch (error) {
         // An AGENT_API_TOKEN outside the b64token syntax lands here: apiToken() refuses it (500, logged without the token).
         return failureResponse(error);

@@ -198,9 +198,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
       if (required !== undefined && !grants(principal, required))
         return (authenticate as Authenticate).insufficientScope(request, required);
+      // Whom the limits count, known before the body is read (clientAddress may read the Request).
+      const caller = limits?.caller(request, principal);
       if (route.name === 'mcp') {
         // Only tools/call is counted: a client's handshake and listing cost nothing.
-        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(request, principal, true, serve));
+        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
         return await mcpRoute(
           agent,
           mcp as McpConfig,
@@ -212,7 +214,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       }
       if (limits === undefined || route.name === 'health')
         return await serveRoute(agent, route, request, principal, undefined);
-      return await limits.run(request, principal, TURNS.has(route.name), (meter) =>
+      return await limits.run(caller!, TURNS.has(route.name), (meter) =>
         serveRoute(agent, route, request, principal, meter),
       );
     } catch (error) {

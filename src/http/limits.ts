@@ -222,8 +222,10 @@ export interface Limiter {
    * the answer is a 401 (design §25).
    */
   admit(request: RouteRequest, authenticate: () => Promise<AuthResult>): Promise<AuthResult>;
-  /** Counts one request of `principal` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
-  run(request: RouteRequest, principal: Principal | undefined, turn: boolean, serve: LimitedRoute): Promise<Reply>;
+  /** Whom a request counts against: read before the route reads its body (`clientAddress` may read the `Request`). */
+  caller(request: RouteRequest, principal: Principal | undefined): string;
+  /** Counts one request of `caller` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
+  run(caller: string, turn: boolean, serve: LimitedRoute): Promise<Reply>;
 }
 
 /** The limits of one handler, on its store. */
@@ -262,8 +264,8 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       }
       return result;
     },
-    async run(request, principal, turn, serve) {
-      const caller = callerKey(principal, byAddress(principal) ? addressOf(request) : undefined);
+    caller: (request, principal) => callerKey(principal, byAddress(principal) ? addressOf(request) : undefined),
+    async run(caller, turn, serve) {
       // A read creates no key: a caller without a window has spent nothing.
       let spent = tokens && (await hit(tokens, caller, 0, tokens.limit - 1));
       if (turn && spent?.allowed === false) return refusal(tokens!, spent);
