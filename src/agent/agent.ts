@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../auth/internal.ts';
+import { carryPresentedToken, checkOptionNames } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
 import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
@@ -36,6 +36,7 @@ import {
   usableSession,
 } from './sessions.ts';
 import { memoryStore } from './store.ts';
+import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
 import type {
   Agent,
@@ -117,7 +118,8 @@ export function createAgent(options: AgentOptions): Agent {
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  if (typeof tools !== 'function') indexTools(tools, reserved, 'createAgent(): tools', configError);
+  const staticTools =
+    typeof tools === 'function' ? undefined : indexTools(tools, reserved, 'createAgent(): tools', configError);
   const keepsPrincipal =
     typeof model === 'function' ||
     typeof instructions === 'function' ||
@@ -138,7 +140,8 @@ export function createAgent(options: AgentOptions): Agent {
     const byName =
       typeof tools === 'function'
         ? indexTools(await tools(context), reserved, 'the tools function result')
-        : indexTools(tools, reserved, 'tools');
+        : new Map(staticTools);
+    await schemasReady(byName.values());
     const runSettings =
       staticSettings ??
       checkSettings(await (settings as (context: RunContext) => unknown)(context), 'the settings function result');
@@ -285,12 +288,14 @@ export function createAgent(options: AgentOptions): Agent {
           throw notFound();
         const session = stored ?? newSession(sessionId);
         return events.observe(sessionId, async (emit) => {
-          // The run resumes as the principal it started with; the decider is only recorded.
-          const context = runContext(
-            checkPrincipal(checkpoint.principal, 'the checkpoint principal'),
-            sessionId,
-            checkMetadata(checkpoint.metadata),
+          // The run resumes as the principal it started with; the decider is only recorded. Its own
+          // object: it carries the token the decider presented only when the decider is that principal (design §27).
+          const started = checkPrincipal(
+            checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
+            'the checkpoint principal',
           );
+          carryPresentedToken(decidedBy, started);
+          const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
           const setup = await prepare(context, checkpoint.namespace, turnStore);
           const { pending, messages, namespace } = checkpoint;
           const entry: AuditEntry = {
@@ -401,8 +406,8 @@ export function createAgent(options: AgentOptions): Agent {
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
     awaitsApprovals:
-      typeof tools === 'function' ||
-      tools.some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
+      staticTools === undefined ||
+      [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send,
     session(id: string) {
       return Object.freeze({

@@ -81,7 +81,7 @@ export function parametersSchema(
 }
 
 type Path = readonly (PropertyKey | { readonly key: PropertyKey })[];
-interface Issue {
+export interface Issue {
   readonly message: string;
   readonly path?: Path | undefined;
 }
@@ -95,9 +95,11 @@ const MAX_ISSUES = 10;
  */
 export async function checkArguments(tool: Tool, args: unknown): Promise<{ value: unknown } | { invalid: string }> {
   const standard = standardOf(tool.parameters);
-  let issues: readonly Issue[] | undefined;
+  let issues: readonly Issue[] | undefined = pollutingKeys(args);
   let value = structuredClone(args);
-  if (standard === undefined) {
+  if (issues !== undefined) {
+    // Refused whatever the schema says (design §26): execute receives plain data only.
+  } else if (standard === undefined) {
     const found: Issue[] = [];
     schemaIssues(tool.parameters as JsonSchema, value, [], found);
     if (found.length > 0) issues = found;
@@ -140,6 +142,32 @@ function quotes(message: string, value: unknown): boolean {
     }
   }
   return false;
+}
+
+/** Keys that reach or replace a prototype when code copies or merges the arguments (design §26). */
+const POLLUTING = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** The paths of the own keys `__proto__`, `constructor` and `prototype` at any depth (the first eleven: ten are named), or `undefined`. */
+function pollutingKeys(args: unknown): Issue[] | undefined {
+  const found: Issue[] = [];
+  const queue: [unknown, PropertyKey[]][] = [[args, []]];
+  for (let next = 0; next < queue.length && found.length <= MAX_ISSUES; next++) {
+    const [value, path] = queue[next]!;
+    if (typeof value !== 'object' || value === null) continue;
+    for (const key of Object.keys(value)) {
+      const at = [...path, Array.isArray(value) ? Number(key) : key];
+      if (POLLUTING.has(key)) found.push({ path: at, message: 'is not allowed' });
+      else queue.push([(value as Record<string, unknown>)[key], at]);
+    }
+  }
+  return found.length > 0 ? found : undefined;
+}
+
+/** The issues of `value` under a plain JSON Schema (its `type`, `required`, `properties`, `enum`, `additionalProperties`, `items`). */
+export function jsonSchemaIssues(schema: JsonSchema, value: unknown): Issue[] {
+  const issues: Issue[] = [];
+  schemaIssues(schema, value, [], issues);
+  return issues;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>

@@ -10,3 +10,4 @@ export type { OpenAICompatibleOptions } from './models/openai.ts';
 export { tool } from './tools.ts';
 export type { StandardJsonSchema, ToolArguments, ToolDefinition, ToolParameters } from './arguments.ts';
 export type { AiSdkCallOptions, AiSdkLanguageModel } from './models/ai-sdk.ts';
+export type { AiSdkTool, AiSdkToolCallOptions } from './ai-sdk-tools.ts';

@@ -157,10 +157,10 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     while (calls.length > 0) {
       const call = calls[0] as ToolCall;
       const tool = setup.tools.get(call.name);
-      const needed = tool === undefined ? false : await approvalNeeded(tool, call);
+      const needed = tool === undefined ? false : await approvalNeeded(tool, call, messages);
       if (needed === true) return call;
       calls.shift();
-      record(needed === false ? await runTool(tool, call, toolContext) : needed);
+      record(needed === false ? await runTool(tool, call, toolContext, messages) : needed);
     }
     return undefined;
   }
@@ -211,7 +211,9 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   if (decided !== undefined) {
     const { pending, approved, reason } = decided;
     emit({ type: 'step-start' });
-    record(approved ? await runTool(setup.tools.get(pending.name), pending, toolContext) : denial(pending, reason));
+    record(
+      approved ? await runTool(setup.tools.get(pending.name), pending, toolContext, messages) : denial(pending, reason),
+    );
   }
   // The tool loop: answer the open turn's calls, then ask the model again, up to `maxSteps` turns.
   for (;;) {

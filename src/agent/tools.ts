@@ -6,6 +6,7 @@ import {
   type ToolDefinition,
   type ToolParameters,
 } from './arguments.ts';
+import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 
@@ -29,10 +30,15 @@ export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): T
   return definition as Tool<ToolArguments<P>>;
 }
 
+const TOOLS_SHAPE =
+  "an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns)";
+
 /**
- * Checks a tool list (names unique, `execute` a function, no unknown field) and indexes it by
- * name; `source` names it in errors, `fail` makes them (createAgent's tools are checked at
- * creation with `configError`, a tools function's result at run time with `INVALID_AGENT`).
+ * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
+ * name; `source` names them in errors, `fail` makes them (createAgent's tools are checked at
+ * creation with `configError`, a tools function's result at run time with `INVALID_AGENT`). An
+ * array holds this library's tools; a record (a `ToolSet`) holds AI SDK tools, its keys their
+ * names (design §27), or this library's tools under their own names.
  */
 export function indexTools(
   tools: unknown,
@@ -40,12 +46,34 @@ export function indexTools(
   source: string,
   fail: Fail = invalidAgent,
 ): Map<string, Tool> {
-  if (!Array.isArray(tools)) throw fail(`${source} must be an array of tools`);
   const byName = new Map<string, Tool>();
-  for (const tool of tools as unknown[]) {
-    const name = checkTool(tool, source, fail);
-    if (byName.has(name) || reserved.includes(name)) throw fail(`${source}: tool "${name}" needs a unique name`);
-    byName.set(name, tool as Tool);
+  const add = (tool: Tool) => {
+    if (byName.has(tool.name) || reserved.includes(tool.name))
+      throw fail(`${source}: tool "${tool.name}" needs a unique name`);
+    byName.set(tool.name, tool);
+  };
+  if (Array.isArray(tools)) {
+    for (const tool of tools as unknown[]) {
+      if (looksLikeAiSdkTool(tool))
+        throw fail(
+          `${source}: an AI SDK tool (inputSchema) has no name of its own: give AI SDK tools as a record whose keys are their names (a ToolSet): { weather: tool({ … }) }`,
+        );
+      checkTool(tool, source, fail);
+      add(tool as Tool);
+    }
+  } else if (isPlainObject(tools)) {
+    for (const [name, tool] of Object.entries(tools)) {
+      if (looksLikeAiSdkTool(tool)) add(adaptAiSdkTool(tool as object, name, source, fail));
+      else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) {
+        checkTool(tool, source, fail);
+        add(tool as unknown as Tool);
+      } else
+        throw fail(
+          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : 'an AI SDK tool (tool({ description, inputSchema, execute }))'}`,
+        );
+    }
+  } else {
+    throw fail(`${source} must be ${TOOLS_SHAPE}`);
   }
   return byName;
 }
@@ -117,14 +145,26 @@ async function validArguments(tool: Tool, call: ToolCall): Promise<{ value: unkn
  * are answered at once, never put to a person. A policy that throws or answers anything but a
  * boolean never lets its tool run: the call is answered with that failure.
  */
-export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolean | Answer> {
+export async function approvalNeeded(
+  tool: Tool,
+  call: ToolCall,
+  messages: readonly Message[],
+): Promise<boolean | Answer> {
   if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
   if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
   let answer: unknown;
   try {
-    answer = await tool.needsApproval(checked.value);
+    // An AI SDK tool's policy also receives { toolCallId, messages, context } (design §27); never the principal.
+    const sdk = aiSdkToolOf(tool);
+    answer =
+      sdk === undefined
+        ? await tool.needsApproval(checked.value)
+        : await (sdk.needsApproval as (input: unknown, options: unknown) => unknown)(
+            checked.value,
+            approvalOptions(call, messages),
+          );
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
@@ -134,14 +174,23 @@ export async function approvalNeeded(tool: Tool, call: ToolCall): Promise<boolea
 }
 
 /** Runs one call (its arguments checked first) and turns whatever happens (output, throw, invalid arguments, unknown tool) into its tool message. */
-export async function runTool(tool: Tool | undefined, call: ToolCall, context: ToolContext): Promise<Answer> {
+export async function runTool(
+  tool: Tool | undefined,
+  call: ToolCall,
+  context: ToolContext,
+  messages: readonly Message[],
+): Promise<Answer> {
   if (tool === undefined) return failure(call, `unknown tool "${call.name}"`);
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
   let content: string | undefined;
   let output: unknown;
   try {
-    const raw = await tool.execute(checked.value, context);
+    const sdk = aiSdkToolOf(tool);
+    const raw =
+      sdk === undefined
+        ? await tool.execute(checked.value, context)
+        : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
     content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
     output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);

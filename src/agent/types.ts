@@ -1,6 +1,7 @@
 // The agent contract (design §6). Shared by src/agent (runtime), src/http (routes) and src/node (server, file store).
 // What a store keeps, and the `Store` interface, are in store-types.ts.
 import type { Principal } from '../auth/internal.ts';
+import type { AiSdkTool } from './ai-sdk-tools.ts';
 import type { ToolParameters } from './arguments.ts';
 import type { AiSdkLanguageModel } from './models/ai-sdk.ts';
 import type { AuditEntry, Store } from './store-types.ts';
@@ -111,6 +112,13 @@ export interface Tool<Args = any> {
   exposeErrors?: boolean;
 }
 
+/**
+ * An agent's tools (design §27): an array of this library's tools, or a record of AI SDK tools (a
+ * `ToolSet`, as `@ai-sdk/mcp`'s `client.tools()` returns; its keys are the names), which may also
+ * hold this library's tools under their own names.
+ */
+export type AgentTools = readonly Tool[] | Readonly<Record<string, AiSdkTool | Tool>>;
+
 /** A value (static agent) or a function of the run context, possibly async (dynamic agent). */
 export type Dynamic<T> = T | ((context: RunContext) => T | Promise<T>);
 
@@ -129,7 +137,11 @@ export interface AgentOptions {
   /** This library's `Model`, or an AI SDK language model (`openai.chat('gpt-4o-mini')`, `anthropic('claude-…')`). */
   model: Dynamic<Model | AiSdkLanguageModel>;
   instructions?: Dynamic<string>;
-  tools?: Dynamic<Tool[]>;
+  /**
+   * This library's tools (an array), or AI SDK tools as a record (a `ToolSet`); a function of the run
+   * context `{ principal, sessionId, metadata }` returning either makes them per run (design §27).
+   */
+  tools?: Dynamic<AgentTools>;
   /** Generation settings given to the model of every run (`ModelRequest.settings`). */
   settings?: Dynamic<ModelSettings>;
   memory?: MemoryOptions;

@@ -20,3 +20,6 @@ export { protectedResourceMetadata, protectedResourcePath } from './protected-re
 export type { ProtectedResourceMetadata, ProtectedResourceOptions } from './protected-resource.ts';
 export { introspection } from './introspection.ts';
 export type { IntrospectionOptions } from './introspection.ts';
+export { tokenExchange, TokenExchangeError } from './token-exchange.ts';
+export type { Exchange, ExchangedToken, ExchangeRequest, TokenExchangeOptions } from './token-exchange.ts';
+export type { ClientPrivateKey } from './client-auth.ts';

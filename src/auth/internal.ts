@@ -12,6 +12,7 @@ export { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
 export { hasScopes } from './jws/claims.ts';
 export { checkOptionNames, closest } from './options.ts';
 export { completePrincipal, deepFreeze } from './principal.ts';
+export { carryPresentedToken } from './presented-token.ts';
 export {
   adoptDpopAlgs,
   advertisedDpopAlgs,

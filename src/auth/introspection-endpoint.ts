@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Where introspection() sends its calls (RFC 7662, RFC 8414, design §17): the configured
-// endpoint, or the one the issuer's metadata names.
+// Where introspection() and tokenExchange() send their calls (RFC 7662, RFC 8693, RFC 8414,
+// design §17, §27): the configured endpoint, or the one the issuer's metadata names.
 import { attemptGate, fetchJsonObject, type KeySetInternals } from './key-set.ts';
 
 /** The configured endpoint, the same for every call. */
@@ -9,17 +9,29 @@ export function staticEndpoint(url: string): (time: number) => Promise<string> {
   return () => answer;
 }
 
+/** What a discovery looks for, and who says so when it finds nothing. */
+export interface DiscoveredField {
+  /** The metadata member naming the endpoint: `introspection_endpoint`, `token_endpoint`. */
+  readonly field: string;
+  /** Names the helper and what its calls do meanwhile, in the warning: `introspection(): …; tokens skip`. */
+  readonly helper: string;
+  readonly meanwhile: string;
+}
+
 /**
- * The introspection endpoint of `issuer`'s metadata: RFC 8414's document (`/.well-known/oauth-
- * authorization-server` inserted before the issuer's path), else OpenID discovery; its `issuer`
- * must equal the configured one exactly, its endpoint `https:` (`http:` on the issuer's loopback
- * host). Found once, on first use; a failed discovery is retried at most once per 30 s.
+ * The endpoint `wanted.field` of `issuer`'s metadata (default: the introspection endpoint): RFC
+ * 8414's document (`/.well-known/oauth-authorization-server` inserted before the issuer's
+ * path), else OpenID discovery; its `issuer` must equal the configured one exactly, its endpoint
+ * `https:` (`http:` on the issuer's loopback host). Found once, on first use; a failed discovery
+ * is retried at most once per 30 s.
  */
 export function discoveredEndpoint(
   issuer: string,
   issuerHref: string,
   internals: KeySetInternals,
+  wanted: DiscoveredField = { field: 'introspection_endpoint', helper: 'introspection()', meanwhile: 'tokens skip' },
 ): (time: number) => Promise<string | undefined> {
+  const { field, helper, meanwhile } = wanted;
   const { origin, pathname } = new URL(issuerHref);
   const path = pathname === '/' ? '' : pathname.replace(/\/+$/, '');
   const documents = [
@@ -32,10 +44,8 @@ export function discoveredEndpoint(
       try {
         const document = await fetchJsonObject(url, internals);
         if (document.issuer !== issuer) continue;
-        const found =
-          typeof document.introspection_endpoint === 'string' && URL.canParse(document.introspection_endpoint)
-            ? new URL(document.introspection_endpoint)
-            : undefined;
+        const named = document[field];
+        const found = typeof named === 'string' && URL.canParse(named) ? new URL(named) : undefined;
         const local =
           found?.protocol === 'http:' &&
           new URL(issuerHref).protocol === 'http:' &&
@@ -48,7 +58,7 @@ export function discoveredEndpoint(
       }
     }
     console.warn(
-      `agentward: introspection(): no metadata of ${JSON.stringify(issuer.slice(0, 200))} names an introspection_endpoint for that issuer; tokens skip, next attempt in 30 s`,
+      `agentward: ${helper}: no metadata of ${JSON.stringify(issuer.slice(0, 200))} names a usable ${field} for that issuer; ${meanwhile}, next attempt in 30 s`,
     );
     return false;
   };

@@ -25,10 +25,12 @@ import {
 } from './key-set.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { callSlots } from './call-slots.ts';
+import { basicCredentials, formEncode } from './client-auth.ts';
 import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
 import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
+import { verifiesAccessToken } from './presented-token.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
@@ -126,12 +128,6 @@ function athOf(key: string): string {
 /** An answer the entry checked and took: its claims (the answer without `active`). */
 type Claims = Readonly<Record<string, unknown>>;
 
-/** RFC 6749 §2.3.1: client id and secret are form-encoded, then joined for HTTP Basic. */
-const formEncode = (value: string) =>
-  encodeURIComponent(value)
-    .replace(/%20/g, '+')
-    .replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-
 function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | undefined {
   if (value === false) return undefined;
   if (value !== undefined && (typeof value !== 'object' || value === null))
@@ -185,7 +181,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
       : discoveredEndpoint(issuer as string, readHttpsUrl(helper, 'issuer', issuer), internals);
   const { claims: policy, scopes, principal: mapper, dpop } = shared;
   const now = internals.now === undefined ? () => Date.now() / 1000 : () => (internals.now as () => number)() / 1000;
-  const basic = `Basic ${btoa(`${formEncode(clientId)}:${formEncode(clientSecret)}`)}`;
+  const basic = basicCredentials(clientId, clientSecret);
   const kept = new Map<string, Kept>();
   // A slot is held no longer than its call can last (timeoutMs), with a second to spare.
   const slots = callSlots(MAX_IN_FLIGHT, MAX_WAITING, timeoutMs + 1_000);
@@ -362,5 +358,5 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)),
   });
   entry.challenges = entryChallenges(dpop, shared.resourceMetadata, scopes);
-  return readsHeadersOnly(entry);
+  return verifiesAccessToken(readsHeadersOnly(entry));
 }

@@ -38,6 +38,7 @@ import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
 import { tokenCache, type TokenCache } from './token-cache.ts';
+import { verifiesAccessToken } from './presented-token.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Hears why this entry refused a token, any of its reasons. */
@@ -303,7 +304,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     });
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
   entry.challenges = entryChallenges(dpop, resourceMetadata, scopes);
-  return readsHeadersOnly(entry);
+  return verifiesAccessToken(readsHeadersOnly(entry));
 }
 
 /** `then(value)`, at once for a value, once settled for a promise (a mapper may answer either way). */

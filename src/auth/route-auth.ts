@@ -5,6 +5,7 @@ import { challengeErrorOf, formatChallenge, listChallenges, type ListChallenges 
 import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
+import { keeping } from './presented-token.ts';
 import {
   requestRefusals,
   WITH_REFUSALS,
@@ -175,7 +176,11 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
         );
         return refusing(500, refusals);
       }
-      return { ok: true, principal };
+      // Once a tokenExchange() exists, the access token the entry verified is kept beside the principal, never in it (design §27).
+      return {
+        ok: true,
+        principal: keeping.presentedBy?.(entry, principal, request.headers.get('authorization')) ?? principal,
+      };
     }
     return refusing(401, refusals, unauthorized(request, asked));
   };

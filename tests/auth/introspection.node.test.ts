@@ -27,6 +27,7 @@ import {
 import { startWorker } from '../helpers/workerd.ts';
 import { testKey } from '../helpers/jwt.ts';
 import { dpopProof, thumbprint } from '../helpers/dpop.ts';
+import { bearerRequest as bearer } from '../helpers/requests.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 let server: AuthorizationServer;
@@ -298,8 +299,6 @@ async function recordingEndpoint(
 
 const json = (response: ServerResponse, value: unknown) =>
   response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(value));
-const bearer = (token: string) =>
-  new Request('https://agent.example/opaque', { headers: { authorization: `Bearer ${token}` } });
 
 test('the call: POST, form body with token_type_hint, client_secret_basic with RFC 6749 §2.3.1 encoding, Accept JSON; the principal of the answer', async (t) => {
   const now = Math.floor(Date.now() / 1000);

@@ -105,7 +105,7 @@ export async function sendMessage(
   return { status: response.status, text: body.text, headers: response.headers };
 }
 
-export const bearer = (token: string) => `Bearer ${token}`;
+export { bearerAuthorization as bearer } from './requests.ts';
 export const basicAuth = (user: string, password: string) =>
   `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 

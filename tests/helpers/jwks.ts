@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import { withKeySetInternals, type KeySetInternals } from '../../src/auth/key-set.ts';
 import { jwt, type AuthFn, type JwtOptions } from '../../src/auth/index.ts';
+import { bearerRequest as bearer } from './requests.ts';
 
 const encoder = new TextEncoder();
 
@@ -141,9 +142,7 @@ export function manualClock(start = 1_000_000): { now: () => number; advance(ms:
   };
 }
 
-export function bearer(token: string): Request {
-  return new Request('https://agent.example/agent', { headers: { authorization: `Bearer ${token}` } });
-}
+export { bearer };
 
 /** `jwt({ jwksUrl, audience: AUDIENCE, ...options })` with the key-set internals of a test. */
 export function jwksJwt(jwksUrl: string, internals: KeySetInternals, options: Partial<JwtOptions> = {}): AuthFn {

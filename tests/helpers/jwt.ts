@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { routeAuth } from '../../src/auth/route-auth.ts';
 import type { AuthFn, AuthResult } from '../../src/auth/types.ts';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
+import { bearerRequest as bearer } from './requests.ts';
 
 /** The test vectors the repository carries (fixtures/vectors: Wycheproof, RFC examples; their sources and licences in its README). */
 export const VECTORS_DIR = fileURLToPath(new URL('../../fixtures/vectors/', import.meta.url));
@@ -112,9 +113,7 @@ export async function signToken(header: unknown, payload: unknown, sign?: Sign):
   return `${input}.${encodeBase64url(signature)}`;
 }
 
-export function bearer(token: string): Request {
-  return new Request('https://agent.example/api', { headers: { authorization: `Bearer ${token}` } });
-}
+export { bearer };
 
 /** Runs the request through `routeAuth` like a route would. */
 export function authenticate(entries: AuthFn | readonly AuthFn[], token: string): Promise<AuthResult> {

@@ -30,7 +30,7 @@ export function basicRequest(user: string, password: string): Request {
   return requestWith(basicAuthorization(user, password));
 }
 
-/** A request carrying a bearer token. */
+/** A request to the route carrying a bearer token: the one `bearer` of the helpers (jwt.ts and jwks.ts re-export it). */
 export function bearerRequest(token: string): Request {
   return requestWith(bearerAuthorization(token));
 }

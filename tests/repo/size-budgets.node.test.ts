@@ -23,6 +23,11 @@ after(() => rmSync(vendored, { recursive: true, force: true }));
 
 /** The bytes of `entry` (a module at `at`, the repository root by default, that imports from src/), bundled and minified for the edge. */
 async function bundleSize(entry: string, at = root): Promise<number> {
+  return (await bundle(entry, at)).length;
+}
+
+/** `entry` bundled and minified for the edge. */
+async function bundle(entry: string, at = root): Promise<Uint8Array> {
   const result = await build({
     stdin: { contents: entry, resolveDir: at, loader: 'ts', sourcefile: 'entry.ts' },
     bundle: true,
@@ -32,7 +37,7 @@ async function bundleSize(entry: string, at = root): Promise<number> {
     write: false,
     logLevel: 'silent',
   });
-  return result.outputFiles[0]!.contents.length;
+  return result.outputFiles[0]!.contents;
 }
 
 const report = (name: string, size: number, budget: number) =>
@@ -99,3 +104,19 @@ for (const { name, entry, budget } of BUNDLES) {
     });
   }
 }
+
+test('tokenExchange() stays out of every bundle above, the handler included, and of src/auth copied alone: only the hook that ties a token is there (design §27)', async () => {
+  const marks = ['urn:ietf:params:oauth:grant-type:token-exchange', 'TokenExchangeError', 'client_assertion'];
+  for (const { name, entry } of BUNDLES)
+    for (const at of entry.includes(AUTH) ? [root, vendored] : [root]) {
+      const text = new TextDecoder().decode(await bundle(entry, at));
+      for (const mark of marks) assert.equal(text.includes(mark), false, `${name} holds ${mark}`);
+    }
+  // The check can fail: a bundle that uses it holds every mark.
+  const used = new TextDecoder().decode(
+    await bundle(
+      `import { tokenExchange } from '${AUTH}'; export default tokenExchange({ tokenEndpoint: 'https://id.example/token', clientId: 'a', privateKey: {} as JsonWebKey });`,
+    ),
+  );
+  for (const mark of marks) assert.ok(used.includes(mark), mark);
+});

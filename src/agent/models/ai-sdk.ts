@@ -3,7 +3,7 @@
 // language-model types (prompt, function tools, generate result, stream parts, usage).
 import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
-import type { Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
+import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
 
 /**
  * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
@@ -150,9 +150,13 @@ type PromptMessage =
   | { role: 'system'; content: string }
   | { role: 'user' | 'assistant' | 'tool'; content: Record<string, unknown>[] };
 
-/** The call options of one turn: consecutive tool results go in one tool message, as the AI SDK builds them. */
-function callOptions({ instructions, messages, tools, settings, signal }: ModelRequest): AiSdkCallOptions {
-  const prompt: PromptMessage[] = instructions === '' ? [] : [{ role: 'system', content: instructions }];
+/**
+ * A transcript as the AI SDK's prompt messages (`ModelMessage`s without the system message): text
+ * and tool-call parts, consecutive tool results in one tool message, as the AI SDK builds them.
+ * The prompt of a model turn, and the `messages` an AI SDK tool's `execute` receives (design §27).
+ */
+export function promptMessages(messages: readonly Message[]): PromptMessage[] {
+  const prompt: PromptMessage[] = [];
   // The calls the tool results that follow answer (a transcript answers each turn's calls right after it).
   let calls: readonly ToolCall[] = [];
   let results: Record<string, unknown>[] | undefined;
@@ -175,6 +179,13 @@ function callOptions({ instructions, messages, tools, settings, signal }: ModelR
       content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
     if (content.length > 0) prompt.push({ role: message.role, content });
   }
+  return prompt;
+}
+
+/** The call options of one turn. */
+function callOptions({ instructions, messages, tools, settings, signal }: ModelRequest): AiSdkCallOptions {
+  const prompt: PromptMessage[] = instructions === '' ? [] : [{ role: 'system', content: instructions }];
+  prompt.push(...promptMessages(messages));
   const options: AiSdkCallOptions = { ...settings, prompt };
   if (tools.length > 0)
     options.tools = tools.map(({ name, description, parameters }) => ({
