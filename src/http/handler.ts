@@ -198,8 +198,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
       if (required !== undefined && !grants(principal, required))
         return (authenticate as Authenticate).insufficientScope(request, required);
-      // Whom the limits count, known before the body is read (clientAddress may read the Request).
-      const caller = limits?.caller(request, principal);
+      // Whom the limits count, known before the body is read (clientAddress may read the Request); health is never counted.
+      const caller = route.name === 'health' ? undefined : limits?.caller(request, principal);
       if (route.name === 'mcp') {
         // Only tools/call is counted: a client's handshake and listing cost nothing.
         const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));

@@ -97,6 +97,10 @@ export function memoryLimitStore(options: MemoryLimitStoreOptions = {}): LimitSt
 interface Window {
   start: number;
   count: number;
+  /** Counted since the bound last passed over it (a second chance before it is forgotten). */
+  used: boolean;
+  readonly key: string;
+  readonly windowSec: number;
 }
 
 /** The stores of this process's memory: their slots live and die with the process, and need no renewal. */
@@ -111,8 +115,11 @@ function kindOf(key: string): string {
 
 /** `memoryLimitStore()` on a clock of your own (seconds), for tests. */
 export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
-  // One map per kind of key, in the order its windows were last counted: the least recent at its head.
-  const kinds = new Map<string, Map<string, Window>>();
+  // The windows by length and key; and each kind's windows in the order the bound passes over
+  // them: a window counted since the last pass gets a second chance at the end, so the least
+  // recently counted goes first, without reordering anything on a count.
+  const windows = new Map<number, Map<string, Window>>();
+  const kinds = new Map<string, Set<Window>>();
   const slots = new Map<string, Set<string>>();
 
   const answer = (allowed: boolean, count: number, start: number, windowSec: number, t: number): WindowCount => ({
@@ -122,28 +129,36 @@ export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
     start,
   });
 
-  /** Sets `name`'s window last in its kind, making room first by forgetting the least recent ones. */
-  function keep(kind: Map<string, Window>, name: string, window: Window): void {
-    if (!kind.delete(name))
-      for (const [oldest] of kind)
-        if (kind.size >= maxKeys) kind.delete(oldest);
-        else break;
-    kind.set(name, window);
+  function add(key: string, windowSec: number, start: number, count: number): void {
+    const kindKey = kindOf(key);
+    let kind = kinds.get(kindKey);
+    if (kind === undefined) kinds.set(kindKey, (kind = new Set()));
+    for (const oldest of kind) {
+      if (kind.size < maxKeys) break;
+      kind.delete(oldest);
+      if (oldest.used) {
+        oldest.used = false;
+        kind.add(oldest);
+      } else {
+        windows.get(oldest.windowSec)!.delete(oldest.key);
+      }
+    }
+    const window: Window = { start, count, used: false, key, windowSec };
+    kind.add(window);
+    let byKey = windows.get(windowSec);
+    if (byKey === undefined) windows.set(windowSec, (byKey = new Map()));
+    byKey.set(key, window);
   }
 
   function hit(key: string, windowSec: number, cost: number, limit: number): WindowCount {
     const t = now();
     const start = Math.floor(t / windowSec) * windowSec;
-    const kindKey = kindOf(key);
-    let kind = kinds.get(kindKey);
-    // One key's windows of different lengths never share a count.
-    const name = `${windowSec} ${key}`;
-    const window = kind?.get(name);
+    const window = windows.get(windowSec)?.get(key);
     const count = window !== undefined && window.start === start ? window.count : 0;
     if (count + cost > limit) return answer(false, count, start, windowSec, t);
     if (cost === 0) return answer(true, count, start, windowSec, t);
-    if (kind === undefined) kinds.set(kindKey, (kind = new Map()));
-    keep(kind, name, { start, count: count + cost });
+    if (window === undefined) add(key, windowSec, start, cost);
+    else (window.start = start), (window.count = count + cost), (window.used = true);
     return answer(true, count + cost, start, windowSec, t);
   }
 
@@ -151,16 +166,16 @@ export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
     hit: async (key, windowSec, cost, limit) => hit(key, windowSec, cost, limit),
     async settle(key, windowSec, start, delta) {
       const t = now();
-      const current = Math.floor(t / windowSec) * windowSec;
-      const kind = kinds.get(kindOf(key));
-      const name = `${windowSec} ${key}`;
-      const window = kind?.get(name);
-      if (window === undefined || window.start !== start || start !== current)
-        return delta > 0 ? hit(key, windowSec, delta, Number.MAX_SAFE_INTEGER) : hit(key, windowSec, 0, Infinity);
+      const window = windows.get(windowSec)?.get(key);
+      if (window === undefined || window.start !== start || start !== Math.floor(t / windowSec) * windowSec)
+        return hit(key, windowSec, Math.max(0, delta), Number.MAX_SAFE_INTEGER);
       window.count = Math.max(0, window.count + delta);
+      window.used = true;
       // A window back at 0 holds nothing worth a key (a refunded failure slot).
-      if (window.count === 0) kind!.delete(name);
-      else keep(kind!, name, window);
+      if (window.count === 0) {
+        windows.get(windowSec)!.delete(key);
+        kinds.get(kindOf(key))!.delete(window);
+      }
       return answer(true, window.count, start, windowSec, t);
     },
     async acquire(key, lease, limit) {
