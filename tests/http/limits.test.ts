@@ -416,6 +416,27 @@ test('the MCP route counts tools/call only (not initialize, ping, tools/list or 
   assert.equal((await send(handler, 'tok')).status, 429);
 });
 
+test('without auth, with clientAddress: MCP tools/call is served and counted per address (design §26)', async () => {
+  const handler = agentHandler(echo(), {
+    basePath: '/agent',
+    mcp: true,
+    limits: { requests: { limit: 1, windowSec: 3600 }, clientAddress: testAddress },
+  });
+  const toolsCall = (address: string) =>
+    call(handler, '/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: { message: 'hi' } } },
+      headers: { accept: 'application/json, text/event-stream', ...from(address) },
+    });
+  const first = await toolsCall('198.51.100.1');
+  assert.equal(first.status, 200);
+  assert.equal(
+    ((await first.json()) as { result: { structuredContent: { text: string } } }).result.structuredContent.text,
+    'hi',
+  );
+  assert.equal((await toolsCall('198.51.100.1')).status, 429);
+  assert.equal((await toolsCall('198.51.100.2')).status, 200);
+});
+
 test('limits live on the route handler: an in-process agent.send() is never limited', async () => {
   const agent = echo();
   const handler = agentHandler(agent, {
