@@ -2,7 +2,9 @@
 // toNodeListener() (also to a handler of your own that passes its Request on to agentHandler),
 // never a header a caller can forge (X-Forwarded-For, CF-Connecting-IP); clientAddress reading a
 // trusted proxy's header replaces it; a streamed answer holds its slot until it is out, and a
-// client that goes away gives it back. serve() takes limits closed. Wire facts with node:http.
+// client that goes away gives it back. serve() takes limits closed. Without auth, MCP tools/call
+// is counted by the address clientAddress reads, read before the body (design §26). Wire facts
+// with node:http.
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -280,4 +282,35 @@ test('serve() takes limits closed, as agentHandler does', async () => {
     }),
     /limits\.requests\.limit must be a positive integer/,
   );
+});
+
+test('serve() without auth, with limits.clientAddress: MCP tools/call is served and counted by the address clientAddress reads (design §26: no 500)', async () => {
+  const server = await serve({
+    agent: echo(),
+    port: 0,
+    log: 'off',
+    mcp: true,
+    limits: {
+      requests: { limit: 2, windowSec: 3600 },
+      clientAddress: (request) => request.headers.get('x-client') ?? undefined,
+    },
+  });
+  closers.push(() => server.close());
+  const call = (client: string, id: number) =>
+    from('127.0.0.1', `${server.url}/agent/mcp`, {
+      headers: { accept: 'application/json, text/event-stream', 'x-client': client },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'ask', arguments: { message: `call ${id}` } },
+      }),
+    });
+  const first = await call('198.51.100.1', 1);
+  assert.equal(first.status, 200, first.text);
+  assert.equal(JSON.parse(first.text).result.structuredContent.text, 'call 1');
+  assert.match(String(first.headers.ratelimit), /^"requests";r=1;/);
+  assert.equal((await call('198.51.100.1', 2)).status, 200);
+  assert.equal((await call('198.51.100.1', 3)).status, 429);
+  assert.equal((await call('198.51.100.2', 4)).status, 200, 'another address is another caller');
 });
