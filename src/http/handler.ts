@@ -181,17 +181,12 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       if (refused !== undefined) return refused;
       let principal: Principal | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
-        // limits.failures: an address past its 401s is refused before any entry runs.
-        const refusedEarly = limits?.failures ? await limits.guard(request) : undefined;
-        if (refusedEarly !== undefined) return refusedEarly;
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
-        const result = await authenticate(
-          authenticate.headersOnly ? (request as RouteRequest & Request) : request.request(),
-        );
-        if (!result.ok) {
-          if (limits?.failures && result.response.status === 401) await limits.failed(request);
-          return result.response;
-        }
+        const run = () =>
+          authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
+        // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
+        const result = limits?.failures ? await limits.admit(request, run) : await run();
+        if (!result.ok) return result.response;
         principal = request.principal = result.principal;
       }
       if (route === undefined) return errorReply(404, 'Not Found');
@@ -203,9 +198,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
       if (required !== undefined && !grants(principal, required))
         return (authenticate as Authenticate).insufficientScope(request, required);
+      // Whom the limits count, known before the body is read (clientAddress may read the Request); health is never counted.
+      const caller = route.name === 'health' ? undefined : limits?.caller(request, principal);
       if (route.name === 'mcp') {
         // Only tools/call is counted: a client's handshake and listing cost nothing.
-        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(request, principal, true, serve));
+        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
         return await mcpRoute(
           agent,
           mcp as McpConfig,
@@ -217,8 +214,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       }
       if (limits === undefined || route.name === 'health')
         return await serveRoute(agent, route, request, principal, undefined);
-      return await limits.run(request, principal, TURNS.has(route.name), (onUsage) =>
-        serveRoute(agent, route, request, principal, onUsage),
+      return await limits.run(caller!, TURNS.has(route.name), (meter) =>
+        serveRoute(agent, route, request, principal, meter),
       );
     } catch (error) {
       return failureReply(error);

@@ -2,7 +2,7 @@
 // principal, exactly as `POST <base>` does; `decide` answers an approval, as
 // `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
 // approval is unknown to it.
-import type { Agent, Principal, RunResult, UsageHook } from '../agent/types.ts';
+import type { Agent, Principal, RunResult, TurnMeter } from '../agent/types.ts';
 import { grants } from './scopes.ts';
 import type { McpConfig } from './mcp.ts';
 import { badRequest, failureOf, type Reply } from './responses.ts';
@@ -101,8 +101,8 @@ interface CallContext {
   principal: Principal | undefined;
   signal: AbortSignal;
   insufficientScope: (scopes: readonly string[]) => Reply;
-  /** Counts the run's tokens (`limits.tokens`). */
-  onUsage?: UsageHook;
+  /** Meters the run's model turns (`limits.tokens`). */
+  meter?: TurnMeter;
 }
 
 /**
@@ -120,7 +120,7 @@ export async function callTool(
   if (name !== 'ask' && !(name === 'decide' && agent.awaitsApprovals !== false)) return undefined;
   const required = config.scopes[name];
   if (required !== undefined && !grants(context.principal, required)) return context.insufficientScope(required);
-  const { principal, signal, onUsage } = context;
+  const { principal, signal, meter } = context;
   try {
     checkArguments(args, INPUTS[name as keyof typeof INPUTS]);
     if (name === 'ask') {
@@ -129,7 +129,7 @@ export async function callTool(
         await agent.send(message as string, {
           principal,
           signal,
-          onUsage,
+          meter,
           ...(sessionId !== undefined && { sessionId: sessionId as string }),
         }),
       );
@@ -140,11 +140,13 @@ export async function callTool(
         approved: approved as boolean,
         principal,
         signal,
-        onUsage,
+        meter,
         ...(reason !== undefined && { reason: reason as string }),
       }),
     );
   } catch (error) {
+    // limits.tokens refused a model turn: the whole request is answered 429, as on every route.
+    if ((error as { code?: unknown } | null)?.code === 'TOKEN_LIMIT') throw error;
     return toolError(error);
   }
 }

@@ -1,6 +1,6 @@
 // The agent routes (design §5): which route a path names, and what each one does once the
 // handler has authenticated the caller and checked its scopes and limits.
-import type { Agent, Principal, SendOptions, UsageHook } from '../agent/types.ts';
+import type { Agent, Principal, SendOptions, TurnMeter } from '../agent/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
@@ -94,12 +94,12 @@ export function serveRoute(
   route: Exclude<Route, { name: 'mcp' }>,
   request: RouteRequest,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
     case 'chat':
-      return sendRoute(agent, route.name === 'chat', request, principal, onUsage);
+      return sendRoute(agent, route.name === 'chat', request, principal, meter);
     case 'session':
       return request.method === 'DELETE'
         ? deleteRoute(agent, route.id, principal)
@@ -109,9 +109,9 @@ export function serveRoute(
     case 'sessions':
       return sessionsRoute(agent, request, principal!);
     case 'decide':
-      return decideRoute(agent, route.id, request, principal, onUsage);
+      return decideRoute(agent, route.id, request, principal, meter);
     case 'ui':
-      return uiRoute(agent, request, principal, onUsage);
+      return uiRoute(agent, request, principal, meter);
     case 'health':
       return jsonReply({ status: 'ok' });
   }
@@ -122,13 +122,12 @@ async function sendRoute(
   chat: boolean,
   request: RouteRequest,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request))
-    return streamChat(agent, message, { principal, sessionId, metadata, onUsage });
-  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, onUsage }));
+  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, meter });
+  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, meter }));
 }
 
 function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
@@ -170,24 +169,24 @@ async function decideRoute(
   id: string,
   request: RouteRequest,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
-  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, onUsage }));
+  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, meter }));
 }
 
 async function uiRoute(
   agent: Agent,
   request: RouteRequest,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const body = jsonObject(await readBodyBytes(request));
   const ui = parseUiRequest(body);
   const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
   if (ui.kind === 'message') {
     const run: StreamedRun = (onEvent, signal) =>
-      agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent, onUsage });
+      agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent, meter });
     return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
   }
   // An approval decided through a chat must wait in that chat's session.
@@ -195,7 +194,7 @@ async function uiRoute(
   if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
   const run: StreamedRun = async (onEvent, signal) => {
     const decide = ({ approvalId, approved, reason }: UiDecision) =>
-      agent.decide(approvalId, { approved, reason, principal, signal, onEvent, onUsage });
+      agent.decide(approvalId, { approved, reason, principal, signal, onEvent, meter });
     const [first, ...rest] = ui.decisions;
     let result = await decide(first);
     let { usage } = result;
