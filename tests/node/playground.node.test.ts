@@ -592,11 +592,13 @@ test('playground in Chromium on a JWT-protected agentward dev: a refused token s
   }
 });
 
-test('who a request ran as, and why a token was refused, is said by agentward dev only: never by start, a build or serve()', async (t) => {
+test('who a request ran as, and why a token was refused, is said by agentward dev only: never by start (AGENTWARD_DEV_CHILD=1 set or not), a build or serve()', async (t) => {
   const dir = writeDir(tempFolder(t, 'agentward-playground-start-'), JWT_DIR);
   const dev = await startDev(t, dir);
+  // The variable the dev loop once set for its server turns nothing on (design §26).
   const started = await startNodeServer([cliFile, 'start', dir, '--playground', '--log-refusals'], {
     AGENT_LOG: 'off',
+    AGENTWARD_DEV_CHILD: '1',
   });
   t.after(async () => void (await started.stop()));
   const programmatic = await serve({
@@ -650,4 +652,32 @@ test('who a request ran as, and why a token was refused, is said by agentward de
     serve({ agent: createAgent({ name: 'x', model: echoModel() }), port: 0, devInspect: true } as never),
     /unknown option "devInspect"/,
   );
+});
+
+test("agentward dev's /playground/whoami sits behind limits.failures like every route: past the address's failures it answers 429, not the next token's reason", async (t) => {
+  const dir = writeDir(tempFolder(t, 'agentward-playground-failures-'), {
+    ...JWT_DIR,
+    'agentward.json': JSON.stringify({ limits: { failures: { limit: 3, windowSec: 600 } } }),
+  });
+  const dev = await startDev(t, dir);
+  const whoami = (authorization: string) => send(`${dev.agentUrl}/playground/whoami`, { headers: { authorization } });
+  const expired = `Bearer ${token({}, -60)}`;
+  for (let i = 0; i < 3; i++) {
+    const answer = await whoami(expired);
+    assert.deepEqual(
+      JSON.parse(answer.text),
+      { refused: { status: 401, entry: 'jwt', reason: 'expired' } },
+      `try ${i}`,
+    );
+  }
+  const past = await whoami(expired);
+  assert.equal(past.status, 429);
+  assert.equal(past.text.includes('expired'), false, 'no reason past the failures');
+  // The agent route counts the same failures: the address is out of tries there too.
+  const post = await send(dev.agentUrl, {
+    method: 'POST',
+    headers: { authorization: expired, 'content-type': 'application/json' },
+    body: '{"message":"hi"}',
+  });
+  assert.equal(post.status, 429);
 });
