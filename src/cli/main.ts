@@ -226,12 +226,12 @@ async function main(args: readonly string[]): Promise<void> {
 }
 
 async function init(dir: string): Promise<void> {
-  const { FIRST_TOOL_CALL, initAgentDir } = await import('./scaffold.ts');
+  const { FIRST_TOOL_CALL, initAgentDir, runCommand } = await import('./scaffold.ts');
   const { dir: created, files, apiToken: token } = await initAgentDir(dir);
   console.log(`agentward: created ${files.join(', ')} in ${created}`);
   // Shown this once; it stays in agentward.json (mode 0600), which the server reads.
   console.log(`API token: ${token}`);
-  console.log(`next: agentward dev ${dir}`);
+  console.log(`next: ${runCommand(['dev', dir])}`);
   console.log(`then, in the playground: ${FIRST_TOOL_CALL} (a tool call that waits for your approval)`);
 }
 

@@ -695,11 +695,14 @@ describe('a consumer type-checks against the installed declarations', () => {
 });
 
 /** `npx agentward <args>` in the project, a server on a free port; `listening(n)` is the URL it printed the nth time it listened. */
-function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[]) {
+function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[], shellLine?: string) {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
   delete env.AGENT_API_TOKEN;
   delete env.AGENT_DATA_DIR;
-  const child = spawn('npx', ['--no-install', 'agentward', ...args], {
+  // A line as a user types it into a shell, or npx with its arguments.
+  const [command, commandArgs] =
+    shellLine === undefined ? ['npx', ['--no-install', 'agentward', ...args]] : ['sh', ['-c', shellLine]];
+  const child = spawn(command, commandArgs, {
     cwd: app,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -745,12 +748,15 @@ describe('the agentward command from the installed package (npx)', () => {
     assert.equal((await fetch(url, { method: 'POST', body: '{"message":"x"}' })).status, 401);
   });
 
-  test("npx agentward dev on a fresh init: the scaffold's tool waits for approval, whoami names the caller, and sed -i on agent.ts restarts it with one line", async (t) => {
-    const created = ok('npx', ['--no-install', 'agentward', 'init', 'dev-agent'], app);
+  test("agentward init's printed next command, run as printed, serves the fresh init: the scaffold's tool waits for approval, whoami names the caller, and sed -i on agent.ts restarts it with one line", async (t) => {
+    // init run as the project's own bin (not through npx): what it prints next runs as printed, here (design §31).
+    const created = ok(join(app, 'node_modules', '.bin', 'agentward'), ['init', 'dev-agent'], app, { npm_command: '' });
     const token = /API token: (\S+)/.exec(created)?.[1];
     assert.ok(token, created);
     assert.match(created, /then, in the playground: \/tool refund \{"orderId":"A-1","amount":20\}/);
-    const { listening, output } = npxServer(t, ['dev', 'dev-agent']);
+    const next = /^next: (.+)$/m.exec(created)?.[1];
+    assert.equal(next, 'npx agentward dev dev-agent', created);
+    const { listening, output } = npxServer(t, [], next);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const first = await listening(1);
     const paused = (await (
