@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import {
+  existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -132,6 +133,28 @@ describe('the packed tarball', () => {
     assert.equal(realpathSync(installed).startsWith(root), false);
     const compiled = readFileSync(join(installed, 'dist', 'index.js'), 'utf8');
     assert.match(compiled, /from '\.\/auth\/index\.js'/, 'relative specifiers name .js files');
+  });
+
+  test('every source map in the tarball resolves: each source it names is in the tarball or in its sourcesContent (a stack trace names a file that exists)', () => {
+    const installed = join(app, 'node_modules', 'agentward');
+    const maps = ok('tar', ['-tzf', tarball], work)
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/^package\//, ''))
+      .filter((path) => path.endsWith('.map'));
+    assert.ok(maps.length > 50, `${maps.length} maps`);
+    const unresolved: string[] = [];
+    for (const map of maps) {
+      const { sources, sourcesContent } = JSON.parse(readFileSync(join(installed, map), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      sources.forEach((source, i) => {
+        const shipped = existsSync(join(installed, dirname(map), source));
+        if (!shipped && typeof sourcesContent?.[i] !== 'string') unresolved.push(`${map}: ${source}`);
+      });
+    }
+    assert.deepEqual(unresolved, []);
   });
 
   test('package.json names the repository, homepage and bug tracker; the README cites no file the package does not ship', () => {
