@@ -681,3 +681,64 @@ test("agentward dev's /playground/whoami sits behind limits.failures like every 
   });
   assert.equal(post.status, 429);
 });
+
+test("playground in Chromium: a reply reads in the order its run went (text, the tool card, the text after it), shows the run's usage, and suggests /tool only for echoModel (design §31); screenshot kept", async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  // A model that says something, calls a tool, then answers with its result, reporting usage each turn.
+  const model = {
+    async generate(request: { messages: readonly { role: string }[] }) {
+      const usage = { inputTokens: 12, outputTokens: 5 };
+      if (request.messages.at(-1)?.role === 'tool') return { text: 'The order is shipped.', usage };
+      return {
+        text: 'Let me look that up.',
+        toolCalls: [{ id: 'call-1', name: 'lookup', arguments: { orderId: 'A-1' } }],
+        usage,
+      };
+    },
+  };
+  const lookup: Tool<{ orderId: string }> = {
+    name: 'lookup',
+    description: 'Looks an order up',
+    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+    execute: () => ({ status: 'shipped' }),
+  };
+  const server = await serve({
+    agent: createAgent({ name: 'ordered', model, tools: [lookup], store: memoryStore() }),
+    auth: [apiToken(TOKEN)],
+    port: 0,
+    log: 'off',
+    playground: true,
+  });
+  t.after(() => server.close());
+  const echo = await startServer(t, true);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = watchProblems(page);
+  try {
+    await page.goto(`${echo.url}/agent/playground`);
+    assert.match((await page.getAttribute('#message', 'placeholder')) ?? '', /try: \/tool NAME/);
+    await page.goto(`${server.url}/agent/playground`);
+    assert.equal(await page.getAttribute('#message', 'placeholder'), 'Message (Enter sends)');
+    await page.fill('#token', TOKEN);
+    await page.click('#use-token');
+    await page.fill('#message', 'where is A-1?');
+    await page.press('#message', 'Enter');
+    const reply = page.locator('.msg.assistant.done').last();
+    await reply.waitFor({ timeout: 10_000 });
+    const parts = await reply.evaluate((node) =>
+      [...node.children].map(
+        (child) => `${child.className}: ${(child as HTMLElement).innerText.replace(/\s+/g, ' ').trim()}`,
+      ),
+    );
+    assert.deepEqual(parts, [
+      'who: Agent',
+      'text: Let me look that up.',
+      'tool: tool lookup { "orderId": "A-1" } output: {"status":"shipped"}',
+      'text: The order is shipped.',
+      'usage: 24 tokens in · 10 out',
+    ]);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-order-usage.png'), fullPage: true });
+  }
+});

@@ -3,6 +3,12 @@ import type { Message, Model, ModelDelta, ModelRequest, ModelTurn, ToolCall } fr
 
 const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
 
+/** The models `echoModel()` made: the playground suggests `/tool` for them alone. */
+const ECHO_MODELS = new WeakSet<object>();
+/** True for a model `echoModel()` made. */
+export const isEchoModel = (model: unknown): boolean =>
+  typeof model === 'object' && model !== null && ECHO_MODELS.has(model);
+
 /**
  * A deterministic model for demos and tests. It replies with the user's last message. Each
  * line `/tool NAME {json}` of that message calls tool NAME with those arguments (all calls
@@ -14,7 +20,7 @@ const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
  */
 export function echoModel(options?: Readonly<Record<string, never>>): Model {
   refuseOptions('echoModel()', options);
-  return {
+  const model: Model = {
     async generate(request) {
       return answer(request);
     },
@@ -24,6 +30,8 @@ export function echoModel(options?: Readonly<Record<string, never>>): Model {
       for (const call of turn.toolCalls ?? []) yield { type: 'tool-call', call };
     },
   };
+  ECHO_MODELS.add(model);
+  return model;
 }
 
 function answer({ messages }: ModelRequest): ModelTurn {
