@@ -215,14 +215,14 @@ describe('agentward dev restarts on every way a file is saved', () => {
   });
 
   test('a file outside the directory that the agent imports: named once, and an atomic save of it restarts the server with its new code (design §31)', async () => {
-    mkdirSync(join(root, 'shared'));
-    const outside = join(root, 'shared', 'instructions.ts');
+    mkdirSync(join(root, 'common'));
+    const outside = join(root, 'common', 'instructions.ts');
     writeFileSync(outside, "export const version = 'v12';\n");
     const count = restarts();
-    writeFileSync(agentFile(), agentSource('', 'version', "import { version } from '../shared/instructions.ts';"));
+    writeFileSync(agentFile(), agentSource('', 'version', "import { version } from '../common/instructions.ts';"));
     await servesVersion('v12', count);
     assert.equal(
-      output.match(/also watching \.\.\/shared\/instructions\.ts: imported from outside the directory/g)?.length,
+      output.match(/also watching \.\.\/common\/instructions\.ts: imported from outside the directory/g)?.length,
       1,
       output,
     );
@@ -233,7 +233,7 @@ describe('agentward dev restarts on every way a file is saved', () => {
       renameSync(`${outside}.tmp`, outside);
       await servesVersion(version, saved);
     }
-    assert.match(output, /\.\.\/shared\/instructions\.ts changed; reloaded in \d+ ms/);
+    assert.match(output, /\.\.\/common\/instructions\.ts changed; reloaded in \d+ ms/);
     assert.equal(output.match(/also watching/g)?.length, 1, 'named once, not at every restart');
   });
 });

@@ -572,6 +572,68 @@ function readmeWorker(): string {
   return block;
 }
 
+/** The first ts block of the installed README's section `heading`. */
+function readmeBlock(heading: string): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
+  const at = readme.indexOf(heading);
+  assert.notEqual(at, -1, `the README has a section ${heading}`);
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
+  assert.ok(block, `the README has a ts block in ${heading}`);
+  return block[1]!;
+}
+
+describe('the README\'s "Coming from the AI SDK" block runs from the installed package: in-process streaming with onEvent, maxSteps, against a local chat-completions server', () => {
+  before(() => {
+    const dev = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+    ).devDependencies;
+    ok(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        `@ai-sdk/openai@${dev['@ai-sdk/openai']}`,
+        `zod@${dev.zod}`,
+      ],
+      app,
+    );
+  });
+
+  for (const [name, command, args] of runtimes('coming-from-ai-sdk.ts')) {
+    test(`on ${name}`, async () => {
+      // Streamed answers (onEvent streams the run), sent whole: no gate.
+      const streamed = (reply: ReturnType<typeof openAIChatWire.streamText>) => ({
+        sse: (reply as { sse: string[] }).sse,
+      });
+      const server = await wireServer([
+        streamed(openAIChatWire.streamToolCall('call_1', 'weather', ['{"city":', '"Paris"}'], [120, 14])),
+        streamed(openAIChatWire.streamText(['It is ', '21 °C ', 'in Paris.'], [150, 9])),
+      ]);
+      try {
+        write('coming-from-ai-sdk.ts', readmeBlock('## Coming from the AI SDK'));
+        const stdout = await runAsync(command, args, {
+          OPENAI_BASE_URL: server.baseURL,
+          OPENAI_API_KEY: 'sk-package-test-0123456789',
+        });
+        // Each runtime prints objects its own way (Bun on several lines, with trailing commas).
+        const printed = stdout.replace(/\s+/g, ' ').replace(/,? \}/g, ' }');
+        assert.match(printed, /calling weather \{ city: ['"]Paris['"] \}/);
+        assert.match(printed, /tool result \{ city: ['"]Paris['"], celsius: 21 \}/);
+        assert.match(printed, /true \{ inputTokens: 270, outputTokens: 23 \}/);
+        assert.deepEqual(
+          server.seen.map(({ body }) => openAIChatWire.read(body).stream),
+          [true, true],
+          'onEvent streams the run: the provider was asked to stream',
+        );
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});
+
 test("the README's Worker, bundled with esbuild from the installed package, runs in workerd with its secrets from env", async () => {
   write('worker.ts', readmeWorker());
   const entry = join(app, 'worker.ts');
