@@ -7,9 +7,10 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { build } from '../../src/targets/build.ts';
 import { send } from '../helpers/http-client.ts';
 
 const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -115,6 +116,18 @@ for (const command of [['dev'], ['start', '--verbose']]) {
     assert.equal(server.output().includes(API_KEY), false, 'the API key is never printed');
   });
 }
+
+test("agentward start <node-server build output> --verbose prints the provider's error too: the output's own copy of agentward hears it", async (t) => {
+  const baseURL = await refusingProvider(t);
+  const out = join(mkdtempSync(join(tmpdir(), 'agentward-provider-error-out-')), 'out');
+  t.after(() => rmSync(dirname(out), { recursive: true, force: true }));
+  await build(agentDir(t, baseURL), { target: 'node-server', out });
+  const server = await runServer(t, ['start', out, '--verbose']);
+  const answers = await callerAnswers(server.url);
+  for (const answer of answers) assert.doesNotMatch(answer, /temperature|sk-provider/, answer);
+  await printed(server.output, /the model failed \(127\.0\.0\.1:\d+ gpt-test\): HTTP 400 invalid_request_error/g, 2);
+  assert.equal(server.output().includes(API_KEY), false, 'the API key is never printed');
+});
 
 test('agentward start without --verbose prints nothing of what the provider said', async (t) => {
   const baseURL = await refusingProvider(t);
