@@ -5,7 +5,7 @@ import { isoNow } from './clock.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { keyedQueue } from './key-queue.ts';
-import { isEchoModel } from './models/echo.ts';
+import { noteEchoAgent } from './echo-mark.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import {
   AGENT_OPTION_NAMES,
@@ -426,11 +426,6 @@ export function createAgent(options: AgentOptions): Agent {
     listSessions,
     deleteSession,
   });
-  if (isEchoModel(model)) ECHO_AGENTS.add(agent);
+  noteEchoAgent(agent, model);
   return agent;
 }
-
-/** The agents whose model is an `echoModel()`: the playground suggests `/tool` for them alone. */
-const ECHO_AGENTS = new WeakSet<Agent>();
-/** True for an agent created with `model: echoModel()` (not a function returning one). */
-export const answersWithEcho = (agent: Agent): boolean => ECHO_AGENTS.has(agent);

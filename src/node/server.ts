@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answersWithEcho, createAgent } from '../agent/agent.ts';
+import { createAgent } from '../agent/agent.ts';
+import { answersWithEcho } from '../agent/echo-mark.ts';
 import { checkStore } from '../agent/options.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
 import {

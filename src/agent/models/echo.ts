@@ -1,13 +1,8 @@
+import { markEchoModel } from '../echo-mark.ts';
 import { refuseOptions } from '../options.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ModelTurn, ToolCall } from '../types.ts';
 
 const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
-
-/** The models `echoModel()` made: the playground suggests `/tool` for them alone. */
-const ECHO_MODELS = new WeakSet<object>();
-/** True for a model `echoModel()` made. */
-export const isEchoModel = (model: unknown): boolean =>
-  typeof model === 'object' && model !== null && ECHO_MODELS.has(model);
 
 /**
  * A deterministic model for demos and tests. It replies with the user's last message. Each
@@ -30,7 +25,7 @@ export function echoModel(options?: Readonly<Record<string, never>>): Model {
       for (const call of turn.toolCalls ?? []) yield { type: 'tool-call', call };
     },
   };
-  ECHO_MODELS.add(model);
+  markEchoModel(model);
   return model;
 }
 
