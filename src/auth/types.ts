@@ -42,5 +42,10 @@ export type BooleanAuth = (request: Request) => boolean | Promise<boolean>;
 export type AuthOption = AuthFn | readonly AuthFn[] | string | BooleanAuth;
 
 export type AuthResult =
-  | { readonly ok: true; readonly principal: Principal }
+  | {
+      readonly ok: true;
+      readonly principal: Principal;
+      /** The scopes the accepting entry required (its `scopes`), when it has any: a route needing more names them too (design §25). */
+      readonly scopes?: readonly string[];
+    }
   | { readonly ok: false; readonly response: Response };
