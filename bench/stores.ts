@@ -157,8 +157,9 @@ async function storeSuite(
 }
 
 /**
- * The cost of one limit check: each statement of postgresLimitStore (a count, a read, a slot taken
- * and given back) one after another on a pool of its own, and 50 at once, beside memoryLimitStore.
+ * The cost of one limit check: each statement of postgresLimitStore (a count, a read, a failure slot
+ * taken and given back as `failures` does on each request, a concurrency slot taken and given back)
+ * one after another on a pool of its own, and 50 at once, beside memoryLimitStore.
  */
 async function limitChecks(
   db: { pool(options?: { max?: number }): import('pg').Pool; schema(): string },
@@ -172,14 +173,18 @@ async function limitChecks(
   const MAX = Number.MAX_SAFE_INTEGER;
   let n = 0;
   const checks: Record<string, () => Promise<unknown>> = {
-    'memory: count': () => memory.hit('requests/60:p["api-token","bench"]', 60, 1, MAX),
-    'postgres: count (requests)': () => pg.hit('requests/60:p["api-token","bench"]', 60, 1, MAX),
-    'postgres: count, 50 keys': () => pg.hit(`requests/60:p["api-token","bench-${n++ % 50}"]`, 60, 1, MAX),
-    'postgres: read (tokens, failures)': () => pg.hit('tokens/60:p["api-token","bench"]', 60, 0, MAX),
+    'memory: count': () => memory.hit('requests/60:p["","api-token","bench"]', 60, 1, MAX),
+    'postgres: count (requests)': () => pg.hit('requests/60:p["","api-token","bench"]', 60, 1, MAX),
+    'postgres: count, 50 keys': () => pg.hit(`requests/60:p["","api-token","bench-${n++ % 50}"]`, 60, 1, MAX),
+    'postgres: read (tokens)': () => pg.hit('tokens/60:p["","api-token","bench"]', 60, 0, MAX),
+    'postgres: failure slot taken and given back': async () => {
+      const taken = await pg.hit('failures/60:a192.0.2.1', 60, 1, MAX);
+      await pg.settle('failures/60:a192.0.2.1', 60, taken.start, -1);
+    },
     'postgres: slot taken and given back': async () => {
       const lease = crypto.randomUUID();
-      await pg.acquire('concurrent:p["api-token","bench"]', lease, 1_000_000, 60);
-      await pg.release('concurrent:p["api-token","bench"]', lease);
+      await pg.acquire('concurrent:p["","api-token","bench"]', lease, 1_000_000, 60);
+      await pg.release('concurrent:p["","api-token","bench"]', lease);
     },
   };
   const timeOf = async (check: () => Promise<unknown>, parallel: number, ms: number) => {

@@ -6,7 +6,8 @@
 // here is a store that forgets (one proof serves every iteration); `replay-memory` measures the
 // default store on its own, with a fresh key per call.
 import { jwt } from '../../src/auth/index.ts';
-import { jwkThumbprint, memoryReplayStore } from '../../src/auth/dpop.ts';
+import { jwkThumbprint } from '../../src/auth/dpop.ts';
+import { memoryReplayStore } from '../../src/auth/dpop-replay.ts';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import type { SuiteSpec } from '../lib.ts';
 

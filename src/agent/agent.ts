@@ -53,6 +53,7 @@ import type {
   SessionMode,
   SessionRecord,
   Store,
+  TurnMeter,
 } from './types.ts';
 
 /**
@@ -175,8 +176,8 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<SessionRecord> {
     const verdict = await ownerVerdict(mode, turnStore, sessionId, principal);
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
-    // store's owner record) learns that it is full before its record is read and parsed: a refused
-    // turn at a 4 MiB bound cost 23 ms of parsing (bench:session).
+    // store's owner record) learns that it is full before its record is read and parsed, which at
+    // the bound is costly (docs/design.md §30, "Speed tricks and what they bought").
     if (
       verdict === undefined &&
       (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')
@@ -202,6 +203,7 @@ export function createAgent(options: AgentOptions): Agent {
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
     const { signal } = sendOptions;
     const onUsage = checkHook(sendOptions.onUsage);
+    const meter = checkHook<TurnMeter>(sendOptions.meter, 'meter');
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
@@ -250,6 +252,7 @@ export function createAgent(options: AgentOptions): Agent {
             store: turnStore,
             owner,
             onUsage,
+            meter,
           });
         });
       }),
@@ -265,6 +268,7 @@ export function createAgent(options: AgentOptions): Agent {
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
     const { approved, reason, signal } = decision;
     const onUsage = checkHook(decision.onUsage);
+    const meter = checkHook<TurnMeter>(decision.meter, 'meter');
     if (reason !== undefined && typeof reason !== 'string')
       throw invalidInput('the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
@@ -324,6 +328,7 @@ export function createAgent(options: AgentOptions): Agent {
             store: turnStore,
             owner,
             onUsage,
+            meter,
           };
           return runLoop(limits, run, { pending, approved, reason });
         });

@@ -45,9 +45,8 @@ const standardOf = (parameters: ToolParameters) => (parameters as Partial<Standa
 
 /**
  * The JSON Schema of each Standard Schema, made once (it does not change): a run converts each
- * tool's parameters when it checks its tools and again every model turn. A three-field zod object
- * took 17 µs a conversion, 0.02 µs from here (Node 22, median of 7 × 20,000), where a whole echo
- * send costs about 8 CPU-µs (bench/agent-send.ts, `discard`).
+ * tool's parameters when it checks its tools and again every model turn, and one conversion costs
+ * more than a whole echo send (docs/design.md §30, "Speed tricks and what they bought").
  */
 const jsonSchemas = new WeakMap<object, JsonSchema>();
 

@@ -28,9 +28,8 @@ let ready: string[] = [];
 /**
  * A random 128-bit id, base64url without padding (22 characters): unguessable, so usable as a
  * session id. Ids are made 256 at a time from one `crypto.getRandomValues` call, each from its
- * own 16 bytes, and handed out once. One id per call cost 4.4 µs (its getRandomValues 2.7, its
- * encodeBase64url 0.6), a batch 0.32 µs per id; bench/agent-send.ts, `discard`: 21.6 → 14.8
- * process CPU-µs per send (a typed array per id also cost the collector).
+ * own 16 bytes, and handed out once: a `getRandomValues` call and a typed array per id cost more
+ * than the rest of a send (docs/design.md §30, "Speed tricks and what they bought").
  */
 export function randomId(): string {
   if (ready.length === 0) ready = idsOf(crypto.getRandomValues(new Uint8Array(ID_BYTES * BATCH)));

@@ -1,17 +1,27 @@
 import { AgentError, modelError } from './errors.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
 
+/** What a model turn has produced so far, kept up to date as it comes: what a turn that fails still spent. */
+export interface TurnTally {
+  /** Characters of text and tool calls (name and arguments as JSON). */
+  produced: number;
+  /** The usage the model reported so far. */
+  usage?: Usage;
+}
+
 /**
  * One model turn: streamed when the run is streamed to its caller and the model can stream
  * (each text delta emitted as it comes), otherwise generated and emitted as one delta. Whatever
  * the model throws, or a turn of the wrong shape, becomes `AgentError('MODEL_ERROR')`; an abort
  * stays the signal's reason. `usage`: what the turn reported (several usage deltas add up).
+ * `tally` follows what the turn produced and reported, also when it then fails.
  */
 export async function modelTurn(
   model: Model,
   request: ModelRequest,
   emit: (event: RunEvent) => void,
   streaming: boolean,
+  tally: TurnTally = { produced: 0 },
 ): Promise<{ text: string; toolCalls: ToolCall[]; usage?: Usage }> {
   let text = '';
   const toolCalls: ToolCall[] = [];
@@ -20,6 +30,7 @@ export async function modelTurn(
     if (typeof delta !== 'string') throw modelError('the model returned text that is not a string');
     if (delta === '') return;
     text += delta;
+    tally.produced += delta.length;
     emit({ type: 'text-delta', text: delta });
   };
   const addCall = (call: unknown) => {
@@ -35,13 +46,14 @@ export async function modelTurn(
     }
     const copy: ToolCall = { id, name, arguments: structuredClone((call as ToolCall).arguments) };
     toolCalls.push(copy);
+    tally.produced += name.length + (JSON.stringify(copy.arguments)?.length ?? 0);
     emit({ type: 'tool-call', call: structuredClone(copy) });
   };
   const reportUsage = (reported: unknown) => {
     const { inputTokens, outputTokens } = (reported ?? {}) as Partial<Usage>;
     if (!isCount(inputTokens) || !isCount(outputTokens))
       throw modelError('the model reported usage that is not { inputTokens, outputTokens } token counts');
-    usage = addUsage(usage, { inputTokens, outputTokens });
+    tally.usage = usage = addUsage(usage, { inputTokens, outputTokens });
   };
   try {
     if (streaming && typeof model.stream === 'function') {
@@ -99,3 +111,24 @@ export const addUsage = (total: Usage | undefined, usage: Usage): Usage =>
   total === undefined
     ? { ...usage }
     : { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens };
+
+/**
+ * A model turn's estimate in tokens (design §25, `limits.tokens`): `ceil(characters of its
+ * input / 4)` (instructions, messages with their tool calls, tool specs) plus the most it may
+ * write, `settings.maxOutputTokens` (0 when unset).
+ */
+export function turnEstimate(request: ModelRequest): number {
+  let characters = request.instructions.length + JSON.stringify(request.tools).length;
+  for (const message of request.messages) {
+    characters += message.content.length;
+    if (message.role === 'assistant' && message.toolCalls !== undefined)
+      characters += JSON.stringify(message.toolCalls).length;
+  }
+  return Math.ceil(characters / 4) + (request.settings?.maxOutputTokens ?? 0);
+}
+
+/** What a turn spent: what the model reported, else the estimate plus `ceil(characters it produced / 4)`. */
+export const turnSpent = (tally: TurnTally, estimate: number): number =>
+  tally.usage === undefined
+    ? estimate + Math.ceil(tally.produced / 4)
+    : tally.usage.inputTokens + tally.usage.outputTokens;

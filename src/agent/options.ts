@@ -77,8 +77,8 @@ export const AGENT_OPTION_NAMES = [
   'maxPendingApprovals',
   'limits',
 ];
-export const SEND_OPTION_NAMES = ['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage'];
-export const DECIDE_OPTION_NAMES = ['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage'];
+export const SEND_OPTION_NAMES = ['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage', 'meter'];
+export const DECIDE_OPTION_NAMES = ['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage', 'meter'];
 
 export function checkPositive(value: number, option: string): void {
   if (!Number.isInteger(value) || value < 1) throw invalidOption(`${option} must be a positive integer`);
@@ -95,9 +95,9 @@ export function readLimits(value: unknown): number {
   return sessionBytes as number;
 }
 
-export function checkHook(hook: unknown): UsageHook | undefined {
-  if (hook !== undefined && typeof hook !== 'function') throw invalidInput('onUsage must be a function');
-  return hook as UsageHook | undefined;
+export function checkHook<T = UsageHook>(hook: unknown, name = 'onUsage'): T | undefined {
+  if (hook !== undefined && typeof hook !== 'function') throw invalidInput(`${name} must be a function`);
+  return hook as T | undefined;
 }
 
 /** A call's options: absent, or an object of known keys only (a misspelled `principal` must not make the call trusted server code). */

@@ -6,7 +6,7 @@ import { copyMessages, copyRecord } from './copy.ts';
 import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
-import { addUsage, modelTurn } from './model-turn.ts';
+import { addUsage, modelTurn, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
 import { approvalNeeded, denial, runTool, toolSpecs, type Answer } from './tools.ts';
 import type {
   Checkpoint,
@@ -22,6 +22,7 @@ import type {
   Store,
   Tool,
   ToolCall,
+  TurnMeter,
   Usage,
   UsageHook,
 } from './types.ts';
@@ -67,6 +68,7 @@ export interface RunStart {
   /** Whose pending approvals this run's checkpoint counts against. */
   owner: OwnerKey | undefined;
   onUsage: UsageHook | undefined;
+  meter: TurnMeter | undefined;
 }
 
 /** A paused run's call and what was decided on it. */
@@ -91,7 +93,7 @@ export interface RunLimits {
 /**
  * Past this many bytes a turn gives the event loop a turn after storing its record: a store that
  * resolves at once (memoryStore) would otherwise parse, write and answer a 4 MiB record in one
- * stretch, ~70 ms during which nothing else is served (bench/session-bound.ts).
+ * stretch, during which nothing else is served (docs/design.md §30, "Speed tricks and what they bought").
  */
 const YIELD_BYTES = 256 * 1024;
 
@@ -111,7 +113,7 @@ export function checkSize(bytes: number, sessionBytes: number): void {
  */
 export async function runLoop(limits: RunLimits, start: RunStart, decided?: Decision): Promise<RunResult> {
   const { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal } = limits;
-  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage } = start;
+  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage, meter } = start;
   let { calls, step, text } = start;
   /** The usage of this call's model turns, added up (`RunResult.usage`). */
   let usage: Usage | undefined;
@@ -223,15 +225,34 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     }
     if (step >= maxSteps) return result('completed', []);
     signal?.throwIfAborted();
-    step++;
-    emit({ type: 'step-start' });
     const request = {
       instructions: setup.instructions,
       messages: copyMessages(messages),
       tools: toolSpecs(setup.tools),
       settings: setup.settings,
     };
-    const turn = await modelTurn(setup.model, signal === undefined ? request : { ...request, signal }, emit, streaming);
+    // The meter reserves the turn's estimate before anything of the turn is seen: refused, the model is not called.
+    const estimate = meter === undefined ? 0 : turnEstimate(request);
+    const settle = await meter?.(estimate);
+    step++;
+    emit({ type: 'step-start' });
+    const tally: TurnTally = { produced: 0 };
+    let turn: Awaited<ReturnType<typeof modelTurn>>;
+    try {
+      turn = await modelTurn(
+        setup.model,
+        signal === undefined ? request : { ...request, signal },
+        emit,
+        streaming,
+        tally,
+      );
+    } catch (error) {
+      // A turn that failed or was aborted spent what it spent; its own error stays the run's.
+      await settle?.(turnSpent(tally, estimate)).catch(() => undefined);
+      throw error;
+    }
+    // Settled before the turn is stored: a turn refused afterwards (session full, too many approvals) has counted.
+    await settle?.(turnSpent(tally, estimate));
     text = turn.text;
     const answer: Message & { role: 'assistant' } = { role: 'assistant', content: text };
     if (turn.toolCalls.length > 0) answer.toolCalls = turn.toolCalls;

@@ -100,9 +100,8 @@ export function sessionTitle(messages: readonly Message[]): string {
 }
 
 // A text of at most 80 UTF-16 units has at most 80 code points: it is its own title, without
-// splitting it into an array (0.24 µs for 'hello'; bench/agent-send.ts, `discard`: 7.8 → 7.4 CPU-µs per send).
-// A longer one is cut from its first 160 units, which hold its first 80 code points whole: splitting a
-// 1 MiB message took 32 ms a send (bench/session-bound.ts), the first 160 units take microseconds.
+// splitting it into an array. A longer one is cut from its first 160 units, which hold its first 80
+// code points whole, never the whole message split (docs/design.md §30, "Speed tricks and what they bought").
 export const titleOf = (text: string): string =>
   text.length <= TITLE_LENGTH
     ? text

@@ -85,7 +85,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   /**
    * Session id → its owner key (JSON), for owned sessions: saving or dropping a session finds
    * the owner it was listed under without parsing its record (two JSON.parse of the whole record
-   * per send past `maxSessions`; bench/agent-send.ts, `memory`: 19.4 → 16.0 CPU-µs per send).
+   * per send past `maxSessions`; docs/design.md §30, "Speed tricks and what they bought").
    */
   const ownerOf = new Map<string, string>();
   /** Session id → time of its last save; iteration order is oldest first. */
@@ -142,8 +142,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
    * within `maxSessions` has nothing to do. Lowered to -Infinity when the first session leaves
    * or moves. Reading the first entry of `recency` costs a walk over the holes its removed
    * entries leave (up to 1,000 when each send drops the oldest session): one walk per send in
-   * place of three took bench/agent-send.ts from 18.4 to 17.7 CPU-µs per `memory` send and from
-   * 21.7 to 19.9 per `memory-owned` send (a busy machine; paired ratios 0.93x and 0.95x).
+   * place of three (docs/design.md §30, "Speed tricks and what they bought").
    */
   let sweepDue = -Infinity;
 

@@ -218,6 +218,8 @@ export interface SendOptions {
   onEvent?: (event: RunEvent) => void;
   /** Called with each model turn's usage once the store has saved the turn, before the run goes on or answers (awaited; see `UsageHook`). */
   onUsage?: UsageHook;
+  /** Meters each model turn before it runs and once it has ended (see `TurnMeter`): the route handler's `limits.tokens`. */
+  meter?: TurnMeter;
 }
 
 /**
@@ -229,6 +231,19 @@ export interface SendOptions {
  */
 export type UsageHook = (usage: Usage) => void | Promise<void>;
 
+/**
+ * Meters a run's model turns (the route handler's `limits.tokens`). Called before each model
+ * turn with the turn's estimate in tokens, `ceil(characters of the model's input / 4) +
+ * (settings.maxOutputTokens ?? 0)`; what it throws refuses the turn: the model is not called,
+ * and the run stops with that error (the steps before it stay stored). It answers `settle`,
+ * which the run calls once the turn has ended, however it ended (completed, failed, aborted, or
+ * refused afterwards), with the tokens the turn spent: what the model reported
+ * (`inputTokens + outputTokens`), or where it reported nothing, the estimate plus
+ * `ceil(characters it produced / 4)`. Both are awaited; what `settle` throws fails the run
+ * before the turn is stored (after a turn that failed, its own error is the run's).
+ */
+export type TurnMeter = (estimate: number) => Promise<(spent: number) => Promise<unknown>>;
+
 export interface DecideOptions {
   approved: boolean;
   reason?: string;
@@ -237,6 +252,7 @@ export interface DecideOptions {
   signal?: AbortSignal;
   onEvent?: (event: RunEvent) => void;
   onUsage?: UsageHook;
+  meter?: TurnMeter;
 }
 
 /** The caller of a reading or deleting call: without `principal` the call is trusted server code and sees every session. */

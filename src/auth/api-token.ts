@@ -2,14 +2,20 @@
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual } from './constant-time.ts';
 import { sha256 } from './sha256.ts';
+import { notASecret } from './weak-secrets.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
 import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
 import type { AuthFn } from './types.ts';
 
+/** The fewest characters an API token may have (design §26). */
+export const MIN_TOKEN_LENGTH = 16;
+
 /**
  * Accepts `Authorization: Bearer <token>` when the token equals `token`, compared in constant time.
+ * The token needs at least 16 characters and must not spell a JavaScript value (`undefined`,
+ * `null`, `NaN`, `true`, `false`, `[object Object]`: what an unset variable turns into).
  * @example
  * const entry = apiToken(env.AGENT_API_TOKEN, { id: 'ci-bot' });
  */
@@ -21,6 +27,8 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
       `token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`,
     );
   }
+  const weak = notASecret(token, MIN_TOKEN_LENGTH);
+  if (weak !== undefined) throwConfigError(helper, `token ${weak}`);
   if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be { id? }');
   checkOptionNames(helper, options, ['id']);
   const { id = 'api-token' } = options;
@@ -42,12 +50,12 @@ export function apiTokenDigestEntry(expected: Uint8Array, id: string, listed = t
   const check = (request: Request, report?: ReportRefusal) => {
     const presented = readCredentials(request, 'bearer');
     if (presented === null) return null;
-    // Not the configured token: its proof of possession failed, as a bad signature's does.
+    // Not the configured token: a mismatch (design §31), no signature was involved.
     const refused = !B64TOKEN.test(presented)
       ? 'malformed'
       : constantTimeEqual(expected, sha256(presented))
         ? undefined
-        : 'signature';
+        : 'mismatch';
     if (refused === undefined) return principal;
     report?.('apiToken', refused);
     return null;

@@ -25,9 +25,8 @@ export function credentialsStart(value: string, scheme: string): number {
 /**
  * The built-in entries (`apiToken`, `basic`, `jwt`, `oidc`): they read nothing of a request but
  * its `Authorization` header, so a list of only these may be given `{ headers }` in place of a
- * `Request` (`routeAuth()`'s `headersOnly`). The node server then builds no `Request` at all:
- * ~30 CPU-µs per request under load (issue 19: 35 against 66 CPU-µs per request for a bare
- * node:http answer without and with one, Node 22, autocannon at 50 connections).
+ * `Request` (`routeAuth()`'s `headersOnly`). The node server then builds no `Request` at all
+ * (docs/design.md §30, "Speed tricks and what they bought").
  */
 const headerEntries = new WeakSet<object>();
 export function readsHeadersOnly<T extends object>(entry: T): T {

@@ -4,6 +4,7 @@ import { decodeBase64 } from './jws/base64url.ts';
 import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual } from './constant-time.ts';
 import { sha256 } from './sha256.ts';
+import { notASecret } from './weak-secrets.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
@@ -43,7 +44,7 @@ function readBasicCredentials(request: Request): [user: string, password: string
  * Basic credentials they cached after their own login dialog with any request to the origin, so a
  * page elsewhere could make one post with them (CSRF): such a request skips. `Sec-Fetch-Site` says
  * where it came from; a browser without it is judged by `Origin` against the request's host (its URL's,
- * or the `Host` header's).
+ * or the `Host` header's), and, when the request's URL is `https`, by the `Origin`'s scheme too.
  * Programs (curl, services) send neither and are never affected.
  */
 function crossSiteWrite(request: Request): boolean {
@@ -54,9 +55,15 @@ function crossSiteWrite(request: Request): boolean {
   const origin = headers.get('origin');
   if (origin === null) return false;
   // `Origin: null` (an opaque origin, a sandboxed frame) is no site of this server's.
-  const from = URL.canParse(origin) ? new URL(origin).host : null;
-  return from !== new URL(request.url).host && from !== headers.get('host')?.toLowerCase();
+  const from = URL.canParse(origin) ? new URL(origin) : null;
+  const own = new URL(request.url);
+  // Over https, a page served over http is another site, whatever its host (design §26).
+  if (from === null || (own.protocol === 'https:' && from.protocol !== 'https:')) return true;
+  return from.host !== own.host && from.host !== headers.get('host')?.toLowerCase();
 }
+
+/** The fewest characters a configured password may have: NIST SP 800-63B's minimum (design §26). */
+const MIN_PASSWORD_LENGTH = 8;
 
 function configuredUsers(users: unknown): [string, string][] {
   const pairs = users instanceof Map ? [...users.entries()] : Object.entries(users as Record<string, unknown>);
@@ -71,13 +78,17 @@ function configuredUsers(users: unknown): [string, string][] {
     const name = user.normalize('NFC');
     if (seen.has(name)) throwConfigError('basic()', 'two user names are the same after NFC normalization');
     seen.add(name);
-    return [name, password.normalize('NFC')];
+    const normalized = password.normalize('NFC');
+    const weak = notASecret(normalized, MIN_PASSWORD_LENGTH);
+    if (weak !== undefined) throwConfigError('basic()', `the password of ${JSON.stringify(name.slice(0, 64))} ${weak}`);
+    return [name, normalized];
   });
 }
 
 /**
  * Accepts HTTP Basic credentials (RFC 7617). Names and passwords are NFC-normalized and every
  * configured user is compared on every request, so an unknown user costs what a wrong password costs.
+ * A configured password needs at least 8 characters and must not spell a JavaScript value (`undefined`…).
  * A browser's cross-site POST (or other unsafe method) skips, whatever its credentials. Use only over HTTPS.
  * @example
  * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });

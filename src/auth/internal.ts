@@ -2,11 +2,11 @@
 // The auth layer's second door: what the rest of agentward uses of it, public or not (the public
 // API is index.ts). Nothing outside src/auth imports any other file of this folder (design §30),
 // so the folder can change inside without the package noticing, and a vendored copy needs neither.
-export { API_TOKEN_ID, apiToken, apiTokenDigestEntry } from './api-token.ts';
+export { API_TOKEN_ID, apiToken, apiTokenDigestEntry, MIN_TOKEN_LENGTH } from './api-token.ts';
 export { B64TOKEN } from './authorization.ts';
 export { readBoundedBody } from './bounded-body.ts';
 export { constantTimeEqual } from './constant-time.ts';
-export type { DpopReplayStore } from './dpop.ts';
+export type { DpopReplayStore } from './dpop-replay.ts';
 export { AuthConfigError, isScopeList, kindOf } from './errors.ts';
 export { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
 export { hasScopes } from './jws/claims.ts';
@@ -27,3 +27,4 @@ export { authEntries, BOOLEAN_PRINCIPAL, routeAuth } from './route-auth.ts';
 export type { Authenticate } from './route-auth.ts';
 export { sha256 } from './sha256.ts';
 export type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
+export { notASecret } from './weak-secrets.ts';

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Where introspection() and tokenExchange() send their calls (RFC 7662, RFC 8693, RFC 8414,
 // design §17, §27): the configured endpoint, or the one the issuer's metadata names.
-import { attemptGate, fetchJsonObject, type KeySetInternals } from './key-set.ts';
+import { attemptGate } from './attempt-gate.ts';
+import type { InternalOptions } from './internal-options.ts';
+import { fetchJsonObject } from './key-set.ts';
 
 /** The configured endpoint, the same for every call. */
 export function staticEndpoint(url: string): (time: number) => Promise<string> {
@@ -28,7 +30,7 @@ export interface DiscoveredField {
 export function discoveredEndpoint(
   issuer: string,
   issuerHref: string,
-  internals: KeySetInternals,
+  internals: InternalOptions,
   wanted: DiscoveredField = { field: 'introspection_endpoint', helper: 'introspection()', meanwhile: 'tokens skip' },
 ): (time: number) => Promise<string | undefined> {
   const { field, helper, meanwhile } = wanted;

@@ -3,28 +3,17 @@
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { sha256 } from './sha256.ts';
-import {
-  boundThumbprint,
-  checkProof,
-  DPOP_OPTION_NAMES,
-  entryChallenges,
-  INVALID_DPOP_PROOF,
-  type DpopOptions,
-} from './dpop.ts';
+import { boundThumbprint, checkProof, INVALID_DPOP_PROOF } from './dpop.ts';
+import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
-import { encodeBase64url } from './jws/base64url.ts';
 import { checkClaims, hasScopes } from './jws/claims.ts';
-import {
-  fetchJsonObject,
-  isWorkersRuntime,
-  keySetInternals,
-  readHttpsUrl,
-  withoutQuery,
-  type KeySetInternals,
-} from './key-set.ts';
+import { fetchJsonObject, readHttpsUrl, withoutQuery } from './key-set.ts';
+import { isWorkersRuntime } from './attempt-gate.ts';
+import { clockOf, type InternalOptions } from './internal-options.ts';
+import { athOf, digestKey, readCache, type Kept } from './introspection-cache.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { callSlots } from './call-slots.ts';
+import type { ChallengeErrorSkip } from './challenges.ts';
 import { basicCredentials, formEncode } from './client-auth.ts';
 import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
@@ -51,6 +40,8 @@ export interface IntrospectionOptions
   cache?: false | { maxEntries?: number; maxAgeSec?: number };
   /** How long a call may take; default 5,000 ms. */
   timeoutMs?: number;
+  /** @internal The test hook (a clock, a fetch): not part of the public API. See CONTRIBUTING.md. */
+  _internal?: InternalOptions;
 }
 
 /** The options of `introspection()`; then `DPOP_OPTION_NAMES`. */
@@ -67,6 +58,7 @@ const OPTION_NAMES = [
   'cache',
   'resourceMetadata',
   'timeoutMs',
+  '_internal',
 ] as const;
 /** Calls in flight per entry at most, so a flood of garbage tokens cannot flood the server; beyond, requests wait in line. */
 export const MAX_IN_FLIGHT = 16;
@@ -78,68 +70,11 @@ const MAX_ANSWER_BYTES = 65_536; // 64 KiB
 /** An inactive answer is kept at most this long: a token just issued may be refused for that long. */
 const INACTIVE_MAX_AGE_SEC = 10;
 
-/**
- * A kept answer until `until` (seconds): the claims, or `inactive`; `principal` once an unbound
- * token passed every check with the default principal, so a repeat Bearer request is one lookup.
- */
-interface Kept {
-  readonly answer: Readonly<Record<string, unknown>> | 'inactive';
-  readonly until: number;
-  principal?: Principal;
-}
-
-/**
- * The cache key: the token's SHA-256 as 16 UTF-16 code units, two bytes each (the token itself is
- * not kept). Half the units of a byte per unit: 0.5 µs less per cache hit (bench suite `introspection`).
- */
-function digestKey(token: string): string {
-  const d = sha256(token);
-  return String.fromCharCode(
-    (d[0]! << 8) | d[1]!,
-    (d[2]! << 8) | d[3]!,
-    (d[4]! << 8) | d[5]!,
-    (d[6]! << 8) | d[7]!,
-    (d[8]! << 8) | d[9]!,
-    (d[10]! << 8) | d[11]!,
-    (d[12]! << 8) | d[13]!,
-    (d[14]! << 8) | d[15]!,
-    (d[16]! << 8) | d[17]!,
-    (d[18]! << 8) | d[19]!,
-    (d[20]! << 8) | d[21]!,
-    (d[22]! << 8) | d[23]!,
-    (d[24]! << 8) | d[25]!,
-    (d[26]! << 8) | d[27]!,
-    (d[28]! << 8) | d[29]!,
-    (d[30]! << 8) | d[31]!,
-  );
-}
-
-/** The `ath` (RFC 9449) of the token whose `digestKey()` is `key`: the same SHA-256, so the token is hashed once. */
-function athOf(key: string): string {
-  const digest = new Uint8Array(32);
-  for (let i = 0; i < 16; i++) {
-    const unit = key.charCodeAt(i);
-    digest[2 * i] = unit >> 8;
-    digest[2 * i + 1] = unit & 0xff;
-  }
-  return encodeBase64url(digest);
-}
+/** What the entry answers: a principal, a skip, or the skip that asks for `invalid_dpop_proof`. */
+type Answer = Principal | null | ChallengeErrorSkip;
 
 /** An answer the entry checked and took: its claims (the answer without `active`). */
 type Claims = Readonly<Record<string, unknown>>;
-
-function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | undefined {
-  if (value === false) return undefined;
-  if (value !== undefined && (typeof value !== 'object' || value === null))
-    throwConfigError('introspection()', 'cache must be false or { maxEntries?, maxAgeSec? }');
-  checkOptionNames('introspection(): cache', value ?? {}, ['maxEntries', 'maxAgeSec']);
-  const { maxEntries = 1000, maxAgeSec = 60 } = (value ?? {}) as { maxEntries?: unknown; maxAgeSec?: unknown };
-  if (!isNumberIn(maxEntries, 1, 100_000, true))
-    throwConfigError('introspection()', 'cache.maxEntries must be an integer from 1 to 100000');
-  if (!isNumberIn(maxAgeSec, 1, 3600))
-    throwConfigError('introspection()', 'cache.maxAgeSec must be a number of seconds from 1 to 3600');
-  return { maxEntries: maxEntries as number, maxAgeSec };
-}
 
 /**
  * Accepts opaque access tokens (RFC 7662): `Authorization: Bearer <token>` (or `DPoP`, with its
@@ -174,17 +109,18 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     throwConfigError(helper, 'issuer must be a non-empty string');
   const shared = readEntryOptions(helper, { ...options, issuer, cache: undefined, principal: options.principal });
   const cacheOptions = readCache(options.cache);
-  const internals: KeySetInternals = { ...keySetInternals(options), timeoutMs };
+  const internals: InternalOptions = { ...shared.internal, timeoutMs };
   const endpointOf =
     options.endpoint !== undefined
       ? staticEndpoint(readHttpsUrl(helper, 'endpoint', options.endpoint))
       : discoveredEndpoint(issuer as string, readHttpsUrl(helper, 'issuer', issuer), internals);
   const { claims: policy, scopes, principal: mapper, dpop } = shared;
-  const now = internals.now === undefined ? () => Date.now() / 1000 : () => (internals.now as () => number)() / 1000;
+  const clock = clockOf(internals);
+  const now = () => clock() / 1000;
   const basic = basicCredentials(clientId, clientSecret);
   const kept = new Map<string, Kept>();
   // A slot is held no longer than its call can last (timeoutMs), with a second to spare.
-  const slots = callSlots(MAX_IN_FLIGHT, MAX_WAITING, timeoutMs + 1_000);
+  const slots = callSlots(MAX_IN_FLIGHT, MAX_WAITING, timeoutMs + 1_000, clock);
   /** The call under way for a token, by its digest: a request for the same token joins it (not on Workers). */
   const asking = new Map<string, Promise<Kept | undefined>>();
   const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
@@ -258,24 +194,11 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   ): PrincipalInput | null | Promise<PrincipalInput | null | undefined> | undefined => {
     if (mapper !== undefined) return mapper(claims);
     const { sub, client_id: client, iss } = claims;
-    const issuerOf = typeof iss === 'string' ? iss : undefined;
-    if (typeof sub === 'string' && sub !== '')
-      return makePrincipal({
-        id: sub,
-        type: 'user',
-        authenticator: 'introspection',
-        ...(issuerOf && { issuer: issuerOf }),
-        claims,
-      });
-    if (typeof client === 'string' && client !== '')
-      return makePrincipal({
-        id: client,
-        type: 'service',
-        authenticator: 'introspection',
-        ...(issuerOf && { issuer: issuerOf }),
-        claims,
-      });
-    return null;
+    // The subject as a user, else the client as a service.
+    const [id, type] = typeof sub === 'string' && sub !== '' ? [sub, 'user' as const] : [client, 'service' as const];
+    if (typeof id !== 'string' || id === '') return null;
+    const issuer = typeof iss === 'string' && iss !== '' ? { issuer: iss } : {};
+    return makePrincipal({ id, type, authenticator: 'introspection', ...issuer, claims });
   };
 
   type Refuse = (reason: RefusalReason, iss?: unknown) => null;
@@ -285,10 +208,10 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   const silent: Refuse = () => null;
 
   /**
-   * Synchronous up to the kept principal of a repeat Bearer request (no promise: as fast as
-   * jwt()'s cache hit but for the digest, bench suite `introspection`); the rest is `verify`.
+   * Synchronous up to the kept principal of a repeat Bearer request, with no promise (docs/design.md
+   * §30, "Speed tricks and what they bought"); the rest is `verify`.
    */
-  function handle(request: Request, refuse: Refuse): Principal | null | Promise<Principal | null> {
+  function handle(request: Request, refuse: Refuse): Answer | Promise<Answer> {
     const value = request.headers.get('authorization');
     if (value === null) return null;
     const bearer = credentialsStart(value, 'bearer');
@@ -315,7 +238,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     time: number,
     kept: Kept | undefined,
     asBearer: boolean,
-  ): Promise<Principal | null> {
+  ): Promise<Answer> {
     const found = kept ?? (await answerFor(token, key, time));
     if (found === undefined) return refuse('introspection-unavailable');
     const { answer } = found;
@@ -330,7 +253,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if ((jkt !== undefined) === asBearer) return refuse('dpop-binding', answer.iss);
     if (jkt !== undefined) {
       const proof = await checkProof(request, athOf(key), jkt, dpop, now);
-      if (proof !== null) return (refuse(proof, answer.iss), INVALID_DPOP_PROOF as unknown as null);
+      if (proof !== null) return (refuse(proof, answer.iss), INVALID_DPOP_PROOF);
     }
     if (scopes !== undefined && !hasScopes(answer, scopes)) {
       refuse('scope', answer.iss);
@@ -353,7 +276,8 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     return principal;
   }
 
-  const entry: AuthFn = (request) => handle(request, silent);
+  // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
+  const entry = ((request: Request) => handle(request, silent)) as AuthFn;
   Object.defineProperty(entry, WITH_REFUSALS, {
     value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)),
   });

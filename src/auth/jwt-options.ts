@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
 import { checkQuotable } from './challenges.ts';
-import { readDpopPolicy } from './dpop.ts';
+import { readDpopPolicy } from './dpop-options.ts';
 import { isScopeList, throwConfigError } from './errors.ts';
 import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { normalizeAudience, type ClaimsPolicy } from './jws/claims.ts';
 import { mediaType } from './jws/compact.ts';
 import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, readHttpsUrl } from './key-set.ts';
+import { readInternalOptions } from './internal-options.ts';
 import { adoptDpopAlgs, isProtectedResourceMetadata } from './protected-resource.ts';
 import { readCacheSize } from './token-cache.ts';
 import type { JwtOptions } from './jwt.ts';
@@ -26,6 +27,7 @@ export const ENTRY_OPTION_NAMES = [
   'principal',
   'cache',
   'resourceMetadata',
+  '_internal',
 ] as const;
 
 /** Checks `algorithms` against the key: each a supported `alg` of the key's family; default the whole family. */
@@ -137,5 +139,6 @@ export function readEntryOptions(
     cacheSize: readCacheSize(helper, options.cache),
     resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
     dpop,
+    internal: readInternalOptions(helper, options._internal),
   };
 }

@@ -1,15 +1,8 @@
 // SPDX-License-Identifier: MIT
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
-import {
-  accessTokenHash,
-  boundThumbprint,
-  checkProof,
-  DPOP_OPTION_NAMES,
-  entryChallenges,
-  INVALID_DPOP_PROOF,
-  type DpopOptions,
-  type DpopPolicy,
-} from './dpop.ts';
+import type { ChallengeErrorSkip } from './challenges.ts';
+import { accessTokenHash, boundThumbprint, checkProof, INVALID_DPOP_PROOF } from './dpop.ts';
+import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions, type DpopPolicy } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import {
   ENTRY_OPTION_NAMES,
@@ -30,19 +23,22 @@ import {
   type KeySource,
   type VerifyKey,
 } from './jws/key-source.ts';
-import { keySetCache, keySetInternals, readHttpsUrl } from './key-set.ts';
+import { keySetCache, readHttpsUrl } from './key-set.ts';
+import { clockOf, type InternalOptions } from './internal-options.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
-import type { RefusalReason } from './refusals.ts';
-import { skip, verifyCompactJws, type Accept, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
+import { readCompactJws, skip, verifiedKey, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
 import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
-import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
-import { tokenCache, type TokenCache } from './token-cache.ts';
+import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
+import { tokenCache, type CachedToken } from './token-cache.ts';
 import { verifiesAccessToken } from './presented-token.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Hears why this entry refused a token, any of its reasons. */
 type Refuse = RefuseWith<RefusalReason>;
+type Claims = Readonly<Record<string, unknown>>;
+/** What the entry answers: a principal, a skip, or the skip that asks for `invalid_dpop_proof`. */
+type Answer = Principal | null | ChallengeErrorSkip;
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
 export type JwtPrincipalMapper = (
@@ -90,6 +86,8 @@ export interface JwtOptions extends DpopOptions {
    * same one `agentHandler`/`serve` serve as `protectedResource`), or its URL.
    */
   resourceMetadata?: string | URL | ProtectedResourceMetadata;
+  /** @internal The test hook (a clock, a fetch, a timeout): not part of the public API. See CONTRIBUTING.md. */
+  _internal?: InternalOptions;
 }
 
 /** What `createJwtEntry` needs: where the keys come from, the allowed algorithms, and the options `readEntryOptions` checked. */
@@ -102,12 +100,9 @@ export interface JwtEntryConfig extends Partial<Omit<EntryOptions, 'claims'>> {
   readonly algorithms: readonly AlgorithmName[];
   readonly claims: ClaimsPolicy;
   readonly dpop: DpopPolicy;
-  /** The clock, in seconds since the epoch. Internal: tests pin it; default `Date.now() / 1000`. */
-  readonly now?: () => number;
 }
 
 const KEY_SOURCES = ['secret', 'publicKey', 'jwksUrl'] as const;
-const systemClock = (): number => Date.now() / 1000;
 
 /**
  * Accepts `Authorization: Bearer <JWT>` signed by the configured key; every failed check skips.
@@ -116,11 +111,6 @@ const systemClock = (): number => Date.now() / 1000;
  * const entry = jwt({ publicKey: env.JWT_PUBLIC_KEY, issuer: 'https://id.example.com', audience: 'agent-api' });
  */
 export function jwt(options: JwtOptions): AuthFn {
-  return jwtWithClock(options, systemClock);
-}
-
-/** `jwt()` with an injected clock (seconds). Internal: for tests that pin time. */
-export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
   const helper = 'jwt()';
   if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be an object');
   checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES]);
@@ -156,121 +146,27 @@ export function jwtWithClock(options: JwtOptions, now: () => number): AuthFn {
     source = staticKeySource(algorithms, (algorithm) => importVerifyKey(spec, algorithm));
   } else {
     algorithms = readKeySetAlgorithms(helper, options.algorithms);
-    source = keySetCache(readHttpsUrl(helper, 'jwksUrl', options.jwksUrl), algorithms, keySetInternals(options));
+    source = keySetCache(readHttpsUrl(helper, 'jwksUrl', options.jwksUrl), algorithms, shared.internal);
   }
-  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, ...shared, now });
+  return createJwtEntry({ helper, authenticator: 'jwt', source, algorithms, ...shared });
 }
 
 /**
- * The entry of `jwt()` and `oidc()`: bearer (or DPoP) token, parse, pick key, verify signature,
- * claims, binding and proof, scopes, principal. Skips return `null`, no `Error`; the reporting form
- * (`WITH_REFUSALS`, only with `onRefused`) also says why.
+ * The entry of `jwt()` and `oidc()`: the bearer (or DPoP) token, parsed with its header checked,
+ * the cache, the key that verifies its signature, its claims and binding, the DPoP proof, then
+ * scopes and principal. Synchronous until the signature, so a token refused before it allocates
+ * no promise; every skip is `null`, and the reporting form (`WITH_REFUSALS`, only with
+ * `onRefused`) also says why.
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
-  const {
-    helper,
-    authenticator,
-    source,
-    claims: policy,
-    principal: mapper,
-    typ,
-    scopes,
-    resourceMetadata,
-    dpop,
-    now = systemClock,
-  } = config;
+  const { authenticator, source, claims: policy, principal: mapper, typ, scopes, dpop } = config;
+  const clock = clockOf(config.internal ?? {});
+  const now = () => clock() / 1000;
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
   const cache = config.cacheSize ? tokenCache(config.cacheSize) : undefined;
 
-  /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
-  const checkedClaims = (
-    jws: CompactJws,
-    refuse: Refuse | undefined,
-    viaDpop: boolean,
-  ): Readonly<Record<string, unknown>> | null => {
-    const claims = parseJsonObject(jws.payload);
-    if (claims === null) return skip(refuse, 'malformed', jws);
-    const failed = checkClaims(claims, policy, now());
-    if (failed !== null) return skip(refuse, failed, jws, claims);
-    // A bound token never comes as Bearer (RFC 9449 §7.2: no downgrade); an unbound one never with DPoP.
-    if ((boundThumbprint(claims) !== undefined) !== viaDpop) return skip(refuse, 'dpop-binding', jws, claims);
-    return claims;
-  };
-
-  /** Scopes, then the principal: the last steps, once the token (and its proof) held. */
-  const toPrincipal = (
-    jws: CompactJws,
-    refuse: Refuse | undefined,
-    key: VerifyKey,
-    claims: Readonly<Record<string, unknown>>,
-  ): PrincipalInput | null | Promise<PrincipalInput | null> => {
-    if (scopes !== undefined && !hasScopes(claims, scopes)) {
-      skip(refuse, 'scope', jws, claims);
-      // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
-      throw new AuthError(403, { scope: scopes });
-    }
-    if (mapper === undefined) {
-      const { sub, iss } = claims;
-      if (typeof sub !== 'string' || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
-      // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
-      const type = claims.client_id === sub || claims.azp === sub ? 'service' : 'user';
-      const principal = principalOfClaims(sub, type, authenticator, iss as string | undefined, claims);
-      cache?.put(jws.token, { claims, key, principal });
-      return principal;
-    }
-    return whenSettled(mapper(claims), (mapped) => {
-      const principal = completeMapped(mapped);
-      if (principal !== null) cache?.put(jws.token, { claims, key, principal: undefined });
-      return principal ?? skip(refuse, 'no-subject', jws, claims);
-    });
-  };
-
-  const acceptBearer = (jws: CompactJws, refuse: Refuse | undefined, key: VerifyKey) => {
-    const claims = checkedClaims(jws, refuse, false);
-    return claims === null ? null : toPrincipal(jws, refuse, key, claims);
-  };
-
-  /** The proof of a DPoP request, checked on every request (never cached): then `then()`, else a skip saying invalid_dpop_proof. */
-  const withProof = <T>(
-    request: Request,
-    jws: CompactJws | null,
-    refuse: Refuse | undefined,
-    ath: string,
-    claims: Readonly<Record<string, unknown>>,
-    then: () => T,
-  ) =>
-    checkProof(request, ath, boundThumbprint(claims) as string, dpop, now).then((failed) => {
-      if (failed === null) return then();
-      refuse?.(failed, jws, claims);
-      return INVALID_DPOP_PROOF as unknown as null;
-    });
-
-  /** The principal of a cached token still valid (`undefined`: not cached, or dropped, and the full path decides). */
-  const fromCache = (request: Request, token: string, viaDpop: boolean, refuse: Refuse | undefined) => {
-    const hit = (cache as TokenCache).take(token, now(), policy.clockToleranceSec, source);
-    if (hit === undefined) return undefined;
-    if ((boundThumbprint(hit.claims) !== undefined) !== viaDpop) return skip(refuse, 'dpop-binding', null, hit.claims);
-    const principal = () => hit.principal ?? whenSettled((mapper as JwtPrincipalMapper)(hit.claims), completeMapped);
-    // The token's hash is kept with it: 6 µs of a 143 µs cached DPoP request (bench suite dpop, in-process, Node 22).
-    return viaDpop
-      ? withProof(request, null, refuse, (hit.ath ??= accessTokenHash(token)), hit.claims, principal)
-      : principal();
-  };
-
-  const completeMapped = (mapped: PrincipalInput | null | undefined): Principal | null => {
-    if (mapped === null || mapped === undefined) return null;
-    const withDefault =
-      typeof mapped === 'object' && mapped.authenticator === undefined ? { ...mapped, authenticator } : mapped;
-    const principal = completePrincipal(withDefault);
-    if (principal === null)
-      throw new TypeError(
-        `${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
-      );
-    return principal;
-  };
-
   // One path for both forms; `refuse` is `undefined` without a listener, so a skip allocates nothing for it.
-  const verifyRequest = (request: Request, refuse: Refuse | undefined) => {
+  function verifyRequest(request: Request, refuse?: Refuse): Answer | Promise<Answer> {
     // The token is read in place, unsliced, and without the b64token pattern: the compact parser
     // accepts only base64url segments and dots, a strict subset of it.
     const value = request.headers.get('authorization');
@@ -280,21 +176,95 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const start = viaDpop ? credentialsStart(value, 'dpop') : bearer;
     if (start < 0) return null;
     if (!viaDpop && dpop.required) return skip(refuse, 'dpop-required', null);
-    const hit = cache === undefined ? undefined : fromCache(request, value.slice(start), viaDpop, refuse);
-    if (hit !== undefined) return hit;
-    const accept: Accept<unknown, RefusalReason> = viaDpop
-      ? (jws, refusing, key) => {
-          const claims = checkedClaims(jws, refusing, true);
-          return claims === null
-            ? null
-            : withProof(request, jws, refusing, accessTokenHash(jws.token), claims, () =>
-                toPrincipal(jws, refusing, key, claims),
-              );
-        }
-      : acceptBearer;
-    return verifyCompactJws(value, start, header, source, accept, refuse);
-  };
-  const entry: AuthFn = (request) => verifyRequest(request, undefined) as ReturnType<AuthFn>;
+    if (cache !== undefined) {
+      const token = value.slice(start);
+      const hit = cache.take(token, now(), policy.clockToleranceSec, source);
+      if (hit !== undefined) return fromCache(request, token, hit, viaDpop, refuse);
+    }
+    const jws = readCompactJws(value, start, header, refuse);
+    if (jws === null) return null;
+    // A promise chain, not `await`: the frame cost a valid HS256 token more than the 3% the verify
+    // path may spend (docs/design.md §30, "Speed tricks and what they bought").
+    return verifiedKey(jws, source, refuse).then((key) =>
+      key === null ? null : afterSignature(request, jws, key, viaDpop, refuse),
+    );
+  }
+
+  /** A token whose signature `key` verified: its claims and binding, its DPoP proof when it came so, then scopes and principal. */
+  function afterSignature(request: Request, jws: CompactJws, key: VerifyKey, viaDpop: boolean, refuse?: Refuse) {
+    const claims = checkedClaims(jws, viaDpop, refuse);
+    if (claims === null) return null;
+    return viaDpop ? withProof(request, jws, key, claims, refuse) : toPrincipal(jws, key, claims, refuse);
+  }
+
+  async function withProof(request: Request, jws: CompactJws, key: VerifyKey, claims: Claims, refuse?: Refuse) {
+    if (!(await proofHolds(request, accessTokenHash(jws.token), claims, jws, refuse))) return INVALID_DPOP_PROOF;
+    return toPrincipal(jws, key, claims, refuse);
+  }
+
+  /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
+  function checkedClaims(jws: CompactJws, viaDpop: boolean, refuse?: Refuse): Claims | null {
+    const claims = parseJsonObject(jws.payload);
+    if (claims === null) return skip(refuse, 'malformed', jws);
+    const failed = checkClaims(claims, policy, now());
+    if (failed !== null) return skip(refuse, failed, jws, claims);
+    return bindingHolds(claims, viaDpop) ? claims : skip(refuse, 'dpop-binding', jws, claims);
+  }
+
+  /** The DPoP proof of the request, checked on every request (never cached); a failure tells `refuse` why. */
+  async function proofHolds(request: Request, ath: string, claims: Claims, jws: CompactJws | null, refuse?: Refuse) {
+    const failed = await checkProof(request, ath, boundThumbprint(claims) ?? '', dpop, now);
+    if (failed !== null) refuse?.(failed, jws, claims);
+    return failed === null;
+  }
+
+  /** Scopes, then the principal: the last steps, once the token (and its proof) held. */
+  function toPrincipal(jws: CompactJws, key: VerifyKey, claims: Claims, refuse?: Refuse): Answer | Promise<Answer> {
+    if (scopes !== undefined && !hasScopes(claims, scopes)) {
+      skip(refuse, 'scope', jws, claims);
+      // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
+      throw new AuthError(403, { scope: scopes });
+    }
+    if (mapper !== undefined) return mapped(claims, jws, refuse, key);
+    const { sub, iss } = claims;
+    if (typeof sub !== 'string' || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
+    // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
+    const type = claims.client_id === sub || claims.azp === sub ? 'service' : 'user';
+    const principal = principalOfClaims(sub, type, authenticator, iss as string | undefined, claims);
+    cache?.put(jws.token, { claims, key, principal });
+    return principal;
+  }
+
+  /**
+   * The mapper's principal, completed with this entry's `authenticator`; its `null` skips. A token
+   * just verified with `key` is kept for its next use, without the principal: the mapper runs on every hit.
+   */
+  async function mapped(claims: Claims, jws: CompactJws | null, refuse?: Refuse, key?: VerifyKey): Promise<Answer> {
+    const input = await (mapper as JwtPrincipalMapper)(claims);
+    if (input === null || input === undefined) return skip(refuse, 'no-subject', jws, claims);
+    const principal = completePrincipal(input.authenticator === undefined ? { ...input, authenticator } : input);
+    if (principal === null)
+      throw new TypeError(
+        `${config.helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
+      );
+    if (key !== undefined) cache?.put((jws as CompactJws).token, { claims, key, principal: undefined });
+    return principal;
+  }
+
+  /** The principal of a cached token still valid: its binding and proof are checked again, the mapper runs again. */
+  function fromCache(request: Request, token: string, hit: CachedToken, viaDpop: boolean, refuse?: Refuse) {
+    if (!bindingHolds(hit.claims, viaDpop)) return skip(refuse, 'dpop-binding', null, hit.claims);
+    if (viaDpop) return cachedWithProof(request, token, hit, refuse);
+    return hit.principal ?? mapped(hit.claims, null, refuse);
+  }
+
+  async function cachedWithProof(request: Request, token: string, hit: CachedToken, refuse?: Refuse): Promise<Answer> {
+    // The token's hash is kept with it (docs/design.md §30, "Speed tricks and what they bought").
+    if (!(await proofHolds(request, (hit.ath ??= accessTokenHash(token)), hit.claims, null, refuse)))
+      return INVALID_DPOP_PROOF;
+    return hit.principal ?? mapped(hit.claims, null, refuse);
+  }
+
   const reporting = (request: Request, report: ReportRefusal) =>
     verifyRequest(request, (reason, jws, claims) => {
       // The unverified payload's `iss` too: it tells the operator whose token it was.
@@ -302,14 +272,12 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       report(authenticator, reason, jws?.header.kid, typeof iss === 'string' ? iss : undefined);
       return null;
     });
+  // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
+  const entry = ((request: Request) => verifyRequest(request)) as AuthFn;
   Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
-  entry.challenges = entryChallenges(dpop, resourceMetadata, scopes);
+  entry.challenges = entryChallenges(dpop, config.resourceMetadata, scopes);
   return verifiesAccessToken(readsHeadersOnly(entry));
 }
 
-/** `then(value)`, at once for a value, once settled for a promise (a mapper may answer either way). */
-function whenSettled<T, R>(value: T | PromiseLike<T>, then: (value: T) => R): R | Promise<R> {
-  return typeof (value as PromiseLike<T> | null)?.then === 'function'
-    ? Promise.resolve(value).then(then)
-    : then(value as T);
-}
+/** A bound token never comes as Bearer (RFC 9449 §7.2: no downgrade); an unbound one never with DPoP. */
+const bindingHolds = (claims: Claims, viaDpop: boolean): boolean => (boundThumbprint(claims) !== undefined) === viaDpop;

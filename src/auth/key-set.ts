@@ -12,13 +12,14 @@ import {
 } from './jws/key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from './jws/keys.ts';
 import { readBoundedBody } from './bounded-body.ts';
+import { attemptGate } from './attempt-gate.ts';
 import { throwConfigError } from './errors.ts';
+import { clockOf, type FetchLike, type InternalOptions } from './internal-options.ts';
 
 /** Limits of a key-set (and discovery) fetch and of the cache. */
 export const KEY_SET_TIMEOUT_MS = 5_000;
 export const MAX_KEY_SET_BYTES = 1_048_576; // 1 MiB (a literal: a bundle without key sets drops it)
 export const KEY_SET_FRESH_MS = 600_000; // 10 minutes
-export const KEY_SET_RETRY_MS = 30_000;
 export const MAX_KEY_SET_KEYS = 100;
 /** Keys tried for a token without `kid`. */
 export const MAX_KEYS_TRIED = 8;
@@ -30,31 +31,6 @@ export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__
   'RS256',
   'ES256',
 ] as const);
-
-export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
-
-/**
- * Internal options for tests and benchmarks, out of the public option tables: a fake clock (ms),
- * a fetch, a shorter timeout, the Workers mode forced (default: detected). See `withKeySetInternals`.
- */
-export interface KeySetInternals {
-  readonly fetch?: FetchLike;
-  readonly now?: () => number;
-  readonly timeoutMs?: number;
-  readonly perRequestFetch?: boolean;
-}
-
-/** The option key under which `jwt()` and `oidc()` find `KeySetInternals`. */
-export const KEY_SET_INTERNALS: unique symbol = Symbol('agentward.keySetInternals');
-
-/** `options` with internals attached for `jwt({ jwksUrl })` or `oidc()`. Internal: tests and benchmarks. */
-export function withKeySetInternals<T extends object>(options: T, internals: KeySetInternals): T {
-  return { ...options, [KEY_SET_INTERNALS]: internals };
-}
-
-export function keySetInternals(options: object): KeySetInternals {
-  return (options as { [KEY_SET_INTERNALS]?: KeySetInternals })[KEY_SET_INTERNALS] ?? {};
-}
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -74,11 +50,6 @@ export function readHttpsUrl(helper: string, option: string, value: unknown): st
   return url.href;
 }
 
-/** True inside Cloudflare Workers, where a request must not wait on I/O begun by another request. */
-export function isWorkersRuntime(): boolean {
-  return typeof navigator !== 'undefined' && navigator.userAgent === 'Cloudflare-Workers';
-}
-
 const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
@@ -88,7 +59,7 @@ const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true, ignoreBOM: 
  */
 export async function fetchJsonObject(
   url: string,
-  internals: KeySetInternals,
+  internals: InternalOptions,
   request: { init?: RequestInit; limit?: number } = {},
 ): Promise<Record<string, unknown>> {
   const timeoutMs = internals.timeoutMs ?? KEY_SET_TIMEOUT_MS;
@@ -185,35 +156,16 @@ export async function importKeySet(
   return imported.flat(2);
 }
 
-/** The imported keys of one fetch, indexed for the two ways a header picks keys. */
-function indexKeys(keys: readonly VerifyKey[], fetchedAt: number) {
-  const kids = new Set<string>();
-  // `alg` → `kid` → keys, and `alg` → the first keys of that algorithm, for a token without `kid`.
-  const byKid = new Map<string, Map<string, VerifyKey[]>>();
-  const byAlg = new Map<string, VerifyKey[]>();
-  for (const key of keys) {
-    const alg = key.algorithm.name;
-    const first = byAlg.get(alg) ?? [];
-    if (first.length < MAX_KEYS_TRIED) first.push(key);
-    byAlg.set(alg, first);
-    if (key.kid === undefined) continue;
-    kids.add(key.kid);
-    const forAlg = byKid.get(alg) ?? new Map<string, VerifyKey[]>();
-    byKid.set(alg, forAlg);
-    const same = forAlg.get(key.kid) ?? [];
-    if (same.length < MAX_KEYS_TRIED) same.push(key);
-    forAlg.set(key.kid, same);
-  }
-  return { fetchedAt, all: new Set(keys), kids, byKid, byAlg };
-}
-
-type KeyIndex = ReturnType<typeof indexKeys>;
-
-/** The keys for `header`, or `undefined` when its `kid` is not in the set. */
-function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefined {
-  if (header.kid === undefined) return index.byAlg.get(header.alg) ?? NO_KEYS;
-  if (!index.kids.has(header.kid)) return undefined;
-  return index.byKid.get(header.alg)?.get(header.kid) ?? NO_KEYS;
+/**
+ * The keys for `header`: those of its `alg` (and its `kid`, when it has one), the first
+ * `MAX_KEYS_TRIED` of them; `undefined` when its `kid` is not in the set.
+ */
+function pick(keys: readonly VerifyKey[], header: JwsHeader): readonly VerifyKey[] | undefined {
+  const { alg, kid } = header;
+  if (kid !== undefined && !keys.some((key) => key.kid === kid)) return undefined;
+  return keys
+    .filter((key) => key.algorithm.name === alg && (kid === undefined || key.kid === kid))
+    .slice(0, MAX_KEYS_TRIED);
 }
 
 /**
@@ -227,10 +179,13 @@ function pick(index: KeyIndex, header: JwsHeader): readonly VerifyKey[] | undefi
 export function keySetCache(
   url: string,
   algorithms: readonly AlgorithmName[],
-  internals: KeySetInternals = {},
+  internals: InternalOptions = {},
 ): KeySource {
-  const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
-  let index: KeyIndex | undefined;
+  const now = clockOf(internals);
+  /** The keys of the last fetch that succeeded, and when it was. */
+  let fetched:
+    | { readonly keys: readonly VerifyKey[]; readonly all: ReadonlySet<VerifyKey>; readonly at: number }
+    | undefined;
   const warned = new Set<string>();
   let started = 0;
   let installed = 0;
@@ -241,7 +196,7 @@ export function keySetCache(
       // On Workers fetches overlap: an older answer never replaces a newer one.
       if (attempt > installed) {
         installed = attempt;
-        index = indexKeys(keys, now());
+        fetched = { keys, all: new Set(keys), at: now() };
       }
       return true;
     } catch (error) {
@@ -252,20 +207,24 @@ export function keySetCache(
     }
   };
   const fetches = attemptGate(internals, () => load(++started));
-  const isFresh = (time: number): boolean => index !== undefined && time - index.fetchedAt < KEY_SET_FRESH_MS;
+  /** The last fetch that succeeded, while fresh. */
+  const freshAt = (time: number) => (time - (fetched?.at ?? -Infinity) < KEY_SET_FRESH_MS ? fetched : undefined);
 
   return {
     keysFor(header) {
       const time = now();
-      const fresh = isFresh(time);
-      const keys = fresh ? pick(index as KeyIndex, header) : undefined;
+      const fresh = freshAt(time);
+      const keys = fresh && pick(fresh.keys, header);
       if (keys !== undefined) return keys;
       // Without fresh keys a request on Workers makes its own fetch; with them (an unknown kid) it keeps to the 30 s bound.
-      const fetched = fetches.next(time, !fresh);
-      if (fetched === undefined) return fresh ? NO_KEYS : KEY_SET_UNAVAILABLE;
-      return fetched.then(() => (isFresh(now()) ? (pick(index as KeyIndex, header) ?? NO_KEYS) : KEY_SET_UNAVAILABLE));
+      const attempt = fetches.next(time, fresh === undefined);
+      if (attempt === undefined) return fresh ? NO_KEYS : KEY_SET_UNAVAILABLE;
+      return attempt.then(() => {
+        const after = freshAt(now());
+        return after ? (pick(after.keys, header) ?? NO_KEYS) : KEY_SET_UNAVAILABLE;
+      });
     },
-    holds: (key) => isFresh(now()) && (index as KeyIndex).all.has(key),
+    holds: (key) => freshAt(now())?.all.has(key) === true,
   };
 }
 
@@ -273,44 +232,4 @@ export function keySetCache(
 export function withoutQuery(url: string): string {
   const { origin, pathname } = new URL(url);
   return origin + pathname;
-}
-
-/**
- * How key-set fetches and OIDC discovery start (design §3). Concurrent requests share the
- * attempt in flight, except on Workers (or `perRequestFetch`): there a request may not wait on I/O that
- * another request began, so it starts its own, unless the last attempt failed. Otherwise a new
- * attempt starts at most once per 30 s, and `next()` answers `undefined` in between: those
- * requests skip. So while attempts fail, one starts per 30 s on every runtime.
- */
-export function attemptGate(
-  internals: KeySetInternals,
-  attempt: () => Promise<boolean>,
-): {
-  /** The attempt to wait for at `time`; `own`: on Workers, this request starts its own while another is in flight. */
-  next(time: number, own?: boolean): Promise<unknown> | undefined;
-} {
-  const perRequest = internals.perRequestFetch ?? isWorkersRuntime();
-  let pending: Promise<unknown> | undefined;
-  let inFlight = 0;
-  let failing = false;
-  let attemptedAt = -Infinity;
-  return {
-    next(time, own = true) {
-      if (pending !== undefined) return pending;
-      const overlap = own && perRequest && !failing && inFlight > 0;
-      if (!overlap && time - attemptedAt < KEY_SET_RETRY_MS) return undefined;
-      attemptedAt = time;
-      inFlight++;
-      const run = attempt()
-        .then((succeeded) => {
-          failing = !succeeded;
-        })
-        .finally(() => {
-          inFlight--;
-          if (pending === run) pending = undefined;
-        });
-      if (!perRequest) pending = run;
-      return run;
-    },
-  };
 }

@@ -2,17 +2,11 @@
 import { kindOf, throwConfigError } from './errors.ts';
 import type { AlgorithmName } from './jws/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jws/key-source.ts';
-import {
-  attemptGate,
-  fetchJsonObject,
-  keySetCache,
-  keySetInternals,
-  readHttpsUrl,
-  withoutQuery,
-  type KeySetInternals,
-} from './key-set.ts';
+import { fetchJsonObject, keySetCache, readHttpsUrl, withoutQuery } from './key-set.ts';
+import { attemptGate } from './attempt-gate.ts';
+import { clockOf, type InternalOptions } from './internal-options.ts';
 import { createJwtEntry, type JwtOptions } from './jwt.ts';
-import { DPOP_OPTION_NAMES } from './dpop.ts';
+import { DPOP_OPTION_NAMES } from './dpop-options.ts';
 import { ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
 import type { AuthFn } from './types.ts';
@@ -33,6 +27,7 @@ export interface OidcOptions
     | 'dpopMaxAgeSec'
     | 'dpopOrigin'
     | 'dpopReplay'
+    | '_internal'
   > {
   /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
   issuer: string;
@@ -73,12 +68,13 @@ export function oidc(options: OidcOptions): AuthFn {
       ? readHttpsUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
       : readHttpsUrl(helper, 'discoveryUrl', options.discoveryUrl);
   const algorithms = readKeySetAlgorithms(helper, options.algorithms);
+  const shared = readEntryOptions(helper, options);
   return createJwtEntry({
     helper,
     authenticator: 'oidc',
-    source: discoveredKeySet(discoveryUrl, issuerUrl, issuer, algorithms, keySetInternals(options)),
+    source: discoveredKeySet(discoveryUrl, issuerUrl, issuer, algorithms, shared.internal),
     algorithms,
-    ...readEntryOptions(helper, options),
+    ...shared,
   });
 }
 
@@ -93,9 +89,9 @@ function discoveredKeySet(
   issuerUrl: URL,
   issuer: string,
   algorithms: readonly AlgorithmName[],
-  internals: KeySetInternals,
+  internals: InternalOptions,
 ): KeySource {
-  const now = internals.now ?? (() => Date.now()); // looked up per call: a test may fake the global clock
+  const now = clockOf(internals);
   let keys: KeySource | undefined;
 
   const discover = async (): Promise<boolean> => {

@@ -13,6 +13,7 @@ const PROGRESS = [
   'type',
   'key-set-unavailable',
   'no-key',
+  'mismatch',
   'signature',
   'expired',
   'not-yet-valid',

@@ -107,7 +107,7 @@ export interface RouteAuthOptions {
  * Evaluates an auth list for each request: entries in order, the first principal wins,
  * `null`/`undefined` skips, `AuthError(401|403)` stops, anything else thrown is a 500.
  * @example
- * const authenticate = routeAuth([basic({ users: { ada: 'secret' } }), apiToken(env.TOKEN)]);
+ * const authenticate = routeAuth([basic({ users: { ada: env.ADA_PASSWORD } }), apiToken(env.TOKEN)]);
  * const result = await authenticate(request);
  * if (!result.ok) return result.response;
  * result.principal.id;

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: MIT
 // SHA-256 (FIPS 180-4) in plain JavaScript, synchronous, for apiToken() and basic(): per
-// request they hash what the client sent. Measured (`npm run bench -- --filter digest`, Node 22,
-// the 2-core VM of issue 19): a 40-byte token in ~0.54 µs (1.85M/s) where an awaited
-// `crypto.subtle.digest` takes ~60–80 µs (13–17k/s), a thread-pool job per call and 14.6% of the
-// node server's main thread under apiToken() (issue 19); 8 KiB in ~62 µs, level with Web Crypto.
-// The 40-byte token took 2.8 µs with a fresh buffer per call, read through a DataView, and
-// 0.66 µs with a subarray of the kept buffer, INITIAL a plain array and the digest written a
-// byte per step.
+// request they hash what the client sent, and an awaited `crypto.subtle.digest` is a thread-pool
+// job per call, a hundred times slower for a token (docs/design.md §30, "Speed tricks and what
+// they bought"). Short inputs use a kept buffer, and the digest is written a byte per step.
 // Every step is an add, rotate or xor of 32-bit words, with no table indexed by the data, so the
 // time depends on the length of the input alone.
 // FIPS 180-4 §4.2.2 and §5.3.3: K is the first 32 bits of the fractional parts of the cube roots of

@@ -4,7 +4,7 @@
 // error that names the OAuth `error` code and the HTTP status, never a token or the body.
 import { readBoundedBody } from './bounded-body.ts';
 import { parseJsonObject } from './jws/json.ts';
-import type { KeySetInternals } from './key-set.ts';
+import type { InternalOptions } from './internal-options.ts';
 import { isNumberIn } from './options.ts';
 
 /**
@@ -76,7 +76,7 @@ export function exchanged(
 export async function post(
   url: string,
   init: RequestInit,
-  internals: KeySetInternals,
+  internals: InternalOptions,
 ): Promise<{ status: number; answer: Record<string, unknown> | null }> {
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -7,7 +7,8 @@ import { isScopeList, kindOf, throwConfigError } from './errors.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
 import { parseJsonObject } from './jws/json.ts';
-import { keySetInternals, readHttpsUrl, type KeySetInternals } from './key-set.ts';
+import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
+import { readHttpsUrl } from './key-set.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
 import { keepPresentedTokens, presentedToken } from './presented-token.ts';
 import { sha256 } from './sha256.ts';
@@ -36,6 +37,8 @@ export interface TokenExchangeOptions {
   cache?: false | { maxEntries?: number };
   /** How long a call may take; default 5,000 ms. */
   timeoutMs?: number;
+  /** @internal The test hook (a clock, a fetch): not part of the public API. See CONTRIBUTING.md. */
+  _internal?: InternalOptions;
 }
 
 /** What to ask for (RFC 8693 §2.1): the service's `audience`, its `resource` URI (RFC 8707), the `scope` wanted. */
@@ -58,6 +61,7 @@ const OPTION_NAMES = [
   'keyId',
   'cache',
   'timeoutMs',
+  '_internal',
 ];
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 /** A kept token is used no later than this before it expires. */
@@ -96,7 +100,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
   if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
     throwConfigError(helper, 'issuer must be a non-empty string');
   const maxEntries = readCache(helper, options.cache);
-  const internals: KeySetInternals = { ...keySetInternals(options), timeoutMs };
+  const internals: InternalOptions = { ...readInternalOptions(helper, options._internal), timeoutMs };
   const issuerHref = issuer === undefined ? undefined : readHttpsUrl(helper, 'issuer', issuer);
   const staticUrl =
     options.tokenEndpoint === undefined ? undefined : readHttpsUrl(helper, 'tokenEndpoint', options.tokenEndpoint);
@@ -113,7 +117,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
       ? undefined
       : clientAssertion(helper, clientId, privateKey, options.algorithm, options.keyId);
   const basic = clientSecret === undefined ? undefined : basicCredentials(clientId, clientSecret);
-  const now = internals.now ?? Date.now;
+  const now = clockOf(internals);
   const kept = new Map<string, { token: ExchangedToken; until: number }>();
   keepPresentedTokens();
 

@@ -1,4 +1,4 @@
-// The limit store of the cloudflare-worker target (design §22): each key's counters in a
+// The limit store of the cloudflare-worker target (design §22, §25): each key's counters in a
 // Durable Object of its own, the one place on the network that key is counted. Web-standard
 // globals only (no node: import), like src/agent.
 import { AuthConfigError, kindOf } from '../auth/internal.ts';
@@ -20,6 +20,7 @@ export interface LimitNamespaceLike {
 
 type Operation =
   | { op: 'hit'; key: string; windowSec: number; cost: number; limit: number }
+  | { op: 'settle'; key: string; windowSec: number; start: number; delta: number }
   | { op: 'acquire'; key: string; lease: string; limit: number; ttlSec: number }
   | { op: 'release'; key: string; lease: string };
 
@@ -61,6 +62,8 @@ export function durableObjectLimitStore(
   }
   return {
     hit: (key, windowSec, cost, limit) => call({ op: 'hit', key, windowSec, cost, limit }) as Promise<WindowCount>,
+    settle: (key, windowSec, start, delta) =>
+      call({ op: 'settle', key, windowSec, start, delta }) as Promise<WindowCount>,
     acquire: (key, lease, limit, ttlSec) => call({ op: 'acquire', key, lease, limit, ttlSec }) as Promise<boolean>,
     release: async (key, lease) => void (await call({ op: 'release', key, lease })),
   };
@@ -95,16 +98,30 @@ export class LimitObject {
   async #run(operation: Operation): Promise<WindowCount | boolean | null> {
     const storage = this.#storage;
     const now = Date.now() / 1000;
-    if (operation.op === 'hit') {
-      const { key, windowSec, cost, limit } = operation;
+    if (operation.op === 'hit' || operation.op === 'settle') {
+      const { key, windowSec } = operation;
       const name = `window:${windowSec}:${key}`;
       const start = Math.floor(now / windowSec) * windowSec;
       const stored = (await storage.get(name)) as Window | undefined;
-      const window = stored !== undefined && stored.start >= start ? stored : { start, count: 0 };
-      const resetSec = window.start + windowSec - now;
-      if (window.count + cost > limit) return { allowed: false, count: window.count, resetSec };
-      if (cost > 0) await storage.put(name, { start: window.start, count: window.count + cost });
-      return { allowed: true, count: window.count + cost, resetSec };
+      const count = stored !== undefined && stored.start >= start ? stored.count : 0;
+      const answer = (allowed: boolean, count: number) => ({
+        allowed,
+        count,
+        resetSec: start + windowSec - now,
+        start,
+      });
+      let cost: number;
+      if (operation.op === 'hit') {
+        cost = operation.cost;
+        if (count + cost > operation.limit) return answer(false, count);
+      } else {
+        // The window that began at `start` while it lasts; else only a positive delta counts, in the current one.
+        cost = operation.start === start ? Math.max(-count, operation.delta) : Math.max(0, operation.delta);
+      }
+      // A read creates nothing; a window back at 0 is dropped.
+      if (cost !== 0)
+        await (count + cost === 0 ? storage.delete(name) : storage.put(name, { start, count: count + cost }));
+      return answer(true, count + cost);
     }
     // The slots of the key: lease id → when it ends (a Map: any id is a key, none a property).
     const name = `slots:${operation.key}`;

@@ -19,7 +19,7 @@ import {
   callerKey,
   limiter,
   readLimits,
-  windowKey,
+  tokenMeter,
   type Limiter,
   type Limits,
   type LimitWindow,
@@ -280,34 +280,25 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
             view,
             principal,
             () => errorReply(403, 'Forbidden'),
-            counted && ((call) => counted.run(view, principal, true, call)),
+            counted && ((call) => counted.run(counted.caller(view, principal), true, call)),
           ),
         );
       }
     }
   }
 
-  /** A session's agent, counting each turn's usage against its principal's `tokens` when there are limits. */
+  /** A session's agent whose model turns pass its principal's `tokens` (design §25) when there are limits. */
   function countedAgent(agent: Agent, env: SpecWorkerEnv): Agent {
     const tokens = limitsFor(env)?.limits.tokens;
     if (tokens === undefined) return agent;
     const store = limitsFor(env)!.limits.store;
-    const count =
-      (principal: Principal | undefined) =>
-      async ({ inputTokens, outputTokens }: { inputTokens: number; outputTokens: number }) => {
-        await store.hit(
-          windowKey(tokens, callerKey(principal, undefined)),
-          tokens.windowSec,
-          inputTokens + outputTokens,
-          Number.MAX_SAFE_INTEGER,
-        );
-      };
+    const meter = (principal: Principal | undefined) => tokenMeter(store, tokens, callerKey(principal, undefined));
     return Object.freeze({
       ...agent,
       send: (message: string, options: SendOptions = {}) =>
-        agent.send(message, { ...options, onUsage: count(options.principal) }),
+        agent.send(message, { ...options, meter: meter(options.principal) }),
       decide: (approvalId: string, decision: DecideOptions) =>
-        agent.decide(approvalId, { ...decision, onUsage: count(decision.principal) }),
+        agent.decide(approvalId, { ...decision, meter: meter(decision.principal) }),
     });
   }
 
@@ -352,13 +343,9 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
         const counted = found?.route === 'health' ? undefined : limitsFor(env)?.limiter;
         const view = webRouteRequest(request);
         if (found?.route !== 'health') {
-          const refusedEarly = counted?.failures ? await counted.guard(view) : undefined;
-          if (refusedEarly !== undefined) return toResponse(refusedEarly);
-          const result = await authenticatorFor(env)(request);
-          if (!result.ok) {
-            if (counted?.failures && result.response.status === 401) await counted.failed(view);
-            return result.response;
-          }
+          const run = () => authenticatorFor(env)(request);
+          const result = counted?.failures ? await counted.admit(view, run) : await run();
+          if (!result.ok) return result.response;
           principal = result.principal;
         }
         if (found === undefined) return errorResponse(404, 'Not Found');
@@ -370,7 +357,7 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
           const answer = await route(request, env, principal as Principal, found);
           return new Response(answer.body, answer);
         };
-        return toResponse(await counted.run(view, principal, TURNS.has(found.route), serve));
+        return toResponse(await counted.run(counted.caller(view, principal), TURNS.has(found.route), serve));
       } catch (error) {
         // An AGENT_API_TOKEN outside the b64token syntax lands here: apiToken() refuses it (500, logged without the token).
         return failureResponse(error);

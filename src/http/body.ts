@@ -23,7 +23,7 @@ export function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'
 /**
  * A body of `readBodyBytes()` as a JSON object: past the limit is a 413; anything else than an
  * object (no body, invalid UTF-8 or JSON, an array) is a 400. Apart from `readBodyBytes()`, so a
- * route awaits one promise for its body, not two (issue 19).
+ * route awaits one promise for its body, not two (docs/design.md §30, "Speed tricks and what they bought").
  */
 export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
   if (bytes === null) throw tooLarge();

@@ -74,7 +74,9 @@ export async function streamRun(
     },
     (error) => {
       if (!streaming) return;
-      if (!isAbort(error)) console.error('agentward: a streamed run failed', error);
+      // A client that left, or limits.tokens refusing a later turn (design §25), is no failure of the server.
+      if (!isAbort(error) && (error as { code?: unknown } | null)?.code !== 'TOKEN_LIMIT')
+        console.error('agentward: a streamed run failed', error);
       if (!errorSent) write(format.event({ type: 'error', error: 'the run failed' }));
       write(format.end(undefined));
       close();

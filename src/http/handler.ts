@@ -2,7 +2,7 @@
 // request on every surface goes through: the metadata document and health, the MCP guard,
 // limits.failures, auth, route (404), method (405), scopes (403), limits, then the operation
 // (routes.ts, mcp.ts), which checks ownership as it starts.
-import type { Agent, Principal, UsageHook } from '../agent/types.ts';
+import type { Agent, Principal, TurnMeter } from '../agent/types.ts';
 import {
   AuthConfigError,
   kindOf,
@@ -223,18 +223,15 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       let principal: Principal | undefined;
       let entryScopes: readonly string[] | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
-        // limits.failures: an address past its 401s is refused before any entry runs.
-        const refusedEarly = limits?.failures ? await limits.guard(request) : undefined;
-        if (refusedEarly !== undefined) return refusedEarly;
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
-        const result = await authenticate(
-          authenticate.headersOnly ? (request as RouteRequest & Request) : request.request(),
-          anyScopes ? routeScopes(operation) : undefined,
-        );
-        if (!result.ok) {
-          if (limits?.failures && result.response.status === 401) await limits.failed(request);
-          return result.response;
-        }
+        const run = () =>
+          authenticate(
+            authenticate.headersOnly ? (request as RouteRequest & Request) : request.request(),
+            anyScopes ? routeScopes(operation) : undefined,
+          );
+        // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
+        const result = limits?.failures ? await limits.admit(request, run) : await run();
+        if (!result.ok) return result.response;
         principal = request.principal = result.principal;
         entryScopes = result.scopes;
       }
@@ -245,9 +242,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       }
       if (operation === 'health') return serveRoute(agent, route, request, principal, undefined);
+      // Whom the limits count, known before the body is read (clientAddress may read the Request).
+      const caller = limits?.caller(request, principal);
       if (operation === 'mcp') {
         // Only tools/call is counted: a client's handshake and listing cost nothing.
-        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(request, principal, true, serve));
+        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
         return await mcpRoute(
           agent,
           mcp as McpConfig,
@@ -261,22 +260,20 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         );
       }
       if (operation === 'ui') {
-        // clientAddress reads the Request: on the node server it is made before the body is read.
-        if (limitsOption?.clientAddress) request.request();
         const body = jsonObject(await readBodyBytes(request));
         const ui = parseUiRequest(body);
         const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
         const refusal = anyScopes ? forbidden(request, principal, entryScopes, operations) : undefined;
         if (refusal !== undefined) return refusal;
         const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
-        const serve = (onUsage: UsageHook | undefined) => uiRoute(agent, ui, metadata, principal, onUsage);
-        return await (limits === undefined ? serve(undefined) : limits.run(request, principal, true, serve));
+        const serve = (meter: TurnMeter | undefined) => uiRoute(agent, ui, metadata, principal, meter);
+        return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
       }
       const refusal = anyScopes ? forbidden(request, principal, entryScopes, [operation]) : undefined;
       if (refusal !== undefined) return refusal;
       if (limits === undefined) return await serveRoute(agent, route, request, principal, undefined);
-      return await limits.run(request, principal, runsModel([operation]), (onUsage) =>
-        serveRoute(agent, route, request, principal, onUsage),
+      return await limits.run(caller!, runsModel([operation]), (meter) =>
+        serveRoute(agent, route, request, principal, meter),
       );
     } catch (error) {
       return failureReply(error);

@@ -1,4 +1,4 @@
-// The limit store contract (design §22) and its default, the process's memory. The route
+// The limit store contract (design §22, §25) and its default, the process's memory. The route
 // handler keeps its counters in one: `agentHandler(agent, { limits: { store } })`.
 import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
 
@@ -13,27 +13,44 @@ export interface WindowCount {
   readonly count: number;
   /** Seconds until the window frees (its count starts again from 0): above 0. */
   readonly resetSec: number;
+  /** When the window began, in seconds on the store's own clock: what `settle()` names it by. */
+  readonly start: number;
 }
 
 /**
- * Where the route handler keeps its counters (design §22): `memoryLimitStore()` (the default,
- * one process), `postgresLimitStore()` from `agentward/postgres` (any number of processes on one
- * database), or your own. Each call is atomic on its own: two calls at once never both see
- * room for one. Keys are opaque strings of at most a few hundred characters (they hold a
- * principal's issuer and id); a store must keep them apart exactly.
+ * Where the route handler keeps its counters (design §22, §25): `memoryLimitStore()` (the
+ * default, one process), `postgresLimitStore()` from `agentward/postgres` (any number of
+ * processes on one database), the Durable Object store of `agentward/cloudflare`, or your own.
+ * Each call is atomic on its own: two calls at once never both see room for one. Keys are opaque
+ * strings of at most a few hundred characters (they hold a principal's issuer and id); a store
+ * must keep them apart exactly. The handler's keys start with their policy
+ * (`requests/<windowSec>:`, `tokens/…`, `failures/…`, `concurrent:`), then `p` and the
+ * principal's key or `a` and a client address: a bounded store may bound each kind apart.
  *
  * Windows are fixed or sliding, as the store finds best: `resetSec` says when the one that
- * counted frees. A store that cannot be reached throws an error whose `code` is
- * `STORE_UNAVAILABLE` (the route answers 503); a store with no room for a new key answers
- * `allowed: false` rather than forget another key's count.
+ * counted frees. A read (`cost` 0) never creates a key. A store never refuses for want of room:
+ * a bounded one forgets its least recently counted windows first. A store that cannot be
+ * reached throws an error whose `code` is `STORE_UNAVAILABLE` (the route answers 503).
+ *
+ * How the handler uses it: `requests` is one `hit` per request; `failures` takes a slot with
+ * `hit(…, 1, limit)` before auth and gives it back with `settle(…, -1)` unless the answer is a
+ * 401; `tokens` reserves each model turn's estimate with `hit(…, estimate, limit)` and replaces
+ * it with what the turn spent with `settle(…, spent - estimate)`; `concurrent` holds leases.
  */
 export interface LimitStore {
   /**
    * Counts `cost` against `key`'s current window of `windowSec` seconds when the window's count
    * plus `cost` is at most `limit`; else counts nothing. `cost` 0 reads the window (allowed while
-   * its count is within `limit`).
+   * its count is within `limit`) and creates nothing.
    */
   hit(key: string, windowSec: number, cost: number, limit: number): Promise<WindowCount>;
+  /**
+   * Adds `delta` (negative: gives back) to the window of `key` that began at `start` (a
+   * `WindowCount.start` of this store), never taking its count below 0 and never refusing. When
+   * that window has ended (or the key is gone), a positive `delta` counts in the current window
+   * and a negative one changes nothing. Answers the window as it is after the call.
+   */
+  settle(key: string, windowSec: number, start: number, delta: number): Promise<WindowCount>;
   /**
    * Takes one of `key`'s `limit` slots for `lease` (a unique id) when fewer than `limit` are
    * taken; the same lease again keeps its slot and is never refused. A store shared by
@@ -46,7 +63,10 @@ export interface LimitStore {
 }
 
 export interface MemoryLimitStoreOptions {
-  /** Keys kept at most (windows and concurrency keys together); default 100,000. */
+  /**
+   * Windows kept at most per kind of key (each policy's, principals apart from client
+   * addresses); default 100,000. Past it, the least recently counted window of that kind goes.
+   */
   maxKeys?: number;
 }
 
@@ -54,10 +74,12 @@ export const MEMORY_LIMIT_STORE_DEFAULTS: Readonly<{ maxKeys: number }> = Object
 
 /**
  * Counters in this process's memory: the default store of `limits`. Fixed windows, aligned to
- * multiples of their length. Bounded: past `maxKeys` keys, windows that ended are forgotten
- * first; when every key is live, a new key is refused (`allowed: false`) rather than letting
- * another key start over. Each process counts alone: behind several instances, use a shared
- * store such as `postgresLimitStore()`.
+ * multiples of their length. Bounded per kind of key (design §25): `maxKeys` windows for each
+ * policy's principals and as many for its client addresses, so that many addresses filling
+ * `failures` can never crowd out a principal's `requests`; past the bound the least recently
+ * counted window of that kind is forgotten, so a new caller is never refused for want of room.
+ * A read creates nothing; a window counted back to 0 is dropped. Each process counts alone:
+ * behind several instances, use a shared store such as `postgresLimitStore()`.
  * @example
  * agentHandler(agent, { auth, limits: { requests: { limit: 60, windowSec: 60 }, store: memoryLimitStore({ maxKeys: 10_000 }) } });
  */
@@ -75,79 +97,99 @@ export function memoryLimitStore(options: MemoryLimitStoreOptions = {}): LimitSt
 interface Window {
   start: number;
   count: number;
+  /** Counted since the bound last passed over it (a second chance before it is forgotten). */
+  used: boolean;
+  readonly key: string;
+  readonly windowSec: number;
 }
 
 /** The stores of this process's memory: their slots live and die with the process, and need no renewal. */
 const localStores = new WeakSet<LimitStore>();
 export const isLocalStore = (store: LimitStore): boolean => localStores.has(store);
 
+/** The kind of a key: its policy and window up to `:`, and whether a principal (`p`) or an address (`a`) follows. */
+function kindOf(key: string): string {
+  const colon = key.indexOf(':');
+  return colon < 0 ? '' : key.slice(0, colon + 2);
+}
+
 /** `memoryLimitStore()` on a clock of your own (seconds), for tests. */
 export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
-  // One map per window length: a window moves to its map's end when it starts again, so each
-  // map holds its windows in the order they end, and the ended ones are found at its head.
+  // The windows by length and key; and each kind's windows in the order the bound passes over
+  // them: a window counted since the last pass gets a second chance at the end, so the least
+  // recently counted goes first, without reordering anything on a count.
   const windows = new Map<number, Map<string, Window>>();
+  const kinds = new Map<string, Set<Window>>();
   const slots = new Map<string, Set<string>>();
-  let size = 0;
 
-  /** Room for one more key, forgetting windows that ended; else the seconds until one ends. */
-  function room(t: number): number {
-    let wait = Infinity;
-    if (size < maxKeys) return 0;
-    for (const [length, map] of windows) {
-      for (const [key, window] of map) {
-        if (window.start + length > t) {
-          wait = Math.min(wait, window.start + length - t);
-          break;
-        }
-        map.delete(key);
-        size--;
+  const answer = (allowed: boolean, count: number, start: number, windowSec: number, t: number): WindowCount => ({
+    allowed,
+    count,
+    resetSec: start + windowSec - t,
+    start,
+  });
+
+  function add(key: string, windowSec: number, start: number, count: number): void {
+    const kindKey = kindOf(key);
+    let kind = kinds.get(kindKey);
+    if (kind === undefined) kinds.set(kindKey, (kind = new Set()));
+    for (const oldest of kind) {
+      if (kind.size < maxKeys) break;
+      kind.delete(oldest);
+      if (oldest.used) {
+        oldest.used = false;
+        kind.add(oldest);
+      } else {
+        windows.get(oldest.windowSec)!.delete(oldest.key);
       }
     }
-    return size < maxKeys ? 0 : wait;
+    const window: Window = { start, count, used: false, key, windowSec };
+    kind.add(window);
+    let byKey = windows.get(windowSec);
+    if (byKey === undefined) windows.set(windowSec, (byKey = new Map()));
+    byKey.set(key, window);
+  }
+
+  function hit(key: string, windowSec: number, cost: number, limit: number): WindowCount {
+    const t = now();
+    const start = Math.floor(t / windowSec) * windowSec;
+    const window = windows.get(windowSec)?.get(key);
+    const count = window !== undefined && window.start === start ? window.count : 0;
+    if (count + cost > limit) return answer(false, count, start, windowSec, t);
+    if (cost === 0) return answer(true, count, start, windowSec, t);
+    if (window === undefined) add(key, windowSec, start, cost);
+    else (window.start = start), (window.count = count + cost), (window.used = true);
+    return answer(true, count + cost, start, windowSec, t);
   }
 
   const store: LimitStore = {
-    async hit(key, windowSec, cost, limit) {
+    hit: async (key, windowSec, cost, limit) => hit(key, windowSec, cost, limit),
+    async settle(key, windowSec, start, delta) {
       const t = now();
-      const start = Math.floor(t / windowSec) * windowSec;
-      let map = windows.get(windowSec);
-      if (map === undefined) windows.set(windowSec, (map = new Map()));
-      let window = map.get(key);
-      if (window !== undefined && window.start !== start) {
-        map.delete(key);
-        size--;
-        window = undefined;
+      const window = windows.get(windowSec)?.get(key);
+      if (window === undefined || window.start !== start || start !== Math.floor(t / windowSec) * windowSec)
+        return hit(key, windowSec, Math.max(0, delta), Number.MAX_SAFE_INTEGER);
+      window.count = Math.max(0, window.count + delta);
+      window.used = true;
+      // A window back at 0 holds nothing worth a key (a refunded failure slot).
+      if (window.count === 0) {
+        windows.get(windowSec)!.delete(key);
+        kinds.get(kindOf(key))!.delete(window);
       }
-      const resetSec = start + windowSec - t;
-      const count = window?.count ?? 0;
-      if (count + cost > limit) return { allowed: false, count, resetSec };
-      if (window === undefined) {
-        const wait = room(t);
-        if (wait > 0) return { allowed: false, count: limit - cost + 1, resetSec: Math.min(wait, resetSec) };
-        map.set(key, { start, count: cost });
-        size++;
-      } else {
-        window.count += cost;
-      }
-      return { allowed: true, count: count + cost, resetSec };
+      return answer(true, window.count, start, windowSec, t);
     },
     async acquire(key, lease, limit) {
       let held = slots.get(key);
       if (held?.has(lease)) return true;
       if ((held?.size ?? 0) >= limit) return false;
-      if (held === undefined) {
-        if (room(now()) > 0) return false;
-        slots.set(key, (held = new Set()));
-        size++;
-      }
+      // A slot lives only while its request runs: never refused for want of room.
+      if (held === undefined) slots.set(key, (held = new Set()));
       held.add(lease);
       return true;
     },
     async release(key, lease) {
       const held = slots.get(key);
-      if (held === undefined || !held.delete(lease) || held.size > 0) return;
-      slots.delete(key);
-      size--;
+      if (held?.delete(lease) && held.size === 0) slots.delete(key);
     },
   };
   localStores.add(store);

@@ -1,11 +1,12 @@
-// Limits per principal on the route handler (design §22): requests, requests in flight and
+// Limits per principal on the route handler (design §22, §25): requests, requests in flight and
 // model tokens per principal (per client address for anonymous callers), and 401s per client
 // address before auth. The counters live in a limit store (limit-store.ts). Every handler
 // bundles this file, so it is kept small: one shape for the three windowed policies.
-import type { Principal, UsageHook } from '../agent/types.ts';
-import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL } from '../auth/internal.ts';
+import { AgentError } from '../agent/errors.ts';
+import type { Principal, TurnMeter } from '../agent/types.ts';
+import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
 import { isLocalStore, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
-import { errorReply, JsonReply, type Reply } from './responses.ts';
+import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
 /** A budget: `limit` per window of `windowSec` seconds. */
@@ -20,9 +21,14 @@ export interface LimitsOptions {
   requests?: LimitWindow;
   /** Requests in flight at once per principal; a streamed answer is in flight until its stream ends. */
   concurrent?: number;
-  /** Model tokens (each turn's `inputTokens + outputTokens`) per principal in each window: a turn starts only while the window's total is below `limit`. */
+  /**
+   * Model tokens per principal in each window: each model turn first reserves its estimate
+   * (`ceil(characters of its input / 4) + (settings.maxOutputTokens ?? 0)`), refused past `limit`,
+   * then counts what it spent (its `inputTokens + outputTokens`, or the estimate plus
+   * `ceil(characters it produced / 4)` where the model reported nothing).
+   */
   tokens?: LimitWindow;
-  /** 401 answers per client address in each window; past them, 429 before the auth list runs. */
+  /** 401 answers per client address in each window: each request takes a slot before the auth list runs, given back unless it is answered 401; past `limit`, 429. */
   failures?: LimitWindow;
   /** Where the counters live; default `memoryLimitStore()` (this process only). */
   store?: LimitStore;
@@ -39,11 +45,10 @@ export const LEASE_SEC = 60;
 /** The largest `windowSec`: a year. */
 const MAX_WINDOW_SEC = 31_536_000;
 const POLICIES = ['requests', 'tokens', 'failures'] as const;
-/** The `limit` of a count that is added whatever the window holds (a 401, a turn's usage). */
 const ANY = Number.MAX_SAFE_INTEGER;
 
 /** A windowed policy, checked, with its `RateLimit-Policy` item. */
-interface Policy extends LimitWindow {
+export interface Policy extends LimitWindow {
   readonly name: string;
   readonly item: string;
 }
@@ -91,11 +96,11 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
   }
   if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
   if (
-    ['hit', 'acquire', 'release'].some(
+    ['hit', 'settle', 'acquire', 'release'].some(
       (method) => typeof (limits.store as Record<string, unknown>)[method] !== 'function',
     )
   ) {
-    throw fail('.store must be a limit store (hit, acquire, release), such as memoryLimitStore()');
+    throw fail('.store must be a limit store (hit, settle, acquire, release), such as memoryLimitStore()');
   }
   if (clientAddress !== undefined) {
     if (typeof clientAddress !== 'function') throw fail('.clientAddress must be a function of the request');
@@ -105,43 +110,69 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
 }
 
 /**
- * An address as a key: IPv4 as it is, IPv6 by its /64 (a host is given a whole /64, and could
- * otherwise take a new address, and a new budget, for every request).
+ * An address as a key (design §26): IPv4 as it is, without a port; an IPv4-mapped or
+ * IPv4-compatible IPv6 address as its IPv4 address; any other IPv6 address by its /64 (a host
+ * is given a whole /64, and could otherwise take a new address, and a new budget, for every
+ * request). Anything else is kept as written, trimmed and cut to 100 characters.
  */
 export function addressKey(address: string): string {
   // IPv4, as the socket and CF-Connecting-IP give it: the common case, taken at once.
-  if (/^[\d.]+$/.test(address)) return address;
-  const text = address
-    .trim()
-    .toLowerCase()
-    .replace(/^\[|\](?::\d+)?$|%.*$/g, '');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
-  const [head = '', tail, more] = text.split('::');
-  if (mapped !== undefined || !text.includes(':') || more !== undefined) return mapped ?? text;
-  const first = head === '' ? [] : head.split(':');
-  const last = tail ? tail.split(':') : [];
-  const prefix = (
-    tail === undefined
-      ? first
-      : [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last]
-  ).slice(0, 4);
-  return prefix.length === 4 && prefix.every((group) => /^[0-9a-f]{1,4}$/.test(group))
-    ? `${prefix.map((group) => parseInt(group, 16).toString(16)).join(':')}::/64`
-    : text;
+  if (/^\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address)) return address;
+  const text = address.trim().toLowerCase();
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?$/.exec(text);
+  if (v4 !== null)
+    return v4.slice(1).some((octet) => Number(octet) > 255) ? text.slice(0, 100) : v4.slice(1).map(Number).join('.');
+  const groups = ipv6Groups(text.replace(/^\[([^\]]*)\](?::\d{1,5})?$/, '$1').replace(/%.*$/, ''));
+  if (groups === undefined) return text.slice(0, 100);
+  const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
+  // ::ffff:a.b.c.d, and the deprecated ::a.b.c.d (not :: or ::1): the IPv4 address they carry.
+  if (zeros(0, 5) && (groups[5] === 0xffff || (groups[5] === 0 && (groups[6] !== 0 || groups[7]! > 1))))
+    return [groups[6]! >> 8, groups[6]! & 255, groups[7]! >> 8, groups[7]! & 255].join('.');
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address in text (an IPv4 tail included); `undefined` for anything else. */
+function ipv6Groups(text: string): number[] | undefined {
+  const parts = text.split('::');
+  if (parts.length > 2 || !text.includes(':')) return undefined;
+  const side = (part: string | undefined) => {
+    const groups: number[] = [];
+    for (const [index, piece] of (part ? part.split(':') : []).entries()) {
+      const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(piece);
+      if (v4 !== null && index === part!.split(':').length - 1 && v4.slice(1).every((octet) => Number(octet) <= 255))
+        groups.push((Number(v4[1]) << 8) | Number(v4[2]), (Number(v4[3]) << 8) | Number(v4[4]));
+      else if (/^[0-9a-f]{1,4}$/.test(piece)) groups.push(parseInt(piece, 16));
+      else return undefined;
+    }
+    return groups;
+  };
+  const head = side(parts[0]);
+  const tail = side(parts[1]);
+  if (head === undefined || tail === undefined) return undefined;
+  if (parts.length === 1) return head.length === 8 ? head : undefined;
+  const gap = 8 - head.length - tail.length;
+  return gap >= 1 ? [...head, ...Array<number>(gap).fill(0), ...tail] : undefined;
 }
 
 /** Principals counted by client address: `anonymous()` callers, the boolean `auth`'s, and none (no auth). */
 const byAddress = (principal: Principal | undefined) =>
   principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
 
-/** The key of a caller: `p` and its principal's `[issuer ?? authenticator, id]`, or `a` and its address (`a` alone: unknown). */
+/**
+ * The key of a caller: `p` and its principal's ownership key `[issuer ?? '', authenticator, id]`
+ * (design §26: an issuer named like an authenticator is another caller), or `a` and its address
+ * (`a` alone: unknown).
+ */
 export function callerKey(principal: Principal | undefined, address: string | undefined): string {
   if (byAddress(principal)) return `a${address ?? ''}`;
   let key = principalKeys.get(principal!);
   if (key === undefined)
     principalKeys.set(
       principal!,
-      (key = `p${JSON.stringify([principal!.issuer ?? principal!.authenticator, principal!.id])}`),
+      (key = `p${JSON.stringify([principal!.issuer ?? '', principal!.authenticator, principal!.id])}`),
     );
   return key;
 }
@@ -157,26 +188,44 @@ const seconds = (value: number) => Math.max(1, Math.ceil(value));
 /** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
 const limitItem = (policy: Policy, count: WindowCount) =>
   `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
-const tooMany = (retryAfter: number, policy: string, limit: string) =>
-  errorReply(429, 'Too Many Requests', {
-    'retry-after': `${retryAfter}`,
-    'ratelimit-policy': policy,
-    ratelimit: limit,
-  });
+const refusalHeaders = (retryAfter: number, policy: string, limit: string) => ({
+  'retry-after': `${retryAfter}`,
+  'ratelimit-policy': policy,
+  ratelimit: limit,
+});
+const windowHeaders = (policy: Policy, count: WindowCount) =>
+  refusalHeaders(seconds(count.resetSec), policy.item, limitItem(policy, count));
 const refusal = (policy: Policy, count: WindowCount) =>
-  tooMany(seconds(count.resetSec), policy.item, limitItem(policy, count));
+  errorReply(429, 'Too Many Requests', windowHeaders(policy, count));
 
-/** What a limited route does: serve the request, handing the run `onUsage` so its tokens are counted. */
-export type LimitedRoute = (onUsage: UsageHook | undefined) => Reply | Promise<Reply>;
+/**
+ * A model turn refused by `tokens` (design §25): `TOKEN_LIMIT`, answered 429 with the window's
+ * fields (`headers`, which the route's failure answer carries).
+ */
+const tokensRefused = (policy: Policy, count: WindowCount) =>
+  Object.assign(
+    new AgentError(
+      'TOKEN_LIMIT',
+      `the token budget of this window is spent (limits.tokens); more in ${seconds(count.resetSec)} s`,
+    ),
+    { headers: windowHeaders(policy, count) },
+  );
+
+/** What a limited route does: serve the request, handing the run `meter` so that its model turns pass `tokens`. */
+export type LimitedRoute = (meter: TurnMeter | undefined) => Reply | Promise<Reply>;
 
 export interface Limiter {
   readonly failures: boolean;
-  /** Before auth: `failures`' 429 for an address past its 401s (a 500 when no address is known), else `undefined`. */
-  guard(request: RouteRequest): Promise<Reply | undefined>;
-  /** Counts one 401 against the request's address. */
-  failed(request: RouteRequest): Promise<unknown>;
-  /** Counts one request of `principal` and serves it (`turn`: it may run the model, so `tokens` may refuse it). */
-  run(request: RouteRequest, principal: Principal | undefined, turn: boolean, serve: LimitedRoute): Promise<Reply>;
+  /**
+   * `failures` around the auth list: takes one of the address's failure slots first (429 past
+   * `limit`; 500 when no address is known), runs `authenticate`, and gives the slot back unless
+   * the answer is a 401 (design §25).
+   */
+  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>): Promise<AuthResult>;
+  /** Whom a request counts against: read before the route reads its body (`clientAddress` may read the `Request`). */
+  caller(request: RouteRequest, principal: Principal | undefined): string;
+  /** Counts one request of `caller` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
+  run(caller: string, turn: boolean, serve: LimitedRoute): Promise<Reply>;
 }
 
 /** The limits of one handler, on its store. */
@@ -195,26 +244,39 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
 
   return {
     failures: failures !== undefined,
-    async guard(request) {
+    async admit(request, authenticate) {
       const address = addressOf(request);
       if (address === undefined) {
         if (!told) console.error('agentward: limits.failures needs the client address: give clientAddress');
         told = true;
-        return errorReply(500, 'Internal Server Error');
+        return { ok: false, response: toResponse(errorReply(500, 'Internal Server Error')) };
       }
-      // Read, not counted: only a 401 counts.
-      const seen = await hit(failures!, `a${address}`, 0, failures!.limit - 1);
-      return seen.allowed ? undefined : refusal(failures!, seen);
+      // Counted first, so that guesses at once are bounded too; given back below unless the answer is a 401.
+      const key = windowKey(failures!, `a${address}`);
+      const taken = await store.hit(key, failures!.windowSec, 1, failures!.limit);
+      if (!taken.allowed) return { ok: false, response: toResponse(refusal(failures!, taken)) };
+      let result: AuthResult | undefined;
+      try {
+        result = await authenticate();
+      } finally {
+        if (result?.ok !== false || result.response.status !== 401)
+          await store.settle(key, failures!.windowSec, taken.start, -1);
+      }
+      return result;
     },
-    failed: (request) => hit(failures!, `a${addressOf(request)}`, 1, ANY),
-    async run(request, principal, turn, serve) {
-      const caller = callerKey(principal, byAddress(principal) ? addressOf(request) : undefined);
-      // Read first: a turn starts only while the window's total is below the limit.
+    caller: (request, principal) => callerKey(principal, byAddress(principal) ? addressOf(request) : undefined),
+    async run(caller, turn, serve) {
+      // A read creates no key: a caller without a window has spent nothing.
       let spent = tokens && (await hit(tokens, caller, 0, tokens.limit - 1));
       if (turn && spent?.allowed === false) return refusal(tokens!, spent);
       const slot = concurrent === undefined ? undefined : await takeSlot(store, `concurrent:${caller}`, concurrent);
       // draft-ietf-httpapi-ratelimit-headers-10 §3.1.2: "concurrent-requests" is a quota without a window.
-      if (slot === null) return tooMany(1, `"concurrent";q=${concurrent}`, '"concurrent";r=0');
+      if (slot === null)
+        return errorReply(
+          429,
+          'Too Many Requests',
+          refusalHeaders(1, `"concurrent";q=${concurrent}`, '"concurrent";r=0'),
+        );
       let counted: WindowCount | undefined;
       let reply: Reply;
       try {
@@ -223,12 +285,7 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
           await slot?.release();
           return refusal(requests!, counted);
         }
-        reply = await serve(
-          tokens &&
-            (async ({ inputTokens, outputTokens }) => {
-              spent = await hit(tokens, caller, inputTokens + outputTokens, ANY);
-            }),
-        );
+        reply = await serve(tokens && tokenMeter(store, tokens, caller, (count) => (spent = count)));
       } catch (error) {
         await slot?.release();
         throw error;
@@ -241,6 +298,25 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
             : spent && limitItem(tokens!, spent);
       return finish(reply, limit ? { 'ratelimit-policy': policies, ratelimit: limit } : undefined, slot);
     },
+  };
+}
+/**
+ * `tokens`' meter of one caller's run (design §25): each model turn reserves its estimate in one
+ * atomic `hit`, refused with `TOKEN_LIMIT` past the limit, and settles what it spent in place of
+ * the estimate. `seen` hears the window after each.
+ */
+export function tokenMeter(
+  store: LimitStore,
+  tokens: Policy,
+  caller: string,
+  seen: (count: WindowCount) => void = () => {},
+): TurnMeter {
+  const key = windowKey(tokens, caller);
+  return async (estimate) => {
+    const reserved = await store.hit(key, tokens.windowSec, estimate, tokens.limit);
+    if (!reserved.allowed) throw tokensRefused(tokens, reserved);
+    seen(reserved);
+    return async (used) => seen(await store.settle(key, tokens.windowSec, reserved.start, used - estimate));
   };
 }
 
@@ -289,6 +365,8 @@ function finish(
   headers: Record<string, string> | undefined,
   slot: Slot | undefined,
 ): Reply | Promise<Reply> {
+  // A refusal made inside the route (limits.tokens on a stream's first turn) keeps the fields of the policy that refused.
+  if (reply instanceof Response && reply.headers.has('ratelimit-policy')) headers = undefined;
   if (reply instanceof JsonReply) {
     const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
     return slot ? slot.release().then(() => answer) : answer;

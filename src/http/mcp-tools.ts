@@ -2,7 +2,7 @@
 // principal, exactly as `POST <base>` does; `decide` answers an approval, as
 // `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
 // approval is unknown to it.
-import type { Agent, Principal, RunResult, UsageHook } from '../agent/types.ts';
+import type { Agent, Principal, RunResult, TurnMeter } from '../agent/types.ts';
 import type { McpTool } from './operations.ts';
 import type { McpConfig } from './mcp.ts';
 import { badRequest, failureOf, type Reply } from './responses.ts';
@@ -100,8 +100,8 @@ export function listTools(agent: McpAgent, config: McpConfig): Record<string, un
 interface CallContext {
   principal: Principal | undefined;
   signal: AbortSignal;
-  /** Counts the run's tokens (`limits.tokens`). */
-  onUsage?: UsageHook;
+  /** Meters the run's model turns (`limits.tokens`). */
+  meter?: TurnMeter;
 }
 
 /** The tool a `tools/call` names, when the agent offers it: `ask`, and `decide` when a run can wait for an approval. */
@@ -120,7 +120,7 @@ export async function callTool(
   context: CallContext,
 ): Promise<ToolResult | Reply | undefined> {
   if (toolOf(agent, name) === undefined) return undefined;
-  const { principal, signal, onUsage } = context;
+  const { principal, signal, meter } = context;
   try {
     checkArguments(args, INPUTS[name as keyof typeof INPUTS]);
     if (name === 'ask') {
@@ -129,7 +129,7 @@ export async function callTool(
         await agent.send(message as string, {
           principal,
           signal,
-          onUsage,
+          meter,
           ...(sessionId !== undefined && { sessionId: sessionId as string }),
         }),
       );
@@ -140,11 +140,13 @@ export async function callTool(
         approved: approved as boolean,
         principal,
         signal,
-        onUsage,
+        meter,
         ...(reason !== undefined && { reason: reason as string }),
       }),
     );
   } catch (error) {
+    // limits.tokens refused a model turn: the whole request is answered 429, as on every route.
+    if ((error as { code?: unknown } | null)?.code === 'TOKEN_LIMIT') throw error;
     return toolError(error);
   }
 }

@@ -1,7 +1,7 @@
 // The agent as a remote MCP server (design §18): `POST <base>/mcp`, the Streamable HTTP
 // transport without sessions, answering each JSON-RPC 2.0 request with one JSON answer.
 // The tools themselves (`ask`, `decide`) are in mcp-tools.ts; this file is the wire.
-import type { Principal, UsageHook } from '../agent/types.ts';
+import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { jsonValue, readBodyBytes } from './body.ts';
 import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
@@ -250,7 +250,7 @@ function headerMismatch(
  * Answers one POST to `<base>/mcp`, after `mcpGuard()` and auth. `forbidden` answers the 403
  * step-up challenge when the principal lacks the scopes of the route, or of the tool a
  * `tools/call` names (design §15, §25), once the message is read. `limit` runs each `tools/call`
- * under the handler's limits (design §22), handing it the usage hook that counts its tokens.
+ * under the handler's limits (design §22), handing it the meter its model turns pass (`limits.tokens`).
  */
 export async function mcpRoute(
   agent: McpAgent,
@@ -258,7 +258,7 @@ export async function mcpRoute(
   request: RouteRequest,
   principal: Principal | undefined,
   forbidden: (tool: McpTool | undefined) => Reply | undefined,
-  limit?: (call: (onUsage: UsageHook | undefined) => Promise<Reply>) => Promise<Reply>,
+  limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
 ): Promise<Reply> {
   const header = request.headers.get('mcp-protocol-version');
   const bytes = await readBodyBytes(request);
@@ -312,11 +312,11 @@ export async function mcpRoute(
       const { name, arguments: args = {} } = params;
       if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
-      const call = async (onUsage: UsageHook | undefined): Promise<Reply> => {
+      const call = async (meter: TurnMeter | undefined): Promise<Reply> => {
         const result = await callTool(agent, name, args as Record<string, unknown>, {
           principal,
           signal: request.signal,
-          onUsage,
+          meter,
         });
         if (result === undefined)
           return rpcError(id, INVALID_PARAMS, `Unknown tool: ${name.length <= 64 ? name : `${name.slice(0, 64)}…`}`);

@@ -18,9 +18,8 @@ const texts = new WeakMap<Response, string>();
 /**
  * A JSON answer before it is a `Response`. The routes answer with it; `agentHandler()` turns it
  * into a `Response`, and the node server writes it as it is, in one write with its
- * `Content-Length`: a `Response` with a body costs 9 CPU-µs to build (its body stream; 1.8 µs
- * without a body), and more again in garbage collection on a loaded server (issue 19,
- * Node 22, in a loop).
+ * `Content-Length`: a `Response` with a body costs its body stream to build, and more again in
+ * garbage collection on a loaded server (docs/design.md §30, "Speed tricks and what they bought").
  */
 export class JsonReply {
   readonly status: number;
@@ -70,7 +69,7 @@ export function jsonResponse(body: unknown, status = 200, headers?: Record<strin
 /**
  * The body of a response `toResponse()` built, while nobody has read it; else `undefined`.
  * The node bridge writes it at once with its `Content-Length`, instead of reading the body
- * stream back and writing it chunked (issue 19: 28% of the node server's main thread).
+ * stream back and writing it chunked (docs/design.md §30, "Speed tricks and what they bought").
  */
 export function responseText(response: Response): string | undefined {
   return response.bodyUsed ? undefined : texts.get(response);
@@ -90,6 +89,8 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
   APPROVAL_LIMIT: [429, 'Too many pending approvals'],
   MODEL_ERROR: [502, 'The model failed'],
   SESSION_FULL: [409, 'Session is full'],
+  // limits.tokens refused a model turn (design §25); the error carries the RateLimit fields.
+  TOKEN_LIMIT: [429, 'Too Many Requests'],
   // A store that cannot reach its database (agentward/postgres's StoreError): the next request may work.
   STORE_UNAVAILABLE: [503, 'Service Unavailable'],
 };
@@ -105,12 +106,12 @@ export function failureResponse(error: unknown): Response {
 
 /** `failureResponse()` as a reply. */
 export function failureReply(error: unknown): JsonReply {
-  const { status, message } = failureOf(error);
-  return errorReply(status, message);
+  const { status, message, headers } = failureOf(error);
+  return errorReply(status, message, headers);
 }
 
 /** The status and message answering an error (`failureReply()`'s), logging those that are the server's fault. */
-export function failureOf(error: unknown): { status: number; message: string } {
+export function failureOf(error: unknown): { status: number; message: string; headers?: Record<string, string> } {
   if (error instanceof HttpError) return { status: error.status, message: error.message };
   // The caller went away and aborted the run: nobody reads this answer, and it is no bug to log.
   if (isAbort(error)) return { status: 503, message: 'Request aborted' };
@@ -120,7 +121,8 @@ export function failureOf(error: unknown): { status: number; message: string } {
   const known = ours && typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
     if (known[0] >= 500) console.error('agentward: an agent route failed', error);
-    return { status: known[0], message: known[1] ?? (error as Error).message };
+    const { headers } = error as { headers?: Record<string, string> };
+    return { status: known[0], message: known[1] ?? (error as Error).message, ...(headers && { headers }) };
   }
   console.error('agentward: an agent route failed; answering 500', error);
   return { status: 500, message: 'Internal Server Error' };

@@ -5,8 +5,7 @@ import { readBoundedBody } from '../auth/internal.ts';
  * What the agent routes read of a request. `agentHandler()` reads it off a Web `Request`; the
  * node server off node's own request, building a `Request` only for what needs one (an auth
  * entry of your own, a channel, the metadata route): on a loaded node server a `Request` costs
- * ~30 CPU-µs per request, garbage collection included (issue 19: 35 against 66 CPU-µs per
- * request for a bare node:http answer without and with one, Node 22, autocannon at 50 connections).
+ * about as much again as a bare node:http answer (docs/design.md §30, "Speed tricks and what they bought").
  */
 export interface RouteRequest {
   readonly method: string;
@@ -61,7 +60,7 @@ export function webRouteRequest(request: Request): RouteRequest {
  * A URL's path, read off the string when it is plain: an origin, then segments of letters,
  * digits and `-_~.` (none starting with `.`, so no dot segment), then at most a query. Such a
  * path is already what the WHATWG parser would make of it. Any other URL goes through
- * `new URL`, which cost 1.2 CPU-µs per request on a loaded node server (issue 19, Node 22).
+ * `new URL`, which costs more (docs/design.md §30, "Speed tricks and what they bought").
  * `undefined` for a URL that does not parse.
  */
 const PLAIN_URL = /^https?:\/\/[^/?#\\]+((?:\/[\w~-][\w.~-]*)*\/?)(?:\?[^#]*)?$/;

@@ -1,6 +1,6 @@
 // The agent routes (design §5): which route a path names, and what each one does once the
 // handler has authenticated the caller and checked its scopes and limits.
-import type { Agent, Principal, RunResult, SendOptions, Usage, UsageHook } from '../agent/types.ts';
+import type { Agent, Principal, RunResult, SendOptions, TurnMeter, Usage } from '../agent/types.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
@@ -112,12 +112,12 @@ export function serveRoute(
   route: Route,
   request: RouteRequest,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
     case 'chat':
-      return sendRoute(agent, route.name === 'chat', request, principal, onUsage);
+      return sendRoute(agent, route.name === 'chat', request, principal, meter);
     case 'session':
       return request.method === 'DELETE'
         ? deleteRoute(agent, route.id!, principal)
@@ -127,7 +127,7 @@ export function serveRoute(
     case 'sessions':
       return sessionsRoute(agent, request, principal!);
     case 'decide':
-      return decideRoute(agent, route.id!, request, principal, onUsage);
+      return decideRoute(agent, route.id!, request, principal, meter);
     case 'health':
       return jsonReply({ status: 'ok' });
     default:
@@ -140,13 +140,12 @@ async function sendRoute(
   chat: boolean,
   request: RouteRequest,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request))
-    return streamChat(agent, message, { principal, sessionId, metadata, onUsage });
-  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, onUsage }));
+  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, meter });
+  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, meter }));
 }
 
 function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
@@ -188,10 +187,10 @@ async function decideRoute(
   id: string,
   request: RouteRequest,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
-  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, onUsage }));
+  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, meter }));
 }
 
 /**
@@ -205,12 +204,12 @@ export async function uiRoute(
   ui: UiRequest,
   metadata: Record<string, unknown> | undefined,
   principal: Principal | undefined,
-  onUsage: UsageHook | undefined,
+  meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const { sessionId, text, decisions } = ui;
   if (decisions.length === 0) {
     const run: StreamedRun = (onEvent, signal) =>
-      agent.send(text!, { principal, sessionId, metadata, signal, onEvent, onUsage });
+      agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
     return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
   }
   // An approval decided through a chat must wait in that chat's session.
@@ -225,7 +224,7 @@ export async function uiRoute(
         principal,
         signal,
         onEvent: streamed ? onEvent : undefined,
-        onUsage,
+        meter,
       });
     let result: RunResult | undefined;
     let usage: Usage | undefined;
@@ -236,7 +235,7 @@ export async function uiRoute(
     for (const decision of decisions)
       if (text === undefined) spent(await decide(decision, true));
       else if (pending.has(decision.approvalId)) spent(await decide(decision, false));
-    if (text !== undefined) spent(await agent.send(text, { principal, sessionId, metadata, signal, onEvent, onUsage }));
+    if (text !== undefined) spent(await agent.send(text, { principal, sessionId, metadata, signal, onEvent, meter }));
     return usage === undefined ? result! : { ...result!, usage };
   };
   return streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);

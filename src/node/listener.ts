@@ -396,11 +396,10 @@ export class NodeRequest implements RouteRequest {
 
 /**
  * The Web `Request` of a node request, its body streamed; `undefined` when the URL or a header
- * cannot be one. Its `signal` is the bridge's own (aborted when the client disconnects): handing
- * it to the `Request` constructor costs ~8 CPU-µs more per request (a WeakRef, an abort listener
- * and a finalizer registration: 11.8 against 3.8 µs per constructor call in a loop, Node 22),
- * so the request keeps it in a field. A copy (`new Request(request)`) does not follow it: pass
- * `signal: request.signal` along.
+ * cannot be one. Its `signal` is the bridge's own (aborted when the client disconnects): handed
+ * to the `Request` constructor it costs a WeakRef, an abort listener and a finalizer registration
+ * per request (docs/design.md §30, "Speed tricks and what they bought"), so the request keeps it
+ * in a field. A copy (`new Request(request)`) does not follow it: pass `signal: request.signal` along.
  */
 class BridgeRequest extends Request {
   readonly #signal: AbortSignal;
@@ -428,7 +427,7 @@ function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Requ
       : { method };
     const request = new BridgeRequest(url, init, signal);
     // Appended to the request's own headers: a Headers object handed to the constructor would be
-    // built, then copied (~1 µs more per request, Node 22).
+    // built, then copied (docs/design.md §30, "Speed tricks and what they bought").
     const { headers } = request;
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
@@ -440,8 +439,7 @@ function toRequest(req: IncomingMessage, url: string, signal: AbortSignal): Requ
 
 /**
  * The request body as a Web stream, with back-pressure: the node stream is paused while the
- * queue is full. Half the cost of `Readable.toWeb()` (6 against 12.5 CPU-µs per call in a
- * loop, Node 22).
+ * queue is full. Cheaper than `Readable.toWeb()` (docs/design.md §30, "Speed tricks and what they bought").
  */
 function bodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
   let queue!: ReadableStreamDefaultController<Uint8Array>;

@@ -32,9 +32,8 @@ export function requestLogFormat(option: RequestLogFormat | undefined, env = pro
  * quotes and backslashes escaped as \uXXXX, so a path or a token's kid cannot forge a line, a
  * field or the look of one. Used for every line that prints what a client sent. Text of
  * printable ASCII alone, what nearly every method, path and principal is, is tested and kept
- * as it is. With the time formatted once per millisecond (isoNow()), a logged request costs
- * 1.05 against 2.4 µs (the old code and this one in turn, 200,000 requests each in a loop,
- * Node 22); the three fields alone took 65 against 280 ns.
+ * as it is: escaping only what needs it, and the time formatted once per millisecond (isoNow()),
+ * halve a logged request's cost (docs/design.md §30, "Speed tricks and what they bought").
  */
 const ESCAPED = /[\s\p{Cc}\p{Cf}\\"]/gu;
 const PLAIN = /^[!#-[\]-~]*$/;
@@ -43,10 +42,8 @@ export const printable = (text: string) =>
 
 /**
  * Lines gathered over one turn of the event loop go out in one write to stdout: a write per line
- * is a system call per request (on a pipe, with the reader woken each time), measured by
- * `npm run bench:http` (case api-token-log against api-token, GET /agent/health): +58 CPU-µs
- * per request with a write per line (127 against 69), within the noise gathered (60 against 63).
- * What is still gathered when the process exits is written then.
+ * is a system call per request (on a pipe, with the reader woken each time; docs/design.md §30,
+ * "Speed tricks and what they bought"). What is still gathered when the process exits is written then.
  */
 const pending: string[] = [];
 let flushing = false;

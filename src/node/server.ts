@@ -7,6 +7,8 @@ import {
   API_TOKEN_ID,
   apiTokenDigestEntry,
   B64TOKEN,
+  MIN_TOKEN_LENGTH,
+  notASecret,
   sha256,
   AuthConfigError,
   checkOptionNames,
@@ -355,12 +357,21 @@ export function serverAuth(auth: AuthOption | undefined, token: string | undefin
   return [...entries, apiTokenDigestEntry(sha256(token as string), 'api-token', false)];
 }
 
-/** AGENT_API_TOKEN as the server reads it: `undefined` when unset; empty or outside the b64token syntax, an error naming it, never its value. */
+/**
+ * AGENT_API_TOKEN as the server reads it: `undefined` when unset. Empty, outside the b64token
+ * syntax, or not a secret (apiToken()'s rules: 16 characters or more, not a word an unset
+ * variable turns into, design §26): an error naming the rule it broke, never its value.
+ */
 export function readApiTokenEnv(token = process.env.AGENT_API_TOKEN): string | undefined {
-  if (token === undefined || B64TOKEN.test(token)) return token;
-  throw new AuthConfigError(
-    `serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${token === '' ? 'an empty string (unset it, or set it to a token)' : 'a string outside that syntax'}`,
-  );
+  if (token === undefined) return token;
+  if (!B64TOKEN.test(token)) {
+    throw new AuthConfigError(
+      `serve(): AGENT_API_TOKEN must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${token === '' ? 'an empty string (unset it, or set it to a token)' : 'a string outside that syntax'}`,
+    );
+  }
+  const weak = notASecret(token, MIN_TOKEN_LENGTH);
+  if (weak !== undefined) throw new AuthConfigError(`serve(): AGENT_API_TOKEN ${weak}`);
+  return token;
 }
 
 /** Listening addresses only this machine reaches. */

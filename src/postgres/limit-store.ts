@@ -1,4 +1,4 @@
-// The limit store on PostgreSQL (design §22): the counters of `limits` shared by every process
+// The limit store on PostgreSQL (design §22, §25): the counters of `limits` shared by every process
 // on one database, so several instances behind a load balancer hold one budget exactly.
 import type { LimitStore } from '../http/limit-store.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
@@ -7,8 +7,8 @@ import { poolOptions, type PgPool } from './store.ts';
 export interface PostgresLimitStoreOptions {
   /**
    * The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()`.
-   * Give it a pool of its own: a turn of `postgresStore` holds its connection while its usage is
-   * counted, so a pool shared with it and full of turns would wait for itself.
+   * Give it a pool of its own: a turn of `postgresStore` holds its connection while its tokens are
+   * reserved and settled, so a pool shared with it and full of turns would wait for itself.
    */
   client: Pick<PgPool, 'query' | 'on'>;
   /** The schema holding the tables `limit_windows` and `limit_slots`: a plain identifier, default `agentward`. */
@@ -30,11 +30,26 @@ const NOW = 'extract(epoch FROM clock_timestamp())::float8';
 const KEY = "sha256(convert_to($1::text, 'UTF8'))";
 /**
  * The clock of a writing statement, which also commits it without waiting for the WAL to reach
- * the disk (`synchronous_commit` off for its own transaction): 0.6 ms a count instead of 5, and a
- * row lock held that much shorter (bench/stores.ts, fsync on). Atomicity and visibility are the
+ * the disk (`synchronous_commit` off for its own transaction): a count, and the row lock it holds,
+ * are several times shorter (docs/design.md §30, "Speed tricks and what they bought"). Atomicity and visibility are the
  * same; a database crash may forget the counts of its last moments, never half of one.
  */
 const CLOCK = `clock AS (SELECT ${NOW} AS now, set_config('synchronous_commit', 'off', true) AS commit_mode)`;
+/** Adds `excluded.count` to the row's window, or starts the current window with it when the row's has ended. */
+const ADD = `count = CASE WHEN w.start >= excluded.start THEN w.count + excluded.count ELSE excluded.count END,
+             start = greatest(w.start, excluded.start),
+             ends_at = greatest(w.ends_at, excluded.ends_at)`;
+
+/** The row key's text of one key's window of `windowSec`: one key's windows of different lengths never share a row. */
+const windowName = (key: string, windowSec: number) => `${windowSec} ${JSON.stringify(key)}`;
+
+/** The window a row of `{ count, start, now }` holds now: its count, or 0 where it has ended (or there is none). */
+function current(row: Record<string, unknown>, windowSec: number) {
+  const now = Number(row.now);
+  const start = Math.floor(now / windowSec) * windowSec;
+  const live = row.start !== null && Number(row.start) >= start;
+  return { count: live ? Number(row.count) : 0, resetSec: start + windowSec - now, start };
+}
 
 /**
  * The counters of the route handler's `limits` (design §22) in PostgreSQL, for any number of
@@ -43,7 +58,9 @@ const CLOCK = `clock AS (SELECT ${NOW} AS now, set_config('synchronous_commit', 
  * check is one statement, atomic on its own: an `INSERT … ON CONFLICT DO UPDATE … WHERE` adds to
  * a window only while it stays within its limit, and takes a concurrency slot only while fewer
  * than the limit are held (a slot is a lease that ends `ttlSec` after it was last taken, so a
- * process that died holding slots gives them back). Keys are stored as their SHA-256. A lost
+ * process that died holding slots gives them back); a settle is one `UPDATE` of the window it
+ * names, or an `INSERT` into the current one when that has ended. A read writes nothing. Keys
+ * are stored as their SHA-256. A lost
  * database answers `StoreError` `STORE_UNAVAILABLE` (the route answers 503).
  * @example
  * const limitStore = postgresLimitStore({ client: new pg.Pool({ connectionString, max: 4 }) });
@@ -94,41 +111,58 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       }
     },
     async hit(key, windowSec, cost, limit) {
-      const k = JSON.stringify(key);
+      const k = windowName(key, windowSec);
       if (cost === 0) {
         // A read: no row is written or locked.
         const [row] = await query(
           `SELECT w.start, w.count, ${NOW} AS now FROM (SELECT) AS one LEFT JOIN ${s}.limit_windows AS w ON w.key = ${KEY}`,
           [k],
         );
-        const now = Number(row!.now);
-        const start = Math.floor(now / windowSec) * windowSec;
-        const count = row!.start !== null && Number(row!.start) >= start ? Number(row!.count) : 0;
-        return { allowed: count <= limit, count, resetSec: start + windowSec - now };
+        const counted = current(row!, windowSec);
+        return { ...counted, allowed: counted.count <= limit };
       }
       const [row] = await query(
         `WITH ${CLOCK},
          counted AS (
            INSERT INTO ${s}.limit_windows AS w (key, start, count, ends_at)
            SELECT ${KEY}, floor(now / $2::bigint)::bigint * $2::bigint, $3::bigint, floor(now / $2::bigint)::bigint * $2::bigint + $2::bigint FROM clock WHERE $3::bigint <= $4::bigint
-           ON CONFLICT (key) DO UPDATE SET
-             count = CASE WHEN w.start >= excluded.start THEN w.count + excluded.count ELSE excluded.count END,
-             start = greatest(w.start, excluded.start),
-             ends_at = greatest(w.ends_at, excluded.ends_at)
+           ON CONFLICT (key) DO UPDATE SET ${ADD}
            WHERE CASE WHEN w.start >= excluded.start THEN w.count ELSE 0 END + excluded.count <= $4::bigint
-           RETURNING count, ends_at
+           RETURNING count, start
          )
-         SELECT counted.count, counted.ends_at, clock.now FROM clock LEFT JOIN counted ON true`,
+         SELECT counted.count, counted.start, clock.now, was.count AS was_count, was.start AS was_start
+         FROM clock LEFT JOIN counted ON true LEFT JOIN ${s}.limit_windows AS was ON was.key = ${KEY}`,
         [k, windowSec, cost, limit],
       );
-      const now = Number(row!.now);
-      if (row!.count === null)
-        return {
-          allowed: false,
-          count: limit - cost + 1,
-          resetSec: (Math.floor(now / windowSec) + 1) * windowSec - now,
-        };
-      return { allowed: true, count: Number(row!.count), resetSec: Number(row!.ends_at) - now };
+      if (row!.count === null) {
+        // Refused: the count as the statement's snapshot saw it, at least the least count that refuses.
+        const seen = current({ count: row!.was_count, start: row!.was_start, now: row!.now }, windowSec);
+        return { ...seen, allowed: false, count: Math.max(limit - cost + 1, seen.count) };
+      }
+      return { ...current(row!, windowSec), allowed: true };
+    },
+    async settle(key, windowSec, start, delta) {
+      // The window that began at $3 while it lasts; else a positive delta counts in the current one.
+      const [row] = await query(
+        `WITH ${CLOCK},
+         settled AS (
+           UPDATE ${s}.limit_windows AS w SET count = greatest(0, w.count + $4::bigint) FROM clock
+           WHERE w.key = ${KEY} AND w.start = $3::bigint AND w.ends_at > clock.now
+           RETURNING w.count, w.start
+         ),
+         counted AS (
+           INSERT INTO ${s}.limit_windows AS w (key, start, count, ends_at)
+           SELECT ${KEY}, floor(now / $2::bigint)::bigint * $2::bigint, $4::bigint, floor(now / $2::bigint)::bigint * $2::bigint + $2::bigint FROM clock
+           WHERE $4::bigint > 0 AND NOT EXISTS (SELECT FROM settled)
+           ON CONFLICT (key) DO UPDATE SET ${ADD}
+           RETURNING count, start
+         )
+         SELECT coalesce(settled.count, counted.count, was.count) AS count, coalesce(settled.start, counted.start, was.start) AS start, clock.now
+         FROM clock LEFT JOIN settled ON true LEFT JOIN counted ON true
+         LEFT JOIN ${s}.limit_windows AS was ON was.key = ${KEY}`,
+        [windowName(key, windowSec), windowSec, start, delta],
+      );
+      return { ...current(row!, windowSec), allowed: true };
     },
     async acquire(key, lease, limit, ttlSec) {
       const rows = await query(

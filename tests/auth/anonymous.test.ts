@@ -6,7 +6,12 @@ import { basicRequest, bearerRequest, requestWith } from '../helpers/requests.ts
 
 test('anonymous() accepts everyone as { id: "anonymous", type: "user", authenticator: "anonymous" }, frozen', async () => {
   const entry = anonymous();
-  for (const request of [requestWith(), bearerRequest('whatever'), basicRequest('ada', 'pw'), requestWith('garbage')]) {
+  for (const request of [
+    requestWith(),
+    bearerRequest('whatever'),
+    basicRequest('ada', 'pw-0123456789'),
+    requestWith('garbage'),
+  ]) {
     const principal = await entry(request);
     assert.deepEqual(principal, { id: 'anonymous', type: 'user', authenticator: 'anonymous' });
     assert.deepEqual(Object.keys(principal ?? {}).sort(), ['authenticator', 'id', 'type']);
@@ -15,8 +20,8 @@ test('anonymous() accepts everyone as { id: "anonymous", type: "user", authentic
 });
 
 test('anonymous() last in the list: signed-in callers keep their principal, everyone else is anonymous', async () => {
-  const authenticate = routeAuth([apiToken('tok'), anonymous()]);
-  const signedIn = await authenticate(bearerRequest('tok'));
+  const authenticate = routeAuth([apiToken('tok-0123456789abcdef'), anonymous()]);
+  const signedIn = await authenticate(bearerRequest('tok-0123456789abcdef'));
   const other = await authenticate(bearerRequest('wrong'));
   assert.ok(signedIn.ok && other.ok);
   assert.equal(signedIn.principal.authenticator, 'api-token');

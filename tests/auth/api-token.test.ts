@@ -1,7 +1,7 @@
 // Spec "apiToken()", "Route handler auth option"; design §3 (credential parsing, apiToken()).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { apiToken, routeAuth } from '../../src/auth/index.ts';
+import { apiToken, AuthConfigError, authEntries, jwt, routeAuth, type Refusal } from '../../src/auth/index.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { bearerRequest, requestWith } from '../helpers/requests.ts';
 
@@ -74,10 +74,10 @@ test('apiToken(): anything but `Bearer <token>` skips (other scheme, no space, t
 });
 
 test('apiToken() accepts tokens using the whole b64token alphabet, with trailing "="', async () => {
-  const token = 'AZaz09-._~+/==';
+  const token = 'AZaz09-._~+/AZaz09==';
   const entry = apiToken(token);
   assert.equal((await entry(bearerRequest(token)))?.id, 'api-token');
-  assert.equal(await entry(bearerRequest('AZaz09-._~+/=')), null);
+  assert.equal(await entry(bearerRequest('AZaz09-._~+/AZaz09=')), null);
 });
 
 test('apiToken(): an Authorization value over 16 KiB is skipped without parsing', async () => {
@@ -111,6 +111,70 @@ test('apiToken() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, ne
   ];
   for (const [what, create, secret] of cases)
     assertConfigError(create, 'apiToken()', what, secret === undefined ? [] : [secret]);
+});
+
+test('apiToken() refuses a token that cannot be a secret: under 16 characters, or a word an unset or mistyped variable turns into, whatever its case; a plain token string as auth gets the same rules (design §26)', () => {
+  const refusedWith = (token: string, rule: RegExp) => {
+    for (const create of [() => apiToken(token), () => routeAuth(token), () => authEntries(token)]) {
+      assert.throws(
+        create,
+        (error: unknown) => {
+          assert.ok(error instanceof AuthConfigError);
+          assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
+          assert.match(error.message, rule);
+          // (A token of one to three letters is in any sentence.)
+          if (token.length > 3)
+            assert.ok(!error.message.toLowerCase().includes(token.toLowerCase()), 'the message never holds the token');
+          return true;
+        },
+        token,
+      );
+    }
+  };
+  for (const word of [
+    'undefined',
+    'UNDEFINED',
+    'Undefined',
+    'null',
+    'NULL',
+    'NaN',
+    'nan',
+    'true',
+    'True',
+    'false',
+    'FALSE',
+  ]) {
+    refusedWith(word, /^apiToken\(\): token is what an unset or mistyped variable turns into, not a secret$/);
+  }
+  // `${{}}`: not a b64token either, and refused as such.
+  assert.throws(() => apiToken('[object Object]'), AuthConfigError);
+  assert.throws(() => routeAuth(`${{}}`), AuthConfigError);
+  for (const token of ['a', 'tok', 'good-token', 'k3Yx9QmZ2p', 'fifteen-chars-x']) {
+    refusedWith(token, new RegExp(`^apiToken\\(\\): token must be at least 16 characters \\(got ${token.length}\\)$`));
+  }
+  // Sixteen characters is enough, and a word inside a longer token is no word.
+  for (const token of ['sixteen-chars-xx', 'undefined-but-longer', 'nullnullnullnull']) {
+    assert.doesNotThrow(() => apiToken(token));
+    assert.doesNotThrow(() => routeAuth(token));
+  }
+});
+
+test('onRefused hears a wrong static API token as mismatch, not signature; a malformed one as malformed; a JWT that fails its signature in the same list stays signature (design §31)', async () => {
+  const heard = async (auth: Parameters<typeof routeAuth>[0], token: string) => {
+    const refusals: Refusal[] = [];
+    const result = await routeAuth(auth, { onRefused: (refusal) => void refusals.push(refusal) })(bearerRequest(token));
+    assert.equal(result.ok, false);
+    return refusals.map(({ entry, reason }) => `${entry} ${reason}`);
+  };
+  assert.deepEqual(await heard(apiToken(TOKEN), `${TOKEN}x`), ['apiToken mismatch']);
+  assert.deepEqual(await heard(TOKEN, 'another-token-entirely'), ['apiToken mismatch']);
+  assert.deepEqual(await heard(apiToken(TOKEN), 'not,a,b64token'), ['apiToken malformed']);
+  // A JWT whose signature is wrong got further in jwt() than in apiToken(): jwt's reason is told.
+  const secret = 'a-jwt-secret-of-at-least-32-bytes-0123456789';
+  const header = btoa('{"alg":"HS256"}').replace(/=+$/, '');
+  const payload = btoa('{"sub":"a","exp":9999999999}').replace(/=+$/, '');
+  const forged = `${header}.${payload}.${'A'.repeat(43)}`;
+  assert.deepEqual(await heard([apiToken(TOKEN), jwt({ secret, allowAnyAudience: true })], forged), ['jwt signature']);
 });
 
 test('apiToken() advertises the Bearer challenge', () => {

@@ -1,7 +1,7 @@
 // Spec "basic()", rule 5 and 6 of "Evaluation of the auth list"; design §3 (credential parsing, basic()).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { basic, routeAuth, type AuthFn } from '../../src/auth/index.ts';
+import { AuthConfigError, basic, routeAuth, type AuthFn } from '../../src/auth/index.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { base64, basicAuthorization, basicRequest, requestWith } from '../helpers/requests.ts';
 
@@ -24,15 +24,19 @@ function acceptAll(): { entry: AuthFn; calls: [string, string][] } {
 }
 
 test('basic() accepts a configured user and password; principal { id: user name, type: "user", authenticator: "basic" }, frozen', async () => {
-  const entry = basic({ users: { ada: PASSWORD, grace: 'hopper' } });
+  const entry = basic({ users: { ada: PASSWORD, grace: 'grace-hopper-1906' } });
   const principal = await entry(basicRequest('ada', PASSWORD));
   assert.deepEqual(principal, { id: 'ada', type: 'user', authenticator: 'basic' });
   assert.ok(Object.isFrozen(principal));
-  assert.deepEqual(await entry(basicRequest('grace', 'hopper')), { id: 'grace', type: 'user', authenticator: 'basic' });
+  assert.deepEqual(await entry(basicRequest('grace', 'grace-hopper-1906')), {
+    id: 'grace',
+    type: 'user',
+    authenticator: 'basic',
+  });
 });
 
 test("basic() skips a wrong password, an unknown user, and another user's password (never throws)", async () => {
-  const entry = basic({ users: { ada: PASSWORD, grace: 'hopper' } });
+  const entry = basic({ users: { ada: PASSWORD, grace: 'grace-hopper-1906' } });
   for (const [user, password] of [
     ['ada', 'wrong'],
     ['ada', ''],
@@ -40,7 +44,7 @@ test("basic() skips a wrong password, an unknown user, and another user's passwo
     ['ada', PASSWORD.slice(0, -1)],
     ['eve', PASSWORD],
     ['ADA', PASSWORD],
-    ['ada', 'hopper'],
+    ['ada', 'grace-hopper-1906'],
     ['grace', PASSWORD],
   ] as const) {
     assert.equal(await entry(basicRequest(user, password)), null, `${user}:${password}`);
@@ -76,10 +80,10 @@ test('basic(): the Basic scheme name is case-insensitive and may be followed by 
 
 test('basic(): user-id and password are split at the first colon (RFC 7617); the password may hold colons', async () => {
   const { entry, calls } = acceptAll();
-  await entry(basicRequest('ada', 'p:a:ss'));
-  assert.deepEqual(calls, [['ada', 'p:a:ss']]);
-  const mapped = basic({ users: { ada: 'p:a:ss' } });
-  assert.equal((await mapped(basicRequest('ada', 'p:a:ss')))?.id, 'ada');
+  await entry(basicRequest('ada', 'p:a:ss:word'));
+  assert.deepEqual(calls, [['ada', 'p:a:ss:word']]);
+  const mapped = basic({ users: { ada: 'p:a:ss:word' } });
+  assert.equal((await mapped(basicRequest('ada', 'p:a:ss:word')))?.id, 'ada');
 });
 
 test('basic(): malformed credentials (bad base64, missing colon, invalid UTF-8, empty user) all skip, never throw', async () => {
@@ -109,7 +113,7 @@ test('basic(): malformed credentials (bad base64, missing colon, invalid UTF-8, 
     ['the credentials without a scheme', valid],
   ];
   const { entry, calls } = acceptAll();
-  const mapped = basic({ users: { ada: 'pw' } });
+  const mapped = basic({ users: { ada: 'pw>>>???' } });
   for (const [what, authorization] of malformed) {
     assert.equal(await entry(requestWith(authorization)), null, what);
     assert.equal(await mapped(requestWith(authorization)), null, what);
@@ -144,8 +148,8 @@ test('basic() NFC-normalizes: a user configured as composed "é" logs in with th
 });
 
 test('basic() NFC-normalizes the configuration: a user configured decomposed logs in composed; its id is the NFC form', async () => {
-  const entry = basic({ users: new Map([['e\u0301', 'cafe\u0301']]) });
-  assert.deepEqual(await entry(basicRequest('\u00e9', 'caf\u00e9')), {
+  const entry = basic({ users: new Map([['e\u0301', 'cafe\u0301-au-lait']]) });
+  assert.deepEqual(await entry(basicRequest('\u00e9', 'caf\u00e9-au-lait')), {
     id: '\u00e9',
     type: 'user',
     authenticator: 'basic',
@@ -156,10 +160,10 @@ test('basic() users as a Map', async () => {
   const entry = basic({
     users: new Map([
       ['ada', PASSWORD],
-      ['grace', 'hopper'],
+      ['grace', 'grace-hopper-1906'],
     ]),
   });
-  assert.equal((await entry(basicRequest('grace', 'hopper')))?.id, 'grace');
+  assert.equal((await entry(basicRequest('grace', 'grace-hopper-1906')))?.id, 'grace');
   assert.equal(await entry(basicRequest('grace', PASSWORD)), null);
 });
 
@@ -221,9 +225,57 @@ test('basic() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, never
     assertConfigError(() => basic(options as never), 'basic()', what, [PASSWORD, '12345']);
 });
 
-test('basic() accepts a realm with quotes and backslashes, and an empty password', async () => {
-  const entry = basic({ users: { ada: '' }, realm: 'a "quoted" \\ realm' });
-  assert.equal((await entry(basicRequest('ada', '')))?.id, 'ada');
+test('basic() accepts a realm with quotes and backslashes', async () => {
+  const entry = basic({ users: { ada: PASSWORD }, realm: 'a "quoted" \\ realm' });
+  assert.equal((await entry(basicRequest('ada', PASSWORD)))?.id, 'ada');
+});
+
+test('basic() refuses a configured password that cannot be a secret: under 8 characters (NIST SP 800-63B), or a word an unset or mistyped variable turns into, whatever its case (design §26)', () => {
+  const refusedWith = (password: string, rule: RegExp) => {
+    for (const users of [{ grace: PASSWORD, ada: password }, new Map([['ada', password]])]) {
+      assert.throws(
+        () => basic({ users }),
+        (error: unknown) => {
+          assert.ok(error instanceof AuthConfigError);
+          assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
+          assert.match(error.message, rule);
+          if (password !== '') assert.ok(!error.message.includes(password), 'the message never holds the password');
+          return true;
+        },
+        password,
+      );
+    }
+  };
+  for (const word of [
+    'undefined',
+    'UNDEFINED',
+    'null',
+    'NaN',
+    'nan',
+    'true',
+    'FALSE',
+    '[object Object]',
+    '[OBJECT OBJECT]',
+  ]) {
+    refusedWith(
+      word,
+      /^basic\(\): the password of "ada" is what an unset or mistyped variable turns into, not a secret$/,
+    );
+  }
+  for (const password of ['', 'pw', 'hopper', 'seven77']) {
+    refusedWith(
+      password,
+      new RegExp(`^basic\\(\\): the password of "ada" must be at least 8 characters \\(got ${password.length}\\)$`),
+    );
+  }
+  // Characters, not bytes or UTF-16 units: eight emoji are eight characters, seven are seven.
+  assert.doesNotThrow(() => basic({ users: { ada: '\u{1F511}'.repeat(8) } }));
+  refusedWith('\u{1F511}'.repeat(7), /must be at least 8 characters \(got 7\)$/);
+  for (const password of ['eight888', 'undefined-or-not', 'correct horse battery staple']) {
+    assert.doesNotThrow(() => basic({ users: { ada: password } }));
+  }
+  // A verifier function checks its own passwords.
+  assert.doesNotThrow(() => basic({ users: () => false }));
 });
 
 /** A request of `method` to the route with ada's credentials and `headers` (what a browser adds). */
@@ -271,4 +323,29 @@ test("basic(): a browser's cross-site POST skips whatever its credentials (Sec-F
   const result = await routeAuth([entry])(browserRequest('POST', { 'sec-fetch-site': 'cross-site' }));
   assert.equal(result.ok, false);
   assert.equal(!result.ok && result.response.status, 401);
+});
+
+test("basic(): without Sec-Fetch-Site, an https server's Origin must be https too: Origin http://<its host> skips, https://<its host> is accepted; an http server compares the host alone (design §26)", async () => {
+  const entry = basic({ users: { ada: PASSWORD } });
+  const at = (url: string, method: string, origin: string, host?: string) => {
+    const headers = new Headers({ authorization: basicAuthorization('ada', PASSWORD), origin });
+    if (host !== undefined) headers.set('host', host);
+    return new Request(url, { method, headers, ...(method !== 'GET' && { body: '{}' }) });
+  };
+  const https = 'https://agent.example/agent';
+  for (const method of ['POST', 'PUT', 'DELETE'])
+    assert.equal(await entry(at(https, method, 'http://agent.example')), null, `${method} from http://agent.example`);
+  // The Host header fallback (a proxy that rewrote the URL's host) does not let the scheme pass either.
+  assert.equal(await entry(at(https, 'POST', 'http://public.example', 'public.example')), null);
+  assert.equal(await entry(at(https, 'POST', 'http://agent.example:443')), null);
+  for (const [url, origin, host] of [
+    [https, 'https://agent.example', undefined],
+    [https, 'https://public.example', 'public.example'],
+    ['http://agent.example/agent', 'http://agent.example', undefined],
+    ['http://127.0.0.1:3000/agent', 'http://127.0.0.1:3000', undefined],
+  ] as const) {
+    assert.equal((await entry(at(url, 'POST', origin, host)))?.id, 'ada', `${url} from ${origin}`);
+  }
+  // A safe method is never judged.
+  assert.equal((await entry(at(https, 'GET', 'http://agent.example')))?.id, 'ada');
 });

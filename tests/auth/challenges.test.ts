@@ -15,7 +15,7 @@ import {
   wwwAuthenticateLines,
   type AuthFn,
 } from '../../src/auth/index.ts';
-import { jwtWithClock } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { normalizeAudience } from '../../src/auth/jws/claims.ts';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
@@ -25,7 +25,7 @@ import { assertConfigError } from '../helpers/config-error.ts';
 const METADATA = 'https://agent.example.com/.well-known/oauth-protected-resource/agent';
 const hs = async (payload: Record<string, unknown>, header: Record<string, unknown> = { alg: 'HS256' }) =>
   signToken(header, payload, await hmacSigner(SECRET));
-const at = (options: Parameters<typeof jwt>[0]) => jwtWithClock(options, () => NOW);
+const at = (options: Parameters<typeof jwt>[0]) => jwtAt(options, () => NOW);
 const request = (authorization?: string) =>
   new Request('https://agent.example.com/agent', { headers: authorization === undefined ? {} : { authorization } });
 
@@ -94,7 +94,7 @@ test('jwt(): the Bearer challenge carries resource_metadata and the scope it req
 test('a refused credential of a scheme the list reads gets error="invalid_token" on that scheme\'s challenges; none without a credential', async () => {
   const list = [
     at({ secret: SECRET, audience: AUDIENCE, resourceMetadata: METADATA }),
-    basic({ users: { ada: 'pw' } }),
+    basic({ users: { ada: 'pw-0123456789' } }),
   ];
   const plain = [`Bearer resource_metadata="${METADATA}"`, 'Basic realm="agent", charset="UTF-8"'];
   assert.deepEqual((await answer(list)).lines, plain, 'no credential: no error (RFC 6750 §3.1)');
@@ -114,7 +114,7 @@ test('a refused credential of a scheme the list reads gets error="invalid_token"
   );
   assert.deepEqual((await answer(list, 'Basic YWRhOndyb25n')).lines, plain, 'Basic gets no error param');
   assert.deepEqual(
-    (await answer([basic({ users: { ada: 'pw' } })], 'Bearer x')).lines,
+    (await answer([basic({ users: { ada: 'pw-0123456789' } })], 'Bearer x')).lines,
     ['Basic realm="agent", charset="UTF-8"'],
     'a scheme no entry reads: no error',
   );
@@ -397,12 +397,14 @@ test('RFC 9864: "Ed25519" is the fully-specified name of EdDSA with an Ed25519 k
   );
   // A key set: its Ed25519 key (alg "Ed25519") is kept and verifies once the name is allowed.
   const jwks = { keys: [{ ...key.jwk, kid: 'ed', alg: 'Ed25519', use: 'sig' }] };
-  const { withKeySetInternals } = await import('../../src/auth/key-set.ts');
-  const fromSet = jwtWithClock(
-    withKeySetInternals(
-      { jwksUrl: 'https://id.example.com/jwks', audience: AUDIENCE, issuer: ISSUER, algorithms: ['Ed25519'] },
-      { fetch: async () => Response.json(jwks) },
-    ),
+  const fromSet = jwtAt(
+    {
+      jwksUrl: 'https://id.example.com/jwks',
+      audience: AUDIENCE,
+      issuer: ISSUER,
+      algorithms: ['Ed25519'],
+      _internal: { fetch: async () => Response.json(jwks) },
+    },
     () => NOW,
   );
   assert.equal(await ok(fromSet, await signToken({ alg: 'Ed25519', kid: 'ed' }, payload, key.sign)), true);

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import { routeAuth } from '../../src/auth/index.ts';
-import { jwtWithClock } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { proofSignatureVerifies } from '../../src/auth/dpop.ts';
 import { jwsAlgorithm } from '../../src/auth/jws/algorithms.ts';
 import { decodeBase64url, encodeBase64url } from '../../src/auth/jws/base64url.ts';
@@ -55,10 +55,7 @@ async function theirs(request: Request): Promise<boolean> {
 const ours = async (request: Request) =>
   (
     await routeAuth(
-      jwtWithClock(
-        { publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, typ: 'at+jwt', dpop: 'allowed' },
-        () => NOW,
-      ),
+      jwtAt({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, typ: 'at+jwt', dpop: 'allowed' }, () => NOW),
     )(request)
   ).ok;
 

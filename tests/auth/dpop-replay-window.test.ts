@@ -8,8 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jwt, routeAuth } from '../../src/auth/index.ts';
-import { memoryReplayStore, type DpopReplayStore } from '../../src/auth/dpop.ts';
-import { jwtWithClock } from '../../src/auth/jwt.ts';
+import { memoryReplayStore, type DpopReplayStore } from '../../src/auth/dpop-replay.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { AUDIENCE, ISSUER, NOW, claims, signToken, testKey } from '../helpers/jwt.ts';
 import { dpopProof, newJti, thumbprint } from '../helpers/dpop.ts';
 
@@ -35,7 +35,7 @@ test('the entry hands the store the one clock reading it judged iat by, and an e
     seen: (_key, expiresAtSec, nowSec) => (calls.push({ expiresAtSec, nowSec }), false),
   };
   let reading = NOW;
-  const entry = jwtWithClock(
+  const entry = jwtAt(
     {
       publicKey: tokenKey.jwk,
       issuer: ISSUER,

@@ -5,8 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthConfigError, oidc, routeAuth, wwwAuthenticateLines, type AuthFn } from '../../src/auth/index.ts';
 import type { Refusal } from '../../src/auth/refusals.ts';
-import { jwtWithClock, type JwtOptions } from '../../src/auth/jwt.ts';
-import { jwkThumbprint, memoryReplayStore } from '../../src/auth/dpop.ts';
+import type { JwtOptions } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
+import { jwkThumbprint } from '../../src/auth/dpop.ts';
+import { memoryReplayStore } from '../../src/auth/dpop-replay.ts';
 import { AUDIENCE, ISSUER, NOW, claims, signToken, testKey, type TestKey } from '../helpers/jwt.ts';
 import { dpopProof, newJti, thumbprint } from '../helpers/dpop.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
@@ -18,7 +20,7 @@ const otherKey = await testKey('ES256');
 const jkt = await thumbprint(proofKey.jwk);
 
 const entry = (options: Partial<JwtOptions> = {}) =>
-  jwtWithClock({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, ...options }, () => NOW);
+  jwtAt({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE, ...options }, () => NOW);
 const boundToken = (extra: Record<string, unknown> = {}) =>
   signToken({ alg: 'ES256', typ: 'at+jwt' }, claims({ cnf: { jkt }, ...extra }), tokenKey.sign);
 const plainToken = () => signToken({ alg: 'ES256' }, claims(), tokenKey.sign);
@@ -220,6 +222,38 @@ test('replay: a proof is accepted once; its second use is refused (dpop-replay, 
   }
 });
 
+test('one default replay store per process: a proof one entry accepted is refused by every other, two jwt() entries for two audiences in one list or in two handlers (design §26)', async () => {
+  const token = await signToken({ alg: 'ES256' }, claims({ aud: ['api', 'mcp'], cnf: { jkt } }), tokenKey.sign);
+  const forAudience = (audience: string) => entry({ audience, dpop: 'allowed' });
+  // Two handlers, one for each audience: the proof is sent to both, twice.
+  const [api, mcp] = [forAudience('api'), forAudience('mcp')];
+  const proof = await dpopProof(proofKey, { token, iat: NOW });
+  const answers: { ok: boolean; reasons: string[] }[] = [];
+  for (const auth of [api, mcp, api, mcp]) {
+    const { ok, refusals } = await outcome(auth, request(`DPoP ${token}`, proof));
+    answers.push({ ok, reasons: refusals.map((r) => r.reason) });
+  }
+  assert.deepEqual(answers, [
+    { ok: true, reasons: [] },
+    { ok: false, reasons: ['dpop-replay'] },
+    { ok: false, reasons: ['dpop-replay'] },
+    { ok: false, reasons: ['dpop-replay'] },
+  ]);
+  // One list of both: the second entry does not take the proof the first already used.
+  const list = [forAudience('api'), forAudience('mcp')];
+  const again = await dpopProof(proofKey, { token, iat: NOW });
+  const accepted = [];
+  for (let i = 0; i < 4; i++) accepted.push((await outcome(list, request(`DPoP ${token}`, again))).ok);
+  assert.deepEqual(accepted, [true, false, false, false]);
+  // The token cache's path shares it too; an entry with a store of its own keeps its own.
+  const cached = entry({ audience: 'mcp', cache: true });
+  const third = await dpopProof(proofKey, { token, iat: NOW });
+  assert.equal((await outcome(forAudience('api'), request(`DPoP ${token}`, third))).ok, true);
+  assert.equal((await outcome(cached, request(`DPoP ${token}`, third))).ok, false);
+  const own = entry({ audience: 'mcp', dpopReplay: memoryReplayStore(10) });
+  assert.equal((await outcome(own, request(`DPoP ${token}`, third))).ok, true, 'its own store has not seen it');
+});
+
 test('the default replay store fails closed when full: new proofs refused, one warning; a store of your own is used', async () => {
   const store = memoryReplayStore(2);
   const warnings: unknown[] = [];
@@ -309,10 +343,10 @@ test('the DPoP options are checked at creation', () => {
     ['an origin that is not http(s)', { dpopOrigin: 'ftp://api.example' }],
     ['a replay store without seen()', { dpopReplay: {} }],
   ] as const) {
-    assertConfigError(() => jwtWithClock({ ...base, ...options } as JwtOptions, () => NOW), 'jwt()', what);
+    assertConfigError(() => jwtAt({ ...base, ...options } as JwtOptions, () => NOW), 'jwt()', what);
   }
   assert.throws(
-    () => jwtWithClock({ ...base, dpopp: 'required' } as never, () => NOW),
+    () => jwtAt({ ...base, dpopp: 'required' } as never, () => NOW),
     (error) => error instanceof AuthConfigError && /did you mean "dpop"/.test(error.message),
   );
   assertConfigError(

@@ -9,7 +9,7 @@ import { withSeed, type Random } from '../helpers/prng.ts';
 import { base64, basicAuthorization, requestWith } from '../helpers/requests.ts';
 
 const TOKEN = 'fuzz-Token_0123456789.abc~XYZ+/=';
-const USERS = { ada: 'correct horse battery', '\u00e9lodie': 'caf\u00e9' };
+const USERS = { ada: 'correct horse battery', '\u00e9lodie': 'caf\u00e9-cr\u00e8me' };
 const ROUNDS = 1500;
 
 const B64TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/';

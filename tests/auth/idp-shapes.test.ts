@@ -6,7 +6,6 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { oidc, jwt, routeAuth, type AuthFn, type OidcOptions, type JwtOptions } from '../../src/auth/index.ts';
-import { withKeySetInternals } from '../../src/auth/key-set.ts';
 import { bearer, signToken, testKey, type TestKey } from '../helpers/jwt.ts';
 
 let key: TestKey;
@@ -26,8 +25,8 @@ function provider(issuer: string, jwksUri: string) {
     return new Response('not found', { status: 404 });
   };
   return {
-    oidc: (options: Omit<OidcOptions, 'issuer'>) => oidc(withKeySetInternals({ issuer, ...options }, { fetch })),
-    jwt: (options: JwtOptions) => jwt(withKeySetInternals(options, { fetch })),
+    oidc: (options: Omit<OidcOptions, 'issuer'>) => oidc({ issuer, ...options, _internal: { fetch } }),
+    jwt: (options: JwtOptions) => jwt({ ...options, _internal: { fetch } }),
   };
 }
 

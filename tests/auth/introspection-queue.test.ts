@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { introspection, routeAuth, type AuthFn } from '../../src/auth/index.ts';
 import { callSlots } from '../../src/auth/call-slots.ts';
 import { MAX_IN_FLIGHT, MAX_WAITING } from '../../src/auth/introspection.ts';
-import { isWorkersRuntime, withKeySetInternals } from '../../src/auth/key-set.ts';
+import { isWorkersRuntime } from '../../src/auth/attempt-gate.ts';
 import type { Refusal } from '../../src/auth/refusals.ts';
 
 const ENDPOINT = 'https://id.example.com/introspect';
@@ -44,12 +44,15 @@ const entryOf = (
   options: Record<string, unknown> = {},
   perRequestFetch?: boolean,
 ): AuthFn =>
-  introspection(
-    withKeySetInternals(
-      { endpoint: ENDPOINT, clientId: 'rs', clientSecret: 'rs-secret', audience: AUDIENCE, cache: false, ...options },
-      { fetch, ...(perRequestFetch !== undefined && { perRequestFetch }) },
-    ),
-  );
+  introspection({
+    endpoint: ENDPOINT,
+    clientId: 'rs',
+    clientSecret: 'rs-secret',
+    audience: AUDIENCE,
+    cache: false,
+    ...options,
+    _internal: { fetch, ...(perRequestFetch !== undefined && { perRequestFetch }) },
+  });
 
 async function status(entry: AuthFn, token: string, refusals?: Refusal[]): Promise<number> {
   const result = await routeAuth(

@@ -4,7 +4,8 @@
 // that lacks an algorithm skips its tokens with one warning (detected here, never assumed).
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { jwtWithClock, type JwtOptions } from '../../src/auth/jwt.ts';
+import type { JwtOptions } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { keySetCache } from '../../src/auth/key-set.ts';
 import { readPublicKey, type PublicKeySpec } from '../../src/auth/jws/keys.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
@@ -25,7 +26,7 @@ import {
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import idpKeys from '../helpers/idp-keys.json' with { type: 'json' };
 
-const at = (options: JwtOptions) => jwtWithClock(options, () => NOW);
+const at = (options: JwtOptions) => jwtAt(options, () => NOW);
 const base = { issuer: ISSUER, audience: AUDIENCE };
 const NEW_ALGORITHMS = ['PS256', 'PS384', 'PS512', 'EdDSA', 'ES512'] as const;
 const keys: Record<string, TestKey> = {};

@@ -1,7 +1,8 @@
 // Attacks on jwt(), each its own test: every one must end in the same 401 (a skip), never a 500 or an accept.
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { jwtWithClock, type JwtOptions } from '../../src/auth/jwt.ts';
+import type { JwtOptions } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import {
   AUDIENCE,
@@ -20,7 +21,7 @@ import {
   type TestKey,
 } from '../helpers/jwt.ts';
 
-const at = (options: JwtOptions) => jwtWithClock(options, () => NOW);
+const at = (options: JwtOptions) => jwtAt(options, () => NOW);
 const base = { issuer: ISSUER, audience: AUDIENCE };
 let hs256: Sign;
 let rsa: TestKey;

@@ -3,9 +3,9 @@
 // that verified it is still in the key set; a mapper runs on every hit; LRU, bounded.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jwtWithClock, type JwtOptions } from '../../src/auth/jwt.ts';
+import type { JwtOptions } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { jwt } from '../../src/auth/index.ts';
-import { withKeySetInternals } from '../../src/auth/key-set.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { AUDIENCE, ISSUER, NOW, SECRET, bearer, claims, hmacSigner, signToken, testKey } from '../helpers/jwt.ts';
 
@@ -25,11 +25,11 @@ async function countingVerify<T>(body: (count: () => number) => Promise<T>): Pro
 }
 
 const base = { secret: SECRET, issuer: ISSUER, audience: AUDIENCE };
-const idOf = async (entry: ReturnType<typeof jwtWithClock>, token: string) => (await entry(bearer(token)))?.id ?? null;
+const idOf = async (entry: ReturnType<typeof jwtAt>, token: string) => (await entry(bearer(token)))?.id ?? null;
 
 test('a hit answers the same principal without verifying the signature again', async () => {
   const sign = await hmacSigner(SECRET);
-  const entry = jwtWithClock({ ...base, cache: true }, () => NOW);
+  const entry = jwtAt({ ...base, cache: true }, () => NOW);
   const token = await signToken({ alg: 'HS256' }, claims(), sign);
   await countingVerify(async (count) => {
     const first = await entry(bearer(token));
@@ -42,7 +42,7 @@ test('a hit answers the same principal without verifying the signature again', a
 test('a cached token past exp + tolerance is refused, by the clock alone', async () => {
   const sign = await hmacSigner(SECRET);
   let now = NOW;
-  const entry = jwtWithClock({ ...base, clockToleranceSec: 60, cache: true }, () => now);
+  const entry = jwtAt({ ...base, clockToleranceSec: 60, cache: true }, () => now);
   const token = await signToken({ alg: 'HS256' }, claims({ exp: NOW + 100 }), sign);
   assert.equal(await idOf(entry, token), 'user-1');
   now = NOW + 159;
@@ -55,7 +55,7 @@ test('a cached token past exp + tolerance is refused, by the clock alone', async
 
 test('a token that failed any check never enters: each try verifies again', async () => {
   const sign = await hmacSigner(SECRET);
-  const entry = jwtWithClock({ ...base, scopes: ['agent:invoke'], cache: true }, () => NOW);
+  const entry = jwtAt({ ...base, scopes: ['agent:invoke'], cache: true }, () => NOW);
   const forged = `${(await signToken({ alg: 'HS256' }, claims({ scope: 'agent:invoke' }), sign)).slice(0, -4)}AAAA`;
   const noScope = await signToken({ alg: 'HS256' }, claims(), sign);
   const wrongAudience = await signToken({ alg: 'HS256' }, claims({ aud: 'other', scope: 'agent:invoke' }), sign);
@@ -71,7 +71,7 @@ test('a token that failed any check never enters: each try verifies again', asyn
 test('a custom principal mapper runs on every hit (only crypto and claims are cached)', async () => {
   const sign = await hmacSigner(SECRET);
   let calls = 0;
-  const entry = jwtWithClock(
+  const entry = jwtAt(
     { ...base, cache: true, principal: (c) => ({ id: `${String(c.sub)}#${++calls}`, type: 'user' }) },
     () => NOW,
   );
@@ -86,12 +86,10 @@ test('a key rotated out of the key set evicts what it verified', async () => {
   let served = [{ ...oldKey.jwk, kid: 'old' }];
   let clock = 1_000_000;
   const fetch = async () => Response.json({ keys: served });
-  const entry = jwt(
-    withKeySetInternals(
-      { jwksUrl: 'https://idp.example/jwks', issuer: ISSUER, audience: AUDIENCE, cache: true } as JwtOptions,
-      { fetch, now: () => clock },
-    ),
-  );
+  const entry = jwt({
+    ...({ jwksUrl: 'https://idp.example/jwks', issuer: ISSUER, audience: AUDIENCE, cache: true } as JwtOptions),
+    _internal: { fetch, now: () => clock },
+  });
   const live = { exp: Math.floor(Date.now() / 1000) + 3600, iat: undefined };
   const token = await signToken({ alg: 'ES256', kid: 'old' }, claims(live), oldKey.sign);
   assert.equal((await entry(bearer(token)))?.id, 'user-1');
@@ -107,8 +105,8 @@ test('a key rotated out of the key set evicts what it verified', async () => {
 
 test('two entries never share a cache', async () => {
   const sign = await hmacSigner(SECRET);
-  const first = jwtWithClock({ ...base, cache: true }, () => NOW);
-  const second = jwtWithClock({ ...base, issuer: 'https://other.example', cache: true }, () => NOW);
+  const first = jwtAt({ ...base, cache: true }, () => NOW);
+  const second = jwtAt({ ...base, issuer: 'https://other.example', cache: true }, () => NOW);
   const token = await signToken({ alg: 'HS256' }, claims(), sign);
   assert.equal(await idOf(first, token), 'user-1');
   assert.equal(await idOf(second, token), null);
@@ -131,7 +129,7 @@ async function garbageCollector(): Promise<(() => void) | undefined> {
 
 test('the LRU bound holds under 100,000 distinct valid tokens (memory measured where the runtime tells it)', async () => {
   const sign = await hmacSigner(SECRET);
-  const entry = jwtWithClock({ ...base, cache: { maxEntries: 1000 } }, () => NOW);
+  const entry = jwtAt({ ...base, cache: { maxEntries: 1000 } }, () => NOW);
   const memory = (globalThis as { process?: { memoryUsage?: () => { heapUsed: number } } }).process?.memoryUsage;
   const gc = await garbageCollector();
   const tokens: string[] = [];
@@ -164,11 +162,8 @@ test('the LRU bound holds under 100,000 distinct valid tokens (memory measured w
 
 test('cache must be true, false or { maxEntries } from 1 to 100,000', () => {
   for (const cache of [0, 'yes', {}, { maxEntries: 0 }, { maxEntries: 1.5 }, { maxEntries: 100_001 }, null]) {
-    assertConfigError(
-      () => jwtWithClock({ ...base, cache: cache as never }, () => NOW),
-      'jwt()',
-      JSON.stringify(cache),
-      [SECRET],
-    );
+    assertConfigError(() => jwtAt({ ...base, cache: cache as never }, () => NOW), 'jwt()', JSON.stringify(cache), [
+      SECRET,
+    ]);
   }
 });

@@ -4,7 +4,8 @@
 import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiToken, basic, oidc, routeAuth, type AuthFn } from '../../src/auth/index.ts';
-import { jwtWithClock, type JwtOptions } from '../../src/auth/jwt.ts';
+import type { JwtOptions } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import type { Refusal } from '../../src/auth/refusals.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import {
@@ -24,7 +25,7 @@ import {
   type TestKey,
 } from '../helpers/jwt.ts';
 
-const at = (options: JwtOptions, now = NOW) => jwtWithClock(options, () => now);
+const at = (options: JwtOptions, now = NOW) => jwtAt(options, () => now);
 const base = { issuer: ISSUER, audience: AUDIENCE };
 let hs256: Sign;
 let es256: TestKey;
@@ -228,20 +229,20 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
   test('no-key and key-set-unavailable from key sets, oidc named as its entry', async () => {
     const ec = await signToken({ alg: 'ES256', kid: 'unknown' }, claims(), es256.sign);
     const jwks = { keys: [{ ...es256.jwk, kid: 'known' }] };
-    const { withKeySetInternals } = await import('../../src/auth/key-set.ts');
-    const keyed = at(
-      withKeySetInternals({ jwksUrl: 'https://idp.example/jwks', ...base }, { fetch: async () => Response.json(jwks) }),
-    );
+    const keyed = at({
+      jwksUrl: 'https://idp.example/jwks',
+      ...base,
+      _internal: { fetch: async () => Response.json(jwks) },
+    });
     assert.deepEqual(
       (await heard(keyed, ec)).refusals.map((r) => r.reason),
       ['no-key'],
     );
-    const down = oidc(
-      withKeySetInternals(
-        { issuer: ISSUER, audience: AUDIENCE },
-        { fetch: async () => new Response('', { status: 503 }) },
-      ),
-    );
+    const down = oidc({
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      _internal: { fetch: async () => new Response('', { status: 503 }) },
+    });
     const warn = console.warn;
     console.warn = () => {};
     try {
@@ -254,8 +255,8 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
   });
 
   test('apiToken is heard too; of several entries the one whose check got furthest is reported, once', async () => {
-    const list = [apiToken('the-api-token'), at({ secret: SECRET, ...base })];
-    assert.deepEqual((await heard(list, 'wrong-token')).refusals, [{ entry: 'apiToken', reason: 'signature' }]);
+    const list = [apiToken('the-api-token-0123456789'), at({ secret: SECRET, ...base })];
+    assert.deepEqual((await heard(list, 'wrong-token')).refusals, [{ entry: 'apiToken', reason: 'mismatch' }]);
     assert.deepEqual(
       (await heard(list, await withKid(claims({ exp: NOW - 3600 })))).refusals.map((r) => [r.entry, r.reason]),
       [['jwt', 'expired']],
@@ -274,7 +275,9 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
     );
     assert.deepEqual((await heard(list, null)).refusals, []);
     const refusals: Refusal[] = [];
-    const basicAuth = routeAuth([basic({ users: { ada: 'pw' } })], { onRefused: (r) => void refusals.push(r) });
+    const basicAuth = routeAuth([basic({ users: { ada: 'pw-0123456789' } })], {
+      onRefused: (r) => void refusals.push(r),
+    });
     await basicAuth(
       new Request('https://agent.example/', { headers: { authorization: `Basic ${btoa('ada:wrong')}` } }),
     );

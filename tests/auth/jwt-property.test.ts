@@ -2,7 +2,8 @@
 // acceptance (and never a throw). Seeded; set JWT_PROPERTY_SEED to replay a printed seed.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { jwtWithClock, type JwtOptions } from '../../src/auth/jwt.ts';
+import type { JwtOptions } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
 import { decodeBase64url, encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import {
@@ -40,7 +41,7 @@ let setups: { alg: string; sign: Sign; entry: AuthFn }[];
 
 before(async () => {
   const base = { issuer: ISSUER, audience: AUDIENCE };
-  const at = (options: JwtOptions) => jwtWithClock({ ...options, ...base }, () => NOW);
+  const at = (options: JwtOptions) => jwtAt({ ...options, ...base }, () => NOW);
   const [hs, rs, es256, es384] = await Promise.all([
     hmacSigner(SECRET),
     testKey('RS256'),

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { oidc } from '../../src/auth/index.ts';
-import { keySetCache, withKeySetInternals } from '../../src/auth/key-set.ts';
-import { jwtWithClock } from '../../src/auth/jwt.ts';
+import { keySetCache } from '../../src/auth/key-set.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { AUDIENCE, NOW, claims, signToken, statusOf, testKey } from '../helpers/jwt.ts';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
@@ -62,23 +62,16 @@ for (const perRequestFetch of [false, true]) {
 test('key-set and discovery URLs are logged without their query string', async () => {
   const secret = 'key-in-the-query-0123456789';
   const failing = async () => new Response('no', { status: 500 });
-  const jwks = jwtWithClock(
-    withKeySetInternals(
-      { jwksUrl: `https://idp.example/jwks?token=${secret}#frag`, audience: AUDIENCE },
-      { fetch: failing },
-    ),
+  const jwks = jwtAt(
+    { jwksUrl: `https://idp.example/jwks?token=${secret}#frag`, audience: AUDIENCE, _internal: { fetch: failing } },
     () => NOW,
   );
-  const discovery = oidc(
-    withKeySetInternals(
-      {
-        issuer: 'https://idp.example',
-        audience: AUDIENCE,
-        discoveryUrl: `https://idp.example/.well-known/openid-configuration?key=${secret}`,
-      },
-      { fetch: failing },
-    ),
-  );
+  const discovery = oidc({
+    issuer: 'https://idp.example',
+    audience: AUDIENCE,
+    discoveryUrl: `https://idp.example/.well-known/openid-configuration?key=${secret}`,
+    _internal: { fetch: failing },
+  });
   const token = await signToken({ alg: 'RS256', kid: 'k' }, claims(), (await testKey('RS256')).sign);
   const { warnings } = await quietly(async () => {
     assert.equal(await statusOf(jwks, token), 401);
@@ -99,7 +92,7 @@ test('an EC public key off its curve is a configuration error at creation (P-256
     const y = Uint8Array.from(atob(key.jwk.y!.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
     y[size - 1]! ^= 1;
     assertConfigError(
-      () => jwtWithClock({ publicKey: { ...key.jwk, y: encodeBase64url(y) }, audience: AUDIENCE }, () => NOW),
+      () => jwtAt({ publicKey: { ...key.jwk, y: encodeBase64url(y) }, audience: AUDIENCE }, () => NOW),
       'jwt()',
       `${alg} JWK off the curve`,
     );
@@ -107,14 +100,14 @@ test('an EC public key off its curve is a configuration error at creation (P-256
     spki[spki.length - 1]! ^= 1;
     const pem = `-----BEGIN PUBLIC KEY-----\n${btoa(String.fromCharCode(...spki))}\n-----END PUBLIC KEY-----`;
     assertConfigError(
-      () => jwtWithClock({ publicKey: pem, audience: AUDIENCE }, () => NOW),
+      () => jwtAt({ publicKey: pem, audience: AUDIENCE }, () => NOW),
       'jwt()',
       `${alg} PEM off the curve`,
     );
     // A coordinate at or above the field prime is not a point either.
     assertConfigError(
       () =>
-        jwtWithClock(
+        jwtAt(
           { publicKey: { ...key.jwk, x: encodeBase64url(new Uint8Array(size).fill(0xff)) }, audience: AUDIENCE },
           () => NOW,
         ),
@@ -126,7 +119,7 @@ test('an EC public key off its curve is a configuration error at creation (P-256
 
 test('a key the runtime refuses at first use: every request skips (401), never 500, with one warning', async () => {
   const key = await testKey('ES256');
-  const entry = jwtWithClock({ publicKey: key.jwk, audience: AUDIENCE }, () => NOW);
+  const entry = jwtAt({ publicKey: key.jwk, audience: AUDIENCE }, () => NOW);
   const token = await signToken({ alg: 'ES256' }, claims(), key.sign);
   const original = crypto.subtle.importKey;
   crypto.subtle.importKey = (async () => {

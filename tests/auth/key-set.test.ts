@@ -2,7 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { routeAuth } from '../../src/auth/index.ts';
 import type { Principal } from '../../src/auth/index.ts';
-import { KEY_SET_FRESH_MS, KEY_SET_RETRY_MS, type KeySetInternals } from '../../src/auth/key-set.ts';
+import { KEY_SET_FRESH_MS } from '../../src/auth/key-set.ts';
+import { KEY_SET_RETRY_MS } from '../../src/auth/attempt-gate.ts';
+import type { InternalOptions } from '../../src/auth/internal-options.ts';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import {
   bearer,
@@ -48,7 +50,7 @@ const countingFetch = (url: string, init: RequestInit): Promise<Response> => {
 };
 
 /** A fresh server state and entry for one test; the clock starts at a fixed time. */
-function setup(keys: unknown, internals: Partial<KeySetInternals> = {}) {
+function setup(keys: unknown, internals: Partial<InternalOptions> = {}) {
   server.hits.clear();
   other.hits.clear();
   fetchCalls = 0;

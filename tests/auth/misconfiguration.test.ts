@@ -21,6 +21,8 @@ import { agentHandler } from '../../src/http/index.ts';
 import { postgresReplayStore, postgresStore } from '../../src/postgres/index.ts';
 import { AUDIENCE, ISSUER, claims, encoder, hmacSigner, signToken, testKey, toPem } from '../helpers/jwt.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
+import { base64 } from '../helpers/requests.ts';
+import idpKeys from '../helpers/idp-keys.json' with { type: 'json' };
 
 const TOKEN_A = 'tok_misconfiguration_a_0123456789';
 const TOKEN_B = 'tok_misconfiguration_b_0123456789';
@@ -102,16 +104,126 @@ test('jwt({ secret }): every key-shaped secret is refused: PEM public and privat
     refused(() => jwt({ secret: encoder.encode(text), allowAnyAudience: true }), KEY_SHAPED);
   }
   for (const der of [ec.spki, rsa.spki]) refused(() => jwt({ secret: der, allowAnyAudience: true }), KEY_SHAPED);
-  // Secrets that merely look odd are secrets: random bytes, JSON that is not an object, base64 text.
+  // Secrets that merely look odd are secrets: random bytes, JSON that is neither an object nor an array, base64 text.
   const random = crypto.getRandomValues(new Uint8Array(64));
   for (const secret of [
     random,
-    '["a-json-array-is-no-key-0123456789abc"]',
     '"a-json-string-is-no-key-0123456789"',
     btoa(String.fromCharCode(...random)),
     '-----BEGI'.padEnd(40, 'x'),
   ]) {
     assert.doesNotThrow(() => jwt({ secret, allowAnyAudience: true }));
+  }
+});
+
+/** The body of a PEM block: its base64 lines without the armour, joined by `joiner`. */
+const pemBody = (pem: string, joiner = '\n') =>
+  pem
+    .trim()
+    .split('\n')
+    .filter((line) => !line.startsWith('-----'))
+    .join(joiner);
+const base64url = (text: string) => text.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+test('jwt({ secret }): a public key in every form it is published in is refused at creation (a PEM body without its armour as Keycloak serves it, base64/base64url SPKI, PKCS#1 and X.509 DER, raw or as text or its bytes, a JSON key array), and the HS256 token signed with that text never verifies (design §26)', async () => {
+  const rsa = await testKey('RS256');
+  const ec = await testKey('ES256');
+  const ed = await testKey('EdDSA');
+  // PKCS#1 RSAPublicKey is the bit string a 2048-bit RSA SubjectPublicKeyInfo ends with (270 bytes, SEQUENCE of 266).
+  const pkcs1 = rsa.spki.slice(-270);
+  assert.deepEqual([...pkcs1.subarray(0, 4)], [0x30, 0x82, 0x01, 0x0a]);
+  const certificates = [idpKeys.rsaCertificate, idpKeys.ecCertificate];
+  const forms: Record<string, string> = {};
+  for (const [name, key] of [
+    ['RSA', rsa],
+    ['EC', ec],
+    ['Ed25519', ed],
+  ] as const) {
+    forms[`${name} PEM body, its line breaks kept`] = pemBody(key.pem);
+    forms[`${name} PEM body on one line (Keycloak's public_key)`] = pemBody(key.pem, '');
+    forms[`${name} PEM body, CRLF line breaks`] = `${pemBody(key.pem, '\r\n')}\r\n`;
+    forms[`${name} SPKI as base64url`] = base64url(pemBody(key.pem, ''));
+  }
+  forms['PKCS#1 as base64'] = base64(pkcs1);
+  forms['PKCS#1 as base64url'] = base64url(base64(pkcs1));
+  forms['PKCS#1 PEM body'] = pemBody(idpKeys.rsaPkcs1);
+  for (const [i, certificate] of certificates.entries()) {
+    forms[`certificate ${i} PEM body`] = pemBody(certificate);
+    forms[`certificate ${i} as base64url`] = base64url(pemBody(certificate, ''));
+  }
+  forms["JSON array of JWKs (a key set's keys)"] = JSON.stringify([rsa.jwk, ec.jwk]);
+  forms['JSON array of one JWK, indented'] = JSON.stringify([ed.jwk], null, 2);
+  forms['JSON array of strings'] = '["a-json-array-is-no-key-0123456789abc"]';
+  const fromBody = (pem: string) => Uint8Array.from(atob(pemBody(pem, '')), (c) => c.charCodeAt(0));
+  const derForms: Record<string, Uint8Array<ArrayBuffer>> = {
+    'RSA SPKI DER': rsa.spki,
+    'EC SPKI DER': ec.spki,
+    'Ed25519 SPKI DER (44 bytes)': ed.spki,
+    'PKCS#1 DER': pkcs1,
+    'PKCS#1 DER (openssl)': fromBody(idpKeys.rsaPkcs1),
+    'certificate DER (RSA)': fromBody(idpKeys.rsaCertificate),
+    'certificate DER (EC)': fromBody(idpKeys.ecCertificate),
+  };
+  // With the key configured as it should be, the HS256 token made from the text is refused; as a secret, no entry is made at all.
+  const forged = async (text: string) =>
+    signToken(
+      { alg: 'HS256' },
+      claims({ iat: undefined, exp: Math.floor(Date.now() / 1000) + 600 }),
+      await hmacSigner(text),
+    );
+  for (const [what, text] of Object.entries(forms)) {
+    refused(() => jwt({ secret: text, issuer: ISSUER, audience: AUDIENCE }), KEY_SHAPED, [text, text.slice(0, 40)]);
+    refused(() => jwt({ secret: encoder.encode(text), allowAnyAudience: true }), KEY_SHAPED);
+    refused(() => jwt({ secret: text, algorithms: ['HS256'], allowAnyAudience: true }), KEY_SHAPED);
+    const token = await forged(text);
+    for (const key of [rsa, ec, ed]) {
+      const entry = jwt({ publicKey: key.pem, issuer: ISSUER, audience: AUDIENCE });
+      const answer = await routeAuth(entry)(
+        new Request('https://a.example/', { headers: { authorization: `Bearer ${token}` } }),
+      );
+      assert.equal(answer.ok, false, `${what}: the forged HS256 token never verifies`);
+    }
+  }
+  for (const [what, der] of Object.entries(derForms)) {
+    assert.ok(der.length >= 32, what);
+    refused(() => jwt({ secret: der, allowAnyAudience: true }), KEY_SHAPED);
+    refused(() => jwt({ secret: base64(der), allowAnyAudience: true }), KEY_SHAPED);
+    refused(() => jwt({ secret: encoder.encode(base64url(base64(der))), allowAnyAudience: true }), KEY_SHAPED);
+  }
+});
+
+test('jwt({ secret }): random secrets of any length are accepted, as bytes, base64, base64url or hex text: the key forms are parsed as DER, not guessed (design §26)', () => {
+  for (const length of [32, 33, 44, 48, 64, 91, 128, 256, 270, 294, 512]) {
+    for (let round = 0; round < 8; round++) {
+      const random = crypto.getRandomValues(new Uint8Array(length));
+      // A random body behind a SEQUENCE header of the right length is still no key.
+      const header =
+        length < 128 ? [0x30, length] : length < 256 ? [0x30, 0x81, length] : [0x30, 0x82, length >> 8, length & 255];
+      const sequence = Uint8Array.from([...header, ...crypto.getRandomValues(new Uint8Array(length))]);
+      const hex = Array.from(random, (byte) => byte.toString(16).padStart(2, '0')).join('');
+      for (const secret of [
+        random,
+        sequence,
+        base64(random),
+        base64url(base64(random)),
+        hex,
+        encoder.encode(base64(random)),
+      ]) {
+        assert.doesNotThrow(() => jwt({ secret, allowAnyAudience: true }), `a random secret of ${length} bytes`);
+      }
+    }
+  }
+});
+
+test("agentHandler() given a plain token string that cannot be a secret (an unset variable in a template gives 'undefined') refuses it at creation as apiToken() does, never answering 200 to Bearer undefined (design §26)", () => {
+  const env: Record<string, string | undefined> = {}; // an environment without the variable
+  const unset = env.AGENT_TOKEN;
+  for (const [auth, rule] of [
+    [`${unset}`, /^apiToken\(\): token is what an unset or mistyped variable turns into, not a secret$/],
+    ['null', /is what an unset or mistyped variable turns into, not a secret/],
+    ['short-token', /^apiToken\(\): token must be at least 16 characters \(got 11\)$/],
+  ] as const) {
+    refused(() => agentHandler(agent(), { auth }), rule, [auth]);
   }
 });
 
@@ -203,7 +315,7 @@ test('option objects are plain: a prototype other than Object.prototype or null 
     ['jwt', () => jwt(inherited({ issuer: ISSUER }, { secret, audience: 'a' })), /^jwt\(\)/],
     ['jwt cache', () => jwt({ secret, audience: 'a', cache: inherited({ maxEntries: 5 }) }), /^jwt\(\): cache/],
     ['oidc', () => oidc(inherited({}, { issuer: 'https://id.example.com', audience: 'a' })), /^oidc\(\)/],
-    ['basic', () => basic(inherited({ realm: 'x' }, { users: { ada: 'pw' } })), /^basic\(\)/],
+    ['basic', () => basic(inherited({ realm: 'x' }, { users: { ada: 'pw-0123456789' } })), /^basic\(\)/],
     ['apiToken', () => apiToken(TOKEN_A, inherited({ id: 'admin' })), /^apiToken\(\)/],
     ['routeAuth', () => routeAuth(apiToken(TOKEN_A), inherited({})), /^routeAuth\(\)/],
     [
@@ -320,7 +432,11 @@ test('one principal, one caller: two apiToken() entries of one id (the default "
   refused(() => routeAuth([apiToken(TOKEN_A), apiToken(TOKEN_B)]), ownId, [TOKEN_A, TOKEN_B]);
   refused(
     () =>
-      routeAuth([apiToken(TOKEN_A, { id: 'ci' }), basic({ users: { ada: 'pw' } }), apiToken(TOKEN_B, { id: 'ci' })]),
+      routeAuth([
+        apiToken(TOKEN_A, { id: 'ci' }),
+        basic({ users: { ada: 'pw-0123456789' } }),
+        apiToken(TOKEN_B, { id: 'ci' }),
+      ]),
     /two apiToken\(\) entries have the id "ci"/,
   );
   refused(() => agentHandler(agent(), { auth: [apiToken(TOKEN_A), apiToken(TOKEN_B, { id: 'api-token' })] }), ownId);

@@ -4,12 +4,9 @@ import assert from 'node:assert/strict';
 import { MockAgent, fetch as undiciFetch } from '../../node_modules/undici/index.js';
 import { AuthConfigError, routeAuth } from '../../src/auth/index.ts';
 import type { AuthResult } from '../../src/auth/index.ts';
-import {
-  KEY_SET_FRESH_MS,
-  KEY_SET_RETRY_MS,
-  withKeySetInternals,
-  type KeySetInternals,
-} from '../../src/auth/key-set.ts';
+import { KEY_SET_FRESH_MS } from '../../src/auth/key-set.ts';
+import { KEY_SET_RETRY_MS } from '../../src/auth/attempt-gate.ts';
+import type { InternalOptions } from '../../src/auth/internal-options.ts';
 import { oidc, type OidcOptions } from '../../src/auth/oidc.ts';
 import {
   AUDIENCE,
@@ -77,7 +74,7 @@ beforeEach(() => {
 });
 
 /** https goes to the MockAgent origin, http to the servers the test runs. */
-const internals = (): KeySetInternals => ({
+const internals = (): InternalOptions => ({
   now: clock.now,
   fetch: (url, init) =>
     url.startsWith('https:')
@@ -89,11 +86,9 @@ const internals = (): KeySetInternals => ({
 
 function authenticator(
   options: Partial<OidcOptions> = {},
-  more: KeySetInternals = {},
+  more: InternalOptions = {},
 ): (request: Request) => Promise<AuthResult> {
-  return routeAuth([
-    oidc(withKeySetInternals({ issuer: ISSUER, audience: AUDIENCE, ...options }, { ...internals(), ...more })),
-  ]);
+  return routeAuth([oidc({ issuer: ISSUER, audience: AUDIENCE, ...options, _internal: { ...internals(), ...more } })]);
 }
 
 async function outcome(

@@ -3,7 +3,7 @@
 // (AGENT_AUTH_CONFIG_INVALID, design §30), a call AgentError INVALID_INPUT. A typo never leaves a route open.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuthConfigError, apiToken, basic, jwt, oidc, routeAuth } from '../../src/auth/index.ts';
+import { AuthConfigError, apiToken, basic, introspection, jwt, oidc, routeAuth } from '../../src/auth/index.ts';
 import { closest } from '../../src/auth/options.ts';
 import { AgentError, createAgent, echoModel, memoryStore, openAICompatible } from '../../src/agent/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
@@ -33,6 +33,30 @@ function assertUnknown(
   else assert.ok(message.includes(`(did you mean "${suggestion}"?)`), message);
   return thrown as Error;
 }
+
+test('the test hook `_internal` of jwt(), oidc() and introspection() is closed like every option object (design §30)', () => {
+  const hooked = {
+    'jwt()': (internal: unknown) => jwt({ secret: SECRET, audience: 'a', _internal: internal } as never),
+    'oidc()': (internal: unknown) =>
+      oidc({ issuer: 'https://id.example', audience: 'a', _internal: internal } as never),
+    'introspection()': (internal: unknown) =>
+      introspection({
+        endpoint: 'https://id.example/introspect',
+        clientId: 'rs',
+        clientSecret: 'rs-secret-0123456789',
+        audience: 'a',
+        _internal: internal,
+      } as never),
+  };
+  for (const [helper, create] of Object.entries(hooked)) {
+    for (const internal of [{ now: () => 0, fetch, timeoutMs: 50, perRequestFetch: true }, {}, undefined])
+      assert.doesNotThrow(() => create(internal), helper);
+    assertUnknown(() => create({ nwo: () => 0 }), AuthConfigError, `${helper}: _internal`, 'nwo', 'now');
+    assertUnknown(() => create({ timeout: 50 }), AuthConfigError, `${helper}: _internal`, 'timeout', 'timeoutMs');
+    assert.throws(() => create(Object.create({ now: () => 0 })), AuthConfigError);
+    assert.throws(() => create(42), AuthConfigError);
+  }
+});
 
 test('jwt(): an unknown option is an AuthConfigError naming it and the option it resembles', () => {
   const error = assertUnknown(
@@ -76,7 +100,13 @@ test('oidc(), basic(), apiToken(), routeAuth(): unknown options are AuthConfigEr
     'discoveryURL',
     'discoveryUrl',
   );
-  assertUnknown(() => basic({ users: { ada: 'pw' }, relm: 'x' } as never), AuthConfigError, 'basic()', 'relm', 'realm');
+  assertUnknown(
+    () => basic({ users: { ada: 'pw-0123456789' }, relm: 'x' } as never),
+    AuthConfigError,
+    'basic()',
+    'relm',
+    'realm',
+  );
   assertUnknown(() => apiToken(TOKEN, { ID: 'bot' } as never), AuthConfigError, 'apiToken()', 'ID', 'id');
   assertUnknown(
     () => routeAuth(apiToken(TOKEN), { onRefuse: () => {} } as never),
@@ -89,7 +119,7 @@ test('oidc(), basic(), apiToken(), routeAuth(): unknown options are AuthConfigEr
 
 test('a key unlike any known one is named without a suggestion, and the known keys are listed', () => {
   const error = assertUnknown(
-    () => basic({ users: { ada: 'pw' }, zzzzzzzz: 1 } as never),
+    () => basic({ users: { ada: 'pw-0123456789' }, zzzzzzzz: 1 } as never),
     AuthConfigError,
     'basic()',
     'zzzzzzzz',

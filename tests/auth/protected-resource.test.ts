@@ -73,7 +73,7 @@ test('in a list, each distinct challenge once and in list order: the parameteriz
   const list = [
     jwt({ secret: SECRET, audience: 'agent', resourceMetadata: METADATA }),
     apiToken('token-0123456789'),
-    basic({ users: { ada: 'pw' } }),
+    basic({ users: { ada: 'pw-0123456789' } }),
     jwt({ secret: SECRET, audience: 'other', resourceMetadata: METADATA }),
   ];
   const { response, lines } = await refusal(list);

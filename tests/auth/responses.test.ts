@@ -79,7 +79,11 @@ test('every auth response carries Content-Type: application/json and Cache-Contr
 
 test('403 and 500 carry no WWW-Authenticate', async () => {
   for (const [status, , entries] of cases.filter(([s]) => s !== 401)) {
-    const response = await refuse([apiToken('tok'), ...entries, basic({ users: { ada: 'pw' } })]);
+    const response = await refuse([
+      apiToken('tok-0123456789abcdef'),
+      ...entries,
+      basic({ users: { ada: 'pw-0123456789' } }),
+    ]);
     assert.equal(response.status, status);
     assert.equal(response.headers.get('www-authenticate'), null);
     assert.deepEqual(wwwAuthenticateLines(response), []);
@@ -89,12 +93,12 @@ test('403 and 500 carry no WWW-Authenticate', async () => {
 test('401 carries one WWW-Authenticate per distinct challenge of the list, in list order', async () => {
   const entries = [
     custom(skip, [{ scheme: 'DPoP', realm: 'api' }]),
-    apiToken('tok'),
-    basic({ users: { ada: 'pw' }, realm: 'staff' }),
+    apiToken('tok-0123456789abcdef'),
+    basic({ users: { ada: 'pw-0123456789' }, realm: 'staff' }),
     custom(skip),
-    basic({ users: { bob: 'pw' }, realm: 'staff' }),
+    basic({ users: { bob: 'pw-0123456789' }, realm: 'staff' }),
     custom(skip, [{ scheme: 'Bearer' }, { scheme: 'DPoP', realm: 'api' }, { scheme: 'Negotiate' }]),
-    basic({ users: { eve: 'pw' } }),
+    basic({ users: { eve: 'pw-0123456789' } }),
   ];
   const expected = [
     'DPoP realm="api"',
@@ -114,32 +118,33 @@ test('a 401 from AuthError(401) carries the challenges of the whole list', async
     custom(() => {
       throw new AuthError(401);
     }, []),
-    basic({ users: { ada: 'pw' } }),
-    apiToken('tok'),
+    basic({ users: { ada: 'pw-0123456789' } }),
+    apiToken('tok-0123456789abcdef'),
   ]);
   assert.deepEqual(wwwAuthenticateLines(response), ['Basic realm="agent", charset="UTF-8"', 'Bearer']);
 });
 
 test('basic() advertises Basic with its realm and charset="UTF-8"; default realm "agent"', async () => {
-  assert.deepEqual(wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw' } })])), [
+  assert.deepEqual(wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw-0123456789' } })])), [
     'Basic realm="agent", charset="UTF-8"',
   ]);
-  assert.deepEqual(wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw' }, realm: 'Agent Zone' })])), [
-    'Basic realm="Agent Zone", charset="UTF-8"',
-  ]);
+  assert.deepEqual(
+    wwwAuthenticateLines(await refuse([basic({ users: { ada: 'pw-0123456789' }, realm: 'Agent Zone' })])),
+    ['Basic realm="Agent Zone", charset="UTF-8"'],
+  );
   const viaFunction = basic({ users: () => false, realm: 'fn' });
   assert.deepEqual(wwwAuthenticateLines(await refuse([viaFunction])), ['Basic realm="fn", charset="UTF-8"']);
 });
 
 test('a realm is written as an RFC 9110 quoted-string: " and \\ are escaped', async () => {
-  const response = await refuse([basic({ users: { ada: 'pw' }, realm: 'say "hi" \\ bye' })]);
+  const response = await refuse([basic({ users: { ada: 'pw-0123456789' }, realm: 'say "hi" \\ bye' })]);
   assert.deepEqual(wwwAuthenticateLines(response), ['Basic realm="say \\"hi\\" \\\\ bye", charset="UTF-8"']);
   const declared = await refuse([custom(skip, [{ scheme: 'Custom', realm: 'a"b\\c' }])]);
   assert.deepEqual(wwwAuthenticateLines(declared), ['Custom realm="a\\"b\\\\c"']);
 });
 
 test('apiToken() advertises Bearer', async () => {
-  assert.deepEqual(wwwAuthenticateLines(await refuse([apiToken('tok')])), ['Bearer']);
+  assert.deepEqual(wwwAuthenticateLines(await refuse([apiToken('tok-0123456789abcdef')])), ['Bearer']);
 });
 
 test('a custom entry advertises its declared challenges', async () => {
@@ -184,7 +189,7 @@ test('invalid challenge declarations are configuration errors at creation', () =
 });
 
 test('each refusal is a new Response whose body can be read', async () => {
-  const authenticate = routeAuth([apiToken('tok')]);
+  const authenticate = routeAuth([apiToken('tok-0123456789abcdef')]);
   const first = await authenticate(requestWith());
   const second = await authenticate(requestWith());
   assert.ok(!first.ok && !second.ok);

@@ -141,8 +141,8 @@ test('when every entry skips, the response is 401', async () => {
   const authenticate = routeAuth([
     () => null,
     async () => undefined,
-    apiToken('right-token'),
-    basic({ users: { ada: 'pw' } }),
+    apiToken('right-token-0123456789'),
+    basic({ users: { ada: 'pw-0123456789' } }),
   ]);
   await refusal(await authenticate(bearerRequest('wrong-token')), 401, BODY_401);
   await refusal(await authenticate(basicRequest('ada', 'wrong')), 401, BODY_401);
@@ -151,7 +151,7 @@ test('when every entry skips, the response is 401', async () => {
 
 test('an empty list refuses every request (401)', async () => {
   const authenticate = routeAuth([]);
-  for (const request of [requestWith(), bearerRequest('anything'), basicRequest('ada', 'pw')]) {
+  for (const request of [requestWith(), bearerRequest('anything'), basicRequest('ada', 'pw-0123456789')]) {
     const response = await refusal(await authenticate(request), 401, BODY_401);
     assert.equal(response.headers.get('www-authenticate'), null);
   }
@@ -325,8 +325,8 @@ test('a getter on the returned principal is read once: the checked value is the 
 });
 
 test('built-in helpers return frozen principals', async () => {
-  const entries = [basic({ users: { ada: 'pw' } }), apiToken('tok'), anonymous()];
-  const requests = [basicRequest('ada', 'pw'), bearerRequest('tok'), requestWith()];
+  const entries = [basic({ users: { ada: 'pw-0123456789' } }), apiToken('tok-0123456789abcdef'), anonymous()];
+  const requests = [basicRequest('ada', 'pw-0123456789'), bearerRequest('tok-0123456789abcdef'), requestWith()];
   for (const [i, entry] of entries.entries()) {
     const principal = principalOf(await routeAuth(entry)(requests[i]!));
     assert.ok(Object.isFrozen(principal), principal.authenticator);
@@ -334,13 +334,16 @@ test('built-in helpers return frozen principals', async () => {
 });
 
 test('auth option: a list of entries', async () => {
-  const authenticate = routeAuth([apiToken('tok-a', { id: 'a' }), apiToken('tok-b', { id: 'b' })]);
-  assert.equal(principalOf(await authenticate(bearerRequest('tok-b'))).id, 'b');
+  const authenticate = routeAuth([
+    apiToken('tok-a-0123456789abcdef', { id: 'a' }),
+    apiToken('tok-b-0123456789abcdef', { id: 'b' }),
+  ]);
+  assert.equal(principalOf(await authenticate(bearerRequest('tok-b-0123456789abcdef'))).id, 'b');
 });
 
 test('auth option: a single entry', async () => {
-  const authenticate = routeAuth(basic({ users: { ada: 'pw' } }));
-  assert.deepEqual(principalOf(await authenticate(basicRequest('ada', 'pw'))), {
+  const authenticate = routeAuth(basic({ users: { ada: 'pw-0123456789' } }));
+  assert.deepEqual(principalOf(await authenticate(basicRequest('ada', 'pw-0123456789'))), {
     id: 'ada',
     type: 'user',
     authenticator: 'basic',
@@ -350,8 +353,8 @@ test('auth option: a single entry', async () => {
 });
 
 test('auth option: a token string means apiToken(token)', async () => {
-  const authenticate = routeAuth('plain-token');
-  assert.deepEqual(principalOf(await authenticate(bearerRequest('plain-token'))), {
+  const authenticate = routeAuth('plain-token-0123456789');
+  assert.deepEqual(principalOf(await authenticate(bearerRequest('plain-token-0123456789'))), {
     id: 'api-token',
     type: 'service',
     authenticator: 'api-token',
@@ -388,7 +391,7 @@ test('auth option: a function returning false gives 401', async () => {
 });
 
 test('auth option: anything else is a configuration error (AGENT_AUTH_CONFIG_INVALID) at creation', () => {
-  for (const auth of [42, null, undefined, {}, [apiToken('tok'), 'not-a-function'], true]) {
+  for (const auth of [42, null, undefined, {}, [apiToken('tok-0123456789abcdef'), 'not-a-function'], true]) {
     assert.throws(
       () => routeAuth(auth as never),
       (error: unknown) => error instanceof AuthConfigError && error.code === 'AGENT_AUTH_CONFIG_INVALID',

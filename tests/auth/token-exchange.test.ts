@@ -7,7 +7,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importJWK, jwtVerify } from 'jose';
 import { TokenExchangeError, type Principal } from '../../src/auth/index.ts';
-import { withKeySetInternals } from '../../src/auth/key-set.ts';
 import { tokenExchange, type TokenExchangeOptions } from '../../src/auth/token-exchange.ts';
 import { NOW, testKey, toPem } from '../helpers/jwt.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
@@ -350,8 +349,8 @@ test('tokenExchange(): options are closed and checked at creation (AuthConfigErr
     });
 });
 
-test('an endpoint that is not https is allowed on loopback only; the internals used by the tests are out of the option names', () => {
+test('an endpoint that is not https is allowed on loopback only; the test hook _internal is taken', () => {
   for (const tokenEndpoint of ['http://127.0.0.1:8080/token', 'http://localhost/token', 'http://[::1]/token'])
     tokenExchange({ tokenEndpoint, clientId: 'a', clientSecret: 's' });
-  tokenExchange(withKeySetInternals({ tokenEndpoint: TOKEN_ENDPOINT, clientId: 'a', clientSecret: 's' }, {}));
+  tokenExchange({ tokenEndpoint: TOKEN_ENDPOINT, clientId: 'a', clientSecret: 's', _internal: {} });
 });

@@ -77,7 +77,10 @@ test('agentward dev: each refused bearer token prints its entry, reason, kid and
 test('agentHandler and serve hand onRefused to routeAuth', async (t) => {
   const agent = createAgent({ name: 'refusals', model: echoModel() });
   const heard: Refusal[] = [];
-  const handler = agentHandler(agent, { auth: 'the-api-token', onRefused: (refusal) => void heard.push(refusal) });
+  const handler = agentHandler(agent, {
+    auth: 'the-api-token-0123456789',
+    onRefused: (refusal) => void heard.push(refusal),
+  });
   assert.equal(
     (
       await handler(
@@ -90,10 +93,10 @@ test('agentHandler and serve hand onRefused to routeAuth', async (t) => {
     ).status,
     401,
   );
-  assert.deepEqual(heard, [{ entry: 'apiToken', reason: 'signature' }]);
+  assert.deepEqual(heard, [{ entry: 'apiToken', reason: 'mismatch' }]);
   const server = await serve({
     agent,
-    auth: 'the-api-token',
+    auth: 'the-api-token-0123456789',
     port: 0,
     onRefused: (refusal) => void heard.push(refusal),
   });

@@ -3,7 +3,9 @@
 // holds across requests and a restart; requests and MCP tools/call counted, never health;
 // failures per CF-Connecting-IP before auth; requests in flight; model tokens counted by each
 // session's object as its turns are stored (a local OpenAI-compatible server reporting usage).
-// And the limit store contract against real Durable Objects (tests/helpers/workerd/limit-store-worker.ts).
+// And the limit store contract, and the scenarios of "limits count what was spent" (design §25:
+// failures counted first, tokens per model turn) behind two handlers, against real Durable
+// Objects (tests/helpers/workerd/limit-store-worker.ts).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -266,7 +268,7 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
   });
 });
 
-test('the limit store contract against real Durable Objects in workerd', async () => {
+test('the limit store contract and the scenarios of limits that count what was spent, against real Durable Objects in workerd', async () => {
   const root = fileURLToPath(new URL('../..', import.meta.url));
   const worker = await startWorker({
     entry: 'tests/helpers/workerd/limit-store-worker.ts',
@@ -279,7 +281,7 @@ test('the limit store contract against real Durable Objects in workerd', async (
   });
   try {
     const outcomes = (await (await worker.fetch('http://worker/')).json()) as TestOutcome[];
-    assert.equal(outcomes.length, 7, 'every test of the contract ran');
+    assert.equal(outcomes.length, 15, 'every test of the contract and of the scenarios ran');
     assert.deepEqual(
       outcomes.filter((outcome) => !outcome.ok),
       [],

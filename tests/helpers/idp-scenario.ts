@@ -9,7 +9,6 @@
  * its ID tokens, and follow a key rotation within the 30 s refetch bound.
  */
 import { oidc, jwt, routeAuth, type AuthResult } from '../../src/auth/index.ts';
-import { withKeySetInternals } from '../../src/auth/key-set.ts';
 
 export const RESOURCE = 'https://agent.example/api';
 export const SCOPE = 'agent:invoke';
@@ -66,11 +65,11 @@ export async function runScenario({ issuer, userTokens }: ScenarioInput): Promis
     const internals = { now: () => clock };
     const access = { audience: RESOURCE, typ: 'at+jwt', scopes: [SCOPE], algorithms: [...ALGORITHMS] };
     const entries: Record<string, (request: Request) => Promise<AuthResult>> = {
-      oidc: routeAuth(oidc(withKeySetInternals({ issuer, ...access }, internals))),
-      jwks: routeAuth(jwt(withKeySetInternals({ jwksUrl: `${issuer}/jwks`, issuer, ...access }, internals))),
+      oidc: routeAuth(oidc({ issuer, ...access, _internal: internals })),
+      jwks: routeAuth(jwt({ jwksUrl: `${issuer}/jwks`, issuer, ...access, _internal: internals })),
       // What the README used to show: the client id as audience. It lets the ID token in (checked, so the refusal above can fail).
       clientIdAudience: routeAuth(
-        oidc(withKeySetInternals({ issuer, audience: clientFor('RS256'), algorithms: [...ALGORITHMS] }, internals)),
+        oidc({ issuer, audience: clientFor('RS256'), algorithms: [...ALGORITHMS], _internal: internals }),
       ),
     };
     const outcomes: Record<string, string | number> = {};

@@ -3,7 +3,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
-import { withKeySetInternals, type KeySetInternals } from '../../src/auth/key-set.ts';
+import type { InternalOptions } from '../../src/auth/internal-options.ts';
 import { jwt, type AuthFn, type JwtOptions } from '../../src/auth/index.ts';
 import { bearerRequest as bearer } from './requests.ts';
 
@@ -145,6 +145,6 @@ export function manualClock(start = 1_000_000): { now: () => number; advance(ms:
 export { bearer };
 
 /** `jwt({ jwksUrl, audience: AUDIENCE, ...options })` with the key-set internals of a test. */
-export function jwksJwt(jwksUrl: string, internals: KeySetInternals, options: Partial<JwtOptions> = {}): AuthFn {
-  return jwt(withKeySetInternals({ jwksUrl, audience: AUDIENCE, ...options }, internals));
+export function jwksJwt(jwksUrl: string, internals: InternalOptions, options: Partial<JwtOptions> = {}): AuthFn {
+  return jwt({ jwksUrl, audience: AUDIENCE, ...options, _internal: internals });
 }

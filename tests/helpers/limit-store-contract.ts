@@ -1,9 +1,11 @@
 /**
- * The tests every limit store passes (design §22): a window counts within its limit and refuses
- * past it, counting nothing; a read (cost 0) counts nothing; keys and window lengths stay apart;
- * concurrent calls never over-admit; slots are leases (renewed, released once, given back after
- * their ttl by a store shared by processes). The memory store, the PostgreSQL store and the
- * Durable Object store call `limitStoreContract(name, open)`. Portable: no Node import.
+ * The tests every limit store passes (design §22, §25): a window counts within its limit and
+ * refuses past it, counting nothing; a read (cost 0) counts nothing; keys and window lengths stay
+ * apart; concurrent calls never over-admit; `settle` replaces a reservation or gives a slot back
+ * in the window it was taken in (never below 0), and counts a late positive delta in the current
+ * window; slots are leases (renewed, released once, given back after their ttl by a store shared
+ * by processes). The memory store, the PostgreSQL store and the Durable Object store call
+ * `limitStoreContract(name, open)`. Portable: no Node import.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -99,6 +101,63 @@ export function limitStoreContract(name: string, open: () => Promise<LimitStoreU
       [1, 2, 3, 4, 5, 6, 7],
     );
     assert.equal((await store.hit(key, 3600, 0, ANY)).count, 7);
+  });
+
+  test(`${name} (limit store contract): settle adds a delta to the window a hit counted in (start), never below 0 and never refused`, async () => {
+    const { store } = await open();
+    const key = fresh('settle');
+    const reserved = await store.hit(key, 3600, 500, 1000);
+    assert.equal(reserved.allowed, true);
+    assert.equal(reserved.start % 3600, 0, 'start is the start of the fixed window');
+    const settled = await store.settle(key, 3600, reserved.start, 1200 - 500);
+    assert.deepEqual([settled.allowed, settled.count, settled.start], [true, 1200, reserved.start]);
+    assert.ok(settled.resetSec > 0 && settled.resetSec <= 3600);
+    assert.equal(
+      (await store.hit(key, 3600, 1, 1000)).allowed,
+      false,
+      'a settle may pass the limit; the next hit sees it',
+    );
+    assert.equal((await store.settle(key, 3600, reserved.start, -5000)).count, 0, 'never below 0');
+    assert.equal((await store.hit(key, 3600, 0, ANY)).count, 0);
+    // A slot taken and given back leaves the window as it was.
+    const slot = fresh('refund');
+    const taken = await store.hit(slot, 3600, 1, 5);
+    assert.equal((await store.settle(slot, 3600, taken.start, -1)).count, 0);
+    const never = await store.settle(fresh('never-counted'), 3600, taken.start, -1);
+    assert.deepEqual([never.allowed, never.count], [true, 0], 'a refund of a key never counted changes nothing');
+  });
+
+  test(`${name} (limit store contract): 300 slots taken at once on a limit of 5 admit exactly 5; settles at once leave the exact total`, async () => {
+    const { store } = await open();
+    const key = fresh('take');
+    const taken = await Promise.all(Array.from({ length: 300 }, () => store.hit(key, 3600, 1, 5)));
+    assert.equal(taken.filter((answer) => answer.allowed).length, 5);
+    const turns = fresh('turns');
+    const reservations = await Promise.all(Array.from({ length: 20 }, () => store.hit(turns, 3600, 100, ANY)));
+    await Promise.all(reservations.map((reserved, n) => store.settle(turns, 3600, reserved.start, n - 100)));
+    assert.equal(
+      (await store.hit(turns, 3600, 0, ANY)).count,
+      190,
+      'each reservation replaced by what it spent (0 to 19)',
+    );
+  });
+
+  test(`${name} (limit store contract): settling a window that has ended counts a positive delta in the current window, and a negative one nowhere`, async () => {
+    const { store } = await open();
+    const key = fresh('late');
+    let first = await store.hit(key, 1, 0, 0);
+    if (first.resetSec < 0.6) await sleep(first.resetSec * 1000 + 20);
+    first = await store.hit(key, 1, 4, ANY);
+    await sleep(first.resetSec * 1000 + 50);
+    const refunded = await store.settle(key, 1, first.start, -4);
+    assert.deepEqual(
+      [refunded.count, refunded.start > first.start],
+      [0, true],
+      'the ended window is not the current one',
+    );
+    const late = await store.settle(key, 1, first.start, 3);
+    assert.equal(late.count, 3);
+    assert.equal((await store.hit(key, 1, 0, ANY)).count, 3);
   });
 
   test(`${name} (limit store contract): slots: at most limit leases; the same lease again keeps its slot; release frees it once`, async () => {

@@ -1,5 +1,5 @@
 // A token endpoint for tests/auth/token-exchange.test.ts and tests/http/token-exchange-principal.test.ts, behind a fetch the helper is given through
-// withKeySetInternals: every request is kept (its URL, headers and form), and `answer` says what
+// the test hook _internal: every request is kept (its URL, headers and form), and `answer` says what
 // the endpoint (or a discovery document) answers. Tokens are tied to principals by routeAuth with
 // a clock pinned at NOW (tests/helpers/jwt.ts).
 import {
@@ -9,8 +9,7 @@ import {
   type Principal,
   type TokenExchangeOptions,
 } from '../../src/auth/index.ts';
-import { withKeySetInternals } from '../../src/auth/key-set.ts';
-import { jwtWithClock } from '../../src/auth/jwt.ts';
+import { jwtAt } from './test-hook.ts';
 import { AUDIENCE, ISSUER, NOW, SECRET, claims, hmacSigner, signToken } from './jwt.ts';
 
 export const TOKEN_ENDPOINT = 'https://id.example.com/oauth/token';
@@ -64,16 +63,17 @@ export const exchangeWith = (
   options: Partial<TokenExchangeOptions> = {},
   now = () => NOW * 1000,
 ) =>
-  tokenExchange(
-    withKeySetInternals(
-      { tokenEndpoint: TOKEN_ENDPOINT, clientId: 'agent', clientSecret: 'agent-client-secret', ...options },
-      { fetch, now },
-    ) as TokenExchangeOptions,
-  );
+  tokenExchange({
+    tokenEndpoint: TOKEN_ENDPOINT,
+    clientId: 'agent',
+    clientSecret: 'agent-client-secret',
+    ...options,
+    _internal: { fetch, now },
+  } as TokenExchangeOptions);
 
 /** The jwt() entry of the tests: HS256 tokens of ISSUER for AUDIENCE, at NOW. */
 export const jwtEntry = (options: Record<string, unknown> = {}): AuthFn =>
-  jwtWithClock({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE, ...options }, () => NOW);
+  jwtAt({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE, ...options }, () => NOW);
 
 const sign = await hmacSigner(SECRET);
 /** A token of `sub` (a fresh `jti` each time: two tokens of one caller differ). */

@@ -1,7 +1,8 @@
-// limits.failures (design §22): 401s per client address, before auth. Past `limit` 401s in the
-// window, the address gets 429 without any entry of the auth list running, until the window
-// frees; only 401s count; a handler that meets a request with no known address answers 500 and
-// logs once what to give it. On Node, Bun and Deno.
+// limits.failures (design §22, §25): 401s per client address, before auth. Each request takes a
+// failure slot before the auth list runs and gives it back unless answered 401, so guesses at
+// once are bounded too; past `limit` 401s in the window, the address gets 429 without any entry
+// of the auth list running, until the window frees; only 401s count; a handler that meets a
+// request with no known address answers 500 and logs once what to give it. On Node, Bun and Deno.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthError, protectedResourceMetadata } from '../../src/auth/index.ts';
@@ -162,4 +163,22 @@ test('failures and requests together: a 401 is not a request of any principal; a
   const refused = await get(handler, { token: 'good', address: '192.0.2.1' });
   assert.equal(refused.status, 429);
   assert.equal(refused.headers.get('ratelimit-policy'), '"requests";q=2;w=60');
+});
+
+test('failures counts first: 600 guesses at once through a slow entry (an introspection call) run the auth list at most limit (5) times; an accepted caller gives its slot back', async () => {
+  let calls = 0;
+  const slow: AuthFn = async (request) => {
+    calls++;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return request.headers.get('authorization') === 'Bearer good' ? { id: 'alice', type: 'user' } : null;
+  };
+  const handler = handlerWith(slow, () => 1_000, 5);
+  const address = '203.0.113.50';
+  for (let i = 0; i < 8; i++) assert.equal((await get(handler, { token: 'good', address })).status, 404);
+  calls = 0;
+  const answers = await Promise.all(Array.from({ length: 600 }, () => get(handler, { token: 'guess', address })));
+  const statuses = answers.map((answer) => answer.status);
+  assert.equal(calls, 5, 'five guesses reached the entry');
+  assert.equal(statuses.filter((status) => status === 401).length, 5);
+  assert.equal(statuses.filter((status) => status === 429).length, 595);
 });

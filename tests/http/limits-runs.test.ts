@@ -1,7 +1,8 @@
-// limits.concurrent and limits.tokens on runs (design §22): requests in flight per principal (a
-// streamed answer until its stream ends or is cancelled; each slot released exactly once, on
-// errors and aborts too); model tokens counted when each turn is stored, before the answer, with
-// a model that reports usage and an AI SDK MockLanguageModelV4; a store that fails answers 503.
+// limits.concurrent and limits.tokens on runs (design §22, §25): requests in flight per principal
+// (a streamed answer until its stream ends or is cancelled; each slot released exactly once, on
+// errors and aborts too); model tokens reserved before each turn and settled with what it spent,
+// before the answer, with a model that reports usage and an AI SDK MockLanguageModelV4; a store
+// that fails answers 503 (a settle that fails: tests/http/limits-spent.test.ts).
 // On Node, Bun and Deno.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,13 +16,13 @@ import { captureConsoleError } from '../helpers/console.ts';
 
 const BASE = 'https://agent.example/agent';
 type Handler = (request: Request) => Promise<Response>;
-const AUTH = [apiToken('alice-token', { id: 'alice' }), apiToken('bob-token', { id: 'bob' })];
+const AUTH = [apiToken('alice-token-0123456789', { id: 'alice' }), apiToken('bob-token-0123456789', { id: 'bob' })];
 
 const post = (
   handler: Handler,
   path: string,
   body: unknown,
-  token = 'alice-token',
+  token = 'alice-token-0123456789',
   init: RequestInit & { headers?: Record<string, string> } = {},
 ) =>
   handler(
@@ -84,6 +85,7 @@ function recordingStore() {
   const acquired = new Set<string>();
   const store: LimitStore = {
     hit: inner.hit,
+    settle: inner.settle,
     async acquire(key, lease, limit, ttlSec) {
       const taken = await inner.acquire(key, lease, limit, ttlSec);
       if (taken) acquired.add(lease);
@@ -119,7 +121,7 @@ test('concurrent { 2 }: two requests in flight per principal, a third gets 429 w
   assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=2');
   assert.equal(refused.headers.get('ratelimit'), '"concurrent";r=0');
   assert.equal(refused.headers.get('cache-control'), 'no-store');
-  const other = send(handler, 'bob too', 'bob-token');
+  const other = send(handler, 'bob too', 'bob-token-0123456789');
   await until(() => gated.waiting() === 3);
   gated.open();
   assert.deepEqual(
@@ -187,7 +189,7 @@ test('concurrent: a run that fails, and a request its client aborts, release the
   assert.equal(released.size, 1);
 
   const controller = new AbortController();
-  const aborted = post(handler, '', { message: 'abort me' }, 'alice-token', { signal: controller.signal });
+  const aborted = post(handler, '', { message: 'abort me' }, 'alice-token-0123456789', { signal: controller.signal });
   await until(() => gated.waiting() === 1);
   controller.abort();
   await aborted.then((response) => response.text()).catch(() => undefined);
@@ -217,62 +219,65 @@ const counting: Model = {
   },
 };
 
-test("tokens: each turn's inputTokens + outputTokens is counted when the turn is stored, before the answer; a turn starts only while the window's total is below the limit", async () => {
+test('tokens: each model turn reserves its estimate before the model runs, and settles what the model reported before the answer; a turn whose reservation would pass the limit is refused before the model runs', async () => {
   const inner = memoryLimitStore();
   const order: string[] = [];
   const store: LimitStore = {
     ...inner,
     async hit(key, windowSec, cost, limit) {
       const answer = await inner.hit(key, windowSec, cost, limit);
-      if (cost > 0) order.push(`counted ${cost}`);
+      if (cost > 0) order.push(`reserve ${cost}${answer.allowed ? '' : ' refused'}`);
       return answer;
     },
+    async settle(key, windowSec, start, delta) {
+      order.push(`settle ${delta}`);
+      return inner.settle(key, windowSec, start, delta);
+    },
   };
-  const agent = createAgent({ name: 't', model: counting });
+  let calls = 0;
+  const agent = createAgent({ name: 't', model: { generate: (request) => (calls++, counting.generate(request)) } });
   const handler = agentHandler(agent, {
     basePath: '/agent',
     auth: AUTH,
     limits: { tokens: { limit: 30, windowSec: 3600 }, store },
   });
+  // The estimate: ceil(characters of the input / 4), here the message and the empty tool list "[]".
   const first = await send(handler, 'three short words');
   order.push('answered');
   assert.equal(first.status, 200);
-  assert.equal(
-    first.headers.get('ratelimit'),
-    `"tokens";r=17;t=3600`.replace('t=3600', `t=${/t=(\d+)/.exec(first.headers.get('ratelimit')!)![1]}`),
-  );
-  assert.deepEqual(order, ['counted 13', 'answered']);
+  assert.match(first.headers.get('ratelimit')!, /^"tokens";r=17;t=\d+$/);
+  assert.deepEqual(order, ['reserve 5', 'settle 8', 'answered'], 'ceil(19 / 4) reserved, then replaced by 13');
   const second = await send(handler, 'two words');
-  assert.equal(second.status, 200, '13 is below 30');
-  const third = await send(handler, 'the turn that passes the limit once');
-  assert.equal(third.status, 200, '25 is below 30: the turn runs and finishes past the limit');
-  assert.equal(third.headers.get('ratelimit')!.startsWith('"tokens";r=0;'), true);
-  const refused = await send(handler, 'no more');
-  assert.equal(refused.status, 429);
+  assert.equal(second.status, 200, '13 + 3 is within 30');
+  assert.match(second.headers.get('ratelimit')!, /^"tokens";r=5;/);
+  const refused = await send(handler, 'a turn that would pass it');
+  assert.equal(refused.status, 429, '25 + ceil(27 / 4) passes 30');
+  assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=30;w=3600');
-  assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
+  assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=5;t=\d+$/);
   assert.equal(refused.headers.get('retry-after'), /t=(\d+)/.exec(refused.headers.get('ratelimit')!)![1]);
-  // A read starts no turn: it is answered, saying the budget is spent.
+  assert.equal(calls, 2, 'the refused turn never reached the model');
+  // A read starts no turn: it is answered, saying what is left.
   const transcript = await handler(
-    new Request(`${BASE}/chat/${(await first.json()).sessionId}`, { headers: { authorization: 'Bearer alice-token' } }),
+    new Request(`${BASE}/chat/${(await first.json()).sessionId}`, {
+      headers: { authorization: 'Bearer alice-token-0123456789' },
+    }),
   );
   assert.equal(transcript.status, 200);
-  assert.match(transcript.headers.get('ratelimit')!, /^"tokens";r=0;/);
+  assert.match(transcript.headers.get('ratelimit')!, /^"tokens";r=5;/);
   // Another principal has a budget of its own.
-  assert.equal((await send(handler, 'bob here', 'bob-token')).status, 200);
-  // The refused turn never reached the model nor the transcript.
-  assert.equal((await (await send(handler, 'x', 'bob-token')).json()).text, 'x');
+  assert.equal((await send(handler, 'bob here', 'bob-token-0123456789')).status, 200);
 });
 
-test('tokens: a streamed turn is counted before its finish event; /ui and /chat streams and tools/call count too', async () => {
+test('tokens: a streamed turn is settled before its finish event; /ui and /chat streams and tools/call count too', async () => {
   const inner = memoryLimitStore();
   let holdCount: Promise<void> | undefined;
   let releaseCount!: () => void;
   const store: LimitStore = {
     ...inner,
-    async hit(key, windowSec, cost, limit) {
-      if (cost > 0 && holdCount !== undefined) await holdCount;
-      return inner.hit(key, windowSec, cost, limit);
+    async settle(key, windowSec, start, delta) {
+      if (holdCount !== undefined) await holdCount;
+      return inner.settle(key, windowSec, start, delta);
     },
   };
   const streaming: Model = {
@@ -302,13 +307,13 @@ test('tokens: a streamed turn is counted before its finish event; /ui and /chat 
   };
   await readUntil(/event: text-delta/);
   await tick(30);
-  assert.equal(/event: finish/.test(text), false, 'no finish while the usage is being counted');
+  assert.equal(/event: finish/.test(text), false, 'no finish while the turn is being settled');
   releaseCount();
   holdCount = undefined;
   await readUntil(/event: finish/);
   assert.match(text, /event: finish/);
   const spent = () =>
-    inner.hit('tokens/3600:p["api-token","alice"]', 3600, 0, Number.MAX_SAFE_INTEGER).then((answer) => answer.count);
+    inner.hit('tokens/3600:p["","api-token","alice"]', 3600, 0, Number.MAX_SAFE_INTEGER).then((answer) => answer.count);
   assert.equal(await spent(), 12);
   await (
     await post(handler, '/ui', {
@@ -323,7 +328,7 @@ test('tokens: a streamed turn is counted before its finish event; /ui and /chat 
       handler,
       '/mcp',
       { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ask', arguments: { message: 'ask me' } } },
-      'alice-token',
+      'alice-token-0123456789',
       { headers: { accept: 'application/json, text/event-stream' } },
     );
   assert.equal((await call(1)).status, 200);
@@ -371,10 +376,11 @@ test('tokens with an AI SDK MockLanguageModelV4 reporting usage: counted per tur
   assert.equal(model.doGenerateCalls.length + model.doStreamCalls.length, 2);
 });
 
-test('a limit store that fails answers 503 {"error":"Service Unavailable"}, as the session store does; a usage count that fails fails the run, its turn stored', async () => {
+test('a limit store that fails answers 503 {"error":"Service Unavailable"}, as the session store does', async () => {
   const unavailable = () => Object.assign(new Error('database gone'), { code: 'STORE_UNAVAILABLE' });
   const down: LimitStore = {
     hit: () => Promise.reject(unavailable()),
+    settle: () => Promise.reject(unavailable()),
     acquire: () => Promise.reject(unavailable()),
     release: async () => {},
   };
@@ -399,24 +405,4 @@ test('a limit store that fails answers 503 {"error":"Service Unavailable"}, as t
     limits: { failures: { limit: 5, windowSec: 60 }, store: down, clientAddress: () => '192.0.2.1' },
   });
   assert.equal((await captureConsoleError(() => send(failures, 'hi'))).result.status, 503);
-
-  // The usage count fails after the turn is stored: the run fails, the transcript keeps the turn.
-  const inner = memoryLimitStore();
-  const failingCount: LimitStore = {
-    ...inner,
-    hit: (key, windowSec, cost, limit) =>
-      cost > 0 ? Promise.reject(unavailable()) : inner.hit(key, windowSec, cost, limit),
-  };
-  const agent = createAgent({ name: 'count-fails', model: counting });
-  const handler = agentHandler(agent, {
-    basePath: '/agent',
-    auth: AUTH,
-    limits: { tokens: { limit: 100, windowSec: 60 }, store: failingCount },
-  });
-  const { result } = await captureConsoleError(() => post(handler, '', { message: 'kept', sessionId: 'kept-session' }));
-  assert.equal(result.status, 503);
-  assert.deepEqual(
-    (await agent.transcript('kept-session')).messages.map((message) => message.content),
-    ['kept', 'kept'],
-  );
 });

@@ -1,8 +1,9 @@
 // Limits per principal on the route handler (design §22): the closed `limits` option; `requests`
 // admitting `limit` and refusing the next with 429, Retry-After and the RateLimit fields (and
-// accepted answers carrying them); the keys (principal, or client address for anonymous and
-// boolean auth); every route behind auth counted, MCP tools/call only, never health or the
-// metadata document; an in-process send never limited. On Node, Bun and Deno.
+// accepted answers carrying them); the keys (the principal's ownership key, design §26, or the
+// client address for anonymous and boolean auth, without its port, IPv4-mapped forms as IPv4);
+// every route behind auth counted, MCP tools/call only, never health or the metadata document;
+// an in-process send never limited. On Node, Bun and Deno.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { anonymous, apiToken } from '../../src/auth/index.ts';
@@ -12,7 +13,9 @@ import type { AuthFn } from '../../src/auth/types.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { memoryCounters } from '../../src/http/limit-store.ts';
 import { addressKey } from '../../src/http/limits.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
+import { AUDIENCE, NOW, SECRET, claims, hmacSigner, signToken } from '../helpers/jwt.ts';
 import { DEPLOY_MESSAGE } from '../helpers/http-agent.ts';
 
 const BASE = 'https://agent.example/agent';
@@ -52,7 +55,7 @@ const from = (address: string) => ({ 'x-test-address': address });
 
 test('limits is closed like every option object: a typo, an unknown key, a number out of bounds is an error at creation', () => {
   const agent = echo();
-  const auth = apiToken('tok');
+  const auth = apiToken('tok-0123456789abcdef');
   const bad: [unknown, RegExp][] = [
     [{ request: { limit: 3, windowSec: 60 } }, /unknown option "request" \(did you mean "requests"\?\)/],
     [
@@ -104,18 +107,18 @@ test('requests { limit: 3 } admits three in the window and refuses the fourth: 4
   let now = 1_000_000.25;
   const handler = agentHandler(echo(), {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     limits: { requests: { limit: 3, windowSec: 60 }, store: memoryCounters(100, () => now) },
   });
   // The window runs from 999,960 to 1,000,020: 19.75 seconds are left, 20 in whole seconds.
   for (const left of [2, 1, 0]) {
-    const accepted = await send(handler, 'tok');
+    const accepted = await send(handler, 'tok-0123456789abcdef');
     assert.equal(accepted.status, 200);
     assert.equal(accepted.headers.get('ratelimit-policy'), '"requests";q=3;w=60');
     assert.equal(accepted.headers.get('ratelimit'), `"requests";r=${left};t=20`);
     assert.equal(accepted.headers.get('retry-after'), null);
   }
-  const refused = await send(handler, 'tok');
+  const refused = await send(handler, 'tok-0123456789abcdef');
   assert.equal(refused.status, 429);
   assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('content-type'), 'application/json');
@@ -124,19 +127,19 @@ test('requests { limit: 3 } admits three in the window and refuses the fourth: 4
   assert.equal(refused.headers.get('ratelimit-policy'), '"requests";q=3;w=60');
   assert.equal(refused.headers.get('ratelimit'), '"requests";r=0;t=20');
   now += 19.5;
-  const late = await send(handler, 'tok');
+  const late = await send(handler, 'tok-0123456789abcdef');
   assert.deepEqual(
     [late.status, late.headers.get('retry-after'), late.headers.get('ratelimit')],
     [429, '1', '"requests";r=0;t=1'],
     'never less than one second',
   );
   now += 0.25;
-  const next = await send(handler, 'tok');
+  const next = await send(handler, 'tok-0123456789abcdef');
   assert.equal(next.status, 200, 'the window freed when Retry-After said');
   assert.equal(next.headers.get('ratelimit'), '"requests";r=2;t=60');
 });
 
-test('requests, concurrent and tokens are per principal: [issuer ?? authenticator, id]', async () => {
+test("requests, concurrent and tokens are per principal: its ownership key [issuer ?? '', authenticator, id]", async () => {
   const principals: Record<string, Principal> = {
     alice: { type: 'user', id: 'alice', authenticator: 'custom' },
     bob: { type: 'user', id: 'bob', authenticator: 'custom' },
@@ -161,8 +164,8 @@ test('requests, concurrent and tokens are per principal: [issuer ?? authenticato
   assert.equal(remaining(await send(handler, 'aliceAtA')), 4);
   assert.equal(
     remaining(await send(handler, 'aliceAtAByOidc')),
-    3,
-    'one issuer, one id: one caller, whichever entry verified it',
+    4,
+    'one issuer, one id, another entry: another caller, as it owns other sessions',
   );
   assert.equal(remaining(await send(handler, 'aliceAtB')), 4, 'the same id from another issuer is another caller');
   assert.equal(remaining(await send(handler, 'aliceByBasic')), 4);
@@ -189,21 +192,71 @@ test('anonymous() callers are counted per client address, all of them as one whe
   assert.equal(remaining(await send(handler, undefined, from('2001:db8:1:3::1'))), 4);
 });
 
-test('addressKey: IPv4 as it is (an IPv4-mapped IPv6 address too); IPv6 by its /64, however it is written', () => {
-  assert.equal(addressKey('203.0.113.7'), '203.0.113.7');
-  assert.equal(addressKey('::ffff:203.0.113.7'), '203.0.113.7');
+test('addressKey: IPv4 as it is, without its port; IPv4-mapped and IPv4-compatible IPv6 as the IPv4 address; other IPv6 by its /64, however it is written', () => {
+  for (const written of [
+    '203.0.113.7',
+    '203.0.113.7:5678',
+    '203.0.113.7:1',
+    ' 203.0.113.7 ',
+    '::ffff:203.0.113.7',
+    '::FFFF:cb00:7107',
+    '[::ffff:203.0.113.7]:443',
+    '0:0:0:0:0:ffff:203.0.113.7',
+    '0000:0000:0000:0000:0000:ffff:cb00:7107',
+    '::203.0.113.7',
+    '::cb00:7107',
+    '[::cb00:7107]:8080',
+  ])
+    assert.equal(addressKey(written), '203.0.113.7', written);
+  assert.equal(addressKey('::ffff:198.51.100.1'), '198.51.100.1', 'each IPv4-mapped address is its own key');
+  assert.equal(addressKey('::ffff:c633:6402'), '198.51.100.2');
   for (const written of [
     '2001:db8:0:1::5',
     '2001:0DB8:0000:0001:0000:0000:0000:0006',
     '[2001:db8:0:1::7]',
     '[2001:db8:0:1::7]:443',
-    'fe80::1%eth0'.replace('fe80::1', '2001:db8:0:1::8'),
+    '2001:db8:0:1::8%eth0',
+    '2001:db8:0:1:0:0:1.2.3.4',
   ]) {
     assert.equal(addressKey(written), '2001:db8:0:1::/64', written);
   }
-  assert.equal(addressKey('::1'), '0:0:0:0::/64');
+  assert.equal(addressKey('::1'), '0:0:0:0::/64', 'the loopback is no IPv4-compatible address');
+  assert.equal(addressKey('::'), '0:0:0:0::/64');
   assert.equal(addressKey('2001:db8::'), '2001:db8:0:0::/64');
   assert.equal(addressKey('not an address'), 'not an address');
+  assert.equal(addressKey('1.2.3.400'), '1.2.3.400');
+  assert.equal(addressKey('x'.repeat(500)).length, 100, 'anything else is cut to 100 characters');
+});
+
+test('failures and anonymous callers key an address by its IPv4 whatever the form: ports and IPv4-mapped forms are one caller, each IPv4-mapped address its own', async () => {
+  const handler = agentHandler(echo(), {
+    basePath: '/agent',
+    auth: anonymous(),
+    limits: { requests: { limit: 5, windowSec: 3600 }, clientAddress: testAddress },
+  });
+  assert.equal(remaining(await send(handler, undefined, from('203.0.113.5:1111'))), 4);
+  assert.equal(remaining(await send(handler, undefined, from('203.0.113.5:2222'))), 3, 'another port: the same caller');
+  assert.equal(remaining(await send(handler, undefined, from('::ffff:203.0.113.5'))), 2);
+  assert.equal(remaining(await send(handler, undefined, from('::ffff:203.0.113.6'))), 4, 'another IPv4-mapped address');
+  assert.equal(remaining(await send(handler, undefined, from('::ffff:cb00:7107'))), 4);
+});
+
+test("the limits key is the ownership key: a JWT whose iss names an authenticator ('api-token') and whose sub is 'backend' cannot spend apiToken({ id: 'backend' })'s budget", async () => {
+  const token = 'backend-token-0123456789';
+  const forged = await signToken(
+    { alg: 'HS256' },
+    claims({ iss: 'api-token', sub: 'backend' }),
+    await hmacSigner(SECRET),
+  );
+  const handler = agentHandler(echo(), {
+    basePath: '/agent',
+    auth: [apiToken(token, { id: 'backend' }), jwtAt({ secret: SECRET, audience: AUDIENCE }, () => NOW)],
+    limits: { requests: { limit: 3, windowSec: 3600 } },
+  });
+  for (let n = 0; n < 3; n++) assert.equal(remaining(await send(handler, forged)), 2 - n);
+  const backend = await send(handler, token);
+  assert.equal(backend.status, 200, "the JWT spent a budget of its own, not apiToken's");
+  assert.equal(remaining(backend), 2);
 });
 
 test('the boolean auth is counted per client address; an entry of your own returning the same fields is a principal', async () => {
@@ -238,11 +291,11 @@ test('the boolean auth is counted per client address; an entry of your own retur
 test('every route behind auth is counted, each request once; GET <base>/health and the protected resource metadata document never are', async () => {
   const handler = agentHandler(ownedAgent(), {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     protectedResource: { resource: 'https://agent.example/agent', authorizationServers: ['https://issuer.example'] },
     limits: { requests: { limit: 100, windowSec: 3600 } },
   });
-  const token = 'tok';
+  const token = 'tok-0123456789abcdef';
   let expected = 100;
   const counted = async (what: string, response: Response | Promise<Response>) => {
     const answer = await response;
@@ -318,12 +371,16 @@ const rpc = (id: number | undefined, method: string, params?: Record<string, unk
   ...(params && { params }),
 });
 const mcp = (handler: Handler, body: unknown) =>
-  call(handler, '/mcp', { token: 'tok', body, headers: { accept: 'application/json, text/event-stream' } });
+  call(handler, '/mcp', {
+    token: 'tok-0123456789abcdef',
+    body,
+    headers: { accept: 'application/json, text/event-stream' },
+  });
 
 test('the MCP route counts tools/call only (not initialize, ping, tools/list or notifications), and answers the same HTTP 429', async () => {
   const handler = agentHandler(echo(), {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     mcp: true,
     limits: { requests: { limit: 2, windowSec: 3600 } },
   });
@@ -360,18 +417,39 @@ test('the MCP route counts tools/call only (not initialize, ping, tools/list or 
   assert.match(refused.headers.get('retry-after')!, /^\d+$/);
   assert.equal((await mcp(handler, rpc(5, 'tools/list'))).status, 200, 'listing still works');
   // The other routes share the budget: it is spent.
-  assert.equal((await send(handler, 'tok')).status, 429);
+  assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 429);
+});
+
+test('without auth, with clientAddress: MCP tools/call is served and counted per address (design §26)', async () => {
+  const handler = agentHandler(echo(), {
+    basePath: '/agent',
+    mcp: true,
+    limits: { requests: { limit: 1, windowSec: 3600 }, clientAddress: testAddress },
+  });
+  const toolsCall = (address: string) =>
+    call(handler, '/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ask', arguments: { message: 'hi' } } },
+      headers: { accept: 'application/json, text/event-stream', ...from(address) },
+    });
+  const first = await toolsCall('198.51.100.1');
+  assert.equal(first.status, 200);
+  assert.equal(
+    ((await first.json()) as { result: { structuredContent: { text: string } } }).result.structuredContent.text,
+    'hi',
+  );
+  assert.equal((await toolsCall('198.51.100.1')).status, 429);
+  assert.equal((await toolsCall('198.51.100.2')).status, 200);
 });
 
 test('limits live on the route handler: an in-process agent.send() is never limited', async () => {
   const agent = echo();
   const handler = agentHandler(agent, {
     basePath: '/agent',
-    auth: apiToken('tok', { id: 'svc' }),
-    limits: { requests: { limit: 1, windowSec: 3600 }, concurrent: 1, tokens: { limit: 1, windowSec: 3600 } },
+    auth: apiToken('tok-0123456789abcdef', { id: 'svc' }),
+    limits: { requests: { limit: 1, windowSec: 3600 }, concurrent: 1, tokens: { limit: 100, windowSec: 3600 } },
   });
-  assert.equal((await send(handler, 'tok')).status, 200);
-  assert.equal((await send(handler, 'tok')).status, 429);
+  assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 200);
+  assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 429);
   const principal = { id: 'svc', type: 'service', authenticator: 'api-token' } as const;
   const results = await Promise.all(Array.from({ length: 5 }, (_, n) => agent.send(`direct ${n}`, { principal })));
   assert.deepEqual(
@@ -388,22 +466,22 @@ test('with requests and tokens, accepted answers carry both policies and both se
   });
   const handler = agentHandler(usage, {
     basePath: '/agent',
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     limits: {
       requests: { limit: 10, windowSec: 60 },
       tokens: { limit: 120, windowSec: 3600 },
       store: memoryCounters(100, () => now),
     },
   });
-  const first = await send(handler, 'tok');
+  const first = await send(handler, 'tok-0123456789abcdef');
   assert.equal(first.headers.get('ratelimit-policy'), '"requests";q=10;w=60, "tokens";q=120;w=3600');
   // The JSON answer comes after its turn is stored and counted: 50 of 120 tokens spent.
   assert.equal(first.headers.get('ratelimit'), '"requests";r=9;t=60, "tokens";r=70;t=3600');
-  await send(handler, 'tok');
-  const third = await send(handler, 'tok');
+  await send(handler, 'tok-0123456789abcdef');
+  const third = await send(handler, 'tok-0123456789abcdef');
   assert.equal(third.status, 200, '100 spent is below 120: the turn starts, and finishes past the limit');
   assert.equal(third.headers.get('ratelimit'), '"requests";r=7;t=60, "tokens";r=0;t=3600');
-  const refused = await send(handler, 'tok');
+  const refused = await send(handler, 'tok-0123456789abcdef');
   assert.equal(refused.status, 429);
   assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=120;w=3600');
   assert.equal(refused.headers.get('ratelimit'), '"tokens";r=0;t=3600');

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { AuthError, protectedResourceMetadata } from '../../src/auth/index.ts';
-import { jwtWithClock } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { Agent, Principal } from '../../src/agent/types.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
@@ -347,7 +347,7 @@ test('scopes: mcp.scopes per tool and scopes.mcp for the route answer HTTP 403 i
     resource: 'https://agent.example.com/agent/mcp',
     authorizationServers: ['https://id.example.com'],
   });
-  const auth = jwtWithClock({ secret: SECRET, audience: AUDIENCE, resourceMetadata: metadata }, () => NOW);
+  const auth = jwtAt({ secret: SECRET, audience: AUDIENCE, resourceMetadata: metadata }, () => NOW);
   const token = async (scope: string) =>
     `Bearer ${await signToken({ alg: 'HS256' }, claims({ scope }), await hmacSigner(SECRET))}`;
   const handler = agentHandler(principalAgent().agent, {
@@ -463,7 +463,7 @@ test('mcp.allowedHosts: a Host not in the list is 403 before auth, on any listen
   const agent = createAgent({ name: 'x', model: echoModel() });
   const routes = agentRoutes(agent, {
     basePath: '/agent',
-    auth: callers({ 'alice-token': alice }),
+    auth: callers({ 'alice-token-0123456789': alice }),
     mcp: { allowedHosts: ['agent.example.com', 'api.example.com:8443', '[::1]:3000'] },
   });
   const call = async (
@@ -496,7 +496,7 @@ test('mcp.allowedHosts: a Host not in the list is 403 before auth, on any listen
       '10.0.0.5:3000',
     ]) {
       assert.deepEqual(
-        await call(host, loopback, 'alice-token'),
+        await call(host, loopback, 'alice-token-0123456789'),
         { status: 403, challenge: null },
         `${host} (loopback ${loopback}): refused before auth`,
       );
@@ -509,12 +509,19 @@ test('mcp.allowedHosts: a Host not in the list is 403 before auth, on any listen
       '[::1]:3000',
     ]) {
       assert.equal((await call(host, loopback)).status, 401, `${host} (loopback ${loopback}): on to auth`);
-      assert.equal((await call(host, loopback, 'alice-token')).status, 200, `${host} (loopback ${loopback})`);
+      assert.equal(
+        (await call(host, loopback, 'alice-token-0123456789')).status,
+        200,
+        `${host} (loopback ${loopback})`,
+      );
     }
   }
   // A Request made without a Host header is judged by its URL's host.
-  assert.equal((await call(undefined, false, 'alice-token', 'https://agent.example.com/agent/mcp')).status, 200);
-  assert.equal((await call(undefined, false, 'alice-token', 'https://evil.example/agent/mcp')).status, 403);
+  assert.equal(
+    (await call(undefined, false, 'alice-token-0123456789', 'https://agent.example.com/agent/mcp')).status,
+    200,
+  );
+  assert.equal((await call(undefined, false, 'alice-token-0123456789', 'https://evil.example/agent/mcp')).status, 403);
   // Through agentHandler, as on Workers, Bun or Deno: the Host header of the request.
   const handler = agentHandler(agent, { basePath: '/agent', mcp: { allowedHosts: ['agent.example.com'] } });
   assert.equal((await post(handler, rpc(1, 'ping'))).status, 200, 'URL_MCP names agent.example.com');

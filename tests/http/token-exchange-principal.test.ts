@@ -18,8 +18,7 @@ import {
   type AuthFn,
   type Principal,
 } from '../../src/auth/index.ts';
-import { withKeySetInternals } from '../../src/auth/key-set.ts';
-import { jwtWithClock } from '../../src/auth/jwt.ts';
+import { jwtAt } from '../helpers/test-hook.ts';
 import { createAgent, memoryStore } from '../../src/agent/index.ts';
 import type { Agent, Model } from '../../src/agent/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
@@ -45,7 +44,7 @@ test('routeAuth ties the token to the principal when jwt() accepted it as Bearer
     claims({ cnf: { jkt: await thumbprint(proofKey.jwk) } }),
     tokenKey.sign,
   );
-  const dpopEntry = jwtWithClock({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE }, () => NOW);
+  const dpopEntry = jwtAt({ publicKey: tokenKey.jwk, issuer: ISSUER, audience: AUDIENCE }, () => NOW);
   const proof = await dpopProof(proofKey, { token: bound, iat: NOW });
   const dpopResult = await routeAuth(dpopEntry)(
     new Request('https://agent.example.com/agent', { headers: { authorization: `DPoP ${bound}`, dpop: proof } }),
@@ -53,15 +52,16 @@ test('routeAuth ties the token to the principal when jwt() accepted it as Bearer
   assert.ok(dpopResult.ok);
   // An opaque token that the introspection endpoint calls active.
   const opaque = 'opaque-access-token-0123456789';
-  const introspected = introspection(
-    withKeySetInternals(
-      { endpoint: 'https://id.example.com/introspect', clientId: 'rs', clientSecret: 'rs-secret', audience: AUDIENCE },
-      {
-        fetch: async () => Response.json({ active: true, sub: 'ada', aud: AUDIENCE, exp: NOW + 600 }),
-        now: () => NOW * 1000,
-      },
-    ),
-  );
+  const introspected = introspection({
+    endpoint: 'https://id.example.com/introspect',
+    clientId: 'rs',
+    clientSecret: 'rs-secret',
+    audience: AUDIENCE,
+    _internal: {
+      fetch: async () => Response.json({ active: true, sub: 'ada', aud: AUDIENCE, exp: NOW + 600 }),
+      now: () => NOW * 1000,
+    },
+  });
   const fromIntrospection = await principalOf(introspected, `Bearer ${opaque}`);
   const before = endpoint.exchanges().length;
   for (const principal of [fromJwt, dpopResult.principal, fromIntrospection]) await exchange(principal);

@@ -116,10 +116,12 @@ test('useChat endpoint: a tool call that needs approval appears as approval-requ
   const list: AuthOption = [
     () => null,
     (request: Request) =>
-      request.headers.get('authorization') === basicAuthorization('ada', 'pw') ? { id: 'ada', type: 'user' } : null,
+      request.headers.get('authorization') === basicAuthorization('ada', 'pw-0123456789')
+        ? { id: 'ada', type: 'user' }
+        : null,
   ];
   const chat = chatWith(agentHandler(agent, { basePath: '/agent', auth: list }), 'ui-approve', {
-    authorization: basicAuthorization('ada', 'pw'),
+    authorization: basicAuthorization('ada', 'pw-0123456789'),
   });
   await chat.sendMessage({ text: DEPLOY_MESSAGE });
   assert.equal(chat.error, undefined);

@@ -27,7 +27,7 @@ async function listen(handler: (request: Request) => Response | Promise<Response
 async function serveAgent(model: Model = echoModel()): Promise<string> {
   const server = await serve({
     agent: createAgent({ name: 'bridge', model, store: memoryStore() }),
-    auth: [basic({ users: { ada: 'pw' } }), apiToken('bridge-token-0123456789')],
+    auth: [basic({ users: { ada: 'pw-0123456789' } }), apiToken('bridge-token-0123456789')],
     port: 0,
     log: 'off',
   });
@@ -253,7 +253,7 @@ test('the route handler through toNodeListener(): each 401 challenge its own lin
   const url = await listen(
     agentHandler(agent, {
       basePath: '/agent',
-      auth: [basic({ users: { ada: 'pw' } }), apiToken('bridge-token-0123456789')],
+      auth: [basic({ users: { ada: 'pw-0123456789' } }), apiToken('bridge-token-0123456789')],
     }),
   );
   const refused = await send(`${url}/agent`, {

@@ -2,7 +2,9 @@
 // toNodeListener() (also to a handler of your own that passes its Request on to agentHandler),
 // never a header a caller can forge (X-Forwarded-For, CF-Connecting-IP); clientAddress reading a
 // trusted proxy's header replaces it; a streamed answer holds its slot until it is out, and a
-// client that goes away gives it back. serve() takes limits closed. Wire facts with node:http.
+// client that goes away gives it back. serve() takes limits closed. Without auth, MCP tools/call
+// is counted by the address clientAddress reads, read before the body (design §26). Wire facts
+// with node:http.
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -69,7 +71,7 @@ const echo = () => createAgent({ name: 'limits', model: echoModel() });
 
 test("serve(): failures counts 401s by the socket's address; forged forwarding headers change nothing; another address has its own count", async () => {
   let verified = 0;
-  const counting = apiToken('good-token');
+  const counting = apiToken('good-token-0123456789');
   const entry = Object.assign((request: Request) => (verified++, counting(request)), {
     challenges: counting.challenges,
   });
@@ -86,7 +88,9 @@ test("serve(): failures counts 401s by the socket's address; forged forwarding h
   assert.equal((await from('127.0.0.1', url, { headers: bad })).status, 401);
   assert.equal((await from('127.0.0.1', url, { headers: { ...bad, ...FORGED } })).status, 401);
   const before = verified;
-  const refused = await from('127.0.0.1', url, { headers: { authorization: 'Bearer good-token', ...FORGED } });
+  const refused = await from('127.0.0.1', url, {
+    headers: { authorization: 'Bearer good-token-0123456789', ...FORGED },
+  });
   assert.equal(refused.status, 429);
   assert.equal(refused.text, '{"error":"Too Many Requests"}');
   assert.equal(refused.headers['ratelimit-policy'], '"failures";q=2;w=600');
@@ -95,7 +99,7 @@ test("serve(): failures counts 401s by the socket's address; forged forwarding h
   assert.deepEqual(headerLines(refused.rawHeaders, 'retry-after').length, 1);
   assert.equal(verified, before, 'no entry ran');
   assert.equal(
-    (await from('127.0.0.2', url, { headers: { authorization: 'Bearer good-token' } })).status,
+    (await from('127.0.0.2', url, { headers: { authorization: 'Bearer good-token-0123456789' } })).status,
     200,
     'another address',
   );
@@ -122,17 +126,23 @@ test('serve(): anonymous() callers are counted per socket address; a forged X-Fo
 
 test("toNodeListener(agentHandler(…)) and a handler of your own that hands its Request on: the socket's address reaches the limits", async () => {
   const limits = { failures: { limit: 1, windowSec: 600 } };
-  const direct = await listen(agentHandler(echo(), { basePath: '/agent', auth: apiToken('tok'), limits }));
-  const inner = agentHandler(echo(), { basePath: '/agent', auth: apiToken('tok'), limits });
+  const direct = await listen(
+    agentHandler(echo(), { basePath: '/agent', auth: apiToken('tok-0123456789abcdef'), limits }),
+  );
+  const inner = agentHandler(echo(), { basePath: '/agent', auth: apiToken('tok-0123456789abcdef'), limits });
   const wrapped = await listen((request) => inner(request));
   for (const url of [direct, wrapped]) {
     assert.equal((await from('127.0.0.1', url, { headers: { authorization: 'Bearer bad' } })).status, 401);
     assert.equal(
-      (await from('127.0.0.1', url, { headers: { authorization: 'Bearer tok', ...FORGED } })).status,
+      (await from('127.0.0.1', url, { headers: { authorization: 'Bearer tok-0123456789abcdef', ...FORGED } })).status,
       429,
       url,
     );
-    assert.equal((await from('127.0.0.4', url, { headers: { authorization: 'Bearer tok' } })).status, 200, url);
+    assert.equal(
+      (await from('127.0.0.4', url, { headers: { authorization: 'Bearer tok-0123456789abcdef' } })).status,
+      200,
+      url,
+    );
   }
   // A handler that builds a Request of its own has no socket address to hand on: failures answers 500 and says why, once.
   const rebuilt = await listen((request) =>
@@ -149,7 +159,10 @@ test("toNodeListener(agentHandler(…)) and a handler of your own that hands its
   const original = console.error;
   console.error = (...args: unknown[]) => void errors.push(args.join(' '));
   try {
-    assert.equal((await from('127.0.0.1', rebuilt, { headers: { authorization: 'Bearer tok' } })).status, 500);
+    assert.equal(
+      (await from('127.0.0.1', rebuilt, { headers: { authorization: 'Bearer tok-0123456789abcdef' } })).status,
+      500,
+    );
   } finally {
     console.error = original;
   }
@@ -203,14 +216,14 @@ test('serve(): a streamed answer holds its concurrency slot until it is out; a c
   const { model, waiting } = heldStream();
   const server = await serve({
     agent: createAgent({ name: 'streams', model }),
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     limits: { concurrent: 1 },
     port: 0,
     log: 'off',
   });
   closers.push(() => server.close());
   const url = `${server.url}/agent`;
-  const headers = { authorization: 'Bearer tok', 'content-type': 'application/json' };
+  const headers = { authorization: 'Bearer tok-0123456789abcdef', 'content-type': 'application/json' };
   const streamed = await fetch(`${url}/chat`, {
     method: 'POST',
     headers: { ...headers, accept: 'text/event-stream' },
@@ -250,17 +263,54 @@ test('serve() takes limits closed, as agentHandler does', async () => {
     /serve\(\): unknown option "limit" \(did you mean "limits"\?\)/,
   );
   await assert.rejects(
-    serve({ agent: echo(), auth: apiToken('tok'), limits: { concurent: 1 } as never, port: 0, log: 'off' }),
+    serve({
+      agent: echo(),
+      auth: apiToken('tok-0123456789abcdef'),
+      limits: { concurent: 1 } as never,
+      port: 0,
+      log: 'off',
+    }),
     /limits: unknown option "concurent" \(did you mean "concurrent"\?\)/,
   );
   await assert.rejects(
     serve({
       agent: echo(),
-      auth: apiToken('tok'),
+      auth: apiToken('tok-0123456789abcdef'),
       limits: { requests: { limit: -1, windowSec: 60 } },
       port: 0,
       log: 'off',
     }),
     /limits\.requests\.limit must be a positive integer/,
   );
+});
+
+test('serve() without auth, with limits.clientAddress: MCP tools/call is served and counted by the address clientAddress reads (design §26: no 500)', async () => {
+  const server = await serve({
+    agent: echo(),
+    port: 0,
+    log: 'off',
+    mcp: true,
+    limits: {
+      requests: { limit: 2, windowSec: 3600 },
+      clientAddress: (request) => request.headers.get('x-client') ?? undefined,
+    },
+  });
+  closers.push(() => server.close());
+  const call = (client: string, id: number) =>
+    from('127.0.0.1', `${server.url}/agent/mcp`, {
+      headers: { accept: 'application/json, text/event-stream', 'x-client': client },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'ask', arguments: { message: `call ${id}` } },
+      }),
+    });
+  const first = await call('198.51.100.1', 1);
+  assert.equal(first.status, 200, first.text);
+  assert.equal(JSON.parse(first.text).result.structuredContent.text, 'call 1');
+  assert.match(String(first.headers.ratelimit), /^"requests";r=1;/);
+  assert.equal((await call('198.51.100.1', 2)).status, 200);
+  assert.equal((await call('198.51.100.1', 3)).status, 429);
+  assert.equal((await call('198.51.100.2', 4)).status, 200, 'another address is another caller');
 });

@@ -120,6 +120,57 @@ test('AGENT_API_TOKEN set but empty is not a token: serve() refuses to start, sa
   });
 });
 
+test('AGENT_API_TOKEN that cannot be a secret (a word an unset variable turns into, under 16 characters): serve() refuses to start, naming the rule, never the value (design §26)', async () => {
+  for (const [value, rule] of [
+    ['undefined', /^serve\(\): AGENT_API_TOKEN is what an unset or mistyped variable turns into, not a secret$/],
+    ['NULL', /is what an unset or mistyped variable turns into, not a secret/],
+    ['NaN', /is what an unset or mistyped variable turns into, not a secret/],
+    ['False', /is what an unset or mistyped variable turns into, not a secret/],
+    ['k3Yx9QmZ2p', /^serve\(\): AGENT_API_TOKEN must be at least 16 characters \(got 10\)$/],
+  ] as const) {
+    await withEnv('AGENT_API_TOKEN', value, async () => {
+      for (const auth of [undefined, TOKEN]) {
+        const outcome = await serve({ agent: agent(), port: 0, log: 'off', ...(auth !== undefined && { auth }) }).then(
+          async (server) => {
+            await server.close(); // a server that started must not keep the test running
+            return undefined;
+          },
+          (error: unknown) => error,
+        );
+        assert.ok(outcome !== undefined, `serve() refuses to start on AGENT_API_TOKEN=${value}`);
+        configError(rule)(outcome);
+        assert.ok(!String(outcome).includes(value), 'the value is never in the error');
+      }
+    });
+  }
+});
+
+test('agentward start and a built node server refuse to start on AGENT_API_TOKEN=undefined or a 10-character value: the rule on stderr, the value nowhere (design §26)', async (t) => {
+  const dir = writeDir(tempFolder(t), {}, fixture('plain'));
+  const out = join(tempFolder(t), 'out');
+  await build(dir, { target: 'node-server', out, log: () => {} });
+  for (const [value, rule] of [
+    ['undefined', /AGENT_API_TOKEN is what an unset or mistyped variable turns into, not a secret/],
+    ['k3Yx9QmZ2p', /AGENT_API_TOKEN must be at least 16 characters \(got 10\)/],
+  ] as const) {
+    const start = spawnSync(nodeBin, [join(root, 'src', 'cli', 'main.ts'), 'start', dir], {
+      encoding: 'utf8',
+      env: { ...process.env, AGENT_API_TOKEN: value, PORT: '0' },
+      timeout: 60_000,
+    });
+    assert.equal(start.status, 1, `agentward start exits 1 (${value}): ${start.stderr}`);
+    assert.match(start.stderr, rule);
+    assert.match(start.stderr, /AGENT_AUTH_CONFIG_INVALID/);
+    assert.doesNotMatch(start.stdout, /generated an API token|listening/);
+    for (const text of [start.stdout, start.stderr]) assert.ok(!text.includes(value), 'the value is never printed');
+    const built = await runBuiltServerToExit(out, { AGENT_API_TOKEN: value, PORT: '0' });
+    assert.notEqual(built.code, 0);
+    assert.match(built.stderr, rule);
+    assert.doesNotMatch(built.stdout, /listening/);
+    for (const text of [built.stdout, built.stderr]) assert.ok(!text.includes(value), 'the value is never printed');
+  }
+});
+
 test("AGENT_API_TOKEN beside an apiToken() entry of the same id: the spec's appended entry, both tokens accepted, and one warning at start", async () => {
   const post = (url: string, token: string) =>
     fetch(`${url}/agent`, {
@@ -241,7 +292,7 @@ test('apiToken(process.env.UNSET) in auth.ts says it got undefined and names aut
     tempFolder(t),
     {
       'auth.ts':
-        "import { apiToken, basic } from 'agentward/auth';\n\nexport default [\n  basic({ users: { ada: 'pw' } }),\n  apiToken(process.env.AGENTWARD_TEST_UNSET_TOKEN as string),\n];\n",
+        "import { apiToken, basic } from 'agentward/auth';\n\nexport default [\n  basic({ users: { ada: 'pw-0123456789' } }),\n  apiToken(process.env.AGENTWARD_TEST_UNSET_TOKEN as string),\n];\n",
     },
     fixture('plain'),
   );

@@ -73,8 +73,11 @@ const custom: AuthFn = async (request) => {
 const REQUESTS: readonly (readonly [head: string, body?: string])[] = [
   ['POST /agent HTTP/1.1'],
   [`POST /agent HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`, '{"message":"hello","sessionId":"s-1"}'],
-  [`POST /agent/chat HTTP/1.1\r\nauthorization: ${basicAuth('ada', 'pw')}`, '{"message":"again","sessionId":"s-1"}'],
-  [`GET /agent/chat/s-1 HTTP/1.1\r\nauthorization: ${basicAuth('ada', 'pw')}`],
+  [
+    `POST /agent/chat HTTP/1.1\r\nauthorization: ${basicAuth('ada', 'pw-0123456789')}`,
+    '{"message":"again","sessionId":"s-1"}',
+  ],
+  [`GET /agent/chat/s-1 HTTP/1.1\r\nauthorization: ${basicAuth('ada', 'pw-0123456789')}`],
   [`GET /agent/chat/s-1 HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`],
   [`GET /agent/sessions?limit=5 HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`],
   [`GET /agent/sessions?limit=x HTTP/1.1\r\nauthorization: Bearer ${TOKEN}`],
@@ -113,7 +116,7 @@ const REQUESTS: readonly (readonly [head: string, body?: string])[] = [
 
 for (const withCustom of [false, true]) {
   test(`serve() and toNodeListener(agentHandler()) answer byte for byte as the Web route handler (auth: built-in entries${withCustom ? ' and one of your own' : ''})`, async () => {
-    const auth = () => [basic({ users: { ada: 'pw' } }), apiToken(TOKEN), ...(withCustom ? [custom] : [])];
+    const auth = () => [basic({ users: { ada: 'pw-0123456789' } }), apiToken(TOKEN), ...(withCustom ? [custom] : [])];
     const agent = () => createAgent({ name: 'view', model: echoModel(), store: memoryStore(), sessions: 'owned' });
     const served = await serve({ agent: agent(), auth: auth(), port: 0, log: 'off' });
     closers.push(() => served.close());

@@ -44,7 +44,7 @@ const metadataOptions = (port: number): Partial<ServeOptions> => ({
       audience: 'agent',
       resourceMetadata: `http://127.0.0.1:${port}/.well-known/oauth-protected-resource/agent`,
     }),
-    basic({ users: { ada: 'pw' } }),
+    basic({ users: { ada: 'pw-0123456789' } }),
   ],
   protectedResource: {
     resource: `http://127.0.0.1:${port}/agent`,

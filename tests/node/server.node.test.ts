@@ -59,7 +59,7 @@ const custom = (id: string, token: string, challenges?: AuthFn['challenges']): A
 
 test('node server: a 401 is written with one WWW-Authenticate header line per distinct challenge, in list order, and Cache-Control: no-store', async (t) => {
   const auth: AuthOption = [
-    basic({ users: { ada: 'pw' }, realm: 'agent, "inner"' }),
+    basic({ users: { ada: 'pw-0123456789' }, realm: 'agent, "inner"' }),
     apiToken('configured-token'),
     custom('c', 'x', [{ scheme: 'Custom', realm: 'a,b' }, { scheme: 'Bearer' }]),
   ];
@@ -110,15 +110,15 @@ test('node server: 403 and 500 from the auth list carry Cache-Control: no-store 
 });
 
 test('node server: GET <basePath>/health is open behind any auth list', async (t) => {
-  const server = await start(t, { auth: [apiToken('configured-token')], env: 'env-token' });
+  const server = await start(t, { auth: [apiToken('configured-token')], env: 'env-token-0123456789' });
   const response = await send(`${server.url}/agent/health`);
   assert.equal(response.status, 200);
   assert.deepEqual(JSON.parse(response.text), { status: 'ok' });
 });
 
 test('node server: the accepted principal reaches the run', async (t) => {
-  const server = await start(t, { auth: [basic({ users: { ada: 'pw' } })] });
-  assert.deepEqual(await principalOf(server.url, basicAuth('ada', 'pw')), {
+  const server = await start(t, { auth: [basic({ users: { ada: 'pw-0123456789' } })] });
+  assert.deepEqual(await principalOf(server.url, basicAuth('ada', 'pw-0123456789')), {
     id: 'ada',
     type: 'user',
     authenticator: 'basic',
@@ -127,12 +127,12 @@ test('node server: the accepted principal reaches the run', async (t) => {
 });
 
 test("node server: basic() refuses a browser's POST from another site; one from a page of this server, by the name it was addressed by, is accepted (design §20)", async (t) => {
-  const server = await start(t, { auth: [basic({ users: { ada: 'pw' } })] });
+  const server = await start(t, { auth: [basic({ users: { ada: 'pw-0123456789' } })] });
   const port = new URL(server.url).port;
   const post = (headers: Record<string, string>) =>
     send(`${server.url}/agent`, {
       method: 'POST',
-      headers: { authorization: basicAuth('ada', 'pw'), 'content-type': 'application/json', ...headers },
+      headers: { authorization: basicAuth('ada', 'pw-0123456789'), 'content-type': 'application/json', ...headers },
       body: '{"message":"hi"}',
     });
   // The request's URL is the socket's (127.0.0.1); a browser that sends no Sec-Fetch-Site is judged by its Origin against the Host it addressed.
@@ -155,8 +155,8 @@ test("node server: basic() refuses a browser's POST from another site; one from 
 
 test('node server: AGENT_API_TOKEN appends apiToken() after the configured entries', async (t) => {
   // A token only the appended entry accepts.
-  const server = await start(t, { auth: [custom('configured', 'configured-token')], env: 'env-token' });
-  assert.deepEqual(await principalOf(server.url, 'Bearer env-token'), {
+  const server = await start(t, { auth: [custom('configured', 'configured-token')], env: 'env-token-0123456789' });
+  assert.deepEqual(await principalOf(server.url, 'Bearer env-token-0123456789'), {
     id: 'api-token',
     type: 'service',
     authenticator: 'api-token',
@@ -169,16 +169,16 @@ test('node server: AGENT_API_TOKEN appends apiToken() after the configured entri
   assert.equal(await principalOf(server.url), 401);
 
   // A token both accept: the configured entry comes first, so its principal wins.
-  const both = await start(t, { auth: custom('configured', 'env-token'), env: 'env-token' });
-  assert.deepEqual(await principalOf(both.url, 'Bearer env-token'), {
+  const both = await start(t, { auth: custom('configured', 'env-token-0123456789'), env: 'env-token-0123456789' });
+  assert.deepEqual(await principalOf(both.url, 'Bearer env-token-0123456789'), {
     id: 'configured',
     type: 'user',
     authenticator: 'custom',
   });
 
   // After anonymous(), which accepts everyone, the appended entry is never reached.
-  const open = await start(t, { auth: [anonymous()], env: 'env-token' });
-  assert.deepEqual(await principalOf(open.url, 'Bearer env-token'), {
+  const open = await start(t, { auth: [anonymous()], env: 'env-token-0123456789' });
+  assert.deepEqual(await principalOf(open.url, 'Bearer env-token-0123456789'), {
     id: 'anonymous',
     type: 'user',
     authenticator: 'anonymous',
@@ -186,9 +186,9 @@ test('node server: AGENT_API_TOKEN appends apiToken() after the configured entri
 });
 
 test('node server: AGENT_API_TOKEN alone is the whole list, and is read when serve() is called', async (t) => {
-  const server = await start(t, { env: 'env-token' });
+  const server = await start(t, { env: 'env-token-0123456789' });
   assert.equal(process.env.AGENT_API_TOKEN, undefined);
-  assert.deepEqual(await principalOf(server.url, 'Bearer env-token'), {
+  assert.deepEqual(await principalOf(server.url, 'Bearer env-token-0123456789'), {
     id: 'api-token',
     type: 'service',
     authenticator: 'api-token',
@@ -221,7 +221,7 @@ test('node server: channels are outside the auth list (a request without Authori
   const secret = 'slack-signing-secret-for-the-test';
   const server = await start(t, {
     auth: [apiToken('configured-token')],
-    env: 'env-token',
+    env: 'env-token-0123456789',
     channels: { slack: slackChannel({ signingSecret: secret, botToken: 'xoxb-test', apiBaseUrl: api.baseUrl }) },
   });
 

@@ -2,7 +2,9 @@
 // store contract, its options and migrate(), and two server processes on one database
 // (tests/helpers/children/limits-server.ts) holding one budget exactly: of many concurrent
 // requests at both, exactly `limit` admitted; requests in flight and model tokens counted across
-// both. A database that went away answers 503, and the next request once it is back works.
+// both; the scenarios of "limits count what was spent" (tests/helpers/limits-spent.ts: failures
+// counted first, tokens per model turn). A read creates no row. A database that went away answers
+// 503, and the next request once it is back works.
 // `agentward start` with "limits" and AGENT_DATABASE_URL counts into PostgreSQL too.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +20,8 @@ import { serve } from '../../src/node/server.ts';
 import { postgresLimitStore, postgresReplayStore, postgresStore, StoreError } from '../../src/postgres/index.ts';
 import { lineMatching } from '../helpers/http-client.ts';
 import { limitStoreContract } from '../helpers/limit-store-contract.ts';
+import { ALICE, BOB } from '../helpers/limits-fixture.ts';
+import { limitsSpentScenarios } from '../helpers/limits-spent.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 import { startDatabase, type TestDatabase } from '../helpers/postgres.ts';
 
@@ -122,21 +126,53 @@ test('postgresLimitStore: a count commits without waiting for the disk, for its 
   assert.deepEqual(rows, [{ synchronous_commit: 'on' }]);
 });
 
-async function startChild(schema: string, limits: unknown, delayMs = 0): Promise<string> {
+async function startChild(schema: string, limits: unknown, delayMs = 0, maxOutputTokens?: number): Promise<string> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: db.url,
     AGENT_PG_SCHEMA: schema,
     AGENT_LIMITS: JSON.stringify(limits),
     AGENT_MODEL_DELAY_MS: String(delayMs),
+    ...(maxOutputTokens !== undefined && { AGENT_MAX_OUTPUT_TOKENS: String(maxOutputTokens) }),
   };
   delete env.AGENT_API_TOKEN;
   const child = spawn(process.execPath, [serverChild], { env });
   children.push(child);
   child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
-  const line = await lineMatching(child.stdout, /^listening /);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const line = await Promise.race([
+    lineMatching(child.stdout, /^listening /),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('limits-server.ts printed no "listening" line within 30 s')), 30_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
   return `${line.slice('listening '.length)}/agent`;
 }
+
+limitsSpentScenarios('postgresLimitStore, two server processes', async ({ limits, maxOutputTokens }) => {
+  const schema = db.schema();
+  const urls = await Promise.all([0, 1].map(() => startChild(schema, limits, 0, maxOutputTokens)));
+  const started = children.slice(-2);
+  return {
+    fetch: (n, path, init) => fetch(`${urls[n % 2]}${path}`, init),
+    store: await migrated(schema),
+    close: async () => {
+      for (const child of started) child.kill('SIGKILL');
+    },
+  };
+});
+
+test('postgresLimitStore: a read creates no row; a refunded slot counts 0', async () => {
+  const schema = db.schema();
+  const store = await migrated(schema);
+  const rows = async () =>
+    (await db.pool().query(`SELECT count(*)::int AS n FROM "${schema}".limit_windows`)).rows[0].n as number;
+  for (let n = 0; n < 20; n++) assert.equal((await store.hit(`tokens/60:p["","x","reader-${n}"]`, 60, 0, 10)).count, 0);
+  assert.equal(await rows(), 0);
+  const taken = await store.hit('failures/60:a192.0.2.1', 60, 1, 5);
+  assert.equal((await store.settle('failures/60:a192.0.2.1', 60, taken.start, -1)).count, 0);
+  assert.equal((await store.hit('failures/60:a192.0.2.1', 60, 0, 5)).count, 0);
+});
 
 const post = (url: string, token: string, message: string) =>
   fetch(url, {
@@ -149,7 +185,7 @@ test('two server processes, one database: of 120 concurrent requests at both, ex
   const schema = db.schema();
   const limits = { requests: { limit: 37, windowSec: 3600 } };
   const urls = await Promise.all([startChild(schema, limits), startChild(schema, limits)]);
-  const answers = await Promise.all(Array.from({ length: 120 }, (_, n) => post(urls[n % 2]!, 'alice-token', `m${n}`)));
+  const answers = await Promise.all(Array.from({ length: 120 }, (_, n) => post(urls[n % 2]!, ALICE, `m${n}`)));
   const statuses = answers.map((answer) => answer.status);
   assert.equal(statuses.filter((status) => status === 200).length, 37);
   assert.equal(statuses.filter((status) => status === 429).length, 83);
@@ -169,20 +205,20 @@ test('two server processes, one database: of 120 concurrent requests at both, ex
     Array.from({ length: 37 }, (_, n) => n),
     'each admitted request saw its own count',
   );
-  assert.equal((await post(urls[1]!, 'bob-token', 'bob')).status, 200);
+  assert.equal((await post(urls[1]!, BOB, 'bob')).status, 200);
 });
 
 test('two server processes, one database: requests in flight are counted across both (concurrent 3 of 10 at once), and each slot comes back when its answer is out', async () => {
   const schema = db.schema();
   const limits = { concurrent: 3 };
   const urls = await Promise.all([startChild(schema, limits, 1500), startChild(schema, limits, 1500)]);
-  const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => post(urls[n % 2]!, 'alice-token', `m${n}`)));
+  const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => post(urls[n % 2]!, ALICE, `m${n}`)));
   assert.equal(answers.filter((answer) => answer.status === 200).length, 3);
   for (const answer of answers.filter((answer) => answer.status === 429)) {
     assert.equal(answer.headers.get('ratelimit-policy'), '"concurrent";q=3');
     assert.equal(answer.headers.get('retry-after'), '1');
   }
-  const again = await Promise.all(Array.from({ length: 3 }, (_, n) => post(urls[n % 2]!, 'alice-token', `again ${n}`)));
+  const again = await Promise.all(Array.from({ length: 3 }, (_, n) => post(urls[n % 2]!, ALICE, `again ${n}`)));
   assert.deepEqual(
     again.map((answer) => answer.status),
     [200, 200, 200],
@@ -195,9 +231,9 @@ test('two server processes, one database: model tokens are counted across both, 
   const urls = await Promise.all([startChild(schema, limits), startChild(schema, limits)]);
   // Each turn reports 100 tokens: 0, 100, 200 are below 250, so three turns start; 300 is not.
   const statuses = [];
-  for (let n = 0; n < 4; n++) statuses.push((await post(urls[n % 2]!, 'alice-token', `turn ${n}`)).status);
+  for (let n = 0; n < 4; n++) statuses.push((await post(urls[n % 2]!, ALICE, `turn ${n}`)).status);
   assert.deepEqual(statuses, [200, 200, 200, 429]);
-  const refused = await post(urls[0]!, 'alice-token', 'once more');
+  const refused = await post(urls[0]!, ALICE, 'once more');
   assert.equal(refused.status, 429);
   assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=250;w=3600');
   assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
@@ -210,16 +246,16 @@ test('postgresLimitStore: a database that went away answers 503 {"error":"Servic
   const agent = createAgent({ name: 'down', model: echoModel() });
   const server = await serve({
     agent,
-    auth: apiToken('tok'),
+    auth: apiToken('tok-0123456789abcdef'),
     limits: { requests: { limit: 100, windowSec: 60 }, store },
     port: 0,
     log: 'off',
   });
   try {
     const url = `${server.url}/agent`;
-    assert.equal((await post(url, 'tok', 'before')).status, 200);
+    assert.equal((await post(url, 'tok-0123456789abcdef', 'before')).status, 200);
     await db.kill();
-    const { result: down, calls } = await captureConsoleError(() => post(url, 'tok', 'down'));
+    const { result: down, calls } = await captureConsoleError(() => post(url, 'tok-0123456789abcdef', 'down'));
     assert.equal(down.status, 503);
     assert.deepEqual(await down.json(), { error: 'Service Unavailable' });
     assert.equal(down.headers.get('cache-control'), 'no-store');
@@ -227,7 +263,7 @@ test('postgresLimitStore: a database that went away answers 503 {"error":"Servic
     await db.restart();
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
-      status = (await captureConsoleError(() => post(url, 'tok', 'after'))).result.status;
+      status = (await captureConsoleError(() => post(url, 'tok-0123456789abcdef', 'after'))).result.status;
       if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.equal(status, 200);

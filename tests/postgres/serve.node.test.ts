@@ -17,8 +17,8 @@ import { SCHEMA_VERSION } from '../../src/postgres/index.ts';
 const serverChild = fileURLToPath(new URL('../helpers/children/postgres-server.ts', import.meta.url));
 const cliFile = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
 const pgPackage = realpathSync(fileURLToPath(new URL('../../node_modules/pg', import.meta.url)));
-const ALICE = 'Bearer alice-token';
-const BOB = 'Bearer bob-token';
+const ALICE = 'Bearer alice-token-0123456789';
+const BOB = 'Bearer bob-token-0123456789';
 
 let db: TestDatabase;
 const children: ChildProcessWithoutNullStreams[] = [];
@@ -194,7 +194,7 @@ function startCli(dir: string, env: Record<string, string>): Cli {
 test("agentward start with AGENT_DATABASE_URL: start migrates the schema with the directory's pg; two start processes share one database", async (t) => {
   const dir = await agentDirWithPg(t, true);
   const schema = db.schema();
-  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token' };
+  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token-0123456789' };
   const servers = [startCli(dir, env), startCli(dir, env)];
   const bases: string[] = [];
   for (const server of servers) {
@@ -202,7 +202,7 @@ test("agentward start with AGENT_DATABASE_URL: start migrates the schema with th
     assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version ${SCHEMA_VERSION}`));
     assert.ok(!server.output().includes(db.url), 'the URL (it holds the password) is never printed');
   }
-  const auth = 'Bearer start-token';
+  const auth = 'Bearer start-token-0123456789';
   const first = await call(bases[0]!, auth, { message: 'stored in postgres', sessionId: 'via-start' });
   assert.equal(first.status, 200);
   const second = await call(bases[1]!, auth, { message: 'and continued elsewhere', sessionId: 'via-start' });
@@ -221,7 +221,7 @@ test("agentward start with AGENT_DATABASE_URL: start migrates the schema with th
 
 test('agentward start with AGENT_DATABASE_URL but no pg in the directory, or an unreachable database: a clear error, exit 1, the URL never printed', async (t) => {
   const bare = await agentDirWithPg(t, false);
-  const missing = startCli(bare, { AGENT_DATABASE_URL: db.url, AGENT_API_TOKEN: 'start-token' });
+  const missing = startCli(bare, { AGENT_DATABASE_URL: db.url, AGENT_API_TOKEN: 'start-token-0123456789' });
   assert.equal(await missing.exit, 1);
   assert.match(
     missing.output(),
@@ -233,7 +233,7 @@ test('agentward start with AGENT_DATABASE_URL but no pg in the directory, or an 
   const secret = 'not-this-password-9f1c';
   const unreachable = startCli(dir, {
     AGENT_DATABASE_URL: `postgres://postgres:${secret}@127.0.0.1:1/postgres`,
-    AGENT_API_TOKEN: 'start-token',
+    AGENT_API_TOKEN: 'start-token-0123456789',
   });
   assert.equal(await unreachable.exit, 1);
   assert.match(unreachable.output(), /AGENT_DATABASE_URL: the database could not be migrated: .*ECONNREFUSED/);
@@ -259,11 +259,14 @@ test('agentward start of a node-server build with AGENT_DATABASE_URL: the output
   const server = startCli(out, {
     AGENT_DATABASE_URL: db.url,
     AGENT_DATABASE_SCHEMA: schema,
-    AGENT_API_TOKEN: 'built-token',
+    AGENT_API_TOKEN: 'built-token-0123456789',
   });
   const base = await server.url;
   assert.match(server.output(), new RegExp(`PostgreSQL schema ${schema} is at version ${SCHEMA_VERSION}`));
-  const sent = await call(base, 'Bearer built-token', { message: 'from the built server', sessionId: 'built' });
+  const sent = await call(base, 'Bearer built-token-0123456789', {
+    message: 'from the built server',
+    sessionId: 'built',
+  });
   assert.equal(sent.status, 200);
   const { rows } = await db.pool({ max: 1 }).query(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
   assert.deepEqual(rows, [{ n: 1 }]);

@@ -238,7 +238,7 @@ function heldModel(): { model: Model; started: Promise<void>; release: () => voi
   };
 }
 
-const TOKEN = 'pg-test-token';
+const TOKEN = 'pg-test-token-0123456789';
 const post = (url: string, body: unknown) =>
   fetch(url, {
     method: 'POST',

@@ -611,7 +611,7 @@ const list: AuthOption = [
   jwt({ secret: 'a-secret-of-at-least-thirty-two-bytes!!', audience: 'agent', issuer: 'https://id.example.com' }),
   jwt({ jwksUrl: 'https://id.example.com/jwks.json', audience: 'agent' }),
   oidc({ issuer: 'https://id.example.com', audience: 'agent' }),
-  basic({ users: { ada: 'pw' }, realm: 'agent' }),
+  basic({ users: { ada: 'pw-0123456789' }, realm: 'agent' }),
   apiToken('token-0123456789', { id: 'ci-bot' }),
   anonymous(),
   custom,

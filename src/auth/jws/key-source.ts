@@ -40,7 +40,7 @@ export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorit
   if (!spec.algorithms.includes(algorithm.name))
     throw new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`);
   // A PEM key too: its members were checked and re-encoded as a JWK, so one import path serves both
-  // forms. (An RSA key imported from SPKI verified no faster: 0.2-0.8% slower than from JWK, Node 22.)
+  // forms (an RSA key imported from SPKI verified no faster: docs/design.md §30, "Speed tricks and what they bought").
   const key = await crypto.subtle.importKey('jwk', spec.jwk, algorithm.importParams, false, ['verify']);
   const signatureLength = algorithm.signatureLength ?? Math.ceil((spec.bits as number) / 8);
   return Object.freeze(

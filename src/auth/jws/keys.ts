@@ -62,20 +62,38 @@ const CURVES: Readonly<Record<EcCurve, { readonly size: number; readonly p: bigi
   }))(); // BigInt arithmetic: in a call marked /* @__PURE__ */, so a bundle without EC keys leaves it out
 
 /**
- * Whether an HMAC secret's bytes are a key in another form (design §20): PEM text (`-----BEGIN`),
- * a JSON object (a JWK or a key set), or a DER public key. Used as a secret, a public key lets
- * anyone who has it sign tokens.
+ * Whether an HMAC secret's bytes are a key in another form (design §20, §26): PEM text
+ * (`-----BEGIN`), JSON text holding an object or an array (a JWK, a key set or its `keys`), or a
+ * DER key, raw or as base64/base64url text (a PEM body without its armour lines, as Keycloak
+ * publishes its realm key). Used as a secret, a public key lets anyone who has it sign tokens.
  */
 export function isKeyShaped(secret: Uint8Array<ArrayBuffer>): boolean {
   const text = new TextDecoder().decode(secret);
   if (text.includes('-----BEGIN')) return true;
   try {
-    const value: unknown = JSON.parse(text);
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return true;
+    if (typeof JSON.parse(text) === 'object') return true; // an object or an array (or null: no secret either)
   } catch {
-    // Not JSON: a secret.
+    // Not JSON: a secret, or base64 text.
   }
-  return typeof readSpki(secret) !== 'string';
+  // Base64 or base64url, line breaks and padding left out.
+  const decoded = decodeBase64url(text.replace(/[\s=]/g, '').replace(/\+/g, '-').replace(/\//g, '_'));
+  return isDerKey(secret) || (decoded !== null && isDerKey(decoded));
+}
+
+/**
+ * Whether `der` is, whole, a DER SubjectPublicKeyInfo (any algorithm), a PKCS#1 RSAPublicKey or
+ * an X.509 certificate. Parsed, not guessed by length: random bytes are none of these.
+ */
+function isDerKey(der: Uint8Array<ArrayBuffer>): boolean {
+  const outer = readTlv(der, 0, 0x30, der.length);
+  if (outer === null || outer.end !== der.length) return false;
+  // SEQUENCE { SEQUENCE { OBJECT IDENTIFIER, … }, BIT STRING }
+  const algorithm = readTlv(der, outer.start, 0x30, outer.end);
+  const spki =
+    algorithm !== null &&
+    readTlv(der, algorithm.start, 0x06, algorithm.end) !== null &&
+    readTlv(der, algorithm.end, 0x03, outer.end)?.end === outer.end;
+  return spki || readRsaPublicKey(der, 0, der.length) !== null || certificateSpki(der) !== null;
 }
 
 /** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
@@ -166,26 +184,28 @@ function rsaKey(modulus: Uint8Array, exponent: Uint8Array): PublicKeySpec | stri
   });
 }
 
-const ROCA_PRIMES = [
-  3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113,
-  127, 131, 137, 139, 149, 151, 157, 163, 167,
-];
-let rocaPowers: readonly ReadonlySet<number>[] | undefined;
+/** For each odd prime under 168 (the primes of ROCA's `M`), the subgroup 65537 generates mod it; made on first use. */
+let rocaSubgroups: ReadonlyMap<number, ReadonlySet<number>> | undefined;
 
 /**
  * ROCA (Nemec et al., CCS 2017): Infineon moduli are `k·M + (65537^a mod M)`, so for every
  * small prime `p` of `M`, `n mod p` lies in the subgroup that 65537 generates mod `p`.
  */
 function hasRocaFingerprint(modulus: Uint8Array): boolean {
-  rocaPowers ??= ROCA_PRIMES.map((p) => {
-    const powers = new Set<number>();
-    for (let x = 1; !powers.has(x); x = (x * (65537 % p)) % p) powers.add(x);
-    return powers;
-  });
-  return ROCA_PRIMES.every((p, i) => {
+  if (rocaSubgroups === undefined) {
+    const subgroups = new Map<number, Set<number>>();
+    for (let p = 3; p < 168; p += 2) {
+      if ([...subgroups.keys()].some((prime) => p % prime === 0)) continue;
+      const powers = new Set<number>();
+      for (let x = 1; !powers.has(x); x = (x * (65537 % p)) % p) powers.add(x);
+      subgroups.set(p, powers);
+    }
+    rocaSubgroups = subgroups;
+  }
+  return [...rocaSubgroups].every(([p, powers]) => {
     let rest = 0;
     for (const byte of modulus) rest = (rest * 256 + byte) % p;
-    return (rocaPowers as readonly ReadonlySet<number>[])[i]!.has(rest);
+    return powers.has(rest);
   });
 }
 

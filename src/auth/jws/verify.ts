@@ -14,13 +14,6 @@ export type Refuse<R extends string = JwsRefusal> = (
   claims?: Readonly<Record<string, unknown>>,
 ) => null;
 
-/** Takes a JWS whose signature `key` verified: the caller's claims checks and principal. */
-export type Accept<T, R extends string = JwsRefusal> = (
-  jws: CompactJws,
-  refuse: Refuse<R> | undefined,
-  key: VerifyKey,
-) => T;
-
 /** What the header must satisfy before any key is looked up. */
 export interface HeaderPolicy {
   readonly algorithms: ReadonlySet<string>;
@@ -41,7 +34,7 @@ export function skip<R extends string>(
 /**
  * Verifies `signature` over `data` with one imported key: the length must be exact (full HMAC
  * tag, raw ECDSA `r||s`, Ed25519's 64 bytes, RSA modulus length) before Web Crypto is asked.
- * May reject when the runtime refuses the inputs; callers treat that as invalid.
+ * May throw or reject when the runtime refuses the inputs; callers treat that as invalid.
  */
 export function verifySignature(
   key: VerifyKey,
@@ -56,72 +49,61 @@ export function verifySignature(
 }
 
 /**
- * The verify path: parse, check the header, pick key, verify signature, then `accept` the valid
- * JWS (the caller checks the claims there); resolves to what `accept` returns, or `null`. The JWS
- * is `token` from `start` on. Returns `null` synchronously, with no crypto, for a token that
- * fails before the signature (malformed, `alg` not allowed, `crit`, `typ`).
+ * The first steps of the verify path: parse, then the header (`alg` allowed, `typ`). The JWS is
+ * `token` from `start` on; `null` for a token refused here, with no crypto and no promise.
  */
-export function verifyCompactJws<T, R extends string = JwsRefusal>(
+export function readCompactJws<R extends string>(
   token: string,
   start: number,
   policy: HeaderPolicy,
-  source: KeySource,
-  accept: Accept<T, R | JwsRefusal>,
   refuse?: Refuse<R | JwsRefusal>,
-): Promise<Awaited<T> | null> | null {
+): CompactJws | null {
   const jws = parseCompactJws(token, start);
   if (jws === null) return skip(refuse, 'malformed', null);
   if (!policy.algorithms.has(jws.header.alg)) return skip(refuse, 'alg-not-allowed', jws);
   if (policy.typ !== undefined && jws.header.typ !== policy.typ) return skip(refuse, 'type', jws);
-  const found = source.keysFor(jws.header);
-  if (Array.isArray(found)) return tryKeys(jws, found as readonly VerifyKey[], 0, accept, refuse);
-  return whenKeys(found as Promise<readonly VerifyKey[]>, jws, accept, refuse);
+  return jws;
 }
 
-// Its own function: a closure in verifyCompactJws made every call allocate its context, skips
-// included (measured on Node 22, one script: 152 bytes per malformed skip instead of 96).
-function whenKeys<T, R extends string>(
-  found: Promise<readonly VerifyKey[]>,
+/**
+ * Picks the keys for the header and tries them in order: the key whose signature verifies, or
+ * `null` after telling `refuse` why (`key-set-unavailable`, `no-key`, `signature`). The key
+ * decides the algorithm: a key is only ever used with the algorithm it was imported for.
+ */
+export function verifiedKey<R extends string>(
   jws: CompactJws,
-  accept: Accept<T, R | JwsRefusal>,
-  refuse: Refuse<R | JwsRefusal> | undefined,
-): Promise<Awaited<T> | null> {
-  return found.then((keys) => tryKeys(jws, keys, 0, accept, refuse));
+  source: KeySource,
+  refuse?: Refuse<R | JwsRefusal>,
+): Promise<VerifyKey | null> {
+  const found = source.keysFor(jws.header);
+  // A promise chain, not `async`/`await`: the frames cost a valid HS256 token more than the 3% the
+  // verify path may spend; a static source, once imported, answers at once (docs/design.md §30,
+  // "Speed tricks and what they bought").
+  return Array.isArray(found)
+    ? firstVerifying(jws, found as readonly VerifyKey[], 0, refuse)
+    : (found as Promise<readonly VerifyKey[]>).then((keys) => firstVerifying(jws, keys, 0, refuse));
 }
 
-const NOT_VERIFIED: Promise<null> = /* @__PURE__ */ Promise.resolve(null);
-
-/** Tries `keys` from `index` on, in order, until one verifies the signature; one promise per key, no `async` frame. */
-function tryKeys<T, R extends string>(
+/** The first of `keys`, from `index` on, whose signature verifies (`null` after telling `refuse` why). */
+function firstVerifying<R extends string>(
   jws: CompactJws,
   keys: readonly VerifyKey[],
   index: number,
-  accept: Accept<T, R | JwsRefusal>,
-  refuse: Refuse<R | JwsRefusal> | undefined,
-): Promise<Awaited<T> | null> {
+  refuse?: Refuse<R | JwsRefusal>,
+): Promise<VerifyKey | null> {
   for (let i = index; i < keys.length; i++) {
-    const key = keys[i]!;
-    // The key decides the algorithm: a key is only ever used with the algorithm it was imported for.
+    const key = keys[i] as VerifyKey;
     if (key.algorithm.name !== jws.header.alg) continue;
-    let verified: Promise<boolean>;
+    const next = () => firstVerifying(jws, keys, i + 1, refuse);
     try {
-      verified = verifySignature(key, signatureOf(jws), signingInputOf(jws));
-    } catch {
       // A signature the runtime refuses to process, by a throw or a rejection, is not a valid one.
-      return tryKeys(jws, keys, i + 1, accept, refuse);
+      return verifySignature(key, signatureOf(jws), signingInputOf(jws)).then((valid) => (valid ? key : next()), next);
+    } catch {
+      return next();
     }
-    // What `accept` throws is the caller's (a mapper's AuthError), never another key's turn.
-    return verified.then(
-      (valid) => (valid ? accept(jws, refuse, key) : tryKeys(jws, keys, i + 1, accept, refuse)),
-      () => tryKeys(jws, keys, i + 1, accept, refuse),
-    ) as Promise<Awaited<T> | null>;
   }
-  if (refuse === undefined) return NOT_VERIFIED;
-  const reason =
-    keys === KEY_SET_UNAVAILABLE
-      ? 'key-set-unavailable'
-      : index === 0 && !keys.some((key) => key.algorithm.name === jws.header.alg)
-        ? 'no-key'
-        : 'signature';
-  return Promise.resolve(refuse(reason, jws));
+  const tried = index > 0 || keys.some((key) => key.algorithm.name === jws.header.alg);
+  return Promise.resolve(
+    skip(refuse, keys === KEY_SET_UNAVAILABLE ? 'key-set-unavailable' : tried ? 'signature' : 'no-key', jws),
+  );
 }

@@ -3,7 +3,8 @@
 // examples with the clock pinned. Every departure from a label is named per tcId with its reason.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { createJwtEntry, jwtWithClock } from '../../../src/auth/jwt.ts';
+import { createJwtEntry } from '../../../src/auth/jwt.ts';
+import { jwtAt } from '../../helpers/test-hook.ts';
 import { readEntryOptions } from '../../../src/auth/jwt-options.ts';
 import {
   ALGORITHM_NAMES,
@@ -22,7 +23,7 @@ import {
   type VerifyKey,
 } from '../../../src/auth/jws/key-source.ts';
 import { readPublicJwk, type PublicKeySpec } from '../../../src/auth/jws/keys.ts';
-import { verifyCompactJws } from '../../../src/auth/jws/verify.ts';
+import { readCompactJws, verifiedKey } from '../../../src/auth/jws/verify.ts';
 import { b64json, bearer, readVectors, runtimeLacks, runtimeName } from '../../helpers/jwt.ts';
 
 const _ASYMMETRIC = ALGORITHM_NAMES.filter((name) => !name.startsWith('HS'));
@@ -71,14 +72,9 @@ function keySetSource(jwks: readonly object[]): KeySource {
 }
 
 async function accepts(token: unknown, algorithms: readonly string[], source: KeySource): Promise<boolean> {
-  const verified = verifyCompactJws(
-    typeof token === 'string' ? token : JSON.stringify(token),
-    0,
-    { algorithms: new Set(algorithms), typ: undefined },
-    source,
-    (jws) => jws.payload,
-  );
-  return verified !== null && (await verified) !== null;
+  const text = typeof token === 'string' ? token : JSON.stringify(token);
+  const jws = readCompactJws(text, 0, { algorithms: new Set(algorithms), typ: undefined });
+  return jws !== null && (await verifiedKey(jws, source)) !== null;
 }
 
 describe('Wycheproof json_web_signature_test.json', () => {
@@ -282,10 +278,9 @@ describe('RFC 7515 and RFC 7520 examples', () => {
               authenticator: 'jwt',
               source: secretSource(vector.jwk.k, ['HS256']),
               algorithms: ['HS256'],
-              ...readEntryOptions('jwt()', options),
-              now,
+              ...readEntryOptions('jwt()', { ...options, _internal: { now: () => now() * 1000 } }),
             })
-          : jwtWithClock({ publicKey: vector.jwk, ...options }, now);
+          : jwtAt({ publicKey: vector.jwk, ...options }, now);
       const accepted = await entryAt(() => PINNED)(bearer(vector.compact));
       assert.equal(accepted?.id, 'joe', vector.name);
       assert.equal(accepted?.authenticator, 'jwt');

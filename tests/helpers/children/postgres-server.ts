@@ -39,7 +39,7 @@ const agent = createAgent({
 
 const server = await serve({
   agent,
-  auth: [apiToken('alice-token', { id: 'alice' }), apiToken('bob-token', { id: 'bob' })],
+  auth: [apiToken('alice-token-0123456789', { id: 'alice' }), apiToken('bob-token-0123456789', { id: 'bob' })],
   port: 0,
   log: 'off',
 });

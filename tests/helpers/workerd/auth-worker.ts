@@ -41,7 +41,7 @@ function buildRoutes(env: Env) {
   const list = [
     banned,
     buggy,
-    basic({ users: { ada: 'lovelace', '\u00e9lodie': 'caf\u00e9' }, realm: 'agent' }),
+    basic({ users: { ada: 'lovelace', '\u00e9lodie': 'caf\u00e9-cr\u00e8me' }, realm: 'agent' }),
     apiToken(env.API_TOKEN, { id: 'ci-bot' }),
     partner,
   ];

@@ -6,7 +6,7 @@
  * The entry is built on the first request, since the URL is a binding (creating it does no I/O).
  */
 import { jwt, routeAuth, type AuthResult } from '../../../src/auth/index.ts';
-import { isWorkersRuntime } from '../../../src/auth/key-set.ts';
+import { isWorkersRuntime } from '../../../src/auth/attempt-gate.ts';
 
 interface Env {
   JWKS_URL: string;

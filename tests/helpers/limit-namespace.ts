@@ -1,0 +1,47 @@
+/**
+ * Stand-ins for a Durable Object namespace of `LimitObject`s and their storage, as the Workers
+ * API behaves (structured copies, asynchronous, one object per name reached through `fetch`),
+ * for the tests of `durableObjectLimitStore` outside workerd. Portable: no Node import.
+ */
+import {
+  LimitObject,
+  type LimitNamespaceLike,
+  type LimitStorageLike,
+} from '../../src/cloudflare/durable-object-limit-store.ts';
+
+export class StorageStandIn implements LimitStorageLike {
+  readonly data = new Map<string, unknown>();
+  async get(key: string) {
+    return structuredClone(this.data.get(key));
+  }
+  async put(key: string, value: unknown) {
+    this.data.set(key, structuredClone(value));
+  }
+  async delete(key: string) {
+    return this.data.delete(key);
+  }
+}
+
+/** A namespace of `LimitObject`s: one object per name, reached through `fetch` with a Request, as a stub is. */
+export function limitNamespaceStandIn(): LimitNamespaceLike & {
+  objects: Map<string, LimitObject>;
+  storages: StorageStandIn[];
+} {
+  const objects = new Map<string, LimitObject>();
+  const storages: StorageStandIn[] = [];
+  return {
+    objects,
+    storages,
+    idFromName: (name) => `id:${name}`,
+    get(id) {
+      const name = id as string;
+      let object = objects.get(name);
+      if (object === undefined) {
+        const storage = new StorageStandIn();
+        storages.push(storage);
+        objects.set(name, (object = new LimitObject({ storage })));
+      }
+      return { fetch: (request: Request) => object.fetch(new Request(request)) };
+    },
+  };
+}

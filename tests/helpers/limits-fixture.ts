@@ -1,0 +1,103 @@
+/**
+ * The agent and auth the limits scenarios run against (tests/helpers/limits-spent.ts), in this
+ * process (tests/http/limits-spent.test.ts, workerd) and in the server processes of
+ * tests/helpers/children/limits-server.ts. Its model does what the user's message says:
+ *
+ * - `loop`: calls the tool `tick` on every turn, reporting 600 + 400 tokens per turn;
+ * - `hang-reported`: streams a usage delta of 5,000 input tokens and a word, then waits until
+ *   the run is aborted (at most 30 s);
+ * - `hang-silent`: streams 400 characters of text, starting `estimate=<its turn's estimate>;`,
+ *   reports nothing, then waits as above;
+ * - `slow`: answers after 200 ms, reporting 1 + 999 tokens;
+ * - anything else: `pid <label>: <message>`, reporting 60 + 40 tokens, after `delayMs` (default 0).
+ *
+ * Portable: no Node import.
+ */
+import { createAgent, tool } from '../../src/agent/index.ts';
+import type { Agent, Model, ModelDelta, ModelRequest } from '../../src/agent/types.ts';
+import { turnEstimate } from '../../src/agent/model-turn.ts';
+import { apiToken } from '../../src/auth/index.ts';
+
+export const ALICE = 'alice-token-0123456789';
+export const BOB = 'bob-token-0123456789';
+export const WRONG = 'wrong-token-0123456789';
+
+/** The auth list of every fixture server: `ALICE` is principal alice, `BOB` bob. */
+export const fixtureAuth = () => [apiToken(ALICE, { id: 'alice' }), apiToken(BOB, { id: 'bob' })];
+
+/** The client address a test names in `X-Test-Address` (the fixture servers' `clientAddress`). */
+export const fixtureAddress = (request: Request): string | undefined =>
+  request.headers.get('x-test-address') ?? undefined;
+
+const lastUserMessage = (request: ModelRequest) =>
+  request.messages.findLast((message) => message.role === 'user')?.content ?? '';
+
+/** Resolves when `signal` aborts, or after 30 s: a model that waits for its client to leave never waits forever. */
+function untilAborted(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise((_, reject) => {
+    const timer = setTimeout(() => reject(new Error('the fixture model waited 30 s for an abort')), 30_000);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+}
+
+export function fixtureModel(label: string, delayMs = 0): Model {
+  const generate: Model['generate'] = async (request) => {
+    const message = lastUserMessage(request);
+    if (message === 'loop')
+      return {
+        toolCalls: [{ id: `call-${request.messages.length}`, name: 'tick', arguments: {} }],
+        usage: { inputTokens: 600, outputTokens: 400 },
+      };
+    if (message.startsWith('hang')) return untilAborted(request.signal);
+    if (message === 'slow') {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return { text: 'slow answer', usage: { inputTokens: 1, outputTokens: 999 } };
+    }
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    return { text: `pid ${label}: ${message}`, usage: { inputTokens: 60, outputTokens: 40 } };
+  };
+  return {
+    generate,
+    async *stream(request): AsyncIterable<ModelDelta> {
+      const message = lastUserMessage(request);
+      if (message === 'hang-reported') {
+        yield { type: 'usage', usage: { inputTokens: 5000, outputTokens: 0 } };
+        yield { type: 'text', text: 'working' };
+        await untilAborted(request.signal);
+      } else if (message === 'hang-silent') {
+        yield { type: 'text', text: `estimate=${turnEstimate(request)};`.padEnd(400, '.') };
+        await untilAborted(request.signal);
+      } else {
+        const turn = await generate(request);
+        if (turn.text) yield { type: 'text', text: turn.text };
+        for (const call of turn.toolCalls ?? []) yield { type: 'tool-call', call };
+        if (turn.usage) yield { type: 'usage', usage: turn.usage };
+      }
+    },
+  };
+}
+
+/** The fixture agent; `maxOutputTokens` goes to its settings (and so into each turn's estimate). */
+export function fixtureAgent(label: string, maxOutputTokens?: number, delayMs?: number): Agent {
+  return createAgent({
+    name: 'limits-fixture',
+    model: fixtureModel(label, delayMs),
+    tools: [
+      tool({
+        name: 'tick',
+        description: 'Ticks once',
+        parameters: { type: 'object', properties: {} },
+        execute: async () => 'tick',
+      }),
+    ],
+    maxSteps: 10,
+    ...(maxOutputTokens !== undefined && { settings: { maxOutputTokens } }),
+  });
+}

@@ -1,0 +1,190 @@
+/**
+ * "Limits count what was spent" (design §25), as scenarios every limit store runs behind two
+ * servers sharing it: two handlers in one process over the memory store and over the Durable
+ * Object store on stand-ins (tests/http/limits-spent.test.ts), two handlers in workerd over real
+ * Durable Objects (tests/helpers/workerd/limit-store-worker.ts), and two server processes on one
+ * PostgreSQL database (tests/postgres/limit-store.node.test.ts). The servers serve the fixture
+ * agent of tests/helpers/limits-fixture.ts at `/agent`.
+ *
+ * - `failures` counts first and refunds on success: 300 guesses at once get at most `limit`
+ *   verified.
+ * - `tokens` per model turn: clients that leave midway count what the model reported (or the
+ *   reservation plus what it produced); a tool loop stops at the turn it cannot reserve; 20
+ *   requests at once reserve before they run.
+ *
+ * Portable: no Node import.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { LimitStore } from '../../src/http/limit-store.ts';
+import { ALICE, WRONG } from './limits-fixture.ts';
+
+export interface LimitsServers {
+  /** Sends a request to one of the two servers, `n % 2`; `path` is under `/agent`. */
+  fetch(n: number, path: string, init?: RequestInit): Promise<Response>;
+  /** The counters the servers share, read through a store of the same kind. */
+  store: LimitStore;
+  close(): Promise<void>;
+}
+
+export interface LimitsServerOptions {
+  /** The handlers' `limits`, without `store` and `clientAddress` (the servers give those). */
+  limits: Record<string, unknown>;
+  /** The fixture agent's `settings.maxOutputTokens`. */
+  maxOutputTokens?: number;
+}
+
+const ANY = Number.MAX_SAFE_INTEGER;
+/** alice's key in the `tokens` window of 3600 s: the policy, the window, and her ownership key (design §26). */
+const ALICE_TOKENS = 'tokens/3600:p["","api-token","alice"]';
+
+const post = (token: string, body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...headers },
+  body: JSON.stringify(body),
+});
+
+/** Reads a streamed answer until its text matches `pattern`; answers the text read. */
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, pattern: RegExp): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!pattern.test(text)) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  assert.match(text, pattern);
+  return text;
+}
+
+/** Waits until alice's `tokens` window holds `expected` (a turn cut off settles after its client left), at most 15 s. */
+async function untilSpent(store: LimitStore, expected: number): Promise<void> {
+  let spent = -1;
+  for (let i = 0; i < 300 && spent !== expected; i++) {
+    spent = (await store.hit(ALICE_TOKENS, 3600, 0, ANY)).count;
+    if (spent !== expected) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  assert.equal(spent, expected, `alice's tokens window holds ${expected} within 15 s`);
+}
+
+/** Starts `count` streamed turns of `message` at once, each cut off by its client after its first text delta; answers each turn's text so far. */
+function cutOffTurns(servers: LimitsServers, message: string, count: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: count }, async (_, n) => {
+      const controller = new AbortController();
+      const response = await servers.fetch(n, '/chat', {
+        ...post(ALICE, { message }, { accept: 'text/event-stream' }),
+        signal: controller.signal,
+      });
+      assert.equal(response.status, 200);
+      const reader = response.body!.getReader();
+      const text = await readUntil(reader, /event: text-delta[^\n]*\ndata: [^\n]*\n/);
+      // The client leaves: it stops reading and closes the connection.
+      await reader.cancel();
+      controller.abort();
+      return text;
+    }),
+  );
+}
+
+export function limitsSpentScenarios(name: string, open: (options: LimitsServerOptions) => Promise<LimitsServers>) {
+  test(`${name}: limits.failures counts first and refunds on success: 300 guesses at once from one address get at most limit (5) verified`, async () => {
+    const servers = await open({ limits: { failures: { limit: 5, windowSec: 3600 } } });
+    try {
+      const address = { 'x-test-address': '198.51.100.9' };
+      for (let n = 0; n < 10; n++)
+        assert.equal(
+          (await servers.fetch(n, '', post(ALICE, { message: `accepted ${n}` }, address))).status,
+          200,
+          'an accepted request gives its failure slot back',
+        );
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, (_, n) => servers.fetch(n, '', post(WRONG, { message: 'guess' }, address))),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      await Promise.all(answers.map((answer) => answer.body?.cancel()));
+      assert.equal(statuses.filter((status) => status === 401).length, 5, 'five guesses reached the auth list');
+      assert.equal(statuses.filter((status) => status === 429).length, 295);
+      const refused = await servers.fetch(0, '', post(ALICE, { message: 'right token' }, address));
+      assert.equal(refused.status, 429, 'the address has spent its failures: no entry runs, the right token neither');
+      assert.equal(refused.headers.get('ratelimit-policy'), '"failures";q=5;w=3600');
+      await refused.body?.cancel();
+      const other = await servers.fetch(
+        1,
+        '',
+        post(ALICE, { message: 'elsewhere' }, { 'x-test-address': '198.51.100.10' }),
+      );
+      assert.equal(other.status, 200, 'another address has failures of its own');
+      await other.body?.cancel();
+    } finally {
+      await servers.close();
+    }
+  });
+
+  test(`${name}: limits.tokens: 20 turns whose clients left midway count what the model reported (5,000 each)`, async () => {
+    const servers = await open({ limits: { tokens: { limit: 1_000_000, windowSec: 3600 } } });
+    try {
+      await cutOffTurns(servers, 'hang-reported', 20);
+      await untilSpent(servers.store, 100_000);
+    } finally {
+      await servers.close();
+    }
+  });
+
+  test(`${name}: limits.tokens: a turn cut off before the model reported anything counts its reservation plus ceil(characters it produced / 4)`, async () => {
+    const servers = await open({ limits: { tokens: { limit: 1_000_000, windowSec: 3600 } } });
+    try {
+      const texts = await cutOffTurns(servers, 'hang-silent', 4);
+      // The fixture model streams 400 characters, the first of them its turn's estimate.
+      const estimates = texts.map((text) => Number(/estimate=(\d+);/.exec(text)![1]));
+      await untilSpent(
+        servers.store,
+        estimates.reduce((sum, estimate) => sum + estimate + 100, 0),
+      );
+    } finally {
+      await servers.close();
+    }
+  });
+
+  test(`${name}: limits.tokens per model turn: a 10-step tool loop of 1,000 tokens a turn under a limit of 1,500 stops at the turn it cannot reserve (429), what ran stored`, async () => {
+    const servers = await open({ limits: { tokens: { limit: 1500, windowSec: 3600 } } });
+    try {
+      const sessionId = `loop-${Date.now()}`;
+      const refused = await servers.fetch(0, '', post(ALICE, { message: 'loop', sessionId }));
+      assert.equal(refused.status, 429);
+      assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
+      assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=1500;w=3600');
+      assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
+      assert.match(refused.headers.get('retry-after')!, /^\d+$/);
+      // Two turns reserved and ran; the third's reservation passed the limit: the total passes it by one estimate's error.
+      assert.equal((await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count, 2000);
+      const transcript = await servers.fetch(0, `/chat/${sessionId}`, {
+        headers: { authorization: `Bearer ${ALICE}` },
+      });
+      assert.equal(transcript.status, 200);
+      assert.deepEqual(
+        ((await transcript.json()) as { messages: { role: string }[] }).messages.map((message) => message.role),
+        ['user', 'assistant', 'tool', 'assistant', 'tool'],
+        'the steps that ran are stored; nothing of the refused turn',
+      );
+    } finally {
+      await servers.close();
+    }
+  });
+
+  test(`${name}: limits.tokens: 20 requests at once each reserve their estimate (maxOutputTokens 1,000) before the model runs: one runs, 19 get 429, the total stays within 1,500`, async () => {
+    const servers = await open({ limits: { tokens: { limit: 1500, windowSec: 3600 } }, maxOutputTokens: 1000 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, n) => servers.fetch(n, '', post(ALICE, { message: 'slow' }))),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      await Promise.all(answers.map((answer) => answer.body?.cancel()));
+      assert.equal(statuses.filter((status) => status === 200).length, 1);
+      assert.equal(statuses.filter((status) => status === 429).length, 19);
+      assert.equal((await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count, 1000);
+    } finally {
+      await servers.close();
+    }
+  });
+}
