@@ -209,6 +209,15 @@ describe('every entry imports from the installed package', () => {
       for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore'])
         assert.ok(rootNames!.includes(name), `agentward exports ${name}`);
       for (const name of [
+        'durableObjectSessionStore',
+        'SessionStoreObject',
+        'durableObjectLimitStore',
+        'LimitObject',
+        'durableObjectReplayStore',
+        'ReplayObject',
+      ])
+        assert.ok(exported['agentward/cloudflare']!.includes(name), `agentward/cloudflare exports ${name}`);
+      for (const name of [
         'serve',
         'toNodeListener',
         'fileStore',
