@@ -54,10 +54,12 @@ export interface AgentHandlerOptions {
   /**
    * Scopes each group of routes requires of the principal's verified claims (`scope`, or `scp`), all
    * of them; else 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (design §15),
-   * which MCP clients answer by asking the user for those scopes. `send`: `POST <base>`, `/chat`, `/ui`;
-   * `read`: `GET <base>/chat/:id`, `GET <base>/approvals`; `approve`: `POST <base>/approvals/:id`;
-   * `sessions`: `GET <base>/sessions`, `DELETE <base>/chat/:id`; `mcp`: `<base>/mcp`. A principal
-   * without claims (API token, Basic) grants no scope. Needs `auth`.
+   * which MCP clients answer by asking the user for those scopes. `send`: `POST <base>`, `/chat`, a
+   * `/ui` message, MCP `ask`; `read`: `GET <base>/chat/:id`, `GET <base>/approvals`; `approve`:
+   * `POST <base>/approvals/:id`, a `/ui` approval response, MCP `decide`; `sessions`: `GET
+   * <base>/sessions`, `DELETE <base>/chat/:id`; `mcp`: `<base>/mcp`. A request needs the union of
+   * its groups, the entry's own scopes and on MCP the tool's, and the 403 names it whole (design
+   * §25). A principal without claims (API token, Basic) grants no scope. Needs `auth`.
    */
   scopes?: RouteScopes;
   /**
