@@ -122,8 +122,6 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
   const listener = options.onRefused;
   if (listener !== undefined && typeof listener !== 'function')
     throwConfigError(HELPER, 'onRefused must be a function of { entry, reason, kid?, iss? }');
-  // The scopes each entry requires, as its challenge names them (jwt(), oidc(), introspection() with `scopes`).
-  const entryScopes = entries.map((entry) => entry.challenges?.find((c) => c.params?.scope)?.params?.scope?.split(' '));
   // A 401 to a credential the list reads (Bearer, DPoP) says invalid_token, or what an entry asked for (RFC 6750 §3.1).
   const unauthorized = (
     request: HeaderView,
@@ -148,8 +146,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     // Only with a listener: without one, nothing is allocated for it.
     const refusals = listener === undefined ? undefined : requestRefusals(listener);
     let asked: { scheme: string; code: string } | undefined;
-    for (let index = 0; index < entries.length; index++) {
-      const entry = entries[index]!;
+    for (const entry of entries) {
       let outcome: unknown;
       try {
         const reporting =
@@ -162,7 +159,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
           return refusing(500, refusals);
         }
         if (error.status === 401) return refusing(401, refusals, unauthorized(request, asked));
-        const scope = error.scope && [...new Set([...error.scope, ...(routeScopes ?? [])])];
+        const scope = error.scope && [...new Set([...error.scope, ...(routeScopes || [])])];
         return refusing(403, refusals, scope ? [insufficientScopeLine(challenges, request, scope)] : []);
       }
       if (outcome === null || outcome === undefined) continue;
@@ -185,7 +182,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       return {
         ok: true,
         principal: keeping.presentedBy?.(entry, principal, request.headers.get('authorization')) ?? principal,
-        ...(entryScopes[index] && { scopes: entryScopes[index] }),
+        entry,
       };
     }
     return refusing(401, refusals, unauthorized(request, asked));

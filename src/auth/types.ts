@@ -45,7 +45,7 @@ export type AuthResult =
   | {
       readonly ok: true;
       readonly principal: Principal;
-      /** The scopes the accepting entry required (its `scopes`), when it has any: a route needing more names them too (design §25). */
-      readonly scopes?: readonly string[];
+      /** The entry that accepted the request: a route needing scopes beyond the entry's own names both (design §25). */
+      readonly entry?: AuthFn;
     }
   | { readonly ok: false; readonly response: Response };

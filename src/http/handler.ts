@@ -12,6 +12,7 @@ import {
   adoptDpopAlgs,
   advertisedDpopAlgs,
   type Authenticate,
+  type AuthFn,
   type RefusalListener,
   type AuthOption,
   type ProtectedResourceMetadata,
@@ -235,7 +236,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         const result = limits?.failures ? await limits.admit(request, run) : await run();
         if (!result.ok) return result.response;
         principal = request.principal = result.principal;
-        entryScopes = result.scopes;
+        entryScopes = result.entry && scopesOf(result.entry);
       }
       if (route === undefined) return errorReply(404, 'Not Found');
       if (operation === undefined) {
@@ -281,6 +282,14 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       return failureReply(error);
     }
   };
+}
+
+/** The scopes an entry requires (`jwt()`, `oidc()`, `introspection()` with `scopes`), as its challenge names them; read once per entry. */
+const entryScopes = new WeakMap<AuthFn, readonly string[] | undefined>();
+function scopesOf(entry: AuthFn): readonly string[] | undefined {
+  if (!entryScopes.has(entry))
+    entryScopes.set(entry, entry.challenges?.find((c) => c.params?.scope)?.params?.scope?.split(' '));
+  return entryScopes.get(entry);
 }
 
 const SEND: readonly Operation[] = ['send'];
