@@ -236,7 +236,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         const result = limits?.failures ? await limits.admit(request, run) : await run();
         if (!result.ok) return result.response;
         principal = request.principal = result.principal;
-        entryScopes = result.entry && scopesOf(result.entry);
+        // Only read when some route or tool needs scopes: without them the entry's own were checked by the entry.
+        if (anyScopes && result.entry !== undefined) entryScopes = scopesOf(result.entry);
       }
       if (route === undefined) return errorReply(404, 'Not Found');
       if (operation === undefined) {
