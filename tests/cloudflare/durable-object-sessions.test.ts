@@ -91,3 +91,29 @@ test('SessionStoreObject answers 400 to a call it does not know, and runs no sto
     assert.equal(response.status, 400, body);
   }
 });
+
+test('SessionStoreObject: a lock whose isolate died (no renewal, no unlock) is freed when its lease ends', async () => {
+  const object = new SessionStoreObject({ storage: new ObjectStorageStandIn() });
+  const call = (op: string, args: unknown[]) =>
+    object.fetch(new Request('https://sessions.agentward/', { method: 'POST', body: JSON.stringify({ op, args }) }));
+  // An isolate took the lock for 0.2 s and was never heard from again.
+  assert.equal((await call('lock', ['s-1', 'dead-isolate', 0.2])).status, 200);
+  const started = Date.now();
+  let acquired = false;
+  const waiting = call('lock', ['s-1', 'live-isolate', 60]).then((response) => {
+    acquired = true;
+    return response;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(acquired, false, 'held while the lease lasts');
+  assert.equal((await waiting).status, 200);
+  assert.ok(Date.now() - started >= 150, 'taken once the lease ended');
+  // The dead lease's unlock, arriving late, does not free the live one's lock.
+  await call('unlock', ['s-1', 'dead-isolate']);
+  let next = false;
+  const after = call('lock', ['s-1', 'third', 60]).then(() => (next = true));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(next, false, 'the live lease still holds it');
+  await call('unlock', ['s-1', 'live-isolate']);
+  await after;
+});
