@@ -15,6 +15,7 @@ export const AGENTWARD_ENTRIES: ReadonlyMap<string, string> = new Map([
   ['agentward/auth', 'auth/index'],
   ['agentward/node', 'node'],
   ['agentward/postgres', 'postgres/index'],
+  ['agentward/cloudflare', 'cloudflare/index'],
 ]);
 
 const sourceRoot = new URL('../', import.meta.url);
