@@ -21,6 +21,8 @@ const MESSAGE_LIMIT = 2000;
 
 /** Known secrets of a request, credential-shaped text, and a bearer value: each replaced by `[redacted]`. */
 const CREDENTIAL_SHAPES = [
+  // A URL's user name and password (design §26): `https://user:pass@host` → `https://[redacted]@host`.
+  /(?<=\b[a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']+(?=@)/gi,
   /\b(?:Bearer|Basic)\s+[^\s"',;]+/gi,
   /\b(?:sk|pk|rk|gsk|xai|hf)[-_][A-Za-z0-9_*-]{8,}/g,
   /\bAIza[0-9A-Za-z_-]{20,}/g,
