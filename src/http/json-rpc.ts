@@ -62,6 +62,31 @@ const HEADERS: Readonly<Record<string, string>> = Object.freeze({
 });
 
 /** A JSON-RPC answer `{"jsonrpc":"2.0","id":<id as written>,…member}`: `member` is `{ result }` or `{ error }`. */
-export function rpcReply(id: IdText | null, member: Record<string, unknown>, status = 200): JsonReply {
-  return new JsonReply(status, `{"jsonrpc":"2.0","id":${id ?? 'null'},${JSON.stringify(member).slice(1)}`, HEADERS);
+export function rpcReply(
+  id: IdText | null,
+  member: Record<string, unknown>,
+  status = 200,
+  headers: Readonly<Record<string, string>> = HEADERS,
+): JsonReply {
+  return new JsonReply(status, `{"jsonrpc":"2.0","id":${id ?? 'null'},${JSON.stringify(member).slice(1)}`, headers);
+}
+
+/** The JSON-RPC error code of a request refused by the server's limits (an implementation-defined server error). */
+const TOO_MANY_REQUESTS = -32000;
+
+/**
+ * A 429 of the limits as the MCP route answers it (design §29): the same status and fields
+ * (`Retry-After`, `RateLimit-Policy`, `RateLimit`), with a JSON-RPC error carrying the request's id
+ * and `data: { retryAfter }` in place of `{"error":"Too Many Requests"}`, so that a client that
+ * reads only JSON-RPC errors can say why. Any other answer is returned as it is.
+ */
+export function rpcTooMany<R extends JsonReply | Response>(id: IdText | null, reply: R): R | JsonReply {
+  if (reply.status !== 429) return reply;
+  const headers: Record<string, string> = { ...HEADERS };
+  if (reply instanceof JsonReply) Object.assign(headers, reply.headers);
+  else for (const [name, value] of reply.headers) headers[name] = value;
+  delete headers['content-length'];
+  const retryAfter = Number(headers['retry-after'] ?? 1);
+  const error = { code: TOO_MANY_REQUESTS, message: 'Too Many Requests', data: { retryAfter } };
+  return rpcReply(id, { error }, 429, headers);
 }

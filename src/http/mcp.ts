@@ -4,9 +4,9 @@
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { readBodyBytes } from './body.ts';
-import { type IdText, idSource, readJson, rpcReply } from './json-rpc.ts';
+import { type IdText, idSource, readJson, rpcReply, rpcTooMany } from './json-rpc.ts';
 import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
-import { errorReply, JsonReply, type Reply } from './responses.ts';
+import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { VERSION } from './version.ts';
 
@@ -319,7 +319,15 @@ export async function mcpRoute(
           ? result
           : answer(result as unknown as Record<string, unknown>);
       };
-      return limit === undefined ? call(undefined) : limit(call);
+      if (limit === undefined) return call(undefined);
+      // A refusal of the limits, before the call or by limits.tokens during it, answers the request's id (design §29).
+      return limit(call).then(
+        (reply) => rpcTooMany(id, reply),
+        (error: unknown) => {
+          if ((error as { code?: unknown } | null)?.code !== 'TOKEN_LIMIT') throw error;
+          return rpcTooMany(id, failureReply(error));
+        },
+      );
     }
     default:
       return rpcError(id, METHOD_NOT_FOUND, 'Method not found');

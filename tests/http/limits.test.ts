@@ -377,7 +377,7 @@ const mcp = (handler: Handler, body: unknown) =>
     headers: { accept: 'application/json, text/event-stream' },
   });
 
-test('the MCP route counts tools/call only (not initialize, ping, tools/list or notifications), and answers the same HTTP 429', async () => {
+test('the MCP route counts tools/call only (not initialize, ping, tools/list or notifications), and answers the same HTTP 429 with a JSON-RPC error', async () => {
   const handler = agentHandler(echo(), {
     basePath: '/agent',
     auth: apiToken('tok-0123456789abcdef'),
@@ -412,9 +412,18 @@ test('the MCP route counts tools/call only (not initialize, ping, tools/list or 
   }
   const refused = await mcp(handler, ask);
   assert.equal(refused.status, 429);
-  assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('ratelimit-policy'), '"requests";q=2;w=3600');
   assert.match(refused.headers.get('retry-after')!, /^\d+$/);
+  // The body is a JSON-RPC error with the request's id (design §29).
+  assert.deepEqual(await refused.json(), {
+    jsonrpc: '2.0',
+    id: 4,
+    error: {
+      code: -32000,
+      message: 'Too Many Requests',
+      data: { retryAfter: Number(refused.headers.get('retry-after')) },
+    },
+  });
   assert.equal((await mcp(handler, rpc(5, 'tools/list'))).status, 200, 'listing still works');
   // The other routes share the budget: it is spent.
   assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 429);

@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgent, echoModel } from '../../src/agent/index.ts';
+import type { Model } from '../../src/agent/types.ts';
+import { apiToken } from '../../src/auth/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { idSource } from '../../src/http/json-rpc.ts';
 
@@ -63,4 +65,61 @@ test('the id echoed is the one JSON.parse keeps: the last of repeated members, n
   assert.equal(idSource('{"id":{"a":1}}'), undefined);
   assert.equal(idSource('{"id":[1],"b":2}'), undefined);
   assert.equal(idSource('{"x":{"id":1}}'), undefined);
+});
+
+/** A handler whose every caller is one principal, with `limits`. */
+const limited = (limits: Record<string, unknown>, agent = createAgent({ name: 'echo', model: echoModel() })) =>
+  agentHandler(agent, { basePath: '/agent', mcp: true, auth: apiToken(TOKEN), limits: limits as never });
+const TOKEN = 'tok-0123456789abcdef';
+const ask = (id: string) =>
+  `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"ask","arguments":{"message":"hi"}}}`;
+
+test("a 429 on the MCP route is a JSON-RPC error with the request's id (-32000, Too Many Requests, data.retryAfter) beside Retry-After and the RateLimit fields", async () => {
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const requests = limited({ requests: { limit: 1, windowSec: 60 } });
+  assert.equal((await postText(requests, ask('1'), auth)).status, 200);
+  for (const id of ['9007199254740993', '"req-2"']) {
+    const refused = await postText(requests, ask(id), auth);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('content-type'), 'application/json');
+    assert.equal(refused.headers.get('cache-control'), 'no-store');
+    assert.equal(refused.headers.get('ratelimit-policy'), '"requests";q=1;w=60');
+    assert.match(refused.headers.get('ratelimit')!, /^"requests";r=0;t=\d+$/);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(retryAfter >= 1 && retryAfter <= 60);
+    assert.equal(
+      refused.text,
+      `{"jsonrpc":"2.0","id":${id},"error":{"code":-32000,"message":"Too Many Requests","data":{"retryAfter":${retryAfter}}}}`,
+    );
+  }
+  // A spent tokens window refuses the call before it runs.
+  const tokens = limited({ tokens: { limit: 1, windowSec: 60 } });
+  assert.equal((await postText(tokens, ask('1'), auth)).status, 200);
+  const spent = await postText(tokens, ask('"t"'), auth);
+  assert.equal(spent.status, 429);
+  assert.deepEqual(JSON.parse(spent.text).id, 't');
+  assert.deepEqual(JSON.parse(spent.text).error.code, -32000);
+  assert.match(spent.headers.get('ratelimit-policy')!, /"tokens"/);
+});
+
+test('a 429 of limits.concurrent on the MCP route is a JSON-RPC error too, retryAfter 1', async () => {
+  let release: () => void = () => {};
+  let started: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const running = new Promise<void>((resolve) => (started = resolve));
+  const echo = echoModel();
+  const slow: Model = { generate: async (request) => (started(), await gate, echo.generate(request)) };
+  const handler = limited({ concurrent: 1 }, createAgent({ name: 'slow', model: slow }));
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const first = postText(handler, ask('1'), auth);
+  await running;
+  const refused = await postText(handler, ask('2'), auth);
+  release();
+  assert.equal((await first).status, 200);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('retry-after'), '1');
+  assert.equal(
+    refused.text,
+    '{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Too Many Requests","data":{"retryAfter":1}}}',
+  );
 });
