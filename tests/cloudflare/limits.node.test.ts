@@ -242,12 +242,12 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     await model.held;
     const refused = await post('', { message: 'meanwhile' });
     assert.equal(refused.status, 429);
-    assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=1');
+    assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=1;qu="concurrent-requests"');
     assert.equal(refused.headers.get('retry-after'), '1');
     model.release();
     const done = await holding;
     assert.equal(done.status, 200);
-    assert.match(done.headers.get('ratelimit')!, /^"tokens";r=250;/, 'the budget as the request started');
+    assert.match(done.headers.get('agentward-tokens')!, /^"tokens";r=250;/, 'the budget as the request started');
     assert.equal((await done.json()).text, 'heard hold');
   });
 
@@ -260,8 +260,8 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     const calls = model.calls;
     const refused = await post('', { message: 'fourth' });
     assert.equal(refused.status, 429);
-    assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=250;w=3600');
-    assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
+    assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=250;w=3600');
+    assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=0;t=\d+$/);
     assert.equal(model.calls, calls, 'the model was not called');
     const transcript = await worker.fetch(`http://worker/agent/spec`, { headers: auth });
     assert.equal(transcript.status, 200, 'a read starts no turn');

@@ -84,8 +84,8 @@ test('tokens: a first turn whose reservation would pass the limit is refused bef
     assert.equal(refused.status, 429, path);
     assert.equal(refused.headers.get('content-type'), 'application/json');
     assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
-    assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=400;w=3600');
-    assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=400;t=\d+$/);
+    assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=400;w=3600');
+    assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=400;t=\d+$/);
   }
   const ui = await post(handler, '/ui', {
     id: 'ui-first',
@@ -130,7 +130,7 @@ test('tokens: a later turn refused mid-stream ends the stream with an error even
     { accept: 'application/json, text/event-stream' },
   );
   assert.equal(refused.status, 429);
-  assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=1500;w=3600');
+  assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=1500;w=3600');
   const retryAfter = Number(refused.headers.get('retry-after'));
   assert.ok(retryAfter >= 1);
   assert.deepEqual(await refused.json(), {

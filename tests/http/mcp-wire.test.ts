@@ -99,7 +99,7 @@ test("a 429 on the MCP route is a JSON-RPC error with the request's id (-32000, 
   assert.equal(spent.status, 429);
   assert.deepEqual(JSON.parse(spent.text).id, 't');
   assert.deepEqual(JSON.parse(spent.text).error.code, -32000);
-  assert.match(spent.headers.get('ratelimit-policy')!, /"tokens"/);
+  assert.match(spent.headers.get('agentward-tokens-policy')!, /"tokens"/);
 });
 
 test('a 429 of limits.concurrent on the MCP route is a JSON-RPC error too, retryAfter 1', async () => {
