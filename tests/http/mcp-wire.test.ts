@@ -7,6 +7,10 @@ import type { Model } from '../../src/agent/types.ts';
 import { apiToken } from '../../src/auth/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { idSource } from '../../src/http/json-rpc.ts';
+import type { Principal } from '../../src/agent/types.ts';
+import { principalAgent } from '../helpers/http-agent.ts';
+
+const alice: Principal = { type: 'user', id: 'alice', authenticator: 'test' };
 
 const URL_MCP = 'https://agent.example.com/agent/mcp';
 type Handler = (request: Request) => Promise<Response>;
@@ -122,4 +126,45 @@ test('a 429 of limits.concurrent on the MCP route is a JSON-RPC error too, retry
     refused.text,
     '{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Too Many Requests","data":{"retryAfter":1}}}',
   );
+});
+
+/** Every schema below `schema` (itself included) with its path: properties, items, and the keywords that combine schemas. */
+function* schemas(schema: Record<string, unknown>, path: string): Generator<[string, Record<string, unknown>]> {
+  yield [path, schema];
+  const { properties, items, additionalProperties, anyOf, oneOf, allOf } = schema as Record<string, never>;
+  for (const [name, sub] of Object.entries((properties ?? {}) as Record<string, Record<string, unknown>>))
+    yield* schemas(sub, `${path}.properties.${name}`);
+  if (items !== undefined) yield* schemas(items, `${path}.items`);
+  if (typeof additionalProperties === 'object') yield* schemas(additionalProperties, `${path}.additionalProperties`);
+  for (const [keyword, list] of Object.entries({ anyOf, oneOf, allOf }))
+    for (const [i, sub] of ((list ?? []) as Record<string, unknown>[]).entries())
+      yield* schemas(sub, `${path}.${keyword}.${i}`);
+}
+
+test("every property at every depth of every tool's inputSchema and outputSchema has a type (the Inspector's --strict check)", async () => {
+  const { agent } = principalAgent();
+  const handler = agentHandler(agent, { basePath: '/agent', mcp: true, auth: () => alice });
+  const listed = await postText(handler, '{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+  const { tools } = JSON.parse(listed.text).result as { tools: Record<string, Record<string, unknown>>[] };
+  assert.deepEqual(
+    tools.map((tool) => tool.name),
+    ['ask', 'decide'],
+  );
+  const JSON_TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
+  let checked = 0;
+  for (const tool of tools) {
+    for (const which of ['inputSchema', 'outputSchema']) {
+      for (const [path, schema] of schemas(tool[which]!, `${tool.name}.${which}`)) {
+        const types = [schema.type].flat();
+        assert.ok(
+          schema.type !== undefined && types.length > 0 && types.every((type) => JSON_TYPES.has(type as string)),
+          `${path} has no JSON Schema type`,
+        );
+        checked++;
+      }
+    }
+  }
+  assert.ok(checked >= 20, `${checked} schemas checked`);
+  const args = JSON.parse(listed.text).result.tools[0].outputSchema.properties.approvals.items.properties.arguments;
+  assert.equal(typeof args.description, 'string');
 });
