@@ -18,7 +18,7 @@ import {
 import { nodeEnv } from './env.ts';
 import { errorReply, failureReply, type Reply, toResponse } from './responses.ts';
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
-import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
+import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
@@ -166,6 +166,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   const mcp = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
   const limitsOption = readLimits(helper, options.limits, options.auth !== undefined);
   const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
+  const documentPaths = metadata && metadataPaths(metadata, basePath, mcp !== undefined);
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn(`agentward: ${helper} was created without auth; every agent route is open to anyone`);
   }
@@ -174,7 +175,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
-      if (pathname === metadata?.path) return metadata.respond(request) as Response;
+      if (documentPaths?.has(pathname))
+        return (metadata as ProtectedResourceMetadata).respond({
+          method: request.method,
+          url: metadata!.path,
+        }) as Response;
       const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
       // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
       const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;

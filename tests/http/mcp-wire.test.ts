@@ -168,3 +168,59 @@ test("every property at every depth of every tool's inputSchema and outputSchema
   const args = JSON.parse(listed.text).result.tools[0].outputSchema.properties.approvals.items.properties.arguments;
   assert.equal(typeof args.description, 'string');
 });
+
+test("the protected resource document is also at RFC 9728 §3.1's path for the MCP endpoint, without auth; the resource's own path stays", async () => {
+  const make = (resource: string, mcp = true) =>
+    agentHandler(createAgent({ name: 'echo', model: echoModel() }), {
+      basePath: '/agent',
+      mcp,
+      auth: apiToken(TOKEN),
+      protectedResource: {
+        resource,
+        authorizationServers: ['https://id.example.com'],
+        scopesSupported: ['agent:chat'],
+      },
+    });
+  const get = (handler: Handler, path: string, method = 'GET') =>
+    handler(new Request(`https://agent.example.com${path}`, { method }));
+  const handler = make('https://agent.example.com/agent');
+  for (const path of [
+    '/.well-known/oauth-protected-resource/agent',
+    '/.well-known/oauth-protected-resource/agent/mcp',
+  ]) {
+    const response = await get(handler, path);
+    assert.equal(response.status, 200, path);
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.deepEqual(await response.json(), {
+      resource: 'https://agent.example.com/agent',
+      authorization_servers: ['https://id.example.com'],
+      scopes_supported: ['agent:chat'],
+      bearer_methods_supported: ['header'],
+    });
+    assert.equal((await get(handler, path, 'POST')).status, 405, path);
+  }
+  // Nothing else under the well-known prefix is the document.
+  for (const path of ['/.well-known/oauth-protected-resource/agent/chat', '/.well-known/oauth-protected-resource/mcp'])
+    assert.equal((await get(handler, path)).status, 401, path);
+  // Without the MCP route, or for a resource that does not cover the endpoint, the path is not the document's.
+  assert.equal(
+    (await get(make('https://agent.example.com/agent', false), '/.well-known/oauth-protected-resource/agent/mcp'))
+      .status,
+    401,
+  );
+  assert.equal(
+    (await get(make('https://agent.example.com/other'), '/.well-known/oauth-protected-resource/agent/mcp')).status,
+    401,
+  );
+  assert.equal(
+    (await get(make('https://agent.example.com/ag'), '/.well-known/oauth-protected-resource/agent/mcp')).status,
+    401,
+  );
+  // A resource at the origin's root covers every path: its document is at the root form and at the endpoint's.
+  const root = make('https://agent.example.com');
+  assert.equal((await get(root, '/.well-known/oauth-protected-resource')).status, 200);
+  assert.equal((await get(root, '/.well-known/oauth-protected-resource/agent/mcp')).status, 200);
+  // A resource that is the endpoint itself: its own path is the endpoint's.
+  const endpoint = make('https://agent.example.com/agent/mcp');
+  assert.equal((await get(endpoint, '/.well-known/oauth-protected-resource/agent/mcp')).status, 200);
+});
