@@ -19,6 +19,13 @@ export function checkQuotable(helper: string, option: string, value: unknown): s
   return value;
 }
 
+/**
+ * The `scope` of a challenge (a 401's, a 403's `insufficient_scope`): the scopes, without
+ * `offline_access`, which MCP (2026-07-28) never asks for in a challenge; empty when none remain.
+ */
+export const challengeScope = (scopes: readonly string[]): string =>
+  scopes.filter((scope) => scope !== 'offline_access').join(' ');
+
 function quote(value: string): string {
   return `"${value.replace(/["\\]/g, '\\$&')}"`;
 }
@@ -31,11 +38,8 @@ function quote(value: string): string {
 export function formatChallenge(challenge: Challenge, error?: string): string {
   const { scheme, realm, params } = challenge;
   const basic = scheme.toLowerCase() === 'basic';
-  const parts = basic
-    ? [`realm=${quote(realm ?? 'agent')}`, 'charset="UTF-8"']
-    : realm === undefined
-      ? []
-      : [`realm=${quote(realm)}`];
+  const parts = realm === undefined && !basic ? [] : [`realm=${quote(realm ?? 'agent')}`];
+  if (basic) parts.push('charset="UTF-8"');
   if (error !== undefined) parts.push(`error=${quote(error)}`);
   if (params !== undefined)
     for (const name of Object.keys(params)) parts.push(`${name}=${quote(params[name] as string)}`);
