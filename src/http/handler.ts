@@ -10,6 +10,7 @@ import {
   checkOptionNames,
   adoptDpopAlgs,
   advertisedDpopAlgs,
+  readScopeImplies,
   type Authenticate,
   type RefusalListener,
   type AuthOption,
@@ -48,6 +49,12 @@ export interface AgentHandlerOptions {
    */
   scopes?: RouteScopes;
   /**
+   * Scope hierarchies for `scopes` and `mcp.scopes` (design §29): a principal whose claims hold a key
+   * holds every scope it implies, transitively, e.g. `{ 'agent:admin': ['agent:chat', 'agent:approve'] }`.
+   * A cycle is an error at creation; challenges still name the scopes as configured.
+   */
+  scopeImplies?: Readonly<Record<string, readonly string[]>>;
+  /**
    * Serve the agent as a remote MCP server at `POST <base>/mcp` (design §18): the tools `ask` and,
    * when a run can wait for an approval, `decide`, behind the same auth as every route.
    */
@@ -69,6 +76,7 @@ export const HANDLER_OPTION_NAMES = Object.freeze([
   'onRefused',
   'protectedResource',
   'scopes',
+  'scopeImplies',
   'mcp',
   'limits',
 ]);
@@ -163,7 +171,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   if (metadata !== undefined && options.auth !== undefined)
     adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(options.auth)));
   const scopes = readRouteScopes(helper, options.scopes, options.auth);
-  const mcp = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
+  const scopeImplies = readScopeImplies(helper, options.scopeImplies);
+  const mcpOptions = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
+  if (scopeImplies !== undefined && scopes === undefined && Object.keys(mcpOptions?.scopes ?? {}).length === 0)
+    throw new AuthConfigError(`${helper}: scopeImplies needs scopes or mcp.scopes, whose checks it applies to`);
+  const mcp = mcpOptions && scopeImplies ? Object.freeze({ ...mcpOptions, scopeImplies }) : mcpOptions;
   const limitsOption = readLimits(helper, options.limits, options.auth !== undefined);
   const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
   const documentPaths = metadata && metadataPaths(metadata, basePath, mcp !== undefined);
@@ -201,7 +213,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       }
       const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
-      if (required !== undefined && !grants(principal, required))
+      if (required !== undefined && !grants(principal, required, scopeImplies))
         return (authenticate as Authenticate).insufficientScope(request, required);
       // Whom the limits count, known before the body is read (clientAddress may read the Request); health is never counted.
       const caller = route.name === 'health' ? undefined : limits?.caller(request, principal);

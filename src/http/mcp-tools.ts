@@ -128,7 +128,8 @@ export async function callTool(
 ): Promise<ToolResult | Reply | undefined> {
   if (name !== 'ask' && !(name === 'decide' && agent.awaitsApprovals !== false)) return undefined;
   const required = config.scopes[name];
-  if (required !== undefined && !grants(context.principal, required)) return context.insufficientScope(required);
+  if (required !== undefined && !grants(context.principal, required, config.scopeImplies))
+    return context.insufficientScope(required);
   const { principal, signal, meter } = context;
   try {
     checkArguments(args, INPUTS[name as keyof typeof INPUTS]);

@@ -2,7 +2,7 @@
 // transport without sessions, answering each JSON-RPC 2.0 request with one JSON answer.
 // The tools themselves (`ask`, `decide`) are in mcp-tools.ts; this file is the wire.
 import type { Principal, TurnMeter } from '../agent/types.ts';
-import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
+import { AuthConfigError, isScopeList, checkOptionNames, type ScopeImplies } from '../auth/internal.ts';
 import { readBodyBytes } from './body.ts';
 import { type IdText, idSource, readJson, rpcReply, rpcTooMany } from './json-rpc.ts';
 import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
@@ -38,6 +38,8 @@ export interface McpConfig {
   readonly hosts: ReadonlySet<string> | undefined;
   /** `allowedHosts` and the hosts (`host[:port]`) of `allowedOrigins`: names a loopback server may also be addressed by. */
   readonly allowedHosts: ReadonlySet<string>;
+  /** The handler's `scopeImplies`, for the tools' scopes. */
+  readonly scopeImplies?: ScopeImplies;
 }
 
 /** The protocol revisions served, newest first. */
