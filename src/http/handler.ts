@@ -21,6 +21,7 @@ import { errorReply, failureReply, type Reply, toResponse } from './responses.ts
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
+import { rpcTooMany } from './json-rpc.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { matchRoute, scopeGroup, serveRoute, TURNS } from './routes.ts';
@@ -203,7 +204,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
           authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
         // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
         const result = limits?.failures ? await limits.admit(request, run) : await run();
-        if (!result.ok) return result.response;
+        // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).
+        if (!result.ok) return route?.name === 'mcp' ? rpcTooMany(null, result.response) : result.response;
         principal = request.principal = result.principal;
       }
       if (route === undefined) return errorReply(404, 'Not Found');

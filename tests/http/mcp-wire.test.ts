@@ -224,3 +224,27 @@ test("the protected resource document is also at RFC 9728 §3.1's path for the M
   const endpoint = make('https://agent.example.com/agent/mcp');
   assert.equal((await get(endpoint, '/.well-known/oauth-protected-resource/agent/mcp')).status, 200);
 });
+
+test('the 429 of limits.failures on the MCP route, before auth and before the body is read, is a JSON-RPC error with id null', async () => {
+  const handler = agentHandler(createAgent({ name: 'echo', model: echoModel() }), {
+    basePath: '/agent',
+    mcp: true,
+    auth: apiToken(TOKEN),
+    limits: { failures: { limit: 1, windowSec: 60 }, clientAddress: () => '192.0.2.7' },
+  });
+  const wrong = { authorization: 'Bearer wrong-token-0123456789' };
+  assert.equal((await postText(handler, ask('1'), wrong)).status, 401);
+  const refused = await postText(handler, ask('2'), wrong);
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('ratelimit-policy'), '"failures";q=1;w=60');
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  assert.equal(
+    refused.text,
+    `{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"Too Many Requests","data":{"retryAfter":${retryAfter}}}}`,
+  );
+  // Other routes keep their body.
+  const chat = await handler(
+    new Request('https://agent.example.com/agent', { method: 'POST', headers: wrong, body: '{}' }),
+  );
+  assert.deepEqual(await chat.json(), { error: 'Too Many Requests' });
+});
