@@ -14,7 +14,7 @@ const UNQUOTABLE = /[^\x20-\x7e\xa0-\xff]/;
 /** Throws `AuthConfigError` when `value` (a `realm`, a URL, a param) cannot be written into a header as a quoted-string. */
 export function checkQuotable(helper: string, option: string, value: unknown): string {
   if (typeof value !== 'string' || UNQUOTABLE.test(value)) {
-    throwConfigError(helper, `${option} must be a string of printable Latin-1 characters without control characters`);
+    throwConfigError(helper, `${option} must be a string of printable Latin-1 characters`);
   }
   return value;
 }
@@ -64,12 +64,12 @@ function checkChallenge(challenge: unknown): Challenge {
   if (realm !== undefined) checkQuotable(HELPER, 'realm', realm);
   if (params !== undefined) {
     if (typeof params !== 'object' || params === null || Array.isArray(params))
-      throwConfigError(HELPER, "a challenge's params must be an object of auth-param names to values");
+      throwConfigError(HELPER, "a challenge's params must be { name: value }");
     for (const [name, value] of Object.entries(params)) {
-      if (!TOKEN.test(name) || ['realm', 'error', 'charset'].includes(name.toLowerCase()))
+      if (!TOKEN.test(name) || /^(?:realm|error|charset)$/i.test(name))
         throwConfigError(
           HELPER,
-          `challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token other than realm, error and charset`,
+          `challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token, not realm, error or charset`,
         );
       checkQuotable(HELPER, `challenge param ${name}`, value);
     }
