@@ -1,3 +1,4 @@
+import { markEchoModel } from '../echo-mark.ts';
 import { refuseOptions } from '../options.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ModelTurn, ToolCall } from '../types.ts';
 
@@ -14,7 +15,7 @@ const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
  */
 export function echoModel(options?: Readonly<Record<string, never>>): Model {
   refuseOptions('echoModel()', options);
-  return {
+  const model: Model = {
     async generate(request) {
       return answer(request);
     },
@@ -24,6 +25,8 @@ export function echoModel(options?: Readonly<Record<string, never>>): Model {
       for (const call of turn.toolCalls ?? []) yield { type: 'tool-call', call };
     },
   };
+  markEchoModel(model);
+  return model;
 }
 
 function answer({ messages }: ModelRequest): ModelTurn {
