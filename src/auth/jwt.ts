@@ -65,6 +65,12 @@ export interface JwtOptions extends DpopOptions {
   typ?: string;
   /** Scopes the token must grant, all of them, read from `scope` or `scp`; a valid token without them stops the list with 403. */
   scopes?: readonly string[];
+  /**
+   * Scope hierarchies for `scopes`: `{ 'agent:admin': ['agent:chat'] }` lets a token holding
+   * `agent:admin` pass as holding `agent:chat` too (transitively; a cycle is an error). Challenges
+   * still name `scopes` as given.
+   */
+  scopeImplies?: Readonly<Record<string, readonly string[]>>;
   /** `iss` must equal one of these exactly. */
   issuer?: string | readonly string[];
   /** `aud` must contain one of these. Required unless `allowAnyAudience` is `true`. */
@@ -159,7 +165,7 @@ export function jwt(options: JwtOptions): AuthFn {
  * `onRefused`) also says why.
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
-  const { authenticator, source, claims: policy, principal: mapper, typ, scopes, dpop } = config;
+  const { authenticator, source, claims: policy, principal: mapper, typ, scopes, implies, dpop } = config;
   const clock = clockOf(config.internal ?? {});
   const now = () => clock() / 1000;
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
@@ -213,7 +219,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
 
   /** Scopes, then the principal: the last steps, once the token (and its proof) held. */
   function toPrincipal(jws: CompactJws, key: VerifyKey, claims: Claims, refuse?: Refuse): Answer | Promise<Answer> {
-    if (scopes !== undefined && !hasScopes(claims, scopes)) {
+    if (scopes !== undefined && !hasScopes(claims, scopes, implies)) {
       skip(refuse, 'scope', jws, claims);
       // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
       throw new AuthError(403, { scope: scopes });
