@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Where used DPoP proofs are remembered (RFC 9449 §11.1, design §16, §20, §26): the store's shape and
 // the default store in memory.
+import { newDpopNonce } from './dpop-nonce.ts';
 
 /**
  * Remembers proofs seen: `seen` is true when `key` was seen already (and has not expired at
@@ -10,12 +11,23 @@
  */
 export interface DpopReplayStore {
   seen(key: string, expiresAtSec: number, nowSec?: number): boolean | Promise<boolean>;
+  /**
+   * For DPoP server nonces (`dpop: { nonce: true }`, design §29): the value kept under `key`; the
+   * first call for a key keeps a new one (`newDpopNonce()`) until `expiresAtSec`, and every later
+   * call, from any instance sharing the store, gets that same value (`nowSec`: the entry's clock,
+   * as for `seen`). Optional: a store without it
+   * serves entries without nonces.
+   */
+  nonce?(key: string, expiresAtSec: number, nowSec?: number): string | Promise<string>;
 }
 
 /** Proofs the default replay store holds at once; when full it refuses new proofs (fails closed). */
 export const DEFAULT_REPLAY_KEYS = 100_000;
 
 let processStore: DpopReplayStore | undefined;
+
+/** The memory stores: they are given a proof's thumbprint and jti as they are, every other store their digest. */
+export const inProcessStores = /* @__PURE__ */ new WeakSet<DpopReplayStore>();
 
 /**
  * The replay store of every entry without a `dpopReplay` of its own: one per process, so a proof
@@ -30,8 +42,16 @@ export const defaultReplayStore = (): DpopReplayStore => (processStore ??= memor
  */
 export function memoryReplayStore(limit: number): DpopReplayStore {
   const expiries = new Map<string, number>();
+  // A few keys at once: an entry asks for two periods' nonces.
+  const nonces = new Map<string, readonly [string, number]>();
   let warned = false;
-  return {
+  const store: DpopReplayStore = {
+    nonce(key, expiresAtSec, now = Date.now() / 1000) {
+      for (const [old, [, at]] of nonces) if (at <= now) nonces.delete(old);
+      let kept = nonces.get(key);
+      if (kept === undefined) nonces.set(key, (kept = [newDpopNonce(), expiresAtSec]));
+      return kept[0];
+    },
     seen(key, expiresAtSec, now = Date.now() / 1000) {
       // Keys arrive about in the order they expire: drop expired ones from the oldest on.
       for (const [old, at] of expiries) {
@@ -52,4 +72,6 @@ export function memoryReplayStore(limit: number): DpopReplayStore {
       return false;
     },
   };
+  inProcessStores.add(store);
+  return store;
 }

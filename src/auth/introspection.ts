@@ -3,7 +3,7 @@
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { boundThumbprint, checkProof, INVALID_DPOP_PROOF } from './dpop.ts';
+import { boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkClaims, hasScopes } from './jws/claims.ts';
@@ -257,7 +257,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if ((jkt !== undefined) === asBearer) return refuse('dpop-binding', answer.iss);
     if (jkt !== undefined) {
       const proof = await checkProof(request, athOf(key), jkt, dpop, now);
-      if (proof !== null) return (refuse(proof, answer.iss), INVALID_DPOP_PROOF);
+      if (proof !== null) return (refuse(proof, answer.iss), proofSkip(proof));
     }
     if (scopes !== undefined && !hasScopes(answer, scopes, implies)) {
       refuse('scope', answer.iss);

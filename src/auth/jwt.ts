@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
 import type { ChallengeErrorSkip } from './challenges.ts';
-import { accessTokenHash, boundThumbprint, checkProof, INVALID_DPOP_PROOF } from './dpop.ts';
+import { accessTokenHash, boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions, type DpopPolicy } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import {
@@ -37,7 +37,7 @@ import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 /** Hears why this entry refused a token, any of its reasons. */
 type Refuse = RefuseWith<RefusalReason>;
 type Claims = Readonly<Record<string, unknown>>;
-/** What the entry answers: a principal, a skip, or the skip that asks for `invalid_dpop_proof`. */
+/** What the entry answers: a principal, a skip, or the skip that asks for `invalid_dpop_proof` or `use_dpop_nonce`. */
 type Answer = Principal | null | ChallengeErrorSkip;
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
@@ -192,13 +192,14 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   }
 
   async function verifyToken(request: Request, jws: CompactJws, viaDpop: boolean, refuse?: Refuse): Promise<Answer> {
+    // Web Crypto hashes the token while the signature is verified (docs/design.md §30).
+    const ath = viaDpop && accessTokenHash(jws.token);
     const key = await verifiedKey(jws, source, refuse);
     if (key === null) return null;
     const claims = checkedClaims(jws, viaDpop, refuse);
     if (claims === null) return null;
-    if (viaDpop && !(await proofHolds(request, accessTokenHash(jws.token), claims, jws, refuse)))
-      return INVALID_DPOP_PROOF;
-    return toPrincipal(jws, key, claims, refuse);
+    const failed = ath && (await proofFails(request, ath, claims, jws, refuse));
+    return failed || toPrincipal(jws, key, claims, refuse);
   }
 
   /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
@@ -210,11 +211,18 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return bindingHolds(claims, viaDpop) ? claims : skip(refuse, 'dpop-binding', jws, claims);
   }
 
-  /** The DPoP proof of the request, checked on every request (never cached); a failure tells `refuse` why. */
-  async function proofHolds(request: Request, ath: string, claims: Claims, jws: CompactJws | null, refuse?: Refuse) {
+  /** The DPoP proof of the request, checked on every request (never cached); a failure tells `refuse` why, and is the skip that says it. */
+  async function proofFails(
+    request: Request,
+    ath: Promise<string>,
+    claims: Claims,
+    jws: CompactJws | null,
+    refuse?: Refuse,
+  ) {
     const failed = await checkProof(request, ath, boundThumbprint(claims) ?? '', dpop, now);
-    if (failed !== null) refuse?.(failed, jws, claims);
-    return failed === null;
+    if (failed === null) return undefined;
+    refuse?.(failed, jws, claims);
+    return proofSkip(failed);
   }
 
   /** Scopes, then the principal: the last steps, once the token (and its proof) held. */
@@ -259,9 +267,8 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
 
   async function cachedWithProof(request: Request, token: string, hit: CachedToken, refuse?: Refuse): Promise<Answer> {
     // The token's hash is kept with it (docs/design.md §30, "Speed tricks and what they bought").
-    if (!(await proofHolds(request, (hit.ath ??= accessTokenHash(token)), hit.claims, null, refuse)))
-      return INVALID_DPOP_PROOF;
-    return hit.principal ?? mapped(hit.claims, null, refuse);
+    const failed = await proofFails(request, (hit.ath ??= accessTokenHash(token)), hit.claims, null, refuse);
+    return failed ?? hit.principal ?? mapped(hit.claims, null, refuse);
   }
 
   const reporting = (request: Request, report: ReportRefusal) =>
