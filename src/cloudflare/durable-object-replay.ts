@@ -19,8 +19,8 @@ const SWEEP = 16;
 /**
  * A `dpopReplay` store (`jwt({ …, dpopReplay })`) over a Durable Object namespace whose class is
  * `ReplayObject`: each proof's key is remembered by one of 64 objects (chosen by its first
- * character: keys begin with the proof key's base64url thumbprint) until the proof expires, so
- * every instance of the Worker refuses a proof any of them accepted. With `dpop: { nonce: true }`,
+ * character: keys are base64url digests) until the proof expires, so every instance of the Worker
+ * refuses a proof any of them accepted. With `dpop: { nonce: true }`,
  * one more object keeps the DPoP nonces every instance offers (design §29). A call that cannot reach its object throws, and the entry
  * refuses the proof (it cannot tell a replay). It takes no options.
  * @example

@@ -20,7 +20,7 @@ const PURGE_EVERY = 1_000;
 /**
  * The DPoP proofs seen by any process on one PostgreSQL database (design §16), so a proof
  * replayed to another instance behind the load balancer is refused too. One `INSERT … ON CONFLICT`
- * per proof: the key (the proof key's thumbprint and `jti`, never the proof) is new
+ * per proof: the key (a digest of the proof's key thumbprint and `jti`, never the proof) is new
  * when the row was inserted, or taken again after it expired; a row that is there and live means
  * the proof was seen. The keys expire after the proof's window (`dpopMaxAgeSec` + tolerance),
  * with the margin the entry adds for other instances' clocks; liveness is judged on the entry's

@@ -91,7 +91,7 @@ test("postgresReplayStore(): a proof replayed to another server process is refus
   assert.equal(await call(b, atB), 200, 'the first use, at B');
   assert.equal(await call(a, atA), 401, 'the same key and jti at A: refused, A learnt it from the database');
   const { rows } = await db.pool().query(`SELECT count(*)::int AS n FROM "${schema}".dpop_replay`);
-  assert.equal(rows[0]!.n, 2, 'two proofs recorded (their keys)');
+  assert.equal(rows[0]!.n, 2, 'two proofs recorded (their digests)');
   assert.equal(await store.seen('fresh-key', now + 60), false);
   assert.equal(await store.seen('fresh-key', now + 60), true);
   assert.equal(await store.seen('expired-key', now - 1), false);
