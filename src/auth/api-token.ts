@@ -36,14 +36,6 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   return apiTokenDigestEntry(sha256(token), id);
 }
 
-/**
- * The `auth` of `agentHandler`, `serve` and the node server: a token string means `apiToken(token)`
- * (the specification's shorthand); any other form is given back as it is. `routeAuth()` takes no
- * string, so a list without `apiToken()` does not carry its code (design §23).
- */
-export const tokenShorthand = <T>(auth: T): Exclude<T, string> | AuthFn =>
-  typeof auth === 'string' ? apiToken(auth) : (auth as Exclude<T, string>);
-
 /** Where an `apiToken()` entry keeps its `id`, so a list can refuse two tokens of one principal (design §20). */
 export const API_TOKEN_ID: unique symbol = Symbol.for('agentward.apiTokenId') as never;
 

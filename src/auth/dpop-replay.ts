@@ -26,9 +26,6 @@ export const DEFAULT_REPLAY_KEYS = 100_000;
 
 let processStore: DpopReplayStore | undefined;
 
-/** The memory stores: they are given a proof's thumbprint and jti as they are, every other store their digest. */
-export const inProcessStores = /* @__PURE__ */ new WeakSet<DpopReplayStore>();
-
 /**
  * The replay store of every entry without a `dpopReplay` of its own: one per process, so a proof
  * one entry accepted is refused by every other (two `jwt()` entries for two audiences included).
@@ -72,6 +69,5 @@ export function memoryReplayStore(limit: number): DpopReplayStore {
       return false;
     },
   };
-  inProcessStores.add(store);
   return store;
 }

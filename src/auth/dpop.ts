@@ -13,7 +13,7 @@ import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
 import { offeredNonces } from './dpop-nonce.ts';
-import { inProcessStores } from './dpop-replay.ts';
+import { sha256 } from './sha256.ts';
 
 const MAX_JTI_LENGTH = 256;
 
@@ -42,31 +42,28 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
  * for the same header: a client's every proof shares it, so it is hashed once (docs/design.md
  * §30, "Speed tricks and what they bought").
  */
-const thumbprints = new WeakMap<object, Promise<string | undefined>>();
+const thumbprints = new WeakMap<object, string | undefined>();
 
-/** The base64url SHA-256 of `text`'s UTF-8 bytes, by Web Crypto: the DPoP path awaits its signature anyway. */
-const digest = async (text: string) =>
-  encodeBase64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text))));
+/** The base64url SHA-256 of `text`'s UTF-8 bytes. */
+const digest = (text: string): string => encodeBase64url(sha256(text));
 
 /** RFC 7638: the SHA-256 thumbprint of a public JWK, base64url; `undefined` for a key without its required members. */
-export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): Promise<string | undefined> {
-  let thumbprint = thumbprints.get(jwk);
-  if (thumbprint === undefined) {
-    const { kty, crv, x, y, n, e } = jwk;
-    // The required members in lexicographic order, as JSON.stringify writes an object's members in insertion order.
-    const members =
-      kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
-    thumbprint =
-      members !== undefined && Object.values(members).every((value) => typeof value === 'string')
-        ? digest(JSON.stringify(members))
-        : Promise.resolve(undefined);
-    thumbprints.set(jwk, thumbprint);
-  }
+export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | undefined {
+  if (thumbprints.has(jwk)) return thumbprints.get(jwk);
+  const { kty, crv, x, y, n, e } = jwk;
+  // The required members in lexicographic order, as JSON.stringify writes an object's members in insertion order.
+  const members =
+    kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
+  const thumbprint =
+    members !== undefined && Object.values(members).every((value) => typeof value === 'string')
+      ? digest(JSON.stringify(members))
+      : undefined;
+  thumbprints.set(jwk, thumbprint);
   return thumbprint;
 }
 
 /** RFC 9449 §4.2 `ath`: the base64url SHA-256 of the access token. */
-export const accessTokenHash = (token: string): Promise<string> => digest(token);
+export const accessTokenHash = (token: string): string => digest(token);
 
 /** What a request needs for its proof to be checked: its method, URL and headers (a Web `Request` or the node server's view). */
 export interface ProofRequest {
@@ -166,7 +163,7 @@ function proofAlgorithm(
  */
 export async function checkProof(
   request: ProofRequest,
-  ath: string | Promise<string>,
+  ath: string,
   jkt: string,
   policy: DpopPolicy,
   clock: () => number,
@@ -187,14 +184,9 @@ export async function checkProof(
   const jws = proof === null || proof.includes(',') ? null : parseCompactJws(proof);
   const claims = jws === null ? null : parseJsonObject(jws.payload);
   if (jws === null || claims === null) return 'dpop-proof';
-  const algorithm = proofAlgorithm(jws.header, claims, request, await ath, policy);
+  const algorithm = proofAlgorithm(jws.header, claims, request, ath, policy);
   const jwk = jws.header.jwk as Readonly<Record<string, unknown>>;
-  if (algorithm === undefined || (await jwkThumbprint(jwk)) !== jkt) return 'dpop-proof';
-  // The replay key: the key's thumbprint and the jti, as they are for the memory store (they never
-  // leave the process, and a cached request then runs no digest: docs/design.md §30), else their
-  // digest, hashed while the signature is verified.
-  const proofId = `${jkt} ${claims.jti}`;
-  const key = inProcessStores.has(policy.replay) ? proofId : digest(proofId);
+  if (algorithm === undefined || jwkThumbprint(jwk) !== jkt) return 'dpop-proof';
   // Copies: the parser's shared buffers may hold another token's bytes once the key import is awaited.
   if (!(await proofSignatureVerifies(jwk, algorithm, signatureOf(jws).slice(), signingInputOf(jws).slice())))
     return 'dpop-proof';
@@ -206,7 +198,12 @@ export async function checkProof(
   const { maxAgeSec, toleranceSec } = policy;
   if (iat > now + toleranceSec || iat < now - maxAgeSec - toleranceSec) return 'dpop-proof';
   if (nonces !== undefined && !nonces.includes(claims.nonce as string)) return 'dpop-nonce';
-  return (await alreadySeen(policy, await key, Math.ceil(iat + maxAgeSec + 2 * toleranceSec) + 1, now))
+  return (await alreadySeen(
+    policy,
+    digest(`${jkt} ${claims.jti}`),
+    Math.ceil(iat + maxAgeSec + 2 * toleranceSec) + 1,
+    now,
+  ))
     ? 'dpop-replay'
     : null;
 }

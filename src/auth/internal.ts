@@ -2,7 +2,7 @@
 // The auth layer's second door: what the rest of agentward uses of it, public or not (the public
 // API is index.ts). Nothing outside src/auth imports any other file of this folder (design §30),
 // so the folder can change inside without the package noticing, and a vendored copy needs neither.
-export { API_TOKEN_ID, apiToken, apiTokenDigestEntry, MIN_TOKEN_LENGTH, tokenShorthand } from './api-token.ts';
+export { API_TOKEN_ID, apiToken, apiTokenDigestEntry, MIN_TOKEN_LENGTH } from './api-token.ts';
 export { B64TOKEN } from './authorization.ts';
 export { readBoundedBody } from './bounded-body.ts';
 export { constantTimeEqual } from './constant-time.ts';

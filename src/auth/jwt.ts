@@ -192,13 +192,11 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   }
 
   async function verifyToken(request: Request, jws: CompactJws, viaDpop: boolean, refuse?: Refuse): Promise<Answer> {
-    // Web Crypto hashes the token while the signature is verified (docs/design.md §30).
-    const ath = viaDpop && accessTokenHash(jws.token);
     const key = await verifiedKey(jws, source, refuse);
     if (key === null) return null;
     const claims = checkedClaims(jws, viaDpop, refuse);
     if (claims === null) return null;
-    const failed = ath && (await proofFails(request, ath, claims, jws, refuse));
+    const failed = viaDpop && (await proofFails(request, accessTokenHash(jws.token), claims, jws, refuse));
     return failed || toPrincipal(jws, key, claims, refuse);
   }
 
@@ -212,13 +210,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   }
 
   /** The DPoP proof of the request, checked on every request (never cached); a failure tells `refuse` why, and is the skip that says it. */
-  async function proofFails(
-    request: Request,
-    ath: Promise<string>,
-    claims: Claims,
-    jws: CompactJws | null,
-    refuse?: Refuse,
-  ) {
+  async function proofFails(request: Request, ath: string, claims: Claims, jws: CompactJws | null, refuse?: Refuse) {
     const failed = await checkProof(request, ath, boundThumbprint(claims) ?? '', dpop, now);
     if (failed === null) return undefined;
     refuse?.(failed, jws, claims);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { API_TOKEN_ID } from './api-token.ts';
+import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
 import {
   challengeErrorOf,
@@ -33,11 +33,9 @@ export const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', typ
 /**
  * Turns every form of the `auth` option into a list of entries. Two `apiToken()` entries of one
  * `id` are refused (design §20): two callers would be one principal, and read each other's sessions.
- * A token string is the route handler's shorthand (`tokenShorthand()` resolves it there): here it
- * is an error, so that a list without `apiToken()` does not carry its code (design §23).
  */
 export function authEntries(auth: AuthOption): readonly AuthFn[] {
-  if (typeof auth === 'string') throwConfigError(HELPER, 'auth is a token string: give [apiToken(token)]');
+  if (typeof auth === 'string') return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
   if (!Array.isArray(auth)) {
     throwConfigError(

@@ -11,7 +11,7 @@ export interface CachedToken {
   /** The default principal; `undefined` with a mapper, which runs on every hit. */
   readonly principal: Principal | undefined;
   /** A DPoP-bound token's `ath` (its SHA-256), set on its first cached use. */
-  ath?: Promise<string>;
+  ath?: string;
 }
 
 /** Checks `cache`: `true` is 1,000 tokens, `{ maxEntries }` 1 to 100,000; 0 when off. */

@@ -12,7 +12,6 @@ import {
   adoptDpopAlgs,
   advertisedDpopAlgs,
   readScopeImplies,
-  tokenShorthand,
   type Authenticate,
   type AuthFn,
   type RefusalListener,
@@ -181,7 +180,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       `${helper}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
     );
   }
-  const auth = options.auth === undefined ? undefined : tokenShorthand(options.auth);
+  const auth = options.auth;
   const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused: options.onRefused });
   const metadata =
     options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);

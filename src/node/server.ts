@@ -15,7 +15,6 @@ import {
   checkOptionNames,
   kindOf,
   authEntries,
-  tokenShorthand,
   type AuthOption,
 } from '../auth/internal.ts';
 import { agentRoutes, HANDLER_OPTION_NAMES, refuseEmptyAuth, type AgentHandlerOptions } from '../http/handler.ts';
@@ -353,7 +352,7 @@ function serverAgent(options: ServeOptions): Agent {
  */
 export function serverAuth(auth: AuthOption | undefined, token: string | undefined): AuthOption | undefined {
   if (readApiTokenEnv(token) === undefined) return auth;
-  const entries = auth === undefined ? [] : authEntries(tokenShorthand(auth));
+  const entries = auth === undefined ? [] : authEntries(auth);
   if (entries.some((entry) => (entry as { [API_TOKEN_ID]?: string })[API_TOKEN_ID] === 'api-token')) {
     console.warn(
       'agentward: AGENT_API_TOKEN and an apiToken() entry of the auth list both have the id "api-token": their callers are one principal (give that entry its own id)',

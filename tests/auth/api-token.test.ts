@@ -2,7 +2,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiToken, AuthConfigError, authEntries, jwt, routeAuth, type Refusal } from '../../src/auth/index.ts';
-import { tokenShorthand } from '../../src/auth/internal.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { bearerRequest, requestWith } from '../helpers/requests.ts';
 
@@ -90,7 +89,7 @@ test('apiToken(): an Authorization value over 16 KiB is skipped without parsing'
 });
 
 test('a plain token string given as auth means apiToken(token)', async () => {
-  const result = await routeAuth(tokenShorthand(TOKEN))(bearerRequest(TOKEN));
+  const result = await routeAuth(TOKEN)(bearerRequest(TOKEN));
   assert.ok(result.ok);
   assert.deepEqual(result.principal, { id: 'api-token', type: 'service', authenticator: 'api-token' });
 });
@@ -116,11 +115,7 @@ test('apiToken() configuration errors (AGENT_AUTH_CONFIG_INVALID at creation, ne
 
 test('apiToken() refuses a token that cannot be a secret: under 16 characters, or a word an unset or mistyped variable turns into, whatever its case; a plain token string as auth gets the same rules (design §26)', () => {
   const refusedWith = (token: string, rule: RegExp) => {
-    for (const create of [
-      () => apiToken(token),
-      () => tokenShorthand(token),
-      () => authEntries(tokenShorthand(token)),
-    ]) {
+    for (const create of [() => apiToken(token), () => routeAuth(token), () => authEntries(token)]) {
       assert.throws(
         create,
         (error: unknown) => {
@@ -153,14 +148,14 @@ test('apiToken() refuses a token that cannot be a secret: under 16 characters, o
   }
   // `${{}}`: not a b64token either, and refused as such.
   assert.throws(() => apiToken('[object Object]'), AuthConfigError);
-  assert.throws(() => tokenShorthand(`${{}}`), AuthConfigError);
+  assert.throws(() => routeAuth(`${{}}`), AuthConfigError);
   for (const token of ['a', 'tok', 'good-token', 'k3Yx9QmZ2p', 'fifteen-chars-x']) {
     refusedWith(token, new RegExp(`^apiToken\\(\\): token must be at least 16 characters \\(got ${token.length}\\)$`));
   }
   // Sixteen characters is enough, and a word inside a longer token is no word.
   for (const token of ['sixteen-chars-xx', 'undefined-but-longer', 'nullnullnullnull']) {
     assert.doesNotThrow(() => apiToken(token));
-    assert.doesNotThrow(() => routeAuth(tokenShorthand(token)));
+    assert.doesNotThrow(() => routeAuth(token));
   }
 });
 
@@ -172,7 +167,7 @@ test('onRefused hears a wrong static API token as mismatch, not signature; a mal
     return refusals.map(({ entry, reason }) => `${entry} ${reason}`);
   };
   assert.deepEqual(await heard(apiToken(TOKEN), `${TOKEN}x`), ['apiToken mismatch']);
-  assert.deepEqual(await heard(tokenShorthand(TOKEN), 'another-token-entirely'), ['apiToken mismatch']);
+  assert.deepEqual(await heard(TOKEN, 'another-token-entirely'), ['apiToken mismatch']);
   assert.deepEqual(await heard(apiToken(TOKEN), 'not,a,b64token'), ['apiToken malformed']);
   // A JWT whose signature is wrong got further in jwt() than in apiToken(): jwt's reason is told.
   const secret = 'a-jwt-secret-of-at-least-32-bytes-0123456789';

@@ -14,7 +14,6 @@ import {
 } from '../../src/auth/index.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 import { basicRequest, bearerRequest, requestWith } from '../helpers/requests.ts';
-import { tokenShorthand } from '../../src/auth/internal.ts';
 
 const ALICE = { id: 'alice', type: 'user', authenticator: 'custom' } as const;
 const BODY_401 = '{"error":"Unauthorized"}';
@@ -354,7 +353,7 @@ test('auth option: a single entry', async () => {
 });
 
 test('auth option: a token string means apiToken(token)', async () => {
-  const authenticate = routeAuth(tokenShorthand('plain-token-0123456789'));
+  const authenticate = routeAuth('plain-token-0123456789');
   assert.deepEqual(principalOf(await authenticate(bearerRequest('plain-token-0123456789'))), {
     id: 'api-token',
     type: 'service',
@@ -362,14 +361,6 @@ test('auth option: a token string means apiToken(token)', async () => {
   });
   const response = await refusal(await authenticate(bearerRequest('other-token')), 401, BODY_401);
   assert.equal(response.headers.get('www-authenticate'), 'Bearer error="invalid_token"');
-  assert.throws(() => tokenShorthand(''), AuthConfigError);
-});
-
-test('routeAuth() takes no token string, so a list without apiToken() does not carry its code (design §23): the error names the form to use', () => {
-  assert.throws(
-    () => routeAuth('plain-token-0123456789' as never),
-    /auth is a token string: give \[apiToken\(token\)\]/,
-  );
   assert.throws(() => routeAuth(''), AuthConfigError);
 });
 
