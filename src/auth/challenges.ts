@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './jws/freeze.ts';
 import { throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import type { AuthFn, Challenge } from './types.ts';
 
 /** What an entry advertises when it declares no `challenges`. */
-export const DEFAULT_CHALLENGES: readonly Challenge[] = Object.freeze([Object.freeze({ scheme: 'Bearer' })]);
+export const DEFAULT_CHALLENGES: readonly Challenge[] = freeze([freeze({ scheme: 'Bearer' })]);
 
 /** RFC 9110 `token`: scheme and auth-param names. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -116,7 +117,7 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
             formatChallenge(challenge, challenge.scheme.toLowerCase() === scheme ? error?.code : undefined),
           ),
         );
-        formatted.set(key, (lines = Object.freeze([...unique])));
+        formatted.set(key, (lines = freeze([...unique])));
       }
       return lines;
     },
@@ -135,7 +136,7 @@ export interface ChallengeErrorSkip {
 
 /** The skip of an entry that knows what its 401 should say; make it once and return it on every such skip. */
 export function skipWithError(scheme: string, code: string): ChallengeErrorSkip {
-  return Object.freeze({ [CHALLENGE_ERROR]: Object.freeze({ scheme, code }) });
+  return freeze({ [CHALLENGE_ERROR]: freeze({ scheme, code }) });
 }
 
 /** The error a skip asks for, when it is one of `skipWithError`'s. */

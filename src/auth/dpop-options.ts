@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The DPoP options of jwt(), oidc() and introspection() (RFC 9449, design §16), checked at creation,
 // and the challenges an entry that accepts DPoP advertises.
+import { freeze } from './jws/freeze.ts';
 import { jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { defaultReplayStore, type DpopReplayStore } from './dpop-replay.ts';
 import { throwConfigError } from './errors.ts';
@@ -112,7 +113,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   const replay = dpopReplay ?? defaultReplayStore();
   if (form && typeof replay.nonce !== 'function')
     throwConfigError(helper, 'dpop nonces need a dpopReplay store with nonce(key, expiresAtSec)');
-  return Object.freeze({
+  return freeze({
     required: form ? dpop.required === true : dpop === 'required',
     advertised: options.dpop !== undefined,
     algorithms: new Set(names as string[]),
@@ -138,12 +139,12 @@ export function entryChallenges(
   if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
   const scope = scopes && challengeScope(scopes);
   if (scope) params.scope = scope;
-  const bearer = Object.freeze(
-    Object.keys(params).length === 0 ? { scheme: 'Bearer' } : { scheme: 'Bearer', params: Object.freeze(params) },
+  const bearer = freeze(
+    Object.keys(params).length === 0 ? { scheme: 'Bearer' } : { scheme: 'Bearer', params: freeze(params) },
   );
-  if (!policy.advertised) return Object.freeze([bearer]);
+  if (!policy.advertised) return freeze([bearer]);
   // Names of the algorithm table only (readDpopPolicy refuses any other): letters and digits, quotable as they are.
   const algs = [...policy.algorithms].join(' ');
-  const dpop = Object.freeze({ scheme: 'DPoP', params: Object.freeze({ algs, ...params }) });
-  return Object.freeze(policy.required ? [dpop] : [bearer, dpop]);
+  const dpop = freeze({ scheme: 'DPoP', params: freeze({ algs, ...params }) });
+  return freeze(policy.required ? [dpop] : [bearer, dpop]);
 }

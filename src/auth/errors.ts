@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './jws/freeze.ts';
+
 const AUTH_ERROR = Symbol.for('agentward.AuthError');
 
 /** RFC 6749 §3.3 `scope-token`. */
@@ -39,7 +41,7 @@ export class AuthError extends Error {
     (this as { [AUTH_ERROR]?: true })[AUTH_ERROR] = true;
     this.name = 'AuthError';
     this.status = status;
-    if (scope !== undefined) this.scope = Object.freeze([...scope]);
+    if (scope !== undefined) this.scope = freeze([...scope]);
   }
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
+import { freeze } from './jws/freeze.ts';
 import { checkQuotable } from './challenges.ts';
 import { readDpopPolicy } from './dpop-options.ts';
 import { isScopeList, throwConfigError } from './errors.ts';
@@ -55,7 +56,7 @@ export function readAlgorithms(
     }
     algorithms.add(name as AlgorithmName);
   }
-  return Object.freeze([...algorithms]);
+  return freeze([...algorithms]);
 }
 
 /** Checks `resourceMetadata`: no control characters (it is quoted into a header), then as a key-set URL. */
@@ -82,7 +83,7 @@ function readNames(helper: string, option: string, value: unknown): readonly str
   ) {
     throwConfigError(helper, `${option} must be a non-empty string or a non-empty list of non-empty strings`);
   }
-  return Object.freeze([...(names as string[])]);
+  return freeze([...(names as string[])]);
 }
 
 export function readClaimsPolicy(
@@ -93,7 +94,7 @@ export function readClaimsPolicy(
   const issuers = readNames(helper, 'issuer', options.issuer);
   const names = readNames(helper, 'audience', options.audience);
   // URL audiences compared normalized (design §15): configured ones normalized once, here.
-  const audiences = names === undefined ? undefined : Object.freeze(names.map(normalizeAudience));
+  const audiences = names === undefined ? undefined : freeze(names.map(normalizeAudience));
   if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean')
     throwConfigError(helper, 'allowAnyAudience must be a boolean');
   if (audiences === undefined && allowAnyAudience !== true) {
@@ -107,7 +108,7 @@ export function readClaimsPolicy(
       `clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`,
     );
   }
-  return Object.freeze({ issuers, audiences, clockToleranceSec });
+  return freeze({ issuers, audiences, clockToleranceSec });
 }
 
 export type EntryOptions = ReturnType<typeof readEntryOptions>;
@@ -138,7 +139,7 @@ export function readEntryOptions(
   return {
     claims,
     typ: typ === undefined ? undefined : mediaType(typ),
-    scopes: scopes === undefined ? undefined : Object.freeze([...scopes]),
+    scopes: scopes === undefined ? undefined : freeze([...scopes]),
     implies: readScopeImplies(helper, scopeImplies),
     principal,
     cacheSize: readCacheSize(helper, options.cache),

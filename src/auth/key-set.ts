@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './jws/freeze.ts';
 import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jws/algorithms.ts';
 import type { JwsHeader } from './jws/compact.ts';
 import { parseJsonObject } from './jws/json.ts';
@@ -26,11 +27,8 @@ export const MAX_KEYS_TRIED = 8;
 
 /** What a key set may serve: RSA, EC and Ed25519 keys, never an HMAC key. */
 export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ (() =>
-  Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct')))();
-export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ Object.freeze([
-  'RS256',
-  'ES256',
-] as const);
+  freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct')))();
+export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ freeze(['RS256', 'ES256'] as const);
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './jws/freeze.ts';
 import type { Principal } from './types.ts';
 
 /** Returns the object it is given, so that a subclass constructor can stamp its private field onto it. */
@@ -30,7 +31,7 @@ class Issued extends Stamp {
 export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
   if (typeof value === 'object' && value !== null && !seen.has(value)) {
     seen.add(value);
-    Object.freeze(value);
+    freeze(value);
     // Recurse even when `value` was already frozen: a shallow freeze leaves its members mutable.
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key], seen);
   }
@@ -56,7 +57,7 @@ export function completePrincipal(value: unknown): Principal | null {
     const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
     if (issuer !== undefined) principal.issuer = issuer;
     if (claims !== undefined) principal.claims = deepFreeze(claims as Record<string, unknown>);
-    Object.freeze(Issued.stamp(principal));
+    freeze(Issued.stamp(principal));
     return principal;
   } catch {
     // A throwing getter or claims that cannot be frozen (a typed array): not a valid principal.
@@ -80,6 +81,6 @@ export function principalOfClaims(
 ): Principal {
   const principal: Principal =
     issuer === undefined ? { id, type, authenticator, claims } : { id, type, authenticator, issuer, claims };
-  Object.freeze(Issued.stamp(principal));
+  freeze(Issued.stamp(principal));
   return principal;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './jws/freeze.ts';
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
 import {
@@ -56,7 +57,7 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
       );
     ids.add(id);
   });
-  return Object.freeze([...auth]);
+  return freeze([...auth]);
 }
 
 /** What `routeAuth()` returns: one request in, its outcome out. */

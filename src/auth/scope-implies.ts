@@ -2,6 +2,7 @@
 // Scope hierarchies (design §29; MCP 2026-07-28: servers account for them): `scopeImplies`, read
 // once into what each scope implies: the handler's, and the entries' that check scopes (jwt, oidc,
 // introspection).
+import { freeze } from './jws/freeze.ts';
 import { isScopeList, SCOPE_TOKEN, throwConfigError } from './errors.ts';
 
 /** Each scope of `scopeImplies` with every scope a token holding it holds: itself and, transitively, what it implies. */
@@ -33,7 +34,7 @@ export function readScopeImplies(helper: string, value: unknown): ScopeImplies |
     if (held === undefined) {
       const all = new Set([scope]);
       for (const next of implies.get(scope) ?? []) for (const name of visit(next, [...path, scope])) all.add(name);
-      closure.set(scope, (held = Object.freeze([...all])));
+      closure.set(scope, (held = freeze([...all])));
     }
     return held;
   };

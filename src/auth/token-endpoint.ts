@@ -2,6 +2,7 @@
 // The token endpoint's side of tokenExchange() (RFC 8693 §2.2, design §27): one POST, no redirect
 // followed, a bounded answer read in a bounded time, and what it means: the issued token, or the
 // error that names the OAuth `error` code and the HTTP status, never a token or the body.
+import { freeze } from './jws/freeze.ts';
 import { readBoundedBody } from './bounded-body.ts';
 import { parseJsonObject } from './jws/json.ts';
 import type { InternalOptions } from './internal-options.ts';
@@ -63,7 +64,7 @@ export function exchanged(
     (scope !== undefined && typeof scope !== 'string')
   )
     throw new TokenExchangeError('INVALID_RESPONSE', status);
-  return Object.freeze({
+  return freeze({
     accessToken: access_token,
     tokenType: token_type,
     expiresAt: expires_in === undefined ? undefined : nowMs + (expires_in as number) * 1000,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './freeze.ts';
 import { decodeBase64urlInto } from './base64url.ts';
 import { parseJsonObject } from './json.ts';
 
@@ -141,9 +142,9 @@ function decodeHeader(end: number): JwsHeader | null {
   if (kid !== undefined && typeof kid !== 'string') return null;
   const header = { alg, kid, typ: typeof typ === 'string' ? mediaType(typ) : undefined };
   // Frozen with the header: dpop.ts keeps a proof key's thumbprint by this object.
-  return Object.freeze(
+  return freeze(
     typeof jwk === 'object' && jwk !== null && !Array.isArray(jwk)
-      ? { ...header, jwk: Object.freeze(jwk) as Readonly<Record<string, unknown>> }
+      ? { ...header, jwk: freeze(jwk) as Readonly<Record<string, unknown>> }
       : header,
   );
 }

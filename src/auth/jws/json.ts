@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './freeze.ts';
+
 const MAX_DEPTH = 32;
 /** A literal or a number (RFC 8259 §3, §6), from where a value starts. */
 const SCALAR = /true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
@@ -101,5 +103,5 @@ function value(depth: number): unknown {
       if (next !== 0x2c) return undefined;
     }
   }
-  return Object.freeze(container);
+  return freeze(container);
 }

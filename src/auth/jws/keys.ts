@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './freeze.ts';
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type NamedCurve } from './algorithms.ts';
 import { decodeBase64, decodeBase64url, encodeBase64url } from './base64url.ts';
 import { bytesEqual, certificateSpki, readRsaPublicKey, readTlv } from './der.ts';
@@ -176,7 +177,7 @@ function rsaKey(modulus: Uint8Array, exponent: Uint8Array): PublicKeySpec | stri
   }
   if (hasRocaFingerprint(n))
     return 'is an RSA key with the ROCA fingerprint (CVE-2017-15361): its private key can be computed';
-  return Object.freeze({
+  return freeze({
     kty: 'RSA',
     bits,
     algorithms: algorithmsFor('RSA'),
@@ -218,7 +219,7 @@ function ecKey(curve: EcCurve, x: Uint8Array, y: Uint8Array): PublicKeySpec | st
   const [X, Y] = [toBigInt(x), toBigInt(y)];
   if (X >= p || Y >= p || (Y * Y - (X * X * X - 3n * X + b)) % p !== 0n)
     return `is an EC key whose point is not on ${curve}`;
-  return Object.freeze({
+  return freeze({
     kty: 'EC',
     curve,
     algorithms: algorithmsFor('EC', curve),
@@ -227,7 +228,7 @@ function ecKey(curve: EcCurve, x: Uint8Array, y: Uint8Array): PublicKeySpec | st
 }
 
 function ed25519Key(x: Uint8Array): PublicKeySpec {
-  return Object.freeze({
+  return freeze({
     kty: 'OKP',
     curve: 'Ed25519',
     algorithms: algorithmsFor('OKP', 'Ed25519'),
@@ -287,5 +288,5 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
       : alg === 'EdDSA' || alg === 'Ed25519'
         ? ['EdDSA', 'Ed25519']
         : [alg as AlgorithmName];
-  return Object.freeze(kid === undefined ? { ...key, algorithms } : { ...key, algorithms, kid: kid as string });
+  return freeze(kid === undefined ? { ...key, algorithms } : { ...key, algorithms, kid: kid as string });
 }
