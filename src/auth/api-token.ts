@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isObject } from './jws/json.ts';
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual } from './constant-time.ts';
 import { sha256 } from './sha256.ts';
@@ -29,7 +30,7 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   }
   const weak = notASecret(token, MIN_TOKEN_LENGTH);
   if (weak !== undefined) throwConfigError(helper, `token ${weak}`);
-  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be { id? }');
+  if (!isObject(options)) throwConfigError(helper, 'options must be { id? }');
   checkOptionNames(helper, options, ['id']);
   const { id = 'api-token' } = options;
   if (typeof id !== 'string' || id === '') throwConfigError(helper, 'id must be a non-empty string');

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isRecord } from './jws/json.ts';
 import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jws/base64url.ts';
 import { checkQuotable } from './challenges.ts';
@@ -94,8 +95,7 @@ function configuredUsers(users: unknown): [string, string][] {
  * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });
  */
 export function basic(options: BasicOptions): AuthFn {
-  if (typeof options !== 'object' || options === null)
-    throwConfigError('basic()', 'options { users, realm? } are required');
+  if (!isObject(options)) throwConfigError('basic()', 'options { users, realm? } are required');
   checkOptionNames('basic()', options, ['users', 'realm']);
   const { users, realm = 'agent' } = options;
   checkQuotable('basic()', 'realm', realm);
@@ -110,7 +110,7 @@ export function basic(options: BasicOptions): AuthFn {
         : null;
     };
   } else {
-    if (typeof users !== 'object' || users === null || Array.isArray(users)) {
+    if (!isRecord(users)) {
       throwConfigError(
         'basic()',
         `users must be a map of user name to password, or a function (user, password) => boolean; got ${kindOf(users)}`,

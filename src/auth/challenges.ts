@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isRecord } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
@@ -53,8 +54,7 @@ const HELPER = 'routeAuth()';
 /** Checks one declared challenge (closed, a token scheme, quotable values), at creation. */
 function checkChallenge(challenge: unknown): Challenge {
   if (
-    typeof challenge !== 'object' ||
-    challenge === null ||
+    !isObject(challenge) ||
     typeof (challenge as Challenge).scheme !== 'string' ||
     !TOKEN.test((challenge as Challenge).scheme)
   ) {
@@ -64,8 +64,7 @@ function checkChallenge(challenge: unknown): Challenge {
   const { realm, params } = challenge as Challenge;
   if (realm !== undefined) checkQuotable(HELPER, 'realm', realm);
   if (params !== undefined) {
-    if (typeof params !== 'object' || params === null || Array.isArray(params))
-      throwConfigError(HELPER, "a challenge's params must be { name: value }");
+    if (!isRecord(params)) throwConfigError(HELPER, "a challenge's params must be { name: value }");
     for (const [name, value] of Object.entries(params)) {
       if (!TOKEN.test(name) || /^(?:realm|error|charset)$/i.test(name))
         throwConfigError(

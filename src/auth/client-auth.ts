@@ -2,6 +2,7 @@
 // How this server, as a client of the authorization server, proves itself at its endpoints
 // (design §17, §27): `client_secret_basic` (RFC 6749 §2.3.1) or `private_key_jwt` (RFC 7523
 // §2.2, OpenID Connect Core §9): a JWT signed with the client's private key, made per call.
+import { isRecord } from './jws/json.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { jwsAlgorithm, type JwsAlgorithm } from './jws/algorithms.ts';
 import { decodeBase64, decodeBase64url, encodeBase64url } from './jws/base64url.ts';
@@ -76,7 +77,7 @@ export function clientAssertion(
     if (chosen === undefined) throwConfigError(helper, `a PEM privateKey needs algorithm (${SIGNING.join(', ')})`);
     const params = (jwsAlgorithm(chosen) as JwsAlgorithm).importParams;
     imported = once(() => crypto.subtle.importKey('pkcs8', der, params, false, ['sign']));
-  } else if (typeof key === 'object' && key !== null && !Array.isArray(key)) {
+  } else if (isRecord(key)) {
     const { kty, crv, d, n, alg } = key as JsonWebKey;
     if (typeof d !== 'string' || d === '')
       throwConfigError(helper, 'privateKey must be a private JWK (with "d"): a public key cannot sign');

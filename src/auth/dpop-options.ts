@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The DPoP options of jwt(), oidc() and introspection() (RFC 9449, design §16), checked at creation,
 // and the challenges an entry that accepts DPoP advertises.
+import { isObject } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { defaultReplayStore, type DpopReplayStore } from './dpop-replay.ts';
@@ -65,7 +66,7 @@ export interface DpopPolicy {
 /** Checks the DPoP options at creation; `clockToleranceSec` is the entry's. */
 export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSec: number): DpopPolicy {
   const { dpop = 'allowed', dpopMaxAgeSec = 300, dpopOrigin, dpopReplay } = options;
-  const form = typeof dpop === 'object' && dpop !== null;
+  const form = isObject(dpop);
   if (form) checkOptionNames(`${helper}: dpop`, dpop, ['required', 'nonce', 'nonceRotateSec']);
   if (
     form

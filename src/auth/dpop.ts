@@ -8,7 +8,7 @@ import { jwsAlgorithm, type JwsAlgorithm } from './jws/algorithms.ts';
 import { encodeBase64url } from './jws/base64url.ts';
 import { normalizeAudience } from './jws/claims.ts';
 import { parseCompactJws, signatureOf, signingInputOf, type JwsHeader } from './jws/compact.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isObject } from './jws/json.ts';
 import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
@@ -33,7 +33,7 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
   if (cnf === undefined) return undefined;
   // A token bound some other way (a certificate's x5t#S256), or to a malformed key, is bound all
   // the same: '' matches no thumbprint, so it is presented neither as Bearer nor with a proof.
-  const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>).jkt : undefined;
+  const jkt = isObject(cnf) ? (cnf as Record<string, unknown>).jkt : undefined;
   return typeof jkt === 'string' ? jkt : '';
 }
 
@@ -174,7 +174,7 @@ export async function checkProof(
     try {
       nonces = await policy.nonces(clock());
     } catch (error) {
-      console.error('agentward: the DPoP replay store failed to give a nonce; the proof is refused', errorText(error));
+      storeFailed('failed to give a nonce', error);
       return 'dpop-proof';
     }
     offeredNonces.set(request, nonces[0] as string);
@@ -217,9 +217,14 @@ async function alreadySeen(policy: DpopPolicy, key: string, expiresAtSec: number
   try {
     return (await policy.replay.seen(key, expiresAtSec, now)) !== false;
   } catch (error) {
-    console.error('agentward: the DPoP replay store failed; the proof is refused', errorText(error));
+    storeFailed('failed', error);
     return true;
   }
 }
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : error);
+/** A replay store that failed refuses the proof: said to the operator (`how` it failed), never to the client. */
+const storeFailed = (how: string, error: unknown) =>
+  console.error(
+    `agentward: the DPoP replay store ${how}; the proof is refused`,
+    error instanceof Error ? error.message : error,
+  );

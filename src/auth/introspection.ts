@@ -2,6 +2,7 @@
 // Opaque access tokens (RFC 7662, design §17): the entry asks the authorization server whether a
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
+import { isObject } from './jws/json.ts';
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
@@ -18,7 +19,7 @@ import { basicCredentials, formEncode } from './client-auth.ts';
 import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
-import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
+import { completePrincipal, deepFreeze, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
 import { verifiesAccessToken } from './presented-token.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
@@ -97,7 +98,7 @@ type Claims = Readonly<Record<string, unknown>>;
  */
 export function introspection(options: IntrospectionOptions): AuthFn {
   const helper = 'introspection()';
-  if (typeof options !== 'object' || options === null)
+  if (!isObject(options))
     throwConfigError(helper, 'options { endpoint or issuer, clientId, clientSecret, audience } are required');
   checkOptionNames(helper, options, [...OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
@@ -270,10 +271,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
         ? { ...mapped, authenticator: 'introspection' }
         : mapped,
     );
-    if (principal === null)
-      throw new TypeError(
-        `${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
-      );
+    if (principal === null) throw new TypeError(`${helper}: the principal mapper ${INVALID_PRINCIPAL}`);
     // Kept for the next Bearer request only when nothing but the clock could change the outcome.
     if (mapper === undefined && jkt === undefined && (answer.nbf === undefined || (answer.nbf as number) <= time))
       found.principal = principal;

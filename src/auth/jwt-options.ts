@@ -3,7 +3,7 @@
 import { freeze } from './jws/freeze.ts';
 import { checkQuotable } from './challenges.ts';
 import { readDpopPolicy } from './dpop-options.ts';
-import { isScopeList, throwConfigError } from './errors.ts';
+import { isScopeList, SCOPE_LIST, throwConfigError } from './errors.ts';
 import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { normalizeAudience, type ClaimsPolicy } from './jws/claims.ts';
 import { mediaType } from './jws/compact.ts';
@@ -123,10 +123,7 @@ export function readEntryOptions(
   if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0))
     throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
   if (scopes !== undefined && !isScopeList(scopes)) {
-    throwConfigError(
-      helper,
-      'scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)',
-    );
+    throwConfigError(helper, `scopes must be ${SCOPE_LIST} (no spaces, quotes or backslashes)`);
   }
   if (scopeImplies !== undefined && scopes === undefined)
     throwConfigError(helper, 'scopeImplies needs scopes: it says which scopes grant them');

@@ -15,7 +15,7 @@ import { checkOptionNames } from './options.ts';
 import { algorithmsFor, type AlgorithmName } from './jws/algorithms.ts';
 import { checkClaims, hasScopes, type ClaimsPolicy } from './jws/claims.ts';
 import type { CompactJws } from './jws/compact.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isObject } from './jws/json.ts';
 import {
   importHmacVerifyKey,
   importVerifyKey,
@@ -27,7 +27,7 @@ import { keySetCache, readHttpsUrl } from './key-set.ts';
 import { clockOf, type InternalOptions } from './internal-options.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
 import { readCompactJws, skip, verifiedKey, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
-import { completePrincipal, principalOfClaims } from './principal.ts';
+import { completePrincipal, INVALID_PRINCIPAL, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
@@ -118,7 +118,7 @@ const KEY_SOURCES = ['secret', 'publicKey', 'jwksUrl'] as const;
  */
 export function jwt(options: JwtOptions): AuthFn {
   const helper = 'jwt()';
-  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be an object');
+  if (!isObject(options)) throwConfigError(helper, 'options must be an object');
   checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const given = KEY_SOURCES.filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
@@ -242,10 +242,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const input = await (mapper as JwtPrincipalMapper)(claims);
     if (input === null || input === undefined) return skip(refuse, 'no-subject', jws, claims);
     const principal = completePrincipal(input.authenticator === undefined ? { ...input, authenticator } : input);
-    if (principal === null)
-      throw new TypeError(
-        `${config.helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
-      );
+    if (principal === null) throw new TypeError(`${config.helper}: the principal mapper ${INVALID_PRINCIPAL}`);
     if (key !== undefined) cache?.put((jws as CompactJws).token, { claims, key, principal: undefined });
     return principal;
   }

@@ -2,7 +2,7 @@
 import { freeze } from './jws/freeze.ts';
 import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jws/algorithms.ts';
 import type { JwsHeader } from './jws/compact.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isRecord } from './jws/json.ts';
 import {
   importFailed,
   importVerifyKey,
@@ -134,7 +134,7 @@ export async function importKeySet(
   const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
   for (const jwk of keys as unknown[]) {
     if (candidates.length === MAX_KEY_SET_KEYS) break;
-    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) continue;
+    if (!isRecord(jwk)) continue;
     const spec = readPublicJwk(jwk);
     if (typeof spec === 'string') continue;
     const usable = spec.algorithms

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isObject } from './jws/json.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import type { AlgorithmName } from './jws/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jws/key-source.ts';
@@ -56,8 +57,7 @@ export interface OidcOptions
  */
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
-  if (typeof options !== 'object' || options === null)
-    throwConfigError(helper, 'options { issuer, audience } are required');
+  if (!isObject(options)) throwConfigError(helper, 'options { issuer, audience } are required');
   checkOptionNames(helper, options, [...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES, 'discoveryUrl']);
   const { issuer } = options;
   if (typeof issuer !== 'string' || issuer.length === 0)

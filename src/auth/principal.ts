@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isRecord } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import type { Principal } from './types.ts';
 
@@ -29,7 +30,7 @@ class Issued extends Stamp {
 
 /** Freezes `value` and everything reachable from it through own enumerable members; cycles are fine. */
 export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
-  if (typeof value === 'object' && value !== null && !seen.has(value)) {
+  if (isObject(value) && !seen.has(value)) {
     seen.add(value);
     freeze(value);
     // Recurse even when `value` was already frozen: a shallow freeze leaves its members mutable.
@@ -38,6 +39,9 @@ export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
   return value;
 }
 
+/** What a caller is told when `completePrincipal` refuses a principal it was given. */
+export const INVALID_PRINCIPAL = 'returned an invalid principal (needs id, and type "user" or "service")';
+
 /**
  * Checks what an entry returned and builds the frozen principal that leaves the layer, or
  * `null` when it is not a valid principal (a bug in the entry). A missing `authenticator`
@@ -45,7 +49,7 @@ export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
  * once, so a getter cannot answer differently after the check.
  */
 export function completePrincipal(value: unknown): Principal | null {
-  if (typeof value !== 'object' || value === null) return null;
+  if (!isObject(value)) return null;
   if (Issued.has(value)) return value as Principal;
   try {
     const { id, type, authenticator = 'custom', issuer, claims } = value as Record<string, unknown>;
@@ -53,7 +57,7 @@ export function completePrincipal(value: unknown): Principal | null {
     if (type !== 'user' && type !== 'service') return null;
     if (typeof authenticator !== 'string' || authenticator === '') return null;
     if (issuer !== undefined && typeof issuer !== 'string') return null;
-    if (claims !== undefined && (typeof claims !== 'object' || claims === null || Array.isArray(claims))) return null;
+    if (claims !== undefined && !isRecord(claims)) return null;
     const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
     if (issuer !== undefined) principal.issuer = issuer;
     if (claims !== undefined) principal.claims = deepFreeze(claims as Record<string, unknown>);

@@ -6,7 +6,7 @@ import { basicCredentials, clientAssertion, type ClientPrivateKey } from './clie
 import { isScopeList, kindOf, throwConfigError } from './errors.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isObject } from './jws/json.ts';
 import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
 import { readHttpsUrl } from './key-set.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
@@ -81,7 +81,7 @@ const MARGIN_MS = 30_000;
  */
 export function tokenExchange(options: TokenExchangeOptions): Exchange {
   const helper = 'tokenExchange()';
-  if (typeof options !== 'object' || options === null)
+  if (!isObject(options))
     throwConfigError(helper, 'options { tokenEndpoint or issuer, clientId, clientSecret or privateKey } are required');
   checkOptionNames(helper, options, OPTION_NAMES);
   const { clientId, clientSecret, privateKey, issuer, timeoutMs = 5_000 } = options;
@@ -143,8 +143,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
 
   return async function exchange(principal, request = {}) {
     const params = readRequest(request);
-    const subject =
-      typeof principal === 'object' && principal !== null ? presentedToken(principal as Principal) : undefined;
+    const subject = isObject(principal) ? presentedToken(principal as Principal) : undefined;
     if (subject === undefined || expired(subject, principal as Principal, now() / 1000))
       throw new TokenExchangeError('NO_SUBJECT_TOKEN');
     // Keyed by the token's SHA-256: the cache keeps no caller's token.
@@ -179,8 +178,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
 
 function readCache(helper: string, value: unknown): number {
   if (value === false) return 0;
-  if (value !== undefined && (typeof value !== 'object' || value === null))
-    throwConfigError(helper, 'cache must be false or { maxEntries? }');
+  if (value !== undefined && !isObject(value)) throwConfigError(helper, 'cache must be false or { maxEntries? }');
   checkOptionNames(`${helper}: cache`, value ?? {}, ['maxEntries']);
   const { maxEntries = 1000 } = (value ?? {}) as { maxEntries?: unknown };
   if (!isNumberIn(maxEntries, 1, 100_000, true))
@@ -193,7 +191,7 @@ const list = (value: unknown): unknown[] => (value === undefined ? [] : Array.is
 /** The request's `audience`, `resource` and `scope` as lists, checked (an `AuthConfigError` names what is wrong). */
 function readRequest(request: unknown): { audience: string[]; resource: string[]; scope: string[] } {
   const helper = 'exchange()';
-  if (typeof request !== 'object' || request === null) throwConfigError(helper, 'the request must be an object');
+  if (!isObject(request)) throwConfigError(helper, 'the request must be an object');
   checkOptionNames(helper, request, ['audience', 'resource', 'scope']);
   const { audience, resource, scope } = request as ExchangeRequest;
   const audiences = list(audience);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isRecord } from './json.ts';
 import { freeze } from './freeze.ts';
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type NamedCurve } from './algorithms.ts';
 import { decodeBase64, decodeBase64url, encodeBase64url } from './base64url.ts';
@@ -100,7 +101,7 @@ function isDerKey(der: Uint8Array<ArrayBuffer>): boolean {
 /** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
 export function readPublicKey(value: unknown): PublicKeySpec | string {
   if (typeof value === 'string') return readSpkiPem(value);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return readPublicJwk(value);
+  if (isRecord(value)) return readPublicJwk(value);
   return `must be ${PEM_FORMS}`;
 }
 
