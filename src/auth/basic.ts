@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isRecord } from './jws/json.ts';
+import { isObject, isRecord, isString } from './jws/json.ts';
 import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jws/base64url.ts';
 import { checkQuotable } from './challenges.ts';
@@ -71,10 +71,9 @@ function configuredUsers(users: unknown): [string, string][] {
   if (pairs.length === 0) throwConfigError('basic()', 'users must name at least one user');
   const seen = new Set<string>();
   return pairs.map(([user, password]) => {
-    if (typeof user !== 'string' || user.length === 0)
-      throwConfigError('basic()', 'every user name must be a non-empty string');
+    if (!isString(user) || user.length === 0) throwConfigError('basic()', 'every user name must be a non-empty string');
     if (user.includes(':')) throwConfigError('basic()', 'a user name must not contain ":" (RFC 7617)');
-    if (typeof password !== 'string')
+    if (!isString(password))
       throwConfigError('basic()', `the password of a user must be a string; got ${kindOf(password)}`);
     const name = user.normalize('NFC');
     if (seen.has(name)) throwConfigError('basic()', 'two user names are the same after NFC normalization');

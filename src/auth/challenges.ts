@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isRecord } from './jws/json.ts';
+import { isObject, isRecord, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
@@ -15,7 +15,7 @@ const UNQUOTABLE = /[^\x20-\x7e\xa0-\xff]/;
 
 /** Throws `AuthConfigError` when `value` (a `realm`, a URL, a param) cannot be written into a header as a quoted-string. */
 export function checkQuotable(helper: string, option: string, value: unknown): string {
-  if (typeof value !== 'string' || UNQUOTABLE.test(value)) {
+  if (!isString(value) || UNQUOTABLE.test(value)) {
     throwConfigError(helper, `${option} must be a string of printable Latin-1 characters`);
   }
   return value;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The DPoP options of jwt(), oidc() and introspection() (RFC 9449, design §16), checked at creation,
 // and the challenges an entry that accepts DPoP advertises.
-import { isObject } from './jws/json.ts';
+import { isObject, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { defaultReplayStore, type DpopReplayStore } from './dpop-replay.ts';
@@ -83,7 +83,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   if (!Array.isArray(names) || names.length === 0)
     throwConfigError(helper, 'dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms');
   for (const name of names as unknown[]) {
-    const algorithm = typeof name === 'string' ? jwsAlgorithm(name) : undefined;
+    const algorithm = isString(name) ? jwsAlgorithm(name) : undefined;
     if (algorithm === undefined || algorithm.kty === 'oct') {
       throwConfigError(
         helper,
@@ -97,7 +97,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   let origin: string | undefined;
   if (dpopOrigin !== undefined) {
     const parsed =
-      typeof dpopOrigin === 'string' && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin)
+      isString(dpopOrigin) && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin)
         ? new URL(dpopOrigin)
         : undefined;
     if (parsed === undefined) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isObject } from './jws/json.ts';
+import { isObject, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 
 const AUTH_ERROR = Symbol.for('agentward.AuthError');
@@ -12,9 +12,7 @@ export const SCOPE_LIST = 'a non-empty list of RFC 6749 scope tokens';
 
 /** A non-empty list of RFC 6749 scope tokens: what every `scopes` option and `AuthError`'s `scope` take. */
 export const isScopeList = (value: unknown): value is readonly string[] =>
-  Array.isArray(value) &&
-  value.length > 0 &&
-  value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
+  Array.isArray(value) && value.length > 0 && value.every((scope) => isString(scope) && SCOPE_TOKEN.test(scope));
 
 /**
  * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
+import { isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { checkQuotable } from './challenges.ts';
 import { readDpopPolicy } from './dpop-options.ts';
@@ -45,7 +46,7 @@ export function readAlgorithms(
   if (!Array.isArray(value) || value.length === 0) throwConfigError(helper, notList);
   const algorithms = new Set<AlgorithmName>();
   for (const name of value as unknown[]) {
-    if (typeof name !== 'string') throwConfigError(helper, notList);
+    if (!isString(name)) throwConfigError(helper, notList);
     if (name.toLowerCase() === 'none') throwConfigError(helper, 'algorithms must not contain "none"');
     const shown = JSON.stringify(name.slice(0, 16));
     if (jwsAlgorithm(name) === undefined) {
@@ -63,7 +64,7 @@ export function readAlgorithms(
 export function readResourceMetadata(helper: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (isProtectedResourceMetadata(value)) return value.url;
-  if (typeof value === 'string') checkQuotable(helper, 'resourceMetadata', value);
+  if (isString(value)) checkQuotable(helper, 'resourceMetadata', value);
   return readHttpsUrl(helper, 'resourceMetadata', value);
 }
 
@@ -75,12 +76,8 @@ export const readKeySetAlgorithms = (helper: string, value: unknown): readonly A
 
 function readNames(helper: string, option: string, value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
-  const names = typeof value === 'string' ? [value] : value;
-  if (
-    !Array.isArray(names) ||
-    names.length === 0 ||
-    !names.every((name) => typeof name === 'string' && name.length > 0)
-  ) {
+  const names = isString(value) ? [value] : value;
+  if (!Array.isArray(names) || names.length === 0 || !names.every((name) => isString(name) && name.length > 0)) {
     throwConfigError(helper, `${option} must be a non-empty string or a non-empty list of non-empty strings`);
   }
   return freeze([...(names as string[])]);
@@ -120,7 +117,7 @@ export function readEntryOptions(
 ) {
   const { typ, scopes, principal, scopeImplies } = options;
   const claims = readClaimsPolicy(helper, options);
-  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0))
+  if (typ !== undefined && (!isString(typ) || mediaType(typ).length === 0))
     throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
   if (scopes !== undefined && !isScopeList(scopes)) {
     throwConfigError(helper, `scopes must be ${SCOPE_LIST} (no spaces, quotes or backslashes)`);

@@ -2,7 +2,7 @@
 import { freeze } from './jws/freeze.ts';
 import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jws/algorithms.ts';
 import type { JwsHeader } from './jws/compact.ts';
-import { parseJsonObject, isRecord } from './jws/json.ts';
+import { parseJsonObject, isRecord, isString } from './jws/json.ts';
 import {
   importFailed,
   importVerifyKey,
@@ -34,7 +34,7 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Checks a URL option at creation (key set, discovery, resource metadata): `https:`, or `http:` on localhost, without user info. */
 export function readHttpsUrl(helper: string, option: string, value: unknown): string {
-  const url = (typeof value === 'string' || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
+  const url = (isString(value) || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
   if (url === undefined) throwConfigError(helper, `${option} must be an absolute URL`);
   const local = url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !local) {
@@ -136,7 +136,7 @@ export async function importKeySet(
     if (candidates.length === MAX_KEY_SET_KEYS) break;
     if (!isRecord(jwk)) continue;
     const spec = readPublicJwk(jwk);
-    if (typeof spec === 'string') continue;
+    if (isString(spec)) continue;
     const usable = spec.algorithms
       .filter((name) => algorithms.includes(name))
       .map((name) => jwsAlgorithm(name) as JwsAlgorithm);

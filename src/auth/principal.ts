@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isRecord } from './jws/json.ts';
+import { isObject, isRecord, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import type { Principal } from './types.ts';
 
@@ -53,10 +53,10 @@ export function completePrincipal(value: unknown): Principal | null {
   if (Issued.has(value)) return value as Principal;
   try {
     const { id, type, authenticator = 'custom', issuer, claims } = value as Record<string, unknown>;
-    if (typeof id !== 'string' || id === '') return null;
+    if (!isString(id) || id === '') return null;
     if (type !== 'user' && type !== 'service') return null;
-    if (typeof authenticator !== 'string' || authenticator === '') return null;
-    if (issuer !== undefined && typeof issuer !== 'string') return null;
+    if (!isString(authenticator) || authenticator === '') return null;
+    if (issuer !== undefined && !isString(issuer)) return null;
     if (claims !== undefined && !isRecord(claims)) return null;
     const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
     if (issuer !== undefined) principal.issuer = issuer;

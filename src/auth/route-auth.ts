@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isObject } from './jws/json.ts';
+import { isObject, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
@@ -37,7 +37,7 @@ export const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', typ
  * `id` are refused (design §20): two callers would be one principal, and read each other's sessions.
  */
 export function authEntries(auth: AuthOption): readonly AuthFn[] {
-  if (typeof auth === 'string') return [apiToken(auth)];
+  if (isString(auth)) return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
   if (!Array.isArray(auth)) {
     throwConfigError(

@@ -6,7 +6,7 @@ import { basicCredentials, clientAssertion, type ClientPrivateKey } from './clie
 import { isScopeList, kindOf, throwConfigError } from './errors.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
-import { parseJsonObject, isObject } from './jws/json.ts';
+import { parseJsonObject, isObject, isString } from './jws/json.ts';
 import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
 import { readHttpsUrl } from './key-set.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
@@ -85,11 +85,11 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
     throwConfigError(helper, 'options { tokenEndpoint or issuer, clientId, clientSecret or privateKey } are required');
   checkOptionNames(helper, options, OPTION_NAMES);
   const { clientId, clientSecret, privateKey, issuer, timeoutMs = 5_000 } = options;
-  if (typeof clientId !== 'string' || clientId === '')
+  if (!isString(clientId) || clientId === '')
     throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
   if ((clientSecret === undefined) === (privateKey === undefined))
     throwConfigError(helper, 'give exactly one of clientSecret (client_secret_basic) and privateKey (private_key_jwt)');
-  if (clientSecret !== undefined && (typeof clientSecret !== 'string' || clientSecret === ''))
+  if (clientSecret !== undefined && (!isString(clientSecret) || clientSecret === ''))
     throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
   if (clientSecret !== undefined && (options.algorithm !== undefined || options.keyId !== undefined))
     throwConfigError(helper, 'algorithm and keyId go with privateKey, not clientSecret');
@@ -97,7 +97,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
     throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
   if (options.tokenEndpoint === undefined && issuer === undefined)
     throwConfigError(helper, 'give tokenEndpoint, or issuer to discover it');
-  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
+  if (issuer !== undefined && (!isString(issuer) || issuer === ''))
     throwConfigError(helper, 'issuer must be a non-empty string');
   const maxEntries = readCache(helper, options.cache);
   const internals: InternalOptions = { ...readInternalOptions(helper, options._internal), timeoutMs };
@@ -195,16 +195,16 @@ function readRequest(request: unknown): { audience: string[]; resource: string[]
   checkOptionNames(helper, request, ['audience', 'resource', 'scope']);
   const { audience, resource, scope } = request as ExchangeRequest;
   const audiences = list(audience);
-  if (!audiences.every((value) => typeof value === 'string' && value !== ''))
+  if (!audiences.every((value) => isString(value) && value !== ''))
     throwConfigError(helper, 'audience must be a non-empty string or a list of them');
   const resources = list(resource).map((value) => {
-    const url = (typeof value === 'string' || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
+    const url = (isString(value) || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
     // RFC 8707 §2: an absolute URI without a fragment.
     if (url === undefined || url.hash !== '' || String(value).includes('#'))
       throwConfigError(helper, 'resource must be an absolute URI without a fragment, or a list of them');
     return url.href;
   });
-  const scopes = typeof scope === 'string' ? scope.split(' ').filter(Boolean) : list(scope);
+  const scopes = isString(scope) ? scope.split(' ').filter(Boolean) : list(scope);
   if (scope !== undefined && !isScopeList(scopes))
     throwConfigError(helper, 'scope must be RFC 6749 scope tokens: a space-separated string or a list');
   return { audience: audiences as string[], resource: resources, scope: scopes as string[] };

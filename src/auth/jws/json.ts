@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 import { freeze } from './freeze.ts';
 
+/** Whether `value` is a string: the JSON kind most members must be. */
+export const isString = (value: unknown): value is string => typeof value === 'string';
+
 /** Whether `value` is an object, an array included (`typeof null` is `'object'` too, and is not one). */
 export const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isRecord } from './json.ts';
+import { isRecord, isString } from './json.ts';
 import { freeze } from './freeze.ts';
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type NamedCurve } from './algorithms.ts';
 import { decodeBase64, decodeBase64url, encodeBase64url } from './base64url.ts';
@@ -100,7 +100,7 @@ function isDerKey(der: Uint8Array<ArrayBuffer>): boolean {
 
 /** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
 export function readPublicKey(value: unknown): PublicKeySpec | string {
-  if (typeof value === 'string') return readSpkiPem(value);
+  if (isString(value)) return readSpkiPem(value);
   if (isRecord(value)) return readPublicJwk(value);
   return `must be ${PEM_FORMS}`;
 }
@@ -259,8 +259,8 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
   if (use !== undefined && use !== 'sig') return whose('"use" is not "sig"');
   if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify')))
     return whose('"key_ops" lacks "verify"');
-  if (kid !== undefined && typeof kid !== 'string') return whose('"kid" is not a string');
-  if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined))
+  if (kid !== undefined && !isString(kid)) return whose('"kid" is not a string');
+  if (alg !== undefined && (!isString(alg) || jwsAlgorithm(alg) === undefined))
     return whose('"alg" is not a supported algorithm');
   const bytes = (member: string) => (typeof jwk[member] === 'string' ? decodeBase64url(jwk[member] as string) : null);
   let key: PublicKeySpec | string;
@@ -269,7 +269,7 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
     key = n === null || e === null ? 'is an RSA JWK without valid base64url "n" and "e"' : rsaKey(n, e);
   } else if (kty === 'EC' || kty === 'OKP') {
     const ec = kty === 'EC';
-    if (ec ? typeof crv !== 'string' || !Object.hasOwn(CURVES, crv) : crv !== 'Ed25519')
+    if (ec ? !isString(crv) || !Object.hasOwn(CURVES, crv) : crv !== 'Ed25519')
       return ec ? `is an EC JWK ${OTHER_CURVE}` : 'is an OKP JWK whose "crv" is not "Ed25519"';
     const size = ec ? CURVES[crv as EcCurve].size : 32;
     const [x, y] = [bytes('x'), ec ? bytes('y') : new Uint8Array(size)];
@@ -279,7 +279,7 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
   } else {
     return whose('"kty" is not "RSA", "EC" or "OKP"');
   }
-  if (typeof key === 'string' || (alg === undefined && kid === undefined)) return key;
+  if (isString(key) || (alg === undefined && kid === undefined)) return key;
   if (alg !== undefined && !key.algorithms.includes(alg as AlgorithmName))
     return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
   // EdDSA with an Ed25519 key is Ed25519 (RFC 9864): a key named either way serves both names.
