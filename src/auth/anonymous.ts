@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isRecord } from './jws/json.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { makePrincipal } from './principal.ts';
 import type { AuthFn } from './types.ts';
@@ -14,8 +15,7 @@ const ANONYMOUS = /* @__PURE__ */ makePrincipal({ id: 'anonymous', type: 'user',
  */
 export function anonymous(options?: Readonly<Record<string, never>>): AuthFn {
   if (options !== undefined) {
-    if (typeof options !== 'object' || options === null || Array.isArray(options))
-      throwConfigError('anonymous()', `options must be absent; got ${kindOf(options)}`);
+    if (!isRecord(options)) throwConfigError('anonymous()', `options must be absent; got ${kindOf(options)}`);
     const [key] = Object.keys(options);
     if (key !== undefined)
       throwConfigError('anonymous()', `unknown option ${JSON.stringify(key.slice(0, 64))} (it takes none)`);

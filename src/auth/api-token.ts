@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isString } from './jws/json.ts';
 import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
 import { constantTimeEqual } from './constant-time.ts';
 import { sha256 } from './sha256.ts';
@@ -21,7 +22,7 @@ export const MIN_TOKEN_LENGTH = 16;
  */
 export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   const helper = 'apiToken()';
-  if (typeof token !== 'string' || !B64TOKEN.test(token)) {
+  if (!isString(token) || !B64TOKEN.test(token)) {
     throwConfigError(
       helper,
       `token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`,
@@ -29,10 +30,10 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   }
   const weak = notASecret(token, MIN_TOKEN_LENGTH);
   if (weak !== undefined) throwConfigError(helper, `token ${weak}`);
-  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be { id? }');
+  if (!isObject(options)) throwConfigError(helper, 'options must be { id? }');
   checkOptionNames(helper, options, ['id']);
   const { id = 'api-token' } = options;
-  if (typeof id !== 'string' || id === '') throwConfigError(helper, 'id must be a non-empty string');
+  if (!isString(id) || id === '') throwConfigError(helper, 'id must be a non-empty string');
   return apiTokenDigestEntry(sha256(token), id);
 }
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isRecord, isString } from './jws/json.ts';
 import { readCredentials, readsHeadersOnly } from './authorization.ts';
 import { decodeBase64 } from './jws/base64url.ts';
 import { checkQuotable } from './challenges.ts';
@@ -70,10 +71,9 @@ function configuredUsers(users: unknown): [string, string][] {
   if (pairs.length === 0) throwConfigError('basic()', 'users must name at least one user');
   const seen = new Set<string>();
   return pairs.map(([user, password]) => {
-    if (typeof user !== 'string' || user.length === 0)
-      throwConfigError('basic()', 'every user name must be a non-empty string');
+    if (!isString(user) || user.length === 0) throwConfigError('basic()', 'every user name must be a non-empty string');
     if (user.includes(':')) throwConfigError('basic()', 'a user name must not contain ":" (RFC 7617)');
-    if (typeof password !== 'string')
+    if (!isString(password))
       throwConfigError('basic()', `the password of a user must be a string; got ${kindOf(password)}`);
     const name = user.normalize('NFC');
     if (seen.has(name)) throwConfigError('basic()', 'two user names are the same after NFC normalization');
@@ -94,8 +94,7 @@ function configuredUsers(users: unknown): [string, string][] {
  * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });
  */
 export function basic(options: BasicOptions): AuthFn {
-  if (typeof options !== 'object' || options === null)
-    throwConfigError('basic()', 'options { users, realm? } are required');
+  if (!isObject(options)) throwConfigError('basic()', 'options { users, realm? } are required');
   checkOptionNames('basic()', options, ['users', 'realm']);
   const { users, realm = 'agent' } = options;
   checkQuotable('basic()', 'realm', realm);
@@ -110,7 +109,7 @@ export function basic(options: BasicOptions): AuthFn {
         : null;
     };
   } else {
-    if (typeof users !== 'object' || users === null || Array.isArray(users)) {
+    if (!isRecord(users)) {
       throwConfigError(
         'basic()',
         `users must be a map of user name to password, or a function (user, password) => boolean; got ${kindOf(users)}`,

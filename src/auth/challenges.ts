@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isRecord, isString } from './jws/json.ts';
+import { freeze } from './jws/freeze.ts';
 import { throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import type { AuthFn, Challenge } from './types.ts';
 
 /** What an entry advertises when it declares no `challenges`. */
-export const DEFAULT_CHALLENGES: readonly Challenge[] = Object.freeze([Object.freeze({ scheme: 'Bearer' })]);
+export const DEFAULT_CHALLENGES: readonly Challenge[] = freeze([freeze({ scheme: 'Bearer' })]);
 
 /** RFC 9110 `token`: scheme and auth-param names. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -13,7 +15,7 @@ const UNQUOTABLE = /[^\x20-\x7e\xa0-\xff]/;
 
 /** Throws `AuthConfigError` when `value` (a `realm`, a URL, a param) cannot be written into a header as a quoted-string. */
 export function checkQuotable(helper: string, option: string, value: unknown): string {
-  if (typeof value !== 'string' || UNQUOTABLE.test(value)) {
+  if (!isString(value) || UNQUOTABLE.test(value)) {
     throwConfigError(helper, `${option} must be a string of printable Latin-1 characters`);
   }
   return value;
@@ -52,8 +54,7 @@ const HELPER = 'routeAuth()';
 /** Checks one declared challenge (closed, a token scheme, quotable values), at creation. */
 function checkChallenge(challenge: unknown): Challenge {
   if (
-    typeof challenge !== 'object' ||
-    challenge === null ||
+    !isObject(challenge) ||
     typeof (challenge as Challenge).scheme !== 'string' ||
     !TOKEN.test((challenge as Challenge).scheme)
   ) {
@@ -63,8 +64,7 @@ function checkChallenge(challenge: unknown): Challenge {
   const { realm, params } = challenge as Challenge;
   if (realm !== undefined) checkQuotable(HELPER, 'realm', realm);
   if (params !== undefined) {
-    if (typeof params !== 'object' || params === null || Array.isArray(params))
-      throwConfigError(HELPER, "a challenge's params must be { name: value }");
+    if (!isRecord(params)) throwConfigError(HELPER, "a challenge's params must be { name: value }");
     for (const [name, value] of Object.entries(params)) {
       if (!TOKEN.test(name) || /^(?:realm|error|charset)$/i.test(name))
         throwConfigError(
@@ -116,7 +116,7 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
             formatChallenge(challenge, challenge.scheme.toLowerCase() === scheme ? error?.code : undefined),
           ),
         );
-        formatted.set(key, (lines = Object.freeze([...unique])));
+        formatted.set(key, (lines = freeze([...unique])));
       }
       return lines;
     },
@@ -135,7 +135,7 @@ export interface ChallengeErrorSkip {
 
 /** The skip of an entry that knows what its 401 should say; make it once and return it on every such skip. */
 export function skipWithError(scheme: string, code: string): ChallengeErrorSkip {
-  return Object.freeze({ [CHALLENGE_ERROR]: Object.freeze({ scheme, code }) });
+  return freeze({ [CHALLENGE_ERROR]: freeze({ scheme, code }) });
 }
 
 /** The error a skip asks for, when it is one of `skipWithError`'s. */

@@ -8,7 +8,7 @@ import { jwsAlgorithm, type JwsAlgorithm } from './jws/algorithms.ts';
 import { encodeBase64url } from './jws/base64url.ts';
 import { normalizeAudience } from './jws/claims.ts';
 import { parseCompactJws, signatureOf, signingInputOf, type JwsHeader } from './jws/compact.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isObject, isString } from './jws/json.ts';
 import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
@@ -33,8 +33,8 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
   if (cnf === undefined) return undefined;
   // A token bound some other way (a certificate's x5t#S256), or to a malformed key, is bound all
   // the same: '' matches no thumbprint, so it is presented neither as Bearer nor with a proof.
-  const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>).jkt : undefined;
-  return typeof jkt === 'string' ? jkt : '';
+  const jkt = isObject(cnf) ? (cnf as Record<string, unknown>).jkt : undefined;
+  return isString(jkt) ? jkt : '';
 }
 
 /**
@@ -55,7 +55,7 @@ export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | 
   const members =
     kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
   const thumbprint =
-    members !== undefined && Object.values(members).every((value) => typeof value === 'string')
+    members !== undefined && Object.values(members).every((value) => isString(value))
       ? digest(JSON.stringify(members))
       : undefined;
   thumbprints.set(jwk, thumbprint);
@@ -83,7 +83,7 @@ function proofKey(jwk: Readonly<Record<string, unknown>>, algorithm: JwsAlgorith
     // The same key rules as `publicKey`: public members only, RSA 2048 bits or more, EC points on their curve.
     const spec = readPublicJwk(jwk);
     key =
-      typeof spec === 'string' || !spec.algorithms.includes(algorithm.name)
+      isString(spec) || !spec.algorithms.includes(algorithm.name)
         ? Promise.resolve(null)
         : importVerifyKey(spec, algorithm).catch(() => null);
     if (importedKeys.size >= IMPORTED_KEYS) importedKeys.delete(importedKeys.keys().next().value as string);
@@ -140,11 +140,11 @@ function proofAlgorithm(
   const fits =
     typ === 'dpop+jwt' &&
     policy.algorithms.has(alg) &&
-    typeof jti === 'string' &&
+    isString(jti) &&
     jti.length > 0 &&
     jti.length <= MAX_JTI_LENGTH &&
     htm === request.method &&
-    typeof htu === 'string' &&
+    isString(htu) &&
     URL.canParse(htu) &&
     normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
     typeof iat === 'number' &&
@@ -174,7 +174,7 @@ export async function checkProof(
     try {
       nonces = await policy.nonces(clock());
     } catch (error) {
-      console.error('agentward: the DPoP replay store failed to give a nonce; the proof is refused', errorText(error));
+      storeFailed('failed to give a nonce', error);
       return 'dpop-proof';
     }
     offeredNonces.set(request, nonces[0] as string);
@@ -217,9 +217,14 @@ async function alreadySeen(policy: DpopPolicy, key: string, expiresAtSec: number
   try {
     return (await policy.replay.seen(key, expiresAtSec, now)) !== false;
   } catch (error) {
-    console.error('agentward: the DPoP replay store failed; the proof is refused', errorText(error));
+    storeFailed('failed', error);
     return true;
   }
 }
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : error);
+/** A replay store that failed refuses the proof: said to the operator (`how` it failed), never to the client. */
+const storeFailed = (how: string, error: unknown) =>
+  console.error(
+    `agentward: the DPoP replay store ${how}; the proof is refused`,
+    error instanceof Error ? error.message : error,
+  );

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isString } from './jws/json.ts';
+import { freeze } from './jws/freeze.ts';
+
 const AUTH_ERROR = Symbol.for('agentward.AuthError');
 
 /** RFC 6749 §3.3 `scope-token`. */
 export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
+/** What `isScopeList` accepts, as the messages that refuse anything else say it. */
+export const SCOPE_LIST = 'a non-empty list of RFC 6749 scope tokens';
+
 /** A non-empty list of RFC 6749 scope tokens: what every `scopes` option and `AuthError`'s `scope` take. */
 export const isScopeList = (value: unknown): value is readonly string[] =>
-  Array.isArray(value) &&
-  value.length > 0 &&
-  value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
+  Array.isArray(value) && value.length > 0 && value.every((scope) => isString(scope) && SCOPE_TOKEN.test(scope));
 
 /**
  * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.
@@ -31,7 +35,7 @@ export class AuthError extends Error {
     if (scope !== undefined) {
       if (status !== 403) throw new RangeError('AuthError: scope is the answer of a 403 (insufficient_scope)');
       if (!isScopeList(scope)) {
-        throw new TypeError('AuthError: scope must be a non-empty list of RFC 6749 scope tokens');
+        throw new TypeError(`AuthError: scope must be ${SCOPE_LIST}`);
       }
     }
     super(status === 401 ? 'Unauthorized' : 'Forbidden');
@@ -39,7 +43,7 @@ export class AuthError extends Error {
     (this as { [AUTH_ERROR]?: true })[AUTH_ERROR] = true;
     this.name = 'AuthError';
     this.status = status;
-    if (scope !== undefined) this.scope = Object.freeze([...scope]);
+    if (scope !== undefined) this.scope = freeze([...scope]);
   }
 }
 
@@ -76,8 +80,7 @@ export function throwConfigError(helper: string, message: string): never {
 
 /** True for an `AuthError`, also one from another copy of this module (a bundle may hold two). */
 export function isAuthError(error: unknown): error is AuthError {
-  if (typeof error !== 'object' || error === null || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true)
-    return false;
+  if (!isObject(error) || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true) return false;
   const status = (error as AuthError).status;
   return status === 401 || status === 403;
 }

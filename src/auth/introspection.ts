@@ -2,6 +2,7 @@
 // Opaque access tokens (RFC 7662, design §17): the entry asks the authorization server whether a
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
+import { isObject, isString } from './jws/json.ts';
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
 import { boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
@@ -18,7 +19,7 @@ import { basicCredentials, formEncode } from './client-auth.ts';
 import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
-import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
+import { completePrincipal, deepFreeze, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
 import { verifiesAccessToken } from './presented-token.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
@@ -97,19 +98,19 @@ type Claims = Readonly<Record<string, unknown>>;
  */
 export function introspection(options: IntrospectionOptions): AuthFn {
   const helper = 'introspection()';
-  if (typeof options !== 'object' || options === null)
+  if (!isObject(options))
     throwConfigError(helper, 'options { endpoint or issuer, clientId, clientSecret, audience } are required');
   checkOptionNames(helper, options, [...OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
-  if (typeof clientId !== 'string' || clientId === '')
+  if (!isString(clientId) || clientId === '')
     throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
-  if (typeof clientSecret !== 'string' || clientSecret === '')
+  if (!isString(clientSecret) || clientSecret === '')
     throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
   if (!isNumberIn(timeoutMs, 1, 60_000, true))
     throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
   if (options.endpoint === undefined && issuer === undefined)
     throwConfigError(helper, 'give endpoint, or issuer to discover it');
-  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
+  if (issuer !== undefined && (!isString(issuer) || issuer === ''))
     throwConfigError(helper, 'issuer must be a non-empty string');
   const shared = readEntryOptions(helper, { ...options, issuer, cache: undefined, principal: options.principal });
   const cacheOptions = readCache(options.cache);
@@ -199,16 +200,16 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if (mapper !== undefined) return mapper(claims);
     const { sub, client_id: client, iss } = claims;
     // The subject as a user, else the client as a service.
-    const [id, type] = typeof sub === 'string' && sub !== '' ? [sub, 'user' as const] : [client, 'service' as const];
-    if (typeof id !== 'string' || id === '') return null;
-    const issuer = typeof iss === 'string' && iss !== '' ? { issuer: iss } : {};
+    const [id, type] = isString(sub) && sub !== '' ? [sub, 'user' as const] : [client, 'service' as const];
+    if (!isString(id) || id === '') return null;
+    const issuer = isString(iss) && iss !== '' ? { issuer: iss } : {};
     return makePrincipal({ id, type, authenticator: 'introspection', ...issuer, claims });
   };
 
   type Refuse = (reason: RefusalReason, iss?: unknown) => null;
   const refuser =
     (report: ReportRefusal | undefined): Refuse =>
-    (reason, iss) => (report?.('introspection', reason, undefined, typeof iss === 'string' ? iss : undefined), null);
+    (reason, iss) => (report?.('introspection', reason, undefined, isString(iss) ? iss : undefined), null);
   const silent: Refuse = () => null;
 
   /**
@@ -249,7 +250,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if (answer === 'inactive') return refuse('inactive');
     // A refresh token (or any other kind) the server calls active opens no API.
     const type = answer.token_type;
-    if (type !== undefined && !(typeof type === 'string' && ACCESS_TOKEN_TYPE.test(type)))
+    if (type !== undefined && !(isString(type) && ACCESS_TOKEN_TYPE.test(type)))
       return refuse('token-type', answer.iss);
     const failed = checkClaims(answer, policy, now(), false);
     if (failed !== null) return refuse(failed, answer.iss);
@@ -270,10 +271,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
         ? { ...mapped, authenticator: 'introspection' }
         : mapped,
     );
-    if (principal === null)
-      throw new TypeError(
-        `${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
-      );
+    if (principal === null) throw new TypeError(`${helper}: the principal mapper ${INVALID_PRINCIPAL}`);
     // Kept for the next Bearer request only when nothing but the clock could change the outcome.
     if (mapper === undefined && jkt === undefined && (answer.nbf === undefined || (answer.nbf as number) <= time))
       found.principal = principal;

@@ -15,7 +15,7 @@ import { checkOptionNames } from './options.ts';
 import { algorithmsFor, type AlgorithmName } from './jws/algorithms.ts';
 import { checkClaims, hasScopes, type ClaimsPolicy } from './jws/claims.ts';
 import type { CompactJws } from './jws/compact.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isObject, isString } from './jws/json.ts';
 import {
   importHmacVerifyKey,
   importVerifyKey,
@@ -27,7 +27,7 @@ import { keySetCache, readHttpsUrl } from './key-set.ts';
 import { clockOf, type InternalOptions } from './internal-options.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
 import { readCompactJws, skip, verifiedKey, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
-import { completePrincipal, principalOfClaims } from './principal.ts';
+import { completePrincipal, INVALID_PRINCIPAL, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
@@ -118,7 +118,7 @@ const KEY_SOURCES = ['secret', 'publicKey', 'jwksUrl'] as const;
  */
 export function jwt(options: JwtOptions): AuthFn {
   const helper = 'jwt()';
-  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be an object');
+  if (!isObject(options)) throwConfigError(helper, 'options must be an object');
   checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const given = KEY_SOURCES.filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
@@ -132,10 +132,10 @@ export function jwt(options: JwtOptions): AuthFn {
   let source: KeySource;
   if (given[0] === 'secret') {
     const given = options.secret;
-    if (typeof given !== 'string' && !(given instanceof Uint8Array))
+    if (!isString(given) && !(given instanceof Uint8Array))
       throwConfigError(helper, `secret must be a string or a Uint8Array; got ${kindOf(given)}`);
     // A copy: a later change to the caller's bytes does not change the key.
-    const secret = typeof given === 'string' ? new TextEncoder().encode(given) : new Uint8Array(given);
+    const secret = isString(given) ? new TextEncoder().encode(given) : new Uint8Array(given);
     if (secret.length < MIN_SECRET_BYTES)
       throwConfigError(helper, `secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
     if (isKeyShaped(secret))
@@ -147,7 +147,7 @@ export function jwt(options: JwtOptions): AuthFn {
     source = staticKeySource(algorithms, (algorithm) => importHmacVerifyKey(secret, algorithm));
   } else if (given[0] === 'publicKey') {
     const spec = readPublicKey(options.publicKey);
-    if (typeof spec === 'string') throwConfigError(helper, `publicKey ${spec}`);
+    if (isString(spec)) throwConfigError(helper, `publicKey ${spec}`);
     algorithms = readAlgorithms(helper, options.algorithms, spec.algorithms, `the publicKey (${describeKey(spec)})`);
     source = staticKeySource(algorithms, (algorithm) => importVerifyKey(spec, algorithm));
   } else {
@@ -226,7 +226,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     }
     if (mapper !== undefined) return mapped(claims, jws, refuse, key);
     const { sub, iss } = claims;
-    if (typeof sub !== 'string' || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
+    if (!isString(sub) || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
     // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
     const type = claims.client_id === sub || claims.azp === sub ? 'service' : 'user';
     const principal = principalOfClaims(sub, type, authenticator, iss as string | undefined, claims);
@@ -242,10 +242,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const input = await (mapper as JwtPrincipalMapper)(claims);
     if (input === null || input === undefined) return skip(refuse, 'no-subject', jws, claims);
     const principal = completePrincipal(input.authenticator === undefined ? { ...input, authenticator } : input);
-    if (principal === null)
-      throw new TypeError(
-        `${config.helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
-      );
+    if (principal === null) throw new TypeError(`${config.helper}: the principal mapper ${INVALID_PRINCIPAL}`);
     if (key !== undefined) cache?.put((jws as CompactJws).token, { claims, key, principal: undefined });
     return principal;
   }
@@ -267,7 +264,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     verifyRequest(request, (reason, jws, claims) => {
       // The unverified payload's `iss` too: it tells the operator whose token it was.
       const iss = (claims ?? (jws === null ? null : parseJsonObject(jws.payload)))?.iss;
-      report(authenticator, reason, jws?.header.kid, typeof iss === 'string' ? iss : undefined);
+      report(authenticator, reason, jws?.header.kid, isString(iss) ? iss : undefined);
       return null;
     });
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.

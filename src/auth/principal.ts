@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isRecord, isString } from './jws/json.ts';
+import { freeze } from './jws/freeze.ts';
 import type { Principal } from './types.ts';
 
 /** Returns the object it is given, so that a subclass constructor can stamp its private field onto it. */
@@ -28,14 +30,17 @@ class Issued extends Stamp {
 
 /** Freezes `value` and everything reachable from it through own enumerable members; cycles are fine. */
 export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
-  if (typeof value === 'object' && value !== null && !seen.has(value)) {
+  if (isObject(value) && !seen.has(value)) {
     seen.add(value);
-    Object.freeze(value);
+    freeze(value);
     // Recurse even when `value` was already frozen: a shallow freeze leaves its members mutable.
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key], seen);
   }
   return value;
 }
+
+/** What a caller is told when `completePrincipal` refuses a principal it was given. */
+export const INVALID_PRINCIPAL = 'returned an invalid principal (needs id, and type "user" or "service")';
 
 /**
  * Checks what an entry returned and builds the frozen principal that leaves the layer, or
@@ -44,19 +49,19 @@ export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
  * once, so a getter cannot answer differently after the check.
  */
 export function completePrincipal(value: unknown): Principal | null {
-  if (typeof value !== 'object' || value === null) return null;
+  if (!isObject(value)) return null;
   if (Issued.has(value)) return value as Principal;
   try {
     const { id, type, authenticator = 'custom', issuer, claims } = value as Record<string, unknown>;
-    if (typeof id !== 'string' || id === '') return null;
+    if (!isString(id) || id === '') return null;
     if (type !== 'user' && type !== 'service') return null;
-    if (typeof authenticator !== 'string' || authenticator === '') return null;
-    if (issuer !== undefined && typeof issuer !== 'string') return null;
-    if (claims !== undefined && (typeof claims !== 'object' || claims === null || Array.isArray(claims))) return null;
+    if (!isString(authenticator) || authenticator === '') return null;
+    if (issuer !== undefined && !isString(issuer)) return null;
+    if (claims !== undefined && !isRecord(claims)) return null;
     const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
     if (issuer !== undefined) principal.issuer = issuer;
     if (claims !== undefined) principal.claims = deepFreeze(claims as Record<string, unknown>);
-    Object.freeze(Issued.stamp(principal));
+    freeze(Issued.stamp(principal));
     return principal;
   } catch {
     // A throwing getter or claims that cannot be frozen (a typed array): not a valid principal.
@@ -80,6 +85,6 @@ export function principalOfClaims(
 ): Principal {
   const principal: Principal =
     issuer === undefined ? { id, type, authenticator, claims } : { id, type, authenticator, issuer, claims };
-  Object.freeze(Issued.stamp(principal));
+  freeze(Issued.stamp(principal));
   return principal;
 }

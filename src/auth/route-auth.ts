@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+import { isObject, isString } from './jws/json.ts';
+import { freeze } from './jws/freeze.ts';
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
 import {
@@ -10,7 +12,7 @@ import {
 } from './challenges.ts';
 import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
-import { completePrincipal, makePrincipal } from './principal.ts';
+import { completePrincipal, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
 import { keeping } from './presented-token.ts';
 import { offeredNonces } from './dpop-nonce.ts';
 import {
@@ -35,7 +37,7 @@ export const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', typ
  * `id` are refused (design §20): two callers would be one principal, and read each other's sessions.
  */
 export function authEntries(auth: AuthOption): readonly AuthFn[] {
-  if (typeof auth === 'string') return [apiToken(auth)];
+  if (isString(auth)) return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
   if (!Array.isArray(auth)) {
     throwConfigError(
@@ -56,7 +58,7 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
       );
     ids.add(id);
   });
-  return Object.freeze([...auth]);
+  return freeze([...auth]);
 }
 
 /** What `routeAuth()` returns: one request in, its outcome out. */
@@ -126,7 +128,7 @@ export interface RouteAuthOptions {
 export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Authenticate {
   const entries = authEntries(auth);
   const challenges = listChallenges(entries);
-  if (typeof options !== 'object' || options === null) throwConfigError(HELPER, 'options must be { onRefused? }');
+  if (!isObject(options)) throwConfigError(HELPER, 'options must be { onRefused? }');
   checkOptionNames(HELPER, options, ['onRefused']);
   const listener = options.onRefused;
   if (listener !== undefined && typeof listener !== 'function')
@@ -187,9 +189,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       }
       const principal = completePrincipal(outcome);
       if (principal === null) {
-        console.error(
-          'agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500',
-        );
+        console.error(`agentward: an auth entry ${INVALID_PRINCIPAL}; answering 500`);
         return refusing(request, 500, refusals);
       }
       // Once a tokenExchange() exists, the access token the entry verified is kept beside the principal, never in it (design §27).

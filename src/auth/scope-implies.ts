@@ -2,7 +2,9 @@
 // Scope hierarchies (design §29; MCP 2026-07-28: servers account for them): `scopeImplies`, read
 // once into what each scope implies: the handler's, and the entries' that check scopes (jwt, oidc,
 // introspection).
-import { isScopeList, SCOPE_TOKEN, throwConfigError } from './errors.ts';
+import { isRecord } from './jws/json.ts';
+import { freeze } from './jws/freeze.ts';
+import { isScopeList, SCOPE_LIST, SCOPE_TOKEN, throwConfigError } from './errors.ts';
 
 /** Each scope of `scopeImplies` with every scope a token holding it holds: itself and, transitively, what it implies. */
 export type ScopeImplies = ReadonlyMap<string, readonly string[]>;
@@ -14,14 +16,14 @@ export type ScopeImplies = ReadonlyMap<string, readonly string[]>;
  */
 export function readScopeImplies(helper: string, value: unknown): ScopeImplies | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.keys(value).length === 0)
+  if (!isRecord(value) || Object.keys(value).length === 0)
     throwConfigError(helper, "scopeImplies must be an object such as { 'agent:admin': ['agent:chat'] }");
   const implies = new Map<string, readonly string[]>();
   for (const [scope, implied] of Object.entries(value)) {
     if (!SCOPE_TOKEN.test(scope) || !isScopeList(implied))
       throwConfigError(
         helper,
-        `scopeImplies[${JSON.stringify(scope.slice(0, 64))}] must be a non-empty list of RFC 6749 scope tokens, under a scope token`,
+        `scopeImplies[${JSON.stringify(scope.slice(0, 64))}] must be ${SCOPE_LIST}, under a scope token`,
       );
     implies.set(scope, implied);
   }
@@ -33,7 +35,7 @@ export function readScopeImplies(helper: string, value: unknown): ScopeImplies |
     if (held === undefined) {
       const all = new Set([scope]);
       for (const next of implies.get(scope) ?? []) for (const name of visit(next, [...path, scope])) all.add(name);
-      closure.set(scope, (held = Object.freeze([...all])));
+      closure.set(scope, (held = freeze([...all])));
     }
     return held;
   };

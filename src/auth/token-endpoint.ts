@@ -2,8 +2,9 @@
 // The token endpoint's side of tokenExchange() (RFC 8693 §2.2, design §27): one POST, no redirect
 // followed, a bounded answer read in a bounded time, and what it means: the issued token, or the
 // error that names the OAuth `error` code and the HTTP status, never a token or the body.
+import { freeze } from './jws/freeze.ts';
 import { readBoundedBody } from './bounded-body.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isString } from './jws/json.ts';
 import type { InternalOptions } from './internal-options.ts';
 import { isNumberIn } from './options.ts';
 
@@ -48,22 +49,19 @@ export function exchanged(
 ): ExchangedToken {
   if (status < 200 || status > 299) {
     const error = answer?.error;
-    throw new TokenExchangeError(
-      typeof error === 'string' && OAUTH_ERROR.test(error) ? error : 'INVALID_RESPONSE',
-      status,
-    );
+    throw new TokenExchangeError(isString(error) && OAUTH_ERROR.test(error) ? error : 'INVALID_RESPONSE', status);
   }
   const { access_token, token_type, issued_token_type, expires_in, scope } = answer ?? {};
   if (
-    typeof access_token !== 'string' ||
+    !isString(access_token) ||
     access_token === '' ||
-    typeof token_type !== 'string' ||
-    typeof issued_token_type !== 'string' ||
+    !isString(token_type) ||
+    !isString(issued_token_type) ||
     (expires_in !== undefined && !isNumberIn(expires_in, 0, 1e9)) ||
-    (scope !== undefined && typeof scope !== 'string')
+    (scope !== undefined && !isString(scope))
   )
     throw new TokenExchangeError('INVALID_RESPONSE', status);
-  return Object.freeze({
+  return freeze({
     accessToken: access_token,
     tokenType: token_type,
     expiresAt: expires_in === undefined ? undefined : nowMs + (expires_in as number) * 1000,

@@ -6,7 +6,7 @@ import { basicCredentials, clientAssertion, type ClientPrivateKey } from './clie
 import { isScopeList, kindOf, throwConfigError } from './errors.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
 import { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
-import { parseJsonObject } from './jws/json.ts';
+import { parseJsonObject, isObject, isString } from './jws/json.ts';
 import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
 import { readHttpsUrl } from './key-set.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
@@ -81,15 +81,15 @@ const MARGIN_MS = 30_000;
  */
 export function tokenExchange(options: TokenExchangeOptions): Exchange {
   const helper = 'tokenExchange()';
-  if (typeof options !== 'object' || options === null)
+  if (!isObject(options))
     throwConfigError(helper, 'options { tokenEndpoint or issuer, clientId, clientSecret or privateKey } are required');
   checkOptionNames(helper, options, OPTION_NAMES);
   const { clientId, clientSecret, privateKey, issuer, timeoutMs = 5_000 } = options;
-  if (typeof clientId !== 'string' || clientId === '')
+  if (!isString(clientId) || clientId === '')
     throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
   if ((clientSecret === undefined) === (privateKey === undefined))
     throwConfigError(helper, 'give exactly one of clientSecret (client_secret_basic) and privateKey (private_key_jwt)');
-  if (clientSecret !== undefined && (typeof clientSecret !== 'string' || clientSecret === ''))
+  if (clientSecret !== undefined && (!isString(clientSecret) || clientSecret === ''))
     throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
   if (clientSecret !== undefined && (options.algorithm !== undefined || options.keyId !== undefined))
     throwConfigError(helper, 'algorithm and keyId go with privateKey, not clientSecret');
@@ -97,7 +97,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
     throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
   if (options.tokenEndpoint === undefined && issuer === undefined)
     throwConfigError(helper, 'give tokenEndpoint, or issuer to discover it');
-  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
+  if (issuer !== undefined && (!isString(issuer) || issuer === ''))
     throwConfigError(helper, 'issuer must be a non-empty string');
   const maxEntries = readCache(helper, options.cache);
   const internals: InternalOptions = { ...readInternalOptions(helper, options._internal), timeoutMs };
@@ -143,8 +143,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
 
   return async function exchange(principal, request = {}) {
     const params = readRequest(request);
-    const subject =
-      typeof principal === 'object' && principal !== null ? presentedToken(principal as Principal) : undefined;
+    const subject = isObject(principal) ? presentedToken(principal as Principal) : undefined;
     if (subject === undefined || expired(subject, principal as Principal, now() / 1000))
       throw new TokenExchangeError('NO_SUBJECT_TOKEN');
     // Keyed by the token's SHA-256: the cache keeps no caller's token.
@@ -179,8 +178,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
 
 function readCache(helper: string, value: unknown): number {
   if (value === false) return 0;
-  if (value !== undefined && (typeof value !== 'object' || value === null))
-    throwConfigError(helper, 'cache must be false or { maxEntries? }');
+  if (value !== undefined && !isObject(value)) throwConfigError(helper, 'cache must be false or { maxEntries? }');
   checkOptionNames(`${helper}: cache`, value ?? {}, ['maxEntries']);
   const { maxEntries = 1000 } = (value ?? {}) as { maxEntries?: unknown };
   if (!isNumberIn(maxEntries, 1, 100_000, true))
@@ -193,20 +191,20 @@ const list = (value: unknown): unknown[] => (value === undefined ? [] : Array.is
 /** The request's `audience`, `resource` and `scope` as lists, checked (an `AuthConfigError` names what is wrong). */
 function readRequest(request: unknown): { audience: string[]; resource: string[]; scope: string[] } {
   const helper = 'exchange()';
-  if (typeof request !== 'object' || request === null) throwConfigError(helper, 'the request must be an object');
+  if (!isObject(request)) throwConfigError(helper, 'the request must be an object');
   checkOptionNames(helper, request, ['audience', 'resource', 'scope']);
   const { audience, resource, scope } = request as ExchangeRequest;
   const audiences = list(audience);
-  if (!audiences.every((value) => typeof value === 'string' && value !== ''))
+  if (!audiences.every((value) => isString(value) && value !== ''))
     throwConfigError(helper, 'audience must be a non-empty string or a list of them');
   const resources = list(resource).map((value) => {
-    const url = (typeof value === 'string' || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
+    const url = (isString(value) || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
     // RFC 8707 §2: an absolute URI without a fragment.
     if (url === undefined || url.hash !== '' || String(value).includes('#'))
       throwConfigError(helper, 'resource must be an absolute URI without a fragment, or a list of them');
     return url.href;
   });
-  const scopes = typeof scope === 'string' ? scope.split(' ').filter(Boolean) : list(scope);
+  const scopes = isString(scope) ? scope.split(' ').filter(Boolean) : list(scope);
   if (scope !== undefined && !isScopeList(scopes))
     throwConfigError(helper, 'scope must be RFC 6749 scope tokens: a space-separated string or a list');
   return { audience: audiences as string[], resource: resources, scope: scopes as string[] };

@@ -1,4 +1,15 @@
 // SPDX-License-Identifier: MIT
+import { freeze } from './freeze.ts';
+
+/** Whether `value` is a string: the JSON kind most members must be. */
+export const isString = (value: unknown): value is string => typeof value === 'string';
+
+/** Whether `value` is an object, an array included (`typeof null` is `'object'` too, and is not one). */
+export const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+
+/** Whether `value` is an object other than an array: the shape of a JSON object, a JWK, an options record. */
+export const isRecord = (value: unknown): value is Record<string, unknown> => isObject(value) && !Array.isArray(value);
+
 const MAX_DEPTH = 32;
 /** A literal or a number (RFC 8259 §3, §6), from where a value starts. */
 const SCALAR = /true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
@@ -101,5 +112,5 @@ function value(depth: number): unknown {
       if (next !== 0x2c) return undefined;
     }
   }
-  return Object.freeze(container);
+  return freeze(container);
 }
