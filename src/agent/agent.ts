@@ -38,6 +38,7 @@ import {
 import { memoryStore } from './store.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
+import { invokeAgent, readTelemetry, type RunTrace } from './telemetry.ts';
 import type {
   Agent,
   AgentOptions,
@@ -99,6 +100,7 @@ export function createAgent(options: AgentOptions): Agent {
   } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits);
+  const telemetry = readTelemetry(options.telemetry, 'createAgent()');
   if (typeof name !== 'string' || name === '') throw invalidOption('name must be a non-empty string');
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
   if (typeof model !== 'function' && staticModel === undefined)
@@ -198,13 +200,15 @@ export function createAgent(options: AgentOptions): Agent {
     return session;
   }
 
-  async function send(message: string, sendOptions: SendOptions = {}): Promise<RunResult> {
+  /** A send; `trace`: its spans, with `telemetry` (design §28). */
+  async function send(message: string, sendOptions: SendOptions = {}, trace?: RunTrace): Promise<RunResult> {
     if (typeof message !== 'string' || message === '') throw invalidInput('message must be a non-empty string');
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
     const { signal } = sendOptions;
     const onUsage = checkHook(sendOptions.onUsage);
     const meter = checkHook<TurnMeter>(sendOptions.meter, 'meter');
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
+    trace?.conversation(sessionId);
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
     const owner = principal === undefined ? undefined : ownerKey(principal);
@@ -253,13 +257,14 @@ export function createAgent(options: AgentOptions): Agent {
             owner,
             onUsage,
             meter,
+            trace,
           });
         });
       }),
     );
   }
 
-  async function decide(approvalId: string, decision: DecideOptions): Promise<RunResult> {
+  async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
     if (typeof approvalId !== 'string' || approvalId === '')
       throw invalidInput('approvalId must be a non-empty string');
     if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
@@ -277,6 +282,7 @@ export function createAgent(options: AgentOptions): Agent {
     const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
     if (found === undefined) throw notFound();
     const { sessionId } = found;
+    trace?.conversation(sessionId);
     const events = runEvents(decision);
     return events.settle(
       turn(sessionId, async (turnStore) => {
@@ -329,12 +335,27 @@ export function createAgent(options: AgentOptions): Agent {
             owner,
             onUsage,
             meter,
+            trace,
           };
           return runLoop(limits, run, { pending, approved, reason });
         });
       }),
     );
   }
+
+  // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
+  const runSend =
+    telemetry === undefined
+      ? send
+      : (message: string, sendOptions?: SendOptions) =>
+          invokeAgent(telemetry, name, typeof message === 'string' ? message : undefined, (trace) =>
+            send(message, sendOptions, trace),
+          );
+  const runDecide =
+    telemetry === undefined
+      ? decide
+      : (approvalId: string, decision: DecideOptions) =>
+          invokeAgent(telemetry, name, undefined, (trace) => decide(approvalId, decision, trace));
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
     checkPrincipal(callOptions(call, options, ['principal'])?.principal);
@@ -408,15 +429,15 @@ export function createAgent(options: AgentOptions): Agent {
     awaitsApprovals:
       staticTools === undefined ||
       [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
-    send,
+    send: runSend,
     session(id: string) {
       return Object.freeze({
         id,
         send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) =>
-          send(message, { ...sessionOptions, sessionId: id }),
+          runSend(message, { ...sessionOptions, sessionId: id }),
       });
     },
-    decide,
+    decide: runDecide,
     async transcript(sessionId: string, options?: { principal?: Principal }) {
       const session = await callersSession(store, checkSessionId(sessionId), callerOf('transcript()', options));
       return { sessionId, messages: session.messages, audit: session.audit };

@@ -76,6 +76,7 @@ export const AGENT_OPTION_NAMES = [
   'sessions',
   'maxPendingApprovals',
   'limits',
+  'telemetry',
 ];
 export const SEND_OPTION_NAMES = ['principal', 'sessionId', 'metadata', 'signal', 'onEvent', 'onUsage', 'meter'];
 export const DECIDE_OPTION_NAMES = ['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage', 'meter'];

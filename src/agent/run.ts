@@ -8,6 +8,7 @@ import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { addUsage, modelTurn, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
 import { approvalNeeded, denial, runTool, toolSpecs, type Answer } from './tools.ts';
+import type { RunTrace } from './telemetry.ts';
 import type {
   Checkpoint,
   Message,
@@ -69,6 +70,8 @@ export interface RunStart {
   owner: OwnerKey | undefined;
   onUsage: UsageHook | undefined;
   meter: TurnMeter | undefined;
+  /** The run's spans (design §28), with `telemetry` only. */
+  trace?: RunTrace | undefined;
 }
 
 /** A paused run's call and what was decided on it. */
@@ -113,7 +116,8 @@ export function checkSize(bytes: number, sessionBytes: number): void {
  */
 export async function runLoop(limits: RunLimits, start: RunStart, decided?: Decision): Promise<RunResult> {
   const { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal } = limits;
-  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage, meter } = start;
+  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage, meter, trace } =
+    start;
   let { calls, step, text } = start;
   /** The usage of this call's model turns, added up (`RunResult.usage`). */
   let usage: Usage | undefined;
@@ -160,7 +164,9 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       const needed = tool === undefined ? false : await approvalNeeded(tool, call, messages);
       if (needed === true) return call;
       calls.shift();
-      record(needed === false ? await runTool(tool, call, toolContext, messages) : needed);
+      if (needed !== false) record(needed);
+      else if (trace === undefined) record(await runTool(tool, call, toolContext, messages));
+      else record(await trace.tool(call, undefined, () => runTool(tool, call, toolContext, messages)));
     }
     return undefined;
   }
@@ -202,6 +208,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     // The checkpoint first: a session whose call is unanswered always has one.
     await store.saveCheckpoint(checkpoint);
     await commit();
+    trace?.approvalRequested(call);
     emit({ type: 'approval-request', approval });
     emit({ type: 'step-finish' });
     return result('awaiting-approval', [copyRecord(approval)]);
@@ -211,9 +218,15 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   if (decided !== undefined) {
     const { pending, approved, reason } = decided;
     emit({ type: 'step-start' });
-    record(
-      approved ? await runTool(setup.tools.get(pending.name), pending, toolContext, messages) : denial(pending, reason),
-    );
+    const tool = setup.tools.get(pending.name);
+    if (trace === undefined)
+      record(approved ? await runTool(tool, pending, toolContext, messages) : denial(pending, reason));
+    else
+      record(
+        await trace.tool(pending, approved ? 'approved' : 'denied', () =>
+          approved ? runTool(tool, pending, toolContext, messages) : denial(pending, reason),
+        ),
+      );
   }
   // The tool loop: answer the open turn's calls, then ask the model again, up to `maxSteps` turns.
   for (;;) {
@@ -239,13 +252,10 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     const tally: TurnTally = { produced: 0 };
     let turn: Awaited<ReturnType<typeof modelTurn>>;
     try {
-      turn = await modelTurn(
-        setup.model,
-        signal === undefined ? request : { ...request, signal },
-        emit,
-        streaming,
-        tally,
-      );
+      const asked = signal === undefined ? request : { ...request, signal };
+      turn = await (trace === undefined
+        ? modelTurn(setup.model, asked, emit, streaming, tally)
+        : trace.chat(setup.model, asked, () => modelTurn(setup.model, asked, emit, streaming, tally)));
     } catch (error) {
       // A turn that failed or was aborted spent what it spent; its own error stays the run's.
       await settle?.(turnSpent(tally, estimate)).catch(() => undefined);

@@ -70,6 +70,8 @@ interface Part {
  */
 export function aiSdkModel(model: AiSdkLanguageModel): Model {
   return {
+    provider: model.provider,
+    modelId: model.modelId,
     async generate(request) {
       let result: Awaited<ReturnType<AiSdkLanguageModel['doGenerate']>>;
       try {

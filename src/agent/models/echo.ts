@@ -15,6 +15,8 @@ const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
 export function echoModel(options?: Readonly<Record<string, never>>): Model {
   refuseOptions('echoModel()', options);
   return {
+    provider: 'agentward',
+    modelId: 'echo',
     async generate(request) {
       return answer(request);
     },

@@ -1,0 +1,256 @@
+// OpenTelemetry spans of a run (design §28), in the GenAI conventions, made through any tracer
+// shaped like `@opentelemetry/api`'s `Tracer`: nothing here imports OpenTelemetry. Without the
+// `telemetry` option nothing of this module runs, and nothing is allocated for it.
+import { checkOptionNames, kindOf } from '../auth/internal.ts';
+import { AgentError, configError } from './errors.ts';
+import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
+
+/** An attribute's value, as OpenTelemetry takes it. */
+export type SpanAttributeValue = string | number | boolean | string[];
+export type SpanAttributes = Record<string, SpanAttributeValue>;
+
+/** What the agent calls on a span: the part of `@opentelemetry/api`'s `Span` it uses. */
+export interface TelemetrySpan {
+  setAttribute(key: string, value: SpanAttributeValue): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException?(exception: Error): unknown;
+  addEvent?(name: string, attributes?: SpanAttributes): unknown;
+  end(): void;
+}
+
+/** The options of a span, as `@opentelemetry/api` takes them: `kind` 0 INTERNAL, 1 SERVER, 2 CLIENT. */
+export interface TelemetrySpanOptions {
+  kind: number;
+  attributes: SpanAttributes;
+  links?: { context: { traceId: string; spanId: string; traceFlags: number; isRemote: boolean } }[];
+}
+
+/**
+ * Anything shaped like `@opentelemetry/api`'s `Tracer`: `startActiveSpan` (the agent's spans nest
+ * under the span active when it is called, and its own spans nest under it), or else `startSpan`.
+ */
+export interface TelemetryTracer {
+  startActiveSpan?<T>(name: string, options: TelemetrySpanOptions, fn: (span: TelemetrySpan) => T): T;
+  startSpan?(name: string, options: TelemetrySpanOptions): TelemetrySpan;
+}
+
+/** The `telemetry` option of `createAgent`, `agentHandler` and `serve` (design §28). */
+export interface TelemetryOptions {
+  tracer: TelemetryTracer;
+  /** Message contents, instructions, tool arguments and results as span attributes; default `false`. */
+  recordContent?: boolean;
+  /** The principal as `enduser.id` (and its issuer) on the handler's span; default `true`. */
+  recordPrincipal?: boolean;
+}
+
+/** The option, checked. */
+export interface Telemetry {
+  readonly tracer: TelemetryTracer;
+  readonly recordContent: boolean;
+  readonly recordPrincipal: boolean;
+}
+
+export const SPAN_KIND = { INTERNAL: 0, SERVER: 1, CLIENT: 2 } as const;
+const STATUS_ERROR = 2;
+
+/** `telemetry` checked at creation (`helper` names the factory), or `undefined` when absent. */
+export function readTelemetry(value: unknown, helper: string): Telemetry | undefined {
+  if (value === undefined) return undefined;
+  const fail = (what: string) => configError(`${helper}: telemetry${what}`);
+  if (typeof value !== 'object' || value === null)
+    throw fail(` must be { tracer, recordContent?, recordPrincipal? }; got ${kindOf(value)}`);
+  checkOptionNames(`${helper}: telemetry`, value, ['tracer', 'recordContent', 'recordPrincipal']);
+  const { tracer, recordContent = false, recordPrincipal = true } = value as TelemetryOptions;
+  if (
+    typeof tracer !== 'object' ||
+    tracer === null ||
+    (typeof tracer.startActiveSpan !== 'function' && typeof tracer.startSpan !== 'function')
+  )
+    throw fail(`.tracer must be an OpenTelemetry Tracer (startActiveSpan or startSpan); got ${kindOf(tracer)}`);
+  if (typeof recordContent !== 'boolean') throw fail('.recordContent must be true or false');
+  if (typeof recordPrincipal !== 'boolean') throw fail('.recordPrincipal must be true or false');
+  return Object.freeze({ tracer, recordContent, recordPrincipal });
+}
+
+/**
+ * `error.type` of a failure: the agent's error code (`MODEL_ERROR`, `SESSION_FULL`…), a store's
+ * `STORE_UNAVAILABLE`, an abort's `AbortError`, else `_OTHER` (the conventions' fallback).
+ */
+export function errorType(error: unknown): string {
+  if (error instanceof AgentError) return error.code;
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  if (code === 'STORE_UNAVAILABLE') return code;
+  return name === 'AbortError' || name === 'TimeoutError' ? name : '_OTHER';
+}
+
+/** Marks `span` failed: status ERROR and `error.type`; the message and exception only of the agent's own errors (another's may hold internals). */
+export function spanFailed(span: TelemetrySpan, error: unknown, type = errorType(error)): void {
+  span.setAttribute('error.type', type);
+  if (error instanceof AgentError) {
+    span.setStatus({ code: STATUS_ERROR, message: error.message });
+    span.recordException?.(error);
+  } else span.setStatus({ code: STATUS_ERROR });
+}
+
+/**
+ * Runs `body` in a span that ends when it settles (ERROR when it throws): active while it runs
+ * when the tracer has `startActiveSpan`, so that spans started inside nest under it.
+ */
+export function inSpan<T>(
+  tracer: TelemetryTracer,
+  name: string,
+  options: TelemetrySpanOptions,
+  body: (span: TelemetrySpan) => Promise<T>,
+): Promise<T> {
+  const run = async (span: TelemetrySpan): Promise<T> => {
+    try {
+      return await body(span);
+    } catch (error) {
+      spanFailed(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+  return typeof tracer.startActiveSpan === 'function'
+    ? tracer.startActiveSpan(name, options, run)
+    : run((tracer.startSpan as NonNullable<TelemetryTracer['startSpan']>)(name, options));
+}
+
+/** The conventions' message form (`gen_ai.input.messages`): role and parts. */
+function conventionMessages(messages: readonly Message[]): string {
+  return JSON.stringify(
+    messages.map((message) => {
+      if (message.role === 'tool')
+        return {
+          role: 'tool',
+          parts: [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }],
+        };
+      const parts: unknown[] = message.content === '' ? [] : [{ type: 'text', content: message.content }];
+      if (message.role === 'assistant')
+        for (const call of message.toolCalls ?? [])
+          parts.push({ type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments });
+      return { role: message.role, parts };
+    }),
+  );
+}
+
+/** The GenAI well-known provider name of a model's provider string (`openai.chat` → `openai`). */
+const providerName = (model: Model) => model.provider?.split('.')[0];
+
+/** The spans of one run inside its `invoke_agent` span: each model turn and each tool call. */
+export interface RunTrace {
+  /** The session, once known: `gen_ai.conversation.id`. */
+  conversation(sessionId: string): void;
+  chat<T extends { text: string; toolCalls: ToolCall[]; usage?: Usage }>(
+    model: Model,
+    request: ModelRequest,
+    turn: () => Promise<T>,
+  ): Promise<T>;
+  tool<T extends { message: Message; event: { type: string } }>(
+    call: ToolCall,
+    approval: 'approved' | 'denied' | undefined,
+    answer: () => T | Promise<T>,
+  ): Promise<T>;
+  /** The run paused at `call` for an approval. */
+  approvalRequested(call: ToolCall): void;
+}
+
+/**
+ * A run of agent `agent` (`send` or `decide`) in its `invoke_agent {agent}` span; `asked` is the
+ * user's message of a send (content, with `recordContent`).
+ */
+export function invokeAgent(
+  telemetry: Telemetry,
+  agent: string,
+  asked: string | undefined,
+  run: (trace: RunTrace) => Promise<RunResult>,
+): Promise<RunResult> {
+  const { tracer, recordContent } = telemetry;
+  const attributes: SpanAttributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': agent };
+  if (recordContent && asked !== undefined)
+    attributes['gen_ai.input.messages'] = conventionMessages([{ role: 'user', content: asked }]);
+  return inSpan(tracer, `invoke_agent ${agent}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
+    const trace: RunTrace = {
+      conversation: (sessionId) => span.setAttribute('gen_ai.conversation.id', sessionId),
+      chat: (model, request, turn) => chatSpan(telemetry, model, request, turn),
+      tool: (call, approval, answer) => toolSpan(telemetry, call, approval, answer),
+      approvalRequested(call) {
+        span.addEvent?.('agentward.approval.requested', {
+          'gen_ai.tool.name': call.name,
+          'gen_ai.tool.call.id': call.id,
+        });
+      },
+    };
+    const result = await run(trace);
+    span.setAttribute('agentward.run.status', result.status);
+    if (result.usage !== undefined) {
+      span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
+      span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
+    }
+    if (recordContent && result.text !== '')
+      span.setAttribute('gen_ai.output.messages', conventionMessages([{ role: 'assistant', content: result.text }]));
+    return result;
+  });
+}
+
+/** One model turn in its `chat {model}` span (CLIENT). */
+function chatSpan<T extends { text: string; toolCalls: ToolCall[]; usage?: Usage }>(
+  { tracer, recordContent }: Telemetry,
+  model: Model,
+  request: ModelRequest,
+  turn: () => Promise<T>,
+): Promise<T> {
+  const attributes: SpanAttributes = { 'gen_ai.operation.name': 'chat' };
+  const provider = providerName(model);
+  if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
+  if (model.modelId !== undefined) attributes['gen_ai.request.model'] = model.modelId;
+  const { temperature, maxOutputTokens, topP, stopSequences } = request.settings ?? {};
+  if (temperature !== undefined) attributes['gen_ai.request.temperature'] = temperature;
+  if (maxOutputTokens !== undefined) attributes['gen_ai.request.max_tokens'] = maxOutputTokens;
+  if (topP !== undefined) attributes['gen_ai.request.top_p'] = topP;
+  if (stopSequences !== undefined) attributes['gen_ai.request.stop_sequences'] = stopSequences;
+  if (recordContent) {
+    if (request.instructions !== '')
+      attributes['gen_ai.system_instructions'] = JSON.stringify([{ type: 'text', content: request.instructions }]);
+    attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
+  }
+  const name = model.modelId === undefined ? 'chat' : `chat ${model.modelId}`;
+  return inSpan(tracer, name, { kind: SPAN_KIND.CLIENT, attributes }, async (span) => {
+    const result = await turn();
+    if (result.usage !== undefined) {
+      span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
+      span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
+    }
+    span.setAttribute('gen_ai.response.finish_reasons', [result.toolCalls.length > 0 ? 'tool_calls' : 'stop']);
+    if (recordContent) {
+      const answer: Message = { role: 'assistant', content: result.text };
+      if (result.toolCalls.length > 0) answer.toolCalls = result.toolCalls;
+      span.setAttribute('gen_ai.output.messages', conventionMessages([answer]));
+    }
+    return result;
+  });
+}
+
+/** One tool call in its `execute_tool {tool}` span; a call answered with an error is ERROR, `error.type` `TOOL_ERROR`. */
+function toolSpan<T extends { message: Message; event: { type: string } }>(
+  { tracer, recordContent }: Telemetry,
+  call: ToolCall,
+  approval: 'approved' | 'denied' | undefined,
+  answer: () => T | Promise<T>,
+): Promise<T> {
+  const attributes: SpanAttributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': call.name,
+    'gen_ai.tool.call.id': call.id,
+    'gen_ai.tool.type': 'function',
+  };
+  if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
+  if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
+  return inSpan(tracer, `execute_tool ${call.name}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
+    const result = await answer();
+    if (recordContent) span.setAttribute('gen_ai.tool.call.result', result.message.content);
+    if (result.event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
+    return result;
+  });
+}
