@@ -62,8 +62,13 @@ export type ReportingEntry = (request: Request, report: ReportRefusal) => unknow
 export interface RequestRefusals {
   readonly report: ReportRefusal;
   /** Tells the listener, if an entry refused a token; what the listener throws is logged, never the answer. */
-  tell(): void;
+  tell(response: Response): void;
 }
+
+/** The refusal told of each refused response, for the route handler's span (design §28). */
+const told = new WeakMap<Response, Refusal>();
+/** What `onRefused` heard of the request `response` refused, if anything. */
+export const refusalOf = (response: Response): Refusal | undefined => told.get(response);
 
 export function requestRefusals(listener: RefusalListener): RequestRefusals {
   let best: Refusal | undefined;
@@ -76,8 +81,9 @@ export function requestRefusals(listener: RefusalListener): RequestRefusals {
       if (iss !== undefined) refusal.iss = iss.slice(0, MAX_REPORTED);
       best = Object.freeze(refusal);
     },
-    tell() {
+    tell(response) {
       if (best === undefined) return;
+      told.set(response, best);
       try {
         const result = listener(best) as unknown;
         if (result instanceof Promise)

@@ -133,8 +133,9 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     refusals: RequestRefusals | undefined,
     lines: readonly string[] = [],
   ): AuthResult => {
-    if (status !== 500) refusals?.tell();
-    return { ok: false, response: authResponse(status, lines) };
+    const response = authResponse(status, lines);
+    if (status !== 500) refusals?.tell(response);
+    return { ok: false, response };
   };
 
   const authenticate = async (request: Request): Promise<AuthResult> => {

@@ -22,7 +22,9 @@ import { protectedResourceRoute, type ProtectedResourceOptions } from './protect
 import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
-import { matchRoute, scopeGroup, serveRoute, TURNS } from './routes.ts';
+import { matchRoute, scopeGroup, serveRoute, TURNS, type Route } from './routes.ts';
+import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
+import { tracedRequest, type RequestTrace } from './telemetry.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -58,6 +60,13 @@ export interface AgentHandlerOptions {
    * `Retry-After` and the RateLimit fields. Counted in `store` (default: this process's memory).
    */
   limits?: LimitsOptions;
+  /**
+   * OpenTelemetry (design §28): each request in an `agentward {operation}` span with the auth
+   * outcome, the refusing limit and the principal (`enduser.id`, unless `recordPrincipal: false`),
+   * and each MCP `tools/call` in a span of its own. Never a token, a password or an `Authorization`
+   * value. Give the agent the same option (`createAgent({ telemetry })`) for the run's spans.
+   */
+  telemetry?: TelemetryOptions;
 }
 
 export type { RouteScopes } from './scopes.ts';
@@ -71,6 +80,7 @@ export const HANDLER_OPTION_NAMES = Object.freeze([
   'scopes',
   'mcp',
   'limits',
+  'telemetry',
 ]);
 
 /** The name the option errors start with. */
@@ -155,8 +165,10 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       `${helper}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
     );
   }
-  const authenticate =
-    options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
+  const telemetry = readTelemetry(options.telemetry, helper);
+  // With telemetry the refusals are always heard: the span names the reason (design §28).
+  const onRefused = telemetry === undefined ? options.onRefused : (options.onRefused ?? ignoreRefusal);
+  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused });
   const metadata =
     options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);
   // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
@@ -176,6 +188,27 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       if (pathname === undefined) return errorReply(400, 'Bad Request');
       if (pathname === metadata?.path) return metadata.respond(request) as Response;
       const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
+      if (telemetry !== undefined)
+        return await tracedRequest(
+          telemetry,
+          request.method,
+          route,
+          (trace) => answer(request, route, trace),
+          failureReply,
+        );
+      return await answer(request, route, undefined);
+    } catch (error) {
+      return failureReply(error);
+    }
+  };
+
+  /** A request on its route (or none: 404 after auth), through the order of design §25; `trace`: its span's, with telemetry. */
+  async function answer(
+    request: RouteRequest,
+    route: Route | undefined,
+    trace: RequestTrace | undefined,
+  ): Promise<Reply> {
+    {
       // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
       const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;
       if (refused !== undefined) return refused;
@@ -186,8 +219,12 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
           authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
         // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
         const result = limits?.failures ? await limits.admit(request, run) : await run();
-        if (!result.ok) return result.response;
+        if (!result.ok) {
+          trace?.refused(result.response);
+          return result.response;
+        }
         principal = request.principal = result.principal;
+        trace?.accepted(principal);
       }
       if (route === undefined) return errorReply(404, 'Not Found');
       if (!(route.methods as readonly string[]).includes(request.method)) {
@@ -210,6 +247,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
           principal,
           (scopes) => (authenticate as Authenticate).insufficientScope(request, scopes),
           limited,
+          telemetry,
         );
       }
       if (limits === undefined || route.name === 'health')
@@ -217,8 +255,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       return await limits.run(caller!, TURNS.has(route.name), (meter) =>
         serveRoute(agent, route, request, principal, meter),
       );
-    } catch (error) {
-      return failureReply(error);
     }
-  };
+  }
 }
+
+const ignoreRefusal = () => undefined;

@@ -8,6 +8,8 @@ import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
 import { errorReply, jsonReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { VERSION } from './version.ts';
+import type { Telemetry } from '../agent/telemetry.ts';
+import { tracedToolCall } from './telemetry.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -257,6 +259,7 @@ export async function mcpRoute(
   principal: Principal | undefined,
   insufficientScope: (scopes: readonly string[]) => Reply,
   limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
+  telemetry?: Telemetry,
 ): Promise<Reply> {
   const header = request.headers.get('mcp-protocol-version');
   const bytes = await readBodyBytes(request);
@@ -319,6 +322,10 @@ export async function mcpRoute(
           ? result
           : answer(result as unknown as Record<string, unknown>);
       };
+      if (telemetry !== undefined)
+        return tracedToolCall(telemetry, id, name, params._meta, () =>
+          limit === undefined ? call(undefined) : limit(call),
+        );
       return limit === undefined ? call(undefined) : limit(call);
     }
     default:

@@ -1,0 +1,154 @@
+// The route handler's spans (design §28): `agentward {operation}` around each request, with the
+// auth outcome, the refusing limit and the principal, and an MCP `tools/call` span. Reached only
+// with the `telemetry` option; never a token, a password, a cookie or an Authorization value.
+import { inSpan, SPAN_KIND, spanFailed, type Telemetry, type TelemetrySpan } from '../agent/telemetry.ts';
+import type { Principal } from '../agent/types.ts';
+import { refusalOf } from '../auth/internal.ts';
+import { JsonReply, type Reply } from './responses.ts';
+import { scopeGroup, type Route } from './routes.ts';
+
+/** What the handler tells the span of one request as it goes. */
+export interface RequestTrace {
+  accepted(principal: Principal): void;
+  refused(response: Response): void;
+}
+
+const OPERATION_OF_GROUP: Readonly<Record<string, string>> = {
+  send: 'send',
+  approve: 'decide',
+  read: 'read',
+  sessions: 'sessions',
+  mcp: 'mcp',
+};
+
+/**
+ * The operation of design §25 a resolved route performs, for the span's name: `send`, `decide`,
+ * `read`, `sessions`, `mcp`, `health`, or `unknown` for a path that names no route.
+ */
+export function operationOf(route: Route | undefined, method: string): string {
+  if (route === undefined) return 'unknown';
+  if (route.name === 'health') return 'health';
+  return OPERATION_OF_GROUP[scopeGroup(route, method) ?? ''] ?? 'unknown';
+}
+
+const headerOf = (reply: Reply, name: string): string | null | undefined =>
+  reply instanceof JsonReply ? reply.headers[name] : reply.headers.get(name);
+
+/** The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`). */
+const limitPolicy = (reply: Reply) => /^"([a-z-]+)"/.exec(headerOf(reply, 'ratelimit') ?? '')?.[1];
+
+/**
+ * Answers `request` inside its `agentward {operation}` span (INTERNAL; under the active span of an
+ * HTTP instrumentation, when there is one). What `answer` throws becomes `failed`'s reply, inside the span.
+ */
+export function tracedRequest(
+  telemetry: Telemetry,
+  method: string,
+  route: Route | undefined,
+  answer: (trace: RequestTrace) => Promise<Reply>,
+  failed: (error: unknown) => Reply,
+): Promise<Reply> {
+  const operation = operationOf(route, method);
+  const attributes = { 'agentward.operation': operation, 'http.request.method': method };
+  return inSpan(telemetry.tracer, `agentward ${operation}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
+    const trace: RequestTrace = {
+      accepted(principal) {
+        span.setAttribute('agentward.auth.outcome', 'accepted');
+        span.setAttribute('agentward.auth.authenticator', principal.authenticator);
+        if (!telemetry.recordPrincipal) return;
+        span.setAttribute('enduser.id', principal.id);
+        if (principal.issuer !== undefined) span.setAttribute('agentward.principal.issuer', principal.issuer);
+      },
+      refused(response) {
+        // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
+        if (response.status === 429) return;
+        span.setAttribute('agentward.auth.outcome', 'refused');
+        const refusal = refusalOf(response);
+        if (refusal === undefined) return;
+        span.setAttribute('agentward.auth.authenticator', refusal.entry);
+        span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
+      },
+    };
+    let reply: Reply;
+    try {
+      reply = await answer(trace);
+    } catch (error) {
+      reply = failed(error);
+    }
+    replied(span, reply);
+    return reply;
+  });
+}
+
+/** The status of the answer; a 429's policy; a 5xx is an ERROR (a 4xx is the caller's, not the server's). */
+function replied(span: TelemetrySpan, reply: Reply): void {
+  span.setAttribute('http.response.status_code', reply.status);
+  if (reply.status === 429) {
+    const policy = limitPolicy(reply);
+    if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
+  }
+  if (reply.status >= 500) spanFailed(span, undefined, String(reply.status));
+}
+
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+/**
+ * The span context of a W3C `traceparent` (Trace Context §3.2), read as plain data: version
+ * `ff`, an all-zero id, a version-00 value with more after it, or anything not a string is none.
+ */
+export function parseTraceparent(
+  value: unknown,
+): { traceId: string; spanId: string; traceFlags: number; isRemote: true } | undefined {
+  if (typeof value !== 'string' || value.length > 512) return undefined;
+  const match = TRACEPARENT.exec(value);
+  if (match === null) return undefined;
+  const [, version, traceId, spanId, flags, rest] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ];
+  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
+  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
+  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
+}
+
+/** The tools the MCP route serves: names of spans; any other name stays an attribute only (cardinality). */
+const MCP_TOOL_NAMES = new Set(['ask', 'decide']);
+
+/**
+ * An MCP `tools/call` in its span (SERVER, the MCP conventions): `mcp.method.name`,
+ * `jsonrpc.request.id`, `gen_ai.tool.name`, and `params._meta.traceparent` as a link. A JSON-RPC
+ * error sets `error.type` to its code, a tool result with `isError` to `tool_error`.
+ */
+export function tracedToolCall(
+  telemetry: Telemetry,
+  id: string | number,
+  tool: string,
+  meta: unknown,
+  call: () => Promise<Reply>,
+): Promise<Reply> {
+  const attributes = {
+    'mcp.method.name': 'tools/call',
+    'jsonrpc.request.id': String(id),
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool.slice(0, 64),
+  };
+  const parent = parseTraceparent((meta as { traceparent?: unknown } | null | undefined)?.traceparent);
+  const name = MCP_TOOL_NAMES.has(tool) ? `tools/call ${tool}` : 'tools/call';
+  const options = { kind: SPAN_KIND.SERVER, attributes, ...(parent !== undefined && { links: [{ context: parent }] }) };
+  return inSpan(telemetry.tracer, name, options, async (span) => {
+    const reply = await call();
+    if (reply instanceof JsonReply) {
+      const { error, result } = JSON.parse(reply.text) as {
+        error?: { code?: unknown };
+        result?: { isError?: unknown };
+      };
+      if (error !== undefined) spanFailed(span, undefined, String(error.code));
+      else if (result?.isError === true) spanFailed(span, undefined, 'tool_error');
+    }
+    return reply;
+  });
+}
