@@ -38,7 +38,7 @@ import {
 import { memoryStore } from './store.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
-import { invokeAgent, readTelemetry, type RunTrace } from './telemetry.ts';
+import { AgentTracing, readTelemetry, type RunTrace } from './telemetry.ts';
 import type {
   Agent,
   AgentOptions,
@@ -102,6 +102,7 @@ export function createAgent(options: AgentOptions): Agent {
   const sessionBytes = readLimits(options.limits);
   const telemetry = readTelemetry(options.telemetry, 'createAgent()');
   if (typeof name !== 'string' || name === '') throw invalidOption('name must be a non-empty string');
+  const tracing = telemetry === undefined ? undefined : new AgentTracing(telemetry, name);
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
   if (typeof model !== 'function' && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
@@ -345,17 +346,14 @@ export function createAgent(options: AgentOptions): Agent {
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
   const runSend =
-    telemetry === undefined
+    tracing === undefined
       ? send
       : (message: string, sendOptions?: SendOptions) =>
-          invokeAgent(telemetry, name, typeof message === 'string' ? message : undefined, (trace) =>
-            send(message, sendOptions, trace),
-          );
+          tracing.invoke(typeof message === 'string' ? message : undefined, message, sendOptions, send);
   const runDecide =
-    telemetry === undefined
+    tracing === undefined
       ? decide
-      : (approvalId: string, decision: DecideOptions) =>
-          invokeAgent(telemetry, name, undefined, (trace) => decide(approvalId, decision, trace));
+      : (approvalId: string, decision: DecideOptions) => tracing.invoke(undefined, approvalId, decision, decide);
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
     checkPrincipal(callOptions(call, options, ['principal'])?.principal);

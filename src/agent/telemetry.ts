@@ -102,7 +102,7 @@ export function inSpan<T>(
   options: TelemetrySpanOptions,
   body: (span: TelemetrySpan) => Promise<T>,
 ): Promise<T> {
-  const run = async (span: TelemetrySpan): Promise<T> => {
+  return withSpan(tracer, name, options, async (span: TelemetrySpan): Promise<T> => {
     try {
       return await body(span);
     } catch (error) {
@@ -111,10 +111,19 @@ export function inSpan<T>(
     } finally {
       span.end();
     }
-  };
+  });
+}
+
+/** `fn` of a new span, active while `fn` runs where the tracer can; `fn` ends it. */
+function withSpan<T>(
+  tracer: TelemetryTracer,
+  name: string,
+  options: TelemetrySpanOptions,
+  fn: (span: TelemetrySpan) => T,
+): T {
   return typeof tracer.startActiveSpan === 'function'
-    ? tracer.startActiveSpan(name, options, run)
-    : run((tracer.startSpan as NonNullable<TelemetryTracer['startSpan']>)(name, options));
+    ? tracer.startActiveSpan(name, options, fn)
+    : fn((tracer.startSpan as NonNullable<TelemetryTracer['startSpan']>)(name, options));
 }
 
 /** The conventions' message form (`gen_ai.input.messages`): role and parts. */
@@ -138,119 +147,204 @@ function conventionMessages(messages: readonly Message[]): string {
 /** The GenAI well-known provider name of a model's provider string (`openai.chat` → `openai`). */
 const providerName = (model: Model) => model.provider?.split('.')[0];
 
-/** The spans of one run inside its `invoke_agent` span: each model turn and each tool call. */
-export interface RunTrace {
-  /** The session, once known: `gen_ai.conversation.id`. */
-  conversation(sessionId: string): void;
-  chat<T extends { text: string; toolCalls: ToolCall[]; usage?: Usage }>(
-    model: Model,
-    request: ModelRequest,
-    turn: () => Promise<T>,
-  ): Promise<T>;
-  tool<T extends { message: Message; event: { type: string } }>(
-    call: ToolCall,
-    approval: 'approved' | 'denied' | undefined,
-    answer: () => T | Promise<T>,
-  ): Promise<T>;
-  /** The run paused at `call` for an approval. */
-  approvalRequested(call: ToolCall): void;
+const STOP = ['stop'];
+const TOOL_CALLS = ['tool_calls'];
+
+/** What a model turn answers, as far as its span reads it. */
+type TurnResult = { text: string; toolCalls: ToolCall[]; usage?: Usage };
+/** A `chat {model}` span's name and options. */
+type ChatSpan = { readonly name: string; readonly options: TelemetrySpanOptions };
+/** What a tool call is answered with, as far as its span reads it. */
+type ToolAnswer = { message: Message; event: { type: string } };
+
+/**
+ * The spans of one agent (`createAgent({ telemetry })`): what is the same for all its runs is
+ * made once (the run's span name and options; a model turn's, per model and settings, unless
+ * contents are recorded), so that a traced send allocates little more than the spans themselves.
+ */
+export class AgentTracing {
+  readonly telemetry: Telemetry;
+  readonly #name: string;
+  readonly #options: TelemetrySpanOptions;
+  #model: Model | undefined;
+  #settings: ModelRequest['settings'];
+  #chat: ChatSpan | undefined;
+
+  constructor(telemetry: Telemetry, agent: string) {
+    this.telemetry = telemetry;
+    this.#name = `invoke_agent ${agent}`;
+    this.#options = {
+      kind: SPAN_KIND.INTERNAL,
+      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': agent },
+    };
+  }
+
+  /**
+   * `run(first, second, trace)` (`send` or `decide` and their arguments) in its `invoke_agent {agent}`
+   * span; `asked`: a send's message (content, with `recordContent`). No closure per run but the tracer's.
+   */
+  invoke<A, B>(
+    asked: string | undefined,
+    first: A,
+    second: B,
+    run: (first: A, second: B, trace: RunTrace) => Promise<RunResult>,
+  ): Promise<RunResult> {
+    let options = this.#options;
+    if (this.telemetry.recordContent && asked !== undefined)
+      options = {
+        kind: options.kind,
+        attributes: {
+          ...options.attributes,
+          'gen_ai.input.messages': conventionMessages([{ role: 'user', content: asked }]),
+        },
+      };
+    return withSpan(this.telemetry.tracer, this.#name, options, (span) =>
+      invoked(new RunTrace(this, span), first, second, run),
+    );
+  }
+
+  /** The name and options of a `chat {model}` span (CLIENT) of `model` with `request`'s settings. */
+  chatSpan(model: Model, request: ModelRequest): ChatSpan {
+    const { settings } = request;
+    if (
+      this.#chat !== undefined &&
+      model === this.#model &&
+      settings === this.#settings &&
+      !this.telemetry.recordContent
+    )
+      return this.#chat;
+    const attributes: SpanAttributes = { 'gen_ai.operation.name': 'chat' };
+    const provider = providerName(model);
+    if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
+    if (model.modelId !== undefined) attributes['gen_ai.request.model'] = model.modelId;
+    const { temperature, maxOutputTokens, topP, stopSequences } = settings ?? {};
+    if (temperature !== undefined) attributes['gen_ai.request.temperature'] = temperature;
+    if (maxOutputTokens !== undefined) attributes['gen_ai.request.max_tokens'] = maxOutputTokens;
+    if (topP !== undefined) attributes['gen_ai.request.top_p'] = topP;
+    if (stopSequences !== undefined) attributes['gen_ai.request.stop_sequences'] = stopSequences;
+    const chat: ChatSpan = {
+      name: model.modelId === undefined ? 'chat' : `chat ${model.modelId}`,
+      options: { kind: SPAN_KIND.CLIENT, attributes },
+    };
+    if (this.telemetry.recordContent) {
+      if (request.instructions !== '')
+        attributes['gen_ai.system_instructions'] = JSON.stringify([{ type: 'text', content: request.instructions }]);
+      attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
+      return chat;
+    }
+    this.#model = model;
+    this.#settings = settings;
+    this.#chat = chat;
+    return chat;
+  }
 }
 
 /**
- * A run of agent `agent` (`send` or `decide`) in its `invoke_agent {agent}` span; `asked` is the
- * user's message of a send (content, with `recordContent`).
+ * The body of a run's span: the run, then its status, usage and (with `recordContent`) answer on
+ * the span; ERROR when it fails; the span ended either way. (`inSpan`'s work, one frame less per run.)
  */
-export function invokeAgent(
-  telemetry: Telemetry,
-  agent: string,
-  asked: string | undefined,
-  run: (trace: RunTrace) => Promise<RunResult>,
+async function invoked<A, B>(
+  trace: RunTrace,
+  first: A,
+  second: B,
+  run: (first: A, second: B, trace: RunTrace) => Promise<RunResult>,
 ): Promise<RunResult> {
-  const { tracer, recordContent } = telemetry;
-  const attributes: SpanAttributes = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': agent };
-  if (recordContent && asked !== undefined)
-    attributes['gen_ai.input.messages'] = conventionMessages([{ role: 'user', content: asked }]);
-  return inSpan(tracer, `invoke_agent ${agent}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
-    const trace: RunTrace = {
-      conversation: (sessionId) => span.setAttribute('gen_ai.conversation.id', sessionId),
-      chat: (model, request, turn) => chatSpan(telemetry, model, request, turn),
-      tool: (call, approval, answer) => toolSpan(telemetry, call, approval, answer),
-      approvalRequested(call) {
-        span.addEvent?.('agentward.approval.requested', {
-          'gen_ai.tool.name': call.name,
-          'gen_ai.tool.call.id': call.id,
-        });
-      },
-    };
-    const result = await run(trace);
+  const { span } = trace;
+  try {
+    const result = await run(first, second, trace);
     span.setAttribute('agentward.run.status', result.status);
     if (result.usage !== undefined) {
       span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
       span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
     }
-    if (recordContent && result.text !== '')
+    if (trace.tracing.telemetry.recordContent && result.text !== '')
       span.setAttribute('gen_ai.output.messages', conventionMessages([{ role: 'assistant', content: result.text }]));
     return result;
-  });
+  } catch (error) {
+    spanFailed(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }
 
-/** One model turn in its `chat {model}` span (CLIENT). */
-function chatSpan<T extends { text: string; toolCalls: ToolCall[]; usage?: Usage }>(
-  { tracer, recordContent }: Telemetry,
-  model: Model,
-  request: ModelRequest,
-  turn: () => Promise<T>,
-): Promise<T> {
-  const attributes: SpanAttributes = { 'gen_ai.operation.name': 'chat' };
-  const provider = providerName(model);
-  if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
-  if (model.modelId !== undefined) attributes['gen_ai.request.model'] = model.modelId;
-  const { temperature, maxOutputTokens, topP, stopSequences } = request.settings ?? {};
-  if (temperature !== undefined) attributes['gen_ai.request.temperature'] = temperature;
-  if (maxOutputTokens !== undefined) attributes['gen_ai.request.max_tokens'] = maxOutputTokens;
-  if (topP !== undefined) attributes['gen_ai.request.top_p'] = topP;
-  if (stopSequences !== undefined) attributes['gen_ai.request.stop_sequences'] = stopSequences;
-  if (recordContent) {
-    if (request.instructions !== '')
-      attributes['gen_ai.system_instructions'] = JSON.stringify([{ type: 'text', content: request.instructions }]);
-    attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
+/** The spans of one run inside its `invoke_agent` span: each model turn and each tool call. */
+export class RunTrace {
+  readonly tracing: AgentTracing;
+  readonly span: TelemetrySpan;
+
+  constructor(tracing: AgentTracing, span: TelemetrySpan) {
+    this.tracing = tracing;
+    this.span = span;
   }
-  const name = model.modelId === undefined ? 'chat' : `chat ${model.modelId}`;
-  return inSpan(tracer, name, { kind: SPAN_KIND.CLIENT, attributes }, async (span) => {
+
+  /** The session, once known: `gen_ai.conversation.id`. */
+  conversation(sessionId: string): void {
+    this.span.setAttribute('gen_ai.conversation.id', sessionId);
+  }
+
+  /** One model turn in its `chat {model}` span (CLIENT). */
+  chat<T extends TurnResult>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T> {
+    const { name, options } = this.tracing.chatSpan(model, request);
+    const { tracer, recordContent } = this.tracing.telemetry;
+    return withSpan(tracer, name, options, (span) => turned(span, turn, recordContent));
+  }
+
+  /** One tool call in its `execute_tool {tool}` span; a call answered with an error is ERROR, `error.type` `TOOL_ERROR`. */
+  tool<T extends ToolAnswer>(
+    call: ToolCall,
+    approval: 'approved' | 'denied' | undefined,
+    answer: () => T | Promise<T>,
+  ): Promise<T> {
+    const { tracer, recordContent } = this.tracing.telemetry;
+    const attributes: SpanAttributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.id,
+      'gen_ai.tool.type': 'function',
+    };
+    if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
+    if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
+    return inSpan(tracer, `execute_tool ${call.name}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
+      const result = await answer();
+      if (recordContent) span.setAttribute('gen_ai.tool.call.result', result.message.content);
+      if (result.event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
+      return result;
+    });
+  }
+
+  /** The run paused at `call` for an approval. */
+  approvalRequested(call: ToolCall): void {
+    this.span.addEvent?.('agentward.approval.requested', {
+      'gen_ai.tool.name': call.name,
+      'gen_ai.tool.call.id': call.id,
+    });
+  }
+}
+
+/** The body of a model turn's span: the turn, then its usage, finish reason and (with `recordContent`) answer; as `invoked`. */
+async function turned<T extends TurnResult>(
+  span: TelemetrySpan,
+  turn: () => Promise<T>,
+  recordContent: boolean,
+): Promise<T> {
+  try {
     const result = await turn();
     if (result.usage !== undefined) {
       span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
       span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
     }
-    span.setAttribute('gen_ai.response.finish_reasons', [result.toolCalls.length > 0 ? 'tool_calls' : 'stop']);
+    span.setAttribute('gen_ai.response.finish_reasons', result.toolCalls.length > 0 ? TOOL_CALLS : STOP);
     if (recordContent) {
       const answer: Message = { role: 'assistant', content: result.text };
       if (result.toolCalls.length > 0) answer.toolCalls = result.toolCalls;
       span.setAttribute('gen_ai.output.messages', conventionMessages([answer]));
     }
     return result;
-  });
-}
-
-/** One tool call in its `execute_tool {tool}` span; a call answered with an error is ERROR, `error.type` `TOOL_ERROR`. */
-function toolSpan<T extends { message: Message; event: { type: string } }>(
-  { tracer, recordContent }: Telemetry,
-  call: ToolCall,
-  approval: 'approved' | 'denied' | undefined,
-  answer: () => T | Promise<T>,
-): Promise<T> {
-  const attributes: SpanAttributes = {
-    'gen_ai.operation.name': 'execute_tool',
-    'gen_ai.tool.name': call.name,
-    'gen_ai.tool.call.id': call.id,
-    'gen_ai.tool.type': 'function',
-  };
-  if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
-  if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
-  return inSpan(tracer, `execute_tool ${call.name}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
-    const result = await answer();
-    if (recordContent) span.setAttribute('gen_ai.tool.call.result', result.message.content);
-    if (result.event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
-    return result;
-  });
+  } catch (error) {
+    spanFailed(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
 }

@@ -1,16 +1,48 @@
 // The route handler's spans (design §28): `agentward {operation}` around each request, with the
 // auth outcome, the refusing limit and the principal, and an MCP `tools/call` span. Reached only
 // with the `telemetry` option; never a token, a password, a cookie or an Authorization value.
-import { inSpan, SPAN_KIND, spanFailed, type Telemetry, type TelemetrySpan } from '../agent/telemetry.ts';
+import {
+  inSpan,
+  SPAN_KIND,
+  spanFailed,
+  type Telemetry,
+  type TelemetrySpan,
+  type TelemetrySpanOptions,
+} from '../agent/telemetry.ts';
 import type { Principal } from '../agent/types.ts';
 import { refusalOf } from '../auth/internal.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { scopeGroup, type Route } from './routes.ts';
 
 /** What the handler tells the span of one request as it goes. */
-export interface RequestTrace {
-  accepted(principal: Principal): void;
-  refused(response: Response): void;
+export class RequestTrace {
+  readonly span: TelemetrySpan;
+  readonly recordPrincipal: boolean;
+
+  constructor(span: TelemetrySpan, recordPrincipal: boolean) {
+    this.span = span;
+    this.recordPrincipal = recordPrincipal;
+  }
+
+  accepted(principal: Principal): void {
+    const { span } = this;
+    span.setAttribute('agentward.auth.outcome', 'accepted');
+    span.setAttribute('agentward.auth.authenticator', principal.authenticator);
+    if (!this.recordPrincipal) return;
+    span.setAttribute('enduser.id', principal.id);
+    if (principal.issuer !== undefined) span.setAttribute('agentward.principal.issuer', principal.issuer);
+  }
+
+  refused(response: Response): void {
+    // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
+    if (response.status === 429) return;
+    const { span } = this;
+    span.setAttribute('agentward.auth.outcome', 'refused');
+    const refusal = refusalOf(response);
+    if (refusal === undefined) return;
+    span.setAttribute('agentward.auth.authenticator', refusal.entry);
+    span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
+  }
 }
 
 const OPERATION_OF_GROUP: Readonly<Record<string, string>> = {
@@ -48,30 +80,11 @@ export function tracedRequest(
   answer: (trace: RequestTrace) => Promise<Reply>,
   failed: (error: unknown) => Reply,
 ): Promise<Reply> {
-  const operation = operationOf(route, method);
-  const attributes = { 'agentward.operation': operation, 'http.request.method': method };
-  return inSpan(telemetry.tracer, `agentward ${operation}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
-    const trace: RequestTrace = {
-      accepted(principal) {
-        span.setAttribute('agentward.auth.outcome', 'accepted');
-        span.setAttribute('agentward.auth.authenticator', principal.authenticator);
-        if (!telemetry.recordPrincipal) return;
-        span.setAttribute('enduser.id', principal.id);
-        if (principal.issuer !== undefined) span.setAttribute('agentward.principal.issuer', principal.issuer);
-      },
-      refused(response) {
-        // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
-        if (response.status === 429) return;
-        span.setAttribute('agentward.auth.outcome', 'refused');
-        const refusal = refusalOf(response);
-        if (refusal === undefined) return;
-        span.setAttribute('agentward.auth.authenticator', refusal.entry);
-        span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
-      },
-    };
+  const { name, options } = requestSpan(operationOf(route, method), method);
+  return inSpan(telemetry.tracer, name, options, async (span) => {
     let reply: Reply;
     try {
-      reply = await answer(trace);
+      reply = await answer(new RequestTrace(span, telemetry.recordPrincipal));
     } catch (error) {
       reply = failed(error);
     }
@@ -79,6 +92,27 @@ export function tracedRequest(
     return reply;
   });
 }
+
+/** The name and options of each operation's span, by method: made once each. */
+const requestSpans = new Map<string, { name: string; options: TelemetrySpanOptions }>();
+function requestSpan(operation: string, asked: string) {
+  // The conventions' _OTHER for a method the routes do not know: a client cannot make new values.
+  const method = KNOWN_METHODS.has(asked) ? asked : '_OTHER';
+  const key = `${operation} ${method}`;
+  let made = requestSpans.get(key);
+  if (made === undefined) {
+    made = {
+      name: `agentward ${operation}`,
+      options: {
+        kind: SPAN_KIND.INTERNAL,
+        attributes: { 'agentward.operation': operation, 'http.request.method': method },
+      },
+    };
+    requestSpans.set(key, made);
+  }
+  return made;
+}
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The status of the answer; a 429's policy; a 5xx is an ERROR (a 4xx is the caller's, not the server's). */
 function replied(span: TelemetrySpan, reply: Reply): void {
