@@ -36,7 +36,7 @@ interface Spans {
 }
 const spans = async (): Promise<Spans> => (await worker.fetch('http://worker/__spans')).json() as Promise<Spans>;
 
-test('workerd: a send, its approval, a refused token and an MCP call, each in its spans, none holding the token', async () => {
+test('workerd: a send that pauses for an approval, a refused token and an MCP call, each in its spans, none holding the token', async () => {
   const sent = await post('/', { message: 'deploy' }, `Bearer ${API_TOKEN}`);
   assert.equal(sent.status, 200, await sent.clone().text());
   const sendSpans = await spans();
