@@ -100,7 +100,7 @@ export async function proofSignatureVerifies(
   try {
     return key !== null && (await verifySignature(key, signature, input));
   } catch {
-    return false; // a signature the runtime refuses to process, by a throw or a rejection, is not a valid one
+    return false; // a signature the runtime refuses to process is not a valid one
   }
 }
 

@@ -182,23 +182,16 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       if (hit !== undefined) return fromCache(request, token, hit, viaDpop, refuse);
     }
     const jws = readCompactJws(value, start, header, refuse);
-    if (jws === null) return null;
-    // A promise chain, not `await`: the frame cost a valid HS256 token more than the 3% the verify
-    // path may spend (docs/design.md §30, "Speed tricks and what they bought").
-    return verifiedKey(jws, source, refuse).then((key) =>
-      key === null ? null : afterSignature(request, jws, key, viaDpop, refuse),
-    );
+    return jws === null ? null : verifyToken(request, jws, viaDpop, refuse);
   }
 
-  /** A token whose signature `key` verified: its claims and binding, its DPoP proof when it came so, then scopes and principal. */
-  function afterSignature(request: Request, jws: CompactJws, key: VerifyKey, viaDpop: boolean, refuse?: Refuse) {
+  async function verifyToken(request: Request, jws: CompactJws, viaDpop: boolean, refuse?: Refuse): Promise<Answer> {
+    const key = await verifiedKey(jws, source, refuse);
+    if (key === null) return null;
     const claims = checkedClaims(jws, viaDpop, refuse);
     if (claims === null) return null;
-    return viaDpop ? withProof(request, jws, key, claims, refuse) : toPrincipal(jws, key, claims, refuse);
-  }
-
-  async function withProof(request: Request, jws: CompactJws, key: VerifyKey, claims: Claims, refuse?: Refuse) {
-    if (!(await proofHolds(request, accessTokenHash(jws.token), claims, jws, refuse))) return INVALID_DPOP_PROOF;
+    if (viaDpop && !(await proofHolds(request, accessTokenHash(jws.token), claims, jws, refuse)))
+      return INVALID_DPOP_PROOF;
     return toPrincipal(jws, key, claims, refuse);
   }
 

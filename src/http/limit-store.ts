@@ -68,6 +68,8 @@ export interface MemoryLimitStoreOptions {
    * addresses); default 100,000. Past it, the least recently counted window of that kind goes.
    */
   maxKeys?: number;
+  /** @internal The test hook: a clock in milliseconds (default `Date.now`). Not part of the public API. See CONTRIBUTING.md. */
+  _internal?: { now?: () => number };
 }
 
 export const MEMORY_LIMIT_STORE_DEFAULTS: Readonly<{ maxKeys: number }> = Object.freeze({ maxKeys: 100_000 });
@@ -87,11 +89,16 @@ export function memoryLimitStore(options: MemoryLimitStoreOptions = {}): LimitSt
   const helper = 'memoryLimitStore()';
   if (typeof options !== 'object' || options === null)
     throw new AuthConfigError(`${helper}: options must be { maxKeys? }`);
-  checkOptionNames(helper, options, ['maxKeys']);
-  const { maxKeys = MEMORY_LIMIT_STORE_DEFAULTS.maxKeys } = options;
+  checkOptionNames(helper, options, ['maxKeys', '_internal']);
+  const { maxKeys = MEMORY_LIMIT_STORE_DEFAULTS.maxKeys, _internal = {} } = options;
   if (!Number.isSafeInteger(maxKeys) || maxKeys < 1)
     throw new AuthConfigError(`${helper}: maxKeys must be a positive integer`);
-  return memoryCounters(maxKeys, () => Date.now() / 1000);
+  if (typeof _internal !== 'object' || _internal === null)
+    throw new AuthConfigError(`${helper}: _internal must be an object`);
+  checkOptionNames(`${helper} _internal`, _internal, ['now']);
+  const { now = Date.now } = _internal;
+  if (typeof now !== 'function') throw new AuthConfigError(`${helper}: _internal.now must be a function`);
+  return memoryCounters(maxKeys, () => now() / 1000);
 }
 
 interface Window {
@@ -113,8 +120,8 @@ function kindOf(key: string): string {
   return colon < 0 ? '' : key.slice(0, colon + 2);
 }
 
-/** `memoryLimitStore()` on a clock of your own (seconds), for tests. */
-export function memoryCounters(maxKeys: number, now: () => number): LimitStore {
+/** The memory store's windows, on the clock `now` (seconds). */
+function memoryCounters(maxKeys: number, now: () => number): LimitStore {
   // The windows by length and key; and each kind's windows in the order the bound passes over
   // them: a window counted since the last pass gets a second chance at the end, so the least
   // recently counted goes first, without reordering anything on a count.

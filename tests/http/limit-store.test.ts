@@ -5,7 +5,8 @@
 // tests/postgres/limit-store.node.test.ts, the real Durable Objects in tests/cloudflare/limits.node.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { memoryCounters, memoryLimitStore } from '../../src/http/limit-store.ts';
+import { memoryLimitStore } from '../../src/http/limit-store.ts';
+import { limitStoreAt } from '../helpers/test-hook.ts';
 import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-limit-store.ts';
 import { limitNamespaceStandIn as namespaceStandIn } from '../helpers/limit-namespace.ts';
 import { limitStoreContract } from '../helpers/limit-store-contract.ts';
@@ -49,11 +50,15 @@ test('memoryLimitStore: options are closed and checked', () => {
   assert.throws(() => memoryLimitStore({ maxKey: 5 } as never), /unknown option "maxKey" \(did you mean "maxKeys"\?\)/);
   for (const maxKeys of [0, -1, 1.5, Number.NaN, '10'])
     assert.throws(() => memoryLimitStore({ maxKeys } as never), /maxKeys must be a positive integer/);
+  // The test hook is closed too: a clock in milliseconds, nothing else.
+  assert.throws(() => memoryLimitStore({ _internal: { clock: () => 0 } } as never), /unknown option "clock"/);
+  assert.throws(() => memoryLimitStore({ _internal: { now: 5 } } as never), /_internal.now must be a function/);
+  assert.throws(() => memoryLimitStore({ _internal: null } as never), /_internal must be an object/);
 });
 
 test('memoryLimitStore: past maxKeys windows of one kind, the least recently counted goes; a new key is never refused, other kinds untouched', async () => {
   let now = 1_000_000;
-  const store = memoryCounters(2, () => now);
+  const store = limitStoreAt(2, () => now);
   assert.equal((await store.hit('requests/10:pa', 10, 1, 5)).allowed, true);
   now += 5;
   assert.equal((await store.hit('requests/10:pb', 10, 1, 5)).allowed, true);
@@ -82,7 +87,7 @@ test('memoryLimitStore: past maxKeys windows of one kind, the least recently cou
 
 test('memoryLimitStore: fixed windows aligned to their length; a window that ended starts again from 0', async () => {
   let now = 120.5;
-  const store = memoryCounters(100, () => now);
+  const store = limitStoreAt(100, () => now);
   assert.deepEqual(await store.hit('k', 60, 2, 3), { allowed: true, count: 2, resetSec: 59.5, start: 120 });
   now = 179.9;
   assert.equal((await store.hit('k', 60, 2, 3)).allowed, false);

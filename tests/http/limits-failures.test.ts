@@ -9,7 +9,7 @@ import { AuthError, protectedResourceMetadata } from '../../src/auth/index.ts';
 import { createAgent, echoModel } from '../../src/agent/index.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
 import { agentHandler } from '../../src/http/index.ts';
-import { memoryCounters } from '../../src/http/limit-store.ts';
+import { limitStoreAt } from '../helpers/test-hook.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 
 const BASE = 'https://agent.example/agent';
@@ -46,7 +46,7 @@ function handlerWith(entry: AuthFn, clock: () => number, limit = 3) {
   return agentHandler(agent, {
     basePath: '/agent',
     auth: entry,
-    limits: { failures: { limit, windowSec: 60 }, clientAddress: testAddress, store: memoryCounters(1000, clock) },
+    limits: { failures: { limit, windowSec: 60 }, clientAddress: testAddress, store: limitStoreAt(1000, clock) },
   });
 }
 

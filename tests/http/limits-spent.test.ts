@@ -13,7 +13,8 @@ import { apiToken } from '../../src/auth/index.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
 import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-limit-store.ts';
 import { agentHandler } from '../../src/http/index.ts';
-import { memoryCounters, memoryLimitStore, type LimitStore } from '../../src/http/limit-store.ts';
+import { memoryLimitStore, type LimitStore } from '../../src/http/limit-store.ts';
+import { limitStoreAt } from '../helpers/test-hook.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 import { limitNamespaceStandIn } from '../helpers/limit-namespace.ts';
 import { ALICE, fixtureAddress, fixtureAgent, fixtureAuth } from '../helpers/limits-fixture.ts';
@@ -271,7 +272,7 @@ test('memoryLimitStore: a principal with a valid credential is never refused for
 });
 
 test('memoryLimitStore: a read never creates a key; each kind of key (policy, principal or address) has its own bound, the least recently counted going first', async () => {
-  const store = memoryCounters(2, () => 1_000);
+  const store = limitStoreAt(2, () => 1_000);
   await store.hit('tokens/60:p["","api-token","alice"]', 60, 7, ANY);
   // A thousand reads of callers that spent nothing: none takes a key, so alice's window stays.
   for (let n = 0; n < 1000; n++) {

@@ -11,7 +11,7 @@ import { createAgent, echoModel } from '../../src/agent/index.ts';
 import type { Principal } from '../../src/agent/types.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
 import { agentHandler } from '../../src/http/index.ts';
-import { memoryCounters } from '../../src/http/limit-store.ts';
+import { limitStoreAt } from '../helpers/test-hook.ts';
 import { addressKey } from '../../src/http/limits.ts';
 import { jwtAt } from '../helpers/test-hook.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
@@ -108,7 +108,7 @@ test('requests { limit: 3 } admits three in the window and refuses the fourth: 4
   const handler = agentHandler(echo(), {
     basePath: '/agent',
     auth: apiToken('tok-0123456789abcdef'),
-    limits: { requests: { limit: 3, windowSec: 60 }, store: memoryCounters(100, () => now) },
+    limits: { requests: { limit: 3, windowSec: 60 }, store: limitStoreAt(100, () => now) },
   });
   // The window runs from 999,960 to 1,000,020: 19.75 seconds are left, 20 in whole seconds.
   for (const left of [2, 1, 0]) {
@@ -470,7 +470,7 @@ test('with requests and tokens, accepted answers carry both policies and both se
     limits: {
       requests: { limit: 10, windowSec: 60 },
       tokens: { limit: 120, windowSec: 3600 },
-      store: memoryCounters(100, () => now),
+      store: limitStoreAt(100, () => now),
     },
   });
   const first = await send(handler, 'tok-0123456789abcdef');

@@ -309,14 +309,14 @@ test('agentward start with "limits" in agentward.json and AGENT_DATABASE_URL: tw
   await mkdir(join(dir, 'node_modules'));
   await symlink(pgPackage, join(dir, 'node_modules', 'pg'), 'dir');
   const schema = db.schema();
-  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token' };
+  const env = { AGENT_DATABASE_URL: db.url, AGENT_DATABASE_SCHEMA: schema, AGENT_API_TOKEN: 'start-token-0123456789' };
   const servers = await Promise.all([startCli(dir, env), startCli(dir, env)]);
   for (const server of servers) {
     assert.match(server.output, new RegExp(`limits are counted in PostgreSQL schema ${schema}`));
     assert.ok(!server.output.includes(db.url), 'the URL (it holds the password) is never printed');
   }
   const answers = await Promise.all(
-    Array.from({ length: 30 }, (_, n) => post(`${servers[n % 2]!.url}`, 'start-token', `m${n}`)),
+    Array.from({ length: 30 }, (_, n) => post(`${servers[n % 2]!.url}`, 'start-token-0123456789', `m${n}`)),
   );
   assert.equal(answers.filter((answer) => answer.status === 200).length, 9);
   assert.equal(answers.filter((answer) => answer.status === 429).length, 21);

@@ -225,6 +225,22 @@ const SPDX_LINE = '// SPDX-License-Identifier: MIT';
 /** Whether a file of src/auth opens with its licence line, the first line of the file, as vendored copies keep it. */
 const opensWithSpdx = (source: string) => source.split('\n', 1)[0] === SPDX_LINE;
 
+/** The lines of a source text, as an editor counts them (a final newline ends the last line). */
+const lineCount = (source: string) => source.split('\n').length - (source.endsWith('\n') ? 1 : 0);
+
+test('no file of src/auth is over 300 lines: each protocol reads as a unit in one sitting (design §23)', () => {
+  const files = sourceFiles('src/auth').filter((file) => file.endsWith('.ts'));
+  assert.ok(files.length > 20, 'the guard sees src/auth');
+  assert.deepEqual(
+    files.filter((file) => lineCount(read(file)) > 300).map((file) => `${file}: ${lineCount(read(file))} lines`),
+    [],
+  );
+  // The count can fail: 301 lines are over, 300 are not, with or without a final newline.
+  assert.equal(lineCount('x\n'.repeat(301)) > 300, true);
+  assert.equal(lineCount('x\n'.repeat(300)) > 300, false);
+  assert.equal(lineCount(`${'x\n'.repeat(299)}x`) > 300, false);
+});
+
 test('every file of src/auth starts with // SPDX-License-Identifier: MIT (design §23)', () => {
   const files = sourceFiles('src/auth').filter((file) => file.endsWith('.ts'));
   assert.ok(
