@@ -52,6 +52,14 @@ export interface Telemetry {
 
 export const SPAN_KIND = { INTERNAL: 0, SERVER: 1, CLIENT: 2 } as const;
 const STATUS_ERROR = 2;
+// Names used more than once: one string each in a minified bundle.
+export const OPERATION = 'gen_ai.operation.name';
+export const TOOL_NAME = 'gen_ai.tool.name';
+const TOOL_CALL_ID = 'gen_ai.tool.call.id';
+const INPUT_TOKENS = 'gen_ai.usage.input_tokens';
+const OUTPUT_TOKENS = 'gen_ai.usage.output_tokens';
+const INPUT_MESSAGES = 'gen_ai.input.messages';
+const OUTPUT_MESSAGES = 'gen_ai.output.messages';
 
 /** `telemetry` checked at creation (`helper` names the factory), or `undefined` when absent. */
 export function readTelemetry(value: unknown, helper: string): Telemetry | undefined {
@@ -102,16 +110,36 @@ export function inSpan<T>(
   options: TelemetrySpanOptions,
   body: (span: TelemetrySpan) => Promise<T>,
 ): Promise<T> {
-  return withSpan(tracer, name, options, async (span: TelemetrySpan): Promise<T> => {
-    try {
-      return await body(span);
-    } catch (error) {
-      spanFailed(span, error);
-      throw error;
-    } finally {
-      span.end();
-    }
-  });
+  return withSpan(tracer, name, options, (span) => settle(span, body(span)));
+}
+
+/**
+ * `work`'s result once `after` has put what it says on `span`; ERROR when it fails; the span
+ * ended either way. The one async frame a span adds.
+ */
+async function settle<T, C>(
+  span: TelemetrySpan,
+  work: Promise<T>,
+  after?: (span: TelemetrySpan, result: T, context: C) => void,
+  context?: C,
+): Promise<T> {
+  try {
+    const result = await work;
+    after?.(span, result, context as C);
+    return result;
+  } catch (error) {
+    spanFailed(span, error);
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/** The usage of a run or a turn on its span. */
+function setUsage(span: TelemetrySpan, usage: Usage | undefined): void {
+  if (usage === undefined) return;
+  span.setAttribute(INPUT_TOKENS, usage.inputTokens);
+  span.setAttribute(OUTPUT_TOKENS, usage.outputTokens);
 }
 
 /** `fn` of a new span, active while `fn` runs where the tracer can; `fn` ends it. */
@@ -175,7 +203,7 @@ export class AgentTracing {
     this.#name = `invoke_agent ${agent}`;
     this.#options = {
       kind: SPAN_KIND.INTERNAL,
-      attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': agent },
+      attributes: { [OPERATION]: 'invoke_agent', 'gen_ai.agent.name': agent },
     };
   }
 
@@ -195,11 +223,12 @@ export class AgentTracing {
         kind: options.kind,
         attributes: {
           ...options.attributes,
-          'gen_ai.input.messages': conventionMessages([{ role: 'user', content: asked }]),
+          [INPUT_MESSAGES]: conventionMessages([{ role: 'user', content: asked }]),
         },
       };
-    return withSpan(this.telemetry.tracer, this.#name, options, (span) =>
-      invoked(new RunTrace(this, span), first, second, run),
+    const { tracer, recordContent } = this.telemetry;
+    return withSpan(tracer, this.#name, options, (span) =>
+      settle(span, run(first, second, new RunTrace(this, span)), invoked, recordContent),
     );
   }
 
@@ -213,7 +242,7 @@ export class AgentTracing {
       !this.telemetry.recordContent
     )
       return this.#chat;
-    const attributes: SpanAttributes = { 'gen_ai.operation.name': 'chat' };
+    const attributes: SpanAttributes = { [OPERATION]: 'chat' };
     const provider = providerName(model);
     if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
     if (model.modelId !== undefined) attributes['gen_ai.request.model'] = model.modelId;
@@ -229,7 +258,7 @@ export class AgentTracing {
     if (this.telemetry.recordContent) {
       if (request.instructions !== '')
         attributes['gen_ai.system_instructions'] = JSON.stringify([{ type: 'text', content: request.instructions }]);
-      attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
+      attributes[INPUT_MESSAGES] = conventionMessages(request.messages);
       return chat;
     }
     this.#model = model;
@@ -239,33 +268,12 @@ export class AgentTracing {
   }
 }
 
-/**
- * The body of a run's span: the run, then its status, usage and (with `recordContent`) answer on
- * the span; ERROR when it fails; the span ended either way. (`inSpan`'s work, one frame less per run.)
- */
-async function invoked<A, B>(
-  trace: RunTrace,
-  first: A,
-  second: B,
-  run: (first: A, second: B, trace: RunTrace) => Promise<RunResult>,
-): Promise<RunResult> {
-  const { span } = trace;
-  try {
-    const result = await run(first, second, trace);
-    span.setAttribute('agentward.run.status', result.status);
-    if (result.usage !== undefined) {
-      span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
-      span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
-    }
-    if (trace.tracing.telemetry.recordContent && result.text !== '')
-      span.setAttribute('gen_ai.output.messages', conventionMessages([{ role: 'assistant', content: result.text }]));
-    return result;
-  } catch (error) {
-    spanFailed(span, error);
-    throw error;
-  } finally {
-    span.end();
-  }
+/** What a run's span says once the run is done: its status, usage and (with `recordContent`) answer. */
+function invoked(span: TelemetrySpan, result: RunResult, recordContent: boolean): void {
+  span.setAttribute('agentward.run.status', result.status);
+  setUsage(span, result.usage);
+  if (recordContent && result.text !== '')
+    span.setAttribute(OUTPUT_MESSAGES, conventionMessages([{ role: 'assistant', content: result.text }]));
 }
 
 /** The spans of one run inside its `invoke_agent` span: each model turn and each tool call. */
@@ -287,7 +295,7 @@ export class RunTrace {
   chat<T extends TurnResult>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T> {
     const { name, options } = this.tracing.chatSpan(model, request);
     const { tracer, recordContent } = this.tracing.telemetry;
-    return withSpan(tracer, name, options, (span) => turned(span, turn, recordContent));
+    return withSpan(tracer, name, options, (span) => settle(span, turn(), turned, recordContent));
   }
 
   /** One tool call in its `execute_tool {tool}` span; a call answered with an error is ERROR, `error.type` `TOOL_ERROR`. */
@@ -298,53 +306,37 @@ export class RunTrace {
   ): Promise<T> {
     const { tracer, recordContent } = this.tracing.telemetry;
     const attributes: SpanAttributes = {
-      'gen_ai.operation.name': 'execute_tool',
-      'gen_ai.tool.name': call.name,
-      'gen_ai.tool.call.id': call.id,
+      [OPERATION]: 'execute_tool',
+      [TOOL_NAME]: call.name,
+      [TOOL_CALL_ID]: call.id,
       'gen_ai.tool.type': 'function',
     };
     if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
     if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
-    return inSpan(tracer, `execute_tool ${call.name}`, { kind: SPAN_KIND.INTERNAL, attributes }, async (span) => {
-      const result = await answer();
-      if (recordContent) span.setAttribute('gen_ai.tool.call.result', result.message.content);
-      if (result.event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
-      return result;
-    });
+    const options = { kind: SPAN_KIND.INTERNAL, attributes };
+    return withSpan(tracer, `execute_tool ${call.name}`, options, (span) =>
+      settle(span, Promise.resolve(answer()), answered, recordContent),
+    );
   }
 
   /** The run paused at `call` for an approval. */
   approvalRequested(call: ToolCall): void {
-    this.span.addEvent?.('agentward.approval.requested', {
-      'gen_ai.tool.name': call.name,
-      'gen_ai.tool.call.id': call.id,
-    });
+    this.span.addEvent?.('agentward.approval.requested', { [TOOL_NAME]: call.name, [TOOL_CALL_ID]: call.id });
   }
 }
 
-/** The body of a model turn's span: the turn, then its usage, finish reason and (with `recordContent`) answer; as `invoked`. */
-async function turned<T extends TurnResult>(
-  span: TelemetrySpan,
-  turn: () => Promise<T>,
-  recordContent: boolean,
-): Promise<T> {
-  try {
-    const result = await turn();
-    if (result.usage !== undefined) {
-      span.setAttribute('gen_ai.usage.input_tokens', result.usage.inputTokens);
-      span.setAttribute('gen_ai.usage.output_tokens', result.usage.outputTokens);
-    }
-    span.setAttribute('gen_ai.response.finish_reasons', result.toolCalls.length > 0 ? TOOL_CALLS : STOP);
-    if (recordContent) {
-      const answer: Message = { role: 'assistant', content: result.text };
-      if (result.toolCalls.length > 0) answer.toolCalls = result.toolCalls;
-      span.setAttribute('gen_ai.output.messages', conventionMessages([answer]));
-    }
-    return result;
-  } catch (error) {
-    spanFailed(span, error);
-    throw error;
-  } finally {
-    span.end();
-  }
+/** What a model turn's span says once the turn is done: usage, finish reason and (with `recordContent`) answer. */
+function turned(span: TelemetrySpan, result: TurnResult, recordContent: boolean): void {
+  setUsage(span, result.usage);
+  span.setAttribute('gen_ai.response.finish_reasons', result.toolCalls.length > 0 ? TOOL_CALLS : STOP);
+  if (!recordContent) return;
+  const answer: Message = { role: 'assistant', content: result.text };
+  if (result.toolCalls.length > 0) answer.toolCalls = result.toolCalls;
+  span.setAttribute(OUTPUT_MESSAGES, conventionMessages([answer]));
+}
+
+/** What a tool call's span says once it is answered: the result with `recordContent`; ERROR, `TOOL_ERROR`, when it failed. */
+function answered(span: TelemetrySpan, result: ToolAnswer, recordContent: boolean): void {
+  if (recordContent) span.setAttribute('gen_ai.tool.call.result', result.message.content);
+  if (result.event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
 }

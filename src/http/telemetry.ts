@@ -3,7 +3,9 @@
 // with the `telemetry` option; never a token, a password, a cookie or an Authorization value.
 import {
   inSpan,
+  OPERATION,
   SPAN_KIND,
+  TOOL_NAME,
   spanFailed,
   type Telemetry,
   type TelemetrySpan,
@@ -13,6 +15,9 @@ import type { Principal } from '../agent/types.ts';
 import { refusalOf } from '../auth/internal.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { scopeGroup, type Route } from './routes.ts';
+
+const OUTCOME = 'agentward.auth.outcome';
+const AUTHENTICATOR = 'agentward.auth.authenticator';
 
 /** What the handler tells the span of one request as it goes. */
 export class RequestTrace {
@@ -26,8 +31,8 @@ export class RequestTrace {
 
   accepted(principal: Principal): void {
     const { span } = this;
-    span.setAttribute('agentward.auth.outcome', 'accepted');
-    span.setAttribute('agentward.auth.authenticator', principal.authenticator);
+    span.setAttribute(OUTCOME, 'accepted');
+    span.setAttribute(AUTHENTICATOR, principal.authenticator);
     if (!this.recordPrincipal) return;
     span.setAttribute('enduser.id', principal.id);
     if (principal.issuer !== undefined) span.setAttribute('agentward.principal.issuer', principal.issuer);
@@ -37,10 +42,10 @@ export class RequestTrace {
     // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
     if (response.status === 429) return;
     const { span } = this;
-    span.setAttribute('agentward.auth.outcome', 'refused');
+    span.setAttribute(OUTCOME, 'refused');
     const refusal = refusalOf(response);
     if (refusal === undefined) return;
-    span.setAttribute('agentward.auth.authenticator', refusal.entry);
+    span.setAttribute(AUTHENTICATOR, refusal.entry);
     span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
   }
 }
@@ -167,8 +172,8 @@ export function tracedToolCall(
   const attributes = {
     'mcp.method.name': 'tools/call',
     'jsonrpc.request.id': String(id),
-    'gen_ai.operation.name': 'execute_tool',
-    'gen_ai.tool.name': tool.slice(0, 64),
+    [OPERATION]: 'execute_tool',
+    [TOOL_NAME]: tool.slice(0, 64),
   };
   const parent = parseTraceparent((meta as { traceparent?: unknown } | null | undefined)?.traceparent);
   const name = MCP_TOOL_NAMES.has(tool) ? `tools/call ${tool}` : 'tools/call';
