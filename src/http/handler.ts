@@ -208,6 +208,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     route: Route | undefined,
     trace: RequestTrace | undefined,
   ): Promise<Reply> {
+    // (A block: the order below kept its lines as they were before it moved out of routeAgentRequest.)
     {
       // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
       const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;
