@@ -335,3 +335,23 @@ test('no span attribute or event ever holds the bearer token, the Basic password
     assert.ok(!text.includes(value), `no span holds ${value.slice(0, 12)}…`);
   assert.ok(!/authorization|cookie|password/i.test(text), 'no attribute named after a credential');
 });
+
+test('a streamed send (/chat, server-sent events): the run’s spans end under the request’s, after the answer began', async () => {
+  otel.reset();
+  const handler = setup();
+  const response = await handler(
+    new Request(`${BASE}/chat`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ message: 'hello there' }),
+    }),
+  );
+  assert.equal(response.status, 200);
+  assert.match(await response.text(), /"hello /, "the stream carries the run's text");
+  assert.deepEqual(spanTree(otel.spans()), [
+    'agentward send < root',
+    'invoke_agent ops < agentward send',
+    'chat echo < invoke_agent ops',
+  ]);
+  assert.equal(spanNamed(otel.spans(), 'invoke_agent ops').attributes['agentward.run.status'], 'completed');
+});
