@@ -54,7 +54,12 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
 
 /** What `routeAuth()` returns: one request in, its outcome out. */
 export interface Authenticate {
-  (request: Request): Promise<AuthResult>;
+  /**
+   * `routeScopes`: what the route needs besides the entries' own scopes. A 403 `insufficient_scope`
+   * that an entry answers names both, so a client that takes the challenge's scopes gets, in one
+   * step, a token the route accepts (design §25).
+   */
+  (request: Request, routeScopes?: readonly string[]): Promise<AuthResult>;
   /** Every entry is a built-in one, which reads only the headers: any `{ headers }` will do in place of a Request. */
   readonly headersOnly: boolean;
   /**
@@ -138,7 +143,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     return { ok: false, response };
   };
 
-  const authenticate = async (request: Request): Promise<AuthResult> => {
+  const authenticate = async (request: Request, routeScopes?: readonly string[]): Promise<AuthResult> => {
     // Only with a listener: without one, nothing is allocated for it.
     const refusals = listener === undefined ? undefined : requestRefusals(listener);
     let asked: { scheme: string; code: string } | undefined;
@@ -155,11 +160,8 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
           return refusing(500, refusals);
         }
         if (error.status === 401) return refusing(401, refusals, unauthorized(request, asked));
-        return refusing(
-          403,
-          refusals,
-          error.scope === undefined ? [] : [insufficientScopeLine(challenges, request, error.scope)],
-        );
+        const scope = error.scope && [...new Set([...error.scope, ...(routeScopes || [])])];
+        return refusing(403, refusals, scope ? [insufficientScopeLine(challenges, request, scope)] : []);
       }
       if (outcome === null || outcome === undefined) continue;
       if (outcome === true) return { ok: true, principal: BOOLEAN_PRINCIPAL };
@@ -181,6 +183,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       return {
         ok: true,
         principal: keeping.presentedBy?.(entry, principal, request.headers.get('authorization')) ?? principal,
+        entry,
       };
     }
     return refusing(401, refusals, unauthorized(request, asked));

@@ -42,5 +42,10 @@ export type BooleanAuth = (request: Request) => boolean | Promise<boolean>;
 export type AuthOption = AuthFn | readonly AuthFn[] | string | BooleanAuth;
 
 export type AuthResult =
-  | { readonly ok: true; readonly principal: Principal }
+  | {
+      readonly ok: true;
+      readonly principal: Principal;
+      /** The entry that accepted the request: a route needing scopes beyond the entry's own names both (design §25). */
+      readonly entry?: AuthFn;
+    }
   | { readonly ok: false; readonly response: Response };

@@ -1,7 +1,8 @@
-// The route handler (design §5): its options, checked at creation, and the order every request
-// goes through: path, metadata, the MCP guard, auth (after limits.failures), method, scopes,
-// limits, then the route itself (routes.ts).
-import type { Agent, Principal } from '../agent/types.ts';
+// The route handler (design §5, §25): its options, checked at creation, and the one order every
+// request on every surface goes through: the metadata document and health, the MCP guard,
+// limits.failures, auth, route (404), method (405), scopes (403), limits, then the operation
+// (routes.ts, mcp.ts), which checks ownership as it starts.
+import type { Agent, Principal, TurnMeter } from '../agent/types.ts';
 import {
   AuthConfigError,
   kindOf,
@@ -11,6 +12,7 @@ import {
   adoptDpopAlgs,
   advertisedDpopAlgs,
   type Authenticate,
+  type AuthFn,
   type RefusalListener,
   type AuthOption,
   type ProtectedResourceMetadata,
@@ -19,10 +21,22 @@ import { nodeEnv } from './env.ts';
 import { errorReply, failureReply, type Reply, toResponse } from './responses.ts';
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
 import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
-import { grants, readRouteScopes, type RouteScopes, type ScopeGroup } from './scopes.ts';
+import { readRouteScopes, type RouteScopes } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
-import { matchRoute, scopeGroup, serveRoute, TURNS, type Route } from './routes.ts';
+import {
+  MCP_TOOLS,
+  missingScopes,
+  requiredScopes,
+  runsModel,
+  type McpTool,
+  type Operation,
+  type ScopeConfig,
+} from './operations.ts';
+import { matchRoute, serveRoute, uiRoute, type Route, type RouteOperation } from './routes.ts';
+import { jsonObject, readBodyBytes } from './body.ts';
+import { parseUiRequest } from './ui-stream.ts';
+import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
 import { tracedRequest, type RequestTrace } from './telemetry.ts';
 
@@ -43,10 +57,12 @@ export interface AgentHandlerOptions {
   /**
    * Scopes each group of routes requires of the principal's verified claims (`scope`, or `scp`), all
    * of them; else 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (design §15),
-   * which MCP clients answer by asking the user for those scopes. `send`: `POST <base>`, `/chat`, `/ui`;
-   * `read`: `GET <base>/chat/:id`, `GET <base>/approvals`; `approve`: `POST <base>/approvals/:id`;
-   * `sessions`: `GET <base>/sessions`, `DELETE <base>/chat/:id`; `mcp`: `<base>/mcp`. A principal
-   * without claims (API token, Basic) grants no scope. Needs `auth`.
+   * which MCP clients answer by asking the user for those scopes. `send`: `POST <base>`, `/chat`, a
+   * `/ui` message, MCP `ask`; `read`: `GET <base>/chat/:id`, `GET <base>/approvals`; `approve`:
+   * `POST <base>/approvals/:id`, a `/ui` approval response, MCP `decide`; `sessions`: `GET
+   * <base>/sessions`, `DELETE <base>/chat/:id`; `mcp`: `<base>/mcp`. A request needs the union of
+   * its groups, the entry's own scopes and on MCP the tool's, and the 403 names it whole (design
+   * §25). A principal without claims (API token, Basic) grants no scope. Needs `auth`.
    */
   scopes?: RouteScopes;
   /**
@@ -182,11 +198,38 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     console.warn(`agentward: ${helper} was created without auth; every agent route is open to anyone`);
   }
 
+  const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {} };
+  // Without group or tool scopes a route needs nothing beyond the entry's own, which the entry checked.
+  const anyScopes = scopes !== undefined || Object.keys(scopeConfig.tools).length > 0;
+  /** What a route and method need besides the entry's scopes, known from the path before auth (`/ui`: as a send; MCP: the route's). */
+  const routeScopes = (operation: RouteOperation | undefined) =>
+    operation === undefined || operation === 'health'
+      ? undefined
+      : requiredScopes(
+          scopeConfig,
+          operation === 'mcp' ? [] : [operation === 'ui' ? 'send' : operation],
+          operation === 'mcp' ? {} : undefined,
+          undefined,
+        );
+
+  /** The 403 for operations on a surface whose scopes the principal lacks, naming the whole union (design §25). */
+  const forbidden = (
+    request: RouteRequest,
+    principal: Principal | undefined,
+    entryScopes: readonly string[] | undefined,
+    operations: readonly Operation[],
+    mcpTool?: { tool?: McpTool },
+  ) => {
+    const missing = missingScopes(scopeConfig, principal, operations, mcpTool, entryScopes);
+    return missing && (authenticate as Authenticate).insufficientScope(request, missing);
+  };
+
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
       if (pathname === metadata?.path) return metadata.respond(request) as Response;
+      // The one place a path is read as a route (design §25).
       const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
       if (telemetry !== undefined)
         return await tracedRequest(
@@ -210,14 +253,19 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   ): Promise<Reply> {
     // (A block: the order below kept its lines as they were before it moved out of routeAgentRequest.)
     {
+      const operation = route?.operations[request.method];
       // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
       const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;
       if (refused !== undefined) return refused;
       let principal: Principal | undefined;
+      let entryScopes: readonly string[] | undefined;
       if (authenticate !== undefined && route?.name !== 'health') {
         // The built-in entries read only the headers: they are given the route view, and no Request is built.
         const run = () =>
-          authenticate(authenticate.headersOnly ? (request as RouteRequest & Request) : request.request());
+          authenticate(
+            authenticate.headersOnly ? (request as RouteRequest & Request) : request.request(),
+            anyScopes ? routeScopes(operation) : undefined,
+          );
         // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
         const result = limits?.failures ? await limits.admit(request, run) : await run();
         if (!result.ok) {
@@ -226,19 +274,19 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         }
         principal = request.principal = result.principal;
         trace?.accepted(principal);
+        // Only read when some route or tool needs scopes: without them the entry's own were checked by the entry.
+        if (anyScopes && result.entry !== undefined) entryScopes = scopesOf(result.entry);
       }
       if (route === undefined) return errorReply(404, 'Not Found');
-      if (!(route.methods as readonly string[]).includes(request.method)) {
+      if (operation === undefined) {
         // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
         if (route.name === 'session' && request.method === 'DELETE') return errorReply(404, 'Not Found');
         return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       }
-      const required = scopes?.[scopeGroup(route, request.method) as ScopeGroup];
-      if (required !== undefined && !grants(principal, required))
-        return (authenticate as Authenticate).insufficientScope(request, required);
-      // Whom the limits count, known before the body is read (clientAddress may read the Request); health is never counted.
-      const caller = route.name === 'health' ? undefined : limits?.caller(request, principal);
-      if (route.name === 'mcp') {
+      if (operation === 'health') return serveRoute(agent, route, request, principal, undefined);
+      // Whom the limits count, known before the body is read (clientAddress may read the Request).
+      const caller = limits?.caller(request, principal);
+      if (operation === 'mcp') {
         // Only tools/call is counted: a client's handshake and listing cost nothing.
         const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
         return await mcpRoute(
@@ -246,14 +294,29 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
           mcp as McpConfig,
           request,
           principal,
-          (scopes) => (authenticate as Authenticate).insufficientScope(request, scopes),
+          (tool) =>
+            anyScopes
+              ? forbidden(request, principal, entryScopes, tool === undefined ? [] : [MCP_TOOLS[tool]], { tool })
+              : undefined,
           limited,
           telemetry,
         );
       }
-      if (limits === undefined || route.name === 'health')
-        return await serveRoute(agent, route, request, principal, undefined);
-      return await limits.run(caller!, TURNS.has(route.name), (meter) =>
+      if (operation === 'ui') {
+        const body = jsonObject(await readBodyBytes(request));
+        const ui = parseUiRequest(body);
+        const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
+        trace?.operations(operations);
+        const refusal = anyScopes ? forbidden(request, principal, entryScopes, operations) : undefined;
+        if (refusal !== undefined) return refusal;
+        const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
+        const serve = (meter: TurnMeter | undefined) => uiRoute(agent, ui, metadata, principal, meter);
+        return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
+      }
+      const refusal = anyScopes ? forbidden(request, principal, entryScopes, [operation]) : undefined;
+      if (refusal !== undefined) return refusal;
+      if (limits === undefined) return await serveRoute(agent, route, request, principal, undefined);
+      return await limits.run(caller!, runsModel([operation]), (meter) =>
         serveRoute(agent, route, request, principal, meter),
       );
     }
@@ -261,3 +324,15 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
 }
 
 const ignoreRefusal = () => undefined;
+
+/** The scopes an entry requires (`jwt()`, `oidc()`, `introspection()` with `scopes`), as its challenge names them; read once per entry. */
+const entryScopes = new WeakMap<AuthFn, readonly string[] | undefined>();
+function scopesOf(entry: AuthFn): readonly string[] | undefined {
+  if (!entryScopes.has(entry))
+    entryScopes.set(entry, entry.challenges?.find((c) => c.params?.scope)?.params?.scope?.split(' '));
+  return entryScopes.get(entry);
+}
+
+const SEND: readonly Operation[] = ['send'];
+const DECIDE: readonly Operation[] = ['decide'];
+const SEND_AND_DECIDE: readonly Operation[] = ['send', 'decide'];

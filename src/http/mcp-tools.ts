@@ -3,7 +3,7 @@
 // `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
 // approval is unknown to it.
 import type { Agent, Principal, RunResult, TurnMeter } from '../agent/types.ts';
-import { grants } from './scopes.ts';
+import type { McpTool } from './operations.ts';
 import type { McpConfig } from './mcp.ts';
 import { badRequest, failureOf, type Reply } from './responses.ts';
 
@@ -100,26 +100,26 @@ export function listTools(agent: McpAgent, config: McpConfig): Record<string, un
 interface CallContext {
   principal: Principal | undefined;
   signal: AbortSignal;
-  insufficientScope: (scopes: readonly string[]) => Reply;
   /** Meters the run's model turns (`limits.tokens`). */
   meter?: TurnMeter;
 }
 
+/** The tool a `tools/call` names, when the agent offers it: `ask`, and `decide` when a run can wait for an approval. */
+export const toolOf = (agent: McpAgent, name: unknown): McpTool | undefined =>
+  name === 'ask' || (name === 'decide' && agent.awaitsApprovals !== false) ? name : undefined;
+
 /**
- * Runs `tools/call`: `undefined` for a tool that does not exist, the 403 step-up answer when the
- * principal lacks the tool's scopes, else the tool's result. A refused or failed run is a
- * result with `isError: true` whose text is what the HTTP routes would answer: never internals.
+ * Runs `tools/call`, its scopes checked (design §25): `undefined` for a tool that does not exist,
+ * else the tool's result. A refused or failed run is a result with `isError: true` whose text is
+ * what the HTTP routes would answer: never internals.
  */
 export async function callTool(
   agent: McpAgent,
-  config: McpConfig,
   name: string,
   args: Record<string, unknown>,
   context: CallContext,
 ): Promise<ToolResult | Reply | undefined> {
-  if (name !== 'ask' && !(name === 'decide' && agent.awaitsApprovals !== false)) return undefined;
-  const required = config.scopes[name];
-  if (required !== undefined && !grants(context.principal, required)) return context.insufficientScope(required);
+  if (toolOf(agent, name) === undefined) return undefined;
   const { principal, signal, meter } = context;
   try {
     checkArguments(args, INPUTS[name as keyof typeof INPUTS]);

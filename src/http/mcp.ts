@@ -4,7 +4,8 @@
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { jsonValue, readBodyBytes } from './body.ts';
-import { callTool, listTools, type McpAgent } from './mcp-tools.ts';
+import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
+import type { McpTool } from './operations.ts';
 import { errorReply, jsonReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { VERSION } from './version.ts';
@@ -248,8 +249,9 @@ function headerMismatch(
 }
 
 /**
- * Answers one POST to `<base>/mcp`, after `mcpGuard()` and auth. `insufficientScope` answers
- * the 403 step-up challenge for a tool's scopes (design §15). `limit` runs each `tools/call`
+ * Answers one POST to `<base>/mcp`, after `mcpGuard()` and auth. `forbidden` answers the 403
+ * step-up challenge when the principal lacks the scopes of the route, or of the tool a
+ * `tools/call` names (design §15, §25), once the message is read. `limit` runs each `tools/call`
  * under the handler's limits (design §22), handing it the meter its model turns pass (`limits.tokens`).
  */
 export async function mcpRoute(
@@ -257,7 +259,7 @@ export async function mcpRoute(
   config: McpConfig,
   request: RouteRequest,
   principal: Principal | undefined,
-  insufficientScope: (scopes: readonly string[]) => Reply,
+  forbidden: (tool: McpTool | undefined) => Reply | undefined,
   limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
   telemetry?: Telemetry,
 ): Promise<Reply> {
@@ -277,6 +279,10 @@ export async function mcpRoute(
   const mismatch = headerMismatch(message, request, header, claimed as string | undefined);
   if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
   const version = (claimed as string | undefined) ?? header;
+  // Scopes before anything is done: the route's, and a tool call's its tool's (design §25).
+  const tool = message.method === 'tools/call' ? toolOf(agent, message.params?.name) : undefined;
+  const refused = forbidden(tool);
+  if (refused !== undefined) return refused;
   // A notification (initialized, cancelled, …) is accepted and needs no answer.
   if (message.id === undefined) return new Response(null, { status: 202 });
   const { id, method, params = {} } = message;
@@ -310,10 +316,9 @@ export async function mcpRoute(
       if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (meter: TurnMeter | undefined): Promise<Reply> => {
-        const result = await callTool(agent, config, name, args as Record<string, unknown>, {
+        const result = await callTool(agent, name, args as Record<string, unknown>, {
           principal,
           signal: request.signal,
-          insufficientScope,
           meter,
         });
         if (result === undefined)

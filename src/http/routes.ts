@@ -1,41 +1,62 @@
 // The agent routes (design §5): which route a path names, and what each one does once the
 // handler has authenticated the caller and checked its scopes and limits.
-import type { Agent, Principal, SendOptions, TurnMeter } from '../agent/types.ts';
-import { isPlainObject } from '../agent/tools.ts';
+import type { Agent, Principal, RunResult, SendOptions, TurnMeter, Usage } from '../agent/types.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
 import { badRequest, HttpError, jsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
-import type { ScopeGroup } from './scopes.ts';
-import { parseUiRequest, UI_STREAM_HEADERS, uiEventFormat, type UiDecision } from './ui-stream.ts';
+import type { Operation } from './operations.ts';
+import { UI_STREAM_HEADERS, uiEventFormat, type UiDecision, type UiRequest } from './ui-stream.ts';
 
-/** A route a path names, with the methods it answers and the id its path carries. */
-export type Route =
-  | { name: 'health' | 'approvals' | 'sessions'; methods: readonly ['GET'] }
-  | { name: 'send' | 'chat' | 'ui'; methods: readonly ['POST'] }
-  | { name: 'mcp'; methods: readonly ['POST'] }
-  | { name: 'session'; methods: readonly ['GET'] | readonly ['GET', 'DELETE']; id: string }
-  | { name: 'decide'; methods: readonly ['POST']; id: string };
+/**
+ * What a route does with a method: an operation (design §25); `ui`, the operation the body names
+ * (send, decide, or both); `mcp`, the MCP route (the operation its tool names); `health`, none.
+ */
+export type RouteOperation = Operation | 'ui' | 'mcp' | 'health';
 
-const SCOPE_GROUP: Readonly<Partial<Record<Route['name'], ScopeGroup>>> = {
-  send: 'send',
-  chat: 'send',
-  ui: 'send',
-  session: 'read',
-  approvals: 'read',
-  decide: 'approve',
-  sessions: 'sessions',
-  mcp: 'mcp',
-};
+/** A route a path names: its name, what each method it answers does, and the id its path carries. */
+export interface Route {
+  readonly name: 'health' | 'send' | 'chat' | 'session' | 'approvals' | 'decide' | 'ui' | 'sessions' | 'mcp';
+  readonly operations: Readonly<Record<string, RouteOperation>>;
+  /** The methods it answers, for `Allow`. */
+  readonly methods: readonly string[];
+  readonly id?: string;
+}
 
-/** The scope group of a route (`agentHandler`'s `scopes`): `DELETE` of a session is in `sessions`. */
-export const scopeGroup = (route: Route, method: string): ScopeGroup | undefined =>
-  route.name === 'session' && method === 'DELETE' ? 'sessions' : SCOPE_GROUP[route.name];
+const route = (name: Route['name'], operations: Record<string, RouteOperation>): Route =>
+  Object.freeze({ name, operations: Object.freeze(operations), methods: Object.freeze(Object.keys(operations)) });
 
-const GET = ['GET'] as const;
-const POST = ['POST'] as const;
-const route = (name: Route['name'], methods: readonly string[], id?: string) => ({ name, methods, id }) as Route;
+/**
+ * The route table (design §5, §25): what each method does on each path under `basePath`.
+ * `matchRoute` below is the only reader of a path. `DELETE <base>/chat/:id` and `GET <base>/sessions`
+ * are routes of `'owned'` agents only; `POST <base>/mcp` of a handler with `mcp`.
+ */
+const ROUTES = Object.freeze({
+  /** `<base>` */
+  send: route('send', { POST: 'send' }),
+  /** `<base>/health` */
+  health: route('health', { GET: 'health' }),
+  /** `<base>/chat` */
+  chat: route('chat', { POST: 'send' }),
+  /** `<base>/chat/:id` */
+  session: route('session', { GET: 'read' }),
+  /** `<base>/chat/:id` of an `'owned'` agent */
+  ownedSession: route('session', { GET: 'read', DELETE: 'sessions' }),
+  /** `<base>/approvals?sessionId=` */
+  approvals: route('approvals', { GET: 'read' }),
+  /** `<base>/approvals/:id` */
+  decide: route('decide', { POST: 'decide' }),
+  /** `<base>/ui` */
+  ui: route('ui', { POST: 'ui' }),
+  /** `<base>/sessions` of an `'owned'` agent */
+  sessions: route('sessions', { GET: 'sessions' }),
+  /** `<base>/mcp` of a handler with `mcp` */
+  mcp: route('mcp', { POST: 'mcp' }),
+});
+
+/** The route of a path with an id: the table's, and the id. */
+const withId = (route: Route, id: string): Route => ({ ...route, id });
 
 function decodeSegment(segment: string): string | undefined {
   try {
@@ -47,8 +68,8 @@ function decodeSegment(segment: string): string | undefined {
 }
 
 /**
- * The route a path names under `basePath`, or `undefined` (404). One trailing `/` is ignored.
- * `GET /sessions` and `DELETE /chat/:id` exist for `'owned'` agents only.
+ * The route a path names under `basePath`, or `undefined` (404): the only place a path is read
+ * as a route. One trailing `/` is ignored.
  */
 export function matchRoute(pathname: string, basePath: string, owned: boolean, mcp: boolean): Route | undefined {
   if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) return undefined;
@@ -61,26 +82,22 @@ export function matchRoute(pathname: string, basePath: string, owned: boolean, m
   if (second !== undefined && id === undefined) return undefined;
   switch (first) {
     case undefined:
-      return route('send', POST);
+      return ROUTES.send;
     case 'health':
-      return id === undefined ? route('health', GET) : undefined;
-    case 'chat':
-      return id === undefined ? route('chat', POST) : route('session', owned ? ['GET', 'DELETE'] : GET, id);
-    case 'approvals':
-      return id === undefined ? route('approvals', GET) : route('decide', POST, id);
     case 'ui':
-      return id === undefined ? route('ui', POST) : undefined;
+      return id === undefined ? ROUTES[first] : undefined;
+    case 'chat':
+      return id === undefined ? ROUTES.chat : withId(owned ? ROUTES.ownedSession : ROUTES.session, id);
+    case 'approvals':
+      return id === undefined ? ROUTES.approvals : withId(ROUTES.decide, id);
     case 'sessions':
-      return owned && id === undefined ? route('sessions', GET) : undefined;
+      return owned && id === undefined ? ROUTES.sessions : undefined;
     case 'mcp':
-      return mcp && id === undefined ? route('mcp', POST) : undefined;
+      return mcp && id === undefined ? ROUTES.mcp : undefined;
     default:
       return undefined;
   }
 }
-
-/** The routes that run the model: `limits.tokens` refuses them once the window's total is spent. */
-export const TURNS = new Set(['send', 'chat', 'decide', 'ui']);
 
 /** The query of the request's URL, parsed only by the routes that take one. */
 const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
@@ -88,10 +105,11 @@ const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
 /**
  * Each route in a function of its own, so a waiting send keeps only its own frame, and the
  * closures of `/ui` and of a streamed `/chat` capture their variables on those routes alone.
+ * `/ui` (its body read first) and the MCP route are served by the handler.
  */
 export function serveRoute(
   agent: Agent,
-  route: Exclude<Route, { name: 'mcp' }>,
+  route: Route,
   request: RouteRequest,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
@@ -102,18 +120,18 @@ export function serveRoute(
       return sendRoute(agent, route.name === 'chat', request, principal, meter);
     case 'session':
       return request.method === 'DELETE'
-        ? deleteRoute(agent, route.id, principal)
-        : transcriptRoute(agent, route.id, principal);
+        ? deleteRoute(agent, route.id!, principal)
+        : transcriptRoute(agent, route.id!, principal);
     case 'approvals':
       return approvalsRoute(agent, request, principal);
     case 'sessions':
       return sessionsRoute(agent, request, principal!);
     case 'decide':
-      return decideRoute(agent, route.id, request, principal, meter);
-    case 'ui':
-      return uiRoute(agent, request, principal, meter);
+      return decideRoute(agent, route.id!, request, principal, meter);
     case 'health':
       return jsonReply({ status: 'ok' });
+    default:
+      throw new Error(`the handler serves ${route.name} itself`);
   }
 }
 
@@ -175,34 +193,50 @@ async function decideRoute(
   return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, meter }));
 }
 
-async function uiRoute(
+/**
+ * `POST <base>/ui`, its body read (`ui`): a message streams a new assistant message; decisions
+ * alone continue the assistant message that asked them. Decisions with a message are the user's
+ * answers written before the message: those still pending are decided first, without events
+ * (their calls belong to the message before), then the message streams as a new one.
+ */
+export async function uiRoute(
   agent: Agent,
-  request: RouteRequest,
+  ui: UiRequest,
+  metadata: Record<string, unknown> | undefined,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
 ): Promise<Reply> {
-  const body = jsonObject(await readBodyBytes(request));
-  const ui = parseUiRequest(body);
-  const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
-  if (ui.kind === 'message') {
+  const { sessionId, text, decisions } = ui;
+  if (decisions.length === 0) {
     const run: StreamedRun = (onEvent, signal) =>
-      agent.send(ui.text, { principal, sessionId: ui.sessionId, metadata, signal, onEvent, meter });
+      agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
     return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
   }
   // An approval decided through a chat must wait in that chat's session.
-  const pending = new Set((await agent.pendingApprovals(ui.sessionId, { principal })).map((approval) => approval.id));
-  if (!ui.decisions.every(({ approvalId }) => pending.has(approvalId))) throw new HttpError(404, 'Approval not found');
+  const pending = new Set((await agent.pendingApprovals(sessionId, { principal })).map((approval) => approval.id));
+  if (text === undefined && !decisions.every(({ approvalId }) => pending.has(approvalId)))
+    throw new HttpError(404, 'Approval not found');
   const run: StreamedRun = async (onEvent, signal) => {
-    const decide = ({ approvalId, approved, reason }: UiDecision) =>
-      agent.decide(approvalId, { approved, reason, principal, signal, onEvent, meter });
-    const [first, ...rest] = ui.decisions;
-    let result = await decide(first);
-    let { usage } = result;
-    for (const decision of rest) {
-      result = await decide(decision);
-      if (result.usage !== undefined) usage = addUsage(usage, result.usage);
-    }
-    return usage === undefined ? result : { ...result, usage };
+    const decide = ({ approvalId, approved, reason }: UiDecision, streamed: boolean) =>
+      agent.decide(approvalId, {
+        approved,
+        reason,
+        principal,
+        signal,
+        onEvent: streamed ? onEvent : undefined,
+        meter,
+      });
+    let result: RunResult | undefined;
+    let usage: Usage | undefined;
+    const spent = (next: RunResult) => {
+      if (next.usage !== undefined) usage = addUsage(usage, next.usage);
+      return (result = next);
+    };
+    for (const decision of decisions)
+      if (text === undefined) spent(await decide(decision, true));
+      else if (pending.has(decision.approvalId)) spent(await decide(decision, false));
+    if (text !== undefined) spent(await agent.send(text, { principal, sessionId, metadata, signal, onEvent, meter }));
+    return usage === undefined ? result! : { ...result!, usage };
   };
-  return streamRun(run, uiEventFormat(ui.messageId), UI_STREAM_HEADERS);
+  return streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
 }

@@ -14,7 +14,8 @@ import {
 import type { Principal } from '../agent/types.ts';
 import { refusalOf } from '../auth/internal.ts';
 import { JsonReply, type Reply } from './responses.ts';
-import { scopeGroup, type Route } from './routes.ts';
+import { MCP_TOOLS } from './operations.ts';
+import type { Route } from './routes.ts';
 
 const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
@@ -38,6 +39,11 @@ export class RequestTrace {
     if (principal.issuer !== undefined) span.setAttribute('agentward.principal.issuer', principal.issuer);
   }
 
+  /** What a `/ui` request does, once its body says: `send`, `decide` or `send decide`. */
+  operations(operations: readonly string[]): void {
+    this.span.setAttribute('agentward.operation', operations.join(' '));
+  }
+
   refused(response: Response): void {
     // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
     if (response.status === 429) return;
@@ -50,22 +56,15 @@ export class RequestTrace {
   }
 }
 
-const OPERATION_OF_GROUP: Readonly<Record<string, string>> = {
-  send: 'send',
-  approve: 'decide',
-  read: 'read',
-  sessions: 'sessions',
-  mcp: 'mcp',
-};
-
 /**
- * The operation of design §25 a resolved route performs, for the span's name: `send`, `decide`,
- * `read`, `sessions`, `mcp`, `health`, or `unknown` for a path that names no route.
+ * The operation of design §25 a resolved route performs with `method`, from the operation table
+ * (`Route.operations`), for the span's name: `send`, `decide`, `read`, `sessions`, `mcp`,
+ * `health`; `/ui` is `send` (what else it does is known once its body is read: `RequestTrace.operations`);
+ * `unknown` for a path that names no route or a method it does not answer.
  */
 export function operationOf(route: Route | undefined, method: string): string {
-  if (route === undefined) return 'unknown';
-  if (route.name === 'health') return 'health';
-  return OPERATION_OF_GROUP[scopeGroup(route, method) ?? ''] ?? 'unknown';
+  const operation = route?.operations[method];
+  return operation === undefined ? 'unknown' : operation === 'ui' ? 'send' : operation;
 }
 
 const headerOf = (reply: Reply, name: string): string | null | undefined =>
@@ -154,9 +153,6 @@ export function parseTraceparent(
   return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
 }
 
-/** The tools the MCP route serves: names of spans; any other name stays an attribute only (cardinality). */
-const MCP_TOOL_NAMES = new Set(['ask', 'decide']);
-
 /**
  * An MCP `tools/call` in its span (SERVER, the MCP conventions): `mcp.method.name`,
  * `jsonrpc.request.id`, `gen_ai.tool.name`, and `params._meta.traceparent` as a link. A JSON-RPC
@@ -176,7 +172,8 @@ export function tracedToolCall(
     [TOOL_NAME]: tool.slice(0, 64),
   };
   const parent = parseTraceparent((meta as { traceparent?: unknown } | null | undefined)?.traceparent);
-  const name = MCP_TOOL_NAMES.has(tool) ? `tools/call ${tool}` : 'tools/call';
+  // The tools the route serves name spans; any other name stays an attribute only (cardinality).
+  const name = Object.hasOwn(MCP_TOOLS, tool) ? `tools/call ${tool}` : 'tools/call';
   const options = { kind: SPAN_KIND.SERVER, attributes, ...(parent !== undefined && { links: [{ context: parent }] }) };
   return inSpan(telemetry.tracer, name, options, async (span) => {
     const reply = await call();

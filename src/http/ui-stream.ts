@@ -9,20 +9,44 @@ import { badRequest } from './responses.ts';
 
 export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
-/** What a `useChat` request asks for: a new user message, or the decisions on approvals the user answered. */
+/** A decision on an approval that a `useChat` request carries (an `approval-responded` tool part). */
 export interface UiDecision {
   approvalId: string;
   approved: boolean;
   reason?: string;
 }
-export type UiRequest =
-  | { kind: 'message'; sessionId: string; text: string }
-  | { kind: 'decisions'; sessionId: string; messageId: string; decisions: [UiDecision, ...UiDecision[]] };
+
+/**
+ * What a `useChat` request asks for: a new user message (`text`), decisions on approvals the user
+ * answered, or both (the user answered, then wrote before the answers were sent). Decisions alone
+ * continue the assistant message `messageId`.
+ */
+export interface UiRequest {
+  sessionId: string;
+  text?: string;
+  messageId?: string;
+  decisions: UiDecision[];
+}
+
+/** The `approval-responded` tool parts of an assistant message, as decisions. */
+function decisionsOf(message: unknown): UiDecision[] {
+  if (!isPlainObject(message) || message.role !== 'assistant' || !Array.isArray(message.parts)) return [];
+  return message.parts.filter(isPlainObject).flatMap((part): UiDecision[] => {
+    const approval = part.approval;
+    const isTool = typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
+    if (!isTool || part.state !== 'approval-responded' || !isPlainObject(approval)) return [];
+    if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean')
+      throw badRequest('an approval response needs id and approved');
+    const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
+    return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
+  });
+}
 
 /**
  * Reads the body `DefaultChatTransport` sends: `{ id, messages, trigger, messageId? }`. The chat
- * `id` is the session; only the last message is read, because the session's transcript on the
- * server, not the history the client sends, is what the agent continues.
+ * `id` is the session. Only the last assistant message is read for approval responses (the last
+ * message, or the one before a last user message), and only the last message for text: the
+ * session's transcript on the server, not the history the client sends, is what the agent continues.
  */
 export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   const { id, messages, trigger } = body;
@@ -32,29 +56,19 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   if (!Array.isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty list');
   const last: unknown = messages[messages.length - 1];
   if (!isPlainObject(last) || !Array.isArray(last.parts)) throw badRequest('each message needs a list of parts');
-  const parts = last.parts.filter(isPlainObject);
 
   if (last.role === 'user') {
-    const text = parts
+    const text = last.parts
+      .filter(isPlainObject)
       .filter((part) => part.type === 'text' && typeof part.text === 'string')
       .map((part) => part.text)
       .join('\n');
     if (text.length === 0) throw badRequest('the last user message has no text');
-    return { kind: 'message', sessionId: id, text };
+    return { sessionId: id, text, decisions: messages.length > 1 ? decisionsOf(messages[messages.length - 2]) : [] };
   }
   if (last.role === 'assistant' && typeof last.id === 'string') {
-    const decisions = parts.flatMap((part): UiDecision[] => {
-      const approval = part.approval;
-      const isTool = typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
-      if (!isTool || part.state !== 'approval-responded' || !isPlainObject(approval)) return [];
-      if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean')
-        throw badRequest('an approval response needs id and approved');
-      const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
-      return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
-    });
-    const [first, ...rest] = decisions;
-    if (first !== undefined)
-      return { kind: 'decisions', sessionId: id, messageId: last.id, decisions: [first, ...rest] };
+    const decisions = decisionsOf(last);
+    if (decisions.length > 0) return { sessionId: id, messageId: last.id, decisions };
   }
   throw badRequest('the last message must be a user message or an assistant message with approval responses');
 }

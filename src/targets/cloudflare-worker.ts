@@ -1,4 +1,4 @@
-// The cloudflare-worker target: worker.js (agentward's spec worker, bundled, serving agent.json) and
+// The cloudflare-worker target: worker.js (agentHandler over agent.json's agent, bundled) and
 // wrangler.toml beside it, and the checks that refuse a directory the worker cannot serve.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -66,7 +66,7 @@ function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'
   }
   if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:'))
     throw cannot('model.baseURL', 'must be an absolute http(s) URL');
-  // agent.json is served to callers (GET <base>/spec) and printed by the build.
+  // agent.json is written into worker.js and the manifest, and printed by the build.
   if (url.username !== '' || url.password !== '') throw cannot('model.baseURL', 'must not hold credentials');
   if (typeof modelName !== 'string' || modelName === '') throw cannot('model.model', 'must be a non-empty string');
   return {
@@ -89,7 +89,7 @@ export function checkWorkerDir(info: AgentDir): SpecWorkerOptions['spec'] {
   const secret = secretLookingField(info.spec);
   if (secret !== undefined) {
     throw new Error(
-      `${specFile}: "${secret}" looks like a secret, and the cloudflare-worker target serves this file to its callers; keep secrets in Workers secrets`,
+      `${specFile}: "${secret}" looks like a secret, and the cloudflare-worker target writes this file into worker.js; keep secrets in Workers secrets`,
     );
   }
   return workerSpec(info.spec, specFile);
@@ -116,8 +116,8 @@ function workerSummary(spec: SpecWorkerOptions['spec'], basePath: string, mcp: b
   return [
     `model: ${model}`,
     `open: GET ${basePath}/health`,
-    `behind the ${WORKER_BINDINGS.apiToken} secret (unset: 401): POST ${basePath}, POST ${basePath}/chat (JSON, or server-sent events with Accept: text/event-stream), GET ${basePath}/chat/:id, POST ${basePath}/ui (useChat), GET ${basePath}/approvals?sessionId=, POST ${basePath}/approvals/:id (a spec has no tools: nothing waits for approval), GET ${basePath}/spec${mcp ? `, POST ${basePath}/mcp (MCP: the tool ask)` : ''}`,
-    `sessions: one Durable Object each (class ${WORKER_BINDINGS.sessionClass}, binding ${WORKER_BINDINGS.sessions}), kept across requests and restarts`,
+    `behind the ${WORKER_BINDINGS.apiToken} secret (unset: 401): POST ${basePath}, POST ${basePath}/chat (JSON, or server-sent events with Accept: text/event-stream), GET ${basePath}/chat/:id, POST ${basePath}/ui (useChat), GET ${basePath}/approvals?sessionId=, POST ${basePath}/approvals/:id (a spec has no tools: nothing waits for approval)${mcp ? `, POST ${basePath}/mcp (MCP: the tool ask)` : ''}; the route handler of agentHandler, answering as it does`,
+    `sessions: in a Durable Object (class ${WORKER_BINDINGS.sessionClass}, binding ${WORKER_BINDINGS.sessions}), kept across requests, isolates and restarts`,
     ...(limits
       ? [
           `limits: counted in Durable Objects (class ${WORKER_BINDINGS.limitsClass}, binding ${WORKER_BINDINGS.limits}), per API token, failures per CF-Connecting-IP`,
@@ -152,7 +152,7 @@ name = "${workerName(info.name)}"
 main = "worker.js"
 compatibility_date = "2025-01-01"
 
-# One Durable Object per session: its transcript, kept across requests and restarts; its turns run one at a time.
+# The agent's store in a Durable Object: sessions kept across requests, isolates and restarts; a session's turns run one at a time.
 [[durable_objects.bindings]]
 name = "${sessions}"
 class_name = "${sessionClass}"

@@ -113,12 +113,12 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
     assert.match(await chat.text(), /event: finish/);
     await worker.dispose();
     worker = await startBuiltWorker(out, { AGENT_API_TOKEN: ENV_TOKEN }, persist);
-    const spec = await worker.fetch('http://worker/agent/spec', {
+    const read = await worker.fetch('http://worker/agent/approvals?sessionId=none', {
       headers: { ...auth, ...fromAddress('198.51.100.20') },
     });
-    assert.equal(spec.status, 200);
+    assert.equal(read.status, 200);
     assert.match(
-      spec.headers.get('ratelimit')!,
+      read.headers.get('ratelimit')!,
       /^"requests";r=1;/,
       'counted in the Durable Object, kept across the restart',
     );
@@ -247,11 +247,15 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     model.release();
     const done = await holding;
     assert.equal(done.status, 200);
-    assert.match(done.headers.get('ratelimit')!, /^"tokens";r=250;/, 'the budget as the request started');
+    assert.match(
+      done.headers.get('ratelimit')!,
+      /^"tokens";r=150;/,
+      'the budget after the turn, as agentHandler answers',
+    );
     assert.equal((await done.json()).text, 'heard hold');
   });
 
-  test("tokens: each turn's usage is counted by its session's object; once the total reached the limit, the next turn is refused before the model runs", async () => {
+  test("tokens: each turn's usage is counted as agentHandler counts it; once the total reached the limit, the next turn is refused before the model runs", async () => {
     // 100 spent by the held turn; 100 and 200 are below 250: two more turns start (one streamed); 300 is not.
     assert.equal((await post('', { message: 'second' })).status, 200);
     const streamed = await post('/chat', { message: 'third' }, { accept: 'text/event-stream' });
@@ -263,8 +267,8 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=250;w=3600');
     assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
     assert.equal(model.calls, calls, 'the model was not called');
-    const transcript = await worker.fetch(`http://worker/agent/spec`, { headers: auth });
-    assert.equal(transcript.status, 200, 'a read starts no turn');
+    const read = await worker.fetch('http://worker/agent/approvals?sessionId=none', { headers: auth });
+    assert.equal(read.status, 200, 'a read starts no turn');
   });
 });
 

@@ -24,8 +24,14 @@ export interface McpAuthorizationServer {
   close(): Promise<void>;
 }
 
-/** `resources`: the MCP servers' URLs, the resource indicators (and audiences) this server issues tokens for. */
-export async function startMcpAuthorizationServer(resources: readonly string[]): Promise<McpAuthorizationServer> {
+/**
+ * `resources`: the MCP servers' URLs, the resource indicators (and audiences) this server issues
+ * tokens for; `scopes`: the scopes it grants (default `MCP_SCOPES`).
+ */
+export async function startMcpAuthorizationServer(
+  resources: readonly string[],
+  scopes: readonly string[] = MCP_SCOPES,
+): Promise<McpAuthorizationServer> {
   // Its registration policy: a client may ask for any of the server's scopes later (a step-up),
   // whatever scope it named when it registered (the MCP SDK registers with its first request's).
   const server = createServer((request, response) => {
@@ -36,7 +42,7 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
       .on('end', () => {
         const text = JSON.stringify({
           ...JSON.parse(Buffer.concat(chunks).toString('utf8')),
-          scope: MCP_SCOPES.join(' '),
+          scope: scopes.join(' '),
         });
         const body = Readable.from([Buffer.from(text)]);
         const headers = { ...request.headers, 'content-length': String(Buffer.byteLength(text)) };
@@ -65,7 +71,7 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
     cookies: { keys: ['test-cookie-key-for-the-mcp-provider'] },
     ttl: { AccessToken: 3600, AuthorizationCode: 600, IdToken: 3600, Interaction: 600, Session: 3600, Grant: 3600 },
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
-    scopes: ['openid', 'offline_access', ...MCP_SCOPES],
+    scopes: ['openid', 'offline_access', ...scopes],
     enabledJWA: { dPoPSigningAlgValues: ['ES256', 'EdDSA'], idTokenSigningAlgValues: ['ES256'] },
     clientDefaults: {
       id_token_signed_response_alg: 'ES256',
@@ -83,7 +89,7 @@ export async function startMcpAuthorizationServer(resources: readonly string[]):
         getResourceServerInfo: (_ctx: unknown, indicator: string) => {
           if (!resources.includes(indicator)) throw new Error(`unknown resource ${indicator}`);
           return {
-            scope: MCP_SCOPES.join(' '),
+            scope: scopes.join(' '),
             audience: indicator,
             accessTokenFormat: 'jwt',
             accessTokenTTL: 3600,

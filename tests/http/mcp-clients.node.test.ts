@@ -274,6 +274,82 @@ describe('MCP clients against serve({ mcp }) with OAuth from oidc-provider', () 
   });
 });
 
+describe("the v1 SDK against the README's recommended setup: oidc() with scopes ['agent:chat'], scopes.approve ['agent:approve']", () => {
+  let authServer: McpAuthorizationServer;
+  let agentServer: AgentServer;
+  let url: string;
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/agent/mcp`;
+    authServer = await startMcpAuthorizationServer([url], ['agent:chat', 'agent:approve']);
+    // As the README's "MCP and other OAuth clients" setup, with the MCP route on.
+    const metadata = protectedResourceMetadata({
+      resource: url,
+      authorizationServers: [authServer.issuer],
+      scopesSupported: ['agent:chat', 'agent:approve'],
+    });
+    agentServer = await serve({
+      agent: principalAgent().agent,
+      port,
+      host: '127.0.0.1',
+      basePath: '/agent',
+      log: 'off',
+      auth: [
+        oidc({
+          issuer: authServer.issuer,
+          audience: metadata.resource,
+          typ: 'at+jwt',
+          scopes: ['agent:chat'],
+          resourceMetadata: metadata,
+          dpop: 'allowed',
+          cache: true,
+        }),
+      ],
+      protectedResource: metadata,
+      scopes: { approve: ['agent:approve'] },
+      mcp: true,
+    });
+  });
+  after(async () => {
+    await agentServer?.close();
+    await authServer?.close();
+  });
+
+  test('v1 SDK 1.x: decide steps up once, to the whole union the 403 names, and every call after it succeeds without asking again', async () => {
+    const provider = new HostProvider();
+    const client = new ClientV1({ name: 'v1-host', version: '1.0.0' });
+    const transport = await connect(
+      authServer,
+      provider,
+      client as never,
+      () => new TransportV1(new URL(url), { authProvider: provider as never }),
+      true,
+    );
+    assert.equal(authServer.requests.length, 1);
+    assert.equal(authServer.requests[0]!.get('scope'), 'agent:chat', 'the 401 named the entry’s scope');
+    const ask = async () => {
+      const asked = await client.callTool({ name: 'ask', arguments: { message: DEPLOY_MESSAGE } });
+      const content = asked.structuredContent as { status: string; approvals: { id: string }[] };
+      assert.equal(content.status, 'awaiting-approval');
+      return content.approvals[0]!.id;
+    };
+    const decide = (approvalId: string) =>
+      client.callTool({ name: 'decide', arguments: { approvalId, approved: true } });
+    const first = await ask();
+    // The 403 names agent:chat and agent:approve; the SDK takes them as its scopes and asks once.
+    const decided = await steppingUp(authServer, provider, transport, true, () => decide(first));
+    assert.equal(decided.isError, false);
+    assert.equal((decided.structuredContent as { status: string }).status, 'completed');
+    assert.equal(authServer.requests.length, 2, 'one step-up');
+    assert.deepEqual(authServer.requests[1]!.get('scope')!.split(' ').sort(), ['agent:approve', 'agent:chat']);
+    // The new token is enough for both groups: no call asks again (no alternation between them).
+    const second = await ask();
+    assert.equal(((await decide(second)).structuredContent as { status: string }).status, 'completed');
+    assert.equal(authServer.requests.length, 2, 'no further authorization');
+    await client.close();
+  });
+});
+
 describe("MCP clients against a server made with the MCP SDK's own server, guarded by routeAuth", () => {
   let authServer: McpAuthorizationServer;
   let server: ReturnType<typeof createServer>;

@@ -355,3 +355,27 @@ test('a streamed send (/chat, server-sent events): the run’s spans end under t
   ]);
   assert.equal(spanNamed(otel.spans(), 'invoke_agent ops').attributes['agentward.run.status'], 'completed');
 });
+
+test('the useChat endpoint (/ui): a send’s span, its agentward.operation what the body asked for', async () => {
+  otel.reset();
+  const handler = setup();
+  const response = await handler(
+    new Request(`${BASE}/ui`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        id: 'ui-telemetry',
+        trigger: 'submit-message',
+        messages: [{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'hi there' }] }],
+      }),
+    }),
+  );
+  assert.equal(response.status, 200);
+  await response.text();
+  assert.deepEqual(spanTree(otel.spans()), [
+    'agentward send < root',
+    'invoke_agent ops < agentward send',
+    'chat echo < invoke_agent ops',
+  ]);
+  assert.equal(spanNamed(otel.spans(), 'agentward send').attributes['agentward.operation'], 'send');
+});

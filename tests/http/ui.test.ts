@@ -16,6 +16,15 @@ import { agentHandler } from '../../src/http/index.ts';
 import type { AuthOption } from '../../src/auth/index.ts';
 import { basicAuthorization } from '../helpers/requests.ts';
 import { DEPLOY_MESSAGE, principalAgent } from '../helpers/http-agent.ts';
+import { jwt } from '../../src/auth/index.ts';
+import { AUDIENCE, SECRET, hmacSigner, signToken } from '../helpers/jwt.ts';
+
+/** A bearer token of ada granting `scope`, valid now. */
+async function scopedToken(scope: string): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const claims = { sub: 'ada', aud: AUDIENCE, iat: now, exp: now + 600, scope };
+  return `Bearer ${await signToken({ alg: 'HS256', typ: 'JWT' }, claims, await hmacSigner(SECRET))}`;
+}
 
 const API = 'http://localhost/agent/ui';
 const TOKEN = 'ui-token-0123456789';
@@ -198,6 +207,61 @@ test('useChat endpoint: denying the approval in the client ends the tool part as
   assert.equal(toolPart(chat.messages.at(-1))?.state, 'output-denied');
   assert.deepEqual(deployed, []);
   assert.equal((await agent.transcript('ui-deny')).audit[0]?.reason, 'not now');
+});
+
+test('useChat endpoint: the real client cannot approve without scopes.approve, neither by its automatic resend nor by writing on; with it, it can', async () => {
+  const { agent, deployed } = principalAgent();
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: jwt({ secret: SECRET, audience: AUDIENCE }),
+    scopes: { send: ['agent:chat'], approve: ['agent:approve'] },
+  });
+  const answers: Response[] = [];
+  const seen = (request: Request) => handler(request).then((response) => (answers.push(response.clone()), response));
+  const chatter = await scopedToken('agent:chat');
+  const client = (id: string, authorization: string, automatic: boolean) =>
+    new TestChat({
+      id,
+      transport: new DefaultChatTransport({
+        api: API,
+        headers: { authorization },
+        fetch: (url, init) => seen(new Request(url as string, init)),
+      }),
+      ...(automatic && { sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses }),
+    });
+
+  // addToolApprovalResponse, then the client's automatic resend: a decide.
+  const chat = client('ui-scoped', chatter, true);
+  await chat.sendMessage({ text: DEPLOY_MESSAGE });
+  assert.equal(chat.error, undefined, 'sending needs agent:chat only');
+  const asked = structuredClone(chat.messages);
+  const [pending] = await agent.pendingApprovals('ui-scoped');
+  await chat.addToolApprovalResponse({ id: pending!.id, approved: true });
+  await settled(chat, () => answers.length === 2);
+  assert.equal(answers[1]!.status, 403);
+  assert.equal(answers[1]!.headers.get('www-authenticate'), 'Bearer error="insufficient_scope", scope="agent:approve"');
+  assert.match(String((chat.error as Error | undefined)?.message), /Forbidden/);
+  assert.deepEqual(deployed, [], 'the tool did not run');
+  assert.equal((await agent.pendingApprovals('ui-scoped')).length, 1);
+
+  // No automatic resend: the user answers, then writes on; the message carries the answer.
+  const manual = client('ui-scoped', chatter, false);
+  manual.messages = chat.messages.slice(0, 2);
+  await manual.sendMessage({ text: 'go on' });
+  assert.equal(answers[2]!.status, 403);
+  assert.equal(
+    answers[2]!.headers.get('www-authenticate'),
+    'Bearer error="insufficient_scope", scope="agent:chat agent:approve"',
+  );
+  assert.deepEqual(deployed, []);
+
+  // With the approve scope, the same client approves.
+  const approver = client('ui-scoped', await scopedToken('agent:chat agent:approve'), true);
+  approver.messages = asked;
+  await approver.addToolApprovalResponse({ id: pending!.id, approved: true });
+  await settled(approver, () => toolPart(approver.messages.at(-1))?.state === 'output-available');
+  assert.equal(approver.error, undefined);
+  assert.deepEqual(deployed, [{ env: 'prod' }]);
 });
 
 test('useChat endpoint: a refused request surfaces in the client as an error with the 401 body', async () => {

@@ -21,6 +21,7 @@ import { agentHandler, memoryLimitStore } from '../../src/http/index.ts';
 import { postgresLimitStore, postgresReplayStore, postgresStore } from '../../src/postgres/index.ts';
 import { durableObjectStore } from '../../src/cloudflare/durable-object-store.ts';
 import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-limit-store.ts';
+import { durableObjectReplayStore, durableObjectSessionStore } from '../../src/cloudflare/index.ts';
 import { assertFactoryRefuses, type FactoryMistakes } from '../helpers/config-error.ts';
 
 const SECRET = 'config-errors-test-secret-0123456789abcdef';
@@ -108,6 +109,16 @@ const FACTORIES: readonly FactoryMistakes[] = [
       () => (durableObjectLimitStore as (...args: unknown[]) => unknown)(namespace, { maxKeys: 1 }),
     ],
     wrongType: ['namespace', () => durableObjectLimitStore({} as never)],
+  },
+  {
+    factory: 'durableObjectSessionStore()',
+    unknownKey: ['nmae', () => durableObjectSessionStore(namespace, { nmae: 'x' } as never)],
+    wrongType: ['name', () => durableObjectSessionStore(namespace, { name: 42 } as never)],
+  },
+  {
+    factory: 'durableObjectReplayStore()',
+    unknownKey: ['ttl', () => (durableObjectReplayStore as (...args: unknown[]) => unknown)(namespace, { ttl: 1 })],
+    wrongType: ['namespace', () => durableObjectReplayStore({} as never)],
   },
   {
     factory: 'agentHandler()',

@@ -209,6 +209,15 @@ describe('every entry imports from the installed package', () => {
       for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore'])
         assert.ok(rootNames!.includes(name), `agentward exports ${name}`);
       for (const name of [
+        'durableObjectSessionStore',
+        'SessionStoreObject',
+        'durableObjectLimitStore',
+        'LimitObject',
+        'durableObjectReplayStore',
+        'ReplayObject',
+      ])
+        assert.ok(exported['agentward/cloudflare']!.includes(name), `agentward/cloudflare exports ${name}`);
+      for (const name of [
         'serve',
         'toNodeListener',
         'fileStore',
@@ -539,23 +548,38 @@ export async function total(): Promise<Usage | undefined> {
   });
 });
 
-/** The README's Cloudflare Worker block (the one whose `fetch` takes `env`), from the installed README. */
-function readmeWorker(): string {
+/** The README's Cloudflare Worker recipe (`// agent.ts` and `// worker.ts`), from the installed README. */
+function readmeWorker(): { agent: string; worker: string } {
   const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
-  const block = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
-    .map((match) => match[1]!)
-    .find((code) => code.includes('fetch(request: Request, env: Env)'));
-  assert.ok(block, 'the README has a Worker example reading its secrets from env');
-  return block;
+  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+  const agent = blocks.find((code) => code.startsWith('// agent.ts'));
+  const worker = blocks.find(
+    (code) => code.startsWith('// worker.ts') && code.includes('fetch(request: Request, env: Env)'),
+  );
+  assert.ok(agent && worker, 'the README has a Worker recipe reading its secrets from env');
+  return { agent, worker };
 }
 
+/** The Durable Objects the recipe's wrangler.toml binds, as Miniflare takes them. */
+const RECIPE_OBJECTS = {
+  AGENT_SESSIONS: { className: 'AgentSessions', useSQLite: true },
+  AGENT_LIMITS: { className: 'AgentLimits', useSQLite: true },
+  DPOP_REPLAY: { className: 'DpopReplay', useSQLite: true },
+};
+
 test("the README's Worker, bundled with esbuild from the installed package, runs in workerd with its secrets from env", async () => {
-  write('worker.ts', readmeWorker());
+  const recipe = readmeWorker();
+  write('agent.ts', recipe.agent);
+  write('worker.ts', recipe.worker);
   const entry = join(app, 'worker.ts');
   const bundle = await bundleWorker(entry);
   assert.match(bundle, /node_modules\/agentward\/dist\/auth\//, 'the bundle holds the installed, compiled package');
   assert.doesNotMatch(bundle, /\/src\/auth\//);
-  const worker = await startWorker({ entry, bindings: { AGENT_API_TOKEN: TOKEN } });
+  const worker = await startWorker({
+    entry,
+    bindings: { AGENT_API_TOKEN: TOKEN },
+    miniflare: { durableObjects: RECIPE_OBJECTS } as never,
+  });
   try {
     assert.equal((await worker.fetch('http://worker/agent/health')).status, 200);
     const refused = await worker.fetch('http://worker/agent', {
@@ -576,7 +600,7 @@ test("the README's Worker, bundled with esbuild from the installed package, runs
     await worker.dispose();
   }
   // Without the secret the list is empty: every agent route answers 401, health stays open.
-  const bare = await startWorker({ entry, bindings: {} });
+  const bare = await startWorker({ entry, bindings: {}, miniflare: { durableObjects: RECIPE_OBJECTS } as never });
   try {
     assert.equal((await bare.fetch('http://worker/agent/health')).status, 200);
     assert.equal(

@@ -272,7 +272,6 @@ describe('cloudflare-worker target: the declared openai-compatible model, every 
       ['GET', '/chat/chat-1'],
       ['POST', '/ui'],
       ['GET', '/approvals?sessionId=chat-1'],
-      ['GET', '/spec'],
     ]) {
       const response = await worker.fetch(`http://worker/agent${path}`, {
         method,

@@ -9,8 +9,6 @@ import { BAKED_TOKEN, ENV_TOKEN, bearer, fixture, tempFolder, writeDir } from '.
 import { startWorker, type RunningWorker } from '../helpers/workerd.ts';
 import { startBuiltWorker } from '../helpers/worker.ts';
 
-const spec = JSON.parse(readFileSync(join(fixture('plain'), 'agent.json'), 'utf8'));
-
 async function buildWorker(t: Parameters<typeof tempFolder>[0]): Promise<string> {
   const out = join(tempFolder(t), 'out');
   await build(fixture('plain'), { target: 'cloudflare-worker', out, log: () => {} });
@@ -45,25 +43,32 @@ describe('cloudflare-worker target with the AGENT_API_TOKEN binding', () => {
     assert.deepEqual(await response.json(), { status: 'ok' });
   });
 
-  test('Build target cloudflare-worker serves spec files only, behind AGENT_API_TOKEN: GET <base>/spec is agent.json', async () => {
-    const refused = await worker.fetch('http://worker/agent/spec');
+  test('Build target cloudflare-worker serves spec files only, behind AGENT_API_TOKEN: the routes of agentHandler, no other', async () => {
+    const refused = await worker.fetch('http://worker/agent/chat/s-1');
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get('www-authenticate'), 'Bearer');
     assert.equal(refused.headers.get('cache-control'), 'no-store');
     assert.deepEqual(await refused.json(), { error: 'Unauthorized' });
-    const response = await worker.fetch('http://worker/agent/spec', { headers: { authorization: bearer(ENV_TOKEN) } });
-    assert.equal(response.status, 200);
-    assert.deepEqual(await response.json(), spec);
-    // As for the route handler (design §5), <base> itself is POST only.
+    const approvals = await worker.fetch('http://worker/agent/approvals?sessionId=s-1', {
+      headers: { authorization: bearer(ENV_TOKEN) },
+    });
+    assert.equal(approvals.status, 200);
+    assert.deepEqual(await approvals.json(), { approvals: [] });
+    // As for the route handler (design §5), <base> itself is POST only; agent.json is not a route.
     const get = await worker.fetch('http://worker/agent', { headers: { authorization: bearer(ENV_TOKEN) } });
     assert.equal(get.status, 405);
     assert.equal(get.headers.get('allow'), 'POST');
     await get.body?.cancel();
+    const spec = await worker.fetch('http://worker/agent/spec', { headers: { authorization: bearer(ENV_TOKEN) } });
+    assert.equal(spec.status, 404);
+    await spec.body?.cancel();
   });
 
   test('a wrong token and the baked scaffold token are refused: AGENT_API_TOKEN only', async () => {
     for (const token of ['wrong-token', BAKED_TOKEN]) {
-      const response = await worker.fetch('http://worker/agent/spec', { headers: { authorization: bearer(token) } });
+      const response = await worker.fetch('http://worker/agent/chat/s-1', {
+        headers: { authorization: bearer(token) },
+      });
       assert.equal(response.status, 401);
       await response.body?.cancel();
     }
@@ -90,6 +95,16 @@ describe('cloudflare-worker target with the AGENT_API_TOKEN binding', () => {
     assert.equal(known.status, 404);
     await known.body?.cancel();
   });
+
+  test('a path outside basePath answers as agentHandler does: 401 without the token, 404 with it', async () => {
+    const anonymous = await worker.fetch('http://worker/elsewhere');
+    assert.equal(anonymous.status, 401);
+    assert.equal(anonymous.headers.get('www-authenticate'), 'Bearer');
+    await anonymous.body?.cancel();
+    const known = await worker.fetch('http://worker/elsewhere', { headers: { authorization: bearer(ENV_TOKEN) } });
+    assert.equal(known.status, 404);
+    await known.body?.cancel();
+  });
 });
 
 describe('cloudflare-worker target without the AGENT_API_TOKEN binding', () => {
@@ -100,7 +115,7 @@ describe('cloudflare-worker target without the AGENT_API_TOKEN binding', () => {
     assert.equal((await worker.fetch('http://worker/agent/health')).status, 200);
     for (const token of [ENV_TOKEN, BAKED_TOKEN]) {
       for (const [method, path] of [
-        ['GET', '/agent/spec'],
+        ['GET', '/agent/nope'],
         ['POST', '/agent'],
         ['POST', '/agent/chat'],
         ['GET', '/agent/chat/s-1'],
@@ -147,7 +162,9 @@ describe('cloudflare-worker target with an AGENT_API_TOKEN that apiToken() refus
     const badToken = 'not a b64token';
     const worker = await run(out, { AGENT_API_TOKEN: badToken });
     t.after(() => worker.dispose());
-    const response = await worker.fetch('http://worker/agent/spec', { headers: { authorization: bearer(ENV_TOKEN) } });
+    const response = await worker.fetch('http://worker/agent/chat/s-1', {
+      headers: { authorization: bearer(ENV_TOKEN) },
+    });
     assert.equal(response.status, 500);
     assert.deepEqual(await response.json(), { error: 'Internal Server Error' });
     const log = await worker.waitForLog((line) => line.message.includes('apiToken()'));

@@ -15,12 +15,12 @@ const HOSTILE_NAME =
 const HOSTILE_NAME_ONE_LINE = HOSTILE_NAME.replace('\n', ' ');
 const HOSTILE_TEXT = `ok\u2028throw new Error("pwned");//\u2029"); throw new Error("pwned"); ("</script><!--`;
 
-function hostileDir(t: { after(fn: () => void): void }, name = HOSTILE_NAME_ONE_LINE): string {
+function hostileDir(t: { after(fn: () => void): void }, name = HOSTILE_NAME_ONE_LINE, mcp = false): string {
   return writeDir(tempFolder(t), {
     'agent.ts':
       "import { createAgent, echoModel } from 'agentward';\nimport spec from './agent.json' with { type: 'json' };\nexport default createAgent({ name: spec.name, instructions: spec.instructions, model: echoModel() });\n",
     'agent.json': JSON.stringify({ name, instructions: HOSTILE_TEXT, model: { provider: 'echo' } }),
-    'agentward.json': JSON.stringify({ name, basePath: '/agent', apiToken: TOKEN }),
+    'agentward.json': JSON.stringify({ name, basePath: '/agent', apiToken: TOKEN, ...(mcp && { mcp }) }),
   });
 }
 
@@ -32,28 +32,40 @@ function codeFiles(out: string): string[] {
 }
 
 describe('hostile names and text in every build target', () => {
-  test('cloudflare-worker: worker.js loads, serves the spec byte for byte, and holds the text only escaped', async (t) => {
+  test('cloudflare-worker: worker.js loads, names the agent byte for byte, and holds the text only escaped', async (t) => {
     const out = join(tempFolder(t), 'out');
-    await build(hostileDir(t), { target: 'cloudflare-worker', out });
+    await build(hostileDir(t, HOSTILE_NAME_ONE_LINE, true), { target: 'cloudflare-worker', out });
     for (const file of codeFiles(out)) {
       const code = readFileSync(file, 'utf8');
       assert.equal(code.includes(HOSTILE_NAME_ONE_LINE), false, `${file} holds the raw name`);
+      assert.equal(code.includes(HOSTILE_TEXT), false, `${file} holds the raw instructions`);
       assert.doesNotMatch(code, /[\u2028\u2029]/, `${file} holds a raw line separator`);
     }
     assert.match(readFileSync(join(out, 'wrangler.toml'), 'utf8'), /^name = "[a-z0-9-]+"$/m);
     const worker = (await import(pathToFileURL(join(out, 'worker.js')).href)) as {
       default: { fetch(request: Request, env: unknown): Promise<Response> };
     };
+    // The store's binding is only reached by a turn: initialize names the agent without it.
+    const unreached = {
+      idFromName: () => 'store',
+      get: () => ({ fetch: () => Promise.reject(new Error('unreached')) }),
+    };
     const response = await worker.default.fetch(
-      new Request('http://worker/agent/spec', { headers: { authorization: bearer(TOKEN) } }),
-      { AGENT_API_TOKEN: TOKEN },
+      new Request('http://worker/agent/mcp', {
+        method: 'POST',
+        headers: { authorization: bearer(TOKEN), 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25' },
+        }),
+      }),
+      { AGENT_API_TOKEN: TOKEN, AGENT_SESSIONS: unreached },
     );
     assert.equal(response.status, 200);
-    assert.deepEqual(await response.json(), {
-      name: HOSTILE_NAME_ONE_LINE,
-      instructions: HOSTILE_TEXT,
-      model: { provider: 'echo' },
-    });
+    const { result } = (await response.json()) as { result: { serverInfo: { name: string } } };
+    assert.equal(result.serverInfo.name, HOSTILE_NAME_ONE_LINE);
   });
 
   for (const target of ['node-server', 'docker'] as const) {

@@ -1,0 +1,65 @@
+// The operations of design §25: what a caller does, whatever surface it comes through (an HTTP
+// route, useChat's `/ui`, an MCP tool), and the scopes each needs there. Every surface asks this
+// table; none has a list of its own.
+import type { Principal } from '../agent/types.ts';
+import type { RouteScopes, ScopeGroup } from './scopes.ts';
+import { grants } from './scopes.ts';
+
+/** Sending a message, deciding an approval, reading a session, listing or deleting sessions. */
+export type Operation = 'send' | 'decide' | 'read' | 'sessions';
+
+/** The scope group of each operation (`agentHandler`'s `scopes`). */
+export const OPERATION_GROUP: Readonly<Record<Operation, Exclude<ScopeGroup, 'mcp'>>> = Object.freeze({
+  send: 'send',
+  decide: 'approve',
+  read: 'read',
+  sessions: 'sessions',
+});
+
+/** The MCP tools, and the operation each performs. */
+export const MCP_TOOLS: Readonly<Record<McpTool, Operation>> = Object.freeze({ ask: 'send', decide: 'decide' });
+export type McpTool = 'ask' | 'decide';
+
+/** The operations that run the model: `limits.tokens` meters their turns. */
+export const runsModel = (operations: readonly Operation[]): boolean =>
+  operations.some((operation) => operation === 'send' || operation === 'decide');
+
+/** The scope configuration of one handler: the groups (`scopes`) and the MCP tools' (`mcp.scopes`). */
+export interface ScopeConfig {
+  readonly groups: Readonly<RouteScopes> | undefined;
+  readonly tools: Readonly<Partial<Record<McpTool, readonly string[]>>>;
+}
+
+/**
+ * The scopes `operations` need on a surface (design §25), each once: the accepting entry's own,
+ * then on MCP `scopes.mcp`, then each operation's group, then on MCP the tool's `mcp.scopes`.
+ * `mcp`: the request came through the MCP route (`tool`: the tool it calls, if any).
+ */
+export function requiredScopes(
+  config: ScopeConfig,
+  operations: readonly Operation[],
+  mcp: { tool?: McpTool } | undefined,
+  entry: readonly string[] | undefined,
+): readonly string[] {
+  const { groups, tools } = config;
+  const union = new Set(entry);
+  for (const scope of (mcp && groups?.mcp) ?? []) union.add(scope);
+  for (const operation of operations) for (const scope of groups?.[OPERATION_GROUP[operation]] ?? []) union.add(scope);
+  for (const scope of (mcp?.tool && tools[mcp.tool]) ?? []) union.add(scope);
+  return [...union];
+}
+
+/**
+ * The check of the scopes on a surface: `undefined` when the principal's claims grant the whole
+ * union, else the union, which the 403 names whole (design §25).
+ */
+export function missingScopes(
+  config: ScopeConfig,
+  principal: Principal | undefined,
+  operations: readonly Operation[],
+  mcp: { tool?: McpTool } | undefined,
+  entry: readonly string[] | undefined,
+): readonly string[] | undefined {
+  const required = requiredScopes(config, operations, mcp, entry);
+  return required.length === 0 || grants(principal, required) ? undefined : required;
+}
