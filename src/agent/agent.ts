@@ -348,12 +348,11 @@ export function createAgent(options: AgentOptions): Agent {
   const runSend =
     tracing === undefined
       ? send
-      : (message: string, sendOptions?: SendOptions) =>
-          tracing.invoke(typeof message === 'string' ? message : undefined, message, sendOptions, send);
+      : (message: string, sendOptions?: SendOptions) => tracing.invoke(message, sendOptions, send);
   const runDecide =
     tracing === undefined
       ? decide
-      : (approvalId: string, decision: DecideOptions) => tracing.invoke(undefined, approvalId, decision, decide);
+      : (approvalId: string, decision: DecideOptions) => tracing.invoke(approvalId, decision, decide);
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
     checkPrincipal(callOptions(call, options, ['principal'])?.principal);

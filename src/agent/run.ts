@@ -208,7 +208,6 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     // The checkpoint first: a session whose call is unanswered always has one.
     await store.saveCheckpoint(checkpoint);
     await commit();
-    trace?.approvalRequested(call);
     emit({ type: 'approval-request', approval });
     emit({ type: 'step-finish' });
     return result('awaiting-approval', [copyRecord(approval)]);

@@ -50,7 +50,10 @@ export interface Telemetry {
   readonly recordPrincipal: boolean;
 }
 
-export const SPAN_KIND = { INTERNAL: 0, SERVER: 1, CLIENT: 2 } as const;
+/** Span kinds as `@opentelemetry/api` numbers them. */
+export const INTERNAL = 0;
+export const SERVER = 1;
+const CLIENT = 2;
 const STATUS_ERROR = 2;
 // Names used more than once: one string each in a minified bundle.
 export const OPERATION = 'gen_ai.operation.name';
@@ -64,32 +67,31 @@ const OUTPUT_MESSAGES = 'gen_ai.output.messages';
 /** `telemetry` checked at creation (`helper` names the factory), or `undefined` when absent. */
 export function readTelemetry(value: unknown, helper: string): Telemetry | undefined {
   if (value === undefined) return undefined;
-  const fail = (what: string) => configError(`${helper}: telemetry${what}`);
+  const where = `${helper}: telemetry`;
   if (typeof value !== 'object' || value === null)
-    throw fail(` must be { tracer, recordContent?, recordPrincipal? }; got ${kindOf(value)}`);
-  checkOptionNames(`${helper}: telemetry`, value, ['tracer', 'recordContent', 'recordPrincipal']);
+    throw configError(`${where} must be an object; got ${kindOf(value)}`);
+  checkOptionNames(where, value, ['tracer', 'recordContent', 'recordPrincipal']);
   const { tracer, recordContent = false, recordPrincipal = true } = value as TelemetryOptions;
+  // One message for the three: an OpenTelemetry Tracer (startActiveSpan or startSpan), and booleans.
   if (
-    typeof tracer !== 'object' ||
-    tracer === null ||
-    (typeof tracer.startActiveSpan !== 'function' && typeof tracer.startSpan !== 'function')
+    typeof (tracer?.startActiveSpan ?? tracer?.startSpan) !== 'function' ||
+    typeof recordContent !== 'boolean' ||
+    typeof recordPrincipal !== 'boolean'
   )
-    throw fail(`.tracer must be an OpenTelemetry Tracer (startActiveSpan or startSpan); got ${kindOf(tracer)}`);
-  if (typeof recordContent !== 'boolean') throw fail('.recordContent must be true or false');
-  if (typeof recordPrincipal !== 'boolean') throw fail('.recordPrincipal must be true or false');
+    throw configError(`${where}: tracer must be an OpenTelemetry Tracer, recordContent and recordPrincipal booleans`);
   return Object.freeze({ tracer, recordContent, recordPrincipal });
 }
 
 /**
  * `error.type` of a failure: the agent's error code (`MODEL_ERROR`, `SESSION_FULL`…), a store's
- * `STORE_UNAVAILABLE`, an abort's `AbortError`, else `_OTHER` (the conventions' fallback).
+ * `STORE_UNAVAILABLE`, else `_OTHER` (the conventions' fallback: an abort, another's error).
  */
-export function errorType(error: unknown): string {
-  if (error instanceof AgentError) return error.code;
-  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-  if (code === 'STORE_UNAVAILABLE') return code;
-  return name === 'AbortError' || name === 'TimeoutError' ? name : '_OTHER';
-}
+export const errorType = (error: unknown): string =>
+  error instanceof AgentError
+    ? error.code
+    : (error as { code?: unknown } | null)?.code === 'STORE_UNAVAILABLE'
+      ? 'STORE_UNAVAILABLE'
+      : '_OTHER';
 
 /** Marks `span` failed: status ERROR and `error.type`; the message and exception only of the agent's own errors (another's may hold internals). */
 export function spanFailed(span: TelemetrySpan, error: unknown, type = errorType(error)): void {
@@ -157,23 +159,31 @@ function withSpan<T>(
 /** The conventions' message form (`gen_ai.input.messages`): role and parts. */
 function conventionMessages(messages: readonly Message[]): string {
   return JSON.stringify(
-    messages.map((message) => {
-      if (message.role === 'tool')
-        return {
-          role: 'tool',
-          parts: [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }],
-        };
-      const parts: unknown[] = message.content === '' ? [] : [{ type: 'text', content: message.content }];
-      if (message.role === 'assistant')
-        for (const call of message.toolCalls ?? [])
-          parts.push({ type: 'tool_call', id: call.id, name: call.name, arguments: call.arguments });
-      return { role: message.role, parts };
-    }),
+    messages.map((message) => ({
+      role: message.role,
+      parts:
+        message.role === 'tool'
+          ? [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }]
+          : [
+              ...(message.content === '' ? [] : [{ type: 'text', content: message.content }]),
+              ...((message.role === 'assistant' && message.toolCalls) || []).map(({ id, name, arguments: args }) => ({
+                type: 'tool_call',
+                id,
+                name,
+                arguments: args,
+              })),
+            ],
+    })),
   );
 }
 
-/** The GenAI well-known provider name of a model's provider string (`openai.chat` → `openai`). */
-const providerName = (model: Model) => model.provider?.split('.')[0];
+/** The settings a chat span records, by their `gen_ai.request.*` names; a provider's `openai.chat` is `openai`. */
+const REQUEST_SETTINGS: Record<string, string> = {
+  temperature: 'temperature',
+  maxOutputTokens: 'max_tokens',
+  topP: 'top_p',
+  stopSequences: 'stop_sequences',
+};
 
 const STOP = ['stop'];
 const TOOL_CALLS = ['tool_calls'];
@@ -194,86 +204,57 @@ export class AgentTracing {
   readonly telemetry: Telemetry;
   readonly #name: string;
   readonly #options: TelemetrySpanOptions;
-  #model: Model | undefined;
-  #settings: ModelRequest['settings'];
-  #chat: ChatSpan | undefined;
 
   constructor(telemetry: Telemetry, agent: string) {
     this.telemetry = telemetry;
     this.#name = `invoke_agent ${agent}`;
     this.#options = {
-      kind: SPAN_KIND.INTERNAL,
+      kind: INTERNAL,
       attributes: { [OPERATION]: 'invoke_agent', 'gen_ai.agent.name': agent },
     };
   }
 
   /**
    * `run(first, second, trace)` (`send` or `decide` and their arguments) in its `invoke_agent {agent}`
-   * span; `asked`: a send's message (content, with `recordContent`). No closure per run but the tracer's.
+   * span. No closure per run but the tracer's. Contents are on the run's chat and tool spans, not here.
    */
   invoke<A, B>(
-    asked: string | undefined,
     first: A,
     second: B,
     run: (first: A, second: B, trace: RunTrace) => Promise<RunResult>,
   ): Promise<RunResult> {
-    let options = this.#options;
-    if (this.telemetry.recordContent && asked !== undefined)
-      options = {
-        kind: options.kind,
-        attributes: {
-          ...options.attributes,
-          [INPUT_MESSAGES]: conventionMessages([{ role: 'user', content: asked }]),
-        },
-      };
-    const { tracer, recordContent } = this.telemetry;
-    return withSpan(tracer, this.#name, options, (span) =>
-      settle(span, run(first, second, new RunTrace(this, span)), invoked, recordContent),
+    return withSpan(this.telemetry.tracer, this.#name, this.#options, (span) =>
+      settle(span, run(first, second, new RunTrace(this, span)), invoked),
     );
   }
 
   /** The name and options of a `chat {model}` span (CLIENT) of `model` with `request`'s settings. */
   chatSpan(model: Model, request: ModelRequest): ChatSpan {
-    const { settings } = request;
-    if (
-      this.#chat !== undefined &&
-      model === this.#model &&
-      settings === this.#settings &&
-      !this.telemetry.recordContent
-    )
-      return this.#chat;
     const attributes: SpanAttributes = { [OPERATION]: 'chat' };
-    const provider = providerName(model);
+    const provider = model.provider?.split('.')[0];
     if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
     if (model.modelId !== undefined) attributes['gen_ai.request.model'] = model.modelId;
-    const { temperature, maxOutputTokens, topP, stopSequences } = settings ?? {};
-    if (temperature !== undefined) attributes['gen_ai.request.temperature'] = temperature;
-    if (maxOutputTokens !== undefined) attributes['gen_ai.request.max_tokens'] = maxOutputTokens;
-    if (topP !== undefined) attributes['gen_ai.request.top_p'] = topP;
-    if (stopSequences !== undefined) attributes['gen_ai.request.stop_sequences'] = stopSequences;
-    const chat: ChatSpan = {
-      name: model.modelId === undefined ? 'chat' : `chat ${model.modelId}`,
-      options: { kind: SPAN_KIND.CLIENT, attributes },
-    };
+    const settings = (request.settings ?? {}) as Record<string, SpanAttributeValue | undefined>;
+    for (const name in REQUEST_SETTINGS) {
+      const value = settings[name];
+      if (value !== undefined) attributes[`gen_ai.request.${REQUEST_SETTINGS[name]}`] = value;
+    }
     if (this.telemetry.recordContent) {
       if (request.instructions !== '')
         attributes['gen_ai.system_instructions'] = JSON.stringify([{ type: 'text', content: request.instructions }]);
       attributes[INPUT_MESSAGES] = conventionMessages(request.messages);
-      return chat;
     }
-    this.#model = model;
-    this.#settings = settings;
-    this.#chat = chat;
-    return chat;
+    return {
+      name: model.modelId === undefined ? 'chat' : `chat ${model.modelId}`,
+      options: { kind: CLIENT, attributes },
+    };
   }
 }
 
-/** What a run's span says once the run is done: its status, usage and (with `recordContent`) answer. */
-function invoked(span: TelemetrySpan, result: RunResult, recordContent: boolean): void {
+/** What a run's span says once the run is done: its status and usage. */
+function invoked(span: TelemetrySpan, result: RunResult): void {
   span.setAttribute('agentward.run.status', result.status);
   setUsage(span, result.usage);
-  if (recordContent && result.text !== '')
-    span.setAttribute(OUTPUT_MESSAGES, conventionMessages([{ role: 'assistant', content: result.text }]));
 }
 
 /** The spans of one run inside its `invoke_agent` span: each model turn and each tool call. */
@@ -309,19 +290,13 @@ export class RunTrace {
       [OPERATION]: 'execute_tool',
       [TOOL_NAME]: call.name,
       [TOOL_CALL_ID]: call.id,
-      'gen_ai.tool.type': 'function',
     };
     if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
     if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
-    const options = { kind: SPAN_KIND.INTERNAL, attributes };
+    const options = { kind: INTERNAL, attributes };
     return withSpan(tracer, `execute_tool ${call.name}`, options, (span) =>
       settle(span, Promise.resolve(answer()), answered, recordContent),
     );
-  }
-
-  /** The run paused at `call` for an approval. */
-  approvalRequested(call: ToolCall): void {
-    this.span.addEvent?.('agentward.approval.requested', { [TOOL_NAME]: call.name, [TOOL_CALL_ID]: call.id });
   }
 }
 

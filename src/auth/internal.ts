@@ -21,7 +21,6 @@ export {
   protectedResourcePath,
 } from './protected-resource.ts';
 export type { ProtectedResourceMetadata, ProtectedResourceOptions } from './protected-resource.ts';
-export { refusalOf } from './refusals.ts';
 export type { Refusal, RefusalListener } from './refusals.ts';
 export { authResponseText, wwwAuthenticateLines } from './responses.ts';
 export { authEntries, BOOLEAN_PRINCIPAL, routeAuth } from './route-auth.ts';

@@ -61,14 +61,15 @@ export type ReportingEntry = (request: Request, report: ReportRefusal) => unknow
 /** The refusals of one request: entries `report` them, and `tell()` gives the listener the furthest, once, when the request is refused. */
 export interface RequestRefusals {
   readonly report: ReportRefusal;
-  /** Tells the listener, if an entry refused a token; what the listener throws is logged, never the answer. */
-  tell(response: Response): void;
+  /**
+   * Tells the listener, if an entry refused a token, and returns what it told (the refused result
+   * carries it: the route handler's span names the reason, design §28); what the listener throws
+   * is logged, never the answer.
+   */
+  tell(): Refusal | undefined;
 }
 
-/** The refusal told of each refused response, for the route handler's span (design §28). */
-const told = new WeakMap<Response, Refusal>();
-/** What `onRefused` heard of the request `response` refused, if anything. */
-export const refusalOf = (response: Response): Refusal | undefined => told.get(response);
+const failed = (error: unknown) => console.error('agentward: onRefused failed', error);
 
 export function requestRefusals(listener: RefusalListener): RequestRefusals {
   let best: Refusal | undefined;
@@ -81,16 +82,15 @@ export function requestRefusals(listener: RefusalListener): RequestRefusals {
       if (iss !== undefined) refusal.iss = iss.slice(0, MAX_REPORTED);
       best = Object.freeze(refusal);
     },
-    tell(response) {
-      if (best === undefined) return;
-      told.set(response, best);
-      try {
-        const result = listener(best) as unknown;
-        if (result instanceof Promise)
-          result.catch((error: unknown) => console.error('agentward: onRefused failed', error));
-      } catch (error) {
-        console.error('agentward: onRefused threw', error);
-      }
+    tell() {
+      if (best !== undefined)
+        try {
+          const result = listener(best) as unknown;
+          if (result instanceof Promise) result.catch(failed);
+        } catch (error) {
+          failed(error);
+        }
+      return best;
     },
   };
 }

@@ -137,11 +137,11 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     status: 401 | 403 | 500,
     refusals: RequestRefusals | undefined,
     lines: readonly string[] = [],
-  ): AuthResult => {
-    const response = authResponse(status, lines);
-    if (status !== 500) refusals?.tell(response);
-    return { ok: false, response };
-  };
+  ): AuthResult => ({
+    ok: false,
+    response: authResponse(status, lines),
+    refusal: status === 500 ? undefined : refusals?.tell(),
+  });
 
   const authenticate = async (request: Request, routeScopes?: readonly string[]): Promise<AuthResult> => {
     // Only with a listener: without one, nothing is allocated for it.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import type { Refusal } from './refusals.ts';
 /** Who the caller is, as verified by an auth entry. Frozen (claims deeply) when it leaves the auth layer. */
 export interface Principal {
   readonly id: string;
@@ -48,4 +49,9 @@ export type AuthResult =
       /** The entry that accepted the request: a route needing scopes beyond the entry's own names both (design §25). */
       readonly entry?: AuthFn;
     }
-  | { readonly ok: false; readonly response: Response };
+  | {
+      readonly ok: false;
+      readonly response: Response;
+      /** What `onRefused` was told of this request (with a listener only): never the credential. */
+      readonly refusal?: Refusal;
+    };

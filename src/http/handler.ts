@@ -183,7 +183,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   }
   const telemetry = readTelemetry(options.telemetry, helper);
   // With telemetry the refusals are always heard: the span names the reason (design §28).
-  const onRefused = telemetry === undefined ? options.onRefused : (options.onRefused ?? ignoreRefusal);
+  const onRefused = options.onRefused ?? (telemetry && ignoreRefusal);
   const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused });
   const metadata =
     options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);
@@ -269,7 +269,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
         const result = limits?.failures ? await limits.admit(request, run) : await run();
         if (!result.ok) {
-          trace?.refused(result.response);
+          trace?.refused(result.response, result.refusal);
           return result.response;
         }
         principal = request.principal = result.principal;

@@ -3,16 +3,16 @@
 // with the `telemetry` option; never a token, a password, a cookie or an Authorization value.
 import {
   inSpan,
+  INTERNAL,
   OPERATION,
-  SPAN_KIND,
+  SERVER,
   TOOL_NAME,
   spanFailed,
   type Telemetry,
   type TelemetrySpan,
-  type TelemetrySpanOptions,
 } from '../agent/telemetry.ts';
 import type { Principal } from '../agent/types.ts';
-import { refusalOf } from '../auth/internal.ts';
+import type { Refusal } from '../auth/internal.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { MCP_TOOLS } from './operations.ts';
 import type { Route } from './routes.ts';
@@ -44,12 +44,11 @@ export class RequestTrace {
     this.span.setAttribute('agentward.operation', operations.join(' '));
   }
 
-  refused(response: Response): void {
+  refused(response: Response, refusal: Refusal | undefined): void {
     // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
     if (response.status === 429) return;
     const { span } = this;
     span.setAttribute(OUTCOME, 'refused');
-    const refusal = refusalOf(response);
     if (refusal === undefined) return;
     span.setAttribute(AUTHENTICATOR, refusal.entry);
     span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
@@ -84,8 +83,9 @@ export function tracedRequest(
   answer: (trace: RequestTrace) => Promise<Reply>,
   failed: (error: unknown) => Reply,
 ): Promise<Reply> {
-  const { name, options } = requestSpan(operationOf(route, method), method);
-  return inSpan(telemetry.tracer, name, options, async (span) => {
+  const operation = operationOf(route, method);
+  const attributes = { 'agentward.operation': operation };
+  return inSpan(telemetry.tracer, `agentward ${operation}`, { kind: INTERNAL, attributes }, async (span) => {
     let reply: Reply;
     try {
       reply = await answer(new RequestTrace(span, telemetry.recordPrincipal));
@@ -97,27 +97,6 @@ export function tracedRequest(
   });
 }
 
-/** The name and options of each operation's span, by method: made once each. */
-const requestSpans = new Map<string, { name: string; options: TelemetrySpanOptions }>();
-function requestSpan(operation: string, asked: string) {
-  // The conventions' _OTHER for a method the routes do not know: a client cannot make new values.
-  const method = KNOWN_METHODS.has(asked) ? asked : '_OTHER';
-  const key = `${operation} ${method}`;
-  let made = requestSpans.get(key);
-  if (made === undefined) {
-    made = {
-      name: `agentward ${operation}`,
-      options: {
-        kind: SPAN_KIND.INTERNAL,
-        attributes: { 'agentward.operation': operation, 'http.request.method': method },
-      },
-    };
-    requestSpans.set(key, made);
-  }
-  return made;
-}
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
 /** The status of the answer; a 429's policy; a 5xx is an ERROR (a 4xx is the caller's, not the server's). */
 function replied(span: TelemetrySpan, reply: Reply): void {
   span.setAttribute('http.response.status_code', reply.status);
@@ -128,7 +107,8 @@ function replied(span: TelemetrySpan, reply: Reply): void {
   if (reply.status >= 500) spanFailed(span, undefined, String(reply.status));
 }
 
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+// Version ff and all-zero ids are invalid; a version-00 value ends after the flags.
+const TRACEPARENT = /^(?!ff)([\da-f]{2})-(?!0{32})([\da-f]{32})-(?!0{16})([\da-f]{16})-([\da-f]{2})(-.*)?$/;
 
 /**
  * The span context of a W3C `traceparent` (Trace Context §3.2), read as plain data: version
@@ -137,8 +117,7 @@ const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(
 export function parseTraceparent(
   value: unknown,
 ): { traceId: string; spanId: string; traceFlags: number; isRemote: true } | undefined {
-  if (typeof value !== 'string' || value.length > 512) return undefined;
-  const match = TRACEPARENT.exec(value);
+  const match = typeof value === 'string' && value.length <= 512 ? TRACEPARENT.exec(value) : null;
   if (match === null) return undefined;
   const [, version, traceId, spanId, flags, rest] = match as unknown as [
     string,
@@ -148,8 +127,7 @@ export function parseTraceparent(
     string,
     string?,
   ];
-  if (version === 'ff' || (version === '00' && rest !== undefined)) return undefined;
-  if (/^0+$/.test(traceId) || /^0+$/.test(spanId)) return undefined;
+  if (version === '00' && rest !== undefined) return undefined;
   return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
 }
 
@@ -174,17 +152,14 @@ export function tracedToolCall(
   const parent = parseTraceparent((meta as { traceparent?: unknown } | null | undefined)?.traceparent);
   // The tools the route serves name spans; any other name stays an attribute only (cardinality).
   const name = Object.hasOwn(MCP_TOOLS, tool) ? `tools/call ${tool}` : 'tools/call';
-  const options = { kind: SPAN_KIND.SERVER, attributes, ...(parent !== undefined && { links: [{ context: parent }] }) };
+  const options = { kind: SERVER, attributes, ...(parent !== undefined && { links: [{ context: parent }] }) };
   return inSpan(telemetry.tracer, name, options, async (span) => {
     const reply = await call();
-    if (reply instanceof JsonReply) {
-      const { error, result } = JSON.parse(reply.text) as {
-        error?: { code?: unknown };
-        result?: { isError?: unknown };
-      };
-      if (error !== undefined) spanFailed(span, undefined, String(error.code));
-      else if (result?.isError === true) spanFailed(span, undefined, 'tool_error');
-    }
+    // The JSON-RPC error's code, or a tool result that failed (`isError`, which answers 200).
+    const text = reply instanceof JsonReply ? reply.text : '';
+    const type =
+      /"error":\{"code":(-?\d+)/.exec(text)?.[1] ?? (text.includes('"isError":true') ? 'tool_error' : undefined);
+    if (type !== undefined) spanFailed(span, undefined, type);
     return reply;
   });
 }

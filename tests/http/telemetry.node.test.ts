@@ -90,7 +90,6 @@ test('a send with a tool call and an approval: agentward send and agentward deci
   const request = spanNamed(first, 'agentward send');
   assert.deepEqual(request.attributes, {
     'agentward.operation': 'send',
-    'http.request.method': 'POST',
     'agentward.auth.outcome': 'accepted',
     'agentward.auth.authenticator': 'api-token',
     'enduser.id': 'ci-bot',
@@ -135,7 +134,6 @@ test('a refused request (401): auth outcome refused, with the onRefused reason a
   const [span] = otel.spans();
   assert.deepEqual(span!.attributes, {
     'agentward.operation': 'send',
-    'http.request.method': 'POST',
     'agentward.auth.outcome': 'refused',
     'agentward.auth.authenticator': 'apiToken',
     'agentward.auth.refusal_reason': 'mismatch',
