@@ -1,6 +1,7 @@
 // `npm run build`: compiles src/ into dist/ with the pinned TypeScript (ES modules, .d.ts,
-// source maps naming the repository's src/ files, which the package does not ship: stack
-// traces point at them; `.ts` import specifiers become `.js`), then adds the playground's
+// source maps that carry the src/ files they name, which the package does not ship
+// (tsconfig.build.json's inlineSources): stack traces point at sources a debugger can show;
+// `.ts` import specifiers become `.js`), then adds the playground's
 // browser files (src/node/playground/, which src/node/playground.ts reads beside itself) and the
 // command's launcher as dist/bin/agentward.js. `prepack` runs it, so a packed tarball is
 // always built from the sources it was packed with.

@@ -3,6 +3,7 @@
 export * from './node/index.ts';
 export { resolveAgentDir } from './agent-dir/resolve.ts';
 export type { ResolvedAgentDir } from './agent-dir/resolve.ts';
+export type { DirectoryRouteOptions } from './agent-dir/route-options.ts';
 export { build } from './targets/build.ts';
 export type { BuildOptions } from './targets/build.ts';
 export type { AgentManifest, BuildTarget } from './agent-dir/agent-dir.ts';

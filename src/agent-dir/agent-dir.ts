@@ -5,15 +5,10 @@ import { isPlainObject } from '../agent/tools.ts';
 import { B64TOKEN, checkOptionNames } from '../auth/internal.ts';
 import { readLimits, type LimitWindow } from '../http/limits.ts';
 
-/** The files of an agent directory (design §7). */
-export const AGENT_FILE = 'agent.ts';
-export const AUTH_FILES = ['auth.ts', 'auth.js'] as const;
-export const SPEC_FILE = 'agent.json';
-export const SETTINGS_FILE = 'agentward.json';
-export const DEFAULT_BASE_PATH = '/agent';
+import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE, type BuildTarget } from './names.ts';
 
-export type BuildTarget = 'node-server' | 'docker' | 'cloudflare-worker';
-export const BUILD_TARGETS: readonly BuildTarget[] = ['node-server', 'docker', 'cloudflare-worker'];
+export { AGENT_FILE, AUTH_FILES, BUILD_TARGETS, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from './names.ts';
+export type { BuildTarget } from './names.ts';
 
 /** `agentward.json`: project settings. `apiToken` is the token `init` baked in. */
 export interface ProjectSettings {
@@ -105,8 +100,18 @@ function checkName(name: unknown, file: string): void {
 const SETTINGS_FIELDS = Object.freeze(['name', 'basePath', 'apiToken', 'apiTokenSha256', 'mcp', 'limits']);
 const SPEC_FIELDS = Object.freeze(['name', 'instructions', 'model']);
 
+/** Options of `serve()` that agentward.json does not hold: `auth.ts` exports them (design §31). */
+const AUTH_FILE_KEYS = Object.freeze(['auth', 'scopes', 'scopeImplies', 'onRefused', 'protectedResource', 'telemetry']);
+
 function checkSettings(value: unknown, file: string): ProjectSettings {
   if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
+  const inAuthFile = Object.keys(value).find((key) => AUTH_FILE_KEYS.includes(key));
+  if (inAuthFile !== undefined) {
+    const example = inAuthFile === 'auth' ? 'export default [jwt({ … })]' : `export const ${inAuthFile} = …`;
+    throw new Error(
+      `${file}: "${inAuthFile}" belongs in auth.ts (${example}): agentward.json holds data only (${SETTINGS_FIELDS.filter((key) => key !== 'apiTokenSha256').join(', ')}); auth.ts holds the auth list and the route options beside it (scopes, scopeImplies, mcp, onRefused, protectedResource, limits, telemetry)`,
+    );
+  }
   // A misspelled "apiToken" would leave the server without its token.
   checkOptionNames(file, value, SETTINGS_FIELDS, (message) => new Error(message));
   const { name, basePath, apiToken, mcp, limits } = value;

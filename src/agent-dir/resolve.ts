@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs';
 import nodeModule from 'node:module';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
 import { AuthConfigError, kindOf, type AuthFn } from '../auth/internal.ts';
-import { AGENT_FILE, authSources, readAgentDir } from './agent-dir.ts';
+import { AGENT_FILE, authSources, readAgentDir, SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentDir, AgentManifest } from './agent-dir.ts';
 import { errorLocation, loadError } from './load-error.ts';
+import { authFileOptions, directoryRouteOptions, type DirectoryRouteOptions } from './route-options.ts';
 
 /** The entry points of agentward (package.json `exports`), as paths under `src/` without extension. */
 export const AGENTWARD_ENTRIES: ReadonlyMap<string, string> = new Map([
@@ -13,6 +15,7 @@ export const AGENTWARD_ENTRIES: ReadonlyMap<string, string> = new Map([
   ['agentward/auth', 'auth/index'],
   ['agentward/node', 'node'],
   ['agentward/postgres', 'postgres/index'],
+  ['agentward/cloudflare', 'cloudflare/index'],
 ]);
 
 const sourceRoot = new URL('../', import.meta.url);
@@ -79,7 +82,7 @@ export async function load(url, context, nextLoad) {
   nodeModule.register(`data:text/javascript,${encodeURIComponent(hook)}`);
 }
 
-async function importDefault(file: string): Promise<unknown> {
+async function importModule(file: string): Promise<Record<string, unknown>> {
   let module: Record<string, unknown>;
   try {
     module = await import(pathToFileURL(file).href);
@@ -91,7 +94,7 @@ async function importDefault(file: string): Promise<unknown> {
     throw loadError(error, file, () => readFileSync(file, 'utf8'));
   }
   if (!('default' in module)) throw new Error(`${file}: has no default export`);
-  return module.default;
+  return module;
 }
 
 function configErrorAt(error: Error, file: string): Error {
@@ -144,14 +147,19 @@ export function checkAgent(value: unknown, file: string): Agent {
   return value as Agent;
 }
 
-/** Imports the agent and, when given, the auth file; a broken auth file fails first, before the agent loads. */
+/**
+ * Imports the agent and, when given, the auth file: its default export (the list) and its named
+ * exports (the route options, design §31). A broken auth file fails first, before the agent loads.
+ */
 export async function loadAgentFiles(
   agentFile: string,
   authFile: string | undefined,
-): Promise<{ agent: Agent; auth: readonly AuthFn[] | undefined }> {
-  const auth = authFile === undefined ? undefined : authList(await importDefault(authFile), authFile);
-  const agent = checkAgent(await importDefault(agentFile), agentFile);
-  return { agent, auth };
+): Promise<{ agent: Agent; auth: readonly AuthFn[] | undefined; options: DirectoryRouteOptions }> {
+  const authModule = authFile === undefined ? undefined : await importModule(authFile);
+  const auth = authModule === undefined ? undefined : authList(authModule.default, authFile as string);
+  const options = authModule === undefined ? {} : authFileOptions(authModule, authFile as string);
+  const agent = checkAgent((await importModule(agentFile)).default, agentFile);
+  return { agent, auth, options };
 }
 
 export function sourceManifest(info: AgentDir): AgentManifest {
@@ -166,31 +174,42 @@ export function sourceManifest(info: AgentDir): AgentManifest {
   };
 }
 
-/** What `resolveAgentDir` returns: the agent, the auth list of the directory, its manifest. */
+/** What `resolveAgentDir` returns: the agent, the auth list of the directory, its route options, its manifest. */
 export interface ResolvedAgentDir {
   agent: Agent;
   /** The list from `auth.ts`/`auth.js` (one entry becomes a list of one); `undefined` without the file. */
   auth: readonly AuthFn[] | undefined;
+  /**
+   * The other options of `serve()` the directory gives: `auth.ts`'s named exports (`scopes`,
+   * `scopeImplies`, `mcp`, `onRefused`, `protectedResource`, `limits`, `telemetry`) and
+   * `agentward.json`'s `mcp` and `limits`; `{}` when it gives none.
+   */
+  options: DirectoryRouteOptions;
   manifest: AgentManifest;
 }
 
 /**
  * Loads an agent directory: `agent.ts` (default export: the agent) and the optional `auth.ts`
- * or `auth.js` (default export: the list or one entry). Errors name the file at fault; an
- * `AuthConfigError` thrown by a helper at import keeps its code and message.
+ * or `auth.js` (default export: the list or one entry; named exports: the route options).
+ * Errors name the file at fault; an `AuthConfigError` thrown by a helper at import keeps its
+ * code and message.
  * @example
- * const { agent, auth, manifest } = await resolveAgentDir('./my-agent');
- * await serve({ agent, auth, basePath: manifest.basePath });
+ * const { agent, auth, options, manifest } = await resolveAgentDir('./my-agent');
+ * await serve({ agent, auth, ...options, basePath: manifest.basePath });
  */
 export async function resolveAgentDir(dir: string): Promise<ResolvedAgentDir> {
-  const { agent, auth, manifest } = await loadAgentDir(dir);
-  return { agent, auth, manifest };
+  const { agent, auth, options, manifest } = await loadAgentDir(dir);
+  return { agent, auth, options, manifest };
 }
 
 /** `resolveAgentDir` plus what the directory's files said (the baked token among them), for the server. */
 export async function loadAgentDir(dir: string): Promise<ResolvedAgentDir & { info: AgentDir }> {
   const info = await readAgentDir(dir);
   resolveAgentwardToThisCopy(info.dir);
-  const { agent, auth } = await loadAgentFiles(info.agentFile, info.authFile);
-  return { agent, auth, manifest: sourceManifest(info), info };
+  const loaded = await loadAgentFiles(info.agentFile, info.authFile);
+  const options = directoryRouteOptions(loaded.options, info.settings, {
+    authFile: info.authFile,
+    settingsFile: join(info.dir, SETTINGS_FILE),
+  });
+  return { agent: loaded.agent, auth: loaded.auth, options, manifest: sourceManifest(info), info };
 }

@@ -5,6 +5,7 @@ import { isoNow } from './clock.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { keyedQueue } from './key-queue.ts';
+import { noteEchoAgent } from './echo-mark.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import {
   AGENT_OPTION_NAMES,
@@ -419,7 +420,7 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
-  return Object.freeze({
+  const agent: Agent = Object.freeze({
     name,
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
@@ -443,4 +444,6 @@ export function createAgent(options: AgentOptions): Agent {
     listSessions,
     deleteSession,
   });
+  noteEchoAgent(agent, model);
+  return agent;
 }

@@ -1,4 +1,5 @@
 import { AgentError, modelError } from './errors.ts';
+import { reportModelFailure } from './provider-detail.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
 
 /** What a model turn has produced so far, kept up to date as it comes: what a turn that fails still spent. */
@@ -74,6 +75,8 @@ export async function modelTurn(
     }
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;
+    // What the provider said goes to agentward dev's terminal (design §31), never into the answer.
+    reportModelFailure(error);
     if (error instanceof AgentError && error.code === 'MODEL_ERROR') throw error;
     throw modelError('the model failed', { cause: error });
   }

@@ -29,7 +29,7 @@ async function driverOf(dir: string): Promise<Driver> {
 }
 
 /** Runs `migrate()` on AGENT_DATABASE_URL (schema AGENT_DATABASE_SCHEMA, default agentward); nothing when it is not set. */
-export async function migrateDatabase(dir: string): Promise<void> {
+export async function migrateDatabase(dir: string, log: (line: string) => void = console.log): Promise<void> {
   const url = process.env.AGENT_DATABASE_URL;
   if (!url) return;
   const schema = process.env.AGENT_DATABASE_SCHEMA || undefined;
@@ -47,9 +47,7 @@ export async function migrateDatabase(dir: string): Promise<void> {
   } finally {
     await pool?.end().catch(() => undefined);
   }
-  console.log(
-    `agentward: PostgreSQL schema ${schema ?? 'agentward'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`,
-  );
+  log(`agentward: PostgreSQL schema ${schema ?? 'agentward'} is at version ${SCHEMA_VERSION} (AGENT_DATABASE_URL)`);
 }
 
 /**
@@ -57,7 +55,10 @@ export async function migrateDatabase(dir: string): Promise<void> {
  * own, its table migrated now), so every instance of the server counts into one budget; else
  * `undefined` (this process's memory).
  */
-export async function limitStoreOf(dir: string): Promise<LimitStore | undefined> {
+export async function limitStoreOf(
+  dir: string,
+  log: (line: string) => void = console.log,
+): Promise<LimitStore | undefined> {
   const url = process.env.AGENT_DATABASE_URL;
   if (!url) return undefined;
   const schema = process.env.AGENT_DATABASE_SCHEMA || undefined;
@@ -74,7 +75,7 @@ export async function limitStoreOf(dir: string): Promise<LimitStore | undefined>
       `AGENT_DATABASE_URL: the limits table could not be created: ${typeof cause === 'string' ? cause : 'unknown error'}`,
     );
   }
-  console.log(
+  log(
     `agentward: limits are counted in PostgreSQL schema ${schema ?? 'agentward'} (AGENT_DATABASE_URL), shared by every instance`,
   );
   return store;

@@ -1,13 +1,16 @@
-// `agentward dev`: `agentward start --playground` in a child process, restarted when a file of
-// the directory changes. Node's --watch-path cannot leave out a folder, and the file store
-// writes under <dir>/.data: every message would restart the server. This watcher skips
-// dot-folders and node_modules.
+// `agentward dev`: the directory's server (dev-server.ts) in a child process, restarted when a
+// file of the directory, or a file outside it that the directory imports, changes. Node's
+// --watch-path cannot leave out a folder, and the file store writes under <dir>/.data: every
+// message would restart the server. This watcher skips dot-folders and node_modules. This
+// process loads none of the server's modules: it watches, starts and stops.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { type Dirent, existsSync, readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
-import { createServer } from 'node:http';
-import { join, relative, resolve, sep } from 'node:path';
+import { type Dirent, existsSync, readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { dataDirOf } from '../agent-dir/names.ts';
+import { specifierStrings } from '../agent-dir/source-scan.ts';
+import { DEV_SERVER_PORT_IN_USE, type DevReport, type DevStart } from './dev-messages.ts';
 import { newApiToken } from './scaffold.ts';
-import { dataDirOf, DEV_CHILD_PORT_IN_USE, DEV_RUN_TOKEN, listenAddress, PortInUseError } from './server-main.ts';
 
 /** True for a changed path (relative to the directory) that must not restart the server. */
 export function ignoredChange(relativePath: string): boolean {
@@ -87,47 +90,177 @@ export function watchTree(root: string, onChange: (path: string) => void): { syn
   };
 }
 
+/** The modules of a folder tree whose imports dev reads: what Node loads of an agent directory. */
+const MODULE = /\.(?:[mc]?[jt]s|tsx|jsx)$/;
+
+/**
+ * The files outside `root` that its modules import by a relative specifier, and theirs in turn
+ * (design §31): `build` refuses them, `dev` watches them. Read from the sources (import,
+ * export … from, import(), require() with a literal), not from what ran: a file is watched from
+ * the start, whether or not the agent has loaded it yet.
+ */
+export function outsideImports(root: string): string[] {
+  const outside = new Set<string>();
+  const seen = new Set<string>();
+  const readImports = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    let source: string;
+    try {
+      source = readFileSync(file, 'utf8');
+    } catch {
+      return;
+    }
+    for (const { value } of specifierStrings(source)) {
+      if (!value.startsWith('./') && !value.startsWith('../')) continue;
+      const target = resolve(dirname(file), value.split(/[?#]/)[0]!);
+      // A file inside is read when the tree is walked; one outside is read here, for its own imports.
+      if (!relative(root, target).startsWith('..') || target.split(sep).includes('node_modules')) continue;
+      if (!existsSync(target) || statSync(target).isDirectory()) continue;
+      outside.add(target);
+      if (MODULE.test(target)) readImports(target);
+    }
+  };
+  const walkTree = (dir: string) => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (ignoredChange(entry.name)) continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walkTree(path);
+      else if (entry.isFile() && MODULE.test(entry.name)) readImports(path);
+    }
+  };
+  walkTree(root);
+  return [...outside].sort();
+}
+
+/**
+ * Watches single files, each through a watch on its folder (an atomic save replaces the file's
+ * inode, which a watch on the file itself would keep hearing nothing of). `set()` says which
+ * files; `onChange` gets each one's path relative to `root`.
+ */
+export function watchFiles(
+  root: string,
+  onChange: (path: string) => void,
+): { set(files: readonly string[]): void; close(): void } {
+  const watchers = new Map<string, { watcher: FSWatcher; names: Set<string> }>();
+  const failed = new Set<string>();
+  const arm = (folder: string, names: Set<string>) => {
+    try {
+      const watcher = watch(folder, (_event, name) => {
+        const file = name === null ? '' : name.toString();
+        if (watchers.get(folder)?.names.has(file)) onChange(relative(root, join(folder, file)));
+      });
+      watcher.on('error', () => {
+        watcher.close();
+        if (watchers.get(folder)?.watcher === watcher) watchers.delete(folder);
+      });
+      watchers.set(folder, { watcher, names });
+    } catch (error) {
+      if (failed.has(folder)) return;
+      failed.add(folder);
+      const code = (error as { code?: unknown } | null)?.code;
+      console.error(
+        `agentward: cannot watch ${folder} (${String(code ?? error)}): a change to ${[...names].join(', ')} there will not restart the server`,
+      );
+    }
+  };
+  return {
+    set(files) {
+      const wanted = new Map<string, Set<string>>();
+      for (const file of files) {
+        const folder = dirname(file);
+        wanted.set(folder, (wanted.get(folder) ?? new Set()).add(file.slice(folder.length + 1)));
+      }
+      for (const [folder, { watcher }] of watchers) {
+        if (wanted.has(folder)) continue;
+        watcher.close();
+        watchers.delete(folder);
+      }
+      for (const [folder, names] of wanted) {
+        const current = watchers.get(folder);
+        if (current === undefined) arm(folder, names);
+        else current.names = names;
+      }
+    },
+    close() {
+      for (const { watcher } of watchers.values()) watcher.close();
+      watchers.clear();
+    },
+  };
+}
+
 const RESTART_DELAY_MS = 100;
+/** dev's server: dev-server.ts beside this file in the sources, dev-server.js in the package. */
+const DEV_SERVER = fileURLToPath(
+  new URL(`./dev-server${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
 
 /** Runs until SIGINT or SIGTERM, then exits with 0 once the server has closed. */
-export async function runDevLoop(dir: string, options: { cli: string; quiet: boolean }): Promise<void> {
+export async function runDevLoop(dir: string, options: { quiet: boolean }): Promise<void> {
   const folder = resolve(dir);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new Error(`${folder}: is not a directory`);
-  const args = [
-    ...process.execArgv,
-    options.cli,
-    'start',
-    folder,
-    '--playground',
-    '--log-refusals',
-    ...(options.quiet ? ['--quiet'] : []),
-  ];
-  // The token a directory without auth is served with: one for the whole dev run, so a restart keeps the playground signed in.
+  const args = [...process.execArgv, DEV_SERVER, folder, ...(options.quiet ? ['--quiet'] : [])];
   const env = {
     NODE_ENV: 'development',
     ...process.env,
     AGENT_DATA_DIR: process.env.AGENT_DATA_DIR || dataDirOf(folder),
-    AGENTWARD_DEV_CHILD: '1',
-    [DEV_RUN_TOKEN]: newApiToken(),
   };
+  // The token a directory without auth is served with: one for the whole dev run, so a restart keeps the playground signed in.
+  const token = newApiToken();
+  /** The port the first server bound: every restart listens there again (PORT=0 too), so the URL stays. */
+  let port: number | undefined;
 
   /** The server that runs now; `stopped` is one ending for a restart. */
   let child: ChildProcess | undefined;
   let stopped: ChildProcess | undefined;
   let stopping = false;
   let timer: NodeJS.Timeout | undefined;
-  /** The files changed since the last restart, named in its log line. */
+  /** The files changed since the last restart, named in its line. */
   const changed = new Set<string>();
+  /** The files outside the directory already named once. */
+  const announced = new Set<string>();
 
-  const launch = () => {
-    const running = spawn(process.execPath, args, { stdio: 'inherit', env });
+  const watchImports = () => {
+    const files = outsideImports(folder);
+    imports.set(files);
+    const fresh = files.filter((file) => !announced.has(file));
+    for (const file of fresh) announced.add(file);
+    if (fresh.length > 0)
+      console.log(
+        `agentward: also watching ${fresh.map((file) => relative(folder, file)).join(', ')}: imported from outside the directory (agentward build refuses such an import: move the file into the directory before building)`,
+      );
+  };
+
+  /** Starts a server; `restart` says what changed and when the restart began, for its one line. */
+  const launch = (restart?: { names: string[]; began: number }) => {
+    watchImports();
+    const running = spawn(process.execPath, args, { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], env });
     child = running;
+    running.send({ type: 'start', token, banner: restart === undefined, port } satisfies DevStart);
+    running.on('message', (message: DevReport) => {
+      port ??= message.port;
+      if (restart === undefined) return;
+      const what = `${restart.names.slice(0, 3).join(', ')}${restart.names.length > 3 ? ', …' : ''} changed`;
+      const ms = Math.round(performance.now() - restart.began);
+      console.log(
+        message.type === 'ready'
+          ? `agentward: ${what}; reloaded in ${ms} ms`
+          : `agentward: ${what}; the agent did not load (why is above) after ${ms} ms`,
+      );
+    });
     running.once('exit', (code, signal) => {
       if (child !== running) return;
       child = undefined;
-      // A taken port stays taken when a file changes: say so (the child did) and stop.
-      if (code === DEV_CHILD_PORT_IN_USE && !stopping) {
+      // A taken port stays taken when a file changes: say so (the server did) and stop.
+      if (code === DEV_SERVER_PORT_IN_USE && !stopping) {
         tree.close();
+        imports.close();
         process.exit(1);
       }
       if (!stopping)
@@ -137,36 +270,39 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
 
   const restart = () => {
     timer = undefined;
+    const began = performance.now();
     tree.sync();
     // An editor's or sed's temporary file is gone by now: name the files that are there, else the removed ones.
     const names = [...changed].map((name) => name || '.');
     const present = names.filter((name) => existsSync(join(folder, name)));
-    const shown = present.length > 0 ? present : names;
     changed.clear();
-    console.log(`agentward: ${shown.slice(0, 3).join(', ')}${shown.length > 3 ? ', …' : ''} changed; restarting`);
+    const next = { names: present.length > 0 ? present : names, began };
     const previous = child;
     child = undefined;
-    if (previous === undefined || previous.exitCode !== null || previous.signalCode !== null) return launch();
+    if (previous === undefined || previous.exitCode !== null || previous.signalCode !== null) return launch(next);
     stopped = previous;
     previous.once('exit', () => {
       stopped = undefined;
-      if (!stopping) launch();
+      if (!stopping) launch(next);
     });
     previous.kill('SIGTERM');
   };
 
-  const tree = watchTree(folder, (path) => {
+  const onChange = (path: string) => {
     if (stopping) return;
     changed.add(path);
     clearTimeout(timer);
     timer = setTimeout(restart, RESTART_DELAY_MS);
-  });
+  };
+  const tree = watchTree(folder, onChange);
+  const imports = watchFiles(folder, onChange);
 
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
       if (stopping) return;
       stopping = true;
       tree.close();
+      imports.close();
       clearTimeout(timer);
       const running = [child, stopped].filter(
         (server): server is ChildProcess =>
@@ -181,38 +317,4 @@ export async function runDevLoop(dir: string, options: { cli: string; quiet: boo
     });
   }
   launch();
-}
-
-const LOAD_FAILED = JSON.stringify({
-  error:
-    'Service Unavailable: the agent did not load. The terminal running agentward dev says why; saving a fix restarts it.',
-});
-
-/**
- * `dev`'s server child when the directory does not load (a syntax error, a missing agent.ts):
- * the reason is printed, then every request on PORT and HOST answers 503 (never a refused or
- * hanging connection) until the next change restarts the child. The body does not repeat the
- * reason: it can quote anything the directory's code threw.
- */
-export async function serveLoadFailure(): Promise<void> {
-  const { port, host, url } = listenAddress();
-  const server = createServer((req, res) => {
-    req.resume();
-    res.writeHead(503, { 'content-type': 'application/json', 'cache-control': 'no-store', 'retry-after': '1' });
-    res.end(LOAD_FAILED);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: { code?: unknown }) =>
-      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port) : error),
-    );
-    server.listen(port, host, resolve);
-  });
-  const { port: bound } = server.address() as { port: number };
-  console.error(`agentward: the agent did not load; ${url(bound)} answers 503 until a file changes`);
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      server.close(() => process.exit(0));
-      server.closeAllConnections();
-    });
-  }
 }

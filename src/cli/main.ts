@@ -1,28 +1,12 @@
 #!/usr/bin/env node
 // The `agentward` command. Node only; run with type stripping (Node 22.18+ does it by default).
 // Exit codes: 0 done (and --help, --version), 1 the command failed, 2 the command line is wrong.
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { apiToken, closest, type AuthFn } from '../auth/internal.ts';
-import { BUILD_TARGETS, SETTINGS_FILE, type BuildTarget } from '../agent-dir/agent-dir.ts';
-import { build } from '../targets/build.ts';
-import { migrateDatabase } from './database.ts';
-import { runDevLoop, serveLoadFailure } from './dev.ts';
-import { loadAgentDir } from '../agent-dir/resolve.ts';
-import { FIRST_TOOL_CALL, initAgentDir, newApiToken } from './scaffold.ts';
-import {
-  builtOutputTarget,
-  dataDirOf,
-  DEV_CHILD_PORT_IN_USE,
-  DEV_RUN_TOKEN,
-  directoryAuth,
-  PortInUseError,
-  startAgentDir,
-  startAgentServer,
-  type ServerFlags,
-} from './server-main.ts';
-import { readApiTokenEnv } from '../node/server.ts';
+// Each command's modules are imported when it runs: --help, --version and a wrong command line
+// load nothing but this file and the names of the build targets.
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { BUILD_TARGETS, type BuildTarget } from '../agent-dir/names.ts';
+import { errorLine } from './error-line.ts';
 
 interface CommandSpec {
   synopsis: string;
@@ -60,9 +44,10 @@ printed once. Refuses a directory that already holds an agent.`,
     details: `Serves <dir> like start, plus the browser playground at <base>/playground, and restarts
 when a file of the directory changes however it is saved: in place, renamed over (editors'
 atomic saves, sed -i), deleted or created (dot-folders such as .data and node_modules
-excepted). A directory that does not load answers 503 until the fixed file is saved. Logs
-why each bearer token is refused, and tells the playground who each request ran as (never
-the token). Sessions are kept in <dir>/.data unless AGENT_DATA_DIR says otherwise.
+excepted), or a file outside it that it imports. A directory that does not load answers 503
+until the fixed file is saved. Logs why each bearer token is refused and what the model's
+provider said when a model call fails, and tells the playground who each request ran as
+(never the token). Sessions are kept in <dir>/.data unless AGENT_DATA_DIR says otherwise.
 
 options:
   --quiet   no request log`,
@@ -70,7 +55,7 @@ options:
     switches: ['--quiet'],
   },
   start: {
-    synopsis: 'agentward start <dir|out> [--quiet] [--playground] [--log-refusals]',
+    synopsis: 'agentward start <dir|out> [--quiet] [--playground] [--log-refusals] [--verbose]',
     summary: 'serve an agent directory, or run a node-server/docker build output',
     details: `Serves the agent of <dir> (agent.ts, auth.ts, agentward.json) at its base path, or runs
 the server.js of a node-server or docker build output. A directory with no auth at all is
@@ -81,9 +66,12 @@ options:
   --playground   also serve the browser playground at <base>/playground (dev does it;
                  a build output is asked through AGENT_PLAYGROUND=on)
   --log-refusals print why each bearer token was refused: reason, kid, iss, never the
-                 token (dev does it)`,
+                 token (dev does it)
+  --verbose      print what the model's provider said when a model call fails: status,
+                 error type, message, keys redacted; callers still get only the status
+                 (dev does it)`,
     values: [],
-    switches: ['--quiet', '--playground', '--log-refusals'],
+    switches: ['--quiet', '--playground', '--log-refusals', '--verbose'],
   },
   build: {
     synopsis: `agentward build <dir> --target ${BUILD_TARGETS.join('|')} --out <folder>`,
@@ -119,14 +107,33 @@ ${ENVIRONMENT}`;
 const commandHelp = (name: string) =>
   `usage: ${COMMANDS[name]!.synopsis}\n\n${COMMANDS[name]!.details}\n\n${ENVIRONMENT}`;
 
+/** A name on the command line that is not known, and the names it could have been (the "did you mean" is found when it is printed). */
+interface Unknown {
+  what: 'option' | 'command';
+  name: string;
+  known: readonly string[];
+}
+
 /** A wrong command line: exit code 2, with a pointer to the help. */
 class UsageError extends Error {
   readonly command: string | undefined;
-  constructor(message: string, command?: string) {
+  readonly unknown: Unknown | undefined;
+  constructor(message: string, command?: string, unknown?: Unknown) {
     super(message);
     this.command = command;
+    this.unknown = unknown;
   }
 }
+
+/** `unknown option "--taget" (did you mean "--target"?)`: the same closest name as option objects give. */
+async function unknownText({ what, name, known }: Unknown): Promise<string> {
+  const { closest } = await import('../auth/internal.ts');
+  const near = closest(name, known);
+  return `unknown ${what} ${JSON.stringify(name)}${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
+}
+
+const unknown = (what: Unknown['what'], name: string, known: readonly string[], command?: string) =>
+  new UsageError(`unknown ${what} ${JSON.stringify(name)}`, command, { what, name, known });
 
 function version(): string {
   const file = new URL('../../package.json', import.meta.url);
@@ -165,19 +172,10 @@ function parseArgs(command: string, args: readonly string[]): Parsed {
       if (equals !== -1) throw new UsageError(`${command}: ${flag} takes no value`, command);
       parsed.switches.add(flag);
     } else {
-      throw new UsageError(
-        `${command}: ${unknown('option', flag, [...spec.values, ...spec.switches, '--help'])}`,
-        command,
-      );
+      throw unknown('option', flag, [...spec.values, ...spec.switches, '--help'], command);
     }
   }
   return parsed;
-}
-
-/** `unknown option "--taget" (did you mean "--target"?)`: the same closest name as option objects give. */
-function unknown(what: 'option' | 'command', name: string, known: readonly string[]): string {
-  const near = closest(name, known);
-  return `unknown ${what} ${JSON.stringify(name)}${near === undefined ? '' : ` (did you mean "${near}"?)`}`;
 }
 
 /** The one directory argument of a command. */
@@ -195,107 +193,46 @@ async function main(args: readonly string[]): Promise<void> {
   if (first === 'help') {
     const [topic] = rest;
     if (topic === undefined) return void console.log(USAGE);
-    if (!Object.hasOwn(COMMANDS, topic)) throw new UsageError(unknown('command', topic, COMMAND_NAMES));
+    if (!Object.hasOwn(COMMANDS, topic)) throw unknown('command', topic, COMMAND_NAMES);
     return void console.log(commandHelp(topic));
   }
   if (first === undefined) throw new UsageError('a command is missing');
-  if (first.startsWith('-')) throw new UsageError(unknown('option', first, GLOBAL_OPTIONS));
-  if (!Object.hasOwn(COMMANDS, first)) throw new UsageError(unknown('command', first, COMMAND_NAMES));
+  if (first.startsWith('-')) throw unknown('option', first, GLOBAL_OPTIONS);
+  if (!Object.hasOwn(COMMANDS, first)) throw unknown('command', first, COMMAND_NAMES);
 
   const parsed = parseArgs(first, rest);
   if (parsed.help) return void console.log(commandHelp(first));
   const dir = directoryArgument(first, parsed);
-  const flags: ServerFlags = {
-    quiet: parsed.switches.has('--quiet'),
-    playground: parsed.switches.has('--playground'),
-    logRefusals: parsed.switches.has('--log-refusals'),
-  };
-  // Set by dev for its server child alone: answers then say who they ran as (never under start or a build).
-  if (first === 'start' && process.env.AGENTWARD_DEV_CHILD === '1') flags.dev = true;
+  const quiet = parsed.switches.has('--quiet');
   switch (first) {
     case 'init':
       return init(dir);
-    case 'start':
-      return start(dir, flags);
-    case 'dev':
-      return runDevLoop(dir, { cli: fileURLToPath(import.meta.url), quiet: flags.quiet === true });
+    case 'start': {
+      const { startAgentDir } = await import('./server-main.ts');
+      return startAgentDir(dir, {
+        quiet,
+        playground: parsed.switches.has('--playground'),
+        logRefusals: parsed.switches.has('--log-refusals'),
+        verbose: parsed.switches.has('--verbose'),
+      });
+    }
+    case 'dev': {
+      const { runDevLoop } = await import('./dev.ts');
+      return runDevLoop(dir, { quiet });
+    }
     case 'build':
       return buildCommand(dir, parsed.values);
   }
 }
 
 async function init(dir: string): Promise<void> {
+  const { FIRST_TOOL_CALL, initAgentDir, runCommand } = await import('./scaffold.ts');
   const { dir: created, files, apiToken: token } = await initAgentDir(dir);
   console.log(`agentward: created ${files.join(', ')} in ${created}`);
   // Shown this once; it stays in agentward.json (mode 0600), which the server reads.
   console.log(`API token: ${token}`);
-  console.log(`next: agentward dev ${dir}`);
+  console.log(`next: ${runCommand(['dev', dir])}`);
   console.log(`then, in the playground: ${FIRST_TOOL_CALL} (a tool call that waits for your approval)`);
-}
-
-/**
- * Serves a build output as it is; serves an agent directory with its auth list (its auth
- * file, else the token `init` baked in, plus AGENT_API_TOKEN). A directory with no auth at
- * all is not served open: a token is generated for this run and shown once. (To serve
- * openly on purpose, export `anonymous()` from auth.ts.)
- */
-async function start(dir: string, flags: ServerFlags): Promise<void> {
-  const folder = resolve(dir);
-  if (!existsSync(folder)) throw new Error(`${folder}: does not exist`);
-  const target = await builtOutputTarget(folder);
-  if (target !== undefined) return startAgentDir(folder, flags);
-
-  // An empty AGENT_API_TOKEN stops the start here, before a token is generated for the run.
-  readApiTokenEnv();
-  // A file store of the directory keeps its sessions in the directory (dev restarts keep them).
-  process.env.AGENT_DATA_DIR ||= dataDirOf(folder);
-  try {
-    await serveDirectory(folder, flags);
-  } catch (error) {
-    // Under dev, a directory that does not load (or whose server cannot start) is answered 503 until the fix is saved.
-    if (process.env.AGENTWARD_DEV_CHILD !== '1' || error instanceof PortInUseError) throw error;
-    console.error(errorLine(error));
-    await serveLoadFailure();
-  }
-}
-
-async function serveDirectory(folder: string, flags: ServerFlags): Promise<void> {
-  await migrateDatabase(folder);
-  const { agent, auth, manifest, info } = await loadAgentDir(folder);
-  let list: readonly AuthFn[] | undefined = directoryAuth(auth, info.settings.apiToken);
-  let credential: string | undefined;
-  if (process.env.AGENT_API_TOKEN) {
-    credential = '"Authorization: Bearer $AGENT_API_TOKEN"';
-  } else if (auth === undefined && info.settings.apiToken !== undefined && !folder.includes("'")) {
-    credential = `"Authorization: Bearer $(node -p 'require(${JSON.stringify(join(folder, SETTINGS_FILE))}).apiToken')"`;
-  } else if (list === undefined) {
-    // Under dev, the token is made once for the whole dev run: a save must not log the playground out.
-    const token =
-      process.env.AGENTWARD_DEV_CHILD === '1' && process.env[DEV_RUN_TOKEN]
-        ? process.env[DEV_RUN_TOKEN]
-        : newApiToken();
-    list = [apiToken(token)];
-    console.log(
-      `agentward: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this ${process.env.AGENTWARD_DEV_CHILD === '1' ? 'dev run (kept across restarts)' : 'run'}:`,
-    );
-    console.log(`  ${token}`);
-    credential = `'Authorization: Bearer ${token}'`;
-  }
-  const server = await startAgentServer({
-    name: manifest.name,
-    agent,
-    auth: list,
-    basePath: manifest.basePath,
-    mcp: info.settings.mcp === true,
-    limits: info.settings.limits,
-    dir: folder,
-    ...flags,
-  });
-  console.log('try:');
-  console.log(
-    `  curl -X POST ${server.url}${manifest.basePath} -H 'Content-Type: application/json'${credential ? ` -H ${credential}` : ''} -d '{"message":"hello"}'`,
-  );
-  if (credential === undefined) console.log('  (add the credentials your auth.ts accepts)');
 }
 
 async function buildCommand(dir: string, values: ReadonlyMap<string, string>): Promise<void> {
@@ -305,27 +242,27 @@ async function buildCommand(dir: string, values: ReadonlyMap<string, string>): P
   if (!BUILD_TARGETS.includes(target as BuildTarget))
     throw new UsageError(`build: --target must be one of ${BUILD_TARGETS.join(', ')}`, 'build');
   if (out === undefined) throw new UsageError('build: --out <folder> is required', 'build');
+  const { build } = await import('../targets/build.ts');
   const manifest = await build(dir, { target: target as BuildTarget, out });
   console.log(`agentward: built ${manifest.name} for ${manifest.target} in ${resolve(out)} (run: ${manifest.main})`);
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
+main(process.argv.slice(2)).catch(async (error: unknown) => {
   if (error instanceof UsageError) {
     const help = error.command === undefined ? 'agentward --help' : `agentward ${error.command} --help`;
     const commands = error.command === undefined ? `\ncommands: ${COMMAND_NAMES.join(', ')}` : '';
-    console.error(`agentward: ${error.message}${commands}\nrun "${help}" for usage`);
+    const message =
+      error.unknown === undefined
+        ? error.message
+        : `${error.command === undefined ? '' : `${error.command}: `}${await unknownText(error.unknown)}`;
+    console.error(`agentward: ${message}${commands}\nrun "${help}" for usage`);
     process.exit(2);
   }
-  if (error instanceof PortInUseError) {
-    console.error(`agentward: ${error.message}`);
-    process.exit(process.env.AGENTWARD_DEV_CHILD === '1' ? DEV_CHILD_PORT_IN_USE : 1);
-  }
-  console.error(errorLine(error));
+  // A taken port (PortInUseError) is said as it is: its message names the port and the way out.
+  console.error(
+    (error as { code?: unknown } | null)?.code === 'PORT_IN_USE'
+      ? `agentward: ${(error as Error).message}`
+      : errorLine(error),
+  );
   process.exit(1);
 });
-
-/** Messages of the project's errors never hold a secret; a stack adds nothing for a user. */
-function errorLine(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  return `agentward: ${(error as Error)?.message ?? String(error)}${typeof code === 'string' ? ` (${code})` : ''}`;
-}

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
-import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from '../agent-dir/agent-dir.ts';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from '../agent-dir/names.ts';
 
 const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentward';
 import type { Tool } from 'agentward';
@@ -44,6 +45,35 @@ const PACKAGE_JSON = `${JSON.stringify({ private: true, type: 'module' }, null, 
 /** Never committed: the token (agentward.json), the sessions (.data), env and wrangler dev secrets. */
 const IGNORED = [SETTINGS_FILE, '.data/', '.env*', '.dev.vars'];
 const GITIGNORE_NOTE = `# agentward: ${SETTINGS_FILE} holds the API token init made (mode 0600); .data holds the sessions.`;
+
+/** A word as a POSIX shell reads it back: as it is when it holds no special character, else in single quotes. */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`);
+
+/** The real path of a file or folder, or `undefined` when it does not exist. */
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The command line that runs `agentward <args>` from `cwd` as printed (design §31): `npx
+ * agentward …` when this copy of agentward is the one installed in the project `cwd` is in
+ * (`node_modules/.bin` is not on a shell's PATH) or runs through npx; `agentward …` otherwise
+ * (installed globally, or linked, so on the PATH).
+ */
+export function runCommand(args: readonly string[], cwd = process.cwd(), env = process.env): string {
+  const own = realPath(fileURLToPath(new URL('../../', import.meta.url)));
+  let local = env.npm_command === 'exec';
+  for (let folder = resolve(cwd); !local; folder = dirname(folder)) {
+    const installed = realPath(join(folder, 'node_modules', 'agentward'));
+    if (installed !== undefined && installed === own) local = true;
+    if (dirname(folder) === folder) break;
+  }
+  return [...(local ? ['npx', 'agentward'] : ['agentward']), ...args.map(shellWord)].join(' ');
+}
 
 /** A fresh API token: 32 random bytes, base64url (a valid RFC 6750 b64token). */
 export function newApiToken(): string {

@@ -1,19 +1,27 @@
+// The node server of an agent directory or of a build output, as `start`, `dev`'s server and a
+// built `server.js` run it: the directory's auth list and route options given to `serve()`, the
+// listening address from the environment, the banner, a graceful close on signals.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
+import { onProviderFailure, type ProviderDetail } from '../agent/provider-detail.ts';
 import { apiToken, type Refusal, type AuthFn } from '../auth/internal.ts';
 import { printable } from '../node/request-log.ts';
-import { closeOnSignals, serve, urlHost } from '../node/server.ts';
+import { closeOnSignals, readApiTokenEnv, serve, urlHost } from '../node/server.ts';
 import type { AgentServer, ServeOptions } from '../node/server.ts';
 import { DEV_INSPECT } from '../node/dev-inspect.ts';
-import { BUILD_TARGETS, SETTINGS_FILE } from '../agent-dir/agent-dir.ts';
-import type { AgentManifest, BuildTarget, ProjectLimits, ProjectSettings } from '../agent-dir/agent-dir.ts';
+import { BUILD_TARGETS, dataDirOf, SETTINGS_FILE } from '../agent-dir/names.ts';
+import type { AgentManifest, BuildTarget, ProjectSettings } from '../agent-dir/agent-dir.ts';
+import { directoryRouteOptions, type DirectoryRouteOptions } from '../agent-dir/route-options.ts';
 import { limitStoreOf, migrateDatabase } from './database.ts';
 import { loadAgentDir, loadAgentFiles } from '../agent-dir/resolve.ts';
 import { apiTokenDigest } from '../agent-dir/token-digest.ts';
 import { NO_AUTH_CONFIGURED } from '../cloudflare/spec-worker.ts';
+import { newApiToken } from './scaffold.ts';
+
+export { dataDirOf };
 
 /**
  * The list the server is given: the auth file's list when there is one (the baked token is
@@ -28,14 +36,22 @@ export function directoryAuth(
   return bakedToken === undefined ? undefined : [apiToken(bakedToken)];
 }
 
-/** What the CLI's switches ask of the server: no request log, the playground. */
+/** What the CLI's switches ask of the server: no request log, the playground, the refusal and provider lines. */
 export interface ServerFlags {
   quiet?: boolean;
   playground?: boolean;
   /** Print why each bearer token was refused (design §12): the reason, kid and iss, never the token. */
   logRefusals?: boolean;
-  /** `agentward dev`'s server child only: answers say who they ran as, for the playground (dev-inspect.ts). */
-  dev?: boolean;
+  /** Print what a model's provider said when a model call failed (design §31): status, type, message, redacted. */
+  verbose?: boolean;
+}
+
+/** What only `agentward dev`'s server asks (dev-server.ts): the inspector, the run's token, the banner once. */
+export interface DevRun {
+  /** The token a directory without auth is served with: one for the whole dev run. */
+  token: string;
+  /** False on a restart: `dev` prints one line for it instead of the banner. */
+  banner: boolean;
 }
 
 /** One line per refused token (`dev`, `--log-refusals`): kid and iss come from the client, so they are escaped. */
@@ -45,8 +61,33 @@ export function printRefusal(r: Refusal): void {
   );
 }
 
-/** Where `start` and `dev` keep a directory's sessions when AGENT_DATA_DIR is not set. */
-export const dataDirOf = (dir: string) => join(dir, '.data');
+/** Control, format and separator characters escaped: a provider's message is one line of the terminal. */
+const oneLine = (text: string) =>
+  text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * The line `dev` and `start --verbose` print for a model failure (design §31), e.g.
+ * `agentward: the model failed (openai.chat gpt-5): HTTP 400 invalid_request_error: Unsupported parameter: 'temperature'`.
+ * Its text was redacted of the key and header values when the error was made.
+ */
+export function printProviderFailure(detail: ProviderDetail): void {
+  const parts = [
+    detail.status === undefined ? undefined : `HTTP ${detail.status}`,
+    detail.type,
+    detail.message === undefined
+      ? undefined
+      : `${detail.type === undefined && detail.status === undefined ? '' : ': '}${detail.message}`,
+  ];
+  const said = parts
+    .filter((part) => part !== undefined)
+    .join(' ')
+    .replace(/ : /, ': ');
+  console.error(
+    oneLine(
+      `agentward: the model failed${detail.provider === undefined ? '' : ` (${detail.provider})`}: ${said || 'no detail'}`,
+    ),
+  );
+}
 
 /** The target of the build output in `dir` (a `manifest.json` of a build), or undefined for anything else. */
 export async function builtOutputTarget(dir: string): Promise<BuildTarget | undefined> {
@@ -69,11 +110,6 @@ export class PortInUseError extends Error {
   }
 }
 
-/** The exit code of `dev`'s server child whose port is taken: `dev` then exits 1 instead of waiting for a file change. */
-export const DEV_CHILD_PORT_IN_USE = 75;
-/** The environment variable through which `dev` hands its children the one token of the dev run (a directory without auth). */
-export const DEV_RUN_TOKEN = 'AGENTWARD_DEV_RUN_TOKEN';
-
 function portFrom(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new Error('PORT must be an integer from 0 to 65535');
@@ -87,10 +123,21 @@ export function listenAddress(): { port: number; host: string; url(port: number)
   return { port, host, url: (bound) => `http://${urlHost(host)}:${bound}` };
 }
 
+/** Two listeners of refusals as one: the `--log-refusals` line, and the one `auth.ts` exports. */
+function bothListeners(first: ServeOptions['onRefused'], second: ServeOptions['onRefused']): ServeOptions['onRefused'] {
+  if (first === undefined || second === undefined) return first ?? second;
+  return (refusal) => {
+    first(refusal);
+    return second(refusal);
+  };
+}
+
 /**
- * Serves the agent on PORT and HOST from the environment, prints where, and closes gracefully
- * on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the agent routes refuse everyone
- * (401) rather than run open; an auth.ts exporting `anonymous()` serves openly on purpose.
+ * Serves the agent on PORT and HOST from the environment, prints where (unless `banner` is
+ * false), and closes gracefully on SIGTERM/SIGINT. With no auth list and no AGENT_API_TOKEN the
+ * agent routes refuse everyone (401) rather than run open; an auth.ts exporting `anonymous()`
+ * serves openly on purpose. `routeOptions` are the directory's (auth.ts and agentward.json):
+ * its limits are counted in PostgreSQL with AGENT_DATABASE_URL unless they name a store.
  */
 export async function startAgentServer(
   options: {
@@ -98,48 +145,116 @@ export async function startAgentServer(
     agent: Agent;
     auth: readonly AuthFn[] | undefined;
     basePath: string;
-    mcp?: boolean;
-    limits?: ProjectLimits;
+    routeOptions?: DirectoryRouteOptions;
     dir?: string;
-    onRefused?: ServeOptions['onRefused'];
+    /** `agentward dev`'s server only: answers say who they ran as, for the playground (dev-inspect.ts). */
+    inspector?: boolean;
+    banner?: boolean;
   } & ServerFlags,
 ): Promise<AgentServer> {
-  const { name, agent, basePath, mcp = false, quiet, playground = false, logRefusals = false, dev = false } = options;
-  // agentward.json's limits, counted in PostgreSQL with AGENT_DATABASE_URL (shared by the instances), else in memory.
-  const store = options.limits === undefined || options.dir === undefined ? undefined : await limitStoreOf(options.dir);
-  const limits =
-    options.limits === undefined ? undefined : { ...options.limits, ...(store !== undefined && { store }) };
+  const { name, agent, basePath, quiet, playground = false, logRefusals = false, inspector = false } = options;
+  const say = options.banner === false ? () => undefined : (line: string) => console.log(line);
+  const { limits: limitsOption, onRefused, ...route } = options.routeOptions ?? {};
+  // The directory's limits, counted in PostgreSQL with AGENT_DATABASE_URL (shared by the instances), else in memory.
+  const store =
+    limitsOption === undefined || options.dir === undefined || 'store' in limitsOption
+      ? undefined
+      : await limitStoreOf(options.dir, say);
+  const limits = limitsOption === undefined ? undefined : { ...limitsOption, ...(store !== undefined && { store }) };
   if (options.auth === undefined && !process.env.AGENT_API_TOKEN) {
     console.warn(
       'agentward: no auth configured (no auth.ts or auth.js, no apiToken in agentward.json, no AGENT_API_TOKEN): every agent route answers 401',
     );
   }
   const auth = options.auth ?? [NO_AUTH_CONFIGURED];
-  const log = quiet ? 'off' : undefined;
   const { port, host } = listenAddress();
   const serveOptions: ServeOptions = {
+    ...route,
     agent,
     auth,
     basePath,
-    mcp,
     limits,
     port,
     host,
-    log,
+    log: quiet ? 'off' : undefined,
     playground,
-    onRefused: options.onRefused ?? (logRefusals ? printRefusal : undefined),
+    onRefused: bothListeners(logRefusals ? printRefusal : undefined, onRefused),
   };
-  if (dev) Object.assign(serveOptions, { [DEV_INSPECT]: true });
+  if (inspector) Object.assign(serveOptions, { [DEV_INSPECT]: true });
   const server = await serve(serveOptions).catch((error: unknown) => {
     throw (error as { code?: unknown } | null)?.code === 'EADDRINUSE' ? new PortInUseError(port) : error;
   });
-  closeOnSignals(server);
-  console.log(`agentward: ${name} listening on ${server.url}${basePath}`);
-  if (mcp) console.log(`agentward: MCP server at ${server.url}${basePath}/mcp`);
+  // dev stops its server at every restart: one line says so there, dev's (design §31).
+  if (inspector) closeQuietlyOnSignals(server);
+  else closeOnSignals(server);
+  say(`agentward: ${name} listening on ${server.url}${basePath}`);
+  if (route.mcp !== undefined && route.mcp !== false) say(`agentward: MCP server at ${server.url}${basePath}/mcp`);
   if (playground)
-    console.log(
-      `agentward: playground at ${server.url}${basePath}/playground (paste an API token there${dev ? '; it shows who each request ran as' : ''})`,
+    say(
+      `agentward: playground at ${server.url}${basePath}/playground (paste an API token there${inspector ? '; it shows who each request ran as' : ''})`,
     );
+  return server;
+}
+
+/** `closeOnSignals` without its line: dev's server is stopped at every restart. */
+function closeQuietlyOnSignals(server: AgentServer): void {
+  const onSignal = () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+/**
+ * Serves an agent directory with its auth list (its auth file, else the token `init` baked in,
+ * plus AGENT_API_TOKEN) and its route options. A directory with no auth at all is not served
+ * open: a token is generated for this run and shown once (under `dev`, the one token of the dev
+ * run, shown with the banner). (To serve openly on purpose, export `anonymous()` from auth.ts.)
+ */
+export async function serveDirectory(folder: string, flags: ServerFlags, dev?: DevRun): Promise<AgentServer> {
+  const say = dev?.banner === false ? () => undefined : (line: string) => console.log(line);
+  await migrateDatabase(folder, say);
+  const { agent, auth, options, manifest, info } = await loadAgentDir(folder);
+  let list: readonly AuthFn[] | undefined = directoryAuth(auth, info.settings.apiToken);
+  let credential: string | undefined;
+  let generated: string | undefined;
+  if (process.env.AGENT_API_TOKEN) {
+    credential = '"Authorization: Bearer $AGENT_API_TOKEN"';
+  } else if (auth === undefined && info.settings.apiToken !== undefined && !folder.includes("'")) {
+    credential = `"Authorization: Bearer $(node -p 'require(${JSON.stringify(join(folder, SETTINGS_FILE))}).apiToken')"`;
+  } else if (list === undefined) {
+    // Under dev, the token is made once for the whole dev run: a save must not log the playground out.
+    generated = dev?.token ?? newApiToken();
+    list = [apiToken(generated)];
+    credential = `'Authorization: Bearer ${generated}'`;
+  }
+  const server = await startAgentServer({
+    name: manifest.name,
+    agent,
+    auth: list,
+    basePath: manifest.basePath,
+    routeOptions: options,
+    dir: folder,
+    ...flags,
+    inspector: dev !== undefined,
+    banner: dev?.banner !== false,
+  });
+  if (generated !== undefined) {
+    say(
+      `agentward: no auth configured (no auth.ts, no token in ${SETTINGS_FILE}, no AGENT_API_TOKEN); generated an API token for this ${dev === undefined ? 'run' : 'dev run (kept across restarts)'}:`,
+    );
+    say(`  ${generated}`);
+  }
+  say('try:');
+  say(
+    `  curl -X POST ${server.url}${manifest.basePath} -H 'Content-Type: application/json'${credential ? ` -H ${credential}` : ''} -d '{"message":"hello"}'`,
+  );
+  if (credential === undefined) say('  (add the credentials your auth.ts accepts)');
   return server;
 }
 
@@ -150,7 +265,7 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
   const hasAuthFile = manifest.authBy.includes('auth.ts') || manifest.authBy.includes('auth.js');
   const authFile = hasAuthFile ? fileURLToPath(new URL('app/auth.js', outUrl)) : undefined;
   await migrateDatabase(fileURLToPath(outUrl));
-  const { agent, auth } = await loadAgentFiles(fileURLToPath(new URL('app/agent.js', outUrl)), authFile);
+  const { agent, auth, options } = await loadAgentFiles(fileURLToPath(new URL('app/agent.js', outUrl)), authFile);
   // A build holds the digest of the baked token, never the token.
   const baked = settings.apiTokenSha256 === undefined ? undefined : [apiTokenDigest(settings.apiTokenSha256)];
   // The playground only when asked: AGENT_PLAYGROUND=on (what `agentward start <out> --playground` sets).
@@ -159,8 +274,10 @@ export async function runBuiltServer(outUrl: URL): Promise<AgentServer> {
     agent,
     auth: auth ?? baked,
     basePath: manifest.basePath,
-    mcp: settings.mcp === true,
-    limits: settings.limits,
+    routeOptions: directoryRouteOptions(options, settings, {
+      authFile: authFile ?? 'auth.js',
+      settingsFile: fileURLToPath(new URL(`app/${SETTINGS_FILE}`, outUrl)),
+    }),
     dir: fileURLToPath(outUrl),
     playground: process.env.AGENT_PLAYGROUND === 'on',
   });
@@ -179,29 +296,31 @@ const RUN_HINTS: Readonly<Record<BuildTarget, string>> = {
  */
 export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promise<void> {
   const folder = resolve(dir);
+  if (!existsSync(folder)) throw new Error(`${folder}: does not exist`);
   const target = await builtOutputTarget(folder);
+  if (target !== undefined) return startBuiltOutput(folder, target, flags);
+  // An empty AGENT_API_TOKEN stops the start here, before a token is generated for the run.
+  readApiTokenEnv();
+  // A file store of the directory keeps its sessions in the directory (dev restarts keep them).
+  process.env.AGENT_DATA_DIR ||= dataDirOf(folder);
+  if (flags.verbose) onProviderFailure(printProviderFailure);
+  await serveDirectory(folder, flags);
+}
+
+/** Runs a build output's server.js in this process; `--verbose` is heard through the output's own copy of agentward. */
+async function startBuiltOutput(folder: string, target: BuildTarget, flags: ServerFlags): Promise<void> {
   const serverFile = join(folder, 'server.js');
-  if (target !== undefined && !existsSync(serverFile)) {
+  if (!existsSync(serverFile)) {
     throw new Error(
       `${folder}: is a ${target} build output, which agentward start does not run; run it with: cd ${folder} && ${RUN_HINTS[target]}`,
     );
   }
-  if (target !== undefined) {
-    if (flags.quiet) process.env.AGENT_LOG = 'off';
-    if (flags.playground) process.env.AGENT_PLAYGROUND = 'on';
-    await import(pathToFileURL(serverFile).href);
-    return;
+  if (flags.quiet) process.env.AGENT_LOG = 'off';
+  if (flags.playground) process.env.AGENT_PLAYGROUND = 'on';
+  if (flags.verbose) {
+    // The output runs its own copy of agentward, in this process: its listener is the one to install.
+    const own = pathToFileURL(join(folder, 'agentward', 'agent', 'provider-detail.js')).href;
+    ((await import(own)) as { onProviderFailure: typeof onProviderFailure }).onProviderFailure(printProviderFailure);
   }
-  await migrateDatabase(folder);
-  const { agent, auth, manifest, info } = await loadAgentDir(folder);
-  await startAgentServer({
-    name: manifest.name,
-    agent,
-    auth: directoryAuth(auth, info.settings.apiToken),
-    basePath: manifest.basePath,
-    mcp: info.settings.mcp === true,
-    limits: info.settings.limits,
-    dir: folder,
-    ...flags,
-  });
+  await import(pathToFileURL(serverFile).href);
 }

@@ -1,13 +1,14 @@
 // What `agentward dev` adds to the server so the playground can show who a request ran as: on
 // each answer of the agent routes, the principal auth resolved (`x-agentward-dev-principal`) or
 // why a bearer token was refused (`x-agentward-dev-refusal`, the onRefused reason word), and
-// `GET <base>/playground/whoami`, which answers the same for the credentials it is sent. Never
-// the token, never a claim. `serve()` turns it on only for the key below, a Symbol that no code
-// outside this package can name: `start`, a built server and `serve()` as users call it never
-// say any of this (a refused caller learns nothing of why, design §12).
+// `GET <base>/playground/whoami`, which answers the same for the credentials it is sent, after
+// the same `limits.failures` as every route (design §26). Never the token, never a claim.
+// `serve()` turns it on only for the key below, a Symbol that no code outside this package can
+// name, and only dev's own server (src/cli/dev-server.ts) sets it: `start`, a built server and
+// `serve()` as users call it never say any of this (a refused caller learns nothing of why, design §12).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ServerResponse } from 'node:http';
-import { routeAuth, type Refusal, type RefusalListener, type AuthOption, type Principal } from '../auth/internal.ts';
+import type { Refusal, RefusalListener, AuthOption, Principal } from '../auth/internal.ts';
 import type { AgentRoutes } from '../http/handler.ts';
 import { jsonReply, type Reply } from '../http/responses.ts';
 import type { RouteRequest } from '../http/route-request.ts';
@@ -47,15 +48,20 @@ export function devInspector(
     return onRefused?.(refusal);
   };
   const whoamiPath = `${basePath.replace(/\/+$/, '')}/playground/whoami`;
-  const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused: listener });
 
-  /** `GET <base>/playground/whoami`: 200 with `{ principal }`, or `{ refused: { status, entry?, reason? } }`. */
-  const whoami = async (request: RouteRequest, slot: { refusal?: Refusal }): Promise<Reply> => {
+  /**
+   * `GET <base>/playground/whoami`: 200 with `{ principal }`, or `{ refused: { status, entry?, reason? } }`.
+   * The request goes through the routes themselves (auth after `limits.failures`, which counts its
+   * 401s): its path names no route, so an accepted caller's answer there is a 404, made here into
+   * its principal. An address past its failures gets the routes' 429 as it is.
+   */
+  const whoami = async (request: RouteRequest, slot: { refusal?: Refusal }, routes: AgentRoutes): Promise<Reply> => {
     if (request.method !== 'GET') return jsonReply({ error: 'Method Not Allowed' }, 405, { allow: 'GET' });
-    if (authenticate === undefined) return jsonReply({ principal: null });
-    const result = await authenticate(request.request());
-    if (result.ok) return jsonReply({ principal: shownPrincipal(result.principal) });
-    return jsonReply({ refused: { status: result.response.status, ...(slot.refusal && shownRefusal(slot.refusal)) } });
+    const reply = await routes(request);
+    if (request.principal !== undefined) return jsonReply({ principal: shownPrincipal(request.principal) });
+    if (auth === undefined) return jsonReply({ principal: null });
+    if (reply.status !== 401 && reply.status !== 403) return reply;
+    return jsonReply({ refused: { status: reply.status, ...(slot.refusal && shownRefusal(slot.refusal)) } });
   };
 
   return {
@@ -63,7 +69,7 @@ export function devInspector(
     serve(path, request, res, routes) {
       const slot: { refusal?: Refusal } = {};
       return current.run(slot, async () => {
-        if (path === whoamiPath) return whoami(request, slot);
+        if (path === whoamiPath) return whoami(request, slot, routes);
         const reply = await routes(request);
         if (request.principal !== undefined)
           res.setHeader(PRINCIPAL_HEADER, headerJson(shownPrincipal(request.principal)));

@@ -24,19 +24,26 @@ const BODY = `<header>
 <nav id="sessions" hidden><strong>Your sessions</strong><p id="no-sessions" hidden>None yet: send a message.</p><ul id="session-list"></ul><button id="more-sessions" type="button" hidden>More</button></nav>
 <section id="chat">
 <div id="log" aria-live="polite"></div>
-<form id="send-form"><textarea id="message" rows="2" placeholder="Message (Enter sends; try: /tool NAME {&quot;json&quot;: 1})" aria-label="Message"></textarea><button id="send">Send</button></form>
+<form id="send-form"><textarea id="message" rows="2" placeholder="{{placeholder}}" aria-label="Message"></textarea><button id="send">Send</button></form>
 </section>
 </main>`;
 
 const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
 
-/** The page, told whether the agent has the sessions route and whether answers say who they ran as (dev). */
-const page = (sessions: 'owned' | 'shared', dev: boolean) => `<!doctype html>
+/** The message box's hint: `/tool` is something only `echoModel()` understands. */
+const placeholder = (echo: boolean) =>
+  echo ? 'Message (Enter sends; try: /tool NAME {&quot;json&quot;: 1})' : 'Message (Enter sends)';
+
+/**
+ * The page, told whether the agent has the sessions route, whether answers say who they ran as
+ * (dev), and whether its model is `echoModel()` (the hint names `/tool` then only).
+ */
+const page = (sessions: 'owned' | 'shared', dev: boolean, echo: boolean) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer"><link rel="icon" href="data:,"><title>agentward playground</title>
 <style>${STYLE}</style></head>
 <body data-sessions="${sessions}" data-dev="${dev ? 'on' : 'off'}">
-${BODY}
+${BODY.replace('{{placeholder}}', placeholder(echo))}
 <script>${SCRIPT}</script>
 </body></html>
 `;
@@ -62,14 +69,15 @@ const HEADERS: Readonly<Record<string, string>> = {
 /**
  * The page of `<basePath>/playground` for `GET` (and `HEAD`); `undefined` for every other path,
  * left to the handler. `sessions` is the agent's mode (the page lists sessions of an `'owned'`
- * one only); `dev` says the server (`agentward dev`'s) tells who each request ran as.
+ * one only); `dev` says the server (`agentward dev`'s) tells who each request ran as; `echo` that
+ * the agent's model is `echoModel()`.
  */
 export function playgroundRoute(
   basePath: string,
-  { sessions, dev }: { sessions: 'owned' | 'shared'; dev: boolean },
+  { sessions, dev, echo = false }: { sessions: 'owned' | 'shared'; dev: boolean; echo?: boolean },
 ): (path: string, method: string) => Response | undefined {
   const pagePath = `${basePath.replace(/\/+$/, '')}/playground`;
-  const text = page(sessions, dev);
+  const text = page(sessions, dev, echo);
   return (path, method) => {
     if (path !== pagePath && path !== `${pagePath}/`) return undefined;
     if (method !== 'GET' && method !== 'HEAD') {

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAgent } from '../agent/agent.ts';
+import { answersWithEcho } from '../agent/echo-mark.ts';
 import { checkStore } from '../agent/options.ts';
 import type { Agent, AgentOptions, Store } from '../agent/types.ts';
 import {
@@ -205,7 +206,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
   }
   const playground =
     options.playground === true
-      ? playgroundRoute(basePath, { sessions: agent.sessions, dev: dev !== undefined })
+      ? playgroundRoute(basePath, { sessions: agent.sessions, dev: dev !== undefined, echo: answersWithEcho(agent) })
       : undefined;
 
   const inFlight = new Set<NodeRequest>();

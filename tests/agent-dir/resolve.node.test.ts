@@ -91,6 +91,24 @@ describe('resolveAgentDir on good directories', () => {
     assert.equal((await agent.send('ping')).text, 'ping');
     assert.equal((await auth?.[0]?.(new Request('http://x/')))?.authenticator, 'anonymous');
   });
+
+  test("auth.ts's named exports are the directory's route options (design §31), beside agentward.json's data-only mcp and limits", async (t) => {
+    const dir = writeDir(tempFolder(t), {
+      'agent.ts': AGENT,
+      'auth.ts': `import { anonymous } from 'agentward/auth';
+export default [anonymous()];
+export const scopes = { approve: ['agent:approve'] };
+export const onRefused = () => undefined;
+export const protectedResource = undefined;
+`,
+      'agentward.json': JSON.stringify({ mcp: true, limits: { requests: { limit: 5, windowSec: 60 } } }),
+    });
+    const { options } = await resolveAgentDir(dir);
+    assert.deepEqual(Object.keys(options).sort(), ['limits', 'mcp', 'onRefused', 'scopes']);
+    assert.deepEqual(options.scopes, { approve: ['agent:approve'] });
+    assert.equal(options.mcp, true);
+    assert.deepEqual(options.limits, { requests: { limit: 5, windowSec: 60 } });
+  });
 });
 
 describe('resolveAgentDir on broken directories: each a clear error naming the file', () => {
@@ -149,6 +167,44 @@ describe('resolveAgentDir on broken directories: each a clear error naming the f
     await rejectsNaming(resolveAgentDir(broken), join(broken, 'agentward.json'), /not valid JSON/);
     const badPath = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'agentward.json': '{ "basePath": "agent/" }' });
     await rejectsNaming(resolveAgentDir(badPath), join(badPath, 'agentward.json'), /"basePath"/);
+  });
+
+  test('an auth.ts export it does not know is an error naming it, with "did you mean", and the exports it may have', async (t) => {
+    const dir = writeDir(tempFolder(t), {
+      'agent.ts': AGENT,
+      'auth.ts':
+        "import { anonymous } from 'agentward/auth';\nexport default [anonymous()];\nexport const scope = { send: ['a'] };\n",
+    });
+    await rejectsNaming(
+      resolveAgentDir(dir),
+      join(dir, 'auth.ts'),
+      /unknown export "scope" \(did you mean "scopes"\?\); auth\.ts exports the auth list \(default\) and may export scopes, scopeImplies, mcp, onRefused, protectedResource, limits, telemetry/,
+    );
+  });
+
+  test('agentward.json with a code-valued option (scopes, onRefused, …) says it belongs in auth.ts, not just "unknown option"', async (t) => {
+    for (const key of ['scopes', 'onRefused', 'protectedResource']) {
+      const dir = writeDir(tempFolder(t), { 'agent.ts': AGENT, 'agentward.json': JSON.stringify({ [key]: {} }) });
+      await rejectsNaming(
+        resolveAgentDir(dir),
+        join(dir, 'agentward.json'),
+        new RegExp(`"${key}" belongs in auth\\.ts \\(export const ${key} = …\\): agentward\\.json holds data only`),
+      );
+    }
+  });
+
+  test('mcp or limits both in auth.ts and agentward.json is an error naming both files: neither silently wins', async (t) => {
+    const dir = writeDir(tempFolder(t), {
+      'agent.ts': AGENT,
+      'auth.ts':
+        "import { anonymous } from 'agentward/auth';\nexport default [anonymous()];\nexport const mcp = true;\n",
+      'agentward.json': '{ "mcp": true }',
+    });
+    await rejectsNaming(
+      resolveAgentDir(dir),
+      join(dir, 'auth.ts'),
+      /exports mcp and .*agentward\.json has "mcp": keep one of them/,
+    );
   });
 
   test('an auth.ts that throws AuthConfigError at import keeps its code AGENT_AUTH_CONFIG_INVALID and its message, after the file and line that called the helper', async (t) => {

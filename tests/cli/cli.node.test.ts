@@ -135,17 +135,35 @@ test('agentward start: an auth.ts list is used, with AGENT_API_TOKEN appended af
   );
 });
 
-test('agentward dev: serves the directory and restarts when one of its files changes', async (t) => {
+/** `promise`, or a failure naming what was awaited after `ms`: a wait on a child process never hangs. */
+function within<T>(promise: Promise<T>, ms: number, what: string, output: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms; output:\n${output()}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+test('agentward dev: serves the directory and restarts when one of its files changes, printing its banner once and one line per restart (design §31)', async (t) => {
   const dir = await agentDir(t);
   const server = run(t, ['dev', dir]);
-  const first = parseCurl(await lineMatching(server.child.stdout, /curl -X POST/));
+  const first = parseCurl(
+    await within(lineMatching(server.child.stdout, /curl -X POST/), 30_000, 'curl line', server.output),
+  );
   assert.equal((await send(`${first.url}/health`)).status, 200);
-  const restarted = lineMatching(server.child.stdout, /curl -X POST/);
+  const restarted = lineMatching(server.child.stdout, /reloaded in \d+ ms/);
   await writeFile(join(dir, 'agent.ts'), AGENT_SOURCE.replace("'cli-fixture'", "'renamed'"));
-  const second = parseCurl(await restarted);
-  assert.equal((await send(`${second.url}/health`)).status, 200);
+  assert.match(
+    await within(restarted, 30_000, 'reload line', server.output),
+    /^agentward: agent\.ts changed; reloaded in \d+ ms$/,
+  );
+  // The restarted server listens where the first did (PORT=0 picked it once).
+  assert.equal((await send(`${first.url}/health`)).status, 200);
+  const output = server.output();
+  for (const line of [/listening on/g, /curl -X POST/g, /playground at/g])
+    assert.equal(output.match(line)?.length, 1, `${line} printed once:\n${output}`);
   server.child.kill('SIGTERM');
-  assert.equal((await server.exit).code, 0);
+  assert.equal((await within(server.exit, 20_000, 'exit', server.output)).code, 0);
 });
 
 test('bin/agentward.js runs the CLI: usage, and an unknown command exits 2', async (t) => {

@@ -33,16 +33,20 @@ ${imports}
 export default createAgent({ name: 'reload', model: { generate: async () => ({ text: ${from} }) } });
 `;
 
+let root = '';
 let dir = '';
 let child: ChildProcessWithoutNullStreams;
 let output = '';
 /** The origin that answers now: the last one `dev`'s child printed (PORT=0: each start has a port of its own). */
 let origin = '';
 const agentFile = () => join(dir, 'agent.ts');
-const restarts = () => output.split('changed; restarting').length - 1;
+/** The restarts dev has reported: one line each, `<files> changed; reloaded in N ms` or `…; the agent did not load`. */
+const restarts = () => output.match(/ changed; (?:reloaded in \d+ ms|the agent did not load)/g)?.length ?? 0;
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'agentward-dev-reload-'));
+  root = mkdtempSync(join(tmpdir(), 'agentward-dev-reload-'));
+  dir = join(root, 'agent');
+  mkdirSync(dir);
   writeFileSync(join(dir, 'agentward.json'), JSON.stringify({ apiToken: TOKEN }));
   writeFileSync(agentFile(), agentSource('v1'));
   const env: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
@@ -62,7 +66,7 @@ after(async () => {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
   await exited;
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
 });
 
 /** One message to the agent that answers now: its status and text (0 when nothing listens). */
@@ -117,7 +121,7 @@ describe('agentward dev restarts on every way a file is saved', () => {
     writeFileSync(agentFile(), agentSource('v2'));
     assert.equal(statSync(agentFile()).ino, inode);
     await servesVersion('v2', count);
-    assert.match(output, /agent\.ts changed; restarting/);
+    assert.match(output, /agent\.ts changed; reloaded in \d+ ms/);
   });
 
   test("an editor's atomic save: a temporary file renamed over the old one", async () => {
@@ -208,5 +212,28 @@ describe('agentward dev restarts on every way a file is saved', () => {
     await new Promise((resolve) => setTimeout(resolve, 800));
     assert.equal(restarts(), count, output);
     assert.equal((await ask()).text, 'v11');
+  });
+
+  test('a file outside the directory that the agent imports: named once, and an atomic save of it restarts the server with its new code (design §31)', async () => {
+    mkdirSync(join(root, 'common'));
+    const outside = join(root, 'common', 'instructions.ts');
+    writeFileSync(outside, "export const version = 'v12';\n");
+    const count = restarts();
+    writeFileSync(agentFile(), agentSource('', 'version', "import { version } from '../common/instructions.ts';"));
+    await servesVersion('v12', count);
+    assert.equal(
+      output.match(/also watching \.\.\/common\/instructions\.ts: imported from outside the directory/g)?.length,
+      1,
+      output,
+    );
+    for (const version of ['v13', 'v14']) {
+      // The way editors save: a temporary file beside it, renamed over it.
+      const saved = restarts();
+      writeFileSync(`${outside}.tmp`, `export const version = '${version}';\n`);
+      renameSync(`${outside}.tmp`, outside);
+      await servesVersion(version, saved);
+    }
+    assert.match(output, /\.\.\/common\/instructions\.ts changed; reloaded in \d+ ms/);
+    assert.equal(output.match(/also watching/g)?.length, 1, 'named once, not at every restart');
   });
 });

@@ -1,13 +1,13 @@
 // `agentward init`: scaffolds an agent directory with a fresh baked API token.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { build } from '../../src/targets/build.ts';
 import { FIRST_TOOL_CALL, initAgentDir } from '../../src/cli/scaffold.ts';
 import { resolveAgentDir } from '../../src/agent-dir/resolve.ts';
-import { bearer, sendMessage, startBuiltServer, tempFolder } from '../helpers/build.ts';
+import { bearer, root, sendMessage, startBuiltServer, tempFolder } from '../helpers/build.ts';
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
 
@@ -120,5 +120,23 @@ describe('agentward init', () => {
     const accepted = await sendMessage(server.agentUrl, bearer(apiToken));
     assert.equal(accepted.status, 200);
     assert.equal(accepted.text, 'who am I?');
+  });
+});
+
+describe("agentward init's printed commands (design §31)", () => {
+  test('runCommand: "npx agentward …" in a project that installs this copy, or under npx; "agentward …" elsewhere; each word quoted for a POSIX shell', async (t) => {
+    const { runCommand } = await import('../../src/cli/scaffold.ts');
+    const env = { PATH: process.env.PATH } as NodeJS.ProcessEnv;
+    const elsewhere = tempFolder(t);
+    assert.equal(runCommand(['dev', 'my-agent'], elsewhere, env), 'agentward dev my-agent');
+    assert.equal(runCommand(['dev', 'my agent'], elsewhere, env), "agentward dev 'my agent'");
+    assert.equal(runCommand(['dev', "it's"], elsewhere, env), `agentward dev 'it'\\''s'`);
+    assert.equal(runCommand(['dev', 'x'], elsewhere, { ...env, npm_command: 'exec' }), 'npx agentward dev x');
+    // A project whose node_modules/agentward is this copy: node_modules/.bin is not on the shell's PATH.
+    const project = tempFolder(t);
+    mkdirSync(join(project, 'node_modules'));
+    symlinkSync(root, join(project, 'node_modules', 'agentward'));
+    mkdirSync(join(project, 'src'));
+    assert.equal(runCommand(['dev', 'my-agent'], join(project, 'src'), env), 'npx agentward dev my-agent');
   });
 });

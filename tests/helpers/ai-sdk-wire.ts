@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { agentHandler, AgentError, createAgent, tool } from '../../src/index.ts';
 import type { AiSdkLanguageModel, ModelSettings, RunEvent } from '../../src/index.ts';
+import { onProviderFailure, providerDetail, type ProviderDetail } from '../../src/agent/provider-detail.ts';
 
 export const API_KEY = 'sk-test-provider-key-0123456789';
 /** What a provider's error body quotes: it must never reach an error, a result, an event or a log. */
@@ -336,6 +337,37 @@ export function providerScenarios(wire: Wire): void {
       } finally {
         await server.close();
       }
+    }
+  });
+
+  test(`${wire.name}: what the provider said (status, error type, message) reaches the listener agentward dev installs, the key redacted; the error's message stays the status alone (design §31)`, async () => {
+    const server = await wireServer([wire.error(400, API_KEY), wire.error(400, API_KEY)]);
+    const heard: ProviderDetail[] = [];
+    onProviderFailure((detail) => heard.push(detail));
+    try {
+      const agent = createAgent({ name: 't', model: wire.model(server.baseURL) });
+      for (const streaming of [false, true]) {
+        await assert.rejects(agent.send('hi', streaming ? { onEvent: () => {} } : {}), (error: unknown) => {
+          assert.ok(isModelError(400)(error));
+          assert.equal(providerDetail(error)?.status, 400);
+          assert.doesNotMatch(
+            JSON.stringify(error, Object.getOwnPropertyNames(error)) + String(error),
+            /provider said|sk-test/,
+          );
+          return true;
+        });
+      }
+      assert.equal(heard.length, 2);
+      for (const detail of heard) {
+        assert.equal(detail.status, 400);
+        assert.match(detail.type ?? '', /^(?:invalid_request_error|api_error)$/, 'the type the body names');
+        assert.match(detail.message ?? '', /^(?:Incorrect API key provided|invalid x-api-key): \[redacted\]$/);
+        assert.match(detail.provider ?? '', /\S+ \S+/);
+        assert.doesNotMatch(JSON.stringify(detail), /sk-test/);
+      }
+    } finally {
+      onProviderFailure(undefined);
+      await server.close();
     }
   });
 

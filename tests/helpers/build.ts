@@ -46,6 +46,9 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return env;
 }
 
+/** How long a server may take to print where it listens (or to exit) before the test gives up on it. */
+const START_BOUND_MS = 60_000;
+
 /** Runs `node <out>/server.js` and resolves once it prints where it listens. */
 export function startBuiltServer(out: string, env: Record<string, string> = {}): Promise<BuiltServer> {
   return startNodeServer([join(out, 'server.js')], env);
@@ -59,14 +62,23 @@ export function startNodeServer(args: string[], env: Record<string, string> = {}
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
+    // Bounded: a server that neither listens nor exits fails the test instead of hanging it.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} printed no "listening on" in ${START_BOUND_MS} ms:\n${stdout}\n${stderr}`));
+    }, START_BOUND_MS);
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) resolve({ agentUrl: match[1] as string, stop: () => (child.kill('SIGTERM'), exited) });
+      if (match) {
+        clearTimeout(timer);
+        resolve({ agentUrl: match[1] as string, stop: () => (child.kill('SIGTERM'), exited) });
+      }
     });
-    void exited.then((code) =>
-      reject(new Error(`${args.join(' ')} exited (${code}) before listening:\n${stdout}\n${stderr}`)),
-    );
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args.join(' ')} exited (${code}) before listening:\n${stdout}\n${stderr}`));
+    });
   });
 }
 
@@ -85,7 +97,9 @@ export function runBuiltServerToExit(
   child.stdout.on('data', (chunk) => (stdout += chunk));
   child.stderr.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve) => {
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    // Bounded: a server that neither listens nor exits is ended, and the test sees its output.
+    const timer = setTimeout(() => child.kill('SIGKILL'), START_BOUND_MS);
+    child.once('exit', (code) => (clearTimeout(timer), resolve({ code, stdout, stderr })));
     // A server that did start would never exit on its own: end it, so the test fails instead of hanging.
     child.stdout.on('data', () => {
       if (/listening on/.test(stdout)) child.kill('SIGKILL');

@@ -592,11 +592,13 @@ test('playground in Chromium on a JWT-protected agentward dev: a refused token s
   }
 });
 
-test('who a request ran as, and why a token was refused, is said by agentward dev only: never by start, a build or serve()', async (t) => {
+test('who a request ran as, and why a token was refused, is said by agentward dev only: never by start (AGENTWARD_DEV_CHILD=1 set or not), a build or serve()', async (t) => {
   const dir = writeDir(tempFolder(t, 'agentward-playground-start-'), JWT_DIR);
   const dev = await startDev(t, dir);
+  // The variable the dev loop once set for its server turns nothing on (design §26).
   const started = await startNodeServer([cliFile, 'start', dir, '--playground', '--log-refusals'], {
     AGENT_LOG: 'off',
+    AGENTWARD_DEV_CHILD: '1',
   });
   t.after(async () => void (await started.stop()));
   const programmatic = await serve({
@@ -650,4 +652,93 @@ test('who a request ran as, and why a token was refused, is said by agentward de
     serve({ agent: createAgent({ name: 'x', model: echoModel() }), port: 0, devInspect: true } as never),
     /unknown option "devInspect"/,
   );
+});
+
+test("agentward dev's /playground/whoami sits behind limits.failures like every route: past the address's failures it answers 429, not the next token's reason", async (t) => {
+  const dir = writeDir(tempFolder(t, 'agentward-playground-failures-'), {
+    ...JWT_DIR,
+    'agentward.json': JSON.stringify({ limits: { failures: { limit: 3, windowSec: 600 } } }),
+  });
+  const dev = await startDev(t, dir);
+  const whoami = (authorization: string) => send(`${dev.agentUrl}/playground/whoami`, { headers: { authorization } });
+  const expired = `Bearer ${token({}, -60)}`;
+  for (let i = 0; i < 3; i++) {
+    const answer = await whoami(expired);
+    assert.deepEqual(
+      JSON.parse(answer.text),
+      { refused: { status: 401, entry: 'jwt', reason: 'expired' } },
+      `try ${i}`,
+    );
+  }
+  const past = await whoami(expired);
+  assert.equal(past.status, 429);
+  assert.equal(past.text.includes('expired'), false, 'no reason past the failures');
+  // The agent route counts the same failures: the address is out of tries there too.
+  const post = await send(dev.agentUrl, {
+    method: 'POST',
+    headers: { authorization: expired, 'content-type': 'application/json' },
+    body: '{"message":"hi"}',
+  });
+  assert.equal(post.status, 429);
+});
+
+test("playground in Chromium: a reply reads in the order its run went (text, the tool card, the text after it), shows the run's usage, and suggests /tool only for echoModel (design §31); screenshot kept", async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  // A model that says something, calls a tool, then answers with its result, reporting usage each turn.
+  const model = {
+    async generate(request: { messages: readonly { role: string }[] }) {
+      const usage = { inputTokens: 12, outputTokens: 5 };
+      if (request.messages.at(-1)?.role === 'tool') return { text: 'The order is shipped.', usage };
+      return {
+        text: 'Let me look that up.',
+        toolCalls: [{ id: 'call-1', name: 'lookup', arguments: { orderId: 'A-1' } }],
+        usage,
+      };
+    },
+  };
+  const lookup: Tool<{ orderId: string }> = {
+    name: 'lookup',
+    description: 'Looks an order up',
+    parameters: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'] },
+    execute: () => ({ status: 'shipped' }),
+  };
+  const server = await serve({
+    agent: createAgent({ name: 'ordered', model, tools: [lookup], store: memoryStore() }),
+    auth: [apiToken(TOKEN)],
+    port: 0,
+    log: 'off',
+    playground: true,
+  });
+  t.after(() => server.close());
+  const echo = await startServer(t, true);
+  const page = context.pages()[0] ?? (await context.newPage());
+  const problems = watchProblems(page);
+  try {
+    await page.goto(`${echo.url}/agent/playground`);
+    assert.match((await page.getAttribute('#message', 'placeholder')) ?? '', /try: \/tool NAME/);
+    await page.goto(`${server.url}/agent/playground`);
+    assert.equal(await page.getAttribute('#message', 'placeholder'), 'Message (Enter sends)');
+    await page.fill('#token', TOKEN);
+    await page.click('#use-token');
+    await page.fill('#message', 'where is A-1?');
+    await page.press('#message', 'Enter');
+    const reply = page.locator('.msg.assistant.done').last();
+    await reply.waitFor({ timeout: 10_000 });
+    const parts = await reply.evaluate((node) =>
+      [...node.children].map(
+        (child) => `${child.className}: ${(child as HTMLElement).innerText.replace(/\s+/g, ' ').trim()}`,
+      ),
+    );
+    assert.deepEqual(parts, [
+      'who: Agent',
+      'text: Let me look that up.',
+      'tool: tool lookup { "orderId": "A-1" } output: {"status":"shipped"}',
+      'text: The order is shipped.',
+      'usage: 24 tokens in · 10 out',
+    ]);
+    assert.deepEqual(problems, []);
+  } finally {
+    await page.screenshot({ path: join(ARTIFACTS, 'playground-order-usage.png'), fullPage: true });
+  }
 });

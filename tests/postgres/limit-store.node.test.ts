@@ -286,11 +286,19 @@ function startCli(dir: string, env: Record<string, string>): Promise<{ url: stri
     const take = (chunk: Buffer) => {
       output += chunk.toString();
       const found = /listening on (\S+)/.exec(output);
-      if (found) resolve({ url: found[1]!, output });
+      if (found) clearTimeout(timer), resolve({ url: found[1]!, output });
     };
     child.stdout.on('data', take);
     child.stderr.on('data', take);
-    child.once('exit', (code) => reject(new Error(`agentward start exited (${code}): ${output}`)));
+    // Bounded: a start that neither listens nor exits fails the test instead of hanging it.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`agentward start printed no "listening on" in 60 s: ${output}`));
+    }, 60_000);
+    child.once(
+      'exit',
+      (code) => (clearTimeout(timer), reject(new Error(`agentward start exited (${code}): ${output}`))),
+    );
   });
 }
 

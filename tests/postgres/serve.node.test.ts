@@ -183,10 +183,18 @@ function startCli(dir: string, env: Record<string, string>): Cli {
   child.stdout.on('data', take);
   child.stderr.on('data', take);
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const where = Promise.race([
     url,
     exit.then((code) => Promise.reject(new Error(`agentward start exited (${code}): ${output}`))),
-  ]);
+    // Bounded: a start that neither listens nor exits fails the test instead of hanging it.
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`agentward start printed no "listening on" in 60 s: ${output}`));
+      }, 60_000);
+    }),
+  ]).finally(() => clearTimeout(timer));
   where.catch(() => undefined); // a start that is meant to fail is awaited through `exit`
   return { child, output: () => output, exit, url: where };
 }

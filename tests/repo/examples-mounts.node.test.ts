@@ -45,13 +45,21 @@ async function startExample(command: string, args: string[]): Promise<string> {
     const onData = (chunk: Buffer) => {
       output += chunk;
       const match = /agent listening on (http:\/\/\S+)/.exec(output);
-      if (match) resolve(match[1]!);
+      if (match) clearTimeout(timer), resolve(match[1]!);
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => {
       output += chunk;
     });
-    child.once('exit', (code) => reject(new Error(`${command} exited with ${code} before listening:\n${output}`)));
+    // Bounded: a server that neither listens nor exits fails the test instead of hanging it.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${command} printed no "agent listening on" in 60 s:\n${output}`));
+    }, 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${command} exited with ${code} before listening:\n${output}`));
+    });
   });
 }
 

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import {
+  existsSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
@@ -132,6 +133,28 @@ describe('the packed tarball', () => {
     assert.equal(realpathSync(installed).startsWith(root), false);
     const compiled = readFileSync(join(installed, 'dist', 'index.js'), 'utf8');
     assert.match(compiled, /from '\.\/auth\/index\.js'/, 'relative specifiers name .js files');
+  });
+
+  test('every source map in the tarball resolves: each source it names is in the tarball or in its sourcesContent (a stack trace names a file that exists)', () => {
+    const installed = join(app, 'node_modules', 'agentward');
+    const maps = ok('tar', ['-tzf', tarball], work)
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/^package\//, ''))
+      .filter((path) => path.endsWith('.map'));
+    assert.ok(maps.length > 50, `${maps.length} maps`);
+    const unresolved: string[] = [];
+    for (const map of maps) {
+      const { sources, sourcesContent } = JSON.parse(readFileSync(join(installed, map), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      sources.forEach((source, i) => {
+        const shipped = existsSync(join(installed, dirname(map), source));
+        if (!shipped && typeof sourcesContent?.[i] !== 'string') unresolved.push(`${map}: ${source}`);
+      });
+    }
+    assert.deepEqual(unresolved, []);
   });
 
   test('package.json names the repository, homepage and bug tracker; the README cites no file the package does not ship', () => {
@@ -560,6 +583,68 @@ function readmeWorker(): { agent: string; worker: string } {
   return { agent, worker };
 }
 
+/** The first ts block of the installed README's section `heading`. */
+function readmeBlock(heading: string): string {
+  const readme = readFileSync(join(app, 'node_modules', 'agentward', 'README.md'), 'utf8');
+  const at = readme.indexOf(heading);
+  assert.notEqual(at, -1, `the README has a section ${heading}`);
+  const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(at));
+  assert.ok(block, `the README has a ts block in ${heading}`);
+  return block[1]!;
+}
+
+describe('the README\'s "Coming from the AI SDK" block runs from the installed package: in-process streaming with onEvent, maxSteps, against a local chat-completions server', () => {
+  before(() => {
+    const dev = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+    ).devDependencies;
+    ok(
+      'npm',
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        `@ai-sdk/openai@${dev['@ai-sdk/openai']}`,
+        `zod@${dev.zod}`,
+      ],
+      app,
+    );
+  });
+
+  for (const [name, command, args] of runtimes('coming-from-ai-sdk.ts')) {
+    test(`on ${name}`, async () => {
+      // Streamed answers (onEvent streams the run), sent whole: no gate.
+      const streamed = (reply: ReturnType<typeof openAIChatWire.streamText>) => ({
+        sse: (reply as { sse: string[] }).sse,
+      });
+      const server = await wireServer([
+        streamed(openAIChatWire.streamToolCall('call_1', 'weather', ['{"city":', '"Paris"}'], [120, 14])),
+        streamed(openAIChatWire.streamText(['It is ', '21 °C ', 'in Paris.'], [150, 9])),
+      ]);
+      try {
+        write('coming-from-ai-sdk.ts', readmeBlock('## Coming from the AI SDK'));
+        const stdout = await runAsync(command, args, {
+          OPENAI_BASE_URL: server.baseURL,
+          OPENAI_API_KEY: 'sk-package-test-0123456789',
+        });
+        // Each runtime prints objects its own way (Bun on several lines, with trailing commas).
+        const printed = stdout.replace(/\s+/g, ' ').replace(/,? \}/g, ' }');
+        assert.match(printed, /calling weather \{ city: ['"]Paris['"] \}/);
+        assert.match(printed, /tool result \{ city: ['"]Paris['"], celsius: 21 \}/);
+        assert.match(printed, /true \{ inputTokens: 270, outputTokens: 23 \}/);
+        assert.deepEqual(
+          server.seen.map(({ body }) => openAIChatWire.read(body).stream),
+          [true, true],
+          'onEvent streams the run: the provider was asked to stream',
+        );
+      } finally {
+        await server.close();
+      }
+    });
+  }
+});
+
 /** The Durable Objects the recipe's wrangler.toml binds, as Miniflare takes them. */
 const RECIPE_OBJECTS = {
   AGENT_SESSIONS: { className: 'AgentSessions', useSQLite: true },
@@ -719,11 +804,14 @@ describe('a consumer type-checks against the installed declarations', () => {
 });
 
 /** `npx agentward <args>` in the project, a server on a free port; `listening(n)` is the URL it printed the nth time it listened. */
-function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[]) {
+function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[], shellLine?: string) {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
   delete env.AGENT_API_TOKEN;
   delete env.AGENT_DATA_DIR;
-  const child = spawn('npx', ['--no-install', 'agentward', ...args], {
+  // A line as a user types it into a shell, or npx with its arguments.
+  const [command, commandArgs] =
+    shellLine === undefined ? ['npx', ['--no-install', 'agentward', ...args]] : ['sh', ['-c', shellLine]];
+  const child = spawn(command, commandArgs, {
     cwd: app,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -769,12 +857,15 @@ describe('the agentward command from the installed package (npx)', () => {
     assert.equal((await fetch(url, { method: 'POST', body: '{"message":"x"}' })).status, 401);
   });
 
-  test("npx agentward dev on a fresh init: the scaffold's tool waits for approval, whoami names the caller, and sed -i on agent.ts restarts it", async (t) => {
-    const created = ok('npx', ['--no-install', 'agentward', 'init', 'dev-agent'], app);
+  test("agentward init's printed next command, run as printed, serves the fresh init: the scaffold's tool waits for approval, whoami names the caller, and sed -i on agent.ts restarts it with one line", async (t) => {
+    // init run as the project's own bin (not through npx): what it prints next runs as printed, here (design §31).
+    const created = ok(join(app, 'node_modules', '.bin', 'agentward'), ['init', 'dev-agent'], app, { npm_command: '' });
     const token = /API token: (\S+)/.exec(created)?.[1];
     assert.ok(token, created);
     assert.match(created, /then, in the playground: \/tool refund \{"orderId":"A-1","amount":20\}/);
-    const { listening, output } = npxServer(t, ['dev', 'dev-agent']);
+    const next = /^next: (.+)$/m.exec(created)?.[1];
+    assert.equal(next, 'npx agentward dev dev-agent', created);
+    const { listening, output } = npxServer(t, [], next);
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${token}` };
     const first = await listening(1);
     const paused = (await (
@@ -796,10 +887,14 @@ describe('the agentward command from the installed package (npx)', () => {
       encoding: 'utf8',
     });
     assert.equal(sed.status, 0, sed.stderr);
-    const second = await listening(2);
-    assert.match(output(), /agent\.ts changed; restarting/);
+    // One line for the restart, no second banner; the restarted server listens where the first did.
+    for (const deadline = Date.now() + 60_000; !/agent\.ts changed; reloaded in \d+ ms/.test(output()); ) {
+      assert.ok(Date.now() < deadline, `no reload line within 60 s:\n${output()}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(output().match(/listening on/g)?.length, 1, output());
     assert.equal(
-      (await fetch(second, { method: 'POST', headers, body: '{"message":"after the restart"}' })).status,
+      (await fetch(first, { method: 'POST', headers, body: '{"message":"after the restart"}' })).status,
       200,
     );
   });

@@ -1,10 +1,15 @@
 // The node-server target, run for real: `node <out>/server.js` as a child process answering HTTP on loopback.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, test } from 'node:test';
+import { createAgent } from '../../src/agent/agent.ts';
+import { echoModel } from '../../src/agent/models/echo.ts';
+import { jwt } from '../../src/auth/jwt.ts';
+import { serve } from '../../src/node/server.ts';
 import { build } from '../../src/targets/build.ts';
 import {
   BAKED_TOKEN,
@@ -257,5 +262,64 @@ describe('node-server target: a directory without auth.ts', () => {
     assert.equal(doc, "import { apiToken } from 'agentward/auth'; import('./more.ts')");
     assert.equal(shown, "export * from './more.ts' and from 'agentward'");
     assert.equal(more, 1);
+  });
+});
+
+describe("node-server target: auth.ts's route options (design §31)", () => {
+  const SECRET = 'step-up-secret-0123456789abcdef-0123456789';
+  const ISSUER = 'https://id.step-up.example';
+  const token = (scope: string) => {
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    const signed = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ iss: ISSUER, aud: 'agent', sub: 'ada', scope, iat: now - 5, exp: now + 300 })}`;
+    return `${signed}.${createHmac('sha256', SECRET).update(signed).digest('base64url')}`;
+  };
+
+  test('a built server answers a per-route step-up (scopes: { approve: [...] }) exactly as serve() with the same options', async (t) => {
+    const dir = writeDir(tempFolder(t, 'agentward-step-up-'), {
+      'agent.ts':
+        "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'step-up', model: echoModel() });\n",
+      'auth.ts': `import { jwt } from 'agentward/auth';
+export default [jwt({ secret: ${JSON.stringify(SECRET)}, audience: 'agent', issuer: ${JSON.stringify(ISSUER)} })];
+export const scopes = { send: ['agent:ask'], approve: ['agent:approve'] };
+`,
+    });
+    const out = join(tempFolder(t), 'out');
+    await build(dir, { target: 'node-server', out });
+    const built = await startBuiltServer(out);
+    t.after(() => built.stop());
+    const direct = await serve({
+      agent: createAgent({ name: 'step-up', model: echoModel() }),
+      auth: [jwt({ secret: SECRET, audience: 'agent', issuer: ISSUER })],
+      scopes: { send: ['agent:ask'], approve: ['agent:approve'] },
+      basePath: '/agent',
+      port: 0,
+      log: 'off',
+    });
+    t.after(() => direct.close());
+
+    const answer = async (agentUrl: string, path: string, scope: string) => {
+      const reply = await fetch(`${agentUrl}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token(scope)}`, 'content-type': 'application/json' },
+        body: path === '' ? '{"message":"hi"}' : '{"approved":true}',
+      });
+      // Session ids are random: the rest of the body is compared.
+      const body = (await reply.text()).replace(/"sessionId":"[^"]+"/, '"sessionId":"…"');
+      return { status: reply.status, challenge: reply.headers.get('www-authenticate'), body };
+    };
+    const cases: [string, string][] = [
+      ['', 'agent:ask'],
+      ['', 'other'],
+      ['/approvals/ap_missing', 'agent:ask'],
+      ['/approvals/ap_missing', 'agent:ask agent:approve'],
+    ];
+    const seen = [];
+    for (const [path, scope] of cases) {
+      const fromBuild = await answer(built.agentUrl, path, scope);
+      assert.deepEqual(fromBuild, await answer(`${direct.url}/agent`, path, scope), `${path} with ${scope}`);
+      seen.push(fromBuild.status);
+    }
+    assert.deepEqual(seen, [200, 403, 403, 404], 'the step-up is enforced, not only matched');
   });
 });

@@ -3,6 +3,7 @@
 // language-model types (prompt, function tools, generate result, stream parts, usage).
 import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
+import { detailOfBody, type ProviderDetail, withProviderDetail } from '../provider-detail.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
 
 /**
@@ -66,7 +67,9 @@ interface Part {
  * as the prompt, the tools as function tools, the settings and the abort signal as call options;
  * `generate` reads text, tool calls and usage from `doGenerate`, `stream` the same from `doStream`
  * as its parts come. A failure is `MODEL_ERROR` naming the HTTP status at most: an AI SDK error
- * holds the provider's body (and the request), so none of it is kept, not even as the cause.
+ * holds the provider's body (and the request), so it is not kept as the cause; what the provider
+ * said (status, error type, message; the model's header values and credential-shaped text
+ * redacted) rides on the error for `agentward dev` to print, never in its message (design §31).
  */
 export function aiSdkModel(model: AiSdkLanguageModel): Model {
   return {
@@ -77,7 +80,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
       try {
         result = await model.doGenerate(callOptions(request));
       } catch (error) {
-        throw providerError(error, 'the model failed');
+        throw await providerError(model, error, 'the model failed');
       }
       let text = '';
       const toolCalls: ToolCall[] = [];
@@ -115,11 +118,11 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
             const usage = usageOf(part.usage);
             if (usage !== undefined) yield { type: 'usage', usage };
           } else if (part.type === 'error') {
-            throw providerError(part.error, 'the model reported an error in its stream');
+            throw await providerError(model, part.error, 'the model reported an error in its stream');
           }
         }
       } catch (error) {
-        throw providerError(error, 'the model failed');
+        throw await providerError(model, error, 'the model failed');
       } finally {
         // A run that stops early (an abort, a bad part) lets go of the provider's response.
         if (!done) reader?.cancel().catch(() => undefined);
@@ -128,15 +131,51 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
   };
 }
 
-/** `MODEL_ERROR` for what a provider threw: the HTTP status of an `APICallError`, the `AI_…` name of another AI SDK error, nothing else of it. */
-function providerError(error: unknown, otherwise: string): AgentError {
+/**
+ * `MODEL_ERROR` for what a provider threw: its message names the HTTP status of an `APICallError`
+ * or the `AI_…` name of another AI SDK error, nothing else of it; what the provider said is kept
+ * beside it, redacted (`provider-detail.ts`).
+ */
+async function providerError(model: AiSdkLanguageModel, error: unknown, otherwise: string): Promise<AgentError> {
   if (error instanceof AgentError) return error;
   const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as {
     statusCode?: unknown;
     name?: unknown;
   };
-  if (Number.isInteger(status)) return modelError(`the model answered with HTTP ${status}`);
-  return modelError(typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? `${otherwise} (${name})` : otherwise);
+  const aiSdkName = typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? name : undefined;
+  const failed = Number.isInteger(status)
+    ? modelError(`the model answered with HTTP ${status}`)
+    : modelError(aiSdkName === undefined ? otherwise : `${otherwise} (${aiSdkName})`);
+  return withProviderDetail(failed, detailOf(model, error, aiSdkName), await headerValues(model));
+}
+
+/** An `APICallError`'s status, the type its `data` (or `responseBody`) names, and its message; a stream's error part the same. */
+function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string | undefined): ProviderDetail {
+  const provider = `${model.provider} ${model.modelId}`;
+  if (typeof error !== 'object' || error === null)
+    return { provider, message: typeof error === 'string' ? error : undefined };
+  const { statusCode, data, responseBody, message } = error as Record<string, unknown>;
+  const said = detailOfBody(data ?? responseBody ?? (aiSdkName === undefined ? error : undefined));
+  return {
+    provider,
+    ...(Number.isInteger(statusCode) && { status: statusCode as number }),
+    type: said.type ?? aiSdkName,
+    message: (typeof message === 'string' && message !== '' ? message : undefined) ?? said.message,
+  };
+}
+
+/** The header values an AI SDK provider sends (its API key among them), to redact; none when it does not say. */
+async function headerValues(model: AiSdkLanguageModel): Promise<string[]> {
+  try {
+    const headers = (model as { config?: { headers?: unknown } }).config?.headers;
+    const resolved: unknown = typeof headers === 'function' ? await (headers as () => unknown)() : headers;
+    if (typeof resolved !== 'object' || resolved === null) return [];
+    return Object.values(resolved).flatMap((value) =>
+      typeof value === 'string' ? [value, value.replace(/^\S+\s+/, '')] : [],
+    );
+  } catch {
+    return [];
+  }
 }
 
 const toolCall = (part: Part, index: number): ToolCall =>

@@ -1,3 +1,4 @@
+import { markEchoModel } from '../echo-mark.ts';
 import { refuseOptions } from '../options.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ModelTurn, ToolCall } from '../types.ts';
 
@@ -14,7 +15,7 @@ const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
  */
 export function echoModel(options?: Readonly<Record<string, never>>): Model {
   refuseOptions('echoModel()', options);
-  return {
+  const model: Model = {
     provider: 'agentward',
     modelId: 'echo',
     async generate(request) {
@@ -26,6 +27,8 @@ export function echoModel(options?: Readonly<Record<string, never>>): Model {
       for (const call of turn.toolCalls ?? []) yield { type: 'tool-call', call };
     },
   };
+  markEchoModel(model);
+  return model;
 }
 
 function answer({ messages }: ModelRequest): ModelTurn {

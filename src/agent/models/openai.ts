@@ -1,6 +1,7 @@
 import { checkOptionNames, kindOf } from '../../auth/internal.ts';
 import { AgentError, configError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall as toolCall } from '../model-turn.ts';
+import { detailOfBody, withProviderDetail } from '../provider-detail.ts';
 import { checkHeaders } from '../settings.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolSpec, Usage } from '../types.ts';
 
@@ -19,7 +20,10 @@ export interface OpenAICompatibleOptions {
 /**
  * A model behind any OpenAI-compatible chat-completions API, over `fetch`: tool calls as
  * function tools, streaming over server-sent events. Failures are `AgentError('MODEL_ERROR')`
- * naming the HTTP status only: a provider's error body can quote the key, so it is never read.
+ * naming the HTTP status only; what the provider's error body says (its type and message, the
+ * key and header values redacted) is kept off the error's message for `agentward dev` to print
+ * (design §31). A `baseURL` with a user name or password is refused: credentials go in `apiKey`
+ * or `headers`, never in a URL that logs and errors print.
  * The agent's settings go on the wire as `temperature`, `max_tokens` (`maxOutputTokens`: the
  * field every OpenAI-compatible server takes; OpenAI's reasoning models want
  * `max_completion_tokens`, which the AI SDK's `@ai-sdk/openai` sends), `top_p` and `stop`;
@@ -45,11 +49,19 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
     throw invalid('baseURL must be an absolute http(s) URL');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid('baseURL must be an absolute http(s) URL');
+  // fetch refuses such a URL with an error that quotes it, password and all (design §26).
+  if (url.username !== '' || url.password !== '')
+    throw invalid('baseURL holds a user name or password; put credentials in apiKey or headers');
   if (typeof model !== 'string' || model === '')
     throw invalid(`model must be a non-empty string; got ${kindOf(model)}`);
   if (apiKey !== undefined && typeof apiKey !== 'string')
     throw invalid(`apiKey must be a string; got ${kindOf(apiKey)}`);
   if (typeof fetchImpl !== 'function') throw invalid('fetch must be a function');
+  const provider = `${url.host} ${model}`;
+
+  /** The values a provider's error must never be printed with: the key and every header value sent. */
+  const secrets = ({ settings = {} }: ModelRequest) =>
+    [apiKey ?? '', ...Object.values({ ...ownHeaders, ...settings.headers })].filter((value) => value !== '');
 
   async function post(request: ModelRequest, stream: boolean): Promise<Response> {
     const { settings = {} } = request;
@@ -77,8 +89,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
       throw modelError('the model request failed', { cause: error });
     }
     if (!response.ok) {
-      await response.body?.cancel().catch(() => undefined);
-      throw modelError(`the model answered with HTTP ${response.status}`);
+      const failed = modelError(`the model answered with HTTP ${response.status}`);
+      const said = detailOfBody(await boundedText(response));
+      throw withProviderDetail(failed, { provider, status: response.status, ...said }, secrets(request));
     }
     return response;
   }
@@ -127,7 +140,10 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
           } catch {
             throw modelError('the model streamed an event that is not JSON');
           }
-          if (chunk?.error !== undefined) throw modelError('the model reported an error in its stream');
+          if (chunk?.error !== undefined) {
+            const failed = modelError('the model reported an error in its stream');
+            throw withProviderDetail(failed, { provider, ...detailOfBody(chunk) }, secrets(request));
+          }
           // With include_usage, the last chunk before [DONE] carries the turn's usage (and no choices).
           usage = usageOf(chunk?.usage) ?? usage;
           const choice = chunk?.choices?.[0];
@@ -201,6 +217,26 @@ const functionTool = ({ name, description, parameters }: ToolSpec) => ({
   type: 'function',
   function: { name, description, parameters },
 });
+
+/** The first 16 KiB of an error answer's body as text (a provider's error is short; a proxy's page may not be); `''` when unreadable. */
+async function boundedText(response: Response, limit = 16_384): Promise<string> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return '';
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    while (text.length < limit) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    // What was read before the failure is kept.
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return text.slice(0, limit);
+}
 
 /** The `data` of each server-sent event of a body (lines joined with `\n`). */
 async function* serverSentData(body: ReadableStream<Uint8Array>): AsyncIterable<string> {

@@ -16,8 +16,10 @@
  *   | { type: 'tool-output-available', toolCallId: string, output: unknown }
  *   | { type: 'tool-output-error', toolCallId: string, errorText: string }
  *   | { type: 'tool-output-denied', toolCallId: string }
- *   | { type: 'error', errorText: string }} StreamChunk
+ *   | { type: 'error', errorText: string }
+ *   | { type: 'finish', messageMetadata?: { usage?: Usage } }} StreamChunk
  */
+/** @typedef {{ inputTokens: number, outputTokens: number }} Usage */
 
 /**
  * The page's element with this id, of this kind: a page that lost one fails here, at load.
@@ -289,7 +291,7 @@ async function readStream(response) {
 function onChunk(chunk, reply, text, tools) {
   switch (chunk.type) {
     case 'text-delta':
-      text.textContent += chunk.delta;
+      textAtEnd(reply, text).textContent += chunk.delta;
       break;
     case 'tool-input-available':
       tools.set(chunk.toolCallId, toolCard(reply, chunk.toolName, chunk.input));
@@ -309,8 +311,35 @@ function onChunk(chunk, reply, text, tools) {
     case 'error':
       showError(chunk.errorText);
       break;
+    case 'finish':
+      showUsage(reply, chunk.messageMetadata?.usage);
+      break;
   }
   scrollLog();
+}
+
+/**
+ * Where the next text of a reply goes: its last part when that is text, else a new text part
+ * after the tool cards, so the reply reads in the order the run went (design §31).
+ * @param {HTMLElement} reply
+ * @param {Element} first the reply's first text part
+ */
+function textAtEnd(reply, first) {
+  const last = reply.lastElementChild;
+  if (last === first || last?.classList.contains('text')) return /** @type {Element} */ (last);
+  const next = el('div', 'text');
+  reply.append(next);
+  return next;
+}
+
+/**
+ * The tokens a reply's run reported, under the reply; nothing when the model reported none.
+ * @param {HTMLElement} reply
+ * @param {Usage | undefined} usage
+ */
+function showUsage(reply, usage) {
+  if (!usage || typeof usage.inputTokens !== 'number' || typeof usage.outputTokens !== 'number') return;
+  reply.append(el('div', 'usage', `${usage.inputTokens} tokens in · ${usage.outputTokens} out`));
 }
 
 /**
@@ -377,13 +406,14 @@ async function decide(card, actions, approvalId, approved) {
       disable(false);
       return showError(await errorText(response, 'approval'));
     }
-    /** @type {{ text?: string, approvals?: PendingApproval[] }} */
+    /** @type {{ text?: string, approvals?: PendingApproval[], usage?: Usage }} */
     const result = await response.json();
     actions.remove();
     setToolState(card, approved ? 'approved' : 'denied');
     const reply = bubble('assistant', result.text || '');
     for (const approval of result.approvals || [])
       askApproval(toolCard(reply, approval.tool, approval.arguments), approval.id);
+    showUsage(reply, result.usage);
     reply.classList.add('done');
     refreshSessions();
   } catch (error) {

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AgentError, createAgent, openAICompatible } from '../../../src/agent/index.ts';
 import { AuthConfigError } from '../../../src/auth/index.ts';
+import { onProviderFailure, providerDetail, type ProviderDetail } from '../../../src/agent/provider-detail.ts';
 import type { RunEvent, Tool } from '../../../src/agent/index.ts';
 
 const API_KEY = 'sk-test-0123456789abcdef';
@@ -203,6 +204,84 @@ test('openAICompatible: an HTTP error is MODEL_ERROR naming the status, never th
     });
     assert.doesNotMatch(JSON.stringify(events), /sk-test/);
   } finally {
+    await server.close();
+  }
+});
+
+test('openAICompatible: a baseURL with a user name or password is AuthConfigError at creation ("put credentials in apiKey or headers"), never quoting them (design §26)', () => {
+  for (const baseURL of [
+    'https://user:hunter2-password@api.example/v1',
+    'https://user@api.example/v1',
+    'https://:hunter2-password@api.example/v1',
+  ]) {
+    assert.throws(
+      () => openAICompatible({ baseURL, model: 'm' }),
+      (e: unknown) =>
+        e instanceof AuthConfigError &&
+        e.code === 'AGENT_AUTH_CONFIG_INVALID' &&
+        /put credentials in apiKey or headers/.test(e.message) &&
+        !e.message.includes('hunter2') &&
+        !e.message.includes('user@'),
+    );
+  }
+});
+
+test("openAICompatible: what the provider's error body says (status, type, message) is kept off the error's message for agentward dev, the key and header values redacted (design §31)", async () => {
+  const CUSTOM = 'custom-header-secret-value-42';
+  const said = `Unsupported parameter: 'temperature' is not supported with this model. (key ${API_KEY}, ${CUSTOM})`;
+  const error400 = {
+    error: { message: said, type: 'invalid_request_error', param: 'temperature', code: 'unsupported_parameter' },
+  };
+  const server = await chatServer([
+    { status: 400, json: error400 },
+    { status: 400, json: error400 },
+    { chunks: [sse({ error: { message: `overloaded ${API_KEY}`, type: 'server_error' } })] },
+  ]);
+  const heard: ProviderDetail[] = [];
+  onProviderFailure((detail) => heard.push(detail));
+  try {
+    const model = openAICompatible({
+      baseURL: server.baseURL,
+      apiKey: API_KEY,
+      model: 'gpt-test',
+      headers: { 'x-custom-key': CUSTOM },
+    });
+    const agent = createAgent({ name: 't', model, settings: { temperature: 0.2 } });
+    const events: RunEvent[] = [];
+    await assert.rejects(agent.send('hi'), (error: unknown) => {
+      assert.equal((error as Error).message, 'the model answered with HTTP 400');
+      assert.deepEqual(providerDetail(error), {
+        provider: `${new URL(server.baseURL).host} gpt-test`,
+        status: 400,
+        type: 'invalid_request_error',
+        message: "Unsupported parameter: 'temperature' is not supported with this model. (key [redacted], [redacted])",
+      });
+      const shown =
+        JSON.stringify(error, Object.getOwnPropertyNames(error)) + String(error) + Object.keys(error as object);
+      assert.doesNotMatch(shown, /temperature|sk-test|custom-header/, 'nothing of it on the error as callers see it');
+      return true;
+    });
+    await assert.rejects(agent.send('hi', { onEvent: (event) => events.push(event) }), isModelError);
+    await assert.rejects(agent.send('hi', { onEvent: (event) => events.push(event) }), (error: unknown) => {
+      assert.equal((error as Error).message, 'the model reported an error in its stream');
+      assert.deepEqual(providerDetail(error), {
+        provider: `${new URL(server.baseURL).host} gpt-test`,
+        type: 'server_error',
+        message: 'overloaded [redacted]',
+      });
+      return true;
+    });
+    assert.doesNotMatch(JSON.stringify(events), /temperature|overloaded|sk-test/, 'the events carry the status alone');
+    assert.deepEqual(
+      heard.map(({ status, type }) => [status, type]),
+      [
+        [400, 'invalid_request_error'],
+        [400, 'invalid_request_error'],
+        [undefined, 'server_error'],
+      ],
+    );
+  } finally {
+    onProviderFailure(undefined);
     await server.close();
   }
 });
