@@ -346,14 +346,10 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
-  const runSend =
-    tracing === undefined
-      ? send
-      : (message: string, sendOptions?: SendOptions) => tracing.invoke(message, sendOptions, send);
-  const runDecide =
-    tracing === undefined
-      ? decide
-      : (approvalId: string, decision: DecideOptions) => tracing.invoke(approvalId, decision, decide);
+  const traced = <A, B>(run: (first: A, second: B, trace?: RunTrace) => Promise<RunResult>) =>
+    tracing === undefined ? run : (first: A, second: B) => tracing.invoke(first, second, run);
+  const runSend = traced(send);
+  const runDecide = traced(decide);
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
     checkPrincipal(callOptions(call, options, ['principal'])?.principal);

@@ -327,11 +327,8 @@ export async function mcpRoute(
           ? result
           : answer(result as unknown as Record<string, unknown>);
       };
-      if (telemetry !== undefined)
-        return tracedToolCall(telemetry, id, name, params._meta, () =>
-          limit === undefined ? call(undefined) : limit(call),
-        );
-      return limit === undefined ? call(undefined) : limit(call);
+      const limited = () => (limit === undefined ? call(undefined) : limit(call));
+      return telemetry === undefined ? limited() : tracedToolCall(telemetry, id, name, params._meta, limited);
     }
     default:
       return rpcError(id, METHOD_NOT_FOUND, 'Method not found');
