@@ -1,6 +1,11 @@
 import { AgentError, modelError } from './errors.ts';
-import { reportModelFailure } from './provider-detail.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
+
+/**
+ * Who hears of a failed model turn: empty until `onProviderFailure` (provider-detail.ts) installs
+ * the listener, so that a bundle that never installs one carries none of its code.
+ */
+export const modelFailures: { report?: (error: unknown) => void } = {};
 
 /** What a model turn has produced so far, kept up to date as it comes: what a turn that fails still spent. */
 export interface TurnTally {
@@ -76,7 +81,7 @@ export async function modelTurn(
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;
     // What the provider said goes to agentward dev's terminal (design §31), never into the answer.
-    reportModelFailure(error);
+    modelFailures.report?.(error);
     if (error instanceof AgentError && error.code === 'MODEL_ERROR') throw error;
     throw modelError('the model failed', { cause: error });
   }

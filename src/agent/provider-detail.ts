@@ -5,6 +5,7 @@
 // known, and is handed to the one listener `agentward dev` (and `start --verbose`) installs to
 // print it on the server's terminal.
 import type { AgentError } from './errors.ts';
+import { modelFailures } from './model-turn.ts';
 
 export interface ProviderDetail {
   /** Which model: an AI SDK model's `provider` and `modelId`, or `openAICompatible`'s host and model. */
@@ -103,10 +104,11 @@ let listener: FailureListener | undefined;
  */
 export function onProviderFailure(next: FailureListener | undefined): void {
   listener = next;
+  modelFailures.report = next === undefined ? undefined : reportModelFailure;
 }
 
 /** Tells the listener of a failed model turn, when the provider said something. A listener that throws is ignored. */
-export function reportModelFailure(error: unknown): void {
+function reportModelFailure(error: unknown): void {
   const detail = listener === undefined ? undefined : providerDetail(error);
   if (detail === undefined) return;
   try {
