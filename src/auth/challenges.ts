@@ -14,10 +14,17 @@ const UNQUOTABLE = /[^\x20-\x7e\xa0-\xff]/;
 /** Throws `AuthConfigError` when `value` (a `realm`, a URL, a param) cannot be written into a header as a quoted-string. */
 export function checkQuotable(helper: string, option: string, value: unknown): string {
   if (typeof value !== 'string' || UNQUOTABLE.test(value)) {
-    throwConfigError(helper, `${option} must be a string of printable Latin-1 characters without control characters`);
+    throwConfigError(helper, `${option} must be a string of printable Latin-1 characters`);
   }
   return value;
 }
+
+/**
+ * The `scope` of a challenge (a 401's, a 403's `insufficient_scope`): the scopes, without
+ * `offline_access`, which MCP (2026-07-28) never asks for in a challenge; empty when none remain.
+ */
+export const challengeScope = (scopes: readonly string[]): string =>
+  scopes.filter((scope) => scope !== 'offline_access').join(' ');
 
 function quote(value: string): string {
   return `"${value.replace(/["\\]/g, '\\$&')}"`;
@@ -31,11 +38,8 @@ function quote(value: string): string {
 export function formatChallenge(challenge: Challenge, error?: string): string {
   const { scheme, realm, params } = challenge;
   const basic = scheme.toLowerCase() === 'basic';
-  const parts = basic
-    ? [`realm=${quote(realm ?? 'agent')}`, 'charset="UTF-8"']
-    : realm === undefined
-      ? []
-      : [`realm=${quote(realm)}`];
+  const parts = realm === undefined && !basic ? [] : [`realm=${quote(realm ?? 'agent')}`];
+  if (basic) parts.push('charset="UTF-8"');
   if (error !== undefined) parts.push(`error=${quote(error)}`);
   if (params !== undefined)
     for (const name of Object.keys(params)) parts.push(`${name}=${quote(params[name] as string)}`);
@@ -60,12 +64,12 @@ function checkChallenge(challenge: unknown): Challenge {
   if (realm !== undefined) checkQuotable(HELPER, 'realm', realm);
   if (params !== undefined) {
     if (typeof params !== 'object' || params === null || Array.isArray(params))
-      throwConfigError(HELPER, "a challenge's params must be an object of auth-param names to values");
+      throwConfigError(HELPER, "a challenge's params must be { name: value }");
     for (const [name, value] of Object.entries(params)) {
-      if (!TOKEN.test(name) || ['realm', 'error', 'charset'].includes(name.toLowerCase()))
+      if (!TOKEN.test(name) || /^(?:realm|error|charset)$/i.test(name))
         throwConfigError(
           HELPER,
-          `challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token other than realm, error and charset`,
+          `challenge param ${JSON.stringify(name.slice(0, 64))} must be an RFC 9110 token, not realm, error or charset`,
         );
       checkQuotable(HELPER, `challenge param ${name}`, value);
     }

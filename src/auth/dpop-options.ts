@@ -5,6 +5,7 @@ import { jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { defaultReplayStore, type DpopReplayStore } from './dpop-replay.ts';
 import { throwConfigError } from './errors.ts';
 import { isNumberIn } from './options.ts';
+import { challengeScope } from './challenges.ts';
 import type { Challenge } from './types.ts';
 
 /** The DPoP options of `jwt()`, `oidc()` and `introspection()`. */
@@ -103,7 +104,8 @@ export function entryChallenges(
 ): readonly Challenge[] {
   const params: Record<string, string> = {};
   if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
-  if (scopes !== undefined) params.scope = scopes.join(' ');
+  const scope = scopes && challengeScope(scopes);
+  if (scope) params.scope = scope;
   const bearer = Object.freeze(
     Object.keys(params).length === 0 ? { scheme: 'Bearer' } : { scheme: 'Bearer', params: Object.freeze(params) },
   );

@@ -10,6 +10,7 @@ export type { DpopReplayStore } from './dpop-replay.ts';
 export { AuthConfigError, isScopeList, kindOf } from './errors.ts';
 export { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
 export { hasScopes } from './jws/claims.ts';
+export { readScopeImplies, type ScopeImplies } from './scope-implies.ts';
 export { checkOptionNames, closest } from './options.ts';
 export { completePrincipal, deepFreeze } from './principal.ts';
 export { carryPresentedToken } from './presented-token.ts';

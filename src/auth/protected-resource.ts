@@ -10,7 +10,7 @@ export interface ProtectedResourceOptions {
   resource: string;
   /** Issuer identifiers of the authorization servers whose access tokens the API accepts (RFC 8414). */
   authorizationServers: readonly string[];
-  /** Scopes clients may request, e.g. `['agent:invoke']`. */
+  /** Scopes clients may request, e.g. `['agent:invoke']`; `offline_access` is left out of the document (MCP 2026-07-28). */
   scopesSupported?: readonly string[];
   /** A name for people (`resource_name`). */
   resourceName?: string;
@@ -136,7 +136,9 @@ export function protectedResourceMetadata(
     (scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope),
     'RFC 6749 scope tokens (no spaces, quotes or backslashes)',
   );
-  if (scopes !== undefined) document.scopes_supported = scopes;
+  // MCP 2026-07-28: offline_access is the authorization server's to offer, never the resource's to list.
+  const listed = scopes?.filter((scope) => scope !== 'offline_access');
+  if (listed?.length) document.scopes_supported = listed;
   if (options.resourceName !== undefined) {
     if (typeof options.resourceName !== 'string' || options.resourceName === '')
       throwConfigError(helper, 'resourceName must be a non-empty string');

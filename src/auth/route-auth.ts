@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: MIT
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { isHeadersOnly } from './authorization.ts';
-import { challengeErrorOf, formatChallenge, listChallenges, type ListChallenges } from './challenges.ts';
+import {
+  challengeErrorOf,
+  challengeScope,
+  formatChallenge,
+  listChallenges,
+  type ListChallenges,
+} from './challenges.ts';
 import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
@@ -90,7 +96,9 @@ function insufficientScopeLine(challenges: ListChallenges, request: HeaderView, 
   const scheme = presentedScheme(request) === 'dpop' ? 'DPoP' : 'Bearer';
   const name = 'resource_metadata';
   const metadata = challenges.param(scheme, name) ?? challenges.param('Bearer', name);
-  const params: Record<string, string> = { scope: scope.join(' ') };
+  const params: Record<string, string> = {};
+  const asked = challengeScope(scope);
+  if (asked) params.scope = asked;
   if (metadata !== undefined) params.resource_metadata = metadata;
   return formatChallenge({ scheme, params }, 'insufficient_scope');
 }

@@ -11,6 +11,7 @@ import {
   checkOptionNames,
   adoptDpopAlgs,
   advertisedDpopAlgs,
+  readScopeImplies,
   type Authenticate,
   type AuthFn,
   type RefusalListener,
@@ -20,7 +21,8 @@ import {
 import { nodeEnv } from './env.ts';
 import { errorReply, failureReply, type Reply, toResponse } from './responses.ts';
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
-import { protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
+import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
+import { rpcTooMany } from './json-rpc.ts';
 import { readRouteScopes, type RouteScopes } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
@@ -66,6 +68,12 @@ export interface AgentHandlerOptions {
    */
   scopes?: RouteScopes;
   /**
+   * Scope hierarchies for `scopes` and `mcp.scopes` (design §29): a principal whose claims hold a key
+   * holds every scope it implies, transitively, e.g. `{ 'agent:admin': ['agent:chat', 'agent:approve'] }`.
+   * A cycle is an error at creation; challenges still name the scopes as configured.
+   */
+  scopeImplies?: Readonly<Record<string, readonly string[]>>;
+  /**
    * Serve the agent as a remote MCP server at `POST <base>/mcp` (design §18): the tools `ask` and,
    * when a run can wait for an approval, `decide`, behind the same auth as every route.
    */
@@ -94,6 +102,7 @@ export const HANDLER_OPTION_NAMES = Object.freeze([
   'onRefused',
   'protectedResource',
   'scopes',
+  'scopeImplies',
   'mcp',
   'limits',
   'telemetry',
@@ -192,13 +201,17 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(options.auth)));
   const scopes = readRouteScopes(helper, options.scopes, options.auth);
   const mcp = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
+  const implies = readScopeImplies(helper, options.scopeImplies);
+  if (implies !== undefined && scopes === undefined && Object.keys(mcp?.scopes ?? {}).length === 0)
+    throw new AuthConfigError(`${helper}: scopeImplies needs scopes or mcp.scopes, whose checks it applies to`);
   const limitsOption = readLimits(helper, options.limits, options.auth !== undefined);
   const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
+  const documentPaths = metadata && metadataPaths(metadata, basePath, mcp !== undefined);
   if (authenticate === undefined && nodeEnv() === 'production') {
     console.warn(`agentward: ${helper} was created without auth; every agent route is open to anyone`);
   }
 
-  const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {} };
+  const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {}, implies };
   // Without group or tool scopes a route needs nothing beyond the entry's own, which the entry checked.
   const anyScopes = scopes !== undefined || Object.keys(scopeConfig.tools).length > 0;
   /** What a route and method need besides the entry's scopes, known from the path before auth (`/ui`: as a send; MCP: the route's). */
@@ -228,7 +241,12 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
-      if (pathname === metadata?.path) return metadata.respond(request) as Response;
+      // The document at its own path, and at the MCP endpoint's (design §29).
+      if (documentPaths?.has(pathname))
+        return (metadata as ProtectedResourceMetadata).respond({
+          method: request.method,
+          url: metadata!.path,
+        }) as Response;
       // The one place a path is read as a route (design §25).
       const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
       if (telemetry !== undefined)
@@ -270,7 +288,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         const result = limits?.failures ? await limits.admit(request, run) : await run();
         if (!result.ok) {
           trace?.refused(result.response, result.refusal);
-          return result.response;
+          // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).
+          return route?.name === 'mcp' ? rpcTooMany(null, result.response) : result.response;
         }
         principal = request.principal = result.principal;
         trace?.accepted(principal);

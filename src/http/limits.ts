@@ -47,11 +47,22 @@ const MAX_WINDOW_SEC = 31_536_000;
 const POLICIES = ['requests', 'tokens', 'failures'] as const;
 const ANY = Number.MAX_SAFE_INTEGER;
 
-/** A windowed policy, checked, with its `RateLimit-Policy` item. */
+/** A windowed policy, checked, with its quota policy item and the two fields its items go in. */
 export interface Policy extends LimitWindow {
   readonly name: string;
   readonly item: string;
+  /** The policy field and the limit field: `RateLimit-Policy` and `RateLimit`, or the tokens pair. */
+  readonly fields: readonly [string, string];
 }
+
+/**
+ * The fields of a policy's items (design §29). The draft's `RateLimit-Policy` and `RateLimit`
+ * count requests unless `qu` names another registered unit; model tokens have none, so
+ * `tokens` goes in a pair of fields of its own, with the same syntax, where no draft client
+ * reads it as a number of requests.
+ */
+const RATELIMIT = ['ratelimit-policy', 'ratelimit'] as const;
+const TOKEN_FIELDS = ['agentward-tokens-policy', 'agentward-tokens'] as const;
 
 /** The checked `limits` option. */
 export interface Limits {
@@ -86,7 +97,8 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
     if (!whole(windowSec, MAX_WINDOW_SEC))
       throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
     // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
-    limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}` };
+    const fields = name === 'tokens' ? TOKEN_FIELDS : RATELIMIT;
+    limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}`, fields };
   }
   if (concurrent !== undefined) {
     if (!whole(concurrent)) throw fail('.concurrent must be a positive integer');
@@ -188,13 +200,13 @@ const seconds = (value: number) => Math.max(1, Math.ceil(value));
 /** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
 const limitItem = (policy: Policy, count: WindowCount) =>
   `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
-const refusalHeaders = (retryAfter: number, policy: string, limit: string) => ({
+const refusalHeaders = (retryAfter: number, policy: string, limit: string, fields: readonly string[] = RATELIMIT) => ({
   'retry-after': `${retryAfter}`,
-  'ratelimit-policy': policy,
-  ratelimit: limit,
+  [fields[0]!]: policy,
+  [fields[1]!]: limit,
 });
 const windowHeaders = (policy: Policy, count: WindowCount) =>
-  refusalHeaders(seconds(count.resetSec), policy.item, limitItem(policy, count));
+  refusalHeaders(seconds(count.resetSec), policy.item, limitItem(policy, count), policy.fields);
 const refusal = (policy: Policy, count: WindowCount) =>
   errorReply(429, 'Too Many Requests', windowHeaders(policy, count));
 
@@ -231,7 +243,6 @@ export interface Limiter {
 /** The limits of one handler, on its store. */
 export function limiter({ requests, concurrent, tokens, failures, store, clientAddress }: Limits): Limiter {
   let told = false;
-  const policies = [requests?.item, tokens?.item].filter(Boolean).join(', ');
   /** Counts `cost` against `caller`'s window of `policy` when the count stays within `limit`. */
   const hit = (policy: Policy, caller: string, cost: number, limit: number) =>
     store.hit(windowKey(policy, caller), policy.windowSec, cost, limit);
@@ -270,12 +281,12 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       let spent = tokens && (await hit(tokens, caller, 0, tokens.limit - 1));
       if (turn && spent?.allowed === false) return refusal(tokens!, spent);
       const slot = concurrent === undefined ? undefined : await takeSlot(store, `concurrent:${caller}`, concurrent);
-      // draft-ietf-httpapi-ratelimit-headers-10 §3.1.2: "concurrent-requests" is a quota without a window.
+      // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota of requests in flight, its unit "concurrent-requests", without a window.
       if (slot === null)
         return errorReply(
           429,
           'Too Many Requests',
-          refusalHeaders(1, `"concurrent";q=${concurrent}`, '"concurrent";r=0'),
+          refusalHeaders(1, `"concurrent";q=${concurrent};qu="concurrent-requests"`, '"concurrent";r=0'),
         );
       let counted: WindowCount | undefined;
       let reply: Reply;
@@ -290,13 +301,16 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
         await slot?.release();
         throw error;
       }
-      const limit =
-        counted && spent
-          ? `${limitItem(requests!, counted)}, ${limitItem(tokens!, spent)}`
-          : counted
-            ? limitItem(requests!, counted)
-            : spent && limitItem(tokens!, spent);
-      return finish(reply, limit ? { 'ratelimit-policy': policies, ratelimit: limit } : undefined, slot);
+      const headers: Record<string, string> = {};
+      for (const [policy, count] of [
+        [requests, counted],
+        [tokens, spent],
+      ] as const) {
+        if (policy === undefined || count === undefined) continue;
+        headers[policy.fields[0]] = policy.item;
+        headers[policy.fields[1]] = limitItem(policy, count);
+      }
+      return finish(reply, counted || spent ? headers : undefined, slot);
     },
   };
 }
@@ -366,7 +380,8 @@ function finish(
   slot: Slot | undefined,
 ): Reply | Promise<Reply> {
   // A refusal made inside the route (limits.tokens on a stream's first turn) keeps the fields of the policy that refused.
-  if (reply instanceof Response && reply.headers.has('ratelimit-policy')) headers = undefined;
+  if (reply instanceof Response && (reply.headers.has(RATELIMIT[0]) || reply.headers.has(TOKEN_FIELDS[0])))
+    headers = undefined;
   if (reply instanceof JsonReply) {
     const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
     return slot ? slot.release().then(() => answer) : answer;

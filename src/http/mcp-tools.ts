@@ -24,8 +24,11 @@ interface ToolResult {
 }
 
 /** A JSON Schema of one `type`, with its description when it has one. */
-const typed = (type: string, description?: string) => (description === undefined ? { type } : { type, description });
+const typed = <T extends string | readonly string[]>(type: T, description?: string) =>
+  description === undefined ? { type } : { type, description };
 const string = (description?: string) => typed('string', description);
+/** Every JSON type: the schema of a value the agent's own tools define. */
+const JSON_TYPES = ['object', 'array', 'string', 'number', 'boolean', 'null'];
 
 /** A tool's `inputSchema`: these properties, the `required` ones, and no other; `callTool` checks arguments against it. */
 interface InputSchema {
@@ -51,7 +54,13 @@ const RUN_OUTPUT = {
       ...typed('array', 'Tool calls waiting for a decision (call decide with their id).'),
       items: {
         type: 'object',
-        properties: { id: string(), tool: string(), arguments: {}, toolCallId: string() },
+        properties: {
+          id: string(),
+          tool: string(),
+          // A tool's arguments are what its own schema allows: any JSON value, most often an object.
+          arguments: typed(JSON_TYPES, 'The arguments of the tool call, as the model gave them.'),
+          toolCallId: string(),
+        },
         required: ['id', 'tool', 'toolCallId'],
       },
     },

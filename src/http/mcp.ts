@@ -3,10 +3,11 @@
 // The tools themselves (`ask`, `decide`) are in mcp-tools.ts; this file is the wire.
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
-import { jsonValue, readBodyBytes } from './body.ts';
+import { readBodyBytes } from './body.ts';
+import { type IdText, idSource, readJson, rpcReply, rpcTooMany } from './json-rpc.ts';
 import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
-import { errorReply, jsonReply, JsonReply, type Reply } from './responses.ts';
+import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
@@ -177,41 +178,39 @@ export function mcpGuard(config: McpConfig, request: RouteRequest): Reply | unde
   return forbidden('requests from this origin are not allowed (mcp.allowedOrigins)');
 }
 
-type Id = string | number;
 interface Message {
-  id?: Id;
+  /** The id as the request wrote it (design §29); absent in a notification. */
+  id?: IdText;
   method?: string;
   params?: Record<string, unknown>;
 }
 
-const rpcResult = (id: Id, result: unknown) => jsonReply({ jsonrpc: '2.0', id, result });
-const rpcError = (id: Id | null, code: number, message: string, status = 200, data?: unknown) =>
-  jsonReply({ jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined && { data }) } }, status);
+const rpcResult = (id: IdText, result: unknown) => rpcReply(id, { result });
+const rpcError = (id: IdText | null, code: number, message: string, status = 200, data?: unknown) =>
+  rpcReply(id, { error: { code, message, ...(data !== undefined && { data }) } }, status);
 
 /** A JSON-RPC "Invalid Request" (400 unless said): `what` says which rule the message broke. */
-const invalid = (id: Id | null, what: string, status = 400) =>
+const invalid = (id: IdText | null, what: string, status = 400) =>
   rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
-const isId = (id: unknown): id is Id => typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+const isId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
 
-/** The id of the body's JSON-RPC request, whatever else is wrong with it; `null` when none can be read. */
-function idOf(bytes: Uint8Array): Id | null {
-  const value = jsonValue(bytes)?.value as { id?: unknown } | null | undefined;
-  const id = typeof value === 'object' && value !== null ? value.id : undefined;
-  return isId(id) ? id : null;
+/** The id of a parsed body, as written, when the body is an object whose `id` is a valid one; else `null`. */
+function idIn(parsed: { value: unknown; text: string } | undefined): IdText | null {
+  if (parsed === undefined || !isRecord(parsed.value) || !isId(parsed.value.id)) return null;
+  return idSource(parsed.text) ?? null;
 }
 
 /** One JSON-RPC message of the body, or the error answer for a body that is not one. */
-function readMessage(bytes: Uint8Array): Message | Reply {
-  const parsed = jsonValue(bytes);
+function readMessage(parsed: { value: unknown; text: string } | undefined): Message | Reply {
   if (parsed === undefined) return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
   const { value } = parsed;
   // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
   if (Array.isArray(value)) return invalid(null, 'batches are not supported');
   if (!isRecord(value)) return invalid(null, 'not a JSON-RPC message');
   const { jsonrpc, id, method, params } = value;
-  const validId = isId(id);
-  const answerId = validId ? (id as Id) : null;
+  const answerId = idIn(parsed);
+  const validId = answerId !== null;
   if (jsonrpc !== '2.0') return invalid(answerId, 'jsonrpc must be "2.0"');
   if (id !== undefined && !validId) return invalid(null, 'id must be a string or an integer');
   if (method === undefined) {
@@ -221,7 +220,7 @@ function readMessage(bytes: Uint8Array): Message | Reply {
   }
   if (typeof method !== 'string') return invalid(answerId, 'method must be a string');
   if (params !== undefined && !isRecord(params)) return invalid(answerId, 'params must be an object');
-  return { ...(validId && { id: id as Id }), method, ...(params !== undefined && { params }) };
+  return { ...(validId && { id: answerId }), method, ...(params !== undefined && { params }) };
 }
 
 /**
@@ -267,8 +266,9 @@ export async function mcpRoute(
   const bytes = await readBodyBytes(request);
   if (bytes === null) return invalid(null, 'the body is over 1 MiB', 413);
   // The body is read first, so that this error too answers the request's id.
-  if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idOf(bytes));
-  const message = readMessage(bytes);
+  const parsed = readJson(bytes);
+  if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idIn(parsed));
+  const message = readMessage(parsed);
   if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.
   const meta = message.params?._meta;
@@ -327,7 +327,17 @@ export async function mcpRoute(
           ? result
           : answer(result as unknown as Record<string, unknown>);
       };
-      const limited = () => (limit === undefined ? call(undefined) : limit(call));
+      // A refusal of the limits, before the call or by limits.tokens during it, answers the request's id (design §29).
+      const limited = () =>
+        limit === undefined
+          ? call(undefined)
+          : limit(call).then(
+              (reply) => rpcTooMany(id, reply),
+              (error: unknown) => {
+                if ((error as { code?: unknown } | null)?.code !== 'TOKEN_LIMIT') throw error;
+                return rpcTooMany(id, failureReply(error));
+              },
+            );
       return telemetry === undefined ? limited() : tracedToolCall(telemetry, id, name, params._meta, limited);
     }
     default:
@@ -335,7 +345,7 @@ export async function mcpRoute(
   }
 }
 
-const unsupported = (id: Id | null) =>
+const unsupported = (id: IdText | null) =>
   rpcError(id, UNSUPPORTED_VERSION, 'Unsupported protocol version', 400, { supported: MCP_PROTOCOL_VERSIONS });
 
 function serverInfo(config: McpConfig) {

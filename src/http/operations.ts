@@ -2,6 +2,7 @@
 // route, useChat's `/ui`, an MCP tool), and the scopes each needs there. Every surface asks this
 // table; none has a list of its own.
 import type { Principal } from '../agent/types.ts';
+import type { ScopeImplies } from '../auth/internal.ts';
 import type { RouteScopes, ScopeGroup } from './scopes.ts';
 import { grants } from './scopes.ts';
 
@@ -28,6 +29,8 @@ export const runsModel = (operations: readonly Operation[]): boolean =>
 export interface ScopeConfig {
   readonly groups: Readonly<RouteScopes> | undefined;
   readonly tools: Readonly<Partial<Record<McpTool, readonly string[]>>>;
+  /** `scopeImplies` (design §29): a scope held grants every scope it implies. */
+  readonly implies?: ScopeImplies;
 }
 
 /**
@@ -61,5 +64,5 @@ export function missingScopes(
   entry: readonly string[] | undefined,
 ): readonly string[] | undefined {
   const required = requiredScopes(config, operations, mcp, entry);
-  return required.length === 0 || grants(principal, required) ? undefined : required;
+  return required.length === 0 || grants(principal, required, config.implies) ? undefined : required;
 }

@@ -1,6 +1,6 @@
 // The scopes of agentHandler()'s route groups (design §15), and the check every group and MCP tool uses.
 import type { Principal } from '../agent/types.ts';
-import { AuthConfigError, isScopeList, hasScopes, checkOptionNames } from '../auth/internal.ts';
+import { AuthConfigError, isScopeList, hasScopes, checkOptionNames, type ScopeImplies } from '../auth/internal.ts';
 
 /** Scopes per group of routes (`agentHandler`'s `scopes`). */
 export interface RouteScopes {
@@ -34,7 +34,15 @@ export function readRouteScopes(
   return Object.freeze(scopes);
 }
 
-/** Whether the principal's verified claims grant every one of `required` (a principal without claims grants none). */
-export function grants(principal: Principal | undefined, required: readonly string[]): boolean {
-  return principal?.claims !== undefined && hasScopes(principal.claims, required);
+/**
+ * Whether the principal's verified claims grant every one of `required` (a principal without claims
+ * grants none); with `implies` (`scopeImplies`, design §29), a scope held grants every scope it implies.
+ */
+export function grants(principal: Principal | undefined, required: readonly string[], implies?: ScopeImplies): boolean {
+  const claims = principal?.claims;
+  if (claims === undefined) return false;
+  if (implies === undefined) return hasScopes(claims, required);
+  const held = new Set<string>();
+  for (const [scope, implied] of implies) if (hasScopes(claims, [scope])) for (const name of implied) held.add(name);
+  return required.every((scope) => held.has(scope) || hasScopes(claims, [scope]));
 }

@@ -13,6 +13,7 @@ import {
 } from '../agent/telemetry.ts';
 import type { Principal } from '../agent/types.ts';
 import type { Refusal } from '../auth/internal.ts';
+import type { IdText } from './json-rpc.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { MCP_TOOLS } from './operations.ts';
 import type { Route } from './routes.ts';
@@ -138,14 +139,15 @@ export function parseTraceparent(
  */
 export function tracedToolCall(
   telemetry: Telemetry,
-  id: string | number,
+  id: IdText,
   tool: string,
   meta: unknown,
   call: () => Promise<Reply>,
 ): Promise<Reply> {
   const attributes = {
     'mcp.method.name': 'tools/call',
-    'jsonrpc.request.id': String(id),
+    // The id as the request wrote it (its source text, design §29): a string's value, a number's digits.
+    'jsonrpc.request.id': id.startsWith('"') ? (JSON.parse(id) as string) : id,
     [OPERATION]: 'execute_tool',
     [TOOL_NAME]: tool.slice(0, 64),
   };

@@ -42,6 +42,8 @@ export interface ServeOptions {
   mcp?: AgentHandlerOptions['mcp'];
   /** Scopes per group of routes (`agentHandler`'s `scopes`): a principal without them gets 403 `insufficient_scope`. */
   scopes?: AgentHandlerOptions['scopes'];
+  /** Scope hierarchies for `scopes` and `mcp.scopes` (`agentHandler`'s `scopeImplies`). */
+  scopeImplies?: AgentHandlerOptions['scopeImplies'];
   /** Limits per principal and 401s per client address (`agentHandler`'s `limits`); the client address is the socket's unless `clientAddress` says. */
   limits?: AgentHandlerOptions['limits'];
   /**
@@ -187,6 +189,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       onRefused: dev?.onRefused ?? options.onRefused,
       protectedResource: options.protectedResource,
       scopes: options.scopes,
+      scopeImplies: options.scopeImplies,
       mcp: options.mcp,
       limits: options.limits,
       telemetry: options.telemetry,

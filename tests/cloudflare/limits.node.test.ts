@@ -242,13 +242,13 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     await model.held;
     const refused = await post('', { message: 'meanwhile' });
     assert.equal(refused.status, 429);
-    assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=1');
+    assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=1;qu="concurrent-requests"');
     assert.equal(refused.headers.get('retry-after'), '1');
     model.release();
     const done = await holding;
     assert.equal(done.status, 200);
     assert.match(
-      done.headers.get('ratelimit')!,
+      done.headers.get('agentward-tokens')!,
       /^"tokens";r=150;/,
       'the budget after the turn, as agentHandler answers',
     );
@@ -264,8 +264,8 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
     const calls = model.calls;
     const refused = await post('', { message: 'fourth' });
     assert.equal(refused.status, 429);
-    assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=250;w=3600');
-    assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
+    assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=250;w=3600');
+    assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=0;t=\d+$/);
     assert.equal(model.calls, calls, 'the model was not called');
     const read = await worker.fetch('http://worker/agent/approvals?sessionId=none', { headers: auth });
     assert.equal(read.status, 200, 'a read starts no turn');

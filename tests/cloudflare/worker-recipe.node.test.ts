@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import { nodeBin, root, tempFolder } from '../helpers/build.ts';
 import { dpopProof, thumbprint } from '../helpers/dpop.ts';
 import { hmacSigner, signToken, testKey } from '../helpers/jwt.ts';
+import { stopGroup } from '../helpers/process-group.ts';
 
 const API_TOKEN = 'recipe-api-token-0123456789';
 const JWT_SECRET = 'a-recipe-jwt-secret-that-is-at-least-32-bytes-long';
@@ -82,10 +83,7 @@ test("the README's Worker recipe under wrangler dev: a code agent's approval dec
     },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  t.after(async () => {
-    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
-    await exited;
-  });
+  t.after(() => stopGroup(child));
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(

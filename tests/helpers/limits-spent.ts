@@ -153,8 +153,8 @@ export function limitsSpentScenarios(name: string, open: (options: LimitsServerO
       const refused = await servers.fetch(0, '', post(ALICE, { message: 'loop', sessionId }));
       assert.equal(refused.status, 429);
       assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
-      assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=1500;w=3600');
-      assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
+      assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=1500;w=3600');
+      assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=0;t=\d+$/);
       assert.match(refused.headers.get('retry-after')!, /^\d+$/);
       // Two turns reserved and ran; the third's reservation passed the limit: the total passes it by one estimate's error.
       assert.equal((await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count, 2000);

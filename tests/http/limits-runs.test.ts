@@ -118,7 +118,7 @@ test('concurrent { 2 }: two requests in flight per principal, a third gets 429 w
   assert.equal(refused.status, 429);
   assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('retry-after'), '1');
-  assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=2');
+  assert.equal(refused.headers.get('ratelimit-policy'), '"concurrent";q=2;qu="concurrent-requests"');
   assert.equal(refused.headers.get('ratelimit'), '"concurrent";r=0');
   assert.equal(refused.headers.get('cache-control'), 'no-store');
   const other = send(handler, 'bob too', 'bob-token-0123456789');
@@ -245,17 +245,17 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
   const first = await send(handler, 'three short words');
   order.push('answered');
   assert.equal(first.status, 200);
-  assert.match(first.headers.get('ratelimit')!, /^"tokens";r=17;t=\d+$/);
+  assert.match(first.headers.get('agentward-tokens')!, /^"tokens";r=17;t=\d+$/);
   assert.deepEqual(order, ['reserve 5', 'settle 8', 'answered'], 'ceil(19 / 4) reserved, then replaced by 13');
   const second = await send(handler, 'two words');
   assert.equal(second.status, 200, '13 + 3 is within 30');
-  assert.match(second.headers.get('ratelimit')!, /^"tokens";r=5;/);
+  assert.match(second.headers.get('agentward-tokens')!, /^"tokens";r=5;/);
   const refused = await send(handler, 'a turn that would pass it');
   assert.equal(refused.status, 429, '25 + ceil(27 / 4) passes 30');
   assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
-  assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=30;w=3600');
-  assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=5;t=\d+$/);
-  assert.equal(refused.headers.get('retry-after'), /t=(\d+)/.exec(refused.headers.get('ratelimit')!)![1]);
+  assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=30;w=3600');
+  assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=5;t=\d+$/);
+  assert.equal(refused.headers.get('retry-after'), /t=(\d+)/.exec(refused.headers.get('agentward-tokens')!)![1]);
   assert.equal(calls, 2, 'the refused turn never reached the model');
   // A read starts no turn: it is answered, saying what is left.
   const transcript = await handler(
@@ -264,7 +264,7 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
     }),
   );
   assert.equal(transcript.status, 200);
-  assert.match(transcript.headers.get('ratelimit')!, /^"tokens";r=5;/);
+  assert.match(transcript.headers.get('agentward-tokens')!, /^"tokens";r=5;/);
   // Another principal has a budget of its own.
   assert.equal((await send(handler, 'bob here', 'bob-token-0123456789')).status, 200);
 });
@@ -338,7 +338,7 @@ test('tokens: a streamed turn is settled before its finish event; /ui and /chat 
   assert.equal(await spent(), 61);
   const refused = await call(4);
   assert.equal(refused.status, 429, 'MCP answers the same HTTP 429');
-  assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=60;w=3600');
+  assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=60;w=3600');
 });
 
 test('tokens with an AI SDK MockLanguageModelV4 reporting usage: counted per turn, the next turn refused once the total reached the limit', async () => {
@@ -368,11 +368,11 @@ test('tokens with an AI SDK MockLanguageModelV4 reporting usage: counted per tur
   });
   const first = await send(handler, 'one');
   assert.equal(first.status, 200);
-  assert.match(first.headers.get('ratelimit')!, /^"tokens";r=65;t=\d+$/);
+  assert.match(first.headers.get('agentward-tokens')!, /^"tokens";r=65;t=\d+$/);
   assert.equal((await (await stream(handler, 'two')).text()).includes('event: finish'), true);
   const refused = await send(handler, 'three');
   assert.equal(refused.status, 429);
-  assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
+  assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=0;t=\d+$/);
   assert.equal(model.doGenerateCalls.length + model.doStreamCalls.length, 2);
 });
 

@@ -85,8 +85,8 @@ test('tokens: a first turn whose reservation would pass the limit is refused bef
     assert.equal(refused.status, 429, path);
     assert.equal(refused.headers.get('content-type'), 'application/json');
     assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
-    assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=400;w=3600');
-    assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=400;t=\d+$/);
+    assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=400;w=3600');
+    assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=400;t=\d+$/);
   }
   const ui = await post(handler, '/ui', {
     id: 'ui-first',
@@ -98,7 +98,7 @@ test('tokens: a first turn whose reservation would pass the limit is refused bef
   assert.equal(await spent(store), 0, 'a refused reservation counts nothing');
 });
 
-test('tokens: a later turn refused mid-stream ends the stream with an error event of code TOKEN_LIMIT, never a finish; MCP answers the HTTP 429', async () => {
+test('tokens: a later turn refused mid-stream ends the stream with an error event of code TOKEN_LIMIT, never a finish; MCP answers the HTTP 429 with a JSON-RPC error', async () => {
   const store = memoryLimitStore();
   const handler = agentHandler(fixtureAgent('stream'), {
     basePath: '/agent',
@@ -131,8 +131,14 @@ test('tokens: a later turn refused mid-stream ends the stream with an error even
     { accept: 'application/json, text/event-stream' },
   );
   assert.equal(refused.status, 429);
-  assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=1500;w=3600');
-  assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
+  assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=1500;w=3600');
+  const retryAfter = Number(refused.headers.get('retry-after'));
+  assert.ok(retryAfter >= 1);
+  assert.deepEqual(await refused.json(), {
+    jsonrpc: '2.0',
+    id: 1,
+    error: { code: -32000, message: 'Too Many Requests', data: { retryAfter } },
+  });
 });
 
 /** A handler over `model` (and `options`) with `tokens`, and its store. */

@@ -377,7 +377,7 @@ const mcp = (handler: Handler, body: unknown) =>
     headers: { accept: 'application/json, text/event-stream' },
   });
 
-test('the MCP route counts tools/call only (not initialize, ping, tools/list or notifications), and answers the same HTTP 429', async () => {
+test('the MCP route counts tools/call only (not initialize, ping, tools/list or notifications), and answers the same HTTP 429 with a JSON-RPC error', async () => {
   const handler = agentHandler(echo(), {
     basePath: '/agent',
     auth: apiToken('tok-0123456789abcdef'),
@@ -412,9 +412,18 @@ test('the MCP route counts tools/call only (not initialize, ping, tools/list or 
   }
   const refused = await mcp(handler, ask);
   assert.equal(refused.status, 429);
-  assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('ratelimit-policy'), '"requests";q=2;w=3600');
   assert.match(refused.headers.get('retry-after')!, /^\d+$/);
+  // The body is a JSON-RPC error with the request's id (design §29).
+  assert.deepEqual(await refused.json(), {
+    jsonrpc: '2.0',
+    id: 4,
+    error: {
+      code: -32000,
+      message: 'Too Many Requests',
+      data: { retryAfter: Number(refused.headers.get('retry-after')) },
+    },
+  });
   assert.equal((await mcp(handler, rpc(5, 'tools/list'))).status, 200, 'listing still works');
   // The other routes share the budget: it is spent.
   assert.equal((await send(handler, 'tok-0123456789abcdef')).status, 429);
@@ -474,16 +483,21 @@ test('with requests and tokens, accepted answers carry both policies and both se
     },
   });
   const first = await send(handler, 'tok-0123456789abcdef');
-  assert.equal(first.headers.get('ratelimit-policy'), '"requests";q=10;w=60, "tokens";q=120;w=3600');
+  // Model tokens have no unit in the draft: their fields are their own (design §29).
+  assert.equal(first.headers.get('ratelimit-policy'), '"requests";q=10;w=60');
+  assert.equal(first.headers.get('agentward-tokens-policy'), '"tokens";q=120;w=3600');
   // The JSON answer comes after its turn is stored and counted: 50 of 120 tokens spent.
-  assert.equal(first.headers.get('ratelimit'), '"requests";r=9;t=60, "tokens";r=70;t=3600');
+  assert.equal(first.headers.get('ratelimit'), '"requests";r=9;t=60');
+  assert.equal(first.headers.get('agentward-tokens'), '"tokens";r=70;t=3600');
   await send(handler, 'tok-0123456789abcdef');
   const third = await send(handler, 'tok-0123456789abcdef');
   assert.equal(third.status, 200, '100 spent is below 120: the turn starts, and finishes past the limit');
-  assert.equal(third.headers.get('ratelimit'), '"requests";r=7;t=60, "tokens";r=0;t=3600');
+  assert.equal(third.headers.get('ratelimit'), '"requests";r=7;t=60');
+  assert.equal(third.headers.get('agentward-tokens'), '"tokens";r=0;t=3600');
   const refused = await send(handler, 'tok-0123456789abcdef');
   assert.equal(refused.status, 429);
-  assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=120;w=3600');
-  assert.equal(refused.headers.get('ratelimit'), '"tokens";r=0;t=3600');
+  assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=120;w=3600');
+  assert.equal(refused.headers.get('agentward-tokens'), '"tokens";r=0;t=3600');
+  assert.equal(refused.headers.get('ratelimit-policy'), null, 'only the policy that refused');
   assert.equal(refused.headers.get('retry-after'), '3600');
 });

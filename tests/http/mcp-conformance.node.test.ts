@@ -1,7 +1,9 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance, a dev dependency) against
-// an open local serve({ mcp: true }): the server scenarios design §18 names, each must pass whole.
+// an open local serve({ mcp: true }): the server scenarios design §18 names, each must pass whole;
+// every other server scenario of the pinned suite is named in the README as one that does not apply (§29).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
@@ -34,3 +36,26 @@ for (const scenario of SCENARIOS) {
     assert.doesNotMatch(output, /FAILURE/);
   });
 }
+
+test("every server scenario the pinned suite lists is run above or named in the README's table of those that do not apply; none is auth/dpop-nonce (design §29)", async () => {
+  const cli = join(root, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+  const { stdout } = await promisify(execFile)(nodeBin, [cli, 'list'], {
+    env: { ...process.env, NO_COLOR: '1' },
+    timeout: 60_000,
+  });
+  const server = stdout.slice(stdout.indexOf('Server scenarios'), stdout.indexOf('Client scenarios'));
+  const listed = [...server.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]!);
+  assert.ok(listed.length >= SCENARIOS.length, stdout);
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('| Scenarios | Why they do not apply |'));
+  const notApplying = table.slice(0, table.indexOf('\n\n'));
+  for (const scenario of listed) {
+    const named = notApplying.includes(`\`${scenario}\``) || notApplying.includes(`\`${scenario.split('-')[0]}-*\``);
+    assert.ok(
+      (SCENARIOS as readonly string[]).includes(scenario) || named,
+      `${scenario}: run it, or say in the README why it does not apply`,
+    );
+  }
+  // The suite's DPoP nonce scenario must run here once the pinned suite has it.
+  assert.doesNotMatch(stdout, /auth\/dpop-nonce/, 'the pinned suite has auth/dpop-nonce: run it');
+});

@@ -239,6 +239,30 @@ test('an MCP tools/call: a SERVER span with the MCP attributes, its _meta.tracep
   assert.notEqual(call.spanContext().traceId, traceId, 'a link, not a parent: the handler’s trace goes on');
 });
 
+test('an MCP span names the JSON-RPC id as the request wrote it: a string without its quotes, an integer past 2^53 exactly', async () => {
+  for (const [id, expected] of [
+    ['"call-1"', 'call-1'],
+    ['"a\\"b"', 'a"b'],
+    ['9007199254740993', '9007199254740993'],
+  ]) {
+    otel.reset();
+    const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"ask","arguments":{"message":"hi"}}}`;
+    const response = await setup()(
+      new Request(`${BASE}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${TOKEN}`,
+        },
+        body,
+      }),
+    );
+    assert.equal(response.status, 200);
+    assert.equal(spanNamed(otel.spans(), 'tools/call ask').attributes['jsonrpc.request.id'], expected, id);
+  }
+});
+
 test('an MCP call with a traceparent that is not one (bad version, zero ids, wrong type) gets no link', async () => {
   for (const traceparent of [
     `ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`,

@@ -96,6 +96,22 @@ test('node server: the MCP SDK finds the metadata URL in the 401 and reads the d
   assert.deepEqual({ ...(await discoverOAuthProtectedResourceMetadata(`${server.url}/agent`)) }, { ...metadata });
 });
 
+test("node server with mcp: the document is at RFC 9728 §3.1's path for the MCP endpoint too, where the MCP SDK looks without resource_metadata (design §29)", async (t) => {
+  const server = await start(t, (port) => ({ ...metadataOptions(port), mcp: true }));
+  const suffixed = await send(`${server.url}/.well-known/oauth-protected-resource/agent/mcp`);
+  assert.equal(suffixed.status, 200, 'no auth: before this it answered 401');
+  assert.equal(JSON.parse(suffixed.text).resource, `${server.url}/agent`);
+  // The SDK probes the endpoint's own well-known path first when it has no resource_metadata URL.
+  const metadata = await discoverOAuthProtectedResourceMetadata(`${server.url}/agent/mcp`);
+  assert.equal(metadata.resource, `${server.url}/agent`);
+  assert.deepEqual(metadata.authorization_servers, ['https://id.example.com']);
+  assert.equal(
+    (await send(`${server.url}/.well-known/oauth-protected-resource/agent`)).status,
+    200,
+    'the resource path stays',
+  );
+});
+
 test('node server: oidc({ resourceMetadata }) in serve() advertises it too', async (t) => {
   const server = await start(t, (port) => ({
     auth: oidc({ issuer: 'https://id.example.com', audience: 'agent', resourceMetadata: `http://localhost:${port}/m` }),

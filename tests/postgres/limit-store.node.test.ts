@@ -215,7 +215,7 @@ test('two server processes, one database: requests in flight are counted across 
   const answers = await Promise.all(Array.from({ length: 10 }, (_, n) => post(urls[n % 2]!, ALICE, `m${n}`)));
   assert.equal(answers.filter((answer) => answer.status === 200).length, 3);
   for (const answer of answers.filter((answer) => answer.status === 429)) {
-    assert.equal(answer.headers.get('ratelimit-policy'), '"concurrent";q=3');
+    assert.equal(answer.headers.get('ratelimit-policy'), '"concurrent";q=3;qu="concurrent-requests"');
     assert.equal(answer.headers.get('retry-after'), '1');
   }
   const again = await Promise.all(Array.from({ length: 3 }, (_, n) => post(urls[n % 2]!, ALICE, `again ${n}`)));
@@ -235,8 +235,8 @@ test('two server processes, one database: model tokens are counted across both, 
   assert.deepEqual(statuses, [200, 200, 200, 429]);
   const refused = await post(urls[0]!, ALICE, 'once more');
   assert.equal(refused.status, 429);
-  assert.equal(refused.headers.get('ratelimit-policy'), '"tokens";q=250;w=3600');
-  assert.match(refused.headers.get('ratelimit')!, /^"tokens";r=0;t=\d+$/);
+  assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=250;w=3600');
+  assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=0;t=\d+$/);
 });
 
 test('postgresLimitStore: a database that went away answers 503 {"error":"Service Unavailable"}; once it is back, the next request works', {

@@ -24,6 +24,7 @@ import { assertPlaygroundInlined } from '../helpers/build.ts';
 import { bundleWorker, startWorker } from '../helpers/workerd.ts';
 import { wireServer } from '../helpers/ai-sdk-wire.ts';
 import { openAIChatWire } from '../helpers/provider-wires.ts';
+import { stopGroup } from '../helpers/process-group.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
@@ -817,11 +818,7 @@ function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[], 
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  t.after(async () => {
-    if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
-    await exited;
-  });
+  t.after(() => stopGroup(child));
   let output = '';
   child.stderr.on('data', (chunk) => (output += chunk));
   child.stdout.on('data', (chunk) => (output += chunk));

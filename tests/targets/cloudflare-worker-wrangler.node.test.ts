@@ -20,6 +20,7 @@ import { build } from '../../src/targets/build.ts';
 import { ENV_TOKEN, bearer, fixture, nodeBin, root, tempFolder, writeDir } from '../helpers/build.ts';
 import type { RunningWorker } from '../helpers/workerd.ts';
 import { modelReply, startBuiltWorker, startModelServer, type ModelServer } from '../helpers/worker.ts';
+import { stopGroup } from '../helpers/process-group.ts';
 
 const MODEL_KEY = 'sk-local-model-key-0123456789';
 const MODEL = 'tiny-chat';
@@ -485,10 +486,7 @@ describe('cloudflare-worker target: wrangler dev', () => {
       },
     );
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    t.after(async () => {
-      if (child.exitCode === null) process.kill(-child.pid!, 'SIGTERM');
-      await exited;
-    });
+    t.after(() => stopGroup(child));
     let output = '';
     await new Promise<void>((resolve, reject) => {
       const read = (chunk: Buffer) => {
