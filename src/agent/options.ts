@@ -42,7 +42,7 @@ export function refuseOptions(factory: string, options: unknown): void {
 }
 
 /** The methods every `Store` has (design §10's contract); the others are optional. */
-const STORE_METHODS = [
+export const STORE_METHODS = [
   'loadSession',
   'saveSession',
   'loadCheckpoint',

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Values that cannot be secrets (design §26): the words an unset or mistyped variable turns into
-// (`${process.env.UNSET}` is the text "undefined"), and values too short to withstand guessing.
+// (an unset variable in a template literal is the text "undefined"), and values too short to
+// withstand guessing.
 
 const SPELLED_VALUES = /^(?:undefined|null|nan|true|false|\[object object\])$/i;
 

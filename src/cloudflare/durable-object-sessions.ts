@@ -4,6 +4,7 @@
 // the object, `durableObjectStore` keeps the data on the object's storage. Web-standard globals
 // only (no node: import), like src/agent.
 import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
+import { STORE_METHODS } from '../agent/options.ts';
 import type { Store } from '../agent/types.ts';
 import { durableObjectStore, type DurableObjectStorageLike } from './durable-object-store.ts';
 
@@ -23,19 +24,7 @@ export interface DurableObjectSessionStoreOptions {
 export const SESSION_LOCK_SEC = 60;
 
 /** The store calls the object answers: every method of `durableObjectStore`, and a session's lock. */
-const DATA_CALLS = [
-  'loadSession',
-  'saveSession',
-  'loadCheckpoint',
-  'saveCheckpoint',
-  'deleteCheckpoint',
-  'listCheckpoints',
-  'loadMemory',
-  'appendMemory',
-  'countCheckpoints',
-  'listSessions',
-  'deleteSession',
-] as const;
+const DATA_CALLS = [...STORE_METHODS, 'countCheckpoints', 'listSessions', 'deleteSession'] as const;
 type DataCall = (typeof DATA_CALLS)[number];
 type Call = { op: DataCall; args: unknown[] } | { op: 'lock' | 'unlock'; args: [string, string, number?] };
 

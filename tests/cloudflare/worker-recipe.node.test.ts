@@ -4,20 +4,17 @@
 // (design §25). `agentward` resolves to this checkout's sources through a package in the
 // project's node_modules, as an installed one would.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { nodeBin, root, tempFolder } from '../helpers/build.ts';
+import { root, tempFolder } from '../helpers/build.ts';
 import { dpopProof, thumbprint } from '../helpers/dpop.ts';
 import { hmacSigner, signToken, testKey } from '../helpers/jwt.ts';
-import { stopGroup } from '../helpers/process-group.ts';
+import { startWranglerDev } from '../helpers/wrangler.ts';
 
 const API_TOKEN = 'recipe-api-token-0123456789';
 const JWT_SECRET = 'a-recipe-jwt-secret-that-is-at-least-32-bytes-long';
-/** Bounds of the waits: wrangler dev's start (it bundles, then starts workerd) and one request. */
-const READY_MS = 240_000;
+/** The bound of one request's wait. */
 const REQUEST_MS = 30_000;
 
 /** The README's block that starts with `first` (`// agent.ts`, `# wrangler.toml`). */
@@ -28,15 +25,6 @@ function readmeBlock(language: string, first: string): string {
     .find((code) => code.startsWith(first));
   assert.ok(block, `the README has a ${language} block starting with ${first}`);
   return block;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createNetServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 async function token(scope: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -63,49 +51,7 @@ test("the README's Worker recipe under wrangler dev: a code agent's approval dec
       exports: { '.': './src/index.ts', './cloudflare': './src/cloudflare/index.ts' },
     }),
   );
-  const home = tempFolder(t, 'agentward-wrangler-home-');
-  const port = await freePort();
-  const child = spawn(
-    nodeBin,
-    [join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'dev', '--port', String(port), '--ip', '127.0.0.1'],
-    {
-      cwd: project,
-      env: {
-        PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}`,
-        HOME: home,
-        XDG_CONFIG_HOME: join(home, '.config'),
-        WRANGLER_SEND_METRICS: 'false',
-        CI: '1',
-        NO_COLOR: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  t.after(() => stopGroup(child));
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`wrangler dev printed no "Ready on http" line within ${READY_MS} ms:\n${output}`)),
-      READY_MS,
-    );
-    const read = (chunk: Buffer) => {
-      output += chunk;
-      if (/Ready on http/.test(output)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`wrangler dev exited before it was ready:\n${output}`));
-    });
-  });
-
-  const base = `http://127.0.0.1:${port}/agent`;
+  const base = `${await startWranglerDev(t, project)}/agent`;
   const call = async (path: string, init: { method?: string; body?: unknown; headers?: Record<string, string> }) => {
     const response = await fetch(`${base}${path}`, {
       method: init.method ?? 'POST',

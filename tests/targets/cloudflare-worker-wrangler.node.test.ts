@@ -2,9 +2,8 @@
 // workerd against a local chat-completions server, every route of a declarative agent answers,
 // and sessions live in Durable Objects (persisted by Miniflare across worker restarts).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -20,7 +19,7 @@ import { build } from '../../src/targets/build.ts';
 import { ENV_TOKEN, bearer, fixture, nodeBin, root, tempFolder, writeDir } from '../helpers/build.ts';
 import type { RunningWorker } from '../helpers/workerd.ts';
 import { modelReply, startBuiltWorker, startModelServer, type ModelServer } from '../helpers/worker.ts';
-import { stopGroup } from '../helpers/process-group.ts';
+import { startWranglerDev } from '../helpers/wrangler.ts';
 
 const MODEL_KEY = 'sk-local-model-key-0123456789';
 const MODEL = 'tiny-chat';
@@ -452,52 +451,9 @@ describe('cloudflare-worker target: wrangler', () => {
 describe('cloudflare-worker target: wrangler dev', () => {
   test('npx wrangler dev serves the output with AGENT_API_TOKEN from a .dev.vars file beside wrangler.toml (as the README shows)', async (t) => {
     const out = join(tempFolder(t), 'out');
-    const home = tempFolder(t, 'agentward-wrangler-home-');
     await build(fixture('plain'), { target: 'cloudflare-worker', out, log: () => {} });
     writeFileSync(join(out, '.dev.vars'), `AGENT_API_TOKEN=${ENV_TOKEN}\n`);
-    const port = await new Promise<number>((resolve) => {
-      const probe = createNetServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
-    const child = spawn(
-      nodeBin,
-      [
-        join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js'),
-        'dev',
-        '--port',
-        String(port),
-        '--ip',
-        '127.0.0.1',
-      ],
-      {
-        cwd: out,
-        env: {
-          PATH: `${join(root, 'node_modules', '.bin')}:${process.env.PATH}`,
-          HOME: home,
-          XDG_CONFIG_HOME: join(home, '.config'),
-          WRANGLER_SEND_METRICS: 'false',
-          CI: '1',
-          NO_COLOR: '1',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      },
-    );
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    t.after(() => stopGroup(child));
-    let output = '';
-    await new Promise<void>((resolve, reject) => {
-      const read = (chunk: Buffer) => {
-        output += chunk;
-        if (/Ready on http/.test(output)) resolve();
-      };
-      child.stdout.on('data', read);
-      child.stderr.on('data', read);
-      void exited.then(() => reject(new Error(`wrangler dev exited:\n${output}`)));
-    });
-    const url = `http://127.0.0.1:${port}/agent`;
+    const url = `${await startWranglerDev(t, out)}/agent`;
     const body = JSON.stringify({ message: 'hello from wrangler dev' });
     assert.equal(
       (await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status,

@@ -32,6 +32,8 @@ const FILES = [
   'tests/auth/dpop.test.ts',
   'tests/auth/dpop-differential.test.ts',
   'tests/auth/misconfiguration.test.ts',
+  'tests/auth/api-token.test.ts',
+  'tests/auth/basic.test.ts',
   'tests/auth/dpop-replay-window.test.ts',
   'tests/auth/introspection-queue.test.ts',
   'tests/http/mcp-route.test.ts',
