@@ -39,7 +39,7 @@ import {
 import { memoryStore } from './store.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
-import { AgentTracing, readTelemetry, type RunTrace } from './telemetry.ts';
+import { agentTracing, readTelemetry, type RunTrace } from './telemetry.ts';
 import type {
   Agent,
   AgentOptions,
@@ -57,6 +57,7 @@ import type {
   Store,
   TurnMeter,
 } from './types.ts';
+import { isNonEmptyString, isObject } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -84,10 +85,9 @@ import type {
  * const result = await agent.send('hello', { principal });
  */
 export function createAgent(options: AgentOptions): Agent {
-  if (typeof options !== 'object' || options === null) throw invalidOption('options must be an object');
+  if (!isObject(options)) throw invalidOption('options must be an object');
   checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES);
-  if (typeof options.memory === 'object' && options.memory !== null)
-    checkOptionNames('createAgent(): memory', options.memory, ['scope']);
+  if (isObject(options.memory)) checkOptionNames('createAgent(): memory', options.memory, ['scope']);
   const {
     name,
     model,
@@ -102,8 +102,8 @@ export function createAgent(options: AgentOptions): Agent {
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits);
   const telemetry = readTelemetry(options.telemetry, 'createAgent()');
-  if (typeof name !== 'string' || name === '') throw invalidOption('name must be a non-empty string');
-  const tracing = telemetry === undefined ? undefined : new AgentTracing(telemetry, name);
+  if (!isNonEmptyString(name)) throw invalidOption('name must be a non-empty string');
+  const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name);
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
   if (typeof model !== 'function' && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
@@ -204,7 +204,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** A send; `trace`: its spans, with `telemetry` (design §28). */
   async function send(message: string, sendOptions: SendOptions = {}, trace?: RunTrace): Promise<RunResult> {
-    if (typeof message !== 'string' || message === '') throw invalidInput('message must be a non-empty string');
+    if (!isNonEmptyString(message)) throw invalidInput('message must be a non-empty string');
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
     const { signal } = sendOptions;
     const onUsage = checkHook(sendOptions.onUsage);
@@ -267,9 +267,8 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
-    if (typeof approvalId !== 'string' || approvalId === '')
-      throw invalidInput('approvalId must be a non-empty string');
-    if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
+    if (!isNonEmptyString(approvalId)) throw invalidInput('approvalId must be a non-empty string');
+    if (!isObject(decision) || typeof decision.approved !== 'boolean') {
       throw invalidInput('the decision needs approved: true or false');
     }
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
@@ -347,7 +346,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
   const traced = <A, B>(run: (first: A, second: B, trace?: RunTrace) => Promise<RunResult>) =>
-    tracing === undefined ? run : (first: A, second: B) => tracing.invoke(first, second, run);
+    tracing === undefined ? run : (first: A, second: B) => tracing(first, second, run);
   const runSend = traced(send);
   const runDecide = traced(decide);
 
@@ -379,7 +378,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
     if (mode !== 'owned') throw invalidInput("listSessions() needs an agent created with sessions: 'owned'");
-    if (typeof options !== 'object' || options === null) throw invalidInput('listSessions() needs { principal }');
+    if (!isObject(options)) throw invalidInput('listSessions() needs { principal }');
     checkOptionNames('listSessions()', options, ['principal', 'limit', 'cursor'], invalidInput);
     const principal = checkPrincipal(options.principal);
     if (principal === undefined) throw invalidInput('listSessions() needs the principal whose sessions to list');

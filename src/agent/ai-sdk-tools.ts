@@ -7,6 +7,7 @@ import { jsonSchemaIssues, parametersSchema, type StandardJsonSchema } from './a
 import { type Fail, invalidAgent } from './errors.ts';
 import { promptMessages } from './models/ai-sdk.ts';
 import type { JsonSchema, Message, Tool, ToolCall } from './types.ts';
+import { isObject } from './shapes.ts';
 
 /**
  * An AI SDK tool (`tool({ description, inputSchema, execute, needsApproval })`, `dynamicTool()`),
@@ -47,8 +48,6 @@ const AI_SCHEMA = Symbol.for('vercel.ai.schema');
 /** Where an adapted tool keeps the AI SDK tool it runs. */
 const SDK = Symbol('agentward.aiSdkTool');
 type Adapted = Tool & { readonly [SDK]: AiSdkTool; readonly ready: () => Promise<void> };
-
-const isObject = (value: unknown): value is Record<PropertyKey, unknown> => typeof value === 'object' && value !== null;
 
 /** Whether `value` looks like an AI SDK tool: it has `inputSchema`, or an AI SDK tool `type`. */
 export const looksLikeAiSdkTool = (value: unknown): boolean =>

@@ -4,6 +4,7 @@
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
 import { type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
+import { isObject, isRecord } from './shapes.ts';
 
 /**
  * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
@@ -72,8 +73,7 @@ export function parametersSchema(
     } catch {
       // Checked below: a conversion that throws is one that returned nothing.
     }
-    if (typeof schema !== 'object' || schema === null)
-      throw fail(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
+    if (!isObject(schema)) throw fail(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
     jsonSchemas.set(parameters, schema);
   }
   return schema;
@@ -116,10 +116,9 @@ export async function checkArguments(tool: Tool, args: unknown): Promise<{ value
 
 function describe({ message, path = [] }: Issue, args: unknown): string {
   // Array.from, not map: a library's path may be an Array subclass (arktype's) whose map builds one of its own.
-  const keys = Array.from(path, (step) => (typeof step === 'object' && step !== null ? step.key : step));
+  const keys = Array.from(path, (step) => (isObject(step) ? step.key : step));
   let value = args;
-  for (const key of keys)
-    value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  for (const key of keys) value = isObject(value) ? (value as Record<PropertyKey, unknown>)[key] : undefined;
   const text = typeof message !== 'string' || quotes(message, value) ? 'invalid' : message.slice(0, 200);
   const at = keys.map(String).join('.').slice(0, 100);
   return at === '' ? text : `${at}: ${text}`;
@@ -130,7 +129,7 @@ function quotes(message: string, value: unknown): boolean {
   const leaves: unknown[] = [value];
   for (let i = 0; i < leaves.length; i++) {
     const leaf = leaves[i];
-    if (typeof leaf === 'object' && leaf !== null) {
+    if (isObject(leaf)) {
       for (const member of Object.values(leaf)) if (leaves.length < 100) leaves.push(member);
     } else if (
       leaf !== undefined &&
@@ -152,7 +151,7 @@ function pollutingKeys(args: unknown): Issue[] | undefined {
   const queue: [unknown, PropertyKey[]][] = [[args, []]];
   for (let next = 0; next < queue.length && found.length <= MAX_ISSUES; next++) {
     const [value, path] = queue[next]!;
-    if (typeof value !== 'object' || value === null) continue;
+    if (!isObject(value)) continue;
     for (const key of Object.keys(value)) {
       const at = [...path, Array.isArray(value) ? Number(key) : key];
       if (POLLUTING.has(key)) found.push({ path: at, message: 'is not allowed' });
@@ -169,9 +168,6 @@ export function jsonSchemaIssues(schema: JsonSchema, value: unknown): Issue[] {
   return issues;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Whether `value` is of the JSON Schema type `name` (a name it does not know passes). */
 const isType = (value: unknown, name: unknown): boolean =>
   name === 'integer'
@@ -181,13 +177,13 @@ const isType = (value: unknown, name: unknown): boolean =>
       : name === 'null'
         ? value === null
         : name === 'object'
-          ? isObject(value)
+          ? isRecord(value)
           : typeof name !== 'string' || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
 
 /** The issues of `value` under a plain JSON Schema's `type`, `enum`, `required`, `properties`, `additionalProperties` and `items`. */
 function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issues: Issue[]): void {
   if (schema === false) issues.push({ path, message: 'is not allowed' });
-  if (!isObject(schema) || issues.length > MAX_ISSUES) return;
+  if (!isRecord(schema) || issues.length > MAX_ISSUES) return;
   const { type, enum: allowed, required, properties, additionalProperties, items } = schema;
   const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
   if (types !== undefined && !types.some((name) => isType(value, name))) {
@@ -197,18 +193,18 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
   if (Array.isArray(allowed) && !allowed.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
     issues.push({ path, message: `must be one of ${JSON.stringify(allowed).slice(1, -1).slice(0, 200)}` });
   }
-  if (isObject(value)) {
+  if (isRecord(value)) {
     for (const key of Array.isArray(required) ? required : []) {
       if (typeof key === 'string' && !Object.hasOwn(value, key))
         issues.push({ path: [...path, key], message: 'is required' });
     }
     for (const key of Object.keys(value)) {
-      const known = isObject(properties) && Object.hasOwn(properties, key);
+      const known = isRecord(properties) && Object.hasOwn(properties, key);
       const sub = known ? properties[key] : additionalProperties;
       if (known || sub !== undefined) schemaIssues(sub, value[key], [...path, key], issues);
     }
   }
-  if (Array.isArray(value) && (isObject(items) || items === false)) {
+  if (Array.isArray(value) && (isRecord(items) || items === false)) {
     for (const [index, item] of value.entries()) schemaIssues(items, item, [...path, index], issues);
   }
 }

@@ -1,5 +1,6 @@
 import { invalidAgent } from './errors.ts';
 import type { MemoryOptions, Principal, Store, Tool } from './types.ts';
+import { isNonEmptyString } from './shapes.ts';
 
 export const REMEMBER = 'remember';
 const MAX_NOTE = 2000;
@@ -7,8 +8,7 @@ const MAX_NOTE = 2000;
 /** The namespace of a run's notes: what `memory.scope({ principal })` names. */
 export async function memoryNamespace(memory: MemoryOptions, principal: Principal | undefined): Promise<string> {
   const namespace = await memory.scope(Object.freeze({ principal }));
-  if (typeof namespace !== 'string' || namespace === '')
-    throw invalidAgent('memory.scope() must return a non-empty string');
+  if (!isNonEmptyString(namespace)) throw invalidAgent('memory.scope() must return a non-empty string');
   return namespace;
 }
 

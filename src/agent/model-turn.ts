@@ -1,5 +1,6 @@
 import { AgentError, modelError } from './errors.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
+import { isNonEmptyString, isObject } from './shapes.ts';
 
 /**
  * Who hears of a failed model turn: empty until `onProviderFailure` (provider-detail.ts) installs
@@ -71,7 +72,7 @@ export async function modelTurn(
       }
     } else {
       const turn: ModelTurn = await model.generate(request);
-      if (typeof turn !== 'object' || turn === null) throw modelError('the model returned no turn');
+      if (!isObject(turn)) throw modelError('the model returned no turn');
       if (turn.text !== undefined) addText(turn.text);
       if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls))
         throw modelError('the model returned tool calls that are not a list');
@@ -96,7 +97,7 @@ const isCount = (value: unknown): value is number => Number.isSafeInteger(value)
  * can correct; a call without an id gets `call_<index>`.
  */
 export function wireToolCall(id: unknown, name: unknown, args: unknown, index: number): ToolCall {
-  if (typeof name !== 'string' || name === '') throw modelError('the model returned a tool call without a name');
+  if (!isNonEmptyString(name)) throw modelError('the model returned a tool call without a name');
   let parsed: unknown = args ?? {};
   if (typeof args === 'string') {
     try {
@@ -105,7 +106,7 @@ export function wireToolCall(id: unknown, name: unknown, args: unknown, index: n
       parsed = args;
     }
   }
-  return { id: typeof id === 'string' && id !== '' ? id : `call_${index}`, name, arguments: parsed };
+  return { id: isNonEmptyString(id) ? id : `call_${index}`, name, arguments: parsed };
 }
 
 /** Usage from the two counts a provider reported; `undefined` when neither is a number (one not reported counts 0). */

@@ -6,6 +6,7 @@ import { configError, invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import { aiSdkModel, isAiSdkModel } from './models/ai-sdk.ts';
 import type { Model, UsageHook } from './types.ts';
+import { isObject } from './shapes.ts';
 
 export const DEFAULT_MAX_STEPS = 10;
 /** Default of `maxPendingApprovals`: approvals one principal may have pending at once. */
@@ -88,7 +89,7 @@ export function checkPositive(value: number, option: string): void {
 /** `limits.sessionBytes`, or its default. */
 export function readLimits(value: unknown): number {
   if (value === undefined) return DEFAULT_SESSION_BYTES;
-  if (typeof value !== 'object' || value === null) throw invalidOption('limits must be { sessionBytes? }');
+  if (!isObject(value)) throw invalidOption('limits must be { sessionBytes? }');
   checkOptionNames('createAgent(): limits', value, ['sessionBytes']);
   const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
   if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024)
@@ -108,7 +109,7 @@ export function callOptions<T extends object>(
   known: readonly string[],
 ): T | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null) throw invalidInput(`${call}: options must be an object`);
+  if (!isObject(options)) throw invalidInput(`${call}: options must be an object`);
   checkOptionNames(call, options, known, invalidInput);
   return options;
 }

@@ -6,6 +6,7 @@
 // print it on the server's terminal.
 import type { AgentError } from './errors.ts';
 import { modelFailures } from './model-turn.ts';
+import { isNonEmptyString, isObject } from './shapes.ts';
 
 export interface ProviderDetail {
   /** Which model: an AI SDK model's `provider` and `modelId`, or `openAICompatible`'s host and model. */
@@ -64,7 +65,7 @@ export function withProviderDetail(
 
 /** What the provider said, of `error` or of an error in its `cause` chain; `undefined` when none said anything. */
 export function providerDetail(error: unknown): ProviderDetail | undefined {
-  for (let at = error, depth = 0; typeof at === 'object' && at !== null && depth < 8; depth++) {
+  for (let at = error, depth = 0; isObject(at) && depth < 8; depth++) {
     const detail = (at as { [DETAIL]?: ProviderDetail })[DETAIL];
     if (detail !== undefined) return detail;
     at = (at as { cause?: unknown }).cause;
@@ -74,7 +75,7 @@ export function providerDetail(error: unknown): ProviderDetail | undefined {
 
 /** What a provider's error body says: `{ error: { message, type, code } }` (OpenAI, Anthropic, most others), `{ error: "…" }`, `{ message }`, or the text. */
 export function detailOfBody(body: unknown): { type?: string; message?: string } {
-  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  const text = (value: unknown) => (isNonEmptyString(value) ? value : undefined);
   if (typeof body === 'string') {
     try {
       return detailOfBody(JSON.parse(body) as unknown);
@@ -82,10 +83,10 @@ export function detailOfBody(body: unknown): { type?: string; message?: string }
       return { message: text(body.trim()) };
     }
   }
-  if (typeof body !== 'object' || body === null) return {};
+  if (!isObject(body)) return {};
   const { error, message, type, code } = body as Record<string, unknown>;
   if (typeof error === 'string') return { message: error, type: text(type) ?? text(code) };
-  if (typeof error === 'object' && error !== null) {
+  if (isObject(error)) {
     const inner = error as Record<string, unknown>;
     return {
       type: text(inner.type) ?? text(inner.code) ?? text(inner.status) ?? (type === 'error' ? undefined : text(type)),

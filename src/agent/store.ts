@@ -3,6 +3,7 @@ import { configError } from './errors.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
+import { isObject } from './shapes.ts';
 
 export interface MemoryStoreOptions {
   /** Most sessions kept; past it the least recently updated session is dropped, with its checkpoints. Default 1,000. */
@@ -38,7 +39,7 @@ export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number 
 export function memoryStore(options: MemoryStoreOptions | Map<string, string> = {}): Store {
   const settings = options instanceof Map ? { data: options } : options;
   const invalid = (what: string) => configError(`memoryStore(): ${what}`);
-  if (typeof settings !== 'object' || settings === null) throw invalid('options must be { maxSessions?, ttl?, data? }');
+  if (!isObject(settings as unknown)) throw invalid('options must be { maxSessions?, ttl?, data? }');
   checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data']);
   const {
     data = new Map<string, string>(),

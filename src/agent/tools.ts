@@ -9,6 +9,7 @@ import {
 import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
+import { isNonEmptyString, isObject } from './shapes.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
@@ -81,7 +82,7 @@ export function indexTools(
 /** Checks one tool's fields and returns its name. */
 function checkTool(tool: unknown, source: string, fail: Fail): string {
   const { name, description, parameters, execute, needsApproval, exposeErrors } = (tool ?? {}) as Partial<Tool>;
-  if (typeof name !== 'string' || name.length === 0) throw fail(`${source}: every tool needs a name`);
+  if (!isNonEmptyString(name)) throw fail(`${source}: every tool needs a name`);
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
   checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
@@ -216,7 +217,7 @@ export function denial(call: ToolCall, reason: string | undefined): Answer {
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  if (!isObject(value) || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }

@@ -1,12 +1,11 @@
 import { isPlainObject } from '../agent/tools.ts';
 import { badRequest, HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
+import { readJson } from './json-rpc.ts';
+import { isNonEmptyString } from '../agent/shapes.ts';
 
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** Fatal, and never given `stream: true`: it keeps nothing from one body to the next. */
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const tooLarge = () => new HttpError(413, 'Request body too large (limit 1 MiB)');
 
@@ -27,19 +26,10 @@ export function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'
  */
 export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
   if (bytes === null) throw tooLarge();
-  const parsed = jsonValue(bytes);
+  const parsed = readJson(bytes);
   if (parsed === undefined) throw badRequest('Request body must be valid JSON');
   if (!isPlainObject(parsed.value)) throw badRequest('Request body must be a JSON object');
   return parsed.value;
-}
-
-/** The JSON value of UTF-8 `bytes`, or `undefined` for invalid UTF-8 or JSON. */
-export function jsonValue(bytes: Uint8Array): { value: unknown } | undefined {
-  try {
-    return { value: JSON.parse(utf8.decode(bytes)) };
-  } catch {
-    return undefined;
-  }
 }
 
 /** The request body as a JSON object (`readBodyBytes()`, then `jsonObject()`). */
@@ -57,7 +47,7 @@ export function parseSendBody(body: Record<string, unknown>): {
 } {
   const { message, sessionId, metadata } = body;
   if (typeof message !== 'string') throw badRequest('message must be a string');
-  if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
+  if (sessionId !== undefined && !isNonEmptyString(sessionId)) {
     throw badRequest('sessionId must be a non-empty string');
   }
   if (metadata !== undefined && !isPlainObject(metadata)) throw badRequest('metadata must be a JSON object');

@@ -41,6 +41,7 @@ import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
 import { tracedRequest, type RequestTrace } from './telemetry.ts';
+import { isObject } from '../agent/shapes.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -177,10 +178,9 @@ export function refuseEmptyAuth(helper: string, options: object): void {
 
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly, as `helper` (`serve()`) in errors. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, helper = HELPER): AgentRoutes {
-  if (typeof agent !== 'object' || agent === null || typeof agent.name !== 'string')
+  if (!isObject(agent as unknown) || typeof agent.name !== 'string')
     throw new AuthConfigError(`${helper}: agent must be an agent made by createAgent(…); got ${kindOf(agent)}`);
-  if (typeof options !== 'object' || options === null)
-    throw new AuthConfigError(`${helper}: options must be an object`);
+  if (!isObject(options as unknown)) throw new AuthConfigError(`${helper}: options must be an object`);
   checkOptionNames(helper, options, HANDLER_OPTION_NAMES);
   refuseEmptyAuth(helper, options);
   const basePath = normalizeBasePath(options.basePath ?? '', helper);

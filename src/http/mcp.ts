@@ -9,9 +9,11 @@ import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
+import { NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
+import { isNonEmptyString, isObject, isRecord } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -66,10 +68,6 @@ const HEADER_MISMATCH = -32020;
 /** 2026-07-28: a protocol revision this server does not serve. */
 const UNSUPPORTED_VERSION = -32022;
 
-/** An object that is not an array: a JSON object, or an options object. */
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation. */
 export function readMcpOptions(
   helper: string,
@@ -85,17 +83,14 @@ export function readMcpOptions(
   if (!isRecord(options)) throw fail(' must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }');
   checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
   const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
-  if (typeof name !== 'string' || name === '') throw fail('.name must be a non-empty string');
-  if (title !== undefined && (typeof title !== 'string' || title === ''))
-    throw fail('.title must be a non-empty string');
-  if (typeof scopes !== 'object' || scopes === null) throw fail('.scopes must be { ask?, decide? }');
+  if (!isNonEmptyString(name)) throw fail('.name must be a non-empty string');
+  if (title !== undefined && !isNonEmptyString(title)) throw fail('.title must be a non-empty string');
+  if (!isObject(scopes)) throw fail('.scopes must be { ask?, decide? }');
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
-    if (list !== undefined && !isScopeList(list))
-      throw fail(`.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+    if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
   }
-  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth)
-    throw fail('.scopes need auth (without it no caller has claims to grant them)');
+  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail(`.scopes${SCOPES_NEED_AUTH}`);
   if (!Array.isArray(allowedOrigins))
     throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
   for (const origin of allowedOrigins) {
@@ -272,8 +267,7 @@ export async function mcpRoute(
   if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.
   const meta = message.params?._meta;
-  const claimed =
-    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
+  const claimed = isObject(meta) ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
   if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
     return unsupported(message.id ?? null);
   const mismatch = headerMismatch(message, request, header, claimed as string | undefined);

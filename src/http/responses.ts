@@ -1,3 +1,4 @@
+import { isObject } from '../agent/shapes.ts';
 /** A route's refusal: its status and the message that becomes `{"error":"<message>"}`. */
 export class HttpError extends Error {
   readonly status: number;
@@ -36,7 +37,8 @@ export class JsonReply {
 /** What a route answers: a `JsonReply`, or a `Response` (streams, refusals of auth, 204s). */
 export type Reply = Response | JsonReply;
 
-const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+/** The headers of a JSON answer (the JSON-RPC route's too). */
+export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'application/json',
   'cache-control': 'no-store',
 });
@@ -130,5 +132,5 @@ export function failureOf(error: unknown): { status: number; message: string; he
 
 /** True for the reason of an aborted `AbortSignal` (a client that disconnected). */
 export function isAbort(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
+  return isObject(error) && (error as { name?: unknown }).name === 'AbortError';
 }

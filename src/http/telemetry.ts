@@ -22,39 +22,31 @@ const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
 
 /** What the handler tells the span of one request as it goes. */
-export class RequestTrace {
-  readonly span: TelemetrySpan;
-  readonly recordPrincipal: boolean;
-
-  constructor(span: TelemetrySpan, recordPrincipal: boolean) {
-    this.span = span;
-    this.recordPrincipal = recordPrincipal;
-  }
-
-  accepted(principal: Principal): void {
-    const { span } = this;
-    span.setAttribute(OUTCOME, 'accepted');
-    span.setAttribute(AUTHENTICATOR, principal.authenticator);
-    if (!this.recordPrincipal) return;
-    span.setAttribute('enduser.id', principal.id);
-    if (principal.issuer !== undefined) span.setAttribute('agentward.principal.issuer', principal.issuer);
-  }
-
+export interface RequestTrace {
+  accepted(principal: Principal): void;
   /** What a `/ui` request does, once its body says: `send`, `decide` or `send decide`. */
-  operations(operations: readonly string[]): void {
-    this.span.setAttribute('agentward.operation', operations.join(' '));
-  }
+  operations(operations: readonly string[]): void;
+  refused(response: Response, refusal: Refusal | undefined): void;
+}
 
-  refused(response: Response, refusal: Refusal | undefined): void {
+const requestTrace = (span: TelemetrySpan, recordPrincipal: boolean): RequestTrace => ({
+  accepted({ authenticator, id, issuer }) {
+    span.setAttribute(OUTCOME, 'accepted');
+    span.setAttribute(AUTHENTICATOR, authenticator);
+    if (!recordPrincipal) return;
+    span.setAttribute('enduser.id', id);
+    if (issuer !== undefined) span.setAttribute('agentward.principal.issuer', issuer);
+  },
+  operations: (operations) => span.setAttribute('agentward.operation', operations.join(' ')),
+  refused(response, refusal) {
     // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
     if (response.status === 429) return;
-    const { span } = this;
     span.setAttribute(OUTCOME, 'refused');
     if (refusal === undefined) return;
     span.setAttribute(AUTHENTICATOR, refusal.entry);
     span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
-  }
-}
+  },
+});
 
 /**
  * The operation of design §25 a resolved route performs with `method`, from the operation table
@@ -67,45 +59,39 @@ export function operationOf(route: Route | undefined, method: string): string {
   return operation === undefined ? 'unknown' : operation === 'ui' ? 'send' : operation;
 }
 
-const headerOf = (reply: Reply, name: string): string | null | undefined =>
-  reply instanceof JsonReply ? reply.headers[name] : reply.headers.get(name);
-
-/** The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`). */
-const limitPolicy = (reply: Reply) => /^"([a-z-]+)"/.exec(headerOf(reply, 'ratelimit') ?? '')?.[1];
-
 /**
  * Answers `request` inside its `agentward {operation}` span (INTERNAL; under the active span of an
  * HTTP instrumentation, when there is one). What `answer` throws becomes `failed`'s reply, inside the span.
  */
 export function tracedRequest(
-  telemetry: Telemetry,
+  { tracer, recordPrincipal }: Telemetry,
   method: string,
   route: Route | undefined,
   answer: (trace: RequestTrace) => Promise<Reply>,
   failed: (error: unknown) => Reply,
 ): Promise<Reply> {
   const operation = operationOf(route, method);
-  const attributes = { 'agentward.operation': operation };
-  return inSpan(telemetry.tracer, `agentward ${operation}`, { kind: INTERNAL, attributes }, async (span) => {
-    let reply: Reply;
-    try {
-      reply = await answer(new RequestTrace(span, telemetry.recordPrincipal));
-    } catch (error) {
-      reply = failed(error);
-    }
-    replied(span, reply);
-    return reply;
-  });
+  const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
+  return inSpan(
+    tracer,
+    `agentward ${operation}`,
+    options,
+    (span) => answer(requestTrace(span, recordPrincipal)).catch(failed),
+    replied,
+  );
 }
 
 /** The status of the answer; a 429's policy; a 5xx is an ERROR (a 4xx is the caller's, not the server's). */
 function replied(span: TelemetrySpan, reply: Reply): void {
-  span.setAttribute('http.response.status_code', reply.status);
-  if (reply.status === 429) {
-    const policy = limitPolicy(reply);
+  const { status } = reply;
+  span.setAttribute('http.response.status_code', status);
+  if (status === 429) {
+    // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
+    const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
+    const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
     if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
   }
-  if (reply.status >= 500) spanFailed(span, undefined, String(reply.status));
+  if (status >= 500) spanFailed(span, undefined, String(status));
 }
 
 // Version ff and all-zero ids are invalid; a version-00 value ends after the flags.
@@ -155,13 +141,13 @@ export function tracedToolCall(
   // The tools the route serves name spans; any other name stays an attribute only (cardinality).
   const name = Object.hasOwn(MCP_TOOLS, tool) ? `tools/call ${tool}` : 'tools/call';
   const options = { kind: SERVER, attributes, ...(parent !== undefined && { links: [{ context: parent }] }) };
-  return inSpan(telemetry.tracer, name, options, async (span) => {
-    const reply = await call();
-    // The JSON-RPC error's code, or a tool result that failed (`isError`, which answers 200).
-    const text = reply instanceof JsonReply ? reply.text : '';
-    const type =
-      /"error":\{"code":(-?\d+)/.exec(text)?.[1] ?? (text.includes('"isError":true') ? 'tool_error' : undefined);
-    if (type !== undefined) spanFailed(span, undefined, type);
-    return reply;
-  });
+  return inSpan(telemetry.tracer, name, options, call, toolCalled);
+}
+
+/** A JSON-RPC error's code, or a tool result that failed (`isError`, which answers 200), as the span's `error.type`. */
+function toolCalled(span: TelemetrySpan, reply: Reply): void {
+  const text = reply instanceof JsonReply ? reply.text : '';
+  const type =
+    /"error":\{"code":(-?\d+)/.exec(text)?.[1] ?? (text.includes('"isError":true') ? 'tool_error' : undefined);
+  if (type !== undefined) spanFailed(span, undefined, type);
 }

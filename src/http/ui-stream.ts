@@ -6,6 +6,7 @@ import type { RunEvent, RunResult } from '../agent/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import type { EventFormat } from './event-stream.ts';
 import { badRequest } from './responses.ts';
+import { isNonEmptyString } from '../agent/shapes.ts';
 
 export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
@@ -50,7 +51,7 @@ function decisionsOf(message: unknown): UiDecision[] {
  */
 export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   const { id, messages, trigger } = body;
-  if (typeof id !== 'string' || id.length === 0) throw badRequest('id must be a non-empty string');
+  if (!isNonEmptyString(id)) throw badRequest('id must be a non-empty string');
   if (trigger !== undefined && trigger !== 'submit-message')
     throw badRequest('only trigger "submit-message" is supported');
   if (!Array.isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty list');

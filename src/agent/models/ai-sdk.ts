@@ -5,6 +5,7 @@ import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
 import { detailOfBody, type ProviderDetail, withProviderDetail } from '../provider-detail.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
+import { isNonEmptyString, isObject } from '../shapes.ts';
 
 /**
  * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
@@ -138,7 +139,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
  */
 async function providerError(model: AiSdkLanguageModel, error: unknown, otherwise: string): Promise<AgentError> {
   if (error instanceof AgentError) return error;
-  const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as {
+  const { statusCode: status, name } = (isObject(error) ? error : {}) as {
     statusCode?: unknown;
     name?: unknown;
   };
@@ -152,15 +153,14 @@ async function providerError(model: AiSdkLanguageModel, error: unknown, otherwis
 /** An `APICallError`'s status, the type its `data` (or `responseBody`) names, and its message; a stream's error part the same. */
 function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string | undefined): ProviderDetail {
   const provider = `${model.provider} ${model.modelId}`;
-  if (typeof error !== 'object' || error === null)
-    return { provider, message: typeof error === 'string' ? error : undefined };
+  if (!isObject(error)) return { provider, message: typeof error === 'string' ? error : undefined };
   const { statusCode, data, responseBody, message } = error as Record<string, unknown>;
   const said = detailOfBody(data ?? responseBody ?? (aiSdkName === undefined ? error : undefined));
   return {
     provider,
     ...(Number.isInteger(statusCode) && { status: statusCode as number }),
     type: said.type ?? aiSdkName,
-    message: (typeof message === 'string' && message !== '' ? message : undefined) ?? said.message,
+    message: (isNonEmptyString(message) ? message : undefined) ?? said.message,
   };
 }
 
@@ -169,7 +169,7 @@ async function headerValues(model: AiSdkLanguageModel): Promise<string[]> {
   try {
     const headers = (model as { config?: { headers?: unknown } }).config?.headers;
     const resolved: unknown = typeof headers === 'function' ? await (headers as () => unknown)() : headers;
-    if (typeof resolved !== 'object' || resolved === null) return [];
+    if (!isObject(resolved)) return [];
     return Object.values(resolved).flatMap((value) =>
       typeof value === 'string' ? [value, value.replace(/^\S+\s+/, '')] : [],
     );
@@ -184,8 +184,7 @@ const toolCall = (part: Part, index: number): ToolCall =>
 /** Usage of a V3/V4 result (`{ inputTokens: { total }, outputTokens: { total } }`; flat numbers read too). */
 const usageOf = (usage: Part['usage']): Usage | undefined =>
   reportedUsage(tokens(usage?.inputTokens), tokens(usage?.outputTokens));
-const tokens = (count: unknown) =>
-  typeof count === 'object' && count !== null ? (count as { total?: unknown }).total : count;
+const tokens = (count: unknown) => (isObject(count) ? (count as { total?: unknown }).total : count);
 
 type PromptMessage =
   | { role: 'system'; content: string }
