@@ -206,9 +206,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function send(message: string, sendOptions: SendOptions = {}, trace?: RunTrace): Promise<RunResult> {
     if (!isNonEmptyString(message)) throw invalidInput('message must be a non-empty string');
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
-    const { signal } = sendOptions;
-    const onUsage = checkHook(sendOptions.onUsage);
-    const meter = checkHook<TurnMeter>(sendOptions.meter, 'meter');
+    const hooks = runHooks(sendOptions, trace);
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
     trace?.conversation(sessionId);
     const principal = checkPrincipal(sendOptions.principal);
@@ -242,8 +240,8 @@ export function createAgent(options: AgentOptions): Agent {
           const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
           const setup = await prepare(context, namespace, turnStore);
           const messages: Message[] = [...session.messages, asked];
-          const streaming = sendOptions.onEvent !== undefined;
           return runLoop(limits, {
+            ...hooks,
             context,
             session,
             messages,
@@ -252,14 +250,9 @@ export function createAgent(options: AgentOptions): Agent {
             text: '',
             namespace,
             setup,
-            signal,
             emit,
-            streaming,
             store: turnStore,
             owner,
-            onUsage,
-            meter,
-            trace,
           });
         });
       }),
@@ -272,9 +265,8 @@ export function createAgent(options: AgentOptions): Agent {
       throw invalidInput('the decision needs approved: true or false');
     }
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
-    const { approved, reason, signal } = decision;
-    const onUsage = checkHook(decision.onUsage);
-    const meter = checkHook<TurnMeter>(decision.meter, 'meter');
+    const { approved, reason } = decision;
+    const hooks = runHooks(decision, trace);
     if (reason !== undefined && typeof reason !== 'string')
       throw invalidInput('the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
@@ -304,7 +296,7 @@ export function createAgent(options: AgentOptions): Agent {
           carryPresentedToken(decidedBy, started);
           const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
           const setup = await prepare(context, checkpoint.namespace, turnStore);
-          const { pending, messages, namespace } = checkpoint;
+          const { pending, messages } = checkpoint;
           const entry: AuditEntry = {
             type: 'approval-decided',
             approvalId,
@@ -318,31 +310,31 @@ export function createAgent(options: AgentOptions): Agent {
           // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
           if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
           session.audit.push(entry);
-          const { remaining: calls, step, text, owner } = checkpoint;
-          const streaming = decision.onEvent !== undefined;
+          // The paused run as stored (its messages, step, text, namespace and owner), every other field of the run set here.
           const run = {
+            ...checkpoint,
+            ...hooks,
+            calls: checkpoint.remaining,
             context,
             session,
-            messages,
-            calls,
-            step,
-            text,
-            namespace,
             setup,
-            signal,
             emit,
-            streaming,
             store: turnStore,
-            owner,
-            onUsage,
-            meter,
-            trace,
           };
           return runLoop(limits, run, { pending, approved, reason });
         });
       }),
     );
   }
+
+  /** What a call (`send`, `decide`) gives its run besides its state: its signal, whether it streams, its hooks (checked) and its spans. */
+  const runHooks = (options: SendOptions | DecideOptions, trace: RunTrace | undefined) => ({
+    signal: options.signal,
+    streaming: options.onEvent !== undefined,
+    onUsage: checkHook(options.onUsage),
+    meter: checkHook<TurnMeter>(options.meter, 'meter'),
+    trace,
+  });
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
   const traced = <A, B>(run: (first: A, second: B, trace?: RunTrace) => Promise<RunResult>) =>

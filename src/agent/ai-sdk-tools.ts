@@ -120,9 +120,12 @@ function callOptions(call: ToolCall, messages: readonly Message[], signal?: Abor
     (message) => message.role === 'assistant' && message.toolCalls?.some(({ id }) => id === call.id),
   );
   const sent = promptMessages(turn < 0 ? messages : messages.slice(0, turn));
-  return signal === undefined
-    ? { toolCallId: call.id, messages: sent, context: undefined }
-    : { toolCallId: call.id, messages: sent, abortSignal: signal, context: undefined };
+  return {
+    toolCallId: call.id,
+    messages: sent,
+    ...(signal !== undefined && { abortSignal: signal }),
+    context: undefined,
+  };
 }
 
 /**

@@ -58,7 +58,7 @@ export interface RunStart {
   calls: ToolCall[];
   step: number;
   text: string;
-  namespace: string | undefined;
+  namespace?: string | undefined;
   setup: Setup;
   signal: AbortSignal | undefined;
   emit: (event: RunEvent) => void;
@@ -67,7 +67,7 @@ export interface RunStart {
   /** The store of this turn (a database store's locked connection). */
   store: Store;
   /** Whose pending approvals this run's checkpoint counts against. */
-  owner: OwnerKey | undefined;
+  owner?: OwnerKey | undefined;
   onUsage: UsageHook | undefined;
   meter: TurnMeter | undefined;
   /** The run's spans (design §28), with `telemetry` only. */

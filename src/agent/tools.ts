@@ -9,7 +9,7 @@ import {
 import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
-import { isNonEmptyString, isObject } from './shapes.ts';
+import { isNonEmptyString, isRecord } from './shapes.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
@@ -125,10 +125,13 @@ function toolFailure(tool: Tool, call: ToolCall, error: unknown, part?: 'its app
   return failure(call, `tool "${tool.name}" failed`);
 }
 
-const failure = (call: ToolCall, error: string): Answer => ({
-  message: { role: 'tool', toolCallId: call.id, content: `Error: ${error}` },
-  event: { type: 'tool-error', toolCallId: call.id, error },
+/** The answer to `call`: its tool message with `content`, and the event of `type` (with `detail`) that says so. */
+const answer = (call: ToolCall, content: string, type: string, detail?: object): Answer => ({
+  message: { role: 'tool', toolCallId: call.id, content },
+  event: { type, toolCallId: call.id, ...detail } as RunEvent,
 });
+
+const failure = (call: ToolCall, error: string): Answer => answer(call, `Error: ${error}`, 'tool-error', { error });
 
 /** The call's arguments checked against the tool's parameters: `{ value }` to run with, or the answer refusing them. */
 async function validArguments(tool: Tool, call: ToolCall): Promise<{ value: unknown } | Answer> {
@@ -199,25 +202,16 @@ export async function runTool(
     return toolFailure(tool, call, error);
   }
   if (content === undefined) return failure(call, `the output of "${tool.name}" is not JSON`);
-  return {
-    message: { role: 'tool', toolCallId: call.id, content },
-    event: { type: 'tool-result', toolCallId: call.id, output },
-  };
+  return answer(call, content, 'tool-result', { output });
 }
 
 export function denial(call: ToolCall, reason: string | undefined): Answer {
-  return {
-    message: {
-      role: 'tool',
-      toolCallId: call.id,
-      content: reason ? `Denied by the user: ${reason}` : 'Denied by the user.',
-    },
-    event: reason ? { type: 'tool-denied', toolCallId: call.id, reason } : { type: 'tool-denied', toolCallId: call.id },
-  };
+  const content = reason ? `Denied by the user: ${reason}` : 'Denied by the user.';
+  return answer(call, content, 'tool-denied', reason ? { reason } : undefined);
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (!isObject(value) || Array.isArray(value)) return false;
+  if (!isRecord(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }

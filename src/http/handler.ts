@@ -185,7 +185,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   refuseEmptyAuth(helper, options);
   const basePath = normalizeBasePath(options.basePath ?? '', helper);
   const owned = agent.sessions === 'owned';
-  if (owned && options.auth === undefined) {
+  const { auth } = options;
+  if (owned && auth === undefined) {
     throw new AuthConfigError(
       `${helper}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
     );
@@ -193,18 +194,18 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   const telemetry = readTelemetry(options.telemetry, helper);
   // With telemetry the refusals are always heard: the span names the reason (design §28).
   const onRefused = options.onRefused ?? (telemetry && ignoreRefusal);
-  const authenticate = options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused });
+  const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused });
   const metadata =
     options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);
   // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
-  if (metadata !== undefined && options.auth !== undefined)
-    adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(options.auth)));
-  const scopes = readRouteScopes(helper, options.scopes, options.auth);
-  const mcp = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
+  if (metadata !== undefined && auth !== undefined)
+    adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(auth)));
+  const scopes = readRouteScopes(helper, options.scopes, auth);
+  const mcp = readMcpOptions(helper, options.mcp, agent.name, auth !== undefined);
   const implies = readScopeImplies(helper, options.scopeImplies);
   if (implies !== undefined && scopes === undefined && Object.keys(mcp?.scopes ?? {}).length === 0)
     throw new AuthConfigError(`${helper}: scopeImplies needs scopes or mcp.scopes, whose checks it applies to`);
-  const limitsOption = readLimits(helper, options.limits, options.auth !== undefined);
+  const limitsOption = readLimits(helper, options.limits, auth !== undefined);
   const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
   const documentPaths = metadata && metadataPaths(metadata, basePath, mcp !== undefined);
   if (authenticate === undefined && nodeEnv() === 'production') {
@@ -296,12 +297,10 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         // Only read when some route or tool needs scopes: without them the entry's own were checked by the entry.
         if (anyScopes && result.entry !== undefined) entryScopes = scopesOf(result.entry);
       }
-      if (route === undefined) return errorReply(404, 'Not Found');
-      if (operation === undefined) {
-        // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
-        if (route.name === 'session' && request.method === 'DELETE') return errorReply(404, 'Not Found');
-        return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
-      }
+      // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
+      if (route === undefined || (operation === undefined && route.name === 'session' && request.method === 'DELETE'))
+        return errorReply(404, 'Not Found');
+      if (operation === undefined) return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       if (operation === 'health') return serveRoute(agent, route, request, principal, undefined);
       // Whom the limits count, known before the body is read (clientAddress may read the Request).
       const caller = limits?.caller(request, principal);
