@@ -9,6 +9,7 @@ import { noteEchoAgent } from './echo-mark.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import {
   AGENT_OPTION_NAMES,
+  CREATE_AGENT,
   callOptions,
   checkHook,
   checkPositive,
@@ -22,7 +23,7 @@ import {
   runModel,
   SEND_OPTION_NAMES,
 } from './options.ts';
-import { checkSize, runEvents, runLoop, type RunCheckpoint, type Setup } from './run.ts';
+import { checkSize, pendingApproval, runEvents, runLoop, type RunCheckpoint, type Setup } from './run.ts';
 import { checkSettings } from './settings.ts';
 import {
   checkLimit,
@@ -86,8 +87,8 @@ import { isNonEmptyString, isObject } from './shapes.ts';
  */
 export function createAgent(options: AgentOptions): Agent {
   if (!isObject(options)) throw invalidOption('options must be an object');
-  checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES);
-  if (isObject(options.memory)) checkOptionNames('createAgent(): memory', options.memory, ['scope']);
+  checkOptionNames(CREATE_AGENT, options, AGENT_OPTION_NAMES);
+  if (isObject(options.memory)) checkOptionNames(`${CREATE_AGENT}: memory`, options.memory, ['scope']);
   const {
     name,
     model,
@@ -101,19 +102,19 @@ export function createAgent(options: AgentOptions): Agent {
   } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits);
-  const telemetry = readTelemetry(options.telemetry, 'createAgent()');
+  const telemetry = readTelemetry(options.telemetry, CREATE_AGENT);
   if (!isNonEmptyString(name)) throw invalidOption('name must be a non-empty string');
   const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name);
   const staticModel = typeof model === 'function' ? undefined : runModel(model);
   if (typeof model !== 'function' && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
   const staticSettings =
-    typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings', configError);
+    typeof settings === 'function' ? undefined : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
   if (typeof instructions !== 'string' && typeof instructions !== 'function')
     throw invalidOption('instructions must be a string or a function returning one');
   if (memory !== undefined && typeof memory?.scope !== 'function')
     throw invalidOption('memory.scope must be a function');
-  checkStore(store, 'createAgent(): store');
+  checkStore(store, `${CREATE_AGENT}: store`);
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
   if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
@@ -123,7 +124,7 @@ export function createAgent(options: AgentOptions): Agent {
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
   const staticTools =
-    typeof tools === 'function' ? undefined : indexTools(tools, reserved, 'createAgent(): tools', configError);
+    typeof tools === 'function' ? undefined : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
   const keepsPrincipal =
     typeof model === 'function' ||
     typeof instructions === 'function' ||
@@ -360,12 +361,7 @@ export function createAgent(options: AgentOptions): Agent {
     const principal = callerOf('pendingApprovals()', options);
     if (mode === 'owned') await callersSession(store, id, principal);
     const checkpoints = (await store.listCheckpoints(id)) as RunCheckpoint[];
-    return checkpoints.map(({ approvalId, pending }) => ({
-      id: approvalId,
-      tool: pending.name,
-      arguments: pending.arguments,
-      toolCallId: pending.id,
-    }));
+    return checkpoints.map(({ approvalId, pending }) => pendingApproval(approvalId, pending));
   }
 
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {

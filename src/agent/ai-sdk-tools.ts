@@ -62,7 +62,13 @@ export async function schemasReady(tools: Iterable<Tool>): Promise<void> {
   for (const tool of tools) await (tool as Partial<Adapted>).ready?.();
 }
 
-const SHAPE = 'an AI SDK tool: tool({ description, inputSchema, execute, needsApproval? })';
+/** How the AI SDK's `tool()` is called, as the messages about AI SDK tools write it. */
+export const AI_SDK_TOOL_CALL = 'tool({ description, inputSchema, execute';
+const SHAPE = `an AI SDK tool: ${AI_SDK_TOOL_CALL}, needsApproval? })`;
+/** Whether a `needsApproval` can work (absent, a boolean or a policy function), and what is said of one that cannot. */
+export const isApprovalPolicy = (value: unknown) =>
+  value === undefined || typeof value === 'boolean' || typeof value === 'function';
+export const APPROVAL_POLICY = 'needsApproval as a boolean or a function';
 const SCHEMAS = 'zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema()';
 const adaptations = new WeakMap<object, Map<string, Adapted>>();
 const noWait = () => Promise.resolve();
@@ -80,8 +86,7 @@ export function adaptAiSdkTool(value: object, name: string, where: string, fail:
   if (sdk.contextSchema !== undefined)
     throw fail(`${at} has a contextSchema: tools here get no context; close over what it needs instead`);
   const { needsApproval } = sdk;
-  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function')
-    throw fail(`${at} needs needsApproval as a boolean or a function`);
+  if (!isApprovalPolicy(needsApproval)) throw fail(`${at} needs ${APPROVAL_POLICY}`);
   const description = typeof sdk.description === 'function' ? sdk.description({ context: undefined }) : sdk.description;
   if (description !== undefined && typeof description !== 'string')
     throw fail(`${at} needs a description that is a string`);

@@ -26,7 +26,8 @@ export const runModel = (model: unknown): Model | undefined =>
 export const notAModel = (what: string) =>
   `${what} must be a Model or an AI SDK language model (specificationVersion 'v3' or 'v4')`;
 /** A createAgent option that cannot work. */
-export const invalidOption = (what: string) => configError(`createAgent(): ${what}`);
+export const CREATE_AGENT = 'createAgent()';
+export const invalidOption = (what: string) => configError(`${CREATE_AGENT}: ${what}`);
 
 /**
  * A factory that takes no options, or none past its positional argument (`echoModel()`,
@@ -90,7 +91,7 @@ export function checkPositive(value: number, option: string): void {
 export function readLimits(value: unknown): number {
   if (value === undefined) return DEFAULT_SESSION_BYTES;
   if (!isObject(value)) throw invalidOption('limits must be { sessionBytes? }');
-  checkOptionNames('createAgent(): limits', value, ['sessionBytes']);
+  checkOptionNames(`${CREATE_AGENT}: limits`, value, ['sessionBytes']);
   const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
   if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024)
     throw invalidOption('limits.sessionBytes must be a whole number of bytes, 1024 or more');

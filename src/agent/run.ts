@@ -100,6 +100,14 @@ export interface RunLimits {
  */
 const YIELD_BYTES = 256 * 1024;
 
+/** The pending approval `id` of `call`, as the agent lists it. */
+export const pendingApproval = (id: string, call: ToolCall): PendingApproval => ({
+  id,
+  tool: call.name,
+  arguments: call.arguments,
+  toolCallId: call.id,
+});
+
 /** Refuses a record past `limits.sessionBytes`: the stored session stays as it was. */
 export function checkSize(bytes: number, sessionBytes: number): void {
   if (bytes > sessionBytes)
@@ -182,12 +190,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
         `this caller already has ${maxPendingApprovals} approvals pending; decide some before starting runs that need one`,
       );
     }
-    const approval: PendingApproval = {
-      id: randomId(),
-      tool: call.name,
-      arguments: call.arguments,
-      toolCallId: call.id,
-    };
+    const approval = pendingApproval(randomId(), call);
     const { principal, sessionId, metadata } = context;
     const checkpoint: RunCheckpoint = {
       approvalId: approval.id,

@@ -214,9 +214,7 @@ export function agentTracing(
     if (recordContent)
       span.setAttribute(
         'gen_ai.output.messages',
-        conventionMessages([
-          toolCalls.length > 0 ? { role: 'assistant', content: text, toolCalls } : { role: 'assistant', content: text },
-        ]),
+        conventionMessages([{ role: 'assistant', content: text, ...(toolCalls.length > 0 && { toolCalls }) }]),
       );
   };
   /** What a tool call's span says once it is answered: the result with `recordContent`; ERROR, `TOOL_ERROR`, when it failed. */

@@ -6,7 +6,16 @@ import {
   type ToolDefinition,
   type ToolParameters,
 } from './arguments.ts';
-import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
+import {
+  adaptAiSdkTool,
+  AI_SDK_TOOL_CALL,
+  aiSdkToolOf,
+  APPROVAL_POLICY,
+  approvalOptions,
+  isApprovalPolicy,
+  looksLikeAiSdkTool,
+  runAiSdkTool,
+} from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
 import { isNonEmptyString, isRecord } from './shapes.ts';
@@ -31,8 +40,7 @@ export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): T
   return definition as Tool<ToolArguments<P>>;
 }
 
-const TOOLS_SHAPE =
-  "an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns)";
+const TOOLS_SHAPE = `an array of tools, or a record of AI SDK tools (a ToolSet: { weather: ${AI_SDK_TOOL_CALL} }) }, as @ai-sdk/mcp's client.tools() returns)`;
 
 /**
  * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
@@ -70,7 +78,7 @@ export function indexTools(
         add(tool as unknown as Tool);
       } else
         throw fail(
-          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : 'an AI SDK tool (tool({ description, inputSchema, execute }))'}`,
+          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : `an AI SDK tool (${AI_SDK_TOOL_CALL} }))`}`,
         );
     }
   } else {
@@ -93,8 +101,8 @@ function checkTool(tool: unknown, source: string, fail: Fail): string {
         ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
         : typeof execute !== 'function'
           ? 'an execute function'
-          : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
-            ? 'needsApproval as a boolean or a function'
+          : !isApprovalPolicy(needsApproval)
+            ? APPROVAL_POLICY
             : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
               ? 'exposeErrors as a boolean'
               : undefined;

@@ -48,15 +48,18 @@ export interface McpConfig {
 /** The protocol revisions served, newest first. */
 export const MCP_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
 /** The revision whose requests must mirror their method and tool name in headers (SEP-2243). */
-const MIRRORED = '2026-07-28';
+const MIRRORED = MCP_PROTOCOL_VERSIONS[0];
 /** The answer to an `initialize` asking for a revision not served: the newest one with a handshake. */
-const HANDSHAKE_DEFAULT = '2025-11-25';
+const HANDSHAKE_DEFAULT = MCP_PROTOCOL_VERSIONS[1];
 
 /** 2026-07-28: the request's own revision, in its `_meta` envelope. */
 const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 /** 2026-07-28: an answer that depends on the caller (its scopes) may not be cached. */
 const UNCACHED = { ttlMs: 0, cacheScope: 'private' };
+const CAPABILITIES = { tools: {} };
+/** The answer to a notification, or to a client's answer: accepted, nothing to say. */
+const accepted = () => new Response(null, { status: 202 });
 
 /** JSON-RPC 2.0 and MCP error codes. */
 const PARSE_ERROR = -32700;
@@ -210,7 +213,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
   if (id !== undefined && !validId) return invalid(null, 'id must be a string or an integer');
   if (method === undefined) {
     // A client's answer to a server request: this server sends none, so there is nothing to match it to.
-    if (validId && ('result' in value || 'error' in value)) return new Response(null, { status: 202 });
+    if (validId && ('result' in value || 'error' in value)) return accepted();
     return invalid(answerId, 'method is missing');
   }
   if (typeof method !== 'string') return invalid(answerId, 'method must be a string');
@@ -278,7 +281,7 @@ export async function mcpRoute(
   const refused = forbidden(tool);
   if (refused !== undefined) return refused;
   // A notification (initialized, cancelled, …) is accepted and needs no answer.
-  if (message.id === undefined) return new Response(null, { status: 202 });
+  if (message.id === undefined) return accepted();
   const { id, method, params = {} } = message;
   // Every 2026-07-28 result says whether it is complete.
   const answer = (result: Record<string, unknown>) =>
@@ -288,7 +291,7 @@ export async function mcpRoute(
       const asked = params.protocolVersion;
       return answer({
         protocolVersion: typeof asked === 'string' && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
-        capabilities: { tools: {} },
+        capabilities: CAPABILITIES,
         serverInfo: serverInfo(config),
       });
     }
@@ -296,7 +299,7 @@ export async function mcpRoute(
       // 2026-07-28's probe: the revisions served and what this server offers, without a handshake.
       return answer({
         supportedVersions: MCP_PROTOCOL_VERSIONS,
-        capabilities: { tools: {} },
+        capabilities: CAPABILITIES,
         ...UNCACHED,
         _meta: { [SERVER_INFO_KEY]: serverInfo(config) },
       });
