@@ -58,7 +58,7 @@ import type {
   Store,
   TurnMeter,
 } from './types.ts';
-import { isNonEmptyString, isObject } from './shapes.ts';
+import { isFunction, isNonEmptyString, isObject, isString } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -105,31 +105,28 @@ export function createAgent(options: AgentOptions): Agent {
   const telemetry = readTelemetry(options.telemetry, CREATE_AGENT);
   if (!isNonEmptyString(name)) throw invalidOption('name must be a non-empty string');
   const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name);
-  const staticModel = typeof model === 'function' ? undefined : runModel(model);
-  if (typeof model !== 'function' && staticModel === undefined)
+  const staticModel = isFunction(model) ? undefined : runModel(model);
+  if (!isFunction(model) && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
-  const staticSettings =
-    typeof settings === 'function' ? undefined : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
-  if (typeof instructions !== 'string' && typeof instructions !== 'function')
+  const staticSettings = isFunction(settings)
+    ? undefined
+    : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
+  if (!isString(instructions) && !isFunction(instructions))
     throw invalidOption('instructions must be a string or a function returning one');
-  if (memory !== undefined && typeof memory?.scope !== 'function')
-    throw invalidOption('memory.scope must be a function');
+  if (memory !== undefined && !isFunction(memory?.scope)) throw invalidOption('memory.scope must be a function');
   checkStore(store, `${CREATE_AGENT}: store`);
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
-  if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
+  if (sessions === 'owned' && (!isFunction(store.listSessions) || !isFunction(store.deleteSession))) {
     throw invalidOption("sessions: 'owned' needs a store with listSessions and deleteSession");
   }
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  const staticTools =
-    typeof tools === 'function' ? undefined : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
-  const keepsPrincipal =
-    typeof model === 'function' ||
-    typeof instructions === 'function' ||
-    typeof tools === 'function' ||
-    typeof settings === 'function';
+  const staticTools = isFunction(tools)
+    ? undefined
+    : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
+  const keepsPrincipal = isFunction(model) || isFunction(instructions) || isFunction(tools) || isFunction(settings);
   const limits = { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal };
 
   /** The model, instructions, tools and settings of a run: a dynamic agent's, made for its context; the memory of `namespace` added. */
@@ -140,12 +137,11 @@ export function createAgent(options: AgentOptions): Agent {
       chosen = runModel(returned);
       if (chosen === undefined) throw invalidAgent(notAModel('what the model function returns'));
     }
-    let text = typeof instructions === 'function' ? await instructions(context) : instructions;
-    if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
-    const byName =
-      typeof tools === 'function'
-        ? indexTools(await tools(context), reserved, 'the tools function result')
-        : new Map(staticTools);
+    let text = isFunction(instructions) ? await instructions(context) : instructions;
+    if (!isString(text)) throw invalidAgent('the instructions function must return a string');
+    const byName = isFunction(tools)
+      ? indexTools(await tools(context), reserved, 'the tools function result')
+      : new Map(staticTools);
     await schemasReady(byName.values());
     const runSettings =
       staticSettings ??
@@ -160,9 +156,7 @@ export function createAgent(options: AgentOptions): Agent {
   const exclusive = keyedQueue();
   /** Runs one turn of a session under the store's per-session lock, or this agent's own queue. */
   const turn = <T>(sessionId: string, body: (store: Store) => Promise<T>): Promise<T> =>
-    typeof store.withSession === 'function'
-      ? store.withSession(sessionId, body)
-      : exclusive(sessionId, () => body(store));
+    isFunction(store.withSession) ? store.withSession(sessionId, body) : exclusive(sessionId, () => body(store));
 
   const sessionNotFound = () => new AgentError('SESSION_NOT_FOUND', 'no session has this id');
 
@@ -183,10 +177,7 @@ export function createAgent(options: AgentOptions): Agent {
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
     // store's owner record) learns that it is full before its record is read and parsed, which at
     // the bound is costly (docs/design.md §30, "Speed tricks and what they bought").
-    if (
-      verdict === undefined &&
-      (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')
-    ) {
+    if (verdict === undefined && (mode === 'shared' || principal === undefined || isFunction(turnStore.sessionOwner))) {
       const least = await turnStore.sessionBytesAtLeast?.(sessionId);
       if (least !== undefined) checkSize(least + askedBytes, sessionBytes);
     }
@@ -268,8 +259,7 @@ export function createAgent(options: AgentOptions): Agent {
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
     const { approved, reason } = decision;
     const hooks = runHooks(decision, trace);
-    if (reason !== undefined && typeof reason !== 'string')
-      throw invalidInput('the reason of a decision must be a string');
+    if (reason !== undefined && !isString(reason)) throw invalidInput('the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
     const notFound = () =>
       new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
@@ -395,8 +385,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
     const id = checkSessionId(sessionId);
     const principal = callerOf('deleteSession()', options);
-    if (typeof store.deleteSession !== 'function')
-      throw invalidAgent('deleteSession() needs a store with deleteSession');
+    if (!isFunction(store.deleteSession)) throw invalidAgent('deleteSession() needs a store with deleteSession');
     await turn(id, async (turnStore) => {
       await callersSession(turnStore, id, principal);
       await turnStore.deleteSession!(id);

@@ -4,7 +4,7 @@
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
 import { type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
-import { isObject, isRecord } from './shapes.ts';
+import { isFunction, isObject, isRecord, isString } from './shapes.ts';
 
 /**
  * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
@@ -62,10 +62,10 @@ export function parametersSchema(
   fail: Fail = invalidAgent,
 ): JsonSchema | undefined {
   // An arktype type is a function with ~standard; a JSON Schema is an object.
-  if ((typeof parameters !== 'object' && typeof parameters !== 'function') || parameters === null) return undefined;
+  if ((typeof parameters !== 'object' && !isFunction(parameters)) || parameters === null) return undefined;
   const standard = standardOf(parameters as ToolParameters);
   if (standard === undefined) return typeof parameters === 'object' ? (parameters as JsonSchema) : undefined;
-  if (typeof standard?.validate !== 'function' || typeof standard.jsonSchema?.input !== 'function') return undefined;
+  if (!isFunction(standard?.validate) || !isFunction(standard.jsonSchema?.input)) return undefined;
   let schema = jsonSchemas.get(parameters);
   if (schema === undefined) {
     try {
@@ -119,7 +119,7 @@ function describe({ message, path = [] }: Issue, args: unknown): string {
   const keys = Array.from(path, (step) => (isObject(step) ? step.key : step));
   let value = args;
   for (const key of keys) value = isObject(value) ? (value as Record<PropertyKey, unknown>)[key] : undefined;
-  const text = typeof message !== 'string' || quotes(message, value) ? 'invalid' : message.slice(0, 200);
+  const text = !isString(message) || quotes(message, value) ? 'invalid' : message.slice(0, 200);
   const at = keys.map(String).join('.').slice(0, 100);
   return at === '' ? text : `${at}: ${text}`;
 }
@@ -134,7 +134,7 @@ function quotes(message: string, value: unknown): boolean {
     } else if (
       leaf !== undefined &&
       leaf !== null &&
-      (message.includes(String(leaf)) || (typeof leaf === 'string' && message.includes(JSON.stringify(leaf))))
+      (message.includes(String(leaf)) || (isString(leaf) && message.includes(JSON.stringify(leaf))))
     ) {
       return true;
     }
@@ -178,14 +178,14 @@ const isType = (value: unknown, name: unknown): boolean =>
         ? value === null
         : name === 'object'
           ? isRecord(value)
-          : typeof name !== 'string' || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
+          : !isString(name) || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
 
 /** The issues of `value` under a plain JSON Schema's `type`, `enum`, `required`, `properties`, `additionalProperties` and `items`. */
 function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issues: Issue[]): void {
   if (schema === false) issues.push({ path, message: 'is not allowed' });
   if (!isRecord(schema) || issues.length > MAX_ISSUES) return;
   const { type, enum: allowed, required, properties, additionalProperties, items } = schema;
-  const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
+  const types = isString(type) ? [type] : Array.isArray(type) ? type : undefined;
   if (types !== undefined && !types.some((name) => isType(value, name))) {
     issues.push({ path, message: `expected ${types.join(' or ')}` });
     return;
@@ -195,8 +195,7 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
   }
   if (isRecord(value)) {
     for (const key of Array.isArray(required) ? required : []) {
-      if (typeof key === 'string' && !Object.hasOwn(value, key))
-        issues.push({ path: [...path, key], message: 'is required' });
+      if (isString(key) && !Object.hasOwn(value, key)) issues.push({ path: [...path, key], message: 'is required' });
     }
     for (const key of Object.keys(value)) {
       const known = isRecord(properties) && Object.hasOwn(properties, key);

@@ -2,6 +2,7 @@ import { completePrincipal, deepFreeze } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { Principal, RunContext } from './types.ts';
+import { isString } from './shapes.ts';
 
 /**
  * The frozen run context. `principal` comes only from the verified principal passed in the
@@ -43,7 +44,7 @@ const SESSION_ID = /^[^\s\p{Cc}]{1,256}$/u;
 
 /** A caller-chosen session id: 1 to 256 characters, no whitespace or control characters. */
 export function checkSessionId(value: unknown): string {
-  if (typeof value !== 'string' || !SESSION_ID.test(value)) {
+  if (!isString(value) || !SESSION_ID.test(value)) {
     throw invalidInput('sessionId must be 1 to 256 characters without whitespace or control characters');
   }
   return value;

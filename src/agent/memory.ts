@@ -1,6 +1,6 @@
 import { invalidAgent } from './errors.ts';
 import type { MemoryOptions, Principal, Store, Tool } from './types.ts';
-import { isNonEmptyString } from './shapes.ts';
+import { isNonEmptyString, isString } from './shapes.ts';
 
 export const REMEMBER = 'remember';
 const MAX_NOTE = 2000;
@@ -26,7 +26,7 @@ export function rememberTool(store: Store, namespace: string): Tool<{ note: stri
       additionalProperties: false,
     },
     async execute({ note }) {
-      if (typeof note !== 'string' || note.trim() === '') throw new Error('note must be a non-empty string');
+      if (!isString(note) || note.trim() === '') throw new Error('note must be a non-empty string');
       if (note.length > MAX_NOTE) throw new Error(`note must be at most ${MAX_NOTE} characters`);
       await store.appendMemory(namespace, note.trim());
       return `Remembered: ${note.trim()}`;

@@ -6,7 +6,7 @@ import { configError, invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import { aiSdkModel, isAiSdkModel } from './models/ai-sdk.ts';
 import type { Model, UsageHook } from './types.ts';
-import { isObject } from './shapes.ts';
+import { isFunction, isObject } from './shapes.ts';
 
 export const DEFAULT_MAX_STEPS = 10;
 /** Default of `maxPendingApprovals`: approvals one principal may have pending at once. */
@@ -99,7 +99,7 @@ export function readLimits(value: unknown): number {
 }
 
 export function checkHook<T = UsageHook>(hook: unknown, name = 'onUsage'): T | undefined {
-  if (hook !== undefined && typeof hook !== 'function') throw invalidInput(`${name} must be a function`);
+  if (hook !== undefined && !isFunction(hook)) throw invalidInput(`${name} must be a function`);
   return hook as T | undefined;
 }
 

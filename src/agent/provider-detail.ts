@@ -6,7 +6,7 @@
 // print it on the server's terminal.
 import type { AgentError } from './errors.ts';
 import { modelFailures } from './model-turn.ts';
-import { isNonEmptyString, isObject } from './shapes.ts';
+import { isNonEmptyString, isObject, isString } from './shapes.ts';
 
 export interface ProviderDetail {
   /** Which model: an AI SDK model's `provider` and `modelId`, or `openAICompatible`'s host and model. */
@@ -34,7 +34,7 @@ const CREDENTIAL_SHAPES = [
 /** `text` with each of `secrets` (8 characters or more) and each credential-shaped word replaced by `[redacted]`. */
 export function redact(text: string, secrets: Iterable<string> = []): string {
   let out = text;
-  const known = [...secrets].filter((secret) => typeof secret === 'string' && secret.length >= 8);
+  const known = [...secrets].filter((secret) => isString(secret) && secret.length >= 8);
   // The longest first: a key that contains another is removed whole.
   for (const secret of known.sort((a, b) => b.length - a.length)) out = out.split(secret).join('[redacted]');
   for (const shape of CREDENTIAL_SHAPES)
@@ -76,7 +76,7 @@ export function providerDetail(error: unknown): ProviderDetail | undefined {
 /** What a provider's error body says: `{ error: { message, type, code } }` (OpenAI, Anthropic, most others), `{ error: "…" }`, `{ message }`, or the text. */
 export function detailOfBody(body: unknown): { type?: string; message?: string } {
   const text = (value: unknown) => (isNonEmptyString(value) ? value : undefined);
-  if (typeof body === 'string') {
+  if (isString(body)) {
     try {
       return detailOfBody(JSON.parse(body) as unknown);
     } catch {
@@ -85,7 +85,7 @@ export function detailOfBody(body: unknown): { type?: string; message?: string }
   }
   if (!isObject(body)) return {};
   const { error, message, type, code } = body as Record<string, unknown>;
-  if (typeof error === 'string') return { message: error, type: text(type) ?? text(code) };
+  if (isString(error)) return { message: error, type: text(type) ?? text(code) };
   if (isObject(error)) {
     const inner = error as Record<string, unknown>;
     return {

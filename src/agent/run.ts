@@ -27,6 +27,7 @@ import type {
   Usage,
   UsageHook,
 } from './types.ts';
+import { isFunction } from './shapes.ts';
 
 /** What a paused run keeps, besides the `Checkpoint` fields: all of it JSON. */
 export interface RunCheckpoint extends Checkpoint {
@@ -182,7 +183,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   async function pause(call: ToolCall): Promise<RunResult> {
     if (
       owner !== undefined &&
-      typeof store.countCheckpoints === 'function' &&
+      isFunction(store.countCheckpoints) &&
       (await store.countCheckpoints(owner)) >= maxPendingApprovals
     ) {
       throw new AgentError(

@@ -3,7 +3,7 @@ import { checkOptionNames } from '../auth/internal.ts';
 import { type Fail, invalidAgent } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ModelSettings } from './types.ts';
-import { isNonEmptyString } from './shapes.ts';
+import { isNonEmptyString, isString } from './shapes.ts';
 
 const isNumber = (value: unknown, max = Infinity): boolean =>
   typeof value === 'number' && value >= 0 && value <= max && value !== Infinity;
@@ -50,7 +50,7 @@ export function checkHeaders(value: unknown, source: string, fail: Fail = invali
   if (!isPlainObject(value)) throw fail(`${source} must be an object of header names to strings`);
   const headers: Record<string, string> = {};
   for (const [name, text] of Object.entries(value)) {
-    if (!TOKEN.test(name) || typeof text !== 'string' || /[\0\r\n]/.test(text))
+    if (!TOKEN.test(name) || !isString(text) || /[\0\r\n]/.test(text))
       throw fail(`${source}: "${name.slice(0, 64)}" must be a header name with a string value without line breaks`);
     headers[name.toLowerCase()] = text;
   }

@@ -10,3 +10,9 @@ export const isRecord = (value: unknown): value is Record<string, unknown> => is
 
 /** Whether `value` is a string with at least one character. */
 export const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
+
+/** Whether `value` is a string (the empty one too). */
+export const isString = (value: unknown): value is string => typeof value === 'string';
+
+/** Whether `value` is a function. */
+export const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === 'function';

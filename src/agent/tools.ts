@@ -18,7 +18,7 @@ import {
 } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
-import { isNonEmptyString, isRecord } from './shapes.ts';
+import { isFunction, isNonEmptyString, isRecord, isString } from './shapes.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
@@ -94,18 +94,17 @@ function checkTool(tool: unknown, source: string, fail: Fail): string {
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
   checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
-  const problem =
-    typeof description !== 'string'
-      ? 'a description'
-      : parametersSchema(parameters, where, fail) === undefined
-        ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-        : typeof execute !== 'function'
-          ? 'an execute function'
-          : !isApprovalPolicy(needsApproval)
-            ? APPROVAL_POLICY
-            : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
-              ? 'exposeErrors as a boolean'
-              : undefined;
+  const problem = !isString(description)
+    ? 'a description'
+    : parametersSchema(parameters, where, fail) === undefined
+      ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
+      : !isFunction(execute)
+        ? 'an execute function'
+        : !isApprovalPolicy(needsApproval)
+          ? APPROVAL_POLICY
+          : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
+            ? 'exposeErrors as a boolean'
+            : undefined;
   if (problem) throw fail(`${where} needs ${problem}`);
   return name;
 }
@@ -165,7 +164,7 @@ export async function approvalNeeded(
   if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
-  if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
+  if (!isFunction(tool.needsApproval)) return tool.needsApproval === true;
   let answer: unknown;
   try {
     // An AI SDK tool's policy also receives { toolCallId, messages, context } (design §27); never the principal.
@@ -203,9 +202,9 @@ export async function runTool(
       sdk === undefined
         ? await tool.execute(checked.value, context)
         : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
-    content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
+    content = isString(raw) ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
-    output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
+    output = isString(raw) || content === undefined ? content : JSON.parse(content);
   } catch (error) {
     return toolFailure(tool, call, error);
   }

@@ -2,7 +2,7 @@ import { isPlainObject } from '../agent/tools.ts';
 import { badRequest, HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { readJson } from './json-rpc.ts';
-import { isNonEmptyString } from '../agent/shapes.ts';
+import { isNonEmptyString, isString } from '../agent/shapes.ts';
 
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -46,7 +46,7 @@ export function parseSendBody(body: Record<string, unknown>): {
   metadata?: Record<string, unknown>;
 } {
   const { message, sessionId, metadata } = body;
-  if (typeof message !== 'string') throw badRequest('message must be a string');
+  if (!isString(message)) throw badRequest('message must be a string');
   if (sessionId !== undefined && !isNonEmptyString(sessionId)) {
     throw badRequest('sessionId must be a non-empty string');
   }
@@ -58,6 +58,6 @@ export function parseSendBody(body: Record<string, unknown>): {
 export function parseDecisionBody(body: Record<string, unknown>): { approved: boolean; reason?: string } {
   const { approved, reason } = body;
   if (typeof approved !== 'boolean') throw badRequest('approved must be a boolean');
-  if (reason !== undefined && typeof reason !== 'string') throw badRequest('reason must be a string');
+  if (reason !== undefined && !isString(reason)) throw badRequest('reason must be a string');
   return { approved, ...(reason !== undefined && { reason }) };
 }

@@ -41,7 +41,7 @@ import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
 import { tracedRequest, type RequestTrace } from './telemetry.ts';
-import { isObject } from '../agent/shapes.ts';
+import { isObject, isString } from '../agent/shapes.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -113,7 +113,7 @@ export const HANDLER_OPTION_NAMES = Object.freeze([
 const HELPER = 'agentHandler()';
 
 function normalizeBasePath(basePath: unknown, helper: string): string {
-  if (typeof basePath !== 'string' || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
+  if (!isString(basePath) || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
     throw new AuthConfigError(`${helper}: basePath must be "" or a path starting with "/", without query or fragment`);
   }
   return basePath.replace(/\/+$/, '');
@@ -178,7 +178,7 @@ export function refuseEmptyAuth(helper: string, options: object): void {
 
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly, as `helper` (`serve()`) in errors. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, helper = HELPER): AgentRoutes {
-  if (!isObject(agent as unknown) || typeof agent.name !== 'string')
+  if (!isObject(agent as unknown) || !isString(agent.name))
     throw new AuthConfigError(`${helper}: agent must be an agent made by createAgent(…); got ${kindOf(agent)}`);
   if (!isObject(options as unknown)) throw new AuthConfigError(`${helper}: options must be an object`);
   checkOptionNames(helper, options, HANDLER_OPTION_NAMES);

@@ -13,7 +13,7 @@ import { NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
-import { isNonEmptyString, isObject, isRecord } from '../agent/shapes.ts';
+import { isNonEmptyString, isObject, isRecord, isString } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -98,7 +98,7 @@ export function readMcpOptions(
     throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
   for (const origin of allowedOrigins) {
     if (
-      typeof origin !== 'string' ||
+      !isString(origin) ||
       !/^https?:\/\//.test(origin) ||
       !URL.canParse(origin) ||
       new URL(origin).origin !== origin
@@ -112,7 +112,7 @@ export function readMcpOptions(
     );
   }
   for (const host of allowedHosts ?? []) {
-    if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
+    if (!isString(host) || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
       throw fail(
         `.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
       );
@@ -191,7 +191,7 @@ const rpcError = (id: IdText | null, code: number, message: string, status = 200
 const invalid = (id: IdText | null, what: string, status = 400) =>
   rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
-const isId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+const isId = (id: unknown) => isString(id) || (typeof id === 'number' && Number.isInteger(id));
 
 /** The id of a parsed body, as written, when the body is an object whose `id` is a valid one; else `null`. */
 function idIn(parsed: { value: unknown; text: string } | undefined): IdText | null {
@@ -216,7 +216,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
     if (validId && ('result' in value || 'error' in value)) return accepted();
     return invalid(answerId, 'method is missing');
   }
-  if (typeof method !== 'string') return invalid(answerId, 'method must be a string');
+  if (!isString(method)) return invalid(answerId, 'method must be a string');
   if (params !== undefined && !isRecord(params)) return invalid(answerId, 'params must be an object');
   return { ...(validId && { id: answerId }), method, ...(params !== undefined && { params }) };
 }
@@ -267,11 +267,11 @@ export async function mcpRoute(
   const parsed = readJson(bytes);
   if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idIn(parsed));
   const message = readMessage(parsed);
-  if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
+  if (!('method' in message) || !isString(message.method)) return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.
   const meta = message.params?._meta;
   const claimed = isObject(meta) ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
-  if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
+  if (claimed !== undefined && (!isString(claimed) || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
     return unsupported(message.id ?? null);
   const mismatch = headerMismatch(message, request, header, claimed as string | undefined);
   if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
@@ -290,7 +290,7 @@ export async function mcpRoute(
     case 'initialize': {
       const asked = params.protocolVersion;
       return answer({
-        protocolVersion: typeof asked === 'string' && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
+        protocolVersion: isString(asked) && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
         capabilities: CAPABILITIES,
         serverInfo: serverInfo(config),
       });
@@ -310,7 +310,7 @@ export async function mcpRoute(
       return answer({ tools: listTools(agent, config), ...(version === MIRRORED && UNCACHED) });
     case 'tools/call': {
       const { name, arguments: args = {} } = params;
-      if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
+      if (!isString(name)) return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (meter: TurnMeter | undefined): Promise<Reply> => {
         const result = await callTool(agent, name, args as Record<string, unknown>, {

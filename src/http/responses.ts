@@ -1,4 +1,4 @@
-import { isObject } from '../agent/shapes.ts';
+import { isObject, isString } from '../agent/shapes.ts';
 /** A route's refusal: its status and the message that becomes `{"error":"<message>"}`. */
 export class HttpError extends Error {
   readonly status: number;
@@ -120,7 +120,7 @@ export function failureOf(error: unknown): { status: number; message: string; he
   // AgentError codes, and STORE_UNAVAILABLE from any store (agentward/postgres's StoreError, or a store of your own).
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   const ours = error instanceof Error && (error.name === 'AgentError' || code === 'STORE_UNAVAILABLE');
-  const known = ours && typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
+  const known = ours && isString(code) && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
     if (known[0] >= 500) console.error('agentward: an agent route failed', error);
     const { headers } = error as { headers?: Record<string, string> };

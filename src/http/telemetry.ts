@@ -17,6 +17,7 @@ import type { IdText } from './json-rpc.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { MCP_TOOLS } from './operations.ts';
 import type { Route } from './routes.ts';
+import { isString } from '../agent/shapes.ts';
 
 const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
@@ -104,7 +105,7 @@ const TRACEPARENT = /^(?!ff)([\da-f]{2})-(?!0{32})([\da-f]{32})-(?!0{16})([\da-f
 export function parseTraceparent(
   value: unknown,
 ): { traceId: string; spanId: string; traceFlags: number; isRemote: true } | undefined {
-  const match = typeof value === 'string' && value.length <= 512 ? TRACEPARENT.exec(value) : null;
+  const match = isString(value) && value.length <= 512 ? TRACEPARENT.exec(value) : null;
   if (match === null) return undefined;
   const [, version, traceId, spanId, flags, rest] = match as unknown as [
     string,

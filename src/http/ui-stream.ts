@@ -6,7 +6,7 @@ import type { RunEvent, RunResult } from '../agent/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import type { EventFormat } from './event-stream.ts';
 import { badRequest } from './responses.ts';
-import { isNonEmptyString } from '../agent/shapes.ts';
+import { isNonEmptyString, isString } from '../agent/shapes.ts';
 
 export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
@@ -34,11 +34,11 @@ function decisionsOf(message: unknown): UiDecision[] {
   if (!isPlainObject(message) || message.role !== 'assistant' || !Array.isArray(message.parts)) return [];
   return message.parts.filter(isPlainObject).flatMap((part): UiDecision[] => {
     const approval = part.approval;
-    const isTool = typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
+    const isTool = isString(part.type) && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
     if (!isTool || part.state !== 'approval-responded' || !isPlainObject(approval)) return [];
-    if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean')
+    if (!isString(approval.id) || typeof approval.approved !== 'boolean')
       throw badRequest('an approval response needs id and approved');
-    const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
+    const reason = isString(approval.reason) ? { reason: approval.reason } : {};
     return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
   });
 }
@@ -61,13 +61,13 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   if (last.role === 'user') {
     const text = last.parts
       .filter(isPlainObject)
-      .filter((part) => part.type === 'text' && typeof part.text === 'string')
+      .filter((part) => part.type === 'text' && isString(part.text))
       .map((part) => part.text)
       .join('\n');
     if (text.length === 0) throw badRequest('the last user message has no text');
     return { sessionId: id, text, decisions: messages.length > 1 ? decisionsOf(messages[messages.length - 2]) : [] };
   }
-  if (last.role === 'assistant' && typeof last.id === 'string') {
+  if (last.role === 'assistant' && isString(last.id)) {
     const decisions = decisionsOf(last);
     if (decisions.length > 0) return { sessionId: id, messageId: last.id, decisions };
   }

@@ -5,7 +5,7 @@ import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
 import { detailOfBody, type ProviderDetail, withProviderDetail } from '../provider-detail.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
-import { isNonEmptyString, isObject } from '../shapes.ts';
+import { isFunction, isNonEmptyString, isObject, isString } from '../shapes.ts';
 
 /**
  * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
@@ -44,8 +44,8 @@ export function isAiSdkModel(value: unknown): value is AiSdkLanguageModel {
     typeof model === 'object' &&
     model !== null &&
     (model.specificationVersion === 'v3' || model.specificationVersion === 'v4') &&
-    typeof model.doGenerate === 'function' &&
-    typeof model.doStream === 'function'
+    isFunction(model.doGenerate) &&
+    isFunction(model.doStream)
   );
 }
 
@@ -86,7 +86,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
       let text = '';
       const toolCalls: ToolCall[] = [];
       for (const part of result.content as Part[]) {
-        if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+        if (part.type === 'text' && isString(part.text)) text += part.text;
         else if (part.type === 'tool-call' && part.providerExecuted !== true)
           toolCalls.push(toolCall(part, toolCalls.length));
       }
@@ -113,9 +113,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           } else if (part.type === 'tool-call') {
             if (part.providerExecuted !== true) yield { type: 'tool-call', call: toolCall(part, calls++) };
           } else if (part.type === 'finish') {
-            finished =
-              (typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified) !==
-              'interrupted';
+            finished = (isString(part.finishReason) ? part.finishReason : part.finishReason?.unified) !== 'interrupted';
             const usage = usageOf(part.usage);
             if (usage !== undefined) yield { type: 'usage', usage };
           } else if (part.type === 'error') {
@@ -143,7 +141,7 @@ async function providerError(model: AiSdkLanguageModel, error: unknown, otherwis
     statusCode?: unknown;
     name?: unknown;
   };
-  const aiSdkName = typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? name : undefined;
+  const aiSdkName = isString(name) && /^AI_\w{1,60}$/.test(name) ? name : undefined;
   const failed = Number.isInteger(status)
     ? modelError(`the model answered with HTTP ${status}`)
     : modelError(aiSdkName === undefined ? otherwise : `${otherwise} (${aiSdkName})`);
@@ -153,7 +151,7 @@ async function providerError(model: AiSdkLanguageModel, error: unknown, otherwis
 /** An `APICallError`'s status, the type its `data` (or `responseBody`) names, and its message; a stream's error part the same. */
 function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string | undefined): ProviderDetail {
   const provider = `${model.provider} ${model.modelId}`;
-  if (!isObject(error)) return { provider, message: typeof error === 'string' ? error : undefined };
+  if (!isObject(error)) return { provider, message: isString(error) ? error : undefined };
   const { statusCode, data, responseBody, message } = error as Record<string, unknown>;
   const said = detailOfBody(data ?? responseBody ?? (aiSdkName === undefined ? error : undefined));
   return {
@@ -168,11 +166,9 @@ function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string |
 async function headerValues(model: AiSdkLanguageModel): Promise<string[]> {
   try {
     const headers = (model as { config?: { headers?: unknown } }).config?.headers;
-    const resolved: unknown = typeof headers === 'function' ? await (headers as () => unknown)() : headers;
+    const resolved: unknown = isFunction(headers) ? await (headers as () => unknown)() : headers;
     if (!isObject(resolved)) return [];
-    return Object.values(resolved).flatMap((value) =>
-      typeof value === 'string' ? [value, value.replace(/^\S+\s+/, '')] : [],
-    );
+    return Object.values(resolved).flatMap((value) => (isString(value) ? [value, value.replace(/^\S+\s+/, '')] : []));
   } catch {
     return [];
   }
