@@ -58,7 +58,7 @@ import type {
   Store,
   TurnMeter,
 } from './types.ts';
-import { isFunction, isNonEmptyString, isObject, isString } from './shapes.ts';
+import { isBoolean, isFunction, isNonEmptyString, isObject, isString } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -253,7 +253,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
     if (!isNonEmptyString(approvalId)) throw invalidInput('approvalId must be a non-empty string');
-    if (!isObject(decision) || typeof decision.approved !== 'boolean') {
+    if (!isObject(decision) || !isBoolean(decision.approved)) {
       throw invalidInput('the decision needs approved: true or false');
     }
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);

@@ -7,7 +7,7 @@ import { jsonSchemaIssues, parametersSchema, type StandardJsonSchema } from './a
 import { type Fail, invalidAgent } from './errors.ts';
 import { promptMessages } from './models/ai-sdk.ts';
 import type { JsonSchema, Message, Tool, ToolCall } from './types.ts';
-import { isFunction, isObject, isString } from './shapes.ts';
+import { isArray, isBoolean, isFunction, isObject, isString } from './shapes.ts';
 
 /**
  * An AI SDK tool (`tool({ description, inputSchema, execute, needsApproval })`, `dynamicTool()`),
@@ -66,8 +66,7 @@ export async function schemasReady(tools: Iterable<Tool>): Promise<void> {
 export const AI_SDK_TOOL_CALL = 'tool({ description, inputSchema, execute';
 const SHAPE = `an AI SDK tool: ${AI_SDK_TOOL_CALL}, needsApproval? })`;
 /** Whether a `needsApproval` can work (absent, a boolean or a policy function), and what is said of one that cannot. */
-export const isApprovalPolicy = (value: unknown) =>
-  value === undefined || typeof value === 'boolean' || isFunction(value);
+export const isApprovalPolicy = (value: unknown) => value === undefined || isBoolean(value) || isFunction(value);
 export const APPROVAL_POLICY = 'needsApproval as a boolean or a function';
 const SCHEMAS = 'zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema()';
 const adaptations = new WeakMap<object, Map<string, Adapted>>();
@@ -161,7 +160,7 @@ function modelOutput(result: unknown): unknown {
   const { type, value, reason } = result as { type?: unknown; value?: unknown; reason?: unknown };
   if (type === 'text' || type === 'error-text' || type === 'json' || type === 'error-json') return value;
   if (type === 'execution-denied') return isString(reason) ? reason : 'denied';
-  if (type === 'content' && Array.isArray(value))
+  if (type === 'content' && isArray(value))
     return value
       .map((part: unknown) =>
         isObject(part) && part.type === 'text' && isString(part.text)
@@ -222,5 +221,5 @@ function issuesOf(error: unknown): { message: string; path?: PropertyKey[] }[] |
   const found = isObject(error)
     ? (error.issues ?? (isObject(error.cause) ? error.cause.issues : error.cause))
     : undefined;
-  return Array.isArray(found) && found.every((issue) => isObject(issue) && isString(issue.message)) ? found : undefined;
+  return isArray(found) && found.every((issue) => isObject(issue) && isString(issue.message)) ? found : undefined;
 }

@@ -4,7 +4,7 @@
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
 import { type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
-import { isFunction, isObject, isRecord, isString } from './shapes.ts';
+import { isArray, isFunction, isObject, isRecord, isString } from './shapes.ts';
 
 /**
  * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
@@ -62,9 +62,9 @@ export function parametersSchema(
   fail: Fail = invalidAgent,
 ): JsonSchema | undefined {
   // An arktype type is a function with ~standard; a JSON Schema is an object.
-  if ((typeof parameters !== 'object' && !isFunction(parameters)) || parameters === null) return undefined;
+  if (!isObject(parameters) && !isFunction(parameters)) return undefined;
   const standard = standardOf(parameters as ToolParameters);
-  if (standard === undefined) return typeof parameters === 'object' ? (parameters as JsonSchema) : undefined;
+  if (standard === undefined) return isObject(parameters) ? (parameters as JsonSchema) : undefined;
   if (!isFunction(standard?.validate) || !isFunction(standard.jsonSchema?.input)) return undefined;
   let schema = jsonSchemas.get(parameters);
   if (schema === undefined) {
@@ -153,7 +153,7 @@ function pollutingKeys(args: unknown): Issue[] | undefined {
     const [value, path] = queue[next]!;
     if (!isObject(value)) continue;
     for (const key of Object.keys(value)) {
-      const at = [...path, Array.isArray(value) ? Number(key) : key];
+      const at = [...path, isArray(value) ? Number(key) : key];
       if (POLLUTING.has(key)) found.push({ path: at, message: 'is not allowed' });
       else queue.push([(value as Record<string, unknown>)[key], at]);
     }
@@ -173,7 +173,7 @@ const isType = (value: unknown, name: unknown): boolean =>
   name === 'integer'
     ? Number.isInteger(value)
     : name === 'array'
-      ? Array.isArray(value)
+      ? isArray(value)
       : name === 'null'
         ? value === null
         : name === 'object'
@@ -185,16 +185,16 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
   if (schema === false) issues.push({ path, message: 'is not allowed' });
   if (!isRecord(schema) || issues.length > MAX_ISSUES) return;
   const { type, enum: allowed, required, properties, additionalProperties, items } = schema;
-  const types = isString(type) ? [type] : Array.isArray(type) ? type : undefined;
+  const types = isString(type) ? [type] : isArray(type) ? type : undefined;
   if (types !== undefined && !types.some((name) => isType(value, name))) {
     issues.push({ path, message: `expected ${types.join(' or ')}` });
     return;
   }
-  if (Array.isArray(allowed) && !allowed.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
+  if (isArray(allowed) && !allowed.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
     issues.push({ path, message: `must be one of ${JSON.stringify(allowed).slice(1, -1).slice(0, 200)}` });
   }
   if (isRecord(value)) {
-    for (const key of Array.isArray(required) ? required : []) {
+    for (const key of isArray(required) ? required : []) {
       if (isString(key) && !Object.hasOwn(value, key)) issues.push({ path: [...path, key], message: 'is required' });
     }
     for (const key of Object.keys(value)) {
@@ -203,7 +203,7 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
       if (known || sub !== undefined) schemaIssues(sub, value[key], [...path, key], issues);
     }
   }
-  if (Array.isArray(value) && (isRecord(items) || items === false)) {
+  if (isArray(value) && (isRecord(items) || items === false)) {
     for (const [index, item] of value.entries()) schemaIssues(items, item, [...path, index], issues);
   }
 }

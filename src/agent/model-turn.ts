@@ -1,6 +1,6 @@
 import { AgentError, modelError } from './errors.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
-import { isNonEmptyString, isObject } from './shapes.ts';
+import { isArray, isNonEmptyString, isObject } from './shapes.ts';
 
 /**
  * Who hears of a failed model turn: empty until `onProviderFailure` (provider-detail.ts) installs
@@ -74,7 +74,7 @@ export async function modelTurn(
       const turn: ModelTurn = await model.generate(request);
       if (!isObject(turn)) throw modelError('the model returned no turn');
       if (turn.text !== undefined) addText(turn.text);
-      if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls))
+      if (turn.toolCalls !== undefined && !isArray(turn.toolCalls))
         throw modelError('the model returned tool calls that are not a list');
       for (const call of turn.toolCalls ?? []) addCall(call);
       if (turn.usage !== undefined) reportUsage(turn.usage);

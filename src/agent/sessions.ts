@@ -12,7 +12,7 @@ import type {
   SessionSummary,
   Store,
 } from './types.ts';
-import { isFunction, isString } from './shapes.ts';
+import { isArray, isFunction, isString } from './shapes.ts';
 
 const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
@@ -29,7 +29,7 @@ export const isAnonymous = (principal: Principal): boolean => principal.authenti
 
 function isOwnerKey(value: unknown): value is OwnerKey {
   return (
-    Array.isArray(value) &&
+    isArray(value) &&
     value.length === 3 &&
     isString(value[0]) &&
     (value[1] === null || isString(value[1])) &&
@@ -147,14 +147,15 @@ export function decodeCursor(cursor: unknown): { updatedAt: string; id: string }
   } catch {
     throw invalid();
   }
-  if (!Array.isArray(value) || value.length !== 2 || !isString(value[0]) || !isString(value[1])) throw invalid();
+  if (!isArray(value) || value.length !== 2 || !isString(value[0]) || !isString(value[1])) throw invalid();
   return { updatedAt: value[0], id: value[1] };
 }
 
 export function checkLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_PAGE;
-  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+  // Number.isInteger is false for anything but a number.
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
     throw invalidInput(`limit must be an integer from 1 to ${MAX_PAGE}`);
   }
-  return limit;
+  return limit as number;
 }

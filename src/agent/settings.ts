@@ -3,7 +3,7 @@ import { checkOptionNames } from '../auth/internal.ts';
 import { type Fail, invalidAgent } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ModelSettings } from './types.ts';
-import { isNonEmptyString, isString } from './shapes.ts';
+import { isArray, isNonEmptyString, isString } from './shapes.ts';
 
 const isNumber = (value: unknown, max = Infinity): boolean =>
   typeof value === 'number' && value >= 0 && value <= max && value !== Infinity;
@@ -14,7 +14,7 @@ const SETTINGS: Record<string, [(value: unknown) => boolean, string]> = {
   maxOutputTokens: [(value) => Number.isSafeInteger(value) && (value as number) > 0, 'a positive whole number'],
   topP: [(value) => isNumber(value, 1), 'a number from 0 to 1'],
   stopSequences: [
-    (value) => Array.isArray(value) && value.every((stop) => isNonEmptyString(stop)),
+    (value) => isArray(value) && value.every((stop) => isNonEmptyString(stop)),
     'a list of non-empty strings',
   ],
   headers: [(value) => isPlainObject(value), 'an object of header names to strings'],
@@ -38,7 +38,7 @@ export function checkSettings(value: unknown, source: string, fail: Fail = inval
     settings[name] =
       name === 'headers'
         ? checkHeaders(setting, `${source}: headers`, fail)
-        : Object.freeze(Array.isArray(setting) ? [...setting] : setting);
+        : Object.freeze(isArray(setting) ? [...setting] : setting);
   }
   return Object.freeze(settings) as Readonly<ModelSettings>;
 }

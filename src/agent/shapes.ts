@@ -6,7 +6,7 @@ export const isObject = (value: unknown): value is Record<PropertyKey, unknown> 
   typeof value === 'object' && value !== null;
 
 /** Whether `value` is an object that is not an array (a JSON object, or any object of a class). */
-export const isRecord = (value: unknown): value is Record<string, unknown> => isObject(value) && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> => isObject(value) && !isArray(value);
 
 /** Whether `value` is a string with at least one character. */
 export const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value !== '';
@@ -16,3 +16,9 @@ export const isString = (value: unknown): value is string => typeof value === 's
 
 /** Whether `value` is a function. */
 export const isFunction = (value: unknown): value is (...args: never[]) => unknown => typeof value === 'function';
+
+/** Whether `value` is `true` or `false`. */
+export const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
+
+/** `Array.isArray`, under the name the other tests share. */
+export const { isArray } = Array;

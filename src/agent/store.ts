@@ -3,7 +3,7 @@ import { configError } from './errors.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
-import { isObject } from './shapes.ts';
+import { isArray, isObject } from './shapes.ts';
 
 export interface MemoryStoreOptions {
   /** Most sessions kept; past it the least recently updated session is dropped, with its checkpoints. Default 1,000. */
@@ -62,7 +62,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   const checkpointKey = (approvalId: string) => `checkpoint:${approvalId}`;
   const memoryKey = (namespace: string) => `memory:${namespace}`;
   const ownerText = (record: { owner?: unknown } | undefined) =>
-    Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
+    isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
 
   const add = (map: Map<string, Set<string>>, key: string, value: string) => {
     const set = map.get(key);

@@ -4,7 +4,7 @@
 import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import { AgentError, configError } from './errors.ts';
 import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
-import { isObject } from './shapes.ts';
+import { isBoolean, isObject } from './shapes.ts';
 
 /** An attribute's value, as OpenTelemetry takes it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -70,8 +70,8 @@ export function readTelemetry(value: unknown, helper: string): Telemetry | undef
   // One message for the three: an OpenTelemetry Tracer (startActiveSpan or startSpan), and booleans.
   if (
     typeof (tracer?.startActiveSpan ?? tracer?.startSpan) !== 'function' ||
-    typeof recordContent !== 'boolean' ||
-    typeof recordPrincipal !== 'boolean'
+    !isBoolean(recordContent) ||
+    !isBoolean(recordPrincipal)
   )
     throw configError(`${where}: tracer must be an OpenTelemetry Tracer, recordContent and recordPrincipal booleans`);
   return Object.freeze({ tracer, recordContent, recordPrincipal });

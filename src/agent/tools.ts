@@ -18,7 +18,7 @@ import {
 } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
-import { isFunction, isNonEmptyString, isRecord, isString } from './shapes.ts';
+import { isArray, isBoolean, isFunction, isNonEmptyString, isRecord, isString } from './shapes.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
@@ -61,7 +61,7 @@ export function indexTools(
       throw fail(`${source}: tool "${tool.name}" needs a unique name`);
     byName.set(tool.name, tool);
   };
-  if (Array.isArray(tools)) {
+  if (isArray(tools)) {
     for (const tool of tools as unknown[]) {
       if (looksLikeAiSdkTool(tool))
         throw fail(
@@ -102,7 +102,7 @@ function checkTool(tool: unknown, source: string, fail: Fail): string {
         ? 'an execute function'
         : !isApprovalPolicy(needsApproval)
           ? APPROVAL_POLICY
-          : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
+          : exposeErrors !== undefined && !isBoolean(exposeErrors)
             ? 'exposeErrors as a boolean'
             : undefined;
   if (problem) throw fail(`${where} needs ${problem}`);
@@ -179,8 +179,7 @@ export async function approvalNeeded(
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
-  if (typeof answer !== 'boolean')
-    return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
+  if (!isBoolean(answer)) return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
   return answer;
 }
 

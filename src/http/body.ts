@@ -2,7 +2,7 @@ import { isPlainObject } from '../agent/tools.ts';
 import { badRequest, HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { readJson } from './json-rpc.ts';
-import { isNonEmptyString, isString } from '../agent/shapes.ts';
+import { isBoolean, isNonEmptyString, isString } from '../agent/shapes.ts';
 
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -57,7 +57,7 @@ export function parseSendBody(body: Record<string, unknown>): {
 /** `{ approved, reason? }` of `POST <base>/approvals/:approvalId`. */
 export function parseDecisionBody(body: Record<string, unknown>): { approved: boolean; reason?: string } {
   const { approved, reason } = body;
-  if (typeof approved !== 'boolean') throw badRequest('approved must be a boolean');
+  if (!isBoolean(approved)) throw badRequest('approved must be a boolean');
   if (reason !== undefined && !isString(reason)) throw badRequest('reason must be a string');
   return { approved, ...(reason !== undefined && { reason }) };
 }

@@ -13,7 +13,7 @@ import { NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
-import { isNonEmptyString, isObject, isRecord, isString } from '../agent/shapes.ts';
+import { isArray, isNonEmptyString, isObject, isRecord, isString } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -94,8 +94,7 @@ export function readMcpOptions(
     if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
   }
   if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail(`.scopes${SCOPES_NEED_AUTH}`);
-  if (!Array.isArray(allowedOrigins))
-    throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
+  if (!isArray(allowedOrigins)) throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
   for (const origin of allowedOrigins) {
     if (
       !isString(origin) ||
@@ -106,7 +105,7 @@ export function readMcpOptions(
       throw fail(`.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`);
     }
   }
-  if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
+  if (allowedHosts !== undefined && (!isArray(allowedHosts) || allowedHosts.length === 0)) {
     throw fail(
       '.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"',
     );
@@ -191,7 +190,7 @@ const rpcError = (id: IdText | null, code: number, message: string, status = 200
 const invalid = (id: IdText | null, what: string, status = 400) =>
   rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
-const isId = (id: unknown) => isString(id) || (typeof id === 'number' && Number.isInteger(id));
+const isId = (id: unknown) => isString(id) || Number.isInteger(id);
 
 /** The id of a parsed body, as written, when the body is an object whose `id` is a valid one; else `null`. */
 function idIn(parsed: { value: unknown; text: string } | undefined): IdText | null {
@@ -204,7 +203,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
   if (parsed === undefined) return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
   const { value } = parsed;
   // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
-  if (Array.isArray(value)) return invalid(null, 'batches are not supported');
+  if (isArray(value)) return invalid(null, 'batches are not supported');
   if (!isRecord(value)) return invalid(null, 'not a JSON-RPC message');
   const { jsonrpc, id, method, params } = value;
   const answerId = idIn(parsed);

@@ -39,10 +39,9 @@ export interface AiSdkCallOptions {
 
 /** True for an AI SDK language model of specification `v3` or `v4` (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `MockLanguageModelV4`, …). */
 export function isAiSdkModel(value: unknown): value is AiSdkLanguageModel {
-  const model = value as Partial<AiSdkLanguageModel> | null;
+  const model = value as Partial<AiSdkLanguageModel>;
   return (
-    typeof model === 'object' &&
-    model !== null &&
+    isObject(model) &&
     (model.specificationVersion === 'v3' || model.specificationVersion === 'v4') &&
     isFunction(model.doGenerate) &&
     isFunction(model.doStream)
