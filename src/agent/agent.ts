@@ -58,7 +58,7 @@ import type {
   Store,
   TurnMeter,
 } from './types.ts';
-import { isBoolean, isFunction, isNonEmptyString, isObject, isString } from './shapes.ts';
+import { isBoolean, isFunction, isObject, isString, nonEmptyString } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -103,7 +103,7 @@ export function createAgent(options: AgentOptions): Agent {
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits);
   const telemetry = readTelemetry(options.telemetry, CREATE_AGENT);
-  if (!isNonEmptyString(name)) throw invalidOption('name must be a non-empty string');
+  nonEmptyString(name, 'name', invalidOption);
   const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name);
   const staticModel = isFunction(model) ? undefined : runModel(model);
   if (!isFunction(model) && staticModel === undefined)
@@ -196,7 +196,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** A send; `trace`: its spans, with `telemetry` (design §28). */
   async function send(message: string, sendOptions: SendOptions = {}, trace?: RunTrace): Promise<RunResult> {
-    if (!isNonEmptyString(message)) throw invalidInput('message must be a non-empty string');
+    nonEmptyString(message, 'message', invalidInput);
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
     const hooks = runHooks(sendOptions, trace);
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
@@ -252,7 +252,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
-    if (!isNonEmptyString(approvalId)) throw invalidInput('approvalId must be a non-empty string');
+    nonEmptyString(approvalId, 'approvalId', invalidInput);
     if (!isObject(decision) || !isBoolean(decision.approved)) {
       throw invalidInput('the decision needs approved: true or false');
     }

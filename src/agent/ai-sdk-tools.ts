@@ -7,7 +7,7 @@ import { jsonSchemaIssues, parametersSchema, type StandardJsonSchema } from './a
 import { type Fail, invalidAgent } from './errors.ts';
 import { promptMessages } from './models/ai-sdk.ts';
 import type { JsonSchema, Message, Tool, ToolCall } from './types.ts';
-import { isArray, isBoolean, isFunction, isObject, isString } from './shapes.ts';
+import { isArray, isBoolean, isFunction, isObject, isString, isTextPart } from './shapes.ts';
 
 /**
  * An AI SDK tool (`tool({ description, inputSchema, execute, needsApproval })`, `dynamicTool()`),
@@ -163,9 +163,7 @@ function modelOutput(result: unknown): unknown {
   if (type === 'content' && isArray(value))
     return value
       .map((part: unknown) =>
-        isObject(part) && part.type === 'text' && isString(part.text)
-          ? part.text
-          : `[${String(isObject(part) ? part.type : 'part')} omitted]`,
+        isTextPart(part) ? part.text : `[${String(isObject(part) ? part.type : 'part')} omitted]`,
       )
       .join('\n');
   return result;

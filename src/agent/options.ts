@@ -16,7 +16,7 @@ export const DEFAULT_SESSION_BYTES = 4 * 1024 * 1024;
 
 /** The model of a run: this library's `Model`, or an AI SDK language model adapted to one. */
 export const runModel = (model: unknown): Model | undefined =>
-  typeof (model as Model | null)?.generate === 'function'
+  isFunction((model as Model | null)?.generate)
     ? (model as Model)
     : isAiSdkModel(model)
       ? aiSdkModel(model)
@@ -57,9 +57,7 @@ export const STORE_METHODS = [
 
 /** Throws unless `store` has every method a `Store` must have; `where` names the option (`createAgent(): store`). */
 export function checkStore(store: unknown, where: string): void {
-  const missing = STORE_METHODS.filter(
-    (name) => typeof (store as Record<string, unknown> | null)?.[name] !== 'function',
-  );
+  const missing = STORE_METHODS.filter((name) => !isFunction((store as Record<string, unknown> | null)?.[name]));
   if (missing.length > 0)
     throw configError(
       `${where} must be a Store (memoryStore(), fileStore(), postgresStore()…); got ${kindOf(store)} without ${missing.join(', ')}`,

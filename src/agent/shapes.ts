@@ -22,3 +22,16 @@ export const isBoolean = (value: unknown): value is boolean => typeof value === 
 
 /** `Array.isArray`, under the name the other tests share. */
 export const { isArray } = Array;
+
+/** Whether `value` is a text part (`{ type: 'text', text }`), as the AI SDK and the UI message stream write one. */
+export const isTextPart = (value: unknown): value is { type: 'text'; text: string } =>
+  isObject(value) && value.type === 'text' && isString(value.text);
+
+/** Throws what `fail` makes of `<name> must be a non-empty string` unless `value` is one. */
+export function nonEmptyString(
+  value: unknown,
+  name: string,
+  fail: (message: string) => Error,
+): asserts value is string {
+  if (!isNonEmptyString(value)) throw fail(`${name} must be a non-empty string`);
+}

@@ -58,8 +58,10 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   const write = (key: string, value: unknown): void => {
     data.set(key, JSON.stringify(value));
   };
-  const sessionKey = (id: string) => `session:${id}`;
-  const checkpointKey = (approvalId: string) => `checkpoint:${approvalId}`;
+  const SESSION = 'session:';
+  const CHECKPOINT = 'checkpoint:';
+  const sessionKey = (id: string) => SESSION + id;
+  const checkpointKey = (approvalId: string) => CHECKPOINT + approvalId;
   const memoryKey = (namespace: string) => `memory:${namespace}`;
   const ownerText = (record: { owner?: unknown } | undefined) =>
     isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
@@ -99,12 +101,12 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     indexed = true;
     const sessions: [string, number][] = [];
     for (const [key, text] of data) {
-      if (key.startsWith('checkpoint:')) {
+      if (key.startsWith(CHECKPOINT)) {
         const checkpoint = JSON.parse(text) as Checkpoint;
         add(checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
         const owner = ownerText(checkpoint);
         if (owner !== undefined) add(pendingOf, owner, checkpoint.approvalId);
-      } else if (key.startsWith('session:')) {
+      } else if (key.startsWith(SESSION)) {
         const record = JSON.parse(text) as SessionRecord;
         const owner = ownerText(record);
         if (owner !== undefined) {

@@ -4,7 +4,7 @@
 import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import { AgentError, configError } from './errors.ts';
 import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
-import { isBoolean, isObject } from './shapes.ts';
+import { isBoolean, isFunction, isObject } from './shapes.ts';
 
 /** An attribute's value, as OpenTelemetry takes it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -69,7 +69,7 @@ export function readTelemetry(value: unknown, helper: string): Telemetry | undef
   const { tracer, recordContent = false, recordPrincipal = true } = value as unknown as TelemetryOptions;
   // One message for the three: an OpenTelemetry Tracer (startActiveSpan or startSpan), and booleans.
   if (
-    typeof (tracer?.startActiveSpan ?? tracer?.startSpan) !== 'function' ||
+    !isFunction(tracer?.startActiveSpan ?? tracer?.startSpan) ||
     !isBoolean(recordContent) ||
     !isBoolean(recordPrincipal)
   )

@@ -2,7 +2,7 @@ import { isPlainObject } from '../agent/tools.ts';
 import { badRequest, HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { readJson } from './json-rpc.ts';
-import { isBoolean, isNonEmptyString, isString } from '../agent/shapes.ts';
+import { isBoolean, isString, nonEmptyString } from '../agent/shapes.ts';
 
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -47,9 +47,7 @@ export function parseSendBody(body: Record<string, unknown>): {
 } {
   const { message, sessionId, metadata } = body;
   if (!isString(message)) throw badRequest('message must be a string');
-  if (sessionId !== undefined && !isNonEmptyString(sessionId)) {
-    throw badRequest('sessionId must be a non-empty string');
-  }
+  if (sessionId !== undefined) nonEmptyString(sessionId, 'sessionId', badRequest);
   if (metadata !== undefined && !isPlainObject(metadata)) throw badRequest('metadata must be a JSON object');
   return { message, ...(sessionId !== undefined && { sessionId }), ...(metadata !== undefined && { metadata }) };
 }

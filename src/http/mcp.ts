@@ -13,7 +13,7 @@ import { NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
-import { isArray, isNonEmptyString, isObject, isRecord, isString } from '../agent/shapes.ts';
+import { isArray, isObject, isRecord, isString, nonEmptyString } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -86,8 +86,8 @@ export function readMcpOptions(
   if (!isRecord(options)) throw fail(' must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }');
   checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
   const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
-  if (!isNonEmptyString(name)) throw fail('.name must be a non-empty string');
-  if (title !== undefined && !isNonEmptyString(title)) throw fail('.title must be a non-empty string');
+  nonEmptyString(name, '.name', fail);
+  if (title !== undefined) nonEmptyString(title, '.title', fail);
   if (!isObject(scopes)) throw fail('.scopes must be { ask?, decide? }');
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {

@@ -207,11 +207,13 @@ export async function uiRoute(
   meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const { sessionId, text, decisions } = ui;
-  if (decisions.length === 0) {
-    const run: StreamedRun = (onEvent, signal) =>
-      agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
-    return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
-  }
+  /** The user's text sent, its events streamed. */
+  const send: StreamedRun = (onEvent, signal) =>
+    agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
+  // The assistant message the chunks make: a new one, or the one whose approvals were answered (decisions alone).
+  const stream = (run: StreamedRun) =>
+    streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
+  if (decisions.length === 0) return stream(send);
   // An approval decided through a chat must wait in that chat's session.
   const pending = new Set((await agent.pendingApprovals(sessionId, { principal })).map((approval) => approval.id));
   if (text === undefined && !decisions.every(({ approvalId }) => pending.has(approvalId)))
@@ -235,8 +237,8 @@ export async function uiRoute(
     for (const decision of decisions)
       if (text === undefined) spent(await decide(decision, true));
       else if (pending.has(decision.approvalId)) spent(await decide(decision, false));
-    if (text !== undefined) spent(await agent.send(text, { principal, sessionId, metadata, signal, onEvent, meter }));
+    if (text !== undefined) spent(await send(onEvent, signal));
     return usage === undefined ? result! : { ...result!, usage };
   };
-  return streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
+  return stream(run);
 }

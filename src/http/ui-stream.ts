@@ -6,7 +6,7 @@ import type { RunEvent, RunResult } from '../agent/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import type { EventFormat } from './event-stream.ts';
 import { badRequest } from './responses.ts';
-import { isArray, isBoolean, isNonEmptyString, isString } from '../agent/shapes.ts';
+import { isArray, isBoolean, isString, isTextPart, nonEmptyString } from '../agent/shapes.ts';
 
 export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
@@ -51,7 +51,7 @@ function decisionsOf(message: unknown): UiDecision[] {
  */
 export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   const { id, messages, trigger } = body;
-  if (!isNonEmptyString(id)) throw badRequest('id must be a non-empty string');
+  nonEmptyString(id, 'id', badRequest);
   if (trigger !== undefined && trigger !== 'submit-message')
     throw badRequest('only trigger "submit-message" is supported');
   if (!isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty list');
@@ -59,9 +59,9 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   if (!isPlainObject(last) || !isArray(last.parts)) throw badRequest('each message needs a list of parts');
 
   if (last.role === 'user') {
+    // A JSON body's parts are plain objects or else no text part.
     const text = last.parts
-      .filter(isPlainObject)
-      .filter((part) => part.type === 'text' && isString(part.text))
+      .filter(isTextPart)
       .map((part) => part.text)
       .join('\n');
     if (text.length === 0) throw badRequest('the last user message has no text');

@@ -5,8 +5,9 @@ import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
 import { detailOfBody, type ProviderDetail, withProviderDetail } from '../provider-detail.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
-import { isFunction, isNonEmptyString, isObject, isString } from '../shapes.ts';
+import { isFunction, isNonEmptyString, isObject, isString, isTextPart } from '../shapes.ts';
 
+const FAILED = 'the model failed';
 /**
  * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
  * and every AI SDK provider return), as far as the agent reads it; recognized by its shape, so
@@ -80,12 +81,12 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
       try {
         result = await model.doGenerate(callOptions(request));
       } catch (error) {
-        throw await providerError(model, error, 'the model failed');
+        throw await providerError(model, error, FAILED);
       }
       let text = '';
       const toolCalls: ToolCall[] = [];
       for (const part of result.content as Part[]) {
-        if (part.type === 'text' && isString(part.text)) text += part.text;
+        if (isTextPart(part)) text += part.text;
         else if (part.type === 'tool-call' && part.providerExecuted !== true)
           toolCalls.push(toolCall(part, toolCalls.length));
       }
@@ -120,7 +121,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           }
         }
       } catch (error) {
-        throw await providerError(model, error, 'the model failed');
+        throw await providerError(model, error, FAILED);
       } finally {
         // A run that stops early (an abort, a bad part) lets go of the provider's response.
         if (!done) reader?.cancel().catch(() => undefined);
