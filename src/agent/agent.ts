@@ -58,7 +58,7 @@ import type {
   Store,
   TurnMeter,
 } from './types.ts';
-import { isBoolean, isFunction, isObject, isString, nonEmptyString } from './shapes.ts';
+import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -392,7 +392,7 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
-  const agent: Agent = Object.freeze({
+  const agent: Agent = freeze({
     name,
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
@@ -401,7 +401,7 @@ export function createAgent(options: AgentOptions): Agent {
       [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send: runSend,
     session(id: string) {
-      return Object.freeze({
+      return freeze({
         id,
         send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) =>
           runSend(message, { ...sessionOptions, sessionId: id }),

@@ -4,7 +4,7 @@
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
 import { type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
-import { isArray, isFunction, isObject, isRecord, isString } from './shapes.ts';
+import { isArray, isFunction, isInteger, isObject, isRecord, isString } from './shapes.ts';
 
 /**
  * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
@@ -171,7 +171,7 @@ export function jsonSchemaIssues(schema: JsonSchema, value: unknown): Issue[] {
 /** Whether `value` is of the JSON Schema type `name` (a name it does not know passes). */
 const isType = (value: unknown, name: unknown): boolean =>
   name === 'integer'
-    ? Number.isInteger(value)
+    ? isInteger(value)
     : name === 'array'
       ? isArray(value)
       : name === 'null'

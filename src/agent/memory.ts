@@ -1,13 +1,13 @@
 import { invalidAgent } from './errors.ts';
 import type { MemoryOptions, Principal, Store, Tool } from './types.ts';
-import { isNonEmptyString, isString } from './shapes.ts';
+import { freeze, isNonEmptyString, isString } from './shapes.ts';
 
 export const REMEMBER = 'remember';
 const MAX_NOTE = 2000;
 
 /** The namespace of a run's notes: what `memory.scope({ principal })` names. */
 export async function memoryNamespace(memory: MemoryOptions, principal: Principal | undefined): Promise<string> {
-  const namespace = await memory.scope(Object.freeze({ principal }));
+  const namespace = await memory.scope(freeze({ principal }));
   if (!isNonEmptyString(namespace)) throw invalidAgent('memory.scope() must return a non-empty string');
   return namespace;
 }

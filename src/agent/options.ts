@@ -6,7 +6,7 @@ import { configError, invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import { aiSdkModel, isAiSdkModel } from './models/ai-sdk.ts';
 import type { Model, UsageHook } from './types.ts';
-import { isFunction, isObject } from './shapes.ts';
+import { isFunction, isInteger, isObject } from './shapes.ts';
 
 export const DEFAULT_MAX_STEPS = 10;
 /** Default of `maxPendingApprovals`: approvals one principal may have pending at once. */
@@ -82,7 +82,7 @@ export const SEND_OPTION_NAMES = ['principal', 'sessionId', 'metadata', 'signal'
 export const DECIDE_OPTION_NAMES = ['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage', 'meter'];
 
 export function checkPositive(value: number, option: string): void {
-  if (!Number.isInteger(value) || value < 1) throw invalidOption(`${option} must be a positive integer`);
+  if (!isInteger(value) || value < 1) throw invalidOption(`${option} must be a positive integer`);
 }
 
 /** `limits.sessionBytes`, or its default. */
@@ -91,7 +91,7 @@ export function readLimits(value: unknown): number {
   if (!isObject(value)) throw invalidOption('limits must be { sessionBytes? }');
   checkOptionNames(`${CREATE_AGENT}: limits`, value, ['sessionBytes']);
   const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
-  if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024)
+  if (!isInteger(sessionBytes) || (sessionBytes as number) < 1024)
     throw invalidOption('limits.sessionBytes must be a whole number of bytes, 1024 or more');
   return sessionBytes as number;
 }

@@ -6,7 +6,7 @@
 // print it on the server's terminal.
 import type { AgentError } from './errors.ts';
 import { modelFailures } from './model-turn.ts';
-import { isNonEmptyString, isObject, isString } from './shapes.ts';
+import { freeze, isInteger, isNonEmptyString, isObject, isString } from './shapes.ts';
 
 export interface ProviderDetail {
   /** Which model: an AI SDK model's `provider` and `modelId`, or `openAICompatible`'s host and model. */
@@ -55,11 +55,11 @@ export function withProviderDetail(
     text === undefined || text === '' ? undefined : redact(text, list).slice(0, MESSAGE_LIMIT);
   const kept: ProviderDetail = {
     ...(detail.provider !== undefined && { provider: clean(detail.provider) }),
-    ...(Number.isInteger(detail.status) && { status: detail.status }),
+    ...(isInteger(detail.status) && { status: detail.status }),
     ...(clean(detail.type) !== undefined && { type: clean(detail.type) }),
     ...(clean(detail.message) !== undefined && { message: clean(detail.message) }),
   };
-  Object.defineProperty(error, DETAIL, { value: Object.freeze(kept), enumerable: false });
+  Object.defineProperty(error, DETAIL, { value: freeze(kept), enumerable: false });
   return error;
 }
 

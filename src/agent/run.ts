@@ -27,7 +27,7 @@ import type {
   Usage,
   UsageHook,
 } from './types.ts';
-import { isFunction } from './shapes.ts';
+import { freeze, isFunction } from './shapes.ts';
 
 /** What a paused run keeps, besides the `Checkpoint` fields: all of it JSON. */
 export interface RunCheckpoint extends Checkpoint {
@@ -132,7 +132,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   let usage: Usage | undefined;
   /** The usage of the model turns not stored yet, for `onUsage` once they are. */
   const unstored: Usage[] = [];
-  const toolContext = Object.freeze(
+  const toolContext = freeze(
     signal === undefined ? { sessionId: context.sessionId } : { sessionId: context.sessionId, signal },
   );
 

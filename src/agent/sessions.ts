@@ -12,7 +12,7 @@ import type {
   SessionSummary,
   Store,
 } from './types.ts';
-import { isArray, isFunction, isString } from './shapes.ts';
+import { isArray, isFunction, isInteger, isString } from './shapes.ts';
 
 const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
@@ -154,7 +154,7 @@ export function decodeCursor(cursor: unknown): { updatedAt: string; id: string }
 export function checkLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_PAGE;
   // Number.isInteger is false for anything but a number.
-  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
+  if (!isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
     throw invalidInput(`limit must be an integer from 1 to ${MAX_PAGE}`);
   }
   return limit as number;

@@ -3,7 +3,7 @@ import { checkOptionNames } from '../auth/internal.ts';
 import { type Fail, invalidAgent } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ModelSettings } from './types.ts';
-import { isArray, isNonEmptyString, isString } from './shapes.ts';
+import { freeze, isArray, isNonEmptyString, isString } from './shapes.ts';
 
 const isNumber = (value: unknown, max = Infinity): boolean =>
   typeof value === 'number' && value >= 0 && value <= max && value !== Infinity;
@@ -20,7 +20,7 @@ const SETTINGS: Record<string, [(value: unknown) => boolean, string]> = {
   headers: [(value) => isPlainObject(value), 'an object of header names to strings'],
 };
 const NAMES = Object.keys(SETTINGS);
-const NO_SETTINGS: Readonly<ModelSettings> = Object.freeze({});
+const NO_SETTINGS: Readonly<ModelSettings> = freeze({});
 
 /**
  * A frozen copy of `value` as settings, or `fail`'s error naming what is wrong (`source`: where
@@ -38,9 +38,9 @@ export function checkSettings(value: unknown, source: string, fail: Fail = inval
     settings[name] =
       name === 'headers'
         ? checkHeaders(setting, `${source}: headers`, fail)
-        : Object.freeze(isArray(setting) ? [...setting] : setting);
+        : freeze(isArray(setting) ? [...setting] : setting);
   }
-  return Object.freeze(settings) as Readonly<ModelSettings>;
+  return freeze(settings) as Readonly<ModelSettings>;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -54,5 +54,5 @@ export function checkHeaders(value: unknown, source: string, fail: Fail = invali
       throw fail(`${source}: "${name.slice(0, 64)}" must be a header name with a string value without line breaks`);
     headers[name.toLowerCase()] = text;
   }
-  return Object.freeze(headers);
+  return freeze(headers);
 }

@@ -35,3 +35,9 @@ export function nonEmptyString(
 ): asserts value is string {
   if (!isNonEmptyString(value)) throw fail(`${name} must be a non-empty string`);
 }
+
+/** `Number.isInteger`, under the name the other tests share. */
+export const { isInteger } = Number;
+
+/** `Object.freeze`, named once: a minifier keeps a global's path at every call, not an import's. */
+export const { freeze } = Object;

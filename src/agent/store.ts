@@ -3,7 +3,7 @@ import { configError } from './errors.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
-import { isArray, isObject } from './shapes.ts';
+import { freeze, isArray, isInteger, isObject } from './shapes.ts';
 
 export interface MemoryStoreOptions {
   /** Most sessions kept; past it the least recently updated session is dropped, with its checkpoints. Default 1,000. */
@@ -15,7 +15,7 @@ export interface MemoryStoreOptions {
 }
 
 /** The defaults of `memoryStore()`'s options. */
-export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = Object.freeze({
+export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = freeze({
   maxSessions: 1000,
   ttl: 24 * 60 * 60 * 1000,
 });
@@ -47,7 +47,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     ttl = MEMORY_STORE_DEFAULTS.ttl,
   } = settings;
   if (!(data instanceof Map)) throw invalid('data must be a Map');
-  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
+  if (!isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
   if (typeof ttl !== 'number' || !(ttl > 0))
     throw invalid('ttl must be a positive number of milliseconds (Infinity: never)');
 

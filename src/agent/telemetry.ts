@@ -4,7 +4,7 @@
 import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import { AgentError, configError } from './errors.ts';
 import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
-import { isBoolean, isFunction, isObject } from './shapes.ts';
+import { freeze, isBoolean, isFunction, isObject } from './shapes.ts';
 
 /** An attribute's value, as OpenTelemetry takes it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -74,7 +74,7 @@ export function readTelemetry(value: unknown, helper: string): Telemetry | undef
     !isBoolean(recordPrincipal)
   )
     throw configError(`${where}: tracer must be an OpenTelemetry Tracer, recordContent and recordPrincipal booleans`);
-  return Object.freeze({ tracer, recordContent, recordPrincipal });
+  return freeze({ tracer, recordContent, recordPrincipal });
 }
 
 /**

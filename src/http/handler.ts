@@ -41,7 +41,7 @@ import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
 import { tracedRequest, type RequestTrace } from './telemetry.ts';
-import { isObject, isString } from '../agent/shapes.ts';
+import { freeze, isObject, isString } from '../agent/shapes.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -97,7 +97,7 @@ export interface AgentHandlerOptions {
 export type { RouteScopes } from './scopes.ts';
 
 /** The options of `agentHandler()`; `serve()` takes them too. */
-export const HANDLER_OPTION_NAMES = Object.freeze([
+export const HANDLER_OPTION_NAMES = freeze([
   'basePath',
   'auth',
   'onRefused',

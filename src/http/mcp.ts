@@ -13,7 +13,7 @@ import { NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
-import { isArray, isObject, isRecord, isString, nonEmptyString } from '../agent/shapes.ts';
+import { freeze, isArray, isInteger, isObject, isRecord, isString, nonEmptyString } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -46,7 +46,7 @@ export interface McpConfig {
 }
 
 /** The protocol revisions served, newest first. */
-export const MCP_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
 /** The revision whose requests must mirror their method and tool name in headers (SEP-2243). */
 const MIRRORED = MCP_PROTOCOL_VERSIONS[0];
 /** The answer to an `initialize` asking for a revision not served: the newest one with a handshake. */
@@ -118,11 +118,11 @@ export function readMcpOptions(
     }
   }
   const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
-  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : Object.freeze([...list]));
-  return Object.freeze({
+  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : freeze([...list]));
+  return freeze({
     name,
     title,
-    scopes: Object.freeze({
+    scopes: freeze({
       ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }),
       ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }),
     }),
@@ -190,7 +190,7 @@ const rpcError = (id: IdText | null, code: number, message: string, status = 200
 const invalid = (id: IdText | null, what: string, status = 400) =>
   rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
-const isId = (id: unknown) => isString(id) || Number.isInteger(id);
+const isId = (id: unknown) => isString(id) || isInteger(id);
 
 /** The id of a parsed body, as written, when the body is an object whose `id` is a valid one; else `null`. */
 function idIn(parsed: { value: unknown; text: string } | undefined): IdText | null {

@@ -1,4 +1,4 @@
-import { isObject, isString } from '../agent/shapes.ts';
+import { freeze, isObject, isString } from '../agent/shapes.ts';
 /** A route's refusal: its status and the message that becomes `{"error":"<message>"}`. */
 export class HttpError extends Error {
   readonly status: number;
@@ -38,7 +38,7 @@ export class JsonReply {
 export type Reply = Response | JsonReply;
 
 /** The headers of a JSON answer (the JSON-RPC route's too). */
-export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+export const JSON_HEADERS: Readonly<Record<string, string>> = freeze({
   'content-type': 'application/json',
   'cache-control': 'no-store',
 });

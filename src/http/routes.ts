@@ -8,6 +8,7 @@ import { badRequest, HttpError, jsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import type { Operation } from './operations.ts';
 import { UI_STREAM_HEADERS, uiEventFormat, type UiDecision, type UiRequest } from './ui-stream.ts';
+import { freeze } from '../agent/shapes.ts';
 
 /**
  * What a route does with a method: an operation (design §25); `ui`, the operation the body names
@@ -25,14 +26,14 @@ export interface Route {
 }
 
 const route = (name: Route['name'], operations: Record<string, RouteOperation>): Route =>
-  Object.freeze({ name, operations: Object.freeze(operations), methods: Object.freeze(Object.keys(operations)) });
+  freeze({ name, operations: freeze(operations), methods: freeze(Object.keys(operations)) });
 
 /**
  * The route table (design §5, §25): what each method does on each path under `basePath`.
  * `matchRoute` below is the only reader of a path. `DELETE <base>/chat/:id` and `GET <base>/sessions`
  * are routes of `'owned'` agents only; `POST <base>/mcp` of a handler with `mcp`.
  */
-const ROUTES = Object.freeze({
+const ROUTES = freeze({
   /** `<base>` */
   send: route('send', { POST: 'send' }),
   /** `<base>/health` */

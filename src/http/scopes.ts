@@ -1,7 +1,7 @@
 // The scopes of agentHandler()'s route groups (design §15), and the check every group and MCP tool uses.
 import type { Principal } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, hasScopes, checkOptionNames, type ScopeImplies } from '../auth/internal.ts';
-import { isObject } from '../agent/shapes.ts';
+import { freeze, isObject } from '../agent/shapes.ts';
 
 /** Scopes per group of routes (`agentHandler`'s `scopes`). */
 export interface RouteScopes {
@@ -34,9 +34,9 @@ export function readRouteScopes(
     const list = (value as Record<string, unknown>)[group];
     if (list === undefined) continue;
     if (!isScopeList(list)) throw fail(`.${group}${NOT_A_SCOPE_LIST}`);
-    scopes[group] = Object.freeze([...list]);
+    scopes[group] = freeze([...list]);
   }
-  return Object.freeze(scopes);
+  return freeze(scopes);
 }
 
 /**

@@ -5,7 +5,7 @@ import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
 import { detailOfBody, type ProviderDetail, withProviderDetail } from '../provider-detail.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
-import { isFunction, isNonEmptyString, isObject, isString, isTextPart } from '../shapes.ts';
+import { isFunction, isInteger, isNonEmptyString, isObject, isString, isTextPart } from '../shapes.ts';
 
 const FAILED = 'the model failed';
 /**
@@ -142,7 +142,7 @@ async function providerError(model: AiSdkLanguageModel, error: unknown, otherwis
     name?: unknown;
   };
   const aiSdkName = isString(name) && /^AI_\w{1,60}$/.test(name) ? name : undefined;
-  const failed = Number.isInteger(status)
+  const failed = isInteger(status)
     ? modelError(`the model answered with HTTP ${status}`)
     : modelError(aiSdkName === undefined ? otherwise : `${otherwise} (${aiSdkName})`);
   return withProviderDetail(failed, detailOf(model, error, aiSdkName), await headerValues(model));
@@ -156,7 +156,7 @@ function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string |
   const said = detailOfBody(data ?? responseBody ?? (aiSdkName === undefined ? error : undefined));
   return {
     provider,
-    ...(Number.isInteger(statusCode) && { status: statusCode as number }),
+    ...(isInteger(statusCode) && { status: statusCode as number }),
     type: said.type ?? aiSdkName,
     message: (isNonEmptyString(message) ? message : undefined) ?? said.message,
   };
