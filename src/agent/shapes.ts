@@ -21,7 +21,7 @@ export const isFunction = (value: unknown): value is (...args: never[]) => unkno
 export const isBoolean = (value: unknown): value is boolean => typeof value === 'boolean';
 
 /** `Array.isArray`, under the name the other tests share. */
-export const { isArray } = Array;
+export const isArray = Array.isArray;
 
 /** Whether `value` is a text part (`{ type: 'text', text }`), as the AI SDK and the UI message stream write one. */
 export const isTextPart = (value: unknown): value is { type: 'text'; text: string } =>
@@ -37,7 +37,7 @@ export function nonEmptyString(
 }
 
 /** `Number.isInteger`, under the name the other tests share. */
-export const { isInteger } = Number;
+export const isInteger = Number.isInteger;
 
 /** `Object.freeze`, named once: a minifier keeps a global's path at every call, not an import's. */
-export const { freeze } = Object;
+export const freeze = Object.freeze;
