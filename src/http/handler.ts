@@ -19,7 +19,7 @@ import {
   type ProtectedResourceMetadata,
 } from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
-import { errorReply, failureReply, type Reply, toResponse } from './responses.ts';
+import { errorReply, failureReply, type Reply, toResponse, withNonce } from './responses.ts';
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { rpcTooMany } from './json-rpc.ts';
@@ -238,7 +238,15 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     return missing && (authenticate as Authenticate).insufficientScope(request, missing);
   };
 
+  // RFC 9449 §8: with DPoP nonces, every answer to a request an entry offered one carries it.
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
+    const reply = await answerRequest(request);
+    const nonce = request.dpopNonce;
+    return nonce ? withNonce(reply, nonce) : reply;
+  };
+
+  /** A request's answer: the resolved path's route, in its span with telemetry; a failure's reply. */
+  async function answerRequest(request: RouteRequest): Promise<Reply> {
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
@@ -262,7 +270,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     } catch (error) {
       return failureReply(error);
     }
-  };
+  }
 
   /** A request on its route (or none: 404 after auth), through the order of design §25; `trace`: its span's, with telemetry. */
   async function answer(
@@ -294,6 +302,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         }
         principal = request.principal = result.principal;
         trace?.accepted(principal);
+        request.dpopNonce = result.dpopNonce;
         // Only read when some route or tool needs scopes: without them the entry's own were checked by the entry.
         if (anyScopes && result.entry !== undefined) entryScopes = scopesOf(result.entry);
       }
