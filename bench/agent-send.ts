@@ -4,7 +4,10 @@
 // the options the HTTP handler passes (the apiToken() principal, a request's signal).
 // Cases: `discard` (a store that keeps nothing, bench/http-shared.ts), `discard-owned` (the same
 // with `sessions: 'owned'`), `memory` (memoryStore() at its defaults: past 1,000 sessions every
-// send drops the oldest), `memory-owned`.
+// send drops the oldest), `memory-owned`; `discard-telemetry` (the `discard` agent with
+// `telemetry` whose tracer's spans do nothing, design §28); `route` (`POST /` through
+// `agentHandler()` behind `apiToken()`, over the `discard` agent) and `route-telemetry` (the same,
+// handler and agent with that tracer).
 // `--before <dir>`: also runs every case on the tree at <dir> (its src/, e.g. `git archive
 // f5c73b7 src | tar -x -C /tmp/before`), as `<case>@before`, in the same interleaved rounds, so
 // that a change is measured against its parent under the same machine conditions.
@@ -30,18 +33,35 @@ const MESSAGE = 'hello';
 
 type AgentModule = typeof import('../src/agent/index.ts');
 type AuthModule = typeof import('../src/auth/index.ts');
+type HttpModule = typeof import('../src/http/index.ts');
 interface Tree {
   agent: AgentModule;
   auth: AuthModule;
+  http: HttpModule;
 }
 
 async function loadTree(root: URL): Promise<Tree> {
-  const [agent, auth] = await Promise.all([
+  const [agent, auth, http] = await Promise.all([
     import(new URL('src/agent/index.ts', root).href),
     import(new URL('src/auth/index.ts', root).href),
+    import(new URL('src/http/index.ts', root).href),
   ]);
-  return { agent: agent as AgentModule, auth: auth as AuthModule };
+  return { agent: agent as AgentModule, auth: auth as AuthModule, http: http as HttpModule };
 }
+
+/** A tracer whose spans do nothing: what telemetry itself costs, without an SDK's. */
+const NOOP_SPAN = {
+  setAttribute: () => NOOP_SPAN,
+  setStatus: () => NOOP_SPAN,
+  recordException: () => undefined,
+  addEvent: () => NOOP_SPAN,
+  end: () => undefined,
+};
+const NOOP_TELEMETRY = {
+  tracer: {
+    startActiveSpan: <T>(_name: string, _options: unknown, fn: (span: typeof NOOP_SPAN) => T): T => fn(NOOP_SPAN),
+  },
+};
 
 /** The principal an apiToken() entry of `tree` hands out, taken from the entry itself. */
 function apiTokenPrincipal(tree: Tree): Principal {
@@ -55,16 +75,47 @@ function apiTokenPrincipal(tree: Tree): Principal {
 
 type Send = () => Promise<unknown>;
 
-function sender(tree: Tree, store: Store, sessions: 'shared' | 'owned'): Send {
-  const agent = tree.agent.createAgent({ name: 'bench', model: tree.agent.echoModel(), store, sessions });
+function sender(tree: Tree, store: Store, sessions: 'shared' | 'owned', traced = false): Send {
+  const agent = tree.agent.createAgent({
+    name: 'bench',
+    model: tree.agent.echoModel(),
+    store,
+    sessions,
+    ...(traced && { telemetry: NOOP_TELEMETRY }),
+  });
   const principal = apiTokenPrincipal(tree);
   const { signal } = new AbortController();
   // What the handler passes: parseSendBody() leaves sessionId and metadata undefined.
   return () => agent.send(MESSAGE, { principal, sessionId: undefined, metadata: undefined, signal });
 }
 
+/** `POST /` with `{"message":"hello"}` through the route handler, behind `apiToken()`, its answer read. */
+function router(tree: Tree, traced = false): Send {
+  const telemetry = traced ? { telemetry: NOOP_TELEMETRY } : {};
+  const agent = tree.agent.createAgent({
+    name: 'bench',
+    model: tree.agent.echoModel(),
+    store: discardStore(),
+    ...telemetry,
+  });
+  const handler = tree.http.agentHandler(agent, { auth: tree.auth.apiToken(TOKEN), ...telemetry });
+  const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  return async () => {
+    const response = await handler(
+      new Request('http://localhost/', { method: 'POST', headers, body: '{"message":"hello"}' }),
+    );
+    return response.text();
+  };
+}
+
+/** Cases of this tree only: a tree before telemetry has no such option. */
+const NEW_CASES = new Set(['discard-telemetry', 'route-telemetry']);
+
 const CASES: Record<string, (tree: Tree) => Send> = {
   discard: (tree) => sender(tree, discardStore(), 'shared'),
+  'discard-telemetry': (tree) => sender(tree, discardStore(), 'shared', true),
+  route: (tree) => router(tree),
+  'route-telemetry': (tree) => router(tree, true),
   'discard-owned': (tree) => sender(tree, discardStore(), 'owned'),
   memory: (tree) => sender(tree, tree.agent.memoryStore(), 'shared'),
   'memory-owned': (tree) => sender(tree, tree.agent.memoryStore(), 'owned'),
@@ -108,7 +159,7 @@ async function main(): Promise<void> {
   if (before !== undefined) {
     const root = pathToFileURL(`${isAbsolute(before) ? before : resolve(before)}/`);
     const old = await loadTree(root);
-    for (const name of caseNames) sends.set(`${name}@before`, CASES[name]!(old));
+    for (const name of caseNames) if (!NEW_CASES.has(name)) sends.set(`${name}@before`, CASES[name]!(old));
   }
   const names = [...sends.keys()];
   const sliceMs = (options.seconds * 1000) / options.rounds;
@@ -143,6 +194,8 @@ async function main(): Promise<void> {
     ['memory-owned', 'memory'],
     ['memory', 'discard'],
     ['memory-owned', 'discard-owned'],
+    ['discard-telemetry', 'discard'],
+    ['route-telemetry', 'route'],
   ];
   const withBefore =
     before === undefined
@@ -191,6 +244,14 @@ async function main(): Promise<void> {
     console.log(
       `ownership costs ≤ 3% more CPU per discard send: ${owned.cpu <= 1.03 ? 'met' : 'MISSED'} (${owned.cpu.toFixed(3)}x)`,
     );
+  // Design §28: a tracer whose spans do nothing costs at most 5% of an echo send.
+  for (const name of ['discard-telemetry/discard', 'route-telemetry/route']) {
+    const traced = ratios.find((r) => r.name === name);
+    if (traced !== undefined)
+      console.log(
+        `${name}: telemetry with a no-op tracer keeps ≥ 95% of sends/s: ${traced.ops >= 0.95 ? 'met' : 'MISSED'} (${traced.ops.toFixed(3)}x)`,
+      );
+  }
   void sink;
 }
 

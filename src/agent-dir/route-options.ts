@@ -21,8 +21,7 @@ export const AUTH_FILE_EXPORTS = Object.freeze([
 export type AuthFileExport = (typeof AUTH_FILE_EXPORTS)[number];
 
 /** The options of `serve()` an agent directory gives, as `serve()` takes them. */
-export type DirectoryRouteOptions = Partial<Pick<ServeOptions, Exclude<AuthFileExport, 'telemetry'>>> &
-  Partial<Record<'telemetry', unknown>>;
+export type DirectoryRouteOptions = Partial<Pick<ServeOptions, AuthFileExport>>;
 
 /**
  * The route options of `auth.ts`'s named exports: an export it does not know is an error naming

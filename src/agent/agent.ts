@@ -9,6 +9,7 @@ import { noteEchoAgent } from './echo-mark.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import {
   AGENT_OPTION_NAMES,
+  CREATE_AGENT,
   callOptions,
   checkHook,
   checkPositive,
@@ -22,7 +23,7 @@ import {
   runModel,
   SEND_OPTION_NAMES,
 } from './options.ts';
-import { checkSize, runEvents, runLoop, type RunCheckpoint, type Setup } from './run.ts';
+import { checkSize, pendingApproval, runEvents, runLoop, type RunCheckpoint, type Setup } from './run.ts';
 import { checkSettings } from './settings.ts';
 import {
   checkLimit,
@@ -39,6 +40,7 @@ import {
 import { memoryStore } from './store.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
+import { agentTracing, readTelemetry, type RunTrace } from './telemetry.ts';
 import type {
   Agent,
   AgentOptions,
@@ -56,6 +58,7 @@ import type {
   Store,
   TurnMeter,
 } from './types.ts';
+import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -83,10 +86,9 @@ import type {
  * const result = await agent.send('hello', { principal });
  */
 export function createAgent(options: AgentOptions): Agent {
-  if (typeof options !== 'object' || options === null) throw invalidOption('options must be an object');
-  checkOptionNames('createAgent()', options, AGENT_OPTION_NAMES);
-  if (typeof options.memory === 'object' && options.memory !== null)
-    checkOptionNames('createAgent(): memory', options.memory, ['scope']);
+  if (!isObject(options)) throw invalidOption('options must be an object');
+  checkOptionNames(CREATE_AGENT, options, AGENT_OPTION_NAMES);
+  if (isObject(options.memory)) checkOptionNames(`${CREATE_AGENT}: memory`, options.memory, ['scope']);
   const {
     name,
     model,
@@ -100,32 +102,31 @@ export function createAgent(options: AgentOptions): Agent {
   } = options;
   const { maxPendingApprovals = DEFAULT_MAX_PENDING_APPROVALS } = options;
   const sessionBytes = readLimits(options.limits);
-  if (typeof name !== 'string' || name === '') throw invalidOption('name must be a non-empty string');
-  const staticModel = typeof model === 'function' ? undefined : runModel(model);
-  if (typeof model !== 'function' && staticModel === undefined)
+  const telemetry = readTelemetry(options.telemetry, CREATE_AGENT);
+  nonEmptyString(name, 'name', invalidOption);
+  const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name);
+  const staticModel = isFunction(model) ? undefined : runModel(model);
+  if (!isFunction(model) && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
-  const staticSettings =
-    typeof settings === 'function' ? undefined : checkSettings(settings, 'createAgent(): settings', configError);
-  if (typeof instructions !== 'string' && typeof instructions !== 'function')
+  const staticSettings = isFunction(settings)
+    ? undefined
+    : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
+  if (!isString(instructions) && !isFunction(instructions))
     throw invalidOption('instructions must be a string or a function returning one');
-  if (memory !== undefined && typeof memory?.scope !== 'function')
-    throw invalidOption('memory.scope must be a function');
-  checkStore(store, 'createAgent(): store');
+  if (memory !== undefined && !isFunction(memory?.scope)) throw invalidOption('memory.scope must be a function');
+  checkStore(store, `${CREATE_AGENT}: store`);
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
-  if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
+  if (sessions === 'owned' && (!isFunction(store.listSessions) || !isFunction(store.deleteSession))) {
     throw invalidOption("sessions: 'owned' needs a store with listSessions and deleteSession");
   }
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  const staticTools =
-    typeof tools === 'function' ? undefined : indexTools(tools, reserved, 'createAgent(): tools', configError);
-  const keepsPrincipal =
-    typeof model === 'function' ||
-    typeof instructions === 'function' ||
-    typeof tools === 'function' ||
-    typeof settings === 'function';
+  const staticTools = isFunction(tools)
+    ? undefined
+    : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
+  const keepsPrincipal = isFunction(model) || isFunction(instructions) || isFunction(tools) || isFunction(settings);
   const limits = { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal };
 
   /** The model, instructions, tools and settings of a run: a dynamic agent's, made for its context; the memory of `namespace` added. */
@@ -136,12 +137,11 @@ export function createAgent(options: AgentOptions): Agent {
       chosen = runModel(returned);
       if (chosen === undefined) throw invalidAgent(notAModel('what the model function returns'));
     }
-    let text = typeof instructions === 'function' ? await instructions(context) : instructions;
-    if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
-    const byName =
-      typeof tools === 'function'
-        ? indexTools(await tools(context), reserved, 'the tools function result')
-        : new Map(staticTools);
+    let text = isFunction(instructions) ? await instructions(context) : instructions;
+    if (!isString(text)) throw invalidAgent('the instructions function must return a string');
+    const byName = isFunction(tools)
+      ? indexTools(await tools(context), reserved, 'the tools function result')
+      : new Map(staticTools);
     await schemasReady(byName.values());
     const runSettings =
       staticSettings ??
@@ -156,9 +156,7 @@ export function createAgent(options: AgentOptions): Agent {
   const exclusive = keyedQueue();
   /** Runs one turn of a session under the store's per-session lock, or this agent's own queue. */
   const turn = <T>(sessionId: string, body: (store: Store) => Promise<T>): Promise<T> =>
-    typeof store.withSession === 'function'
-      ? store.withSession(sessionId, body)
-      : exclusive(sessionId, () => body(store));
+    isFunction(store.withSession) ? store.withSession(sessionId, body) : exclusive(sessionId, () => body(store));
 
   const sessionNotFound = () => new AgentError('SESSION_NOT_FOUND', 'no session has this id');
 
@@ -179,10 +177,7 @@ export function createAgent(options: AgentOptions): Agent {
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
     // store's owner record) learns that it is full before its record is read and parsed, which at
     // the bound is costly (docs/design.md §30, "Speed tricks and what they bought").
-    if (
-      verdict === undefined &&
-      (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')
-    ) {
+    if (verdict === undefined && (mode === 'shared' || principal === undefined || isFunction(turnStore.sessionOwner))) {
       const least = await turnStore.sessionBytesAtLeast?.(sessionId);
       if (least !== undefined) checkSize(least + askedBytes, sessionBytes);
     }
@@ -199,13 +194,13 @@ export function createAgent(options: AgentOptions): Agent {
     return session;
   }
 
-  async function send(message: string, sendOptions: SendOptions = {}): Promise<RunResult> {
-    if (typeof message !== 'string' || message === '') throw invalidInput('message must be a non-empty string');
+  /** A send; `trace`: its spans, with `telemetry` (design §28). */
+  async function send(message: string, sendOptions: SendOptions = {}, trace?: RunTrace): Promise<RunResult> {
+    nonEmptyString(message, 'message', invalidInput);
     callOptions('send()', sendOptions, SEND_OPTION_NAMES);
-    const { signal } = sendOptions;
-    const onUsage = checkHook(sendOptions.onUsage);
-    const meter = checkHook<TurnMeter>(sendOptions.meter, 'meter');
+    const hooks = runHooks(sendOptions, trace);
     const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
+    trace?.conversation(sessionId);
     const principal = checkPrincipal(sendOptions.principal);
     const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
     const owner = principal === undefined ? undefined : ownerKey(principal);
@@ -237,8 +232,8 @@ export function createAgent(options: AgentOptions): Agent {
           const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
           const setup = await prepare(context, namespace, turnStore);
           const messages: Message[] = [...session.messages, asked];
-          const streaming = sendOptions.onEvent !== undefined;
           return runLoop(limits, {
+            ...hooks,
             context,
             session,
             messages,
@@ -247,37 +242,31 @@ export function createAgent(options: AgentOptions): Agent {
             text: '',
             namespace,
             setup,
-            signal,
             emit,
-            streaming,
             store: turnStore,
             owner,
-            onUsage,
-            meter,
           });
         });
       }),
     );
   }
 
-  async function decide(approvalId: string, decision: DecideOptions): Promise<RunResult> {
-    if (typeof approvalId !== 'string' || approvalId === '')
-      throw invalidInput('approvalId must be a non-empty string');
-    if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
+  async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
+    nonEmptyString(approvalId, 'approvalId', invalidInput);
+    if (!isObject(decision) || !isBoolean(decision.approved)) {
       throw invalidInput('the decision needs approved: true or false');
     }
     checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
-    const { approved, reason, signal } = decision;
-    const onUsage = checkHook(decision.onUsage);
-    const meter = checkHook<TurnMeter>(decision.meter, 'meter');
-    if (reason !== undefined && typeof reason !== 'string')
-      throw invalidInput('the reason of a decision must be a string');
+    const { approved, reason } = decision;
+    const hooks = runHooks(decision, trace);
+    if (reason !== undefined && !isString(reason)) throw invalidInput('the reason of a decision must be a string');
     const decidedBy = checkPrincipal(decision.principal, 'the decider');
     const notFound = () =>
       new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
     const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
     if (found === undefined) throw notFound();
     const { sessionId } = found;
+    trace?.conversation(sessionId);
     const events = runEvents(decision);
     return events.settle(
       turn(sessionId, async (turnStore) => {
@@ -298,7 +287,7 @@ export function createAgent(options: AgentOptions): Agent {
           carryPresentedToken(decidedBy, started);
           const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
           const setup = await prepare(context, checkpoint.namespace, turnStore);
-          const { pending, messages, namespace } = checkpoint;
+          const { pending, messages } = checkpoint;
           const entry: AuditEntry = {
             type: 'approval-decided',
             approvalId,
@@ -312,30 +301,37 @@ export function createAgent(options: AgentOptions): Agent {
           // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
           if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
           session.audit.push(entry);
-          const { remaining: calls, step, text, owner } = checkpoint;
-          const streaming = decision.onEvent !== undefined;
+          // The paused run as stored (its messages, step, text, namespace and owner), every other field of the run set here.
           const run = {
+            ...checkpoint,
+            ...hooks,
+            calls: checkpoint.remaining,
             context,
             session,
-            messages,
-            calls,
-            step,
-            text,
-            namespace,
             setup,
-            signal,
             emit,
-            streaming,
             store: turnStore,
-            owner,
-            onUsage,
-            meter,
           };
           return runLoop(limits, run, { pending, approved, reason });
         });
       }),
     );
   }
+
+  /** What a call (`send`, `decide`) gives its run besides its state: its signal, whether it streams, its hooks (checked) and its spans. */
+  const runHooks = (options: SendOptions | DecideOptions, trace: RunTrace | undefined) => ({
+    signal: options.signal,
+    streaming: options.onEvent !== undefined,
+    onUsage: checkHook(options.onUsage),
+    meter: checkHook<TurnMeter>(options.meter, 'meter'),
+    trace,
+  });
+
+  // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
+  const traced = <A, B>(run: (first: A, second: B, trace?: RunTrace) => Promise<RunResult>) =>
+    tracing === undefined ? run : (first: A, second: B) => tracing(first, second, run);
+  const runSend = traced(send);
+  const runDecide = traced(decide);
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
     checkPrincipal(callOptions(call, options, ['principal'])?.principal);
@@ -355,17 +351,12 @@ export function createAgent(options: AgentOptions): Agent {
     const principal = callerOf('pendingApprovals()', options);
     if (mode === 'owned') await callersSession(store, id, principal);
     const checkpoints = (await store.listCheckpoints(id)) as RunCheckpoint[];
-    return checkpoints.map(({ approvalId, pending }) => ({
-      id: approvalId,
-      tool: pending.name,
-      arguments: pending.arguments,
-      toolCallId: pending.id,
-    }));
+    return checkpoints.map(({ approvalId, pending }) => pendingApproval(approvalId, pending));
   }
 
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
     if (mode !== 'owned') throw invalidInput("listSessions() needs an agent created with sessions: 'owned'");
-    if (typeof options !== 'object' || options === null) throw invalidInput('listSessions() needs { principal }');
+    if (!isObject(options)) throw invalidInput('listSessions() needs { principal }');
     checkOptionNames('listSessions()', options, ['principal', 'limit', 'cursor'], invalidInput);
     const principal = checkPrincipal(options.principal);
     if (principal === undefined) throw invalidInput('listSessions() needs the principal whose sessions to list');
@@ -394,30 +385,29 @@ export function createAgent(options: AgentOptions): Agent {
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
     const id = checkSessionId(sessionId);
     const principal = callerOf('deleteSession()', options);
-    if (typeof store.deleteSession !== 'function')
-      throw invalidAgent('deleteSession() needs a store with deleteSession');
+    if (!isFunction(store.deleteSession)) throw invalidAgent('deleteSession() needs a store with deleteSession');
     await turn(id, async (turnStore) => {
       await callersSession(turnStore, id, principal);
       await turnStore.deleteSession!(id);
     });
   }
 
-  const agent: Agent = Object.freeze({
+  const agent: Agent = freeze({
     name,
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
     awaitsApprovals:
       staticTools === undefined ||
       [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
-    send,
+    send: runSend,
     session(id: string) {
-      return Object.freeze({
+      return freeze({
         id,
         send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) =>
-          send(message, { ...sessionOptions, sessionId: id }),
+          runSend(message, { ...sessionOptions, sessionId: id }),
       });
     },
-    decide,
+    decide: runDecide,
     async transcript(sessionId: string, options?: { principal?: Principal }) {
       const session = await callersSession(store, checkSessionId(sessionId), callerOf('transcript()', options));
       return { sessionId, messages: session.messages, audit: session.audit };

@@ -7,6 +7,7 @@ import { jsonSchemaIssues, parametersSchema, type StandardJsonSchema } from './a
 import { type Fail, invalidAgent } from './errors.ts';
 import { promptMessages } from './models/ai-sdk.ts';
 import type { JsonSchema, Message, Tool, ToolCall } from './types.ts';
+import { isArray, isBoolean, isFunction, isObject, isString, isTextPart } from './shapes.ts';
 
 /**
  * An AI SDK tool (`tool({ description, inputSchema, execute, needsApproval })`, `dynamicTool()`),
@@ -48,8 +49,6 @@ const AI_SCHEMA = Symbol.for('vercel.ai.schema');
 const SDK = Symbol('agentward.aiSdkTool');
 type Adapted = Tool & { readonly [SDK]: AiSdkTool; readonly ready: () => Promise<void> };
 
-const isObject = (value: unknown): value is Record<PropertyKey, unknown> => typeof value === 'object' && value !== null;
-
 /** Whether `value` looks like an AI SDK tool: it has `inputSchema`, or an AI SDK tool `type`. */
 export const looksLikeAiSdkTool = (value: unknown): boolean =>
   isObject(value) &&
@@ -63,7 +62,12 @@ export async function schemasReady(tools: Iterable<Tool>): Promise<void> {
   for (const tool of tools) await (tool as Partial<Adapted>).ready?.();
 }
 
-const SHAPE = 'an AI SDK tool: tool({ description, inputSchema, execute, needsApproval? })';
+/** How the AI SDK's `tool()` is called, as the messages about AI SDK tools write it. */
+export const AI_SDK_TOOL_CALL = 'tool({ description, inputSchema, execute';
+const SHAPE = `an AI SDK tool: ${AI_SDK_TOOL_CALL}, needsApproval? })`;
+/** Whether a `needsApproval` can work (absent, a boolean or a policy function), and what is said of one that cannot. */
+export const isApprovalPolicy = (value: unknown) => value === undefined || isBoolean(value) || isFunction(value);
+export const APPROVAL_POLICY = 'needsApproval as a boolean or a function';
 const SCHEMAS = 'zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema()';
 const adaptations = new WeakMap<object, Map<string, Adapted>>();
 const noWait = () => Promise.resolve();
@@ -76,16 +80,14 @@ export function adaptAiSdkTool(value: object, name: string, where: string, fail:
   const at = `${where}: tool "${name}"`;
   if (sdk.type === 'provider')
     throw fail(`${at} is provider-executed (type: 'provider'): its provider runs it, not this agent; leave it out`);
-  if (typeof sdk.execute !== 'function')
+  if (!isFunction(sdk.execute))
     throw fail(`${at} has no execute function (${SHAPE}): this agent runs its tools itself`);
   if (sdk.contextSchema !== undefined)
     throw fail(`${at} has a contextSchema: tools here get no context; close over what it needs instead`);
   const { needsApproval } = sdk;
-  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function')
-    throw fail(`${at} needs needsApproval as a boolean or a function`);
-  const description = typeof sdk.description === 'function' ? sdk.description({ context: undefined }) : sdk.description;
-  if (description !== undefined && typeof description !== 'string')
-    throw fail(`${at} needs a description that is a string`);
+  if (!isApprovalPolicy(needsApproval)) throw fail(`${at} needs ${APPROVAL_POLICY}`);
+  const description = isFunction(sdk.description) ? sdk.description({ context: undefined }) : sdk.description;
+  if (description !== undefined && !isString(description)) throw fail(`${at} needs a description that is a string`);
   const schema = inputParameters(sdk.inputSchema);
   // A Standard Schema's JSON Schema is made (and checked) now, as for every tool; a jsonSchema() one's may be a promise.
   if (
@@ -121,9 +123,12 @@ function callOptions(call: ToolCall, messages: readonly Message[], signal?: Abor
     (message) => message.role === 'assistant' && message.toolCalls?.some(({ id }) => id === call.id),
   );
   const sent = promptMessages(turn < 0 ? messages : messages.slice(0, turn));
-  return signal === undefined
-    ? { toolCallId: call.id, messages: sent, context: undefined }
-    : { toolCallId: call.id, messages: sent, abortSignal: signal, context: undefined };
+  return {
+    toolCallId: call.id,
+    messages: sent,
+    ...(signal !== undefined && { abortSignal: signal }),
+    context: undefined,
+  };
 }
 
 /**
@@ -139,13 +144,13 @@ export async function runAiSdkTool(
 ): Promise<unknown> {
   const options = callOptions(call, messages, signal);
   let output = (sdk.execute as NonNullable<AiSdkTool['execute']>)(input, options);
-  if (isObject(output) && typeof output[Symbol.asyncIterator] === 'function') {
+  if (isObject(output) && isFunction(output[Symbol.asyncIterator])) {
     let last: unknown;
     for await (const value of output as unknown as AsyncIterable<unknown>) last = value;
     output = last;
   } else output = await output;
-  const toModelOutput = (sdk as { toModelOutput?: unknown }).toModelOutput;
-  if (typeof toModelOutput !== 'function') return output;
+  const toModelOutput = (sdk as { toModelOutput?: (output: unknown) => unknown }).toModelOutput;
+  if (!isFunction(toModelOutput)) return output;
   return modelOutput(await toModelOutput({ toolCallId: call.id, input, output }));
 }
 
@@ -154,13 +159,11 @@ function modelOutput(result: unknown): unknown {
   if (!isObject(result)) return result;
   const { type, value, reason } = result as { type?: unknown; value?: unknown; reason?: unknown };
   if (type === 'text' || type === 'error-text' || type === 'json' || type === 'error-json') return value;
-  if (type === 'execution-denied') return typeof reason === 'string' ? reason : 'denied';
-  if (type === 'content' && Array.isArray(value))
+  if (type === 'execution-denied') return isString(reason) ? reason : 'denied';
+  if (type === 'content' && isArray(value))
     return value
       .map((part: unknown) =>
-        isObject(part) && part.type === 'text' && typeof part.text === 'string'
-          ? part.text
-          : `[${String(isObject(part) ? part.type : 'part')} omitted]`,
+        isTextPart(part) ? part.text : `[${String(isObject(part) ? part.type : 'part')} omitted]`,
       )
       .join('\n');
   return result;
@@ -173,8 +176,8 @@ function modelOutput(result: unknown): unknown {
  */
 function inputParameters(input: unknown): { parameters: Tool['parameters']; wait?: () => Promise<void> } | undefined {
   let schema = input;
-  if (typeof schema === 'function' && !('~standard' in schema)) schema = (schema as () => unknown)();
-  if (!isObject(schema) && typeof schema !== 'function') return undefined;
+  if (isFunction(schema) && !('~standard' in schema)) schema = (schema as () => unknown)();
+  if (!isObject(schema) && !isFunction(schema)) return undefined;
   if ('~standard' in (schema as object)) return { parameters: schema as Tool['parameters'] };
   if ((schema as Record<PropertyKey, unknown>)[AI_SCHEMA] !== true) return undefined;
   const { validate } = schema as { validate?: (value: unknown) => unknown };
@@ -191,7 +194,7 @@ function inputParameters(input: unknown): { parameters: Tool['parameters']; wait
       vendor: 'ai-sdk',
       async validate(value: unknown) {
         await ready();
-        if (typeof validate !== 'function') {
+        if (!isFunction(validate)) {
           const issues = jsonSchemaIssues(resolved as JsonSchema, value);
           return issues.length > 0 ? { issues } : { value };
         }
@@ -216,7 +219,5 @@ function issuesOf(error: unknown): { message: string; path?: PropertyKey[] }[] |
   const found = isObject(error)
     ? (error.issues ?? (isObject(error.cause) ? error.cause.issues : error.cause))
     : undefined;
-  return Array.isArray(found) && found.every((issue) => isObject(issue) && typeof issue.message === 'string')
-    ? found
-    : undefined;
+  return isArray(found) && found.every((issue) => isObject(issue) && isString(issue.message)) ? found : undefined;
 }

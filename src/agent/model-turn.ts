@@ -1,6 +1,14 @@
 import { AgentError, modelError } from './errors.ts';
-import { reportModelFailure } from './provider-detail.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
+import { isArray, isFunction, isNonEmptyString, isObject, isString } from './shapes.ts';
+
+/** `MODEL_ERROR`: the model returned `what`, which is not part of a turn. */
+const returned = (what: string) => modelError(`the model returned ${what}`);
+/**
+ * Who hears of a failed model turn: empty until `onProviderFailure` (provider-detail.ts) installs
+ * the listener, so that a bundle that never installs one carries none of its code.
+ */
+export const modelFailures: { report?: (error: unknown) => void } = {};
 
 /** What a model turn has produced so far, kept up to date as it comes: what a turn that fails still spent. */
 export interface TurnTally {
@@ -28,7 +36,7 @@ export async function modelTurn(
   const toolCalls: ToolCall[] = [];
   let usage: Usage | undefined;
   const addText = (delta: unknown) => {
-    if (typeof delta !== 'string') throw modelError('the model returned text that is not a string');
+    if (typeof delta !== 'string') throw returned('text that is not a string');
     if (delta === '') return;
     text += delta;
     tally.produced += delta.length;
@@ -36,14 +44,8 @@ export async function modelTurn(
   };
   const addCall = (call: unknown) => {
     const { id, name } = (call ?? {}) as Partial<ToolCall>;
-    if (
-      typeof id !== 'string' ||
-      id === '' ||
-      typeof name !== 'string' ||
-      name === '' ||
-      toolCalls.some((c) => c.id === id)
-    ) {
-      throw modelError('the model returned a tool call without a unique id and a name');
+    if (!isString(id) || id === '' || !isString(name) || name === '' || toolCalls.some((c) => c.id === id)) {
+      throw returned('a tool call without a unique id and a name');
     }
     const copy: ToolCall = { id, name, arguments: structuredClone((call as ToolCall).arguments) };
     toolCalls.push(copy);
@@ -57,7 +59,7 @@ export async function modelTurn(
     tally.usage = usage = addUsage(usage, { inputTokens, outputTokens });
   };
   try {
-    if (streaming && typeof model.stream === 'function') {
+    if (streaming && isFunction(model.stream)) {
       for await (const delta of model.stream(request)) {
         if (delta?.type === 'text') addText(delta.text);
         else if (delta?.type === 'tool-call') addCall(delta.call);
@@ -66,17 +68,16 @@ export async function modelTurn(
       }
     } else {
       const turn: ModelTurn = await model.generate(request);
-      if (typeof turn !== 'object' || turn === null) throw modelError('the model returned no turn');
+      if (!isObject(turn)) throw returned('no turn');
       if (turn.text !== undefined) addText(turn.text);
-      if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls))
-        throw modelError('the model returned tool calls that are not a list');
+      if (turn.toolCalls !== undefined && !isArray(turn.toolCalls)) throw returned('tool calls that are not a list');
       for (const call of turn.toolCalls ?? []) addCall(call);
       if (turn.usage !== undefined) reportUsage(turn.usage);
     }
   } catch (error) {
     if (request.signal?.aborted) throw request.signal.reason;
     // What the provider said goes to agentward dev's terminal (design §31), never into the answer.
-    reportModelFailure(error);
+    modelFailures.report?.(error);
     if (error instanceof AgentError && error.code === 'MODEL_ERROR') throw error;
     throw modelError('the model failed', { cause: error });
   }
@@ -91,16 +92,16 @@ const isCount = (value: unknown): value is number => Number.isSafeInteger(value)
  * can correct; a call without an id gets `call_<index>`.
  */
 export function wireToolCall(id: unknown, name: unknown, args: unknown, index: number): ToolCall {
-  if (typeof name !== 'string' || name === '') throw modelError('the model returned a tool call without a name');
+  if (!isNonEmptyString(name)) throw returned('a tool call without a name');
   let parsed: unknown = args ?? {};
-  if (typeof args === 'string') {
+  if (isString(args)) {
     try {
       parsed = args.trim() === '' ? {} : JSON.parse(args);
     } catch {
       parsed = args;
     }
   }
-  return { id: typeof id === 'string' && id !== '' ? id : `call_${index}`, name, arguments: parsed };
+  return { id: isNonEmptyString(id) ? id : `call_${index}`, name, arguments: parsed };
 }
 
 /** Usage from the two counts a provider reported; `undefined` when neither is a number (one not reported counts 0). */

@@ -8,6 +8,7 @@ import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { addUsage, modelTurn, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
 import { approvalNeeded, denial, runTool, toolSpecs, type Answer } from './tools.ts';
+import type { RunTrace } from './telemetry.ts';
 import type {
   Checkpoint,
   Message,
@@ -26,6 +27,7 @@ import type {
   Usage,
   UsageHook,
 } from './types.ts';
+import { freeze, isFunction } from './shapes.ts';
 
 /** What a paused run keeps, besides the `Checkpoint` fields: all of it JSON. */
 export interface RunCheckpoint extends Checkpoint {
@@ -57,7 +59,7 @@ export interface RunStart {
   calls: ToolCall[];
   step: number;
   text: string;
-  namespace: string | undefined;
+  namespace?: string | undefined;
   setup: Setup;
   signal: AbortSignal | undefined;
   emit: (event: RunEvent) => void;
@@ -66,9 +68,11 @@ export interface RunStart {
   /** The store of this turn (a database store's locked connection). */
   store: Store;
   /** Whose pending approvals this run's checkpoint counts against. */
-  owner: OwnerKey | undefined;
+  owner?: OwnerKey | undefined;
   onUsage: UsageHook | undefined;
   meter: TurnMeter | undefined;
+  /** The run's spans (design §28), with `telemetry` only. */
+  trace?: RunTrace | undefined;
 }
 
 /** A paused run's call and what was decided on it. */
@@ -97,6 +101,14 @@ export interface RunLimits {
  */
 const YIELD_BYTES = 256 * 1024;
 
+/** The pending approval `id` of `call`, as the agent lists it. */
+export const pendingApproval = (id: string, call: ToolCall): PendingApproval => ({
+  id,
+  tool: call.name,
+  arguments: call.arguments,
+  toolCallId: call.id,
+});
+
 /** Refuses a record past `limits.sessionBytes`: the stored session stays as it was. */
 export function checkSize(bytes: number, sessionBytes: number): void {
   if (bytes > sessionBytes)
@@ -113,13 +125,14 @@ export function checkSize(bytes: number, sessionBytes: number): void {
  */
 export async function runLoop(limits: RunLimits, start: RunStart, decided?: Decision): Promise<RunResult> {
   const { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal } = limits;
-  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage, meter } = start;
+  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage, meter, trace } =
+    start;
   let { calls, step, text } = start;
   /** The usage of this call's model turns, added up (`RunResult.usage`). */
   let usage: Usage | undefined;
   /** The usage of the model turns not stored yet, for `onUsage` once they are. */
   const unstored: Usage[] = [];
-  const toolContext = Object.freeze(
+  const toolContext = freeze(
     signal === undefined ? { sessionId: context.sessionId } : { sessionId: context.sessionId, signal },
   );
 
@@ -160,7 +173,9 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       const needed = tool === undefined ? false : await approvalNeeded(tool, call, messages);
       if (needed === true) return call;
       calls.shift();
-      record(needed === false ? await runTool(tool, call, toolContext, messages) : needed);
+      if (needed !== false) record(needed);
+      else if (trace === undefined) record(await runTool(tool, call, toolContext, messages));
+      else record(await trace.tool(call, undefined, () => runTool(tool, call, toolContext, messages)));
     }
     return undefined;
   }
@@ -168,7 +183,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   async function pause(call: ToolCall): Promise<RunResult> {
     if (
       owner !== undefined &&
-      typeof store.countCheckpoints === 'function' &&
+      isFunction(store.countCheckpoints) &&
       (await store.countCheckpoints(owner)) >= maxPendingApprovals
     ) {
       throw new AgentError(
@@ -176,12 +191,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
         `this caller already has ${maxPendingApprovals} approvals pending; decide some before starting runs that need one`,
       );
     }
-    const approval: PendingApproval = {
-      id: randomId(),
-      tool: call.name,
-      arguments: call.arguments,
-      toolCallId: call.id,
-    };
+    const approval = pendingApproval(randomId(), call);
     const { principal, sessionId, metadata } = context;
     const checkpoint: RunCheckpoint = {
       approvalId: approval.id,
@@ -211,9 +221,15 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   if (decided !== undefined) {
     const { pending, approved, reason } = decided;
     emit({ type: 'step-start' });
-    record(
-      approved ? await runTool(setup.tools.get(pending.name), pending, toolContext, messages) : denial(pending, reason),
-    );
+    const tool = setup.tools.get(pending.name);
+    if (trace === undefined)
+      record(approved ? await runTool(tool, pending, toolContext, messages) : denial(pending, reason));
+    else
+      record(
+        await trace.tool(pending, approved ? 'approved' : 'denied', () =>
+          approved ? runTool(tool, pending, toolContext, messages) : denial(pending, reason),
+        ),
+      );
   }
   // The tool loop: answer the open turn's calls, then ask the model again, up to `maxSteps` turns.
   for (;;) {
@@ -239,13 +255,10 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     const tally: TurnTally = { produced: 0 };
     let turn: Awaited<ReturnType<typeof modelTurn>>;
     try {
-      turn = await modelTurn(
-        setup.model,
-        signal === undefined ? request : { ...request, signal },
-        emit,
-        streaming,
-        tally,
-      );
+      const asked = signal === undefined ? request : { ...request, signal };
+      turn = await (trace === undefined
+        ? modelTurn(setup.model, asked, emit, streaming, tally)
+        : trace.chat(setup.model, asked, () => modelTurn(setup.model, asked, emit, streaming, tally)));
     } catch (error) {
       // A turn that failed or was aborted spent what it spent; its own error stays the run's.
       await settle?.(turnSpent(tally, estimate)).catch(() => undefined);

@@ -3,6 +3,7 @@ import { configError } from './errors.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
+import { freeze, isArray, isInteger, isObject } from './shapes.ts';
 
 export interface MemoryStoreOptions {
   /** Most sessions kept; past it the least recently updated session is dropped, with its checkpoints. Default 1,000. */
@@ -14,7 +15,7 @@ export interface MemoryStoreOptions {
 }
 
 /** The defaults of `memoryStore()`'s options. */
-export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = Object.freeze({
+export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = freeze({
   maxSessions: 1000,
   ttl: 24 * 60 * 60 * 1000,
 });
@@ -38,7 +39,7 @@ export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number 
 export function memoryStore(options: MemoryStoreOptions | Map<string, string> = {}): Store {
   const settings = options instanceof Map ? { data: options } : options;
   const invalid = (what: string) => configError(`memoryStore(): ${what}`);
-  if (typeof settings !== 'object' || settings === null) throw invalid('options must be { maxSessions?, ttl?, data? }');
+  if (!isObject(settings as unknown)) throw invalid('options must be { maxSessions?, ttl?, data? }');
   checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data']);
   const {
     data = new Map<string, string>(),
@@ -46,7 +47,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     ttl = MEMORY_STORE_DEFAULTS.ttl,
   } = settings;
   if (!(data instanceof Map)) throw invalid('data must be a Map');
-  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
+  if (!isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
   if (typeof ttl !== 'number' || !(ttl > 0))
     throw invalid('ttl must be a positive number of milliseconds (Infinity: never)');
 
@@ -57,11 +58,13 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   const write = (key: string, value: unknown): void => {
     data.set(key, JSON.stringify(value));
   };
-  const sessionKey = (id: string) => `session:${id}`;
-  const checkpointKey = (approvalId: string) => `checkpoint:${approvalId}`;
+  const SESSION = 'session:';
+  const CHECKPOINT = 'checkpoint:';
+  const sessionKey = (id: string) => SESSION + id;
+  const checkpointKey = (approvalId: string) => CHECKPOINT + approvalId;
   const memoryKey = (namespace: string) => `memory:${namespace}`;
   const ownerText = (record: { owner?: unknown } | undefined) =>
-    Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
+    isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
 
   const add = (map: Map<string, Set<string>>, key: string, value: string) => {
     const set = map.get(key);
@@ -98,12 +101,12 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     indexed = true;
     const sessions: [string, number][] = [];
     for (const [key, text] of data) {
-      if (key.startsWith('checkpoint:')) {
+      if (key.startsWith(CHECKPOINT)) {
         const checkpoint = JSON.parse(text) as Checkpoint;
         add(checkpointsOf, checkpoint.sessionId, checkpoint.approvalId);
         const owner = ownerText(checkpoint);
         if (owner !== undefined) add(pendingOf, owner, checkpoint.approvalId);
-      } else if (key.startsWith('session:')) {
+      } else if (key.startsWith(SESSION)) {
         const record = JSON.parse(text) as SessionRecord;
         const owner = ownerText(record);
         if (owner !== undefined) {

@@ -6,9 +6,19 @@ import {
   type ToolDefinition,
   type ToolParameters,
 } from './arguments.ts';
-import { adaptAiSdkTool, aiSdkToolOf, approvalOptions, looksLikeAiSdkTool, runAiSdkTool } from './ai-sdk-tools.ts';
+import {
+  adaptAiSdkTool,
+  AI_SDK_TOOL_CALL,
+  aiSdkToolOf,
+  APPROVAL_POLICY,
+  approvalOptions,
+  isApprovalPolicy,
+  looksLikeAiSdkTool,
+  runAiSdkTool,
+} from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
+import { isArray, isBoolean, isFunction, isNonEmptyString, isRecord, isString } from './shapes.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
@@ -30,8 +40,7 @@ export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): T
   return definition as Tool<ToolArguments<P>>;
 }
 
-const TOOLS_SHAPE =
-  "an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns)";
+const TOOLS_SHAPE = `an array of tools, or a record of AI SDK tools (a ToolSet: { weather: ${AI_SDK_TOOL_CALL} }) }, as @ai-sdk/mcp's client.tools() returns)`;
 
 /**
  * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
@@ -52,7 +61,7 @@ export function indexTools(
       throw fail(`${source}: tool "${tool.name}" needs a unique name`);
     byName.set(tool.name, tool);
   };
-  if (Array.isArray(tools)) {
+  if (isArray(tools)) {
     for (const tool of tools as unknown[]) {
       if (looksLikeAiSdkTool(tool))
         throw fail(
@@ -69,7 +78,7 @@ export function indexTools(
         add(tool as unknown as Tool);
       } else
         throw fail(
-          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : 'an AI SDK tool (tool({ description, inputSchema, execute }))'}`,
+          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : `an AI SDK tool (${AI_SDK_TOOL_CALL} }))`}`,
         );
     }
   } else {
@@ -81,22 +90,21 @@ export function indexTools(
 /** Checks one tool's fields and returns its name. */
 function checkTool(tool: unknown, source: string, fail: Fail): string {
   const { name, description, parameters, execute, needsApproval, exposeErrors } = (tool ?? {}) as Partial<Tool>;
-  if (typeof name !== 'string' || name.length === 0) throw fail(`${source}: every tool needs a name`);
+  if (!isNonEmptyString(name)) throw fail(`${source}: every tool needs a name`);
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
   checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
-  const problem =
-    typeof description !== 'string'
-      ? 'a description'
-      : parametersSchema(parameters, where, fail) === undefined
-        ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-        : typeof execute !== 'function'
-          ? 'an execute function'
-          : needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function'
-            ? 'needsApproval as a boolean or a function'
-            : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
-              ? 'exposeErrors as a boolean'
-              : undefined;
+  const problem = !isString(description)
+    ? 'a description'
+    : parametersSchema(parameters, where, fail) === undefined
+      ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
+      : !isFunction(execute)
+        ? 'an execute function'
+        : !isApprovalPolicy(needsApproval)
+          ? APPROVAL_POLICY
+          : exposeErrors !== undefined && !isBoolean(exposeErrors)
+            ? 'exposeErrors as a boolean'
+            : undefined;
   if (problem) throw fail(`${where} needs ${problem}`);
   return name;
 }
@@ -124,10 +132,13 @@ function toolFailure(tool: Tool, call: ToolCall, error: unknown, part?: 'its app
   return failure(call, `tool "${tool.name}" failed`);
 }
 
-const failure = (call: ToolCall, error: string): Answer => ({
-  message: { role: 'tool', toolCallId: call.id, content: `Error: ${error}` },
-  event: { type: 'tool-error', toolCallId: call.id, error },
+/** The answer to `call`: its tool message with `content`, and the event of `type` (with `detail`) that says so. */
+const answer = (call: ToolCall, content: string, type: string, detail?: object): Answer => ({
+  message: { role: 'tool', toolCallId: call.id, content },
+  event: { type, toolCallId: call.id, ...detail } as RunEvent,
 });
+
+const failure = (call: ToolCall, error: string): Answer => answer(call, `Error: ${error}`, 'tool-error', { error });
 
 /** The call's arguments checked against the tool's parameters: `{ value }` to run with, or the answer refusing them. */
 async function validArguments(tool: Tool, call: ToolCall): Promise<{ value: unknown } | Answer> {
@@ -153,7 +164,7 @@ export async function approvalNeeded(
   if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
-  if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
+  if (!isFunction(tool.needsApproval)) return tool.needsApproval === true;
   let answer: unknown;
   try {
     // An AI SDK tool's policy also receives { toolCallId, messages, context } (design §27); never the principal.
@@ -168,8 +179,7 @@ export async function approvalNeeded(
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
-  if (typeof answer !== 'boolean')
-    return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
+  if (!isBoolean(answer)) return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
   return answer;
 }
 
@@ -191,32 +201,23 @@ export async function runTool(
       sdk === undefined
         ? await tool.execute(checked.value, context)
         : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
-    content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
+    content = isString(raw) ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
-    output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
+    output = isString(raw) || content === undefined ? content : JSON.parse(content);
   } catch (error) {
     return toolFailure(tool, call, error);
   }
   if (content === undefined) return failure(call, `the output of "${tool.name}" is not JSON`);
-  return {
-    message: { role: 'tool', toolCallId: call.id, content },
-    event: { type: 'tool-result', toolCallId: call.id, output },
-  };
+  return answer(call, content, 'tool-result', { output });
 }
 
 export function denial(call: ToolCall, reason: string | undefined): Answer {
-  return {
-    message: {
-      role: 'tool',
-      toolCallId: call.id,
-      content: reason ? `Denied by the user: ${reason}` : 'Denied by the user.',
-    },
-    event: reason ? { type: 'tool-denied', toolCallId: call.id, reason } : { type: 'tool-denied', toolCallId: call.id },
-  };
+  const content = reason ? `Denied by the user: ${reason}` : 'Denied by the user.';
+  return answer(call, content, 'tool-denied', reason ? { reason } : undefined);
 }
 
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  if (!isRecord(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }

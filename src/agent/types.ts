@@ -76,6 +76,10 @@ export interface Model {
   generate(request: ModelRequest): Promise<ModelTurn>;
   /** Streams one turn; a model without it is streamed as one text delta. */
   stream?(request: ModelRequest): AsyncIterable<ModelDelta>;
+  /** The provider (`openai`, an AI SDK model's `openai.chat`…), for telemetry's `gen_ai.provider.name` (design §28). */
+  readonly provider?: string;
+  /** The model's name, for telemetry's `chat {model}` span and `gen_ai.request.model`. */
+  readonly modelId?: string;
 }
 
 /** What a run knows: `metadata` is what the caller sent, `principal` what auth verified (frozen, possibly absent). */
@@ -163,6 +167,12 @@ export interface AgentOptions {
   maxPendingApprovals?: number;
   /** Bounds that keep one caller from hurting the others (design §19). */
   limits?: AgentLimits;
+  /**
+   * OpenTelemetry spans of each run (design §28): `invoke_agent`, `chat` per model turn,
+   * `execute_tool` per tool call, through `tracer` (anything shaped like `@opentelemetry/api`'s
+   * `Tracer`). Contents only with `recordContent: true`.
+   */
+  telemetry?: TelemetryOptions;
 }
 
 export interface AgentLimits {
@@ -174,6 +184,9 @@ export interface AgentLimits {
    */
   sessionBytes?: number;
 }
+
+import type { TelemetryOptions } from './telemetry.ts';
+export type { TelemetryOptions, TelemetrySpan, TelemetryTracer } from './telemetry.ts';
 
 export type SessionMode = 'shared' | 'owned';
 

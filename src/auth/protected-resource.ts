@@ -90,13 +90,15 @@ function readDocumentUrl(helper: string, option: string, value: unknown): string
   return value;
 }
 
+/** The list option `option` of `options`, copied, or `undefined` when absent. */
 function readList(
   helper: string,
-  option: string,
-  value: unknown,
+  options: ProtectedResourceOptions,
+  option: 'scopesSupported' | 'bearerMethodsSupported' | 'dpopSigningAlgValuesSupported',
   valid: (item: unknown) => boolean,
   what: string,
 ): string[] | undefined {
+  const value: unknown = options[option];
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || !value.every(valid)) throwConfigError(helper, `${option} must be a list of ${what}`);
   return [...value];
@@ -120,7 +122,7 @@ export function protectedResourceMetadata(
   if (typeof options !== 'object' || options === null)
     throwConfigError(helper, 'options { resource, authorizationServers } are required');
   checkOptionNames(helper, options, OPTION_NAMES);
-  const { authorizationServers } = options;
+  const { authorizationServers, resourceName, dpopBoundAccessTokensRequired: bound } = options;
   const resource = readDocumentUrl(helper, 'resource', options.resource);
   const document: Record<string, unknown> = { resource };
   if (!Array.isArray(authorizationServers) || authorizationServers.length === 0) {
@@ -131,38 +133,37 @@ export function protectedResourceMetadata(
   );
   const scopes = readList(
     helper,
+    options,
     'scopesSupported',
-    options.scopesSupported,
     (scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope),
     'RFC 6749 scope tokens (no spaces, quotes or backslashes)',
   );
   // MCP 2026-07-28: offline_access is the authorization server's to offer, never the resource's to list.
   const listed = scopes?.filter((scope) => scope !== 'offline_access');
   if (listed?.length) document.scopes_supported = listed;
-  if (options.resourceName !== undefined) {
-    if (typeof options.resourceName !== 'string' || options.resourceName === '')
+  if (resourceName !== undefined) {
+    if (typeof resourceName !== 'string' || resourceName === '')
       throwConfigError(helper, 'resourceName must be a non-empty string');
-    document.resource_name = options.resourceName;
+    document.resource_name = resourceName;
   }
   document.bearer_methods_supported = readList(
     helper,
+    options,
     'bearerMethodsSupported',
-    options.bearerMethodsSupported,
     (method) => method === 'header' || method === 'body' || method === 'query',
     '"header", "body" or "query"',
   ) ?? ['header'];
   const given = readList(
     helper,
+    options,
     'dpopSigningAlgValuesSupported',
-    options.dpopSigningAlgValuesSupported,
     (alg) => typeof alg === 'string' && alg !== '' && alg.toLowerCase() !== 'none',
     'JWS algorithm names',
   );
   const algs = given ?? [];
-  if (options.dpopBoundAccessTokensRequired !== undefined) {
-    if (typeof options.dpopBoundAccessTokensRequired !== 'boolean')
-      throwConfigError(helper, 'dpopBoundAccessTokensRequired must be a boolean');
-    document.dpop_bound_access_tokens_required = options.dpopBoundAccessTokensRequired;
+  if (bound !== undefined) {
+    if (typeof bound !== 'boolean') throwConfigError(helper, 'dpopBoundAccessTokensRequired must be a boolean');
+    document.dpop_bound_access_tokens_required = bound;
   }
   let body: string | undefined;
   const adopt: AdoptDpopAlgs = (by, advertised) => {

@@ -63,9 +63,15 @@ export type ReportingEntry = (request: Request, report: ReportRefusal) => unknow
 /** The refusals of one request: entries `report` them, and `tell()` gives the listener the furthest, once, when the request is refused. */
 export interface RequestRefusals {
   readonly report: ReportRefusal;
-  /** Tells the listener, if an entry refused a token; what the listener throws is logged, never the answer. */
-  tell(): void;
+  /**
+   * Tells the listener, if an entry refused a token, and returns what it told (the refused result
+   * carries it: the route handler's span names the reason, design §28); what the listener throws
+   * is logged, never the answer.
+   */
+  tell(): Refusal | undefined;
 }
+
+const failed = (error: unknown) => console.error('agentward: onRefused failed', error);
 
 export function requestRefusals(listener: RefusalListener): RequestRefusals {
   let best: Refusal | undefined;
@@ -79,14 +85,14 @@ export function requestRefusals(listener: RefusalListener): RequestRefusals {
       best = freeze(refusal);
     },
     tell() {
-      if (best === undefined) return;
-      try {
-        const result = listener(best) as unknown;
-        if (result instanceof Promise)
-          result.catch((error: unknown) => console.error('agentward: onRefused failed', error));
-      } catch (error) {
-        console.error('agentward: onRefused threw', error);
-      }
+      if (best !== undefined)
+        try {
+          const result = listener(best) as unknown;
+          if (result instanceof Promise) result.catch(failed);
+        } catch (error) {
+          failed(error);
+        }
+      return best;
     },
   };
 }

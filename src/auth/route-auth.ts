@@ -150,12 +150,12 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     refusals: RequestRefusals | undefined,
     lines: readonly string[] = [],
   ): AuthResult => {
-    if (status !== 500) refusals?.tell();
+    const refusal = status === 500 ? undefined : refusals?.tell();
     const response = authResponse(status, lines);
     // RFC 9449 §8: the nonce an entry offered goes with every answer, a refusal's too.
     const nonce = offeredNonces.get(request);
     if (nonce !== undefined) response.headers.set('DPoP-Nonce', nonce);
-    return { ok: false, response };
+    return { ok: false, response, refusal };
   };
 
   const authenticate = async (request: Request, routeScopes?: readonly string[]): Promise<AuthResult> => {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import type { Refusal } from './refusals.ts';
 /** Who the caller is, as verified by an auth entry. Frozen (claims deeply) when it leaves the auth layer. */
 export interface Principal {
   readonly id: string;
@@ -50,4 +51,9 @@ export type AuthResult =
       /** The DPoP nonce (RFC 9449 §8) the entry offered: the answer carries it as `DPoP-Nonce`. */
       readonly dpopNonce?: string;
     }
-  | { readonly ok: false; readonly response: Response };
+  | {
+      readonly ok: false;
+      readonly response: Response;
+      /** What `onRefused` was told of this request (with a listener only): never the credential. */
+      readonly refusal?: Refusal;
+    };

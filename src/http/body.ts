@@ -1,12 +1,11 @@
 import { isPlainObject } from '../agent/tools.ts';
 import { badRequest, HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
+import { readJson } from './json-rpc.ts';
+import { isBoolean, isString, nonEmptyString } from '../agent/shapes.ts';
 
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-/** Fatal, and never given `stream: true`: it keeps nothing from one body to the next. */
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const tooLarge = () => new HttpError(413, 'Request body too large (limit 1 MiB)');
 
@@ -27,19 +26,10 @@ export function readBodyBytes(request: Pick<RouteRequest, 'headers' | 'readBody'
  */
 export function jsonObject(bytes: Uint8Array | null): Record<string, unknown> {
   if (bytes === null) throw tooLarge();
-  const parsed = jsonValue(bytes);
+  const parsed = readJson(bytes);
   if (parsed === undefined) throw badRequest('Request body must be valid JSON');
   if (!isPlainObject(parsed.value)) throw badRequest('Request body must be a JSON object');
   return parsed.value;
-}
-
-/** The JSON value of UTF-8 `bytes`, or `undefined` for invalid UTF-8 or JSON. */
-export function jsonValue(bytes: Uint8Array): { value: unknown } | undefined {
-  try {
-    return { value: JSON.parse(utf8.decode(bytes)) };
-  } catch {
-    return undefined;
-  }
 }
 
 /** The request body as a JSON object (`readBodyBytes()`, then `jsonObject()`). */
@@ -56,10 +46,8 @@ export function parseSendBody(body: Record<string, unknown>): {
   metadata?: Record<string, unknown>;
 } {
   const { message, sessionId, metadata } = body;
-  if (typeof message !== 'string') throw badRequest('message must be a string');
-  if (sessionId !== undefined && (typeof sessionId !== 'string' || sessionId.length === 0)) {
-    throw badRequest('sessionId must be a non-empty string');
-  }
+  if (!isString(message)) throw badRequest('message must be a string');
+  if (sessionId !== undefined) nonEmptyString(sessionId, 'sessionId', badRequest);
   if (metadata !== undefined && !isPlainObject(metadata)) throw badRequest('metadata must be a JSON object');
   return { message, ...(sessionId !== undefined && { sessionId }), ...(metadata !== undefined && { metadata }) };
 }
@@ -67,7 +55,7 @@ export function parseSendBody(body: Record<string, unknown>): {
 /** `{ approved, reason? }` of `POST <base>/approvals/:approvalId`. */
 export function parseDecisionBody(body: Record<string, unknown>): { approved: boolean; reason?: string } {
   const { approved, reason } = body;
-  if (typeof approved !== 'boolean') throw badRequest('approved must be a boolean');
-  if (reason !== undefined && typeof reason !== 'string') throw badRequest('reason must be a string');
+  if (!isBoolean(approved)) throw badRequest('approved must be a boolean');
+  if (reason !== undefined && !isString(reason)) throw badRequest('reason must be a string');
   return { approved, ...(reason !== undefined && { reason }) };
 }

@@ -35,10 +35,13 @@ import {
   type Operation,
   type ScopeConfig,
 } from './operations.ts';
-import { matchRoute, serveRoute, uiRoute, type RouteOperation } from './routes.ts';
+import { matchRoute, serveRoute, uiRoute, type Route, type RouteOperation } from './routes.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
+import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
+import { tracedRequest, type RequestTrace } from './telemetry.ts';
+import { freeze, isObject, isString } from '../agent/shapes.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -82,12 +85,19 @@ export interface AgentHandlerOptions {
    * `Retry-After` and the RateLimit fields. Counted in `store` (default: this process's memory).
    */
   limits?: LimitsOptions;
+  /**
+   * OpenTelemetry (design §28): each request in an `agentward {operation}` span with the auth
+   * outcome, the refusing limit and the principal (`enduser.id`, unless `recordPrincipal: false`),
+   * and each MCP `tools/call` in a span of its own. Never a token, a password or an `Authorization`
+   * value. Give the agent the same option (`createAgent({ telemetry })`) for the run's spans.
+   */
+  telemetry?: TelemetryOptions;
 }
 
 export type { RouteScopes } from './scopes.ts';
 
 /** The options of `agentHandler()`; `serve()` takes them too. */
-export const HANDLER_OPTION_NAMES = Object.freeze([
+export const HANDLER_OPTION_NAMES = freeze([
   'basePath',
   'auth',
   'onRefused',
@@ -96,13 +106,14 @@ export const HANDLER_OPTION_NAMES = Object.freeze([
   'scopeImplies',
   'mcp',
   'limits',
+  'telemetry',
 ]);
 
 /** The name the option errors start with. */
 const HELPER = 'agentHandler()';
 
 function normalizeBasePath(basePath: unknown, helper: string): string {
-  if (typeof basePath !== 'string' || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
+  if (!isString(basePath) || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
     throw new AuthConfigError(`${helper}: basePath must be "" or a path starting with "/", without query or fragment`);
   }
   return basePath.replace(/\/+$/, '');
@@ -167,32 +178,34 @@ export function refuseEmptyAuth(helper: string, options: object): void {
 
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly, as `helper` (`serve()`) in errors. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, helper = HELPER): AgentRoutes {
-  if (typeof agent !== 'object' || agent === null || typeof agent.name !== 'string')
+  if (!isObject(agent as unknown) || !isString(agent.name))
     throw new AuthConfigError(`${helper}: agent must be an agent made by createAgent(…); got ${kindOf(agent)}`);
-  if (typeof options !== 'object' || options === null)
-    throw new AuthConfigError(`${helper}: options must be an object`);
+  if (!isObject(options as unknown)) throw new AuthConfigError(`${helper}: options must be an object`);
   checkOptionNames(helper, options, HANDLER_OPTION_NAMES);
   refuseEmptyAuth(helper, options);
   const basePath = normalizeBasePath(options.basePath ?? '', helper);
   const owned = agent.sessions === 'owned';
-  if (owned && options.auth === undefined) {
+  const { auth } = options;
+  if (owned && auth === undefined) {
     throw new AuthConfigError(
       `${helper}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
     );
   }
-  const auth = options.auth;
-  const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused: options.onRefused });
+  const telemetry = readTelemetry(options.telemetry, helper);
+  // With telemetry the refusals are always heard: the span names the reason (design §28).
+  const onRefused = options.onRefused ?? (telemetry && ignoreRefusal);
+  const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused });
   const metadata =
     options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);
   // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
   if (metadata !== undefined && auth !== undefined)
     adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(auth)));
-  const scopes = readRouteScopes(helper, options.scopes, options.auth);
-  const mcp = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
+  const scopes = readRouteScopes(helper, options.scopes, auth);
+  const mcp = readMcpOptions(helper, options.mcp, agent.name, auth !== undefined);
   const implies = readScopeImplies(helper, options.scopeImplies);
   if (implies !== undefined && scopes === undefined && Object.keys(mcp?.scopes ?? {}).length === 0)
     throw new AuthConfigError(`${helper}: scopeImplies needs scopes or mcp.scopes, whose checks it applies to`);
-  const limitsOption = readLimits(helper, options.limits, options.auth !== undefined);
+  const limitsOption = readLimits(helper, options.limits, auth !== undefined);
   const limits = limitsOption === undefined ? undefined : limiter(limitsOption);
   const documentPaths = metadata && metadataPaths(metadata, basePath, mcp !== undefined);
   if (authenticate === undefined && nodeEnv() === 'production') {
@@ -227,12 +240,13 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
 
   // RFC 9449 §8: with DPoP nonces, every answer to a request an entry offered one carries it.
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
-    const reply = await answer(request);
+    const reply = await answerRequest(request);
     const nonce = request.dpopNonce;
     return nonce ? withNonce(reply, nonce) : reply;
   };
 
-  async function answer(request: RouteRequest): Promise<Reply> {
+  /** A request's answer: the resolved path's route, in its span with telemetry; a failure's reply. */
+  async function answerRequest(request: RouteRequest): Promise<Reply> {
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
@@ -244,6 +258,28 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         }) as Response;
       // The one place a path is read as a route (design §25).
       const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
+      if (telemetry !== undefined)
+        return await tracedRequest(
+          telemetry,
+          request.method,
+          route,
+          (trace) => answer(request, route, trace),
+          failureReply,
+        );
+      return await answer(request, route, undefined);
+    } catch (error) {
+      return failureReply(error);
+    }
+  }
+
+  /** A request on its route (or none: 404 after auth), through the order of design §25; `trace`: its span's, with telemetry. */
+  async function answer(
+    request: RouteRequest,
+    route: Route | undefined,
+    trace: RequestTrace | undefined,
+  ): Promise<Reply> {
+    // (A block: the order below kept its lines as they were before it moved out of routeAgentRequest.)
+    {
       const operation = route?.operations[request.method];
       // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
       const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;
@@ -259,19 +295,21 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
           );
         // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
         const result = limits?.failures ? await limits.admit(request, run) : await run();
-        // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).
-        if (!result.ok) return route?.name === 'mcp' ? rpcTooMany(null, result.response) : result.response;
+        if (!result.ok) {
+          trace?.refused(result.response, result.refusal);
+          // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).
+          return route?.name === 'mcp' ? rpcTooMany(null, result.response) : result.response;
+        }
         principal = request.principal = result.principal;
+        trace?.accepted(principal);
         request.dpopNonce = result.dpopNonce;
         // Only read when some route or tool needs scopes: without them the entry's own were checked by the entry.
         if (anyScopes && result.entry !== undefined) entryScopes = scopesOf(result.entry);
       }
-      if (route === undefined) return errorReply(404, 'Not Found');
-      if (operation === undefined) {
-        // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
-        if (route.name === 'session' && request.method === 'DELETE') return errorReply(404, 'Not Found');
-        return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
-      }
+      // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
+      if (route === undefined || (operation === undefined && route.name === 'session' && request.method === 'DELETE'))
+        return errorReply(404, 'Not Found');
+      if (operation === undefined) return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
       if (operation === 'health') return serveRoute(agent, route, request, principal, undefined);
       // Whom the limits count, known before the body is read (clientAddress may read the Request).
       const caller = limits?.caller(request, principal);
@@ -288,12 +326,14 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
               ? forbidden(request, principal, entryScopes, tool === undefined ? [] : [MCP_TOOLS[tool]], { tool })
               : undefined,
           limited,
+          telemetry,
         );
       }
       if (operation === 'ui') {
         const body = jsonObject(await readBodyBytes(request));
         const ui = parseUiRequest(body);
         const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
+        trace?.operations(operations);
         const refusal = anyScopes ? forbidden(request, principal, entryScopes, operations) : undefined;
         if (refusal !== undefined) return refusal;
         const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
@@ -306,11 +346,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       return await limits.run(caller!, runsModel([operation]), (meter) =>
         serveRoute(agent, route, request, principal, meter),
       );
-    } catch (error) {
-      return failureReply(error);
     }
   }
 }
+
+const ignoreRefusal = () => undefined;
 
 /** The scopes an entry requires (`jwt()`, `oidc()`, `introspection()` with `scopes`), as its challenge names them; read once per entry. */
 const entryScopes = new WeakMap<AuthFn, readonly string[] | undefined>();

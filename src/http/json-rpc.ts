@@ -1,7 +1,7 @@
 // JSON-RPC answers that echo the request's id as it was written (design §29): `JSON.parse` reads
 // `9007199254740993` as 9007199254740992, so the id's source text is kept and spliced into the
 // answer instead of its parsed value.
-import { JsonReply } from './responses.ts';
+import { JSON_HEADERS, JsonReply } from './responses.ts';
 
 /** An id as the request wrote it: the JSON text of a string or an integer, or `null` when there is none to answer. */
 export type IdText = string;
@@ -56,17 +56,12 @@ export function readJson(bytes: Uint8Array): { value: unknown; text: string } | 
   }
 }
 
-const HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'content-type': 'application/json',
-  'cache-control': 'no-store',
-});
-
 /** A JSON-RPC answer `{"jsonrpc":"2.0","id":<id as written>,…member}`: `member` is `{ result }` or `{ error }`. */
 export function rpcReply(
   id: IdText | null,
   member: Record<string, unknown>,
   status = 200,
-  headers: Readonly<Record<string, string>> = HEADERS,
+  headers: Readonly<Record<string, string>> = JSON_HEADERS,
 ): JsonReply {
   return new JsonReply(status, `{"jsonrpc":"2.0","id":${id ?? 'null'},${JSON.stringify(member).slice(1)}`, headers);
 }
@@ -82,7 +77,7 @@ const TOO_MANY_REQUESTS = -32000;
  */
 export function rpcTooMany<R extends JsonReply | Response>(id: IdText | null, reply: R): R | JsonReply {
   if (reply.status !== 429) return reply;
-  const headers: Record<string, string> = { ...HEADERS };
+  const headers: Record<string, string> = { ...JSON_HEADERS };
   if (reply instanceof JsonReply) Object.assign(headers, reply.headers);
   else for (const [name, value] of reply.headers) headers[name] = value;
   delete headers['content-length'];

@@ -9,7 +9,11 @@ import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
+import { NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
+import type { Telemetry } from '../agent/telemetry.ts';
+import { tracedToolCall } from './telemetry.ts';
+import { freeze, isArray, isInteger, isObject, isRecord, isString, nonEmptyString } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -42,17 +46,20 @@ export interface McpConfig {
 }
 
 /** The protocol revisions served, newest first. */
-export const MCP_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
 /** The revision whose requests must mirror their method and tool name in headers (SEP-2243). */
-const MIRRORED = '2026-07-28';
+const MIRRORED = MCP_PROTOCOL_VERSIONS[0];
 /** The answer to an `initialize` asking for a revision not served: the newest one with a handshake. */
-const HANDSHAKE_DEFAULT = '2025-11-25';
+const HANDSHAKE_DEFAULT = MCP_PROTOCOL_VERSIONS[1];
 
 /** 2026-07-28: the request's own revision, in its `_meta` envelope. */
 const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 /** 2026-07-28: an answer that depends on the caller (its scopes) may not be cached. */
 const UNCACHED = { ttlMs: 0, cacheScope: 'private' };
+const CAPABILITIES = { tools: {} };
+/** The answer to a notification, or to a client's answer: accepted, nothing to say. */
+const accepted = () => new Response(null, { status: 202 });
 
 /** JSON-RPC 2.0 and MCP error codes. */
 const PARSE_ERROR = -32700;
@@ -63,10 +70,6 @@ const INVALID_PARAMS = -32602;
 const HEADER_MISMATCH = -32020;
 /** 2026-07-28: a protocol revision this server does not serve. */
 const UNSUPPORTED_VERSION = -32022;
-
-/** An object that is not an array: a JSON object, or an options object. */
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation. */
 export function readMcpOptions(
@@ -83,22 +86,18 @@ export function readMcpOptions(
   if (!isRecord(options)) throw fail(' must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }');
   checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
   const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
-  if (typeof name !== 'string' || name === '') throw fail('.name must be a non-empty string');
-  if (title !== undefined && (typeof title !== 'string' || title === ''))
-    throw fail('.title must be a non-empty string');
-  if (typeof scopes !== 'object' || scopes === null) throw fail('.scopes must be { ask?, decide? }');
+  nonEmptyString(name, '.name', fail);
+  if (title !== undefined) nonEmptyString(title, '.title', fail);
+  if (!isObject(scopes)) throw fail('.scopes must be { ask?, decide? }');
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
-    if (list !== undefined && !isScopeList(list))
-      throw fail(`.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+    if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
   }
-  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth)
-    throw fail('.scopes need auth (without it no caller has claims to grant them)');
-  if (!Array.isArray(allowedOrigins))
-    throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
+  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail(`.scopes${SCOPES_NEED_AUTH}`);
+  if (!isArray(allowedOrigins)) throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
   for (const origin of allowedOrigins) {
     if (
-      typeof origin !== 'string' ||
+      !isString(origin) ||
       !/^https?:\/\//.test(origin) ||
       !URL.canParse(origin) ||
       new URL(origin).origin !== origin
@@ -106,24 +105,24 @@ export function readMcpOptions(
       throw fail(`.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`);
     }
   }
-  if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
+  if (allowedHosts !== undefined && (!isArray(allowedHosts) || allowedHosts.length === 0)) {
     throw fail(
       '.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"',
     );
   }
   for (const host of allowedHosts ?? []) {
-    if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
+    if (!isString(host) || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
       throw fail(
         `.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
       );
     }
   }
   const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
-  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : Object.freeze([...list]));
-  return Object.freeze({
+  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : freeze([...list]));
+  return freeze({
     name,
     title,
-    scopes: Object.freeze({
+    scopes: freeze({
       ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }),
       ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }),
     }),
@@ -191,7 +190,7 @@ const rpcError = (id: IdText | null, code: number, message: string, status = 200
 const invalid = (id: IdText | null, what: string, status = 400) =>
   rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
-const isId = (id: unknown) => typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+const isId = (id: unknown) => isString(id) || isInteger(id);
 
 /** The id of a parsed body, as written, when the body is an object whose `id` is a valid one; else `null`. */
 function idIn(parsed: { value: unknown; text: string } | undefined): IdText | null {
@@ -204,7 +203,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
   if (parsed === undefined) return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
   const { value } = parsed;
   // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
-  if (Array.isArray(value)) return invalid(null, 'batches are not supported');
+  if (isArray(value)) return invalid(null, 'batches are not supported');
   if (!isRecord(value)) return invalid(null, 'not a JSON-RPC message');
   const { jsonrpc, id, method, params } = value;
   const answerId = idIn(parsed);
@@ -213,10 +212,10 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
   if (id !== undefined && !validId) return invalid(null, 'id must be a string or an integer');
   if (method === undefined) {
     // A client's answer to a server request: this server sends none, so there is nothing to match it to.
-    if (validId && ('result' in value || 'error' in value)) return new Response(null, { status: 202 });
+    if (validId && ('result' in value || 'error' in value)) return accepted();
     return invalid(answerId, 'method is missing');
   }
-  if (typeof method !== 'string') return invalid(answerId, 'method must be a string');
+  if (!isString(method)) return invalid(answerId, 'method must be a string');
   if (params !== undefined && !isRecord(params)) return invalid(answerId, 'params must be an object');
   return { ...(validId && { id: answerId }), method, ...(params !== undefined && { params }) };
 }
@@ -258,6 +257,7 @@ export async function mcpRoute(
   principal: Principal | undefined,
   forbidden: (tool: McpTool | undefined) => Reply | undefined,
   limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
+  telemetry?: Telemetry,
 ): Promise<Reply> {
   const header = request.headers.get('mcp-protocol-version');
   const bytes = await readBodyBytes(request);
@@ -266,12 +266,11 @@ export async function mcpRoute(
   const parsed = readJson(bytes);
   if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idIn(parsed));
   const message = readMessage(parsed);
-  if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
+  if (!('method' in message) || !isString(message.method)) return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.
   const meta = message.params?._meta;
-  const claimed =
-    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
-  if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
+  const claimed = isObject(meta) ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
+  if (claimed !== undefined && (!isString(claimed) || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
     return unsupported(message.id ?? null);
   const mismatch = headerMismatch(message, request, header, claimed as string | undefined);
   if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
@@ -281,7 +280,7 @@ export async function mcpRoute(
   const refused = forbidden(tool);
   if (refused !== undefined) return refused;
   // A notification (initialized, cancelled, …) is accepted and needs no answer.
-  if (message.id === undefined) return new Response(null, { status: 202 });
+  if (message.id === undefined) return accepted();
   const { id, method, params = {} } = message;
   // Every 2026-07-28 result says whether it is complete.
   const answer = (result: Record<string, unknown>) =>
@@ -290,8 +289,8 @@ export async function mcpRoute(
     case 'initialize': {
       const asked = params.protocolVersion;
       return answer({
-        protocolVersion: typeof asked === 'string' && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
-        capabilities: { tools: {} },
+        protocolVersion: isString(asked) && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
+        capabilities: CAPABILITIES,
         serverInfo: serverInfo(config),
       });
     }
@@ -299,7 +298,7 @@ export async function mcpRoute(
       // 2026-07-28's probe: the revisions served and what this server offers, without a handshake.
       return answer({
         supportedVersions: MCP_PROTOCOL_VERSIONS,
-        capabilities: { tools: {} },
+        capabilities: CAPABILITIES,
         ...UNCACHED,
         _meta: { [SERVER_INFO_KEY]: serverInfo(config) },
       });
@@ -310,7 +309,7 @@ export async function mcpRoute(
       return answer({ tools: listTools(agent, config), ...(version === MIRRORED && UNCACHED) });
     case 'tools/call': {
       const { name, arguments: args = {} } = params;
-      if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
+      if (!isString(name)) return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (meter: TurnMeter | undefined): Promise<Reply> => {
         const result = await callTool(agent, name, args as Record<string, unknown>, {
@@ -324,15 +323,18 @@ export async function mcpRoute(
           ? result
           : answer(result as unknown as Record<string, unknown>);
       };
-      if (limit === undefined) return call(undefined);
       // A refusal of the limits, before the call or by limits.tokens during it, answers the request's id (design §29).
-      return limit(call).then(
-        (reply) => rpcTooMany(id, reply),
-        (error: unknown) => {
-          if ((error as { code?: unknown } | null)?.code !== 'TOKEN_LIMIT') throw error;
-          return rpcTooMany(id, failureReply(error));
-        },
-      );
+      const limited = () =>
+        limit === undefined
+          ? call(undefined)
+          : limit(call).then(
+              (reply) => rpcTooMany(id, reply),
+              (error: unknown) => {
+                if ((error as { code?: unknown } | null)?.code !== 'TOKEN_LIMIT') throw error;
+                return rpcTooMany(id, failureReply(error));
+              },
+            );
+      return telemetry === undefined ? limited() : tracedToolCall(telemetry, id, name, params._meta, limited);
     }
     default:
       return rpcError(id, METHOD_NOT_FOUND, 'Method not found');

@@ -8,6 +8,7 @@ import { badRequest, HttpError, jsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import type { Operation } from './operations.ts';
 import { UI_STREAM_HEADERS, uiEventFormat, type UiDecision, type UiRequest } from './ui-stream.ts';
+import { freeze } from '../agent/shapes.ts';
 
 /**
  * What a route does with a method: an operation (design §25); `ui`, the operation the body names
@@ -25,14 +26,14 @@ export interface Route {
 }
 
 const route = (name: Route['name'], operations: Record<string, RouteOperation>): Route =>
-  Object.freeze({ name, operations: Object.freeze(operations), methods: Object.freeze(Object.keys(operations)) });
+  freeze({ name, operations: freeze(operations), methods: freeze(Object.keys(operations)) });
 
 /**
  * The route table (design §5, §25): what each method does on each path under `basePath`.
  * `matchRoute` below is the only reader of a path. `DELETE <base>/chat/:id` and `GET <base>/sessions`
  * are routes of `'owned'` agents only; `POST <base>/mcp` of a handler with `mcp`.
  */
-const ROUTES = Object.freeze({
+const ROUTES = freeze({
   /** `<base>` */
   send: route('send', { POST: 'send' }),
   /** `<base>/health` */
@@ -207,11 +208,13 @@ export async function uiRoute(
   meter: TurnMeter | undefined,
 ): Promise<Reply> {
   const { sessionId, text, decisions } = ui;
-  if (decisions.length === 0) {
-    const run: StreamedRun = (onEvent, signal) =>
-      agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
-    return streamRun(run, uiEventFormat(`msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
-  }
+  /** The user's text sent, its events streamed. */
+  const send: StreamedRun = (onEvent, signal) =>
+    agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
+  // The assistant message the chunks make: a new one, or the one whose approvals were answered (decisions alone).
+  const stream = (run: StreamedRun) =>
+    streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
+  if (decisions.length === 0) return stream(send);
   // An approval decided through a chat must wait in that chat's session.
   const pending = new Set((await agent.pendingApprovals(sessionId, { principal })).map((approval) => approval.id));
   if (text === undefined && !decisions.every(({ approvalId }) => pending.has(approvalId)))
@@ -235,8 +238,8 @@ export async function uiRoute(
     for (const decision of decisions)
       if (text === undefined) spent(await decide(decision, true));
       else if (pending.has(decision.approvalId)) spent(await decide(decision, false));
-    if (text !== undefined) spent(await agent.send(text, { principal, sessionId, metadata, signal, onEvent, meter }));
+    if (text !== undefined) spent(await send(onEvent, signal));
     return usage === undefined ? result! : { ...result!, usage };
   };
-  return streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
+  return stream(run);
 }

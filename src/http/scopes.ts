@@ -1,6 +1,7 @@
 // The scopes of agentHandler()'s route groups (design §15), and the check every group and MCP tool uses.
 import type { Principal } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, hasScopes, checkOptionNames, type ScopeImplies } from '../auth/internal.ts';
+import { freeze, isObject } from '../agent/shapes.ts';
 
 /** Scopes per group of routes (`agentHandler`'s `scopes`). */
 export interface RouteScopes {
@@ -10,6 +11,10 @@ export interface RouteScopes {
   sessions?: readonly string[];
   mcp?: readonly string[];
 }
+
+/** What is said of a scope list that is not one, and of scopes given without auth (by the MCP route's `scopes` too). */
+export const NOT_A_SCOPE_LIST = ' must be a non-empty list of RFC 6749 scope tokens';
+export const SCOPES_NEED_AUTH = ' need auth (without it no caller has claims to grant them)';
 
 export const SCOPE_GROUPS = ['send', 'read', 'approve', 'sessions', 'mcp'] as const;
 export type ScopeGroup = (typeof SCOPE_GROUPS)[number];
@@ -21,17 +26,17 @@ export function readRouteScopes(
 ): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
   if (value === undefined) return undefined;
   const fail = (message: string) => new AuthConfigError(`${helper}: scopes${message}`);
-  if (typeof value !== 'object' || value === null) throw fail(' must be { send?, read?, approve?, sessions?, mcp? }');
+  if (!isObject(value)) throw fail(' must be { send?, read?, approve?, sessions?, mcp? }');
   checkOptionNames(`${helper}: scopes`, value, SCOPE_GROUPS);
-  if (auth === undefined) throw fail(' need auth (without it no caller has claims to grant them)');
+  if (auth === undefined) throw fail(SCOPES_NEED_AUTH);
   const scopes: Partial<Record<ScopeGroup, readonly string[]>> = {};
   for (const group of SCOPE_GROUPS) {
     const list = (value as Record<string, unknown>)[group];
     if (list === undefined) continue;
-    if (!isScopeList(list)) throw fail(`.${group} must be a non-empty list of RFC 6749 scope tokens`);
-    scopes[group] = Object.freeze([...list]);
+    if (!isScopeList(list)) throw fail(`.${group}${NOT_A_SCOPE_LIST}`);
+    scopes[group] = freeze([...list]);
   }
-  return Object.freeze(scopes);
+  return freeze(scopes);
 }
 
 /**

@@ -46,6 +46,11 @@ export interface ServeOptions {
   scopeImplies?: AgentHandlerOptions['scopeImplies'];
   /** Limits per principal and 401s per client address (`agentHandler`'s `limits`); the client address is the socket's unless `clientAddress` says. */
   limits?: AgentHandlerOptions['limits'];
+  /**
+   * OpenTelemetry spans of each request (`agentHandler`'s `telemetry`, design §28); an agent given
+   * as options gets it too, unless its own `telemetry` says otherwise.
+   */
+  telemetry?: AgentHandlerOptions['telemetry'];
   /** Prefix of the agent routes; default `/agent`. */
   basePath?: string;
   /** Default 3000; `0` picks a free port. */
@@ -187,6 +192,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       scopeImplies: options.scopeImplies,
       mcp: options.mcp,
       limits: options.limits,
+      telemetry: options.telemetry,
     },
     'serve()',
   );
@@ -339,6 +345,7 @@ function serverAgent(options: ServeOptions): Agent {
   }
   const agentOptions = agent as AgentOptions;
   return createAgent({
+    ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
     ...agentOptions,
     store: store ?? agentOptions.store ?? fileStore(process.env.AGENT_DATA_DIR || '.data'),
   });

@@ -398,3 +398,16 @@ test('auth option: anything else is a configuration error (AGENT_AUTH_CONFIG_INV
     );
   }
 });
+
+test('a refused result carries what onRefused was told (its entry and reason, never the token); without a listener, nothing', async () => {
+  const token = 'route-auth-refusal-token-0123456789';
+  const request = new Request('https://agent.example/', { headers: { authorization: `Bearer ${token}x` } });
+  const heard: unknown[] = [];
+  const told = await routeAuth(apiToken(token), { onRefused: (refusal) => heard.push(refusal) })(request);
+  assert.equal(told.ok, false);
+  assert.deepEqual(!told.ok && told.refusal, { entry: 'apiToken', reason: 'mismatch' });
+  assert.equal(!told.ok && told.refusal, heard[0], 'the very refusal the listener heard');
+  assert.ok(!JSON.stringify(!told.ok && told.refusal).includes(token));
+  const silent = await routeAuth(apiToken(token))(request);
+  assert.equal(!silent.ok && silent.refusal, undefined);
+});

@@ -5,7 +5,9 @@ import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
 import { detailOfBody, type ProviderDetail, withProviderDetail } from '../provider-detail.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
+import { isFunction, isInteger, isNonEmptyString, isObject, isString, isTextPart } from '../shapes.ts';
 
+const FAILED = 'the model failed';
 /**
  * An AI SDK language model (`LanguageModelV3`/`V4`, what `@ai-sdk/openai`, `@ai-sdk/anthropic`
  * and every AI SDK provider return), as far as the agent reads it; recognized by its shape, so
@@ -38,13 +40,12 @@ export interface AiSdkCallOptions {
 
 /** True for an AI SDK language model of specification `v3` or `v4` (`@ai-sdk/openai`, `@ai-sdk/anthropic`, `MockLanguageModelV4`, …). */
 export function isAiSdkModel(value: unknown): value is AiSdkLanguageModel {
-  const model = value as Partial<AiSdkLanguageModel> | null;
+  const model = value as Partial<AiSdkLanguageModel>;
   return (
-    typeof model === 'object' &&
-    model !== null &&
+    isObject(model) &&
     (model.specificationVersion === 'v3' || model.specificationVersion === 'v4') &&
-    typeof model.doGenerate === 'function' &&
-    typeof model.doStream === 'function'
+    isFunction(model.doGenerate) &&
+    isFunction(model.doStream)
   );
 }
 
@@ -73,17 +74,19 @@ interface Part {
  */
 export function aiSdkModel(model: AiSdkLanguageModel): Model {
   return {
+    provider: model.provider,
+    modelId: model.modelId,
     async generate(request) {
       let result: Awaited<ReturnType<AiSdkLanguageModel['doGenerate']>>;
       try {
         result = await model.doGenerate(callOptions(request));
       } catch (error) {
-        throw await providerError(model, error, 'the model failed');
+        throw await providerError(model, error, FAILED);
       }
       let text = '';
       const toolCalls: ToolCall[] = [];
       for (const part of result.content as Part[]) {
-        if (part.type === 'text' && typeof part.text === 'string') text += part.text;
+        if (isTextPart(part)) text += part.text;
         else if (part.type === 'tool-call' && part.providerExecuted !== true)
           toolCalls.push(toolCall(part, toolCalls.length));
       }
@@ -110,9 +113,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           } else if (part.type === 'tool-call') {
             if (part.providerExecuted !== true) yield { type: 'tool-call', call: toolCall(part, calls++) };
           } else if (part.type === 'finish') {
-            finished =
-              (typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified) !==
-              'interrupted';
+            finished = (isString(part.finishReason) ? part.finishReason : part.finishReason?.unified) !== 'interrupted';
             const usage = usageOf(part.usage);
             if (usage !== undefined) yield { type: 'usage', usage };
           } else if (part.type === 'error') {
@@ -120,7 +121,7 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           }
         }
       } catch (error) {
-        throw await providerError(model, error, 'the model failed');
+        throw await providerError(model, error, FAILED);
       } finally {
         // A run that stops early (an abort, a bad part) lets go of the provider's response.
         if (!done) reader?.cancel().catch(() => undefined);
@@ -136,12 +137,12 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
  */
 async function providerError(model: AiSdkLanguageModel, error: unknown, otherwise: string): Promise<AgentError> {
   if (error instanceof AgentError) return error;
-  const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as {
+  const { statusCode: status, name } = (isObject(error) ? error : {}) as {
     statusCode?: unknown;
     name?: unknown;
   };
-  const aiSdkName = typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? name : undefined;
-  const failed = Number.isInteger(status)
+  const aiSdkName = isString(name) && /^AI_\w{1,60}$/.test(name) ? name : undefined;
+  const failed = isInteger(status)
     ? modelError(`the model answered with HTTP ${status}`)
     : modelError(aiSdkName === undefined ? otherwise : `${otherwise} (${aiSdkName})`);
   return withProviderDetail(failed, detailOf(model, error, aiSdkName), await headerValues(model));
@@ -150,15 +151,14 @@ async function providerError(model: AiSdkLanguageModel, error: unknown, otherwis
 /** An `APICallError`'s status, the type its `data` (or `responseBody`) names, and its message; a stream's error part the same. */
 function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string | undefined): ProviderDetail {
   const provider = `${model.provider} ${model.modelId}`;
-  if (typeof error !== 'object' || error === null)
-    return { provider, message: typeof error === 'string' ? error : undefined };
+  if (!isObject(error)) return { provider, message: isString(error) ? error : undefined };
   const { statusCode, data, responseBody, message } = error as Record<string, unknown>;
   const said = detailOfBody(data ?? responseBody ?? (aiSdkName === undefined ? error : undefined));
   return {
     provider,
-    ...(Number.isInteger(statusCode) && { status: statusCode as number }),
+    ...(isInteger(statusCode) && { status: statusCode as number }),
     type: said.type ?? aiSdkName,
-    message: (typeof message === 'string' && message !== '' ? message : undefined) ?? said.message,
+    message: (isNonEmptyString(message) ? message : undefined) ?? said.message,
   };
 }
 
@@ -166,11 +166,9 @@ function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string |
 async function headerValues(model: AiSdkLanguageModel): Promise<string[]> {
   try {
     const headers = (model as { config?: { headers?: unknown } }).config?.headers;
-    const resolved: unknown = typeof headers === 'function' ? await (headers as () => unknown)() : headers;
-    if (typeof resolved !== 'object' || resolved === null) return [];
-    return Object.values(resolved).flatMap((value) =>
-      typeof value === 'string' ? [value, value.replace(/^\S+\s+/, '')] : [],
-    );
+    const resolved: unknown = isFunction(headers) ? await (headers as () => unknown)() : headers;
+    if (!isObject(resolved)) return [];
+    return Object.values(resolved).flatMap((value) => (isString(value) ? [value, value.replace(/^\S+\s+/, '')] : []));
   } catch {
     return [];
   }
@@ -182,8 +180,7 @@ const toolCall = (part: Part, index: number): ToolCall =>
 /** Usage of a V3/V4 result (`{ inputTokens: { total }, outputTokens: { total } }`; flat numbers read too). */
 const usageOf = (usage: Part['usage']): Usage | undefined =>
   reportedUsage(tokens(usage?.inputTokens), tokens(usage?.outputTokens));
-const tokens = (count: unknown) =>
-  typeof count === 'object' && count !== null ? (count as { total?: unknown }).total : count;
+const tokens = (count: unknown) => (isObject(count) ? (count as { total?: unknown }).total : count);
 
 type PromptMessage =
   | { role: 'system'; content: string }

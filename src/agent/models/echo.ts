@@ -16,6 +16,8 @@ const TOOL_LINE = /^\/tool\s+(\S+)(?:\s+([\s\S]*))?$/;
 export function echoModel(options?: Readonly<Record<string, never>>): Model {
   refuseOptions('echoModel()', options);
   const model: Model = {
+    provider: 'agentward',
+    modelId: 'echo',
     async generate(request) {
       return answer(request);
     },

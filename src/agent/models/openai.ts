@@ -97,6 +97,9 @@ export function openAICompatible(options: OpenAICompatibleOptions): Model {
   }
 
   return {
+    // gen_ai.provider.name (design §28): only OpenAI's own API is `openai`; another server's is not known.
+    ...(url.hostname === 'api.openai.com' && { provider: 'openai' }),
+    modelId: model,
     async generate(request) {
       const response = await post(request, false);
       let body: unknown;

@@ -1,0 +1,259 @@
+// OpenTelemetry spans of a run (design §28), in the GenAI conventions, made through any tracer
+// shaped like `@opentelemetry/api`'s `Tracer`: nothing here imports OpenTelemetry. Without the
+// `telemetry` option nothing of this module runs, and nothing is allocated for it.
+import { checkOptionNames, kindOf } from '../auth/internal.ts';
+import { AgentError, configError } from './errors.ts';
+import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
+import { freeze, isBoolean, isFunction, isObject } from './shapes.ts';
+
+/** An attribute's value, as OpenTelemetry takes it. */
+export type SpanAttributeValue = string | number | boolean | string[];
+export type SpanAttributes = Record<string, SpanAttributeValue>;
+
+/** What the agent calls on a span: the part of `@opentelemetry/api`'s `Span` it uses. */
+export interface TelemetrySpan {
+  setAttribute(key: string, value: SpanAttributeValue): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException?(exception: Error): unknown;
+  addEvent?(name: string, attributes?: SpanAttributes): unknown;
+  end(): void;
+}
+
+/** The options of a span, as `@opentelemetry/api` takes them: `kind` 0 INTERNAL, 1 SERVER, 2 CLIENT. */
+export interface TelemetrySpanOptions {
+  kind: number;
+  attributes: SpanAttributes;
+  links?: { context: { traceId: string; spanId: string; traceFlags: number; isRemote: boolean } }[];
+}
+
+/**
+ * Anything shaped like `@opentelemetry/api`'s `Tracer`: `startActiveSpan` (the agent's spans nest
+ * under the span active when it is called, and its own spans nest under it), or else `startSpan`.
+ */
+export interface TelemetryTracer {
+  startActiveSpan?<T>(name: string, options: TelemetrySpanOptions, fn: (span: TelemetrySpan) => T): T;
+  startSpan?(name: string, options: TelemetrySpanOptions): TelemetrySpan;
+}
+
+/** The `telemetry` option of `createAgent`, `agentHandler` and `serve` (design §28). */
+export interface TelemetryOptions {
+  tracer: TelemetryTracer;
+  /** Message contents, instructions, tool arguments and results as span attributes; default `false`. */
+  recordContent?: boolean;
+  /** The principal as `enduser.id` (and its issuer) on the handler's span; default `true`. */
+  recordPrincipal?: boolean;
+}
+
+/** The option, checked. */
+export interface Telemetry {
+  readonly tracer: TelemetryTracer;
+  readonly recordContent: boolean;
+  readonly recordPrincipal: boolean;
+}
+
+/** Span kinds as `@opentelemetry/api` numbers them. */
+export const INTERNAL = 0;
+export const SERVER = 1;
+const CLIENT = 2;
+const STATUS_ERROR = 2;
+// Names used in both files: one string each in a minified bundle.
+export const OPERATION = 'gen_ai.operation.name';
+export const TOOL_NAME = 'gen_ai.tool.name';
+
+/** `telemetry` checked at creation (`helper` names the factory), or `undefined` when absent. */
+export function readTelemetry(value: unknown, helper: string): Telemetry | undefined {
+  if (value === undefined) return undefined;
+  const where = `${helper}: telemetry`;
+  if (!isObject(value)) throw configError(`${where} must be an object; got ${kindOf(value)}`);
+  checkOptionNames(where, value, ['tracer', 'recordContent', 'recordPrincipal']);
+  const { tracer, recordContent = false, recordPrincipal = true } = value as unknown as TelemetryOptions;
+  // One message for the three: an OpenTelemetry Tracer (startActiveSpan or startSpan), and booleans.
+  if (
+    !isFunction(tracer?.startActiveSpan ?? tracer?.startSpan) ||
+    !isBoolean(recordContent) ||
+    !isBoolean(recordPrincipal)
+  )
+    throw configError(`${where}: tracer must be an OpenTelemetry Tracer, recordContent and recordPrincipal booleans`);
+  return freeze({ tracer, recordContent, recordPrincipal });
+}
+
+/**
+ * Marks `span` failed: status ERROR and `error.type`, by default the agent's error code
+ * (`MODEL_ERROR`, `SESSION_FULL`…), a store's `STORE_UNAVAILABLE`, else `_OTHER` (the conventions'
+ * fallback: an abort, another's error). The message and exception only of the agent's own errors
+ * (another's may hold internals).
+ */
+export function spanFailed(
+  span: TelemetrySpan,
+  error: unknown,
+  type = error instanceof AgentError
+    ? error.code
+    : (error as { code?: unknown } | null)?.code === 'STORE_UNAVAILABLE'
+      ? 'STORE_UNAVAILABLE'
+      : '_OTHER',
+): void {
+  span.setAttribute('error.type', type);
+  if (error instanceof AgentError) {
+    span.setStatus({ code: STATUS_ERROR, message: error.message });
+    span.recordException?.(error);
+  } else span.setStatus({ code: STATUS_ERROR });
+}
+
+/**
+ * `body`'s result in a new span that ends when it settles (ERROR when it throws), once `after` has
+ * put what the result says on the span: active while `body` runs when the tracer has
+ * `startActiveSpan`, so that spans started inside nest under it. The one async frame a span adds.
+ */
+export function inSpan<T>(
+  tracer: TelemetryTracer,
+  name: string,
+  options: TelemetrySpanOptions,
+  body: (span: TelemetrySpan) => T | Promise<T>,
+  after?: (span: TelemetrySpan, result: T) => void,
+): Promise<T> {
+  const traced = async (span: TelemetrySpan): Promise<T> => {
+    try {
+      const result = await body(span);
+      after?.(span, result);
+      return result;
+    } catch (error) {
+      spanFailed(span, error);
+      throw error;
+    } finally {
+      span.end();
+    }
+  };
+  return tracer.startActiveSpan
+    ? tracer.startActiveSpan(name, options, traced)
+    : traced((tracer.startSpan as NonNullable<TelemetryTracer['startSpan']>)(name, options));
+}
+
+/** The usage of a run or a turn on its span. */
+function setUsage(span: TelemetrySpan, usage: Usage | undefined): void {
+  if (usage === undefined) return;
+  span.setAttribute('gen_ai.usage.input_tokens', usage.inputTokens);
+  span.setAttribute('gen_ai.usage.output_tokens', usage.outputTokens);
+}
+
+/** The conventions' message form (`gen_ai.input.messages`): role and parts. */
+const conventionMessages = (messages: readonly Message[]): string =>
+  JSON.stringify(
+    messages.map((message) => ({
+      role: message.role,
+      parts:
+        message.role === 'tool'
+          ? [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }]
+          : [
+              ...(message.content === '' ? [] : [{ type: 'text', content: message.content }]),
+              ...((message.role === 'assistant' && message.toolCalls) || []).map(({ id, name, arguments: args }) => ({
+                type: 'tool_call',
+                id,
+                name,
+                arguments: args,
+              })),
+            ],
+    })),
+  );
+
+/** The settings a chat span records, by their `gen_ai.request.*` names. */
+const REQUEST_SETTINGS: Record<string, string> = {
+  temperature: 'temperature',
+  maxOutputTokens: 'max_tokens',
+  topP: 'top_p',
+  stopSequences: 'stop_sequences',
+};
+
+const STOP = ['stop'];
+const TOOL_CALLS = ['tool_calls'];
+
+/** What a model turn answers, as far as its span reads it. */
+type TurnResult = { text: string; toolCalls: ToolCall[]; usage?: Usage };
+/** What a tool call is answered with, as far as its span reads it. */
+type ToolAnswer = { message: Message; event: { type: string } };
+
+/** The spans of one run inside its `invoke_agent` span: each model turn and each tool call. */
+export interface RunTrace {
+  /** The session, once known: `gen_ai.conversation.id`. */
+  conversation(sessionId: string): void;
+  /** One model turn in its `chat {model}` span (CLIENT). */
+  chat<T extends TurnResult>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T>;
+  /** One tool call in its `execute_tool {tool}` span; a call answered with an error is ERROR, `error.type` `TOOL_ERROR`. */
+  tool<T extends ToolAnswer>(
+    call: ToolCall,
+    approval: 'approved' | 'denied' | undefined,
+    answer: () => T | Promise<T>,
+  ): Promise<T>;
+}
+
+/**
+ * The spans of one agent (`createAgent({ telemetry })`): `run(first, second, trace)` (`send` or
+ * `decide` and their arguments) in its `invoke_agent {agent}` span. What is the same for all its
+ * runs is made once (the run's span name and options, what a turn's and a tool's span say once
+ * done), so that a traced send allocates little more than its spans and its `RunTrace`. Contents
+ * are on the run's chat and tool spans, not on the run's.
+ */
+export function agentTracing(
+  { tracer, recordContent }: Telemetry,
+  agent: string,
+): <A, B>(
+  first: A,
+  second: B,
+  run: (first: A, second: B, trace: RunTrace) => Promise<RunResult>,
+) => Promise<RunResult> {
+  const name = `invoke_agent ${agent}`;
+  const options = { kind: INTERNAL, attributes: { [OPERATION]: 'invoke_agent', 'gen_ai.agent.name': agent } };
+  /** What a run's span says once the run is done: its status and usage. */
+  const invoked = (span: TelemetrySpan, result: RunResult) => {
+    span.setAttribute('agentward.run.status', result.status);
+    setUsage(span, result.usage);
+  };
+  /** What a model turn's span says once the turn is done: usage, finish reason and (with `recordContent`) answer. */
+  const turned = (span: TelemetrySpan, { text, toolCalls, usage }: TurnResult) => {
+    setUsage(span, usage);
+    span.setAttribute('gen_ai.response.finish_reasons', toolCalls.length > 0 ? TOOL_CALLS : STOP);
+    if (recordContent)
+      span.setAttribute(
+        'gen_ai.output.messages',
+        conventionMessages([{ role: 'assistant', content: text, ...(toolCalls.length > 0 && { toolCalls }) }]),
+      );
+  };
+  /** What a tool call's span says once it is answered: the result with `recordContent`; ERROR, `TOOL_ERROR`, when it failed. */
+  const answered = (span: TelemetrySpan, { message, event }: ToolAnswer) => {
+    if (recordContent) span.setAttribute('gen_ai.tool.call.result', message.content);
+    if (event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
+  };
+  const trace = (span: TelemetrySpan): RunTrace => ({
+    conversation: (sessionId) => span.setAttribute('gen_ai.conversation.id', sessionId),
+    chat(model, request, turn) {
+      const { modelId } = model;
+      const attributes: SpanAttributes = { [OPERATION]: 'chat' };
+      // A provider's `openai.chat` is `openai`.
+      const provider = model.provider?.split('.')[0];
+      if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
+      if (modelId !== undefined) attributes['gen_ai.request.model'] = modelId;
+      const settings = (request.settings ?? {}) as Record<string, SpanAttributeValue | undefined>;
+      for (const setting in REQUEST_SETTINGS) {
+        const value = settings[setting];
+        if (value !== undefined) attributes[`gen_ai.request.${REQUEST_SETTINGS[setting]}`] = value;
+      }
+      if (recordContent) {
+        if (request.instructions !== '')
+          attributes['gen_ai.system_instructions'] = JSON.stringify([{ type: 'text', content: request.instructions }]);
+        attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
+      }
+      const spanName = modelId === undefined ? 'chat' : `chat ${modelId}`;
+      return inSpan(tracer, spanName, { kind: CLIENT, attributes }, turn, turned);
+    },
+    tool(call, approval, answer) {
+      const attributes: SpanAttributes = {
+        [OPERATION]: 'execute_tool',
+        [TOOL_NAME]: call.name,
+        'gen_ai.tool.call.id': call.id,
+      };
+      if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
+      if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
+      return inSpan(tracer, `execute_tool ${call.name}`, { kind: INTERNAL, attributes }, answer, answered);
+    },
+  });
+  return (first, second, run) => inSpan(tracer, name, options, (span) => run(first, second, trace(span)), invoked);
+}

@@ -1,0 +1,154 @@
+// The route handler's spans (design §28): `agentward {operation}` around each request, with the
+// auth outcome, the refusing limit and the principal, and an MCP `tools/call` span. Reached only
+// with the `telemetry` option; never a token, a password, a cookie or an Authorization value.
+import {
+  inSpan,
+  INTERNAL,
+  OPERATION,
+  SERVER,
+  TOOL_NAME,
+  spanFailed,
+  type Telemetry,
+  type TelemetrySpan,
+} from '../agent/telemetry.ts';
+import type { Principal } from '../agent/types.ts';
+import type { Refusal } from '../auth/internal.ts';
+import type { IdText } from './json-rpc.ts';
+import { JsonReply, type Reply } from './responses.ts';
+import { MCP_TOOLS } from './operations.ts';
+import type { Route } from './routes.ts';
+import { isString } from '../agent/shapes.ts';
+
+const OUTCOME = 'agentward.auth.outcome';
+const AUTHENTICATOR = 'agentward.auth.authenticator';
+
+/** What the handler tells the span of one request as it goes. */
+export interface RequestTrace {
+  accepted(principal: Principal): void;
+  /** What a `/ui` request does, once its body says: `send`, `decide` or `send decide`. */
+  operations(operations: readonly string[]): void;
+  refused(response: Response, refusal: Refusal | undefined): void;
+}
+
+const requestTrace = (span: TelemetrySpan, recordPrincipal: boolean): RequestTrace => ({
+  accepted({ authenticator, id, issuer }) {
+    span.setAttribute(OUTCOME, 'accepted');
+    span.setAttribute(AUTHENTICATOR, authenticator);
+    if (!recordPrincipal) return;
+    span.setAttribute('enduser.id', id);
+    if (issuer !== undefined) span.setAttribute('agentward.principal.issuer', issuer);
+  },
+  operations: (operations) => span.setAttribute('agentward.operation', operations.join(' ')),
+  refused(response, refusal) {
+    // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
+    if (response.status === 429) return;
+    span.setAttribute(OUTCOME, 'refused');
+    if (refusal === undefined) return;
+    span.setAttribute(AUTHENTICATOR, refusal.entry);
+    span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
+  },
+});
+
+/**
+ * The operation of design §25 a resolved route performs with `method`, from the operation table
+ * (`Route.operations`), for the span's name: `send`, `decide`, `read`, `sessions`, `mcp`,
+ * `health`; `/ui` is `send` (what else it does is known once its body is read: `RequestTrace.operations`);
+ * `unknown` for a path that names no route or a method it does not answer.
+ */
+export function operationOf(route: Route | undefined, method: string): string {
+  const operation = route?.operations[method];
+  return operation === undefined ? 'unknown' : operation === 'ui' ? 'send' : operation;
+}
+
+/**
+ * Answers `request` inside its `agentward {operation}` span (INTERNAL; under the active span of an
+ * HTTP instrumentation, when there is one). What `answer` throws becomes `failed`'s reply, inside the span.
+ */
+export function tracedRequest(
+  { tracer, recordPrincipal }: Telemetry,
+  method: string,
+  route: Route | undefined,
+  answer: (trace: RequestTrace) => Promise<Reply>,
+  failed: (error: unknown) => Reply,
+): Promise<Reply> {
+  const operation = operationOf(route, method);
+  const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
+  return inSpan(
+    tracer,
+    `agentward ${operation}`,
+    options,
+    (span) => answer(requestTrace(span, recordPrincipal)).catch(failed),
+    replied,
+  );
+}
+
+/** The status of the answer; a 429's policy; a 5xx is an ERROR (a 4xx is the caller's, not the server's). */
+function replied(span: TelemetrySpan, reply: Reply): void {
+  const { status } = reply;
+  span.setAttribute('http.response.status_code', status);
+  if (status === 429) {
+    // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
+    const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
+    const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
+    if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
+  }
+  if (status >= 500) spanFailed(span, undefined, String(status));
+}
+
+// Version ff and all-zero ids are invalid; a version-00 value ends after the flags.
+const TRACEPARENT = /^(?!ff)([\da-f]{2})-(?!0{32})([\da-f]{32})-(?!0{16})([\da-f]{16})-([\da-f]{2})(-.*)?$/;
+
+/**
+ * The span context of a W3C `traceparent` (Trace Context §3.2), read as plain data: version
+ * `ff`, an all-zero id, a version-00 value with more after it, or anything not a string is none.
+ */
+export function parseTraceparent(
+  value: unknown,
+): { traceId: string; spanId: string; traceFlags: number; isRemote: true } | undefined {
+  const match = isString(value) && value.length <= 512 ? TRACEPARENT.exec(value) : null;
+  if (match === null) return undefined;
+  const [, version, traceId, spanId, flags, rest] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ];
+  if (version === '00' && rest !== undefined) return undefined;
+  return { traceId, spanId, traceFlags: Number.parseInt(flags, 16), isRemote: true };
+}
+
+/**
+ * An MCP `tools/call` in its span (SERVER, the MCP conventions): `mcp.method.name`,
+ * `jsonrpc.request.id`, `gen_ai.tool.name`, and `params._meta.traceparent` as a link. A JSON-RPC
+ * error sets `error.type` to its code, a tool result with `isError` to `tool_error`.
+ */
+export function tracedToolCall(
+  telemetry: Telemetry,
+  id: IdText,
+  tool: string,
+  meta: unknown,
+  call: () => Promise<Reply>,
+): Promise<Reply> {
+  const attributes = {
+    'mcp.method.name': 'tools/call',
+    // The id as the request wrote it (its source text, design §29): a string's value, a number's digits.
+    'jsonrpc.request.id': id.startsWith('"') ? (JSON.parse(id) as string) : id,
+    [OPERATION]: 'execute_tool',
+    [TOOL_NAME]: tool.slice(0, 64),
+  };
+  const parent = parseTraceparent((meta as { traceparent?: unknown } | null | undefined)?.traceparent);
+  // The tools the route serves name spans; any other name stays an attribute only (cardinality).
+  const name = Object.hasOwn(MCP_TOOLS, tool) ? `tools/call ${tool}` : 'tools/call';
+  const options = { kind: SERVER, attributes, ...(parent !== undefined && { links: [{ context: parent }] }) };
+  return inSpan(telemetry.tracer, name, options, call, toolCalled);
+}
+
+/** A JSON-RPC error's code, or a tool result that failed (`isError`, which answers 200), as the span's `error.type`. */
+function toolCalled(span: TelemetrySpan, reply: Reply): void {
+  const text = reply instanceof JsonReply ? reply.text : '';
+  const type =
+    /"error":\{"code":(-?\d+)/.exec(text)?.[1] ?? (text.includes('"isError":true') ? 'tool_error' : undefined);
+  if (type !== undefined) spanFailed(span, undefined, type);
+}
