@@ -110,9 +110,20 @@ interface Window {
   readonly windowSec: number;
 }
 
-/** The stores of this process's memory: their slots live and die with the process, and need no renewal. */
-const localStores = new WeakSet<LimitStore>();
-export const isLocalStore = (store: LimitStore): boolean => localStores.has(store);
+/**
+ * A store of this process's memory, called without a promise: its slots live and die with the
+ * process (no renewal), and the limiter skips a promise and a tick per call (docs/design.md §30,
+ * "Speed tricks and what they bought").
+ */
+export interface LocalCounters {
+  hit(key: string, windowSec: number, cost: number, limit: number): WindowCount;
+  settle(key: string, windowSec: number, start: number, delta: number): WindowCount;
+  acquire(key: string, lease: string, limit: number): boolean;
+  release(key: string, lease: string): void;
+}
+const localStores = new WeakMap<LimitStore, LocalCounters>();
+/** The memory store behind `store`, called without promises; `undefined` for any other store. */
+export const localCounters = (store: LimitStore): LocalCounters | undefined => localStores.get(store);
 
 /** The kind of a key: its policy and window up to `:`, and whether a principal (`p`) or an address (`a`) follows. */
 function kindOf(key: string): string {
@@ -140,16 +151,18 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
     const kindKey = kindOf(key);
     let kind = kinds.get(kindKey);
     if (kind === undefined) kinds.set(kindKey, (kind = new Set()));
-    for (const oldest of kind) {
-      if (kind.size < maxKeys) break;
-      kind.delete(oldest);
-      if (oldest.used) {
-        oldest.used = false;
-        kind.add(oldest);
-      } else {
-        windows.get(oldest.windowSec)!.delete(oldest.key);
+    // Only a full kind is walked: an iterator per count costs a request (docs/design.md §30).
+    if (kind.size >= maxKeys)
+      for (const oldest of kind) {
+        if (kind.size < maxKeys) break;
+        kind.delete(oldest);
+        if (oldest.used) {
+          oldest.used = false;
+          kind.add(oldest);
+        } else {
+          windows.get(oldest.windowSec)!.delete(oldest.key);
+        }
       }
-    }
     const window: Window = { start, count, used: false, key, windowSec };
     kind.add(window);
     let byKey = windows.get(windowSec);
@@ -169,9 +182,9 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
     return answer(true, count + cost, start, windowSec, t);
   }
 
-  const store: LimitStore = {
-    hit: async (key, windowSec, cost, limit) => hit(key, windowSec, cost, limit),
-    async settle(key, windowSec, start, delta) {
+  const counters: LocalCounters = {
+    hit,
+    settle(key, windowSec, start, delta) {
       const t = now();
       const window = windows.get(windowSec)?.get(key);
       if (window === undefined || window.start !== start || start !== Math.floor(t / windowSec) * windowSec)
@@ -185,7 +198,7 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
       }
       return answer(true, window.count, start, windowSec, t);
     },
-    async acquire(key, lease, limit) {
+    acquire(key, lease, limit) {
       let held = slots.get(key);
       if (held?.has(lease)) return true;
       if ((held?.size ?? 0) >= limit) return false;
@@ -194,11 +207,17 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
       held.add(lease);
       return true;
     },
-    async release(key, lease) {
+    release(key, lease) {
       const held = slots.get(key);
       if (held?.delete(lease) && held.size === 0) slots.delete(key);
     },
   };
-  localStores.add(store);
+  const store: LimitStore = {
+    hit: async (key, windowSec, cost, limit) => counters.hit(key, windowSec, cost, limit),
+    settle: async (key, windowSec, start, delta) => counters.settle(key, windowSec, start, delta),
+    acquire: async (key, lease, limit) => counters.acquire(key, lease, limit),
+    release: async (key, lease) => counters.release(key, lease),
+  };
+  localStores.set(store, counters);
   return store;
 }

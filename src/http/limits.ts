@@ -5,7 +5,7 @@
 import { AgentError } from '../agent/errors.ts';
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
-import { isLocalStore, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
+import { localCounters, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
 import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
@@ -174,26 +174,20 @@ const byAddress = (principal: Principal | undefined) =>
   principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
 
 /**
- * The key of a caller: `p` and its principal's ownership key `[issuer ?? '', authenticator, id]`
- * (design §26: an issuer named like an authenticator is another caller), or `a` and its address
- * (`a` alone: unknown).
+ * Whom a request counts against, and its keys in the store. A caller is `p` and its principal's
+ * ownership key `[issuer ?? '', authenticator, id]` (design §26: an issuer named like an
+ * authenticator is another caller), or `a` and its address (`a` alone: unknown). Each policy's
+ * key starts with its name and window (`requests/60:p[…]`): policies, and window lengths, never
+ * share a count.
  */
-export function callerKey(principal: Principal | undefined, address: string | undefined): string {
-  if (byAddress(principal)) return `a${address ?? ''}`;
-  let key = principalKeys.get(principal!);
-  if (key === undefined)
-    principalKeys.set(
-      principal!,
-      (key = `p${JSON.stringify([principal!.issuer ?? '', principal!.authenticator, principal!.id])}`),
-    );
-  return key;
+export interface Caller {
+  readonly requests: string;
+  readonly tokens: string;
+  readonly concurrent: string;
 }
 
-/** Principals are frozen, and an entry such as apiToken() answers with the same one each time: its key is made once. */
-const principalKeys = new WeakMap<Principal, string>();
-
-/** The store key of a caller's window of a policy: policies, and window lengths, never share a count. */
-export const windowKey = (policy: LimitWindow & { name: string }, caller: string) =>
+/** The store key of `caller`'s window of a policy. */
+const windowKey = (policy: LimitWindow & { name: string }, caller: string) =>
   `${policy.name}/${policy.windowSec}:${caller}`;
 
 const seconds = (value: number) => Math.max(1, Math.ceil(value));
@@ -235,17 +229,30 @@ export interface Limiter {
    */
   admit(request: RouteRequest, authenticate: () => Promise<AuthResult>): Promise<AuthResult>;
   /** Whom a request counts against: read before the route reads its body (`clientAddress` may read the `Request`). */
-  caller(request: RouteRequest, principal: Principal | undefined): string;
+  caller(request: RouteRequest, principal: Principal | undefined): Caller;
   /** Counts one request of `caller` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
-  run(caller: string, turn: boolean, serve: LimitedRoute): Promise<Reply>;
+  run(caller: Caller, turn: boolean, serve: LimitedRoute): Promise<Reply>;
 }
+
+/** The store's calls; on the memory store, made without a promise (`localCounters`). */
+type Counters = {
+  [K in keyof LimitStore]: (
+    ...args: Parameters<LimitStore[K]>
+  ) => ReturnType<LimitStore[K]> | Awaited<ReturnType<LimitStore[K]>>;
+};
 
 /** The limits of one handler, on its store. */
 export function limiter({ requests, concurrent, tokens, failures, store, clientAddress }: Limits): Limiter {
   let told = false;
-  /** Counts `cost` against `caller`'s window of `policy` when the count stays within `limit`. */
-  const hit = (policy: Policy, caller: string, cost: number, limit: number) =>
-    store.hit(windowKey(policy, caller), policy.windowSec, cost, limit);
+  const local = localCounters(store);
+  const counters: Counters = local ?? store;
+  /** A caller's keys, made once per principal: principals are frozen, and an entry such as apiToken() answers with the same one each time. */
+  const callers = new WeakMap<Principal, Caller>();
+  const callerOf = (id: string): Caller => ({
+    requests: requests ? windowKey(requests, id) : '',
+    tokens: tokens ? windowKey(tokens, id) : '',
+    concurrent: `concurrent:${id}`,
+  });
 
   function addressOf(request: RouteRequest): string | undefined {
     const given = clientAddress?.(request.request());
@@ -264,23 +271,34 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       }
       // Counted first, so that guesses at once are bounded too; given back below unless the answer is a 401.
       const key = windowKey(failures!, `a${address}`);
-      const taken = await store.hit(key, failures!.windowSec, 1, failures!.limit);
+      const taken = await counters.hit(key, failures!.windowSec, 1, failures!.limit);
       if (!taken.allowed) return { ok: false, response: toResponse(refusal(failures!, taken)) };
       let result: AuthResult | undefined;
       try {
         result = await authenticate();
       } finally {
         if (result?.ok !== false || result.response.status !== 401)
-          await store.settle(key, failures!.windowSec, taken.start, -1);
+          await counters.settle(key, failures!.windowSec, taken.start, -1);
       }
       return result;
     },
-    caller: (request, principal) => callerKey(principal, byAddress(principal) ? addressOf(request) : undefined),
+    caller(request, principal) {
+      if (byAddress(principal)) return callerOf(`a${addressOf(request) ?? ''}`);
+      let caller = callers.get(principal!);
+      if (caller === undefined) {
+        const { issuer = '', authenticator, id } = principal!;
+        callers.set(principal!, (caller = callerOf(`p${JSON.stringify([issuer, authenticator, id])}`)));
+      }
+      return caller;
+    },
     async run(caller, turn, serve) {
       // A read creates no key: a caller without a window has spent nothing.
-      let spent = tokens && (await hit(tokens, caller, 0, tokens.limit - 1));
+      let spent = tokens && (await counters.hit(caller.tokens, tokens.windowSec, 0, tokens.limit - 1));
       if (turn && spent?.allowed === false) return refusal(tokens!, spent);
-      const slot = concurrent === undefined ? undefined : await takeSlot(store, `concurrent:${caller}`, concurrent);
+      const slot =
+        concurrent === undefined
+          ? undefined
+          : await takeSlot(counters, local !== undefined, caller.concurrent, concurrent);
       // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota of requests in flight, its unit "concurrent-requests", without a window.
       if (slot === null)
         return errorReply(
@@ -291,70 +309,70 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       let counted: WindowCount | undefined;
       let reply: Reply;
       try {
-        counted = requests && (await hit(requests, caller, 1, requests.limit));
+        counted = requests && (await counters.hit(caller.requests, requests.windowSec, 1, requests.limit));
         if (counted?.allowed === false) {
           await slot?.release();
           return refusal(requests!, counted);
         }
-        reply = await serve(tokens && tokenMeter(store, tokens, caller, (count) => (spent = count)));
+        reply = await serve(tokens && tokenMeter(counters, tokens, caller.tokens, (count) => (spent = count)));
       } catch (error) {
         await slot?.release();
         throw error;
       }
+      if (counted === undefined && spent === undefined) return finish(reply, undefined, slot);
       const headers: Record<string, string> = {};
-      for (const [policy, count] of [
-        [requests, counted],
-        [tokens, spent],
-      ] as const) {
-        if (policy === undefined || count === undefined) continue;
-        headers[policy.fields[0]] = policy.item;
-        headers[policy.fields[1]] = limitItem(policy, count);
-      }
-      return finish(reply, counted || spent ? headers : undefined, slot);
+      if (counted !== undefined) fieldsOf(headers, requests!, counted);
+      if (spent !== undefined) fieldsOf(headers, tokens!, spent);
+      return finish(reply, headers, slot);
     },
   };
 }
+
+/** Puts `policy`'s two fields, its quota and what is left of it, in `headers`. */
+function fieldsOf(headers: Record<string, string>, policy: Policy, count: WindowCount): void {
+  headers[policy.fields[0]] = policy.item;
+  headers[policy.fields[1]] = limitItem(policy, count);
+}
+
 /**
  * `tokens`' meter of one caller's run (design §25): each model turn reserves its estimate in one
  * atomic `hit`, refused with `TOKEN_LIMIT` past the limit, and settles what it spent in place of
  * the estimate. `seen` hears the window after each.
  */
-export function tokenMeter(
-  store: LimitStore,
-  tokens: Policy,
-  caller: string,
-  seen: (count: WindowCount) => void = () => {},
-): TurnMeter {
-  const key = windowKey(tokens, caller);
+function tokenMeter(counters: Counters, tokens: Policy, key: string, seen: (count: WindowCount) => void): TurnMeter {
   return async (estimate) => {
-    const reserved = await store.hit(key, tokens.windowSec, estimate, tokens.limit);
+    const reserved = await counters.hit(key, tokens.windowSec, estimate, tokens.limit);
     if (!reserved.allowed) throw tokensRefused(tokens, reserved);
     seen(reserved);
-    return async (used) => seen(await store.settle(key, tokens.windowSec, reserved.start, used - estimate));
+    return async (used) => seen(await counters.settle(key, tokens.windowSec, reserved.start, used - estimate));
   };
 }
 
 interface Slot {
-  release(): Promise<void>;
+  /** Gives the slot back: on the memory store at once (`undefined`), else a promise. Never throws. */
+  release(): Promise<void> | undefined;
 }
 
 /**
  * A concurrency slot, held until `release()` (once, whoever calls it; it never throws) and renewed
  * meanwhile; `null` when none is free.
  */
-async function takeSlot(store: LimitStore, key: string, limit: number): Promise<Slot | null> {
+async function takeSlot(counters: Counters, local: boolean, key: string, limit: number): Promise<Slot | null> {
   // Unique across processes (a random prefix), and no random bytes per request.
   const lease = `${(prefix ??= crypto.randomUUID())}:${++leases}`;
-  const take = () => store.acquire(key, lease, limit, LEASE_SEC);
-  if (!(await take())) return null;
-  // This process's memory keeps a slot until it is released: nothing to renew.
-  const renew = isLocalStore(store) ? undefined : setInterval(() => take().catch(slotFailed), LEASE_SEC * 500);
-  (renew as { unref?(): void } | undefined)?.unref?.();
+  if (!(await counters.acquire(key, lease, limit, LEASE_SEC))) return null;
+  // This process's memory keeps a slot until it is released (a lease released twice changes nothing): nothing to renew or wait for.
+  if (local) return { release: () => void counters.release(key, lease) };
+  const renew = setInterval(
+    () => Promise.resolve(counters.acquire(key, lease, limit, LEASE_SEC)).catch(slotFailed),
+    LEASE_SEC * 500,
+  );
+  (renew as { unref?(): void }).unref?.();
   let released: Promise<void> | undefined;
   return {
     release() {
       clearInterval(renew);
-      return (released ??= store.release(key, lease).catch(slotFailed));
+      return (released ??= Promise.resolve(counters.release(key, lease)).catch(slotFailed));
     },
   };
 }
@@ -384,7 +402,8 @@ function finish(
     headers = undefined;
   if (reply instanceof JsonReply) {
     const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
-    return slot ? slot.release().then(() => answer) : answer;
+    const released = slot?.release();
+    return released ? released.then(() => answer) : answer;
   }
   const body = reply.body;
   if (slot && body) {
@@ -396,11 +415,12 @@ function finish(
             async ({ done, value }) => (done ? (await slot.release(), controller.close()) : controller.enqueue(value)),
             async (error: unknown) => (await slot.release(), controller.error(error)),
           ),
-        cancel: (reason) => slot.release().then(() => reader.cancel(reason)),
+        cancel: async (reason) => (await slot.release(), reader.cancel(reason)),
       }),
       reply,
     );
   }
   for (const name in headers) reply.headers.set(name, headers[name]!);
-  return slot && !body ? slot.release().then(() => reply) : reply;
+  const released = body ? undefined : slot?.release();
+  return released ? released.then(() => reply) : reply;
 }
