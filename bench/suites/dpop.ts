@@ -44,7 +44,7 @@ export default async function suites(): Promise<SuiteSpec[]> {
   const bearer = await signed({ alg: 'ES256', typ: 'JWT' }, claims, tokenKey.pair.privateKey);
   const bound = await signed(
     { alg: 'ES256', typ: 'JWT' },
-    { ...claims, cnf: { jkt: jwkThumbprint(proofKey.jwk as Record<string, unknown>) } },
+    { ...claims, cnf: { jkt: await jwkThumbprint(proofKey.jwk as Record<string, unknown>) } },
     tokenKey.pair.privateKey,
   );
   const ath = encodeBase64url(new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(bound.jws))));

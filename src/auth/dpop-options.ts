@@ -4,14 +4,21 @@
 import { jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { defaultReplayStore, type DpopReplayStore } from './dpop-replay.ts';
 import { throwConfigError } from './errors.ts';
-import { isNumberIn } from './options.ts';
+import { checkOptionNames, isNumberIn } from './options.ts';
 import { challengeScope } from './challenges.ts';
+import { dpopNonces, type DpopNonces } from './dpop-nonce.ts';
 import type { Challenge } from './types.ts';
 
 /** The DPoP options of `jwt()`, `oidc()` and `introspection()`. */
 export interface DpopOptions {
-  /** `'allowed'` (default): a token comes as `Bearer` (unbound tokens only) or as `DPoP` with its proof; `'required'`: as `DPoP` only. */
-  dpop?: 'allowed' | 'required';
+  /**
+   * `'allowed'` (default): a token comes as `Bearer` (unbound tokens only) or as `DPoP` with its
+   * proof; `'required'`: as `DPoP` only. The object form adds server nonces (RFC 9449 §8): with
+   * `nonce: true` a proof must carry the nonce the server gave in `DPoP-Nonce` (401
+   * `use_dpop_nonce` otherwise); it changes every `nonceRotateSec` (default 300, 10 to 86,400) and
+   * the previous one is accepted one period more. `required: true` is `'required'`.
+   */
+  dpop?: 'allowed' | 'required' | DpopNonceOptions;
   /** Proof algorithms accepted (asymmetric only); default `ES256`, `EdDSA`, `Ed25519`, `RS256`, `PS256`. */
   dpopAlgorithms?: readonly string[];
   /** How old a proof's `iat` may be, in seconds (plus `clockToleranceSec`); default 300. */
@@ -23,6 +30,13 @@ export interface DpopOptions {
    * entry without a store of its own. Several instances share one (`postgresReplayStore`).
    */
   dpopReplay?: DpopReplayStore;
+}
+
+/** The object form of `dpop`: `{ nonce: true }`, `{ required: true, nonce: true, nonceRotateSec: 600 }`. */
+export interface DpopNonceOptions {
+  required?: boolean;
+  nonce: true;
+  nonceRotateSec?: number;
 }
 
 export const DPOP_OPTION_NAMES = ['dpop', 'dpopAlgorithms', 'dpopMaxAgeSec', 'dpopOrigin', 'dpopReplay'] as const;
@@ -43,12 +57,26 @@ export interface DpopPolicy {
   /** `dpopOrigin`, normalized, without a trailing `/`. */
   readonly origin: string | undefined;
   readonly replay: DpopReplayStore;
+  /** With `dpop: { nonce: true }`: the nonces a proof may carry now. */
+  readonly nonces?: DpopNonces;
 }
 
 /** Checks the DPoP options at creation; `clockToleranceSec` is the entry's. */
 export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSec: number): DpopPolicy {
   const { dpop = 'allowed', dpopMaxAgeSec = 300, dpopOrigin, dpopReplay } = options;
-  if (dpop !== 'allowed' && dpop !== 'required') throwConfigError(helper, `dpop must be 'allowed' or 'required'`);
+  const form = typeof dpop === 'object' && dpop !== null;
+  if (form) checkOptionNames(`${helper}: dpop`, dpop, ['required', 'nonce', 'nonceRotateSec']);
+  if (
+    form
+      ? dpop.nonce !== true || (dpop.required !== undefined && typeof dpop.required !== 'boolean')
+      : dpop !== 'allowed' && dpop !== 'required'
+  )
+    throwConfigError(
+      helper,
+      `dpop must be 'allowed', 'required' or { nonce: true, required?: boolean, nonceRotateSec? }`,
+    );
+  if (form && !isNumberIn(dpop.nonceRotateSec ?? 300, 10, 86_400))
+    throwConfigError(helper, 'dpop.nonceRotateSec must be a number of seconds from 10 to 86400');
   const names = options.dpopAlgorithms ?? DEFAULT_ALGORITHMS;
   if (!Array.isArray(names) || names.length === 0)
     throwConfigError(helper, 'dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms');
@@ -81,14 +109,18 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   if (dpopReplay !== undefined && typeof (dpopReplay as DpopReplayStore | null)?.seen !== 'function') {
     throwConfigError(helper, 'dpopReplay must be { seen(key, expiresAtSec, nowSec) }, e.g. postgresReplayStore()');
   }
+  const replay = dpopReplay ?? defaultReplayStore();
+  if (form && typeof replay.nonce !== 'function')
+    throwConfigError(helper, 'dpop nonces need a dpopReplay store with nonce(key, expiresAtSec)');
   return Object.freeze({
-    required: dpop === 'required',
+    required: form ? dpop.required === true : dpop === 'required',
     advertised: options.dpop !== undefined,
     algorithms: new Set(names as string[]),
     maxAgeSec: dpopMaxAgeSec,
     toleranceSec,
     origin,
-    replay: dpopReplay ?? defaultReplayStore(),
+    replay,
+    nonces: form ? dpopNonces(replay, dpop.nonceRotateSec ?? 300) : undefined,
   });
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Where used DPoP proofs are remembered (RFC 9449 §11.1, design §16, §20, §26): the store's shape and
 // the default store in memory.
+import { newDpopNonce } from './dpop-nonce.ts';
 
 /**
  * Remembers proofs seen: `seen` is true when `key` was seen already (and has not expired at
@@ -10,6 +11,14 @@
  */
 export interface DpopReplayStore {
   seen(key: string, expiresAtSec: number, nowSec?: number): boolean | Promise<boolean>;
+  /**
+   * For DPoP server nonces (`dpop: { nonce: true }`, design §29): the value kept under `key`; the
+   * first call for a key keeps a new one (`newDpopNonce()`) until `expiresAtSec`, and every later
+   * call, from any instance sharing the store, gets that same value (`nowSec`: the entry's clock,
+   * as for `seen`). Optional: a store without it
+   * serves entries without nonces.
+   */
+  nonce?(key: string, expiresAtSec: number, nowSec?: number): string | Promise<string>;
 }
 
 /** Proofs the default replay store holds at once; when full it refuses new proofs (fails closed). */
@@ -30,8 +39,16 @@ export const defaultReplayStore = (): DpopReplayStore => (processStore ??= memor
  */
 export function memoryReplayStore(limit: number): DpopReplayStore {
   const expiries = new Map<string, number>();
+  // A few keys at once: an entry asks for two periods' nonces.
+  const nonces = new Map<string, readonly [string, number]>();
   let warned = false;
-  return {
+  const store: DpopReplayStore = {
+    nonce(key, expiresAtSec, now = Date.now() / 1000) {
+      for (const [old, [, at]] of nonces) if (at <= now) nonces.delete(old);
+      let kept = nonces.get(key);
+      if (kept === undefined) nonces.set(key, (kept = [newDpopNonce(), expiresAtSec]));
+      return kept[0];
+    },
     seen(key, expiresAtSec, now = Date.now() / 1000) {
       // Keys arrive about in the order they expire: drop expired ones from the oldest on.
       for (const [old, at] of expiries) {
@@ -52,4 +69,5 @@ export function memoryReplayStore(limit: number): DpopReplayStore {
       return false;
     },
   };
+  return store;
 }

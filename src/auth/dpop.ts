@@ -12,12 +12,20 @@ import { parseJsonObject } from './jws/json.ts';
 import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
+import { offeredNonces } from './dpop-nonce.ts';
 import { sha256 } from './sha256.ts';
 
 const MAX_JTI_LENGTH = 256;
 
 /** The skip of an entry whose DPoP proof failed: its 401 says `error="invalid_dpop_proof"` on the DPoP challenge. */
 export const INVALID_DPOP_PROOF = /* @__PURE__ */ skipWithError('DPoP', 'invalid_dpop_proof');
+/** The skip of a proof without the current nonce (RFC 9449 §9): `error="use_dpop_nonce"`, the nonce in `DPoP-Nonce`. */
+const USE_DPOP_NONCE = /* @__PURE__ */ skipWithError('DPoP', 'use_dpop_nonce');
+
+/** Why a proof failed, as the skip that asks the 401 for it. */
+export const proofSkip = (failed: ProofFailure) => (failed === 'dpop-nonce' ? USE_DPOP_NONCE : INVALID_DPOP_PROOF);
+
+export type ProofFailure = 'dpop-proof' | 'dpop-nonce' | 'dpop-replay';
 
 /** The `cnf.jkt` of a token's claims (or introspection answer): the thumbprint of the key it is bound to, or `undefined`. */
 export function boundThumbprint(claims: Readonly<Record<string, unknown>>): string | undefined {
@@ -36,6 +44,9 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
  */
 const thumbprints = new WeakMap<object, string | undefined>();
 
+/** The base64url SHA-256 of `text`'s UTF-8 bytes. */
+const digest = (text: string): string => encodeBase64url(sha256(text));
+
 /** RFC 7638: the SHA-256 thumbprint of a public JWK, base64url; `undefined` for a key without its required members. */
 export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | undefined {
   if (thumbprints.has(jwk)) return thumbprints.get(jwk);
@@ -45,14 +56,14 @@ export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | 
     kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
   const thumbprint =
     members !== undefined && Object.values(members).every((value) => typeof value === 'string')
-      ? encodeBase64url(sha256(JSON.stringify(members)))
+      ? digest(JSON.stringify(members))
       : undefined;
   thumbprints.set(jwk, thumbprint);
   return thumbprint;
 }
 
 /** RFC 9449 §4.2 `ath`: the base64url SHA-256 of the access token. */
-export const accessTokenHash = (token: string): string => encodeBase64url(sha256(token));
+export const accessTokenHash = (token: string): string => digest(token);
 
 /** What a request needs for its proof to be checked: its method, URL and headers (a Web `Request` or the node server's view). */
 export interface ProofRequest {
@@ -114,15 +125,14 @@ function requestUri(request: ProofRequest, origin: string | undefined): string {
 
 /**
  * The algorithm of a proof whose header and claims fit the request and the token (RFC 9449 §4.3):
- * `typ`, an allowed `alg`, a `jwk` whose thumbprint is `jkt`, `jti`, `htm`, `htu`, a numeric
- * `iat` and `ath`. `undefined` when any does not.
+ * `typ`, an allowed `alg`, a `jwk`, `jti`, `htm`, `htu`, a numeric `iat` and `ath`. `undefined`
+ * when any does not.
  */
 function proofAlgorithm(
   header: JwsHeader,
   claims: Readonly<Record<string, unknown>>,
   request: ProofRequest,
   ath: string,
-  jkt: string,
   policy: DpopPolicy,
 ): JwsAlgorithm | undefined {
   const { alg, typ, jwk } = header;
@@ -139,16 +149,17 @@ function proofAlgorithm(
     normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
     typeof iat === 'number' &&
     claims.ath === ath &&
-    jwk !== undefined &&
-    jwkThumbprint(jwk) === jkt;
+    jwk !== undefined;
   return fits ? jwsAlgorithm(alg) : undefined;
 }
 
 /**
  * Checks the proof of a request that presented a token with the `DPoP` scheme, bound to the key
- * whose thumbprint is `jkt` (RFC 9449 §4.3, §7.1): `null` when it holds, else why not
- * (`dpop-proof`, or `dpop-replay` for a proof already used). `ath` is the token's
+ * whose thumbprint is `jkt` (RFC 9449 §4.3, §7.1, §8): `null` when it holds, else why not
+ * (`dpop-proof`, `dpop-nonce` for a proof without a nonce the entry accepts now, `dpop-replay`
+ * for a proof already used). With nonces, the current one is offered for the request's answer. `ath` is the token's
  * `accessTokenHash()` (a cached token keeps it); `clock` in seconds, read once, after the signature.
+ * The proof's `jwk` has `jkt` as its RFC 7638 thumbprint.
  */
 export async function checkProof(
   request: ProofRequest,
@@ -156,15 +167,26 @@ export async function checkProof(
   jkt: string,
   policy: DpopPolicy,
   clock: () => number,
-): Promise<'dpop-proof' | 'dpop-replay' | null> {
+): Promise<ProofFailure | null> {
+  // The nonces first: every answer to the request carries the current one, this 401's too.
+  let nonces: readonly string[] | undefined;
+  if (policy.nonces !== undefined) {
+    try {
+      nonces = await policy.nonces(clock());
+    } catch (error) {
+      console.error('agentward: the DPoP replay store failed to give a nonce; the proof is refused', errorText(error));
+      return 'dpop-proof';
+    }
+    offeredNonces.set(request, nonces[0] as string);
+  }
   const proof = request.headers.get('dpop');
   // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.
   const jws = proof === null || proof.includes(',') ? null : parseCompactJws(proof);
   const claims = jws === null ? null : parseJsonObject(jws.payload);
   if (jws === null || claims === null) return 'dpop-proof';
-  const algorithm = proofAlgorithm(jws.header, claims, request, ath, jkt, policy);
-  if (algorithm === undefined) return 'dpop-proof';
+  const algorithm = proofAlgorithm(jws.header, claims, request, ath, policy);
   const jwk = jws.header.jwk as Readonly<Record<string, unknown>>;
+  if (algorithm === undefined || jwkThumbprint(jwk) !== jkt) return 'dpop-proof';
   // Copies: the parser's shared buffers may hold another token's bytes once the key import is awaited.
   if (!(await proofSignatureVerifies(jwk, algorithm, signatureOf(jws).slice(), signingInputOf(jws).slice())))
     return 'dpop-proof';
@@ -175,7 +197,13 @@ export async function checkProof(
   const iat = claims.iat as number;
   const { maxAgeSec, toleranceSec } = policy;
   if (iat > now + toleranceSec || iat < now - maxAgeSec - toleranceSec) return 'dpop-proof';
-  return (await alreadySeen(policy, `${jkt} ${claims.jti}`, Math.ceil(iat + maxAgeSec + 2 * toleranceSec) + 1, now))
+  if (nonces !== undefined && !nonces.includes(claims.nonce as string)) return 'dpop-nonce';
+  return (await alreadySeen(
+    policy,
+    digest(`${jkt} ${claims.jti}`),
+    Math.ceil(iat + maxAgeSec + 2 * toleranceSec) + 1,
+    now,
+  ))
     ? 'dpop-replay'
     : null;
 }
@@ -185,14 +213,13 @@ export async function checkProof(
  * instance accepts it (its clock up to toleranceSec ahead of the one that purges). A store that
  * fails refuses the proof (it cannot tell a replay): a skip, never a 500.
  */
-async function alreadySeen(policy: DpopPolicy, proof: string, expiresAtSec: number, now: number): Promise<boolean> {
+async function alreadySeen(policy: DpopPolicy, key: string, expiresAtSec: number, now: number): Promise<boolean> {
   try {
-    return (await policy.replay.seen(encodeBase64url(sha256(proof)), expiresAtSec, now)) !== false;
+    return (await policy.replay.seen(key, expiresAtSec, now)) !== false;
   } catch (error) {
-    console.error(
-      'agentward: the DPoP replay store failed; the proof is refused',
-      error instanceof Error ? error.message : error,
-    );
+    console.error('agentward: the DPoP replay store failed; the proof is refused', errorText(error));
     return true;
   }
 }
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : error);

@@ -7,6 +7,7 @@ export { B64TOKEN } from './authorization.ts';
 export { readBoundedBody } from './bounded-body.ts';
 export { constantTimeEqual } from './constant-time.ts';
 export type { DpopReplayStore } from './dpop-replay.ts';
+export { newDpopNonce } from './dpop-nonce.ts';
 export { AuthConfigError, isScopeList, kindOf } from './errors.ts';
 export { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
 export { hasScopes } from './jws/claims.ts';

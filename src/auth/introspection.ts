@@ -3,7 +3,7 @@
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
 import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
-import { boundThumbprint, checkProof, INVALID_DPOP_PROOF } from './dpop.ts';
+import { boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkClaims, hasScopes } from './jws/claims.ts';
@@ -26,7 +26,10 @@ import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 /** Options of `introspection()`. Give `endpoint`, or `issuer` alone to discover it. */
 export interface IntrospectionOptions
   extends DpopOptions,
-    Pick<JwtOptions, 'audience' | 'allowAnyAudience' | 'scopes' | 'clockToleranceSec' | 'resourceMetadata'> {
+    Pick<
+      JwtOptions,
+      'audience' | 'allowAnyAudience' | 'scopes' | 'scopeImplies' | 'clockToleranceSec' | 'resourceMetadata'
+    > {
   /** The introspection endpoint: `https:` (`http:` on loopback only). */
   endpoint?: string | URL;
   /** The authorization server: alone, its metadata names the endpoint (RFC 8414, else OpenID discovery); always, `iss` must equal it when the answer has one. */
@@ -53,6 +56,7 @@ const OPTION_NAMES = [
   'audience',
   'allowAnyAudience',
   'scopes',
+  'scopeImplies',
   'clockToleranceSec',
   'principal',
   'cache',
@@ -114,7 +118,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     options.endpoint !== undefined
       ? staticEndpoint(readHttpsUrl(helper, 'endpoint', options.endpoint))
       : discoveredEndpoint(issuer as string, readHttpsUrl(helper, 'issuer', issuer), internals);
-  const { claims: policy, scopes, principal: mapper, dpop } = shared;
+  const { claims: policy, scopes, implies, principal: mapper, dpop } = shared;
   const clock = clockOf(internals);
   const now = () => clock() / 1000;
   const basic = basicCredentials(clientId, clientSecret);
@@ -253,9 +257,9 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if ((jkt !== undefined) === asBearer) return refuse('dpop-binding', answer.iss);
     if (jkt !== undefined) {
       const proof = await checkProof(request, athOf(key), jkt, dpop, now);
-      if (proof !== null) return (refuse(proof, answer.iss), INVALID_DPOP_PROOF);
+      if (proof !== null) return (refuse(proof, answer.iss), proofSkip(proof));
     }
-    if (scopes !== undefined && !hasScopes(answer, scopes)) {
+    if (scopes !== undefined && !hasScopes(answer, scopes, implies)) {
       refuse('scope', answer.iss);
       throw new AuthError(403, { scope: scopes });
     }

@@ -9,6 +9,7 @@ import { mediaType } from './jws/compact.ts';
 import { DEFAULT_KEY_SET_ALGORITHMS, KEY_SET_ALGORITHMS, readHttpsUrl } from './key-set.ts';
 import { readInternalOptions } from './internal-options.ts';
 import { adoptDpopAlgs, isProtectedResourceMetadata } from './protected-resource.ts';
+import { readScopeImplies } from './scope-implies.ts';
 import { readCacheSize } from './token-cache.ts';
 import type { JwtOptions } from './jwt.ts';
 import { isNumberIn } from './options.ts';
@@ -20,6 +21,7 @@ export const ENTRY_OPTION_NAMES = [
   'algorithms',
   'typ',
   'scopes',
+  'scopeImplies',
   'issuer',
   'audience',
   'allowAnyAudience',
@@ -115,7 +117,7 @@ export function readEntryOptions(
   helper: string,
   options: Omit<JwtOptions, 'secret' | 'publicKey' | 'jwksUrl' | 'algorithms'>,
 ) {
-  const { typ, scopes, principal } = options;
+  const { typ, scopes, principal, scopeImplies } = options;
   const claims = readClaimsPolicy(helper, options);
   if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0))
     throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
@@ -125,6 +127,8 @@ export function readEntryOptions(
       'scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)',
     );
   }
+  if (scopeImplies !== undefined && scopes === undefined)
+    throwConfigError(helper, 'scopeImplies needs scopes: it says which scopes grant them');
   if (principal !== undefined && typeof principal !== 'function')
     throwConfigError(helper, 'principal must be a function of the verified claims');
   const dpop = readDpopPolicy(helper, options, claims.clockToleranceSec);
@@ -135,6 +139,7 @@ export function readEntryOptions(
     claims,
     typ: typ === undefined ? undefined : mediaType(typ),
     scopes: scopes === undefined ? undefined : Object.freeze([...scopes]),
+    implies: readScopeImplies(helper, scopeImplies),
     principal,
     cacheSize: readCacheSize(helper, options.cache),
     resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { credentialsStart, readsHeadersOnly } from './authorization.ts';
 import type { ChallengeErrorSkip } from './challenges.ts';
-import { accessTokenHash, boundThumbprint, checkProof, INVALID_DPOP_PROOF } from './dpop.ts';
+import { accessTokenHash, boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions, type DpopPolicy } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import {
@@ -37,7 +37,7 @@ import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 /** Hears why this entry refused a token, any of its reasons. */
 type Refuse = RefuseWith<RefusalReason>;
 type Claims = Readonly<Record<string, unknown>>;
-/** What the entry answers: a principal, a skip, or the skip that asks for `invalid_dpop_proof`. */
+/** What the entry answers: a principal, a skip, or the skip that asks for `invalid_dpop_proof` or `use_dpop_nonce`. */
 type Answer = Principal | null | ChallengeErrorSkip;
 
 /** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
@@ -65,6 +65,12 @@ export interface JwtOptions extends DpopOptions {
   typ?: string;
   /** Scopes the token must grant, all of them, read from `scope` or `scp`; a valid token without them stops the list with 403. */
   scopes?: readonly string[];
+  /**
+   * Scope hierarchies for `scopes`: `{ 'agent:admin': ['agent:chat'] }` lets a token holding
+   * `agent:admin` pass as holding `agent:chat` too (transitively; a cycle is an error). Challenges
+   * still name `scopes` as given.
+   */
+  scopeImplies?: Readonly<Record<string, readonly string[]>>;
   /** `iss` must equal one of these exactly. */
   issuer?: string | readonly string[];
   /** `aud` must contain one of these. Required unless `allowAnyAudience` is `true`. */
@@ -159,7 +165,7 @@ export function jwt(options: JwtOptions): AuthFn {
  * `onRefused`) also says why.
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
-  const { authenticator, source, claims: policy, principal: mapper, typ, scopes, dpop } = config;
+  const { authenticator, source, claims: policy, principal: mapper, typ, scopes, implies, dpop } = config;
   const clock = clockOf(config.internal ?? {});
   const now = () => clock() / 1000;
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
@@ -190,9 +196,8 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     if (key === null) return null;
     const claims = checkedClaims(jws, viaDpop, refuse);
     if (claims === null) return null;
-    if (viaDpop && !(await proofHolds(request, accessTokenHash(jws.token), claims, jws, refuse)))
-      return INVALID_DPOP_PROOF;
-    return toPrincipal(jws, key, claims, refuse);
+    const failed = viaDpop && (await proofFails(request, accessTokenHash(jws.token), claims, jws, refuse));
+    return failed || toPrincipal(jws, key, claims, refuse);
   }
 
   /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
@@ -204,16 +209,17 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return bindingHolds(claims, viaDpop) ? claims : skip(refuse, 'dpop-binding', jws, claims);
   }
 
-  /** The DPoP proof of the request, checked on every request (never cached); a failure tells `refuse` why. */
-  async function proofHolds(request: Request, ath: string, claims: Claims, jws: CompactJws | null, refuse?: Refuse) {
+  /** The DPoP proof of the request, checked on every request (never cached); a failure tells `refuse` why, and is the skip that says it. */
+  async function proofFails(request: Request, ath: string, claims: Claims, jws: CompactJws | null, refuse?: Refuse) {
     const failed = await checkProof(request, ath, boundThumbprint(claims) ?? '', dpop, now);
-    if (failed !== null) refuse?.(failed, jws, claims);
-    return failed === null;
+    if (failed === null) return undefined;
+    refuse?.(failed, jws, claims);
+    return proofSkip(failed);
   }
 
   /** Scopes, then the principal: the last steps, once the token (and its proof) held. */
   function toPrincipal(jws: CompactJws, key: VerifyKey, claims: Claims, refuse?: Refuse): Answer | Promise<Answer> {
-    if (scopes !== undefined && !hasScopes(claims, scopes)) {
+    if (scopes !== undefined && !hasScopes(claims, scopes, implies)) {
       skip(refuse, 'scope', jws, claims);
       // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
       throw new AuthError(403, { scope: scopes });
@@ -253,9 +259,8 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
 
   async function cachedWithProof(request: Request, token: string, hit: CachedToken, refuse?: Refuse): Promise<Answer> {
     // The token's hash is kept with it (docs/design.md §30, "Speed tricks and what they bought").
-    if (!(await proofHolds(request, (hit.ath ??= accessTokenHash(token)), hit.claims, null, refuse)))
-      return INVALID_DPOP_PROOF;
-    return hit.principal ?? mapped(hit.claims, null, refuse);
+    const failed = await proofFails(request, (hit.ath ??= accessTokenHash(token)), hit.claims, null, refuse);
+    return failed ?? hit.principal ?? mapped(hit.claims, null, refuse);
   }
 
   const reporting = (request: Request, report: ReportRefusal) =>

@@ -18,6 +18,7 @@ export interface OidcOptions
     | 'allowAnyAudience'
     | 'typ'
     | 'scopes'
+    | 'scopeImplies'
     | 'clockToleranceSec'
     | 'principal'
     | 'cache'

@@ -22,6 +22,7 @@ const PROGRESS = [
   'audience',
   'dpop-binding',
   'dpop-proof',
+  'dpop-nonce',
   'dpop-replay',
   'scope',
   'no-subject',

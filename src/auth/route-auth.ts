@@ -12,6 +12,7 @@ import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, makePrincipal } from './principal.ts';
 import { keeping } from './presented-token.ts';
+import { offeredNonces } from './dpop-nonce.ts';
 import {
   requestRefusals,
   WITH_REFUSALS,
@@ -142,12 +143,17 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     );
   };
   const refusing = (
+    request: HeaderView,
     status: 401 | 403 | 500,
     refusals: RequestRefusals | undefined,
     lines: readonly string[] = [],
   ): AuthResult => {
     if (status !== 500) refusals?.tell();
-    return { ok: false, response: authResponse(status, lines) };
+    const response = authResponse(status, lines);
+    // RFC 9449 §8: the nonce an entry offered goes with every answer, a refusal's too.
+    const nonce = offeredNonces.get(request);
+    if (nonce !== undefined) response.headers.set('DPoP-Nonce', nonce);
+    return { ok: false, response };
   };
 
   const authenticate = async (request: Request, routeScopes?: readonly string[]): Promise<AuthResult> => {
@@ -164,15 +170,15 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       } catch (error) {
         if (!isAuthError(error)) {
           console.error('agentward: an auth entry threw; answering 500', error);
-          return refusing(500, refusals);
+          return refusing(request, 500, refusals);
         }
-        if (error.status === 401) return refusing(401, refusals, unauthorized(request, asked));
+        if (error.status === 401) return refusing(request, 401, refusals, unauthorized(request, asked));
         const scope = error.scope && [...new Set([...error.scope, ...(routeScopes || [])])];
-        return refusing(403, refusals, scope ? [insufficientScopeLine(challenges, request, scope)] : []);
+        return refusing(request, 403, refusals, scope ? [insufficientScopeLine(challenges, request, scope)] : []);
       }
       if (outcome === null || outcome === undefined) continue;
       if (outcome === true) return { ok: true, principal: BOOLEAN_PRINCIPAL };
-      if (outcome === false) return refusing(401, refusals, challenges.lines());
+      if (outcome === false) return refusing(request, 401, refusals, challenges.lines());
       // A skip that says what the 401 should tell the client (a refused DPoP proof).
       const error = typeof outcome === 'object' ? challengeErrorOf(outcome) : undefined;
       if (error !== undefined) {
@@ -184,16 +190,17 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
         console.error(
           'agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500',
         );
-        return refusing(500, refusals);
+        return refusing(request, 500, refusals);
       }
       // Once a tokenExchange() exists, the access token the entry verified is kept beside the principal, never in it (design §27).
       return {
         ok: true,
         principal: keeping.presentedBy?.(entry, principal, request.headers.get('authorization')) ?? principal,
         entry,
+        dpopNonce: offeredNonces.get(request),
       };
     }
-    return refusing(401, refusals, unauthorized(request, asked));
+    return refusing(request, 401, refusals, unauthorized(request, asked));
   };
   return Object.assign(authenticate, {
     headersOnly: entries.every(isHeadersOnly),

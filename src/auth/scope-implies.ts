@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Scope hierarchies (design §29; MCP 2026-07-28: servers account for them): `scopeImplies`, read
-// once into what each scope implies. The handler's today; the entries' (jwt, oidc, introspection)
-// when their bundle has room for it (docs/design.md §29).
+// once into what each scope implies: the handler's, and the entries' that check scopes (jwt, oidc,
+// introspection).
 import { isScopeList, SCOPE_TOKEN, throwConfigError } from './errors.ts';
 
 /** Each scope of `scopeImplies` with every scope a token holding it holds: itself and, transitively, what it implies. */

@@ -8,8 +8,13 @@
 // FIPS 180-4 §4.2.2 and §5.3.3: K is the first 32 bits of the fractional parts of the cube roots of
 // the first 64 primes, INITIAL those of the square roots of the first 8. Computed once, exactly: the
 // floating-point estimate is corrected in integers (a test checks the digests of the NIST vectors).
-const PRIMES: number[] = [];
-for (let n = 2; PRIMES.length < 64; n++) if (PRIMES.every((p) => n % p > 0)) PRIMES.push(n);
+// Made in calls marked pure, so that a bundle which never hashes (a vendored src/auth, without the
+// package's "sideEffects") leaves this module out (design §23).
+function primes(count: number): number[] {
+  const found: number[] = [];
+  for (let n = 2; found.length < count; n++) if (found.every((p) => n % p > 0)) found.push(n);
+  return found;
+}
 /** The first 32 bits after the point of prime^(1/root): ⌊prime^(1/root) · 2³²⌋ mod 2³², the largest x with x^root ≤ prime · 2^(32·root). */
 function fractionBits(prime: number, root: bigint): number {
   const scaled = BigInt(prime) << (32n * root);
@@ -18,15 +23,15 @@ function fractionBits(prime: number, root: bigint): number {
   while ((x + 1n) ** root <= scaled) x++;
   return Number(x & 0xffffffffn);
 }
-const K = Int32Array.from(PRIMES, (p) => fractionBits(p, 3n));
-const INITIAL = Int32Array.from(PRIMES.slice(0, 8), (p) => fractionBits(p, 2n));
-const encoder = new TextEncoder();
+const K = /* @__PURE__ */ Int32Array.from(/* @__PURE__ */ primes(64), (p) => fractionBits(p, 3n));
+const INITIAL = /* @__PURE__ */ Int32Array.from(/* @__PURE__ */ primes(8), (p) => fractionBits(p, 2n));
+const encoder = /* @__PURE__ */ new TextEncoder();
 // Scratch space reused by every call (the function is synchronous, so calls never overlap). A
 // string of up to 64 UTF-16 units is at most 192 bytes of UTF-8: it is encoded straight into
 // MESSAGE, which is zeroed again before the call returns.
-const H = new Int32Array(8);
-const W = new Int32Array(64);
-const MESSAGE = new Uint8Array(256);
+const H = /* @__PURE__ */ new Int32Array(8);
+const W = /* @__PURE__ */ new Int32Array(64);
+const MESSAGE = /* @__PURE__ */ new Uint8Array(256);
 
 /** SHA-256 of `data` (a string as its UTF-8 bytes): turns a secret of any length into a fixed-size value to compare. */
 export function sha256(data: string | Uint8Array): Uint8Array {

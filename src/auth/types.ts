@@ -47,5 +47,7 @@ export type AuthResult =
       readonly principal: Principal;
       /** The entry that accepted the request: a route needing scopes beyond the entry's own names both (design §25). */
       readonly entry?: AuthFn;
+      /** The DPoP nonce (RFC 9449 §8) the entry offered: the answer carries it as `DPoP-Nonce`. */
+      readonly dpopNonce?: string;
     }
   | { readonly ok: false; readonly response: Response };

@@ -19,7 +19,7 @@ import {
   type ProtectedResourceMetadata,
 } from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
-import { errorReply, failureReply, type Reply, toResponse } from './responses.ts';
+import { errorReply, failureReply, type Reply, toResponse, withNonce } from './responses.ts';
 import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { rpcTooMany } from './json-rpc.ts';
@@ -180,13 +180,13 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       `${helper}: an agent with sessions: 'owned' needs auth (without it no caller has a principal to own a session)`,
     );
   }
-  const authenticate =
-    options.auth === undefined ? undefined : routeAuth(options.auth, { onRefused: options.onRefused });
+  const auth = options.auth;
+  const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused: options.onRefused });
   const metadata =
     options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);
   // One list of DPoP algorithms: the 401's `DPoP algs` and the document's (design §20).
-  if (metadata !== undefined && options.auth !== undefined)
-    adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(options.auth)));
+  if (metadata !== undefined && auth !== undefined)
+    adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(auth)));
   const scopes = readRouteScopes(helper, options.scopes, options.auth);
   const mcp = readMcpOptions(helper, options.mcp, agent.name, options.auth !== undefined);
   const implies = readScopeImplies(helper, options.scopeImplies);
@@ -225,7 +225,14 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     return missing && (authenticate as Authenticate).insufficientScope(request, missing);
   };
 
+  // RFC 9449 §8: with DPoP nonces, every answer to a request an entry offered one carries it.
   return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
+    const reply = await answer(request);
+    const nonce = request.dpopNonce;
+    return nonce ? withNonce(reply, nonce) : reply;
+  };
+
+  async function answer(request: RouteRequest): Promise<Reply> {
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
@@ -255,6 +262,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).
         if (!result.ok) return route?.name === 'mcp' ? rpcTooMany(null, result.response) : result.response;
         principal = request.principal = result.principal;
+        request.dpopNonce = result.dpopNonce;
         // Only read when some route or tool needs scopes: without them the entry's own were checked by the entry.
         if (anyScopes && result.entry !== undefined) entryScopes = scopesOf(result.entry);
       }
@@ -301,7 +309,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     } catch (error) {
       return failureReply(error);
     }
-  };
+  }
 }
 
 /** The scopes an entry requires (`jwt()`, `oidc()`, `introspection()` with `scopes`), as its challenge names them; read once per entry. */

@@ -36,6 +36,14 @@ export class JsonReply {
 /** What a route answers: a `JsonReply`, or a `Response` (streams, refusals of auth, 204s). */
 export type Reply = Response | JsonReply;
 
+/** `reply` with `DPoP-Nonce` (RFC 9449 §8): a `JsonReply` copied, a `Response`'s own headers set (the routes make them all). */
+export function withNonce(reply: Reply, nonce: string): Reply {
+  if (reply instanceof JsonReply)
+    return new JsonReply(reply.status, reply.text, { ...reply.headers, 'dpop-nonce': nonce });
+  reply.headers.set('dpop-nonce', nonce);
+  return reply;
+}
+
 const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'application/json',
   'cache-control': 'no-store',

@@ -30,6 +30,8 @@ export interface RouteRequest {
   readonly clientAddress?: string | undefined;
   /** Set once auth has accepted the caller (the node server's request log reads it). */
   principal?: Principal;
+  /** The DPoP nonce the accepting entry offered (RFC 9449 §8): every answer carries it as `DPoP-Nonce`. */
+  dpopNonce?: string;
 }
 
 /**

@@ -38,11 +38,8 @@ export function readRouteScopes(
  * Whether the principal's verified claims grant every one of `required` (a principal without claims
  * grants none); with `implies` (`scopeImplies`, design §29), a scope held grants every scope it implies.
  */
-export function grants(principal: Principal | undefined, required: readonly string[], implies?: ScopeImplies): boolean {
-  const claims = principal?.claims;
-  if (claims === undefined) return false;
-  if (implies === undefined) return hasScopes(claims, required);
-  const held = new Set<string>();
-  for (const [scope, implied] of implies) if (hasScopes(claims, [scope])) for (const name of implied) held.add(name);
-  return required.every((scope) => held.has(scope) || hasScopes(claims, [scope]));
-}
+export const grants = (
+  principal: Principal | undefined,
+  required: readonly string[],
+  implies?: ScopeImplies,
+): boolean => principal?.claims !== undefined && hasScopes(principal.claims, required, implies);

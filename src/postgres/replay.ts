@@ -1,10 +1,10 @@
-import type { DpopReplayStore } from '../auth/internal.ts';
+import { newDpopNonce, type DpopReplayStore } from '../auth/internal.ts';
 import { poolOptions, type PgPool } from './store.ts';
 
 export interface PostgresReplayStoreOptions {
   /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything of its shape. */
   client: PgPool;
-  /** The schema holding the table `dpop_replay`: a plain identifier, default `agentward`. */
+  /** The schema holding the tables `dpop_replay` and `dpop_nonce`: a plain identifier, default `agentward`. */
   schema?: string;
 }
 
@@ -24,7 +24,9 @@ const PURGE_EVERY = 1_000;
  * when the row was inserted, or taken again after it expired; a row that is there and live means
  * the proof was seen. The keys expire after the proof's window (`dpopMaxAgeSec` + tolerance),
  * with the margin the entry adds for other instances' clocks; liveness is judged on the entry's
- * own clock reading (`nowSec`), the one it judged the proof's `iat` by.
+ * own clock reading (`nowSec`), the one it judged the proof's `iat` by. With `dpop: { nonce: true }`
+ * the processes share their DPoP nonces through it too (table `dpop_nonce`; run `migrate()` again
+ * after upgrading).
  * @example
  * const replay = postgresReplayStore({ client: pool });
  * await replay.migrate();
@@ -46,6 +48,7 @@ export function postgresReplayStore(options: PostgresReplayStoreOptions): Postgr
           `CREATE SCHEMA IF NOT EXISTS ${s}`,
           `CREATE TABLE IF NOT EXISTS ${s}.dpop_replay (key text PRIMARY KEY, expires_at double precision NOT NULL)`,
           `CREATE INDEX IF NOT EXISTS dpop_replay_by_expiry ON ${s}.dpop_replay (expires_at)`,
+          `CREATE TABLE IF NOT EXISTS ${s}.dpop_nonce (key text PRIMARY KEY, value text NOT NULL, expires_at double precision NOT NULL)`,
         ].join(';\n'),
       );
     },
@@ -58,6 +61,18 @@ export function postgresReplayStore(options: PostgresReplayStoreOptions): Postgr
         [key, expiresAtSec, now],
       );
       return rows.length === 0;
+    },
+    // DPoP server nonces (design §29): the first process to ask for a period's key keeps its
+    // nonce; the no-op update makes every later insert, from any process, return that row's value.
+    async nonce(key, expiresAtSec, now = Date.now() / 1000) {
+      await client.query(`DELETE FROM ${s}.dpop_nonce WHERE expires_at < $1`, [now]);
+      const { rows } = await client.query(
+        `INSERT INTO ${s}.dpop_nonce AS kept (key, value, expires_at) VALUES ($1, $2, $3)
+         ON CONFLICT (key) DO UPDATE SET key = kept.key
+         RETURNING value`,
+        [key, newDpopNonce(), expiresAtSec],
+      );
+      return (rows[0] as { value: string }).value;
     },
   };
 }

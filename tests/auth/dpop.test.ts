@@ -43,14 +43,14 @@ async function outcome(auth: AuthFn | AuthFn[], req: Request) {
   };
 }
 
-test("RFC 7638 §3.1: the thumbprint of the RFC's RSA key", () => {
+test("RFC 7638 §3.1: the thumbprint of the RFC's RSA key", async () => {
   const n =
     '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw';
   assert.equal(
-    jwkThumbprint({ kty: 'RSA', n, e: 'AQAB', alg: 'RS256', kid: '2011-04-29' }),
+    await jwkThumbprint({ kty: 'RSA', n, e: 'AQAB', alg: 'RS256', kid: '2011-04-29' }),
     'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs',
   );
-  assert.equal(jwkThumbprint({ kty: 'oct', k: 'abc' }), undefined);
+  assert.equal(await jwkThumbprint({ kty: 'oct', k: 'abc' }), undefined);
 });
 
 test('a DPoP-bound token with a valid proof is accepted over the DPoP scheme: ES256, EdDSA, Ed25519, RS256 and PS256 proofs', async () => {

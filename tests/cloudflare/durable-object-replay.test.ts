@@ -46,3 +46,18 @@ test('durableObjectReplayStore: an object it cannot reach throws (the entry refu
   assert.throws(() => durableObjectReplayStore(namespace, { ttl: 1 } as never), /ttl/);
   assert.throws(() => durableObjectReplayStore({} as never), /namespace must be a Durable Object namespace binding/);
 });
+
+test('durableObjectReplayStore: DPoP nonces (design §29): the first isolate to ask for a key makes its nonce, every other gets the same; expired ones are forgotten', async () => {
+  const namespace = replays();
+  const one = durableObjectReplayStore(namespace);
+  const two = durableObjectReplayStore(namespace);
+  const nonce = await one.nonce!('300 6000000', 1_000, 900);
+  assert.match(nonce, /^[\w-]{22}$/);
+  assert.equal(await two.nonce!('300 6000000', 1_000, 950), nonce, 'another isolate gets the same nonce');
+  namespace.restart();
+  assert.equal(await two.nonce!('300 6000000', 1_000, 960), nonce, 'kept across the object’s restart');
+  const next = await one.nonce!('300 6000001', 1_300, 1_001);
+  assert.notEqual(next, nonce, 'another period, another nonce');
+  const storage = namespace.storages.get('id:replay:nonces')!;
+  assert.deepEqual([...storage.data.keys()], ['nonce:300 6000001'], 'the expired one was forgotten');
+});

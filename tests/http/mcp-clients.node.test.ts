@@ -435,6 +435,83 @@ describe("MCP clients against a server made with the MCP SDK's own server, guard
   }
 });
 
+describe('MCP clients against an oidc() entry with DPoP server nonces (dpop: { nonce: true }, design §29)', () => {
+  let authServer: McpAuthorizationServer;
+  let agentServer: AgentServer;
+  let url: string;
+  const reasons: string[] = [];
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/agent/mcp`;
+    authServer = await startMcpAuthorizationServer([url]);
+    const metadata = protectedResourceMetadata({
+      resource: url,
+      authorizationServers: [authServer.issuer],
+      scopesSupported: ['agent:ask'],
+    });
+    agentServer = await serve({
+      agent: principalAgent().agent,
+      port,
+      host: '127.0.0.1',
+      basePath: '/agent',
+      log: 'off',
+      auth: [oidc({ issuer: authServer.issuer, audience: url, resourceMetadata: metadata, dpop: { nonce: true } })],
+      onRefused: ({ reason }) => void reasons.push(reason),
+      protectedResource: metadata,
+      mcp: { scopes: { ask: ['agent:ask'] } },
+    });
+  });
+  after(async () => {
+    await agentServer?.close();
+    await authServer?.close();
+  });
+
+  test('current client (@modelcontextprotocol/client) with DPoP: its first proof has no nonce, the 401 use_dpop_nonce gives one, it retries with it and every call succeeds', async () => {
+    reasons.length = 0;
+    const provider = new HostProvider(true);
+    const dpopProvider = Object.assign(provider, { dpop: () => provider.dpopSession() });
+    const client = new ClientV2({ name: 'v2-host', version: '1.0.0' });
+    await connect(
+      authServer,
+      provider,
+      client as never,
+      () => new TransportV2(new URL(url), { authProvider: dpopProvider as never }),
+      false,
+    );
+    assert.equal((provider.saved as { token_type: string }).token_type, 'DPoP');
+    const asked = await client.callTool({ name: 'ask', arguments: { message: DEPLOY_MESSAGE } });
+    assert.equal((asked.structuredContent as { status: string }).status, 'awaiting-approval');
+    assert.ok(reasons.includes('dpop-nonce'), `the server asked for a nonce (refusals: ${reasons.join(', ')})`);
+    const session = await provider.dpopSession()!;
+    assert.match(String(session.nonceFor(url)), /^[\w-]{22}$/, 'the client keeps the nonce the server gave');
+    // Every call after the first retry carried the nonce: no further use_dpop_nonce.
+    const refusedBefore = reasons.filter((reason) => reason === 'dpop-nonce').length;
+    await client.listTools();
+    await client.callTool({ name: 'ask', arguments: { message: 'hello' } });
+    assert.equal(reasons.filter((reason) => reason === 'dpop-nonce').length, refusedBefore);
+    await client.close();
+  });
+
+  test('v1 SDK (@modelcontextprotocol/sdk 1.x) has no DPoP support at all: it takes a Bearer token, which the entry accepts (nonces apply to DPoP proofs only)', async () => {
+    reasons.length = 0;
+    const provider = new HostProvider();
+    const client = new ClientV1({ name: 'v1-host', version: '1.0.0' });
+    await connect(
+      authServer,
+      provider,
+      client as never,
+      () => new TransportV1(new URL(url), { authProvider: provider as never }),
+      true,
+    );
+    assert.equal((provider.saved as { token_type: string }).token_type, 'Bearer');
+    assert.equal(claimsOf((provider.saved as { access_token: string }).access_token).cnf, undefined);
+    const asked = await client.callTool({ name: 'ask', arguments: { message: DEPLOY_MESSAGE } });
+    assert.equal((asked.structuredContent as { status: string }).status, 'awaiting-approval');
+    assert.equal(reasons.includes('dpop-nonce'), false);
+    await client.close();
+  });
+});
+
 function t_assertToken(provider: HostProvider, scopes: readonly string[]): void {
   const token = (provider.saved as { access_token?: string } | undefined)?.access_token;
   assert.ok(token, 'the client holds an access token');

@@ -174,6 +174,69 @@ test('postgresReplayStore(), two server processes: replays of used proofs fired 
   assert.deepEqual(accepted, [], `a used proof was accepted again (${accepted.length} of ${replays} replays)`);
 });
 
+test('postgresReplayStore(), DPoP nonces (design §29): two server processes offer and accept the same nonce; the store gives one value per key to every caller', async () => {
+  const tokenKey = await testKey('ES256');
+  const proofKey = await testKey('ES256');
+  const now = Math.floor(Date.now() / 1000);
+  const token = await signToken(
+    { alg: 'ES256' },
+    {
+      sub: 'ada',
+      iss: 'https://issuer.example.com',
+      aud: 'agent-api',
+      exp: now + 600,
+      iat: now,
+      cnf: { jkt: await thumbprint(proofKey.jwk) },
+    },
+    tokenKey.sign,
+  );
+  const schema = db.schema();
+  const env = {
+    DATABASE_URL: db.url,
+    AGENT_PG_SCHEMA: schema,
+    DPOP_REPLAY: 'postgres',
+    DPOP_NONCE: '1',
+    DPOP_TOKEN_JWK: JSON.stringify(tokenKey.jwk),
+  };
+  const [a, b] = await Promise.all([server(env), server(env)]);
+  const call = async (origin: string, nonce?: string) => {
+    const proof = await dpopProof(proofKey, {
+      token,
+      iat: Math.floor(Date.now() / 1000),
+      htm: 'POST',
+      htu: `${origin}/agent`,
+      claims: { nonce },
+    });
+    const response = await fetch(`${origin}/agent`, {
+      method: 'POST',
+      headers: { authorization: `DPoP ${token}`, dpop: proof, 'content-type': 'application/json' },
+      body: '{"message":"hi"}',
+    });
+    await response.arrayBuffer();
+    return {
+      status: response.status,
+      nonce: response.headers.get('dpop-nonce') ?? undefined,
+      challenge: response.headers.get('www-authenticate'),
+    };
+  };
+  const first = await call(a);
+  assert.equal(first.status, 401);
+  assert.match(first.challenge ?? '', /error="use_dpop_nonce"/);
+  assert.match(first.nonce ?? '', /^[\w-]{22}$/);
+  const atB = await call(b, first.nonce);
+  assert.equal(atB.status, 200, 'B accepts the nonce A gave: they share it through the database');
+  assert.equal(atB.nonce, first.nonce);
+  assert.equal((await call(a, first.nonce)).status, 200);
+  const store = postgresReplayStore({ client: db.pool(), schema });
+  const other = postgresReplayStore({ client: db.pool(), schema });
+  const kept = await store.nonce!('60 1', now + 60, now);
+  assert.match(kept, /^[\w-]{22}$/);
+  assert.equal(await other.nonce!('60 1', now + 60, now), kept, 'one value per key, whoever asks');
+  assert.notEqual(await other.nonce!('60 2', now + 60, now), kept);
+  // Expired rows are deleted, and the key is made anew.
+  assert.notEqual(await store.nonce!('60 1', now + 120, now + 61), kept);
+});
+
 test('postgresReplayStore(): migrate() run by several processes at once succeeds in every one (they take turns on a lock)', async () => {
   const schema = db.schema();
   const stores = Array.from({ length: 8 }, () => postgresReplayStore({ client: db.pool({ max: 1 }), schema }));

@@ -81,10 +81,20 @@ export function normalizeAudience(value: string): string {
   return `${scheme}://${userinfo}${host}${defaultPort ? '' : `:${port}`}${rest === '' || rest[0] === '?' || rest[0] === '#' ? `/${rest}` : rest}`;
 }
 
-/** True when every one of `required` is granted by `scope` (space separated, RFC 9068) or `scp` (a list, or space separated). */
-export function hasScopes(claims: Readonly<Record<string, unknown>>, required: readonly string[]): boolean {
+/**
+ * True when every one of `required` is granted by `scope` (space separated, RFC 9068) or `scp` (a
+ * list, or space separated); with `implies` (each scope with every scope it implies, itself
+ * included), a scope granted grants what it implies.
+ */
+export function hasScopes(
+  claims: Readonly<Record<string, unknown>>,
+  required: readonly string[],
+  implies?: ReadonlyMap<string, readonly string[]>,
+): boolean {
   const { scope, scp } = claims;
   const granted = new Set<unknown>(Array.isArray(scp) ? scp : typeof scp === 'string' ? scp.split(' ') : []);
   if (typeof scope === 'string') for (const name of scope.split(' ')) granted.add(name);
+  // The closure is transitive already: one pass over it, in any order, grants all a held scope implies.
+  if (implies) for (const [held, all] of implies) if (granted.has(held)) for (const name of all) granted.add(name);
   return required.every((scope) => granted.has(scope));
 }

@@ -1,7 +1,7 @@
 // A node server whose jwt() entry takes DPoP-bound tokens, in a child process: the token key's
 // public JWK in DPOP_TOKEN_JWK, the replay store on PostgreSQL (DATABASE_URL, AGENT_PG_SCHEMA)
 // when DPOP_REPLAY=postgres, else the default one in this process's memory; DPOP_MAX_AGE_SEC and
-// CLOCK_TOLERANCE_SEC when set. The clock is the real one. Prints `listening <url>`; SIGTERM ends it.
+// CLOCK_TOLERANCE_SEC when set; DPoP server nonces with DPOP_NONCE=1. The clock is the real one. Prints `listening <url>`; SIGTERM ends it.
 import pg from 'pg';
 import { createAgent, echoModel, memoryStore } from '../../../src/agent/index.ts';
 import { jwt } from '../../../src/auth/index.ts';
@@ -23,7 +23,7 @@ const server = await serve({
       publicKey: jwk,
       issuer: 'https://issuer.example.com',
       audience: 'agent-api',
-      dpop: 'required',
+      dpop: process.env.DPOP_NONCE ? { required: true, nonce: true } : 'required',
       ...(dpopReplay && { dpopReplay }),
       ...(process.env.DPOP_MAX_AGE_SEC && { dpopMaxAgeSec: Number(process.env.DPOP_MAX_AGE_SEC) }),
       ...(process.env.CLOCK_TOLERANCE_SEC && { clockToleranceSec: Number(process.env.CLOCK_TOLERANCE_SEC) }),
