@@ -153,6 +153,11 @@ const SERVER_FILES = [
   'tests/targets/cloudflare-worker-wrangler.node.test.ts',
   'tests/node/playground.node.test.ts',
 ];
+/**
+ * Files that measure time (a Welch t-test over interleaved samples): each runs alone, on every
+ * runtime, so that the other slot's servers starting add no noise to what they measure.
+ */
+const TIMING_FILES = ['tests/auth/timing.test.ts'];
 const SLOTS = 2;
 const isServerFile = (file) => SERVER_FILES.some((prefix) => file.replaceAll('\\', '/').startsWith(prefix));
 /** The spec reporter's closing counts of one file: summed into the `node` line instead. */
@@ -170,21 +175,30 @@ if (want('tsc') && filters.length === 0) {
     go: () => run('tsc playground', bin('tsc'), ['-p', join('src', 'node', 'playground')]),
   });
 }
+const isTimingFile = (file) => TIMING_FILES.includes(file.replaceAll('\\', '/'));
+/** The portable files in two jobs: the timing files alone, the rest together. */
+const portableJobs = (runtime, files, go) =>
+  [files.filter((f) => !isTimingFile(f)), files.filter(isTimingFile)]
+    .filter((part) => part.length)
+    .map((part) => ({ runtime, alone: part.some(isTimingFile), go: () => go(part) }));
 if (want('deno') && portable.length)
-  jobs.push({
-    runtime: 'deno',
-    go: () => run('deno', bin('deno'), ['test', '-A', '--no-check', ...portable], denoCounts),
-  });
+  jobs.push(
+    ...portableJobs('deno', portable, (files) =>
+      run('deno', bin('deno'), ['test', '-A', '--no-check', ...files], denoCounts),
+    ),
+  );
 if (want('bun') && portable.length)
-  jobs.push({
-    runtime: 'bun',
-    go: () => run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => `./${f}`)], bunCounts),
-  });
+  jobs.push(
+    ...portableJobs('bun', portable, (files) =>
+      run('bun', bin('bun'), ['test', '--timeout', '120000', ...files.map((f) => `./${f}`)], bunCounts),
+    ),
+  );
 if (want('node'))
   for (const file of [...nodeOnly, ...portable])
     jobs.push({
       runtime: 'node',
       server: isServerFile(file),
+      alone: isTimingFile(file),
       go: () =>
         run(
           `node ${file}`,
@@ -201,21 +215,29 @@ if (jobs.length === 0)
 const started = Date.now();
 const done = [];
 let serverRunning = false;
-/** One slot: takes the first job it may run (no second server file), until none is left. */
+let running = 0;
+let aloneRunning = false;
+/** May `job` start now? Never a second server file; a timing file only with nothing else running. */
+const mayStart = (job) => !aloneRunning && !(job.server && serverRunning) && !(job.alone && running > 0);
+/** One slot: takes the first job it may run, until none is left. */
 async function slot() {
   for (;;) {
-    const index = jobs.findIndex((job) => !(job.server && serverRunning));
+    const index = jobs.findIndex(mayStart);
     if (index === -1) {
       if (jobs.length === 0) return;
       await new Promise((resolve) => setTimeout(resolve, 100));
       continue;
     }
     const [job] = jobs.splice(index, 1);
+    running++;
     if (job.server) serverRunning = true;
+    if (job.alone) aloneRunning = true;
     try {
       done.push({ runtime: job.runtime, ...(await job.go()) });
     } finally {
+      running--;
       if (job.server) serverRunning = false;
+      if (job.alone) aloneRunning = false;
     }
   }
 }
