@@ -222,29 +222,49 @@ export function agentTracing(
     if (recordContent) span.setAttribute('gen_ai.tool.call.result', message.content);
     if (event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
   };
-  const trace = (span: TelemetrySpan): RunTrace => ({
-    conversation: (sessionId) => span.setAttribute('gen_ai.conversation.id', sessionId),
-    chat(model, request, turn) {
-      const { modelId } = model;
-      const attributes: SpanAttributes = { [OPERATION]: 'chat' };
-      // A provider's `openai.chat` is `openai`.
-      const provider = model.provider?.split('.')[0];
-      if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
-      if (modelId !== undefined) attributes['gen_ai.request.model'] = modelId;
-      const settings = (request.settings ?? {}) as Record<string, SpanAttributeValue | undefined>;
-      for (const setting in REQUEST_SETTINGS) {
-        const value = settings[setting];
-        if (value !== undefined) attributes[`gen_ai.request.${REQUEST_SETTINGS[setting]}`] = value;
+  /** A turn's span name and options per model, made once for its settings unless contents are recorded (they change each turn). */
+  const chatSpans = new WeakMap<Model, { settings: unknown; name: string; options: TelemetrySpanOptions }>();
+  /** A run's trace: one object on its span, its methods shared (a traced send allocates little more than its spans). */
+  class Trace implements RunTrace {
+    readonly span: TelemetrySpan;
+    constructor(span: TelemetrySpan) {
+      this.span = span;
+    }
+    conversation(sessionId: string) {
+      this.span.setAttribute('gen_ai.conversation.id', sessionId);
+    }
+    chat<T extends TurnResult>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T> {
+      let made = recordContent ? undefined : chatSpans.get(model);
+      if (made?.settings !== request.settings) {
+        const { modelId } = model;
+        const attributes: SpanAttributes = { [OPERATION]: 'chat' };
+        // A provider's `openai.chat` is `openai`.
+        const provider = model.provider?.split('.')[0];
+        if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
+        if (modelId !== undefined) attributes['gen_ai.request.model'] = modelId;
+        const settings = (request.settings ?? {}) as Record<string, SpanAttributeValue | undefined>;
+        for (const setting in REQUEST_SETTINGS) {
+          const value = settings[setting];
+          if (value !== undefined) attributes[`gen_ai.request.${REQUEST_SETTINGS[setting]}`] = value;
+        }
+        if (recordContent) {
+          if (request.instructions !== '')
+            attributes['gen_ai.system_instructions'] = JSON.stringify([
+              { type: 'text', content: request.instructions },
+            ]);
+          attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
+        }
+        const name = modelId === undefined ? 'chat' : `chat ${modelId}`;
+        made = { settings: request.settings, name, options: { kind: CLIENT, attributes } };
+        if (!recordContent) chatSpans.set(model, made);
       }
-      if (recordContent) {
-        if (request.instructions !== '')
-          attributes['gen_ai.system_instructions'] = JSON.stringify([{ type: 'text', content: request.instructions }]);
-        attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
-      }
-      const spanName = modelId === undefined ? 'chat' : `chat ${modelId}`;
-      return inSpan(tracer, spanName, { kind: CLIENT, attributes }, turn, turned);
-    },
-    tool(call, approval, answer) {
+      return inSpan(tracer, made!.name, made!.options, turn, turned);
+    }
+    tool<T extends ToolAnswer>(
+      call: ToolCall,
+      approval: 'approved' | 'denied' | undefined,
+      answer: () => T | Promise<T>,
+    ): Promise<T> {
       const attributes: SpanAttributes = {
         [OPERATION]: 'execute_tool',
         [TOOL_NAME]: call.name,
@@ -253,7 +273,7 @@ export function agentTracing(
       if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
       if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
       return inSpan(tracer, `execute_tool ${call.name}`, { kind: INTERNAL, attributes }, answer, answered);
-    },
-  });
-  return (first, second, run) => inSpan(tracer, name, options, (span) => run(first, second, trace(span)), invoked);
+    }
+  }
+  return (first, second, run) => inSpan(tracer, name, options, (span) => run(first, second, new Trace(span)), invoked);
 }
