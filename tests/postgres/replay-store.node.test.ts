@@ -45,7 +45,8 @@ async function server(env: Record<string, string>): Promise<string> {
   });
 }
 
-test("postgresReplayStore(): a proof replayed to another server process is refused; each process's own memory would have let it through", async () => {
+/** An ES256 access token bound (`cnf.jkt`) to a new proof key, as the children's entry accepts it. */
+async function boundToken() {
   const tokenKey = await testKey('ES256');
   const proofKey = await testKey('ES256');
   const now = Math.floor(Date.now() / 1000);
@@ -61,6 +62,11 @@ test("postgresReplayStore(): a proof replayed to another server process is refus
     },
     tokenKey.sign,
   );
+  return { tokenKey, proofKey, token, now };
+}
+
+test("postgresReplayStore(): a proof replayed to another server process is refused; each process's own memory would have let it through", async () => {
+  const { tokenKey, proofKey, token, now } = await boundToken();
   const schema = db.schema();
   const shared = {
     DATABASE_URL: db.url,
@@ -175,21 +181,7 @@ test('postgresReplayStore(), two server processes: replays of used proofs fired 
 });
 
 test('postgresReplayStore(), DPoP nonces (design §29): two server processes offer and accept the same nonce; the store gives one value per key to every caller', async () => {
-  const tokenKey = await testKey('ES256');
-  const proofKey = await testKey('ES256');
-  const now = Math.floor(Date.now() / 1000);
-  const token = await signToken(
-    { alg: 'ES256' },
-    {
-      sub: 'ada',
-      iss: 'https://issuer.example.com',
-      aud: 'agent-api',
-      exp: now + 600,
-      iat: now,
-      cnf: { jkt: await thumbprint(proofKey.jwk) },
-    },
-    tokenKey.sign,
-  );
+  const { tokenKey, proofKey, token, now } = await boundToken();
   const schema = db.schema();
   const env = {
     DATABASE_URL: db.url,
