@@ -196,126 +196,142 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** A send; `trace`: its spans, with `telemetry` (design §28). */
   async function send(message: string, sendOptions: SendOptions = {}, trace?: RunTrace): Promise<RunResult> {
-    nonEmptyString(message, 'message', invalidInput);
-    callOptions('send()', sendOptions, SEND_OPTION_NAMES);
-    const hooks = runHooks(sendOptions, trace);
-    const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
-    trace?.conversation(sessionId);
-    const principal = checkPrincipal(sendOptions.principal);
-    const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
-    const owner = principal === undefined ? undefined : ownerKey(principal);
-    const asked: Message = { role: 'user', content: message };
-    // What the message adds to the record (and its comma), counted once: a 1 MiB message takes a walk of its own.
-    const askedBytes = serializedBytes(asked) + 1;
-    const events = runEvents(sendOptions);
-    return events.settle(
-      turn(sessionId, async (turnStore) => {
-        // Checked before the run is observed: a refused caller sees no event of someone else's session.
-        const session = await sessionToSend(
-          turnStore,
-          sessionId,
-          sendOptions.sessionId !== undefined,
-          principal,
-          owner,
-          message,
-          askedBytes,
-        );
-        return events.observe(sessionId, async (emit) => {
-          if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
-            throw new AgentError(
-              'APPROVAL_PENDING',
-              'the session waits for an approval decision; decide it before sending a new message',
-            );
-          }
-          // Before the model runs: a message the session cannot hold is refused, and nothing is stored.
-          checkSize(serializedBytes(session) + askedBytes, sessionBytes);
-          const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
-          const setup = await prepare(context, namespace, turnStore);
-          const messages: Message[] = [...session.messages, asked];
-          return runLoop(limits, {
-            ...hooks,
-            context,
-            session,
-            messages,
-            calls: [],
-            step: 0,
-            text: '',
-            namespace,
-            setup,
-            emit,
-            store: turnStore,
+    try {
+      nonEmptyString(message, 'message', invalidInput);
+      callOptions('send()', sendOptions, SEND_OPTION_NAMES);
+      const hooks = runHooks(sendOptions, trace);
+      const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
+      trace?.conversation(sessionId);
+      const principal = checkPrincipal(sendOptions.principal);
+      const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
+      const owner = principal === undefined ? undefined : ownerKey(principal);
+      const asked: Message = { role: 'user', content: message };
+      // What the message adds to the record (and its comma), counted once: a 1 MiB message takes a walk of its own.
+      const askedBytes = serializedBytes(asked) + 1;
+      const events = runEvents(sendOptions);
+      const result = await events.settle(
+        turn(sessionId, async (turnStore) => {
+          // Checked before the run is observed: a refused caller sees no event of someone else's session.
+          const session = await sessionToSend(
+            turnStore,
+            sessionId,
+            sendOptions.sessionId !== undefined,
+            principal,
             owner,
+            message,
+            askedBytes,
+          );
+          return events.observe(sessionId, async (emit) => {
+            if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
+              throw new AgentError(
+                'APPROVAL_PENDING',
+                'the session waits for an approval decision; decide it before sending a new message',
+              );
+            }
+            // Before the model runs: a message the session cannot hold is refused, and nothing is stored.
+            checkSize(serializedBytes(session) + askedBytes, sessionBytes);
+            const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
+            const setup = await prepare(context, namespace, turnStore);
+            const messages: Message[] = [...session.messages, asked];
+            return runLoop(limits, {
+              ...hooks,
+              context,
+              session,
+              messages,
+              calls: [],
+              step: 0,
+              text: '',
+              namespace,
+              setup,
+              emit,
+              store: turnStore,
+              owner,
+            });
           });
-        });
-      }),
-    );
+        }),
+      );
+      trace?.ended(result);
+      return result;
+    } catch (error) {
+      // The run's span ends whatever happens, a refusal before the run started included.
+      trace?.ended(undefined, error);
+      throw error;
+    }
   }
 
   async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
-    nonEmptyString(approvalId, 'approvalId', invalidInput);
-    if (!isObject(decision) || !isBoolean(decision.approved)) {
-      throw invalidInput('the decision needs approved: true or false');
+    try {
+      nonEmptyString(approvalId, 'approvalId', invalidInput);
+      if (!isObject(decision) || !isBoolean(decision.approved)) {
+        throw invalidInput('the decision needs approved: true or false');
+      }
+      checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
+      const { approved, reason } = decision;
+      const hooks = runHooks(decision, trace);
+      if (reason !== undefined && !isString(reason)) throw invalidInput('the reason of a decision must be a string');
+      const decidedBy = checkPrincipal(decision.principal, 'the decider');
+      const notFound = () =>
+        new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
+      const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
+      if (found === undefined) throw notFound();
+      const { sessionId } = found;
+      trace?.conversation(sessionId);
+      const events = runEvents(decision);
+      const result = await events.settle(
+        turn(sessionId, async (turnStore) => {
+          const checkpoint = (await turnStore.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
+          if (checkpoint === undefined) throw notFound();
+          const stored = await turnStore.loadSession(sessionId);
+          // Someone else's approval answers as an unknown one, before any event names its session.
+          if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy)))
+            throw notFound();
+          const session = stored ?? newSession(sessionId);
+          return events.observe(sessionId, async (emit) => {
+            // The run resumes as the principal it started with; the decider is only recorded. Its own
+            // object: it carries the token the decider presented only when the decider is that principal (design §27).
+            const started = checkPrincipal(
+              checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
+              'the checkpoint principal',
+            );
+            carryPresentedToken(decidedBy, started);
+            const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
+            const setup = await prepare(context, checkpoint.namespace, turnStore);
+            const { pending, messages } = checkpoint;
+            const entry: AuditEntry = {
+              type: 'approval-decided',
+              approvalId,
+              tool: pending.name,
+              approved,
+              at: isoNow(),
+            };
+            if (reason !== undefined) entry.reason = reason;
+            if (decidedBy !== undefined) entry.decidedBy = decidedBy;
+            checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
+            // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
+            if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
+            session.audit.push(entry);
+            // The paused run as stored (its messages, step, text, namespace and owner), every other field of the run set here.
+            const run = {
+              ...checkpoint,
+              ...hooks,
+              calls: checkpoint.remaining,
+              context,
+              session,
+              setup,
+              emit,
+              store: turnStore,
+            };
+            return runLoop(limits, run, { pending, approved, reason });
+          });
+        }),
+      );
+      trace?.ended(result);
+      return result;
+    } catch (error) {
+      // The run's span ends whatever happens, a refusal before the run started included.
+      trace?.ended(undefined, error);
+      throw error;
     }
-    checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
-    const { approved, reason } = decision;
-    const hooks = runHooks(decision, trace);
-    if (reason !== undefined && !isString(reason)) throw invalidInput('the reason of a decision must be a string');
-    const decidedBy = checkPrincipal(decision.principal, 'the decider');
-    const notFound = () =>
-      new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
-    const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
-    if (found === undefined) throw notFound();
-    const { sessionId } = found;
-    trace?.conversation(sessionId);
-    const events = runEvents(decision);
-    return events.settle(
-      turn(sessionId, async (turnStore) => {
-        const checkpoint = (await turnStore.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
-        if (checkpoint === undefined) throw notFound();
-        const stored = await turnStore.loadSession(sessionId);
-        // Someone else's approval answers as an unknown one, before any event names its session.
-        if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy)))
-          throw notFound();
-        const session = stored ?? newSession(sessionId);
-        return events.observe(sessionId, async (emit) => {
-          // The run resumes as the principal it started with; the decider is only recorded. Its own
-          // object: it carries the token the decider presented only when the decider is that principal (design §27).
-          const started = checkPrincipal(
-            checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
-            'the checkpoint principal',
-          );
-          carryPresentedToken(decidedBy, started);
-          const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
-          const setup = await prepare(context, checkpoint.namespace, turnStore);
-          const { pending, messages } = checkpoint;
-          const entry: AuditEntry = {
-            type: 'approval-decided',
-            approvalId,
-            tool: pending.name,
-            approved,
-            at: isoNow(),
-          };
-          if (reason !== undefined) entry.reason = reason;
-          if (decidedBy !== undefined) entry.decidedBy = decidedBy;
-          checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
-          // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
-          if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
-          session.audit.push(entry);
-          // The paused run as stored (its messages, step, text, namespace and owner), every other field of the run set here.
-          const run = {
-            ...checkpoint,
-            ...hooks,
-            calls: checkpoint.remaining,
-            context,
-            session,
-            setup,
-            emit,
-            store: turnStore,
-          };
-          return runLoop(limits, run, { pending, approved, reason });
-        });
-      }),
-    );
   }
 
   /** What a call (`send`, `decide`) gives its run besides its state: its signal, whether it streams, its hooks (checked) and its spans. */

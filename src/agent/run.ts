@@ -260,11 +260,13 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
         ? modelTurn(setup.model, asked, emit, streaming, tally)
         : trace.chat(setup.model, asked, () => modelTurn(setup.model, asked, emit, streaming, tally)));
     } catch (error) {
+      trace?.chatEnded(undefined, error);
       // A turn that failed or was aborted spent what it spent; its own error stays the run's.
       await settle?.(turnSpent(tally, estimate)).catch(() => undefined);
       throw error;
     }
     // Settled before the turn is stored: a turn refused afterwards (session full, too many approvals) has counted.
+    trace?.chatEnded(turn);
     await settle?.(turnSpent(tally, estimate));
     text = turn.text;
     const answer: Message & { role: 'assistant' } = { role: 'assistant', content: text };

@@ -100,9 +100,23 @@ export function spanFailed(
 }
 
 /**
- * `body`'s result in a new span that ends when it settles (ERROR when it throws), once `after` has
- * put what the result says on the span: active while `body` runs when the tracer has
- * `startActiveSpan`, so that spans started inside nest under it. The one async frame a span adds.
+ * `fn` called with a new span: active while `fn` runs when the tracer has `startActiveSpan`, so
+ * that spans started inside nest under it. Whoever called it ends the span.
+ */
+export const startSpan = <T>(
+  tracer: TelemetryTracer,
+  name: string,
+  options: TelemetrySpanOptions,
+  fn: (span: TelemetrySpan) => T,
+): T =>
+  tracer.startActiveSpan
+    ? tracer.startActiveSpan(name, options, fn)
+    : fn((tracer.startSpan as NonNullable<TelemetryTracer['startSpan']>)(name, options));
+
+/**
+ * `body`'s result in a new span (`startSpan`) that ends when it settles (ERROR when it throws),
+ * once `after` has put what the result says on the span: one async frame more. The run and its
+ * model turns end their spans in frames of their own instead (they are on every send's path).
  */
 export function inSpan<T>(
   tracer: TelemetryTracer,
@@ -111,21 +125,32 @@ export function inSpan<T>(
   body: (span: TelemetrySpan) => T | Promise<T>,
   after?: (span: TelemetrySpan, result: T) => void,
 ): Promise<T> {
-  const traced = async (span: TelemetrySpan): Promise<T> => {
+  return startSpan(tracer, name, options, async (span) => {
+    let result: T;
     try {
-      const result = await body(span);
-      after?.(span, result);
-      return result;
+      result = await body(span);
     } catch (error) {
-      spanFailed(span, error);
+      endSpan(span, after, undefined, error);
       throw error;
-    } finally {
-      span.end();
     }
-  };
-  return tracer.startActiveSpan
-    ? tracer.startActiveSpan(name, options, traced)
-    : traced((tracer.startSpan as NonNullable<TelemetryTracer['startSpan']>)(name, options));
+    endSpan(span, after, result, undefined);
+    return result;
+  });
+}
+
+/** Ends `span`: once `after` has put what `result` says on it, or (`result` undefined) failed with `error`. */
+function endSpan<R>(
+  span: TelemetrySpan,
+  after: ((span: TelemetrySpan, result: R) => void) | undefined,
+  result: R | undefined,
+  error: unknown,
+): void {
+  try {
+    if (result === undefined) spanFailed(span, error);
+    else after?.(span, result);
+  } finally {
+    span.end();
+  }
 }
 
 /** The usage of a run or a turn on its span. */
@@ -171,12 +196,19 @@ type TurnResult = { text: string; toolCalls: ToolCall[]; usage?: Usage };
 /** What a tool call is answered with, as far as its span reads it. */
 type ToolAnswer = { message: Message; event: { type: string } };
 
-/** The spans of one run inside its `invoke_agent` span: each model turn and each tool call. */
+/**
+ * The spans of one run: its `invoke_agent` span, each model turn and each tool call. The run's
+ * and the turns' spans are ended by their caller (`ended`, `chatEnded`), in frames the run has anyway.
+ */
 export interface RunTrace {
   /** The session, once known: `gen_ai.conversation.id`. */
   conversation(sessionId: string): void;
-  /** One model turn in its `chat {model}` span (CLIENT). */
-  chat<T extends TurnResult>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T>;
+  /** Ends the run's span: with its result, or (`result` undefined) ERROR with what it threw. */
+  ended(result: RunResult | undefined, error?: unknown): void;
+  /** Starts a model turn's `chat {model}` span (CLIENT), active while `turn` is called: `turn`'s promise, as it is. */
+  chat<T>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T>;
+  /** Ends the turn's span: with what the turn answered, or (`turn` undefined) ERROR with what it threw. */
+  chatEnded(turn: TurnResult | undefined, error?: unknown): void;
   /** One tool call in its `execute_tool {tool}` span; a call answered with an error is ERROR, `error.type` `TOOL_ERROR`. */
   tool<T extends ToolAnswer>(
     call: ToolCall,
@@ -187,7 +219,7 @@ export interface RunTrace {
 
 /**
  * The spans of one agent (`createAgent({ telemetry })`): `run(first, second, trace)` (`send` or
- * `decide` and their arguments) in its `invoke_agent {agent}` span. What is the same for all its
+ * `decide` and their arguments) in its `invoke_agent {agent}` span, which `run` ends (`trace.ended`). What is the same for all its
  * runs is made once (the run's span name and options, what a turn's and a tool's span say once
  * done), so that a traced send allocates little more than its spans and its `RunTrace`. Contents
  * are on the run's chat and tool spans, not on the run's.
@@ -222,20 +254,28 @@ export function agentTracing(
     if (recordContent) span.setAttribute('gen_ai.tool.call.result', message.content);
     if (event.type === 'tool-error') spanFailed(span, undefined, 'TOOL_ERROR');
   };
-  /** A turn's span name and options per model, made once for its settings unless contents are recorded (they change each turn). */
-  const chatSpans = new WeakMap<Model, { settings: unknown; name: string; options: TelemetrySpanOptions }>();
+  /**
+   * The last turn's span name and options, and the model and settings they are for: made again
+   * only when those change (an agent's model is mostly one), or each turn when contents are recorded.
+   */
+  let chatSpan: { model: Model; settings: unknown; name: string; options: TelemetrySpanOptions } | undefined;
   /** A run's trace: one object on its span, its methods shared (a traced send allocates little more than its spans). */
   class Trace implements RunTrace {
     readonly span: TelemetrySpan;
+    /** The running model turn's span, until it ends. */
+    turn: TelemetrySpan | undefined;
     constructor(span: TelemetrySpan) {
       this.span = span;
     }
     conversation(sessionId: string) {
       this.span.setAttribute('gen_ai.conversation.id', sessionId);
     }
-    chat<T extends TurnResult>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T> {
-      let made = recordContent ? undefined : chatSpans.get(model);
-      if (made?.settings !== request.settings) {
+    ended(result: RunResult | undefined, error?: unknown) {
+      endSpan(this.span, invoked, result, error);
+    }
+    chat<T>(model: Model, request: ModelRequest, turn: () => Promise<T>): Promise<T> {
+      let made = chatSpan;
+      if (recordContent || made?.model !== model || made.settings !== request.settings) {
         const { modelId } = model;
         const attributes: SpanAttributes = { [OPERATION]: 'chat' };
         // A provider's `openai.chat` is `openai`.
@@ -255,10 +295,17 @@ export function agentTracing(
           attributes['gen_ai.input.messages'] = conventionMessages(request.messages);
         }
         const name = modelId === undefined ? 'chat' : `chat ${modelId}`;
-        made = { settings: request.settings, name, options: { kind: CLIENT, attributes } };
-        if (!recordContent) chatSpans.set(model, made);
+        chatSpan = made = { model, settings: request.settings, name, options: { kind: CLIENT, attributes } };
       }
-      return inSpan(tracer, made!.name, made!.options, turn, turned);
+      return startSpan(tracer, made!.name, made!.options, (span) => {
+        this.turn = span;
+        return turn();
+      });
+    }
+    chatEnded(result: TurnResult | undefined, error?: unknown) {
+      const span = this.turn;
+      this.turn = undefined;
+      if (span !== undefined) endSpan(span, turned, result, error);
     }
     tool<T extends ToolAnswer>(
       call: ToolCall,
@@ -275,5 +322,5 @@ export function agentTracing(
       return inSpan(tracer, `execute_tool ${call.name}`, { kind: INTERNAL, attributes }, answer, answered);
     }
   }
-  return (first, second, run) => inSpan(tracer, name, options, (span) => run(first, second, new Trace(span)), invoked);
+  return (first, second, run) => startSpan(tracer, name, options, (span) => run(first, second, new Trace(span)));
 }

@@ -40,7 +40,7 @@ import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
-import { tracedRequest, type RequestTrace } from './telemetry.ts';
+import { requestTrace, type RequestTrace } from './telemetry.ts';
 import { freeze, isObject, isString } from '../agent/shapes.ts';
 
 export interface AgentHandlerOptions {
@@ -247,6 +247,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
 
   /** A request's answer: the resolved path's route, in its span with telemetry; a failure's reply. */
   async function answerRequest(request: RouteRequest): Promise<Reply> {
+    const trace = telemetry && requestTrace(telemetry);
+    let reply: Reply;
     try {
       const pathname = pathOf(request.url);
       if (pathname === undefined) return errorReply(400, 'Bad Request');
@@ -258,18 +260,14 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
         }) as Response;
       // The one place a path is read as a route (design §25).
       const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
-      if (telemetry !== undefined)
-        return await tracedRequest(
-          telemetry,
-          request.method,
-          route,
-          (trace) => answer(request, route, trace),
-          failureReply,
-        );
-      return await answer(request, route, undefined);
+      reply = await (trace === undefined
+        ? answer(request, route, undefined)
+        : trace.start(request.method, route, () => answer(request, route, trace)));
     } catch (error) {
-      return failureReply(error);
+      reply = failureReply(error);
     }
+    trace?.replied(reply);
+    return reply;
   }
 
   /** A request on its route (or none: 404 after auth), through the order of design §25; `trace`: its span's, with telemetry. */

@@ -4,6 +4,7 @@
 import {
   inSpan,
   INTERNAL,
+  startSpan,
   OPERATION,
   SERVER,
   TOOL_NAME,
@@ -22,32 +23,68 @@ import { isString } from '../agent/shapes.ts';
 const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
 
-/** What the handler tells the span of one request as it goes. */
+/** The span of one request: started with its answer, told what happens as it goes, ended with the reply. */
 export interface RequestTrace {
+  /**
+   * Starts the request's `agentward {operation}` span (INTERNAL; under the active span of an HTTP
+   * instrumentation, when there is one) and calls `answer` inside it: `answer`'s promise, as it is.
+   */
+  start<T>(method: string, route: Route | undefined, answer: () => Promise<T>): Promise<T>;
   accepted(principal: Principal): void;
   /** What a `/ui` request does, once its body says: `send`, `decide` or `send decide`. */
   operations(operations: readonly string[]): void;
   refused(response: Response, refusal: Refusal | undefined): void;
+  /** Ends the span, whatever happened, with the reply's status: a 429's policy; a 5xx is an ERROR (a 4xx is the caller's). */
+  replied(reply: Reply): void;
 }
 
-const requestTrace = (span: TelemetrySpan, recordPrincipal: boolean): RequestTrace => ({
-  accepted({ authenticator, id, issuer }) {
-    span.setAttribute(OUTCOME, 'accepted');
-    span.setAttribute(AUTHENTICATOR, authenticator);
-    if (!recordPrincipal) return;
-    span.setAttribute('enduser.id', id);
-    if (issuer !== undefined) span.setAttribute('agentward.principal.issuer', issuer);
-  },
-  operations: (operations) => span.setAttribute('agentward.operation', operations.join(' ')),
-  refused(response, refusal) {
-    // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
-    if (response.status === 429) return;
-    span.setAttribute(OUTCOME, 'refused');
-    if (refusal === undefined) return;
-    span.setAttribute(AUTHENTICATOR, refusal.entry);
-    span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
-  },
-});
+/** A request's trace, for the handler's `telemetry`. */
+export function requestTrace({ tracer, recordPrincipal }: Telemetry): RequestTrace {
+  let span: TelemetrySpan | undefined;
+  return {
+    start(method, route, answer) {
+      const operation = operationOf(route, method);
+      const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
+      return startSpan(tracer, `agentward ${operation}`, options, (started) => {
+        span = started;
+        return answer();
+      });
+    },
+    accepted({ authenticator, id, issuer }) {
+      span!.setAttribute(OUTCOME, 'accepted');
+      span!.setAttribute(AUTHENTICATOR, authenticator);
+      if (!recordPrincipal) return;
+      span!.setAttribute('enduser.id', id);
+      if (issuer !== undefined) span!.setAttribute('agentward.principal.issuer', issuer);
+    },
+    operations: (operations) => span!.setAttribute('agentward.operation', operations.join(' ')),
+    refused(response, refusal) {
+      // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
+      if (response.status === 429) return;
+      span!.setAttribute(OUTCOME, 'refused');
+      if (refusal === undefined) return;
+      span!.setAttribute(AUTHENTICATOR, refusal.entry);
+      span!.setAttribute('agentward.auth.refusal_reason', refusal.reason);
+    },
+    replied(reply) {
+      // A request answered before its route was known (a bad path, the metadata document) has no span.
+      if (span === undefined) return;
+      try {
+        const { status } = reply;
+        span.setAttribute('http.response.status_code', status);
+        if (status === 429) {
+          // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
+          const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
+          const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
+          if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
+        }
+        if (status >= 500) spanFailed(span, undefined, String(status));
+      } finally {
+        span.end();
+      }
+    },
+  };
+}
 
 /**
  * The operation of design §25 a resolved route performs with `method`, from the operation table
@@ -58,41 +95,6 @@ const requestTrace = (span: TelemetrySpan, recordPrincipal: boolean): RequestTra
 export function operationOf(route: Route | undefined, method: string): string {
   const operation = route?.operations[method];
   return operation === undefined ? 'unknown' : operation === 'ui' ? 'send' : operation;
-}
-
-/**
- * Answers `request` inside its `agentward {operation}` span (INTERNAL; under the active span of an
- * HTTP instrumentation, when there is one). What `answer` throws becomes `failed`'s reply, inside the span.
- */
-export function tracedRequest(
-  { tracer, recordPrincipal }: Telemetry,
-  method: string,
-  route: Route | undefined,
-  answer: (trace: RequestTrace) => Promise<Reply>,
-  failed: (error: unknown) => Reply,
-): Promise<Reply> {
-  const operation = operationOf(route, method);
-  const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
-  return inSpan(
-    tracer,
-    `agentward ${operation}`,
-    options,
-    (span) => answer(requestTrace(span, recordPrincipal)).catch(failed),
-    replied,
-  );
-}
-
-/** The status of the answer; a 429's policy; a 5xx is an ERROR (a 4xx is the caller's, not the server's). */
-function replied(span: TelemetrySpan, reply: Reply): void {
-  const { status } = reply;
-  span.setAttribute('http.response.status_code', status);
-  if (status === 429) {
-    // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
-    const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
-    const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
-    if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
-  }
-  if (status >= 500) spanFailed(span, undefined, String(status));
 }
 
 // Version ff and all-zero ids are invalid; a version-00 value ends after the flags.

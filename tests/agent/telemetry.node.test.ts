@@ -1,7 +1,7 @@
 // Design §28 with the real OpenTelemetry SDK: the spans of a run in the GenAI conventions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createAgent, echoModel } from '../../src/agent/index.ts';
+import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { Model, Tool } from '../../src/agent/index.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { sdkTracer, spanNamed, spanTree } from '../helpers/otel.ts';
@@ -238,4 +238,44 @@ test('a run inside an active span (an HTTP instrumentation) nests under it', asy
     'invoke_agent t < POST /agent',
     'chat echo < invoke_agent t',
   ]);
+});
+
+test('a run refused before it starts, or failed by its store, still ends its span: ERROR with the code', async () => {
+  otel.reset();
+  const agent = createAgent({ name: 't', model: echoModel(), telemetry: { tracer: otel.tracer } });
+  await assert.rejects(agent.send(''), { code: 'INVALID_INPUT' });
+  await assert.rejects(agent.decide('no-such-approval', { approved: true }), { code: 'APPROVAL_NOT_FOUND' });
+  const down = Object.assign(new Error('connection refused'), { code: 'STORE_UNAVAILABLE' });
+  const broken = createAgent({
+    name: 't',
+    model: echoModel(),
+    store: {
+      ...memoryStore(),
+      withSession: undefined,
+      saveSession: async () => {
+        throw down;
+      },
+    },
+    telemetry: { tracer: otel.tracer },
+  });
+  await assert.rejects(broken.send('hi'), { code: 'STORE_UNAVAILABLE' });
+  const spans = otel.spans();
+  assert.deepEqual(spanTree(spans), [
+    'invoke_agent t < root',
+    'invoke_agent t < root',
+    'invoke_agent t < root',
+    'chat echo < invoke_agent t',
+  ]);
+  assert.deepEqual(
+    spans
+      .filter((span) => span.name === 'invoke_agent t')
+      .map((span) => [span.status.code, span.attributes['error.type']]),
+    [
+      [2, 'INVALID_INPUT'],
+      [2, 'APPROVAL_NOT_FOUND'],
+      [2, 'STORE_UNAVAILABLE'],
+    ],
+  );
+  // The turn itself went well: only the store failed.
+  assert.equal(spanNamed(spans, 'chat echo').status.code, 0);
 });

@@ -315,6 +315,33 @@ test('a model failure through the handler: ERROR with error.type MODEL_ERROR on 
   assert.equal(request.status.code, 2);
 });
 
+test('a failure the handler answers itself (a store that is down) still ends the request’s span, ERROR with the status', async () => {
+  otel.reset();
+  const telemetry = { tracer: otel.tracer };
+  const down = Object.assign(new Error('connection refused'), { code: 'STORE_UNAVAILABLE' });
+  const store = {
+    ...memoryStore(),
+    withSession: undefined,
+    saveSession: async () => {
+      throw down;
+    },
+  };
+  const agent = createAgent({ name: 'ops', model: echoModel(), store, telemetry });
+  const handler = agentHandler(agent, { basePath: '/agent', auth: apiToken(TOKEN), telemetry });
+  const response = await post(handler, '', { message: 'hi' }, `Bearer ${TOKEN}`);
+  assert.equal(response.status, 503);
+  const spans = otel.spans();
+  assert.deepEqual(spanTree(spans), [
+    'agentward send < root',
+    'invoke_agent ops < agentward send',
+    'chat echo < invoke_agent ops',
+  ]);
+  const request = spanNamed(spans, 'agentward send');
+  assert.equal(request.attributes['http.response.status_code'], 503);
+  assert.equal(request.status.code, 2);
+  assert.equal(spanNamed(spans, 'invoke_agent ops').attributes['error.type'], 'STORE_UNAVAILABLE');
+});
+
 test('with an HTTP instrumentation’s span active, the handler’s span nests under it', async () => {
   otel.reset();
   const handler = setup();
