@@ -344,10 +344,8 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
-  const traced = <A, B>(run: (first: A, second: B, trace?: RunTrace) => Promise<RunResult>) =>
-    tracing === undefined ? run : (first: A, second: B) => tracing(first, second, run);
-  const runSend = traced(send);
-  const runDecide = traced(decide);
+  const runSend = tracing === undefined ? send : tracing(send);
+  const runDecide = tracing === undefined ? decide : tracing(decide);
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
     checkPrincipal(callOptions(call, options, ['principal'])?.principal);

@@ -218,20 +218,18 @@ export interface RunTrace {
 }
 
 /**
- * The spans of one agent (`createAgent({ telemetry })`): `run(first, second, trace)` (`send` or
- * `decide` and their arguments) in its `invoke_agent {agent}` span, which `run` ends (`trace.ended`). What is the same for all its
- * runs is made once (the run's span name and options, what a turn's and a tool's span say once
- * done), so that a traced send allocates little more than its spans and its `RunTrace`. Contents
- * are on the run's chat and tool spans, not on the run's.
+ * The spans of one agent (`createAgent({ telemetry })`): a function of `run` (`send` or `decide`)
+ * that calls it in its `invoke_agent {agent}` span, which `run` ends (`trace.ended`). What is the same
+ * for all its runs is made once (the run's span name and options, what a turn's and a tool's span
+ * say once done), so that a traced send allocates little more than its spans and its `RunTrace`.
+ * Contents are on the run's chat and tool spans, not on the run's.
  */
 export function agentTracing(
   { tracer, recordContent }: Telemetry,
   agent: string,
 ): <A, B>(
-  first: A,
-  second: B,
   run: (first: A, second: B, trace: RunTrace) => Promise<RunResult>,
-) => Promise<RunResult> {
+) => (first: A, second: B) => Promise<RunResult> {
   const name = `invoke_agent ${agent}`;
   const options = { kind: INTERNAL, attributes: { [OPERATION]: 'invoke_agent', 'gen_ai.agent.name': agent } };
   /** What a run's span says once the run is done: its status and usage. */
@@ -322,5 +320,5 @@ export function agentTracing(
       return inSpan(tracer, `execute_tool ${call.name}`, { kind: INTERNAL, attributes }, answer, answered);
     }
   }
-  return (first, second, run) => startSpan(tracer, name, options, (span) => run(first, second, new Trace(span)));
+  return (run) => (first, second) => startSpan(tracer, name, options, (span) => run(first, second, new Trace(span)));
 }

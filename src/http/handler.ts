@@ -40,7 +40,7 @@ import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
-import { requestTrace, type RequestTrace } from './telemetry.ts';
+import { RequestTrace } from './telemetry.ts';
 import { freeze, isObject, isString } from '../agent/shapes.ts';
 
 export interface AgentHandlerOptions {
@@ -247,7 +247,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
 
   /** A request's answer: the resolved path's route, in its span with telemetry; a failure's reply. */
   async function answerRequest(request: RouteRequest): Promise<Reply> {
-    const trace = telemetry && requestTrace(telemetry);
+    const trace = telemetry && new RequestTrace(telemetry);
     let reply: Reply;
     try {
       const pathname = pathOf(request.url);

@@ -24,77 +24,69 @@ const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
 
 /** The span of one request: started with its answer, told what happens as it goes, ended with the reply. */
-export interface RequestTrace {
+export class RequestTrace {
+  readonly telemetry: Telemetry;
+  span: TelemetrySpan | undefined;
+  constructor(telemetry: Telemetry) {
+    this.telemetry = telemetry;
+  }
   /**
    * Starts the request's `agentward {operation}` span (INTERNAL; under the active span of an HTTP
    * instrumentation, when there is one) and calls `answer` inside it: `answer`'s promise, as it is.
    */
-  start<T>(method: string, route: Route | undefined, answer: () => Promise<T>): Promise<T>;
-  accepted(principal: Principal): void;
+  start<T>(method: string, route: Route | undefined, answer: () => Promise<T>): Promise<T> {
+    // The operation of design §25 the route performs with `method`, from the operation table
+    // (`Route.operations`): `send`, `decide`, `read`, `sessions`, `mcp`, `health`; `/ui` is `send`
+    // (what else it does is known once its body is read: `operations`); `unknown` for a path that
+    // names no route or a method it does not answer.
+    const named = route?.operations[method];
+    const operation = named === undefined ? 'unknown' : named === 'ui' ? 'send' : named;
+    const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
+    return startSpan(this.telemetry.tracer, `agentward ${operation}`, options, (span) => {
+      this.span = span;
+      return answer();
+    });
+  }
+  accepted({ authenticator, id, issuer }: Principal): void {
+    const span = this.span!;
+    span.setAttribute(OUTCOME, 'accepted');
+    span.setAttribute(AUTHENTICATOR, authenticator);
+    if (!this.telemetry.recordPrincipal) return;
+    span.setAttribute('enduser.id', id);
+    if (issuer !== undefined) span.setAttribute('agentward.principal.issuer', issuer);
+  }
   /** What a `/ui` request does, once its body says: `send`, `decide` or `send decide`. */
-  operations(operations: readonly string[]): void;
-  refused(response: Response, refusal: Refusal | undefined): void;
+  operations(operations: readonly string[]): void {
+    this.span!.setAttribute('agentward.operation', operations.join(' '));
+  }
+  refused(response: Response, refusal: Refusal | undefined): void {
+    const span = this.span!;
+    // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
+    if (response.status === 429) return;
+    span.setAttribute(OUTCOME, 'refused');
+    if (refusal === undefined) return;
+    span.setAttribute(AUTHENTICATOR, refusal.entry);
+    span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
+  }
   /** Ends the span, whatever happened, with the reply's status: a 429's policy; a 5xx is an ERROR (a 4xx is the caller's). */
-  replied(reply: Reply): void;
-}
-
-/** A request's trace, for the handler's `telemetry`. */
-export function requestTrace({ tracer, recordPrincipal }: Telemetry): RequestTrace {
-  let span: TelemetrySpan | undefined;
-  return {
-    start(method, route, answer) {
-      const operation = operationOf(route, method);
-      const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
-      return startSpan(tracer, `agentward ${operation}`, options, (started) => {
-        span = started;
-        return answer();
-      });
-    },
-    accepted({ authenticator, id, issuer }) {
-      span!.setAttribute(OUTCOME, 'accepted');
-      span!.setAttribute(AUTHENTICATOR, authenticator);
-      if (!recordPrincipal) return;
-      span!.setAttribute('enduser.id', id);
-      if (issuer !== undefined) span!.setAttribute('agentward.principal.issuer', issuer);
-    },
-    operations: (operations) => span!.setAttribute('agentward.operation', operations.join(' ')),
-    refused(response, refusal) {
-      // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
-      if (response.status === 429) return;
-      span!.setAttribute(OUTCOME, 'refused');
-      if (refusal === undefined) return;
-      span!.setAttribute(AUTHENTICATOR, refusal.entry);
-      span!.setAttribute('agentward.auth.refusal_reason', refusal.reason);
-    },
-    replied(reply) {
-      // A request answered before its route was known (a bad path, the metadata document) has no span.
-      if (span === undefined) return;
-      try {
-        const { status } = reply;
-        span.setAttribute('http.response.status_code', status);
-        if (status === 429) {
-          // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
-          const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
-          const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
-          if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
-        }
-        if (status >= 500) spanFailed(span, undefined, String(status));
-      } finally {
-        span.end();
+  replied(reply: Reply): void {
+    const { span } = this;
+    // A request answered before its route was known (a bad path, the metadata document) has no span.
+    if (span === undefined) return;
+    try {
+      const { status } = reply;
+      span.setAttribute('http.response.status_code', status);
+      if (status === 429) {
+        // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
+        const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
+        const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
+        if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
       }
-    },
-  };
-}
-
-/**
- * The operation of design §25 a resolved route performs with `method`, from the operation table
- * (`Route.operations`), for the span's name: `send`, `decide`, `read`, `sessions`, `mcp`,
- * `health`; `/ui` is `send` (what else it does is known once its body is read: `RequestTrace.operations`);
- * `unknown` for a path that names no route or a method it does not answer.
- */
-export function operationOf(route: Route | undefined, method: string): string {
-  const operation = route?.operations[method];
-  return operation === undefined ? 'unknown' : operation === 'ui' ? 'send' : operation;
+      if (status >= 500) spanFailed(span, undefined, String(status));
+    } finally {
+      span.end();
+    }
+  }
 }
 
 // Version ff and all-zero ids are invalid; a version-00 value ends after the flags.
