@@ -12,8 +12,12 @@
 // f5c73b7 src | tar -x -C /tmp/before`), as `<case>@before`, in the same interleaved rounds, so
 // that a change is measured against its parent under the same machine conditions.
 // Rounds interleave: each round runs every case once, in a fresh random order, for one time
-// slice, after a full collection; the result per case is the median over rounds of sends/s and
-// of process CPU-µs per send (process.cpuUsage(): every thread, garbage collection too).
+// slice; the result per case is the median over rounds of sends/s and of process CPU-µs per
+// send (process.cpuUsage(): every thread, garbage collection too). One full collection comes
+// after the warm-up, none between slices: a forced full collection leaves the young generation
+// small and its next scavenges slow for about 30 ms, so that a 100 ms slice after one measured
+// the collector's recovery (up to twice a send's steady CPU) more than the send, and penalized
+// whichever case allocates more (docs/design.md §30).
 // Ratios: owned/shared (issue 17: ownership costs ≤ 5% of req/s over HTTP) and memory/discard
 // (issue 19: the memory store's send as close to the discarding one as it can be).
 import { setFlagsFromString } from 'node:v8';
@@ -151,6 +155,8 @@ async function main(): Promise<void> {
     argv.splice(at, argv[at]!.includes('=') ? 1 : 2);
   }
   const options = parseArgs(argv);
+  // 96 rounds of 25 ms unless told: pairs of slices close in time, for differences of a few percent.
+  if (!argv.some((arg) => arg.startsWith('--rounds'))) options.rounds = 96;
   const caseNames = Object.keys(CASES).filter((name) => matchesFilter(name, options.filter));
   if (caseNames.length === 0) throw new Error(`no case matches --filter ${options.filter}`);
   const sends = new Map<string, Send>();
@@ -165,10 +171,10 @@ async function main(): Promise<void> {
   const sliceMs = (options.seconds * 1000) / options.rounds;
   // Warm-up: JIT, and the memory stores filled past their 1,000 sessions (the steady state).
   for (const name of names) await slice(sends.get(name)!, 300);
+  gc();
   const samples = new Map<string, Sample[]>(names.map((name) => [name, []]));
   for (let round = 0; round < options.rounds; round++) {
     for (const name of shuffle(names)) {
-      gc();
       samples.get(name)!.push(await slice(sends.get(name)!, sliceMs));
     }
   }

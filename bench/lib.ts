@@ -8,8 +8,19 @@ export interface SuiteSpec {
   cases: Record<string, Op>;
   /** Printed under the suite's table. */
   note?: string;
-  /** Optional verdict derived from the medians (ops/s by case), printed under the table. */
-  verdict?: (opsPerSec: Readonly<Record<string, number>>) => string;
+  /**
+   * `false`: no full collection before each slice. For cases of a few µs whose difference is a
+   * few percent: after a forced collection the young generation is small and its scavenges slow
+   * for about 30 ms, which bills a 100 ms slice for the collector's recovery (up to twice a
+   * send's steady CPU), and bills most the case that allocates more. Default `true`.
+   */
+  collect?: boolean;
+  /**
+   * Optional verdict derived from the medians (ops/s by case), printed under the table. `paired(a,
+   * b)`: the median over rounds of a's ops/s over b's in the same round, steadier than a ratio of
+   * medians when the machine's speed drifts between rounds (a difference of a few percent).
+   */
+  verdict?: (opsPerSec: Readonly<Record<string, number>>, paired: (a: string, b: string) => number) => string;
 }
 
 export interface CaseResult {
@@ -22,6 +33,8 @@ export interface CaseResult {
   min: number;
   max: number;
   rounds: number;
+  /** Ops/s of each round, in round order (measureSuite's results). */
+  samples?: readonly number[];
 }
 
 export interface BenchOptions {
@@ -163,9 +176,10 @@ export async function measureSuite(
     batches.set(name, await calibrate(op, batchMs));
   }
   const samples = new Map<string, number[]>(names.map((name) => [name, []]));
+  collectGarbage();
   for (let round = 0; round < options.rounds; round++) {
     for (const name of shuffle(names)) {
-      collectGarbage();
+      if (spec.collect !== false) collectGarbage();
       samples.get(name)!.push(await measureSlice(spec.cases[name]!, batches.get(name)!, sliceMs));
     }
   }
@@ -181,6 +195,7 @@ export async function measureSuite(
       min: Math.min(...values),
       max: Math.max(...values),
       rounds: values.length,
+      samples: values,
     };
   });
 }
@@ -193,6 +208,17 @@ export function jsonLine(result: CaseResult): string {
     opsPerSec: round(result.opsPerSec, 2),
     ratio: round(result.ratio, 4),
   });
+}
+
+/** The median over rounds of `a`'s ops/s over `b`'s in the same round, for cases of `results`. */
+export function pairedRatio(results: readonly CaseResult[], a: string, b: string): number {
+  const of = (name: string) => {
+    const found = results.find((r) => r.case === name);
+    if (found?.samples === undefined) throw new Error(`no rounds of a case ${name}`);
+    return found.samples;
+  };
+  const [x, y] = [of(a), of(b)];
+  return median(x.map((value, round) => value / y[round]!));
 }
 
 function round(value: number, digits: number): number {

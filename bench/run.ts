@@ -1,7 +1,7 @@
 // Runs every suite of bench/suites/*.ts: `node bench/run.ts [--json] [--filter <suite>] [--seconds <n>] [--rounds <n>]`.
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { formatTable, jsonLine, matchesFilter, measureSuite, parseArgs } from './lib.ts';
+import { formatTable, jsonLine, matchesFilter, measureSuite, pairedRatio, parseArgs } from './lib.ts';
 import type { SuiteSpec } from './lib.ts';
 
 const suitesDir = new URL('./suites/', import.meta.url);
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     }
     const medians = Object.fromEntries(results.map((r) => [r.case, r.opsPerSec]));
     if (spec.note !== undefined) human(spec.note);
-    if (spec.verdict !== undefined) human(spec.verdict(medians));
+    if (spec.verdict !== undefined) human(spec.verdict(medians, (a, b) => pairedRatio(results, a, b)));
     if (!options.json) human('');
   }
   if (failed > 0) process.exitCode = 1;

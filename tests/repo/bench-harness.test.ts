@@ -1,6 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatTable, jsonLine, matchesFilter, measureSuite, median, parseArgs, shuffle } from '../../bench/lib.ts';
+import {
+  formatTable,
+  jsonLine,
+  matchesFilter,
+  measureSuite,
+  median,
+  pairedRatio,
+  parseArgs,
+  shuffle,
+} from '../../bench/lib.ts';
 
 test('bench: --filter runs the suites whose name equals it or starts with it', () => {
   assert.equal(matchesFilter('jwt', 'jwt'), true);
@@ -85,4 +94,27 @@ test('bench: a baseline that is not one of the cases is refused', async () => {
   await assert.rejects(
     measureSuite({ suite: 'x', baseline: 'missing', cases: { a: () => 1 } }, { seconds: 0.01, rounds: 1 }),
   );
+});
+
+test('bench: a paired ratio is the median over rounds of two cases measured in the same round', async () => {
+  const result = (name: string, samples: number[]) => ({
+    suite: 's',
+    case: name,
+    opsPerSec: median(samples),
+    ratio: 1,
+    min: 0,
+    max: 0,
+    rounds: samples.length,
+    samples,
+  });
+  // Round 2 ran on a slow machine for both: paired, it does not move the ratio.
+  const results = [result('a', [100, 50, 100]), result('b', [96, 48, 95])];
+  assert.equal(pairedRatio(results, 'b', 'a'), 0.96);
+  assert.throws(() => pairedRatio(results, 'c', 'a'), /no rounds of a case c/);
+  const measured = await measureSuite(
+    { suite: 'demo', baseline: 'x', cases: { x: () => 1, y: () => 2 }, collect: false },
+    { seconds: 0.02, rounds: 4 },
+  );
+  for (const r of measured) assert.equal(r.samples?.length, 4, r.case);
+  assert.ok(Number.isFinite(pairedRatio(measured, 'y', 'x')));
 });
