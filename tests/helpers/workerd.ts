@@ -99,7 +99,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     },
     ...options.miniflare,
   } as MiniflareOptions);
-  await miniflare.ready;
+  try {
+    await miniflare.ready;
+  } catch (error) {
+    // A worker that fails to start (an error at its top level) must not keep the test process alive.
+    await miniflare.dispose().catch(() => undefined);
+    throw error;
+  }
   return {
     miniflare,
     logs,

@@ -1,8 +1,8 @@
 // The portable jose/jwt test files, unchanged, inside workerd: every numbered check of spec
-// "jwt()", the attacks, the property test, the codec, the Wycheproof and RFC vectors, DPoP, the
-// misconfiguration errors, the introspection queue, the MCP route, the AI SDK's tools and the token
-// exchange (design §27) and the tool argument keys (design §26) run in the Workers runtime as they
-// run under Node, Bun and Deno. Each file is bundled into a worker
+// "jwt()", the attacks, the property test, the codec, the Wycheproof and RFC vectors, DPoP and its
+// server nonces, the misconfiguration errors, the introspection queue, the MCP route, the AI SDK's
+// tools and the token exchange (design §27) and the tool argument keys (design §26) run in the
+// Workers runtime as they run under Node, Bun and Deno. Each file is bundled into a worker
 // with `node:test` mapped to a small runner (tests/helpers/workerd/node-test-shim.ts), `node:assert`
 // from workerd's Node compatibility, and the files of fixtures/vectors embedded in place of
 // `node:fs`. The code under test is bundled the same way; its own rule (no `node:` import) is
@@ -35,6 +35,7 @@ const FILES = [
   'tests/auth/api-token.test.ts',
   'tests/auth/basic.test.ts',
   'tests/auth/dpop-replay-window.test.ts',
+  'tests/auth/dpop-nonce.test.ts',
   'tests/auth/introspection-queue.test.ts',
   'tests/http/mcp-route.test.ts',
   'tests/agent/ai-sdk-tools.test.ts',
