@@ -16,6 +16,11 @@ export interface SuiteSpec {
    */
   collect?: boolean;
   /**
+   * `true`: each case's `ratio` is the median over rounds of its ops/s over the baseline's in the
+   * same round (as `paired` gives), not a ratio of the two medians. Default `false`.
+   */
+  paired?: boolean;
+  /**
    * Optional verdict derived from the medians (ops/s by case), printed under the table. `paired(a,
    * b)`: the median over rounds of a's ops/s over b's in the same round, steadier than a ratio of
    * medians when the machine's speed drifts between rounds (a difference of a few percent).
@@ -183,7 +188,8 @@ export async function measureSuite(
       samples.get(name)!.push(await measureSlice(spec.cases[name]!, batches.get(name)!, sliceMs));
     }
   }
-  const base = median(samples.get(spec.baseline)!);
+  const baseline = samples.get(spec.baseline)!;
+  const base = median(baseline);
   return names.map((name) => {
     const values = samples.get(name)!;
     const opsPerSec = median(values);
@@ -191,7 +197,7 @@ export async function measureSuite(
       suite: spec.suite,
       case: name,
       opsPerSec,
-      ratio: opsPerSec / base,
+      ratio: spec.paired ? median(values.map((value, round) => value / baseline[round]!)) : opsPerSec / base,
       min: Math.min(...values),
       max: Math.max(...values),
       rounds: values.length,

@@ -89,7 +89,8 @@ export default async function suites(): Promise<SuiteSpec[]> {
         'route + no-op tracer': router(NOOP),
       },
       collect: false,
-      note: "send: agent.send('hello') on the echo agent and its memory store; route: POST /agent through agentHandler()'s routes behind apiToken(); + no-op tracer: telemetry on both, spans that do nothing",
+      paired: true,
+      note: "ratios paired by round (each round's ops/s over the baseline's in the same round); send: agent.send('hello') on the echo agent and its memory store; route: POST /agent through agentHandler()'s routes behind apiToken(); + no-op tracer: telemetry on both, spans that do nothing",
       verdict: (_ops, paired) => `${verdict(paired, 'send')}\n${verdict(paired, 'route')}`,
     },
   ];

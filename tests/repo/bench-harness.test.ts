@@ -117,4 +117,11 @@ test('bench: a paired ratio is the median over rounds of two cases measured in t
   );
   for (const r of measured) assert.equal(r.samples?.length, 4, r.case);
   assert.ok(Number.isFinite(pairedRatio(measured, 'y', 'x')));
+  // paired: the table's ratio is the paired one.
+  const pairedSuite = await measureSuite(
+    { suite: 'demo', baseline: 'x', cases: { x: () => 1, y: () => 2 }, collect: false, paired: true },
+    { seconds: 0.02, rounds: 5 },
+  );
+  assert.equal(pairedSuite[1]!.ratio, pairedRatio(pairedSuite, 'y', 'x'));
+  assert.equal(pairedSuite[0]!.ratio, 1);
 });
