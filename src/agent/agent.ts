@@ -344,8 +344,8 @@ export function createAgent(options: AgentOptions): Agent {
   });
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
-  const runSend = tracing === undefined ? send : tracing(send);
-  const runDecide = tracing === undefined ? decide : tracing(decide);
+  const runSend = tracing?.(send) ?? send;
+  const runDecide = tracing?.(decide) ?? decide;
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
     checkPrincipal(callOptions(call, options, ['principal'])?.principal);

@@ -12,6 +12,8 @@ export type SpanAttributes = Record<string, SpanAttributeValue>;
 
 /** What the agent calls on a span: the part of `@opentelemetry/api`'s `Span` it uses. */
 export interface TelemetrySpan {
+  /** `false`: the span records nothing (no SDK, or sampled out); the run's spans under it are not made. */
+  isRecording?(): boolean;
   setAttribute(key: string, value: SpanAttributeValue): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
   recordException?(exception: Error): unknown;
@@ -83,16 +85,12 @@ export function readTelemetry(value: unknown, helper: string): Telemetry | undef
  * fallback: an abort, another's error). The message and exception only of the agent's own errors
  * (another's may hold internals).
  */
-export function spanFailed(
-  span: TelemetrySpan,
-  error: unknown,
-  type = error instanceof AgentError
-    ? error.code
-    : (error as { code?: unknown } | null)?.code === 'STORE_UNAVAILABLE'
-      ? 'STORE_UNAVAILABLE'
-      : '_OTHER',
-): void {
-  span.setAttribute('error.type', type);
+export function spanFailed(span: TelemetrySpan, error: unknown, type?: string): void {
+  const code = (error as { code?: unknown } | null)?.code;
+  span.setAttribute(
+    'error.type',
+    type ?? (error instanceof AgentError || code === 'STORE_UNAVAILABLE' ? (code as string) : '_OTHER'),
+  );
   if (error instanceof AgentError) {
     span.setStatus({ code: STATUS_ERROR, message: error.message });
     span.recordException?.(error);
@@ -228,7 +226,7 @@ export function agentTracing(
   { tracer, recordContent }: Telemetry,
   agent: string,
 ): <A, B>(
-  run: (first: A, second: B, trace: RunTrace) => Promise<RunResult>,
+  run: (first: A, second: B, trace?: RunTrace) => Promise<RunResult>,
 ) => (first: A, second: B) => Promise<RunResult> {
   const name = `invoke_agent ${agent}`;
   const options = { kind: INTERNAL, attributes: { [OPERATION]: 'invoke_agent', 'gen_ai.agent.name': agent } };
@@ -320,5 +318,10 @@ export function agentTracing(
       return inSpan(tracer, `execute_tool ${call.name}`, { kind: INTERNAL, attributes }, answer, answered);
     }
   }
-  return (run) => (first, second) => startSpan(tracer, name, options, (span) => run(first, second, new Trace(span)));
+  // A span that records nothing (an OpenTelemetry API without an SDK, a sampler that dropped the
+  // run) is ended at once and the run goes on untraced, inside it: no turn or tool span under it.
+  return (run) => (first, second) =>
+    startSpan(tracer, name, options, (span) =>
+      run(first, second, span.isRecording?.() === false ? void span.end() : new Trace(span)),
+    );
 }

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { Model, Tool } from '../../src/agent/index.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
+import { type Span, type SpanOptions, trace } from '@opentelemetry/api';
+import { AlwaysOffSampler } from '@opentelemetry/sdk-trace-base';
 import { sdkTracer, spanNamed, spanTree } from '../helpers/otel.ts';
 
 const otel = sdkTracer();
@@ -278,4 +280,41 @@ test('a run refused before it starts, or failed by its store, still ends its spa
   );
   // The turn itself went well: only the store failed.
   assert.equal(spanNamed(spans, 'chat echo').status.code, 0);
+});
+
+test('a run whose span records nothing (a sampler that drops it; the API without an SDK) makes no turn or tool span, and runs as without telemetry', async () => {
+  const dropped = sdkTracer(new AlwaysOffSampler());
+  const apiOnly = trace.getTracer('no-sdk-registered');
+  for (const tracer of [dropped.tracer, apiOnly]) {
+    const started: string[] = [];
+    const watched = {
+      startActiveSpan: ((name: string, options: SpanOptions, fn: (span: Span) => unknown) => {
+        started.push(name);
+        return tracer.startActiveSpan(name, options, fn);
+      }) as never,
+    };
+    const agent = createAgent({ name: 't', model: echoModel(), tools: [deleteTool()], telemetry: { tracer: watched } });
+    const result = await agent.send('hello');
+    assert.equal(result.status, 'completed');
+    assert.deepEqual(started, ['invoke_agent t'], 'only the run’s span was asked for');
+  }
+  assert.deepEqual(dropped.spans(), []);
+});
+
+test('a span that says it records nothing is ended at once and told nothing; one that records is traced as ever', async () => {
+  const calls: string[] = [];
+  const tracerOf = (recording: boolean) => ({
+    startActiveSpan: ((name: string, _options: unknown, fn: (span: unknown) => unknown) =>
+      fn({
+        isRecording: () => recording,
+        setAttribute: (key: string) => void calls.push(`${name} ${key}`),
+        setStatus: () => void calls.push(`${name} status`),
+        end: () => void calls.push(`${name} end`),
+      })) as never,
+  });
+  await createAgent({ name: 'quiet', model: echoModel(), telemetry: { tracer: tracerOf(false) } }).send('hello');
+  assert.deepEqual(calls, ['invoke_agent quiet end']);
+  calls.length = 0;
+  await createAgent({ name: 'loud', model: echoModel(), telemetry: { tracer: tracerOf(true) } }).send('hello');
+  assert.ok(calls.includes('chat echo end') && calls.includes('invoke_agent loud agentward.run.status'), calls.join());
 });

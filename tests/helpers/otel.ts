@@ -7,19 +7,23 @@ import {
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
+  type Sampler,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 
 let contextManager: AsyncLocalStorageContextManager | undefined;
 
-/** An in-memory SDK tracer: `spans()` are the ended spans, in the order they ended. */
-export function sdkTracer(): { tracer: Tracer; spans(): ReadableSpan[]; reset(): void } {
+/** An in-memory SDK tracer: `spans()` are the ended spans, in the order they ended; `sampler`: the SDK's, default always on. */
+export function sdkTracer(sampler?: Sampler): { tracer: Tracer; spans(): ReadableSpan[]; reset(): void } {
   if (contextManager === undefined) {
     contextManager = new AsyncLocalStorageContextManager().enable();
     context.setGlobalContextManager(contextManager);
   }
   const exporter = new InMemorySpanExporter();
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+    ...(sampler !== undefined && { sampler }),
+  });
   return {
     tracer: provider.getTracer('agentward-test'),
     spans: () => exporter.getFinishedSpans() as ReadableSpan[],
