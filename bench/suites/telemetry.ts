@@ -4,7 +4,9 @@
 // handler passes; `route`: `POST /agent` through agentHandler()'s routes behind apiToken(), the
 // same agent. Each `+ no-op tracer` case is the same with `telemetry: { tracer }` on the agent
 // (and the handler), the tracer's spans doing nothing: what the library's own span code costs,
-// without an SDK's.
+// without an SDK's. `send + API, no SDK`: the tracer `@opentelemetry/api` gives when no SDK is
+// registered, whose spans record nothing (what an application with tracing off runs).
+import { trace } from '@opentelemetry/api';
 import { createAgent, echoModel } from '../../src/agent/index.ts';
 import type { Principal, TelemetryOptions, TelemetrySpan } from '../../src/agent/index.ts';
 import { apiToken } from '../../src/auth/index.ts';
@@ -30,6 +32,8 @@ const NOOP_SPAN: TelemetrySpan = {
 };
 /** A tracer whose spans do nothing. */
 const NOOP: TelemetryOptions = { tracer: { startActiveSpan: (_name, _options, fn) => fn(NOOP_SPAN) } };
+/** `@opentelemetry/api`'s tracer with no SDK registered: its spans record nothing (`isRecording()` false). */
+const API_ONLY: TelemetryOptions = { tracer: trace.getTracer('agentward-bench') as TelemetryOptions['tracer'] };
 
 /** A request as the node server's route view gives it: the body at once. */
 const request = (): RouteRequest => ({
@@ -72,9 +76,9 @@ function router(telemetry: TelemetryOptions | undefined) {
 }
 
 /** A traced case against its untraced one, paired by round (the shares of a few percent drift between rounds). */
-const verdict = (paired: (a: string, b: string) => number, name: string) => {
-  const ratio = paired(`${name} + no-op tracer`, name);
-  return `${name} + no-op tracer: ${ratio.toFixed(3)}x ${name}'s ops/s, paired by round (design §28: ≥ 0.95x): ${ratio >= 0.95 ? 'met' : 'MISSED'}`;
+const verdict = (paired: (a: string, b: string) => number, name: string, traced = `${name} + no-op tracer`) => {
+  const ratio = paired(traced, name);
+  return `${traced}: ${ratio.toFixed(3)}x ${name}'s ops/s, paired by round (design §28: ≥ 0.95x): ${ratio >= 0.95 ? 'met' : 'MISSED'}`;
 };
 
 export default async function suites(): Promise<SuiteSpec[]> {
@@ -85,13 +89,15 @@ export default async function suites(): Promise<SuiteSpec[]> {
       cases: {
         send: sender(undefined),
         'send + no-op tracer': sender(NOOP),
+        'send + API, no SDK': sender(API_ONLY),
         route: router(undefined),
         'route + no-op tracer': router(NOOP),
       },
       collect: false,
       paired: true,
       note: "ratios paired by round (each round's ops/s over the baseline's in the same round); send: agent.send('hello') on the echo agent and its memory store; route: POST /agent through agentHandler()'s routes behind apiToken(); + no-op tracer: telemetry on both, spans that do nothing",
-      verdict: (_ops, paired) => `${verdict(paired, 'send')}\n${verdict(paired, 'route')}`,
+      verdict: (_ops, paired) =>
+        [verdict(paired, 'send'), verdict(paired, 'send', 'send + API, no SDK'), verdict(paired, 'route')].join('\n'),
     },
   ];
 }
