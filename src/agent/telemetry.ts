@@ -116,7 +116,7 @@ export const startSpan = <T>(
  * once `after` has put what the result says on the span: one async frame more. The run and its
  * model turns end their spans in frames of their own instead (they are on every send's path).
  */
-export function inSpan<T>(
+export function inSpan<T extends object>(
   tracer: TelemetryTracer,
   name: string,
   options: TelemetrySpanOptions,
@@ -131,17 +131,20 @@ export function inSpan<T>(
       endSpan(span, after, undefined, error);
       throw error;
     }
-    endSpan(span, after, result, undefined);
+    endSpan(span, after, result);
     return result;
   });
 }
 
-/** Ends `span`: once `after` has put what `result` says on it, or (`result` undefined) failed with `error`. */
-function endSpan<R>(
+/**
+ * Ends `span`: once `after` has put what `result` says on it, or (`result` undefined) failed with
+ * `error`. Results are objects, so `undefined` always means a failure.
+ */
+export function endSpan<R extends object>(
   span: TelemetrySpan,
   after: ((span: TelemetrySpan, result: R) => void) | undefined,
   result: R | undefined,
-  error: unknown,
+  error?: unknown,
 ): void {
   try {
     if (result === undefined) spanFailed(span, error);

@@ -2,6 +2,7 @@
 // auth outcome, the refusing limit and the principal, and an MCP `tools/call` span. Reached only
 // with the `telemetry` option; never a token, a password, a cookie or an Authorization value.
 import {
+  endSpan,
   inSpan,
   INTERNAL,
   startSpan,
@@ -68,25 +69,24 @@ export class RequestTrace {
     span.setAttribute(AUTHENTICATOR, refusal.entry);
     span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
   }
-  /** Ends the span, whatever happened, with the reply's status: a 429's policy; a 5xx is an ERROR (a 4xx is the caller's). */
+  /** Ends the span, whatever happened, with the reply (`replied`). */
   replied(reply: Reply): void {
-    const { span } = this;
     // A request answered before its route was known (a bad path, the metadata document) has no span.
-    if (span === undefined) return;
-    try {
-      const { status } = reply;
-      span.setAttribute('http.response.status_code', status);
-      if (status === 429) {
-        // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
-        const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
-        const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
-        if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
-      }
-      if (status >= 500) spanFailed(span, undefined, String(status));
-    } finally {
-      span.end();
-    }
+    if (this.span !== undefined) endSpan(this.span, replied, reply);
   }
+}
+
+/** The status of the reply; a 429's policy; a 5xx is an ERROR (a 4xx is the caller's, not the server's). */
+function replied(span: TelemetrySpan, reply: Reply): void {
+  const { status } = reply;
+  span.setAttribute('http.response.status_code', status);
+  if (status === 429) {
+    // The policy a 429 names first in its `RateLimit` field (`"requests";r=0;t=30` → `requests`).
+    const field = reply instanceof JsonReply ? reply.headers.ratelimit : reply.headers.get('ratelimit');
+    const policy = /^"([a-z-]+)"/.exec(field ?? '')?.[1];
+    if (policy !== undefined) span.setAttribute('agentward.limit.policy', policy);
+  }
+  if (status >= 500) spanFailed(span, undefined, String(status));
 }
 
 // Version ff and all-zero ids are invalid; a version-00 value ends after the flags.
