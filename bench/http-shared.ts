@@ -1,8 +1,10 @@
 // What bench/http.ts and bench/runtimes.ts share: the answer every server gives, a store that
-// keeps nothing, the quiet-machine gate, and asking a child process over IPC.
+// keeps nothing, the quiet-machine gate, and asking a child process over IPC; and what the
+// in-process suites share: `POST /agent` as the node server's route view gives it.
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { RunResult, Store } from '../src/agent/types.ts';
+import type { RouteRequest } from '../src/http/route-request.ts';
 
 /** Other processes' CPU use (fraction of the machine) under which the machine counts as quiet. */
 export const QUIET_BUSY = 0.1;
@@ -91,4 +93,29 @@ export async function quietGate(maxWaitMs: number): Promise<{ quiet: boolean; bu
     if (busy <= QUIET_BUSY) return { quiet: true, busy, waitedMs: Date.now() - started };
   } while (Date.now() - started < maxWaitMs);
   return { quiet: false, busy, waitedMs: Date.now() - started };
+}
+
+/**
+ * `POST /agent` with `{"message":"hello"}` and `Authorization: Bearer <token>`, as the node
+ * server's route view gives it (the socket's address, the body at once): a new one per call.
+ */
+export function routeViewPost(token: string): () => RouteRequest {
+  const body = new TextEncoder().encode('{"message":"hello"}');
+  const fields = new Map([
+    ['authorization', `Bearer ${token}`],
+    ['content-type', 'application/json'],
+  ]);
+  const headers = { get: (name: string) => fields.get(name) ?? null };
+  const signal = new AbortController().signal;
+  return () => ({
+    method: 'POST',
+    url: 'http://127.0.0.1:3000/agent',
+    headers,
+    signal,
+    clientAddress: '127.0.0.1',
+    readBody: () => Promise.resolve(body),
+    request: () => {
+      throw new Error('the built-in entries read the route view');
+    },
+  });
 }

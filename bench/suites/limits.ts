@@ -9,32 +9,13 @@ import { createAgent, echoModel } from '../../src/agent/index.ts';
 import { apiToken } from '../../src/auth/index.ts';
 import { agentRoutes } from '../../src/http/handler.ts';
 import type { LimitsOptions } from '../../src/http/index.ts';
-import type { RouteRequest } from '../../src/http/route-request.ts';
-import { discardStore } from '../http-shared.ts';
+import { discardStore, routeViewPost } from '../http-shared.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 const TOKEN = 'bench-api-token-0123456789';
 const NEVER = { limit: 1_000_000_000, windowSec: 3600 };
-const BODY = new TextEncoder().encode('{"message":"hello"}');
-const HEADERS = new Map([
-  ['authorization', `Bearer ${TOKEN}`],
-  ['content-type', 'application/json'],
-]);
-const headers = { get: (name: string) => HEADERS.get(name) ?? null };
-const signal = new AbortController().signal;
 
-/** A request as the node server's route view gives it: the socket's address, the body at once. */
-const request = (): RouteRequest => ({
-  method: 'POST',
-  url: 'http://127.0.0.1:3000/agent',
-  headers,
-  signal,
-  clientAddress: '127.0.0.1',
-  readBody: () => Promise.resolve(BODY),
-  request: () => {
-    throw new Error('the built-in entries read the route view');
-  },
-});
+const request = routeViewPost(TOKEN);
 
 function sender(limits: LimitsOptions | undefined) {
   const agent = createAgent({ name: 'bench', model: echoModel(), store: discardStore() });

@@ -11,17 +11,10 @@ import { createAgent, echoModel } from '../../src/agent/index.ts';
 import type { Principal, TelemetryOptions, TelemetrySpan } from '../../src/agent/index.ts';
 import { apiToken } from '../../src/auth/index.ts';
 import { agentRoutes } from '../../src/http/handler.ts';
-import type { RouteRequest } from '../../src/http/route-request.ts';
+import { routeViewPost } from '../http-shared.ts';
 import type { SuiteSpec } from '../lib.ts';
 
 const TOKEN = 'bench-api-token-0123456789';
-const BODY = new TextEncoder().encode('{"message":"hello"}');
-const HEADERS = new Map([
-  ['authorization', `Bearer ${TOKEN}`],
-  ['content-type', 'application/json'],
-]);
-const headers = { get: (name: string) => HEADERS.get(name) ?? null };
-const signal = new AbortController().signal;
 
 const NOOP_SPAN: TelemetrySpan = {
   setAttribute: () => NOOP_SPAN,
@@ -35,18 +28,9 @@ const NOOP: TelemetryOptions = { tracer: { startActiveSpan: (_name, _options, fn
 /** `@opentelemetry/api`'s tracer with no SDK registered: its spans record nothing (`isRecording()` false). */
 const API_ONLY: TelemetryOptions = { tracer: trace.getTracer('agentward-bench') as TelemetryOptions['tracer'] };
 
-/** A request as the node server's route view gives it: the body at once. */
-const request = (): RouteRequest => ({
-  method: 'POST',
-  url: 'http://127.0.0.1:3000/agent',
-  headers,
-  signal,
-  clientAddress: '127.0.0.1',
-  readBody: () => Promise.resolve(BODY),
-  request: () => {
-    throw new Error('the built-in entries read the route view');
-  },
-});
+const request = routeViewPost(TOKEN);
+/** A request's signal, as the handler passes one to the send. */
+const signal = new AbortController().signal;
 
 const agentWith = (telemetry: TelemetryOptions | undefined) =>
   createAgent({ name: 'bench', model: echoModel(), ...(telemetry && { telemetry }) });
