@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
-import type { Model, Tool } from '../../src/agent/index.ts';
+import type { Model, Store, Tool } from '../../src/agent/index.ts';
 import { apiToken, basic } from '../../src/auth/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { parseTraceparent } from '../../src/http/telemetry.ts';
@@ -26,7 +26,9 @@ const deploy: Tool<{ env: string }> = {
   execute: (args) => ({ deployed: args.env }),
 };
 
-function setup(options: { recordContent?: boolean; recordPrincipal?: boolean; limits?: unknown; model?: Model } = {}) {
+function setup(
+  options: { recordContent?: boolean; recordPrincipal?: boolean; limits?: unknown; model?: Model; store?: Store } = {},
+) {
   const telemetry = {
     tracer: otel.tracer,
     ...(options.recordContent !== undefined && { recordContent: options.recordContent }),
@@ -36,7 +38,7 @@ function setup(options: { recordContent?: boolean; recordPrincipal?: boolean; li
     name: 'ops',
     model: options.model ?? echoModel(),
     tools: [deploy],
-    store: memoryStore(),
+    store: options.store ?? memoryStore(),
     telemetry,
   });
   return agentHandler(agent, {
@@ -317,7 +319,6 @@ test('a model failure through the handler: ERROR with error.type MODEL_ERROR on 
 
 test('a failure the handler answers itself (a store that is down) still ends the request’s span, ERROR with the status', async () => {
   otel.reset();
-  const telemetry = { tracer: otel.tracer };
   const down = Object.assign(new Error('connection refused'), { code: 'STORE_UNAVAILABLE' });
   const store = {
     ...memoryStore(),
@@ -326,9 +327,7 @@ test('a failure the handler answers itself (a store that is down) still ends the
       throw down;
     },
   };
-  const agent = createAgent({ name: 'ops', model: echoModel(), store, telemetry });
-  const handler = agentHandler(agent, { basePath: '/agent', auth: apiToken(TOKEN), telemetry });
-  const response = await post(handler, '', { message: 'hi' }, `Bearer ${TOKEN}`);
+  const response = await post(setup({ store }), '', { message: 'hi' }, `Bearer ${TOKEN}`);
   assert.equal(response.status, 503);
   const spans = otel.spans();
   assert.deepEqual(spanTree(spans), [
