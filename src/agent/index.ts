@@ -1,4 +1,6 @@
 export { createAgent } from './agent.ts';
+export { remoteTools } from './remote-tools.ts';
+export type { PrefixedTools } from './remote-tools.ts';
 export { AgentError } from './errors.ts';
 export type { AgentErrorCode } from './errors.ts';
 export { echoModel } from './models/echo.ts';

@@ -40,14 +40,24 @@ export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): T
   return definition as Tool<ToolArguments<P>>;
 }
 
-const TOOLS_SHAPE = `an array of tools, or a record of AI SDK tools (a ToolSet: { weather: ${AI_SDK_TOOL_CALL} }) }, as @ai-sdk/mcp's client.tools() returns)`;
+const TOOLS_SHAPE = `an array of tools, or a record of AI SDK tools (a ToolSet: { weather: ${AI_SDK_TOOL_CALL} }) }, as @ai-sdk/mcp's client.tools() returns), or an array of records, one per source: [local, remote]`;
+
+/**
+ * Whether an element of a `tools` array is one tool (this library's, or an AI SDK tool given
+ * without its name) rather than a record of tools: a tool has a string `name` or an `execute`
+ * function, and a record of tools has tools as its values.
+ */
+const isOneTool = (value: unknown): boolean =>
+  !isPlainObject(value) || isString(value.name) || isFunction(value.execute) || looksLikeAiSdkTool(value);
 
 /**
  * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
  * name; `source` names them in errors, `fail` makes them (createAgent's tools are checked at
  * creation with `configError`, a tools function's result at run time with `INVALID_AGENT`). An
- * array holds this library's tools; a record (a `ToolSet`) holds AI SDK tools, its keys their
- * names (design §27), or this library's tools under their own names.
+ * array holds this library's tools, or records of tools, one per source (`[local, remote]`); a
+ * record (a `ToolSet`) holds AI SDK tools, its keys their names (design §27), or this library's
+ * tools under their own names. One name given twice is refused, never one tool hiding another:
+ * a remote server's `deploy` must not stand in for the local one that asks for approval.
  */
 export function indexTools(
   tools: unknown,
@@ -56,31 +66,45 @@ export function indexTools(
   fail: Fail = invalidAgent,
 ): Map<string, Tool> {
   const byName = new Map<string, Tool>();
-  const add = (tool: Tool) => {
-    if (byName.has(tool.name) || reserved.includes(tool.name))
-      throw fail(`${source}: tool "${tool.name}" needs a unique name`);
+  /** Where each name was given: `tools[i]` for an element of an array, `tools` for a record. */
+  const givenIn = new Map<string, string>();
+  const add = (tool: Tool, where: string) => {
+    const first = givenIn.get(tool.name);
+    if (first !== undefined || reserved.includes(tool.name))
+      throw fail(
+        `${source}: tool "${tool.name}" needs a unique name${first === undefined ? '' : ` (given in ${first} and ${where}; remoteTools(tools, { prefix }) prefixes a remote server's)`}`,
+      );
     byName.set(tool.name, tool);
+    givenIn.set(tool.name, where);
   };
-  if (isArray(tools)) {
-    for (const tool of tools as unknown[]) {
-      if (looksLikeAiSdkTool(tool))
-        throw fail(
-          `${source}: an AI SDK tool (inputSchema) has no name of its own: give AI SDK tools as a record whose keys are their names (a ToolSet): { weather: tool({ … }) }`,
-        );
-      checkTool(tool, source, fail);
-      add(tool as Tool);
-    }
-  } else if (isPlainObject(tools)) {
-    for (const [name, tool] of Object.entries(tools)) {
-      if (looksLikeAiSdkTool(tool)) add(adaptAiSdkTool(tool as object, name, source, fail));
+  const addRecord = (record: Record<string, unknown>, where: string) => {
+    for (const [name, tool] of Object.entries(record)) {
+      if (looksLikeAiSdkTool(tool)) add(adaptAiSdkTool(tool as object, name, source, fail), where);
       else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) {
         checkTool(tool, source, fail);
-        add(tool as unknown as Tool);
+        add(tool as unknown as Tool, where);
       } else
         throw fail(
           `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : `an AI SDK tool (${AI_SDK_TOOL_CALL} }))`}`,
         );
     }
+  };
+  if (isArray(tools)) {
+    for (const [index, tool] of (tools as unknown[]).entries()) {
+      const where = `tools[${index}]`;
+      if (!isOneTool(tool)) {
+        addRecord(tool as Record<string, unknown>, where);
+        continue;
+      }
+      if (looksLikeAiSdkTool(tool))
+        throw fail(
+          `${source}: an AI SDK tool (inputSchema) has no name of its own: give AI SDK tools as a record whose keys are their names (a ToolSet): { weather: tool({ … }) }`,
+        );
+      checkTool(tool, source, fail);
+      add(tool as Tool, where);
+    }
+  } else if (isPlainObject(tools)) {
+    addRecord(tools, 'tools');
   } else {
     throw fail(`${source} must be ${TOOLS_SHAPE}`);
   }

@@ -116,12 +116,15 @@ export interface Tool<Args = any> {
   exposeErrors?: boolean;
 }
 
+/** A record of tools (a `ToolSet`, as `@ai-sdk/mcp`'s `client.tools()` returns): AI SDK tools under their names, or this library's tools under their own. */
+export type ToolRecord = Readonly<Record<string, AiSdkTool | Tool>>;
+
 /**
- * An agent's tools (design §27): an array of this library's tools, or a record of AI SDK tools (a
- * `ToolSet`, as `@ai-sdk/mcp`'s `client.tools()` returns; its keys are the names), which may also
- * hold this library's tools under their own names.
+ * An agent's tools (design §27): an array of this library's tools, a record of tools (a
+ * `ToolSet`; its keys are the names), or an array of records, one per source (`[{ weather, deploy },
+ * remoteTools(await crm.tools(), { prefix: 'crm' })]`), where one name in two of them is an error.
  */
-export type AgentTools = readonly Tool[] | Readonly<Record<string, AiSdkTool | Tool>>;
+export type AgentTools = readonly Tool[] | ToolRecord | readonly (Tool | ToolRecord)[];
 
 /** A value (static agent) or a function of the run context, possibly async (dynamic agent). */
 export type Dynamic<T> = T | ((context: RunContext) => T | Promise<T>);

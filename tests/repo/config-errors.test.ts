@@ -16,7 +16,7 @@ import {
   protectedResourceMetadata,
   routeAuth,
 } from '../../src/auth/index.ts';
-import { createAgent, echoModel, memoryStore, openAICompatible, tool } from '../../src/agent/index.ts';
+import { createAgent, echoModel, memoryStore, openAICompatible, remoteTools, tool } from '../../src/agent/index.ts';
 import { agentHandler, memoryLimitStore } from '../../src/http/index.ts';
 import { postgresLimitStore, postgresReplayStore, postgresStore } from '../../src/postgres/index.ts';
 import { durableObjectStore } from '../../src/cloudflare/durable-object-store.ts';
@@ -55,6 +55,11 @@ const FACTORIES: readonly FactoryMistakes[] = [
     factory: 'tool()',
     unknownKey: ['needsAproval', () => tool({ ...echoTool, needsAproval: true } as never)],
     wrongType: ['execute', () => tool({ ...echoTool, execute: 'run' } as never)],
+  },
+  {
+    factory: 'remoteTools()',
+    unknownKey: ['prefx', () => remoteTools({}, { prefix: 'crm', prefx: 'crm' } as never)],
+    wrongType: ['prefix', () => remoteTools({}, { prefix: 7 } as never)],
   },
   {
     factory: 'echoModel()',

@@ -56,6 +56,8 @@ const AUTH = './src/auth/index.ts';
 // whether or not its options use them. The 36 kB and 60 kB goals stay written in docs/design.md for
 // when key sources and handler features can be imported apart. §29 moves the two jwt() budgets to
 // 41 kB (docs/design.md §23's second note): DPoP nonces and scopeImplies, options read at run time.
+// The handler's budget moves to 91 kB (docs/design.md §23's third note): createAgent's tools as one
+// record per source, one name from two of them refused, code every agent carries.
 const BUNDLES: Bundle[] = [
   {
     name: 'routeAuth([apiToken(t)])',
@@ -84,7 +86,7 @@ const BUNDLES: Bundle[] = [
   },
   {
     name: "agentHandler(createAgent({ name: 'a', model: echoModel() }), { auth: [apiToken(t)] }) from src/index.ts",
-    budget: 90 * KB,
+    budget: 91 * KB,
     entry: `import { agentHandler, apiToken, createAgent, echoModel } from './src/index.ts'; export default agentHandler(createAgent({ name: 'a', model: echoModel() }), { auth: [apiToken('an-api-token-0123456789')] });`,
   },
 ];
