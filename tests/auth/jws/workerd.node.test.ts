@@ -40,6 +40,7 @@ const FILES = [
   'tests/http/mcp-route.test.ts',
   'tests/agent/ai-sdk-tools.test.ts',
   'tests/agent/tool-argument-keys.test.ts',
+  'tests/agent/remote-tools.test.ts',
   'tests/auth/token-exchange.test.ts',
   'tests/http/token-exchange-principal.test.ts',
 ];
