@@ -72,7 +72,7 @@ export function indexTools(
     const first = givenIn.get(tool.name);
     if (first !== undefined || reserved.includes(tool.name))
       throw fail(
-        `${source}: tool "${tool.name}" needs a unique name${first === undefined ? '' : ` (given in ${first} and ${where}; remoteTools(tools, { prefix }) prefixes a remote server's)`}`,
+        `${source}: tool "${tool.name}" needs a unique name${first === undefined ? '' : ` (given in ${first} and ${where}; remoteTools(tools, { prefix }) prefixes a remote server's tools)`}`,
       );
     byName.set(tool.name, tool);
     givenIn.set(tool.name, where);
