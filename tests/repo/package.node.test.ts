@@ -837,6 +837,21 @@ describe('a consumer type-checks against the installed declarations', () => {
   });
 });
 
+test("the Tracing page's install line installs as printed, beside agentward in the user's project (npm install --dry-run against the registry)", () => {
+  const page = readFileSync(join(app, 'node_modules', 'agentward', 'docs', 'tracing.md'), 'utf8');
+  const lines = [...page.matchAll(/```sh\n([\s\S]*?)```/g)]
+    .flatMap((match) => match[1]!.split('\n'))
+    .filter((line) => line.startsWith('npm install '));
+  assert.equal(lines.length, 1, 'the Tracing page has one npm install line');
+  const args = lines[0]!.split(/\s+/).slice(2);
+  assert.ok(
+    args.includes('@opentelemetry/sdk-trace-node') ||
+      args.some((arg) => arg.startsWith('@opentelemetry/sdk-trace-node@')),
+  );
+  const output = ok('npm', ['install', '--dry-run', '--no-audit', '--no-fund', ...args], app);
+  assert.doesNotMatch(output, /ERESOLVE/);
+});
+
 /** `npx agentward <args>` in the project, a server on a free port; `listening(n)` is the URL it printed the nth time it listened. */
 function npxServer(t: { after(fn: () => Promise<void>): void }, args: string[], shellLine?: string) {
   const env: NodeJS.ProcessEnv = { ...process.env, PATH, PORT: '0', HOST: '127.0.0.1', AGENT_LOG: 'off' };
