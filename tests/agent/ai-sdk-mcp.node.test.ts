@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -18,6 +18,7 @@ import { jwt, routeAuth } from '../../src/auth/index.ts';
 import { createAgent, echoModel, type Agent } from '../../src/index.ts';
 import { toNodeListener } from '../../src/node.ts';
 import { SECRET, hmacSigner, signToken } from '../helpers/jwt.ts';
+import { readDocs } from '../helpers/docs.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const ISSUER = 'https://id.example.com';
@@ -162,7 +163,7 @@ test("the MCP server's jwt() is the wall: no token, or a token for another audie
 });
 
 test("the README's example of the AI SDK's tools runs: tool() and jsonSchema() tools and @ai-sdk/mcp's client.tools() in one record, against the MCP server", async () => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readDocs();
   const section = readme.slice(readme.indexOf("### The AI SDK's tools, and remote MCP tools"));
   const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(block, "the README has a ts block in its section on the AI SDK's tools");

@@ -4,10 +4,11 @@
 // (design §25). `agentward` resolves to this checkout's sources through a package in the
 // project's node_modules, as an installed one would.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { root, tempFolder } from '../helpers/build.ts';
+import { readDocs } from '../helpers/docs.ts';
 import { dpopProof, thumbprint } from '../helpers/dpop.ts';
 import { hmacSigner, signToken, testKey } from '../helpers/jwt.ts';
 import { startWranglerDev } from '../helpers/wrangler.ts';
@@ -19,7 +20,7 @@ const REQUEST_MS = 30_000;
 
 /** The README's block that starts with `first` (`// agent.ts`, `# wrangler.toml`). */
 function readmeBlock(language: string, first: string): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readDocs();
   const block = [...readme.matchAll(new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``, 'g'))]
     .map((match) => match[1]!)
     .find((code) => code.startsWith(first));

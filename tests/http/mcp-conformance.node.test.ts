@@ -3,13 +3,13 @@
 // every other server scenario of the pinned suite is named in the README as one that does not apply (§29).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { serve, type AgentServer } from '../../src/node.ts';
 import { nodeBin, root } from '../helpers/build.ts';
+import { readDocs } from '../helpers/docs.ts';
 
 const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection'] as const;
 let server: AgentServer;
@@ -46,7 +46,7 @@ test("every server scenario the pinned suite lists is run above or named in the 
   const server = stdout.slice(stdout.indexOf('Server scenarios'), stdout.indexOf('Client scenarios'));
   const listed = [...server.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]!);
   assert.ok(listed.length >= SCENARIOS.length, stdout);
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readDocs();
   const table = readme.slice(readme.indexOf('| Scenarios | Why they do not apply |'));
   const notApplying = table.slice(0, table.indexOf('\n\n'));
   for (const scenario of listed) {

@@ -7,7 +7,7 @@
 // refuses the original. Once with client_secret_basic and the token endpoint discovered from
 // `issuer`, once with private_key_jwt and the token endpoint configured.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -23,6 +23,7 @@ import { jwt, oidc, routeAuth, tokenExchange, type Exchange, type Principal } fr
 import { agentHandler, createAgent, type Agent, type Model } from '../../src/index.ts';
 import { toNodeListener } from '../../src/node.ts';
 import { startTokenExchangeServer, type TokenExchangeServer } from '../helpers/token-exchange-server.ts';
+import { readDocs } from '../helpers/docs.ts';
 
 const BASIC_CLIENT = { id: 'support-agent', secret: 'support-agent-secret-0123456789' };
 const KEY_CLIENT = 'support-agent-jwt';
@@ -251,7 +252,7 @@ test("the authorization server's refusal reaches the tool as TokenExchangeError 
 });
 
 test("the README's example of calling a service on the caller's behalf runs against this authorization server: its agentHandler, oidc(), the tools function and tokenExchange()", async () => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const readme = readDocs();
   const section = readme.slice(readme.indexOf("## Calling services on the caller's behalf"));
   const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   assert.ok(block, "the README has a ts block in its section on calls on the caller's behalf");

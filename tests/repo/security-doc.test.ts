@@ -1,5 +1,6 @@
-// SECURITY.md's table of checks (design §23): every row cites at least one test as
-// `tests/<file>`: `<test name>`, and each cited file exists and holds a test of that name. Names
+// SECURITY.md's table of checks (design §23): every row is one sentence and cites at least one test
+// file as `tests/<file>`; each cited file exists and declares tests, and a test name cited after a
+// file (`tests/<file>`: `<test name>`) is a test of that file. SECURITY.md stays within 60 KB. Names
 // are read from the test files by a small lexer (string and template literals after `test(` or
 // `it(`); a name built by a template matches when the cited text fits the template with each
 // `${…}` filled; `describe > test` names a test inside a describe of that name.
@@ -20,12 +21,21 @@ interface Citation {
 }
 
 /** The rows of the tables under "## Checks and the tests that prove them": each cited file and name. */
-function citations(markdown: string): { rows: number; sections: string[]; cited: Citation[]; empty: string[] } {
+function citations(markdown: string): {
+  rows: number;
+  sections: string[];
+  cited: Citation[];
+  files: Citation[];
+  checks: string[];
+  empty: string[];
+} {
   const start = markdown.indexOf('\n## Checks and the tests that prove them');
   assert.ok(start >= 0, 'SECURITY.md has the section "Checks and the tests that prove them"');
   const end = markdown.indexOf('\n## ', start + 1);
   const part = markdown.slice(start, end < 0 ? undefined : end);
   const cited: Citation[] = [];
+  const files: Citation[] = [];
+  const checks: string[] = [];
   const sections: string[] = [];
   const empty: string[] = [];
   let section = '';
@@ -44,21 +54,23 @@ function citations(markdown: string): { rows: number; sections: string[]; cited:
     assert.equal(cells.length, 2, `a row has a check and its tests: ${line}`);
     rows++;
     const [check, tests] = cells as [string, string];
+    checks.push(check);
     let file = '';
     let count = 0;
     for (const [, code] of tests.matchAll(/`([^`]+)`/g)) {
       const text = code!.replace(/\\\|/g, '|');
       if (/^tests\/.+\.ts$/.test(text)) {
         file = text;
+        files.push({ section, check, file, name: '' });
+        count++;
         continue;
       }
       assert.ok(file !== '', `${section} / ${check}: a test name before any file: ${text}`);
       cited.push({ section, check, file, name: text });
-      count++;
     }
     if (count === 0) empty.push(`${section} / ${check}`);
   }
-  return { rows, sections, cited, empty };
+  return { rows, sections, cited, files, checks, empty };
 }
 
 /** Unescapes a JavaScript string literal's body (what the test runner shows as the name). */
@@ -155,12 +167,16 @@ function declares(source: string, cited: string): boolean {
     .some((d) => tests.some((t) => t.at > d.at && t.at < d.end && fits(t, inner)));
 }
 
-test('every test SECURITY.md cites exists: the file, and a test of that name in it', () => {
-  const { rows, cited, empty } = citations(read('SECURITY.md'));
-  assert.ok(rows >= 150 && cited.length >= rows, `${rows} rows, ${cited.length} citations`);
-  assert.deepEqual(empty, [], 'every row cites a test');
-  const missingFiles = [...new Set(cited.map((c) => c.file))].filter((file) => !existsSync(join(root, file)));
+test('every test SECURITY.md cites exists: the file, a test in it, and a test of each name cited', () => {
+  const { rows, cited, files, empty } = citations(read('SECURITY.md'));
+  assert.ok(rows >= 150 && files.length >= rows, `${rows} rows, ${files.length} file citations`);
+  assert.deepEqual(empty, [], 'every row cites a test file');
+  const missingFiles = [...new Set(files.map((c) => c.file))].filter((file) => !existsSync(join(root, file)));
   assert.deepEqual(missingFiles, []);
+  const testless = [...new Set(files.map((c) => c.file))].filter(
+    (file) => !declarations(read(file)).some((declared) => declared.kind === 'test'),
+  );
+  assert.deepEqual(testless, [], 'every cited file declares tests');
   const sources = new Map<string, string>();
   const missing = cited
     .filter(({ file, name }) => {
@@ -169,6 +185,23 @@ test('every test SECURITY.md cites exists: the file, and a test of that name in 
     })
     .map(({ section, file, name }) => `${section}: ${file}: ${name}`);
   assert.deepEqual(missing, []);
+});
+
+test('SECURITY.md is the threat model and a table of checks within 60 KB, one sentence a row', () => {
+  const markdown = read('SECURITY.md');
+  const size = new TextEncoder().encode(markdown).length;
+  assert.ok(size <= 60 * 1024, `SECURITY.md is ${size} B`);
+  assert.ok(markdown.includes('\n## Threat model\n'));
+  const { checks } = citations(markdown);
+  assert.deepEqual(
+    checks.filter(
+      (check) =>
+        /[\w)`*]\. [A-Z`]/.test(check.replace(/^\d+\. /, '').replace(/\b(?:e\.g|i\.e|cf|vs)\. /g, '')) ||
+        check.includes('<br>'),
+    ),
+    [],
+    'a row says its check in one sentence',
+  );
 });
 
 test('SECURITY.md has a table for the specification and for each section of the design from §2 to §24, and §26', () => {
@@ -214,11 +247,16 @@ test('the citation checker can fail: names that differ, templates that do not fi
   assert.ok(!declares(source, 'other > on Node'));
   assert.ok(!declares(source, 'outer > inner only here'));
   const table =
-    '\n## Checks and the tests that prove them\n\n### design §2: x\n\n| Check | Test |\n| - | - |\n| A | `tests/a.test.ts`: `one` `two \\| three`<br>`tests/b.test.ts`: `four` |\n| B | none |\n';
-  const read = citations(table);
+    '\n## Checks and the tests that prove them\n\n### design §2: x\n\n| Check | Test |\n| - | - |\n| A | `tests/a.test.ts`: `one` `two \\| three`<br>`tests/b.test.ts`: `four` |\n| B | none |\n| C | `tests/c.test.ts` |\n| D | `no-file` |\n';
+  assert.throws(() => citations(table), /a test name before any file: no-file/);
+  const read = citations(table.replace('| D | `no-file` |\n', ''));
   assert.deepEqual(
     read.cited.map((c) => `${c.file}: ${c.name}`),
     ['tests/a.test.ts: one', 'tests/a.test.ts: two | three', 'tests/b.test.ts: four'],
+  );
+  assert.deepEqual(
+    read.files.map((c) => c.file),
+    ['tests/a.test.ts', 'tests/b.test.ts', 'tests/c.test.ts'],
   );
   assert.deepEqual(read.empty, ['design §2: x / B']);
 });
