@@ -6,9 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 import { createMCPClient } from '@ai-sdk/mcp';
 import { z } from 'zod';
@@ -18,9 +16,8 @@ import { jwt, routeAuth } from '../../src/auth/index.ts';
 import { createAgent, echoModel, type Agent } from '../../src/index.ts';
 import { toNodeListener } from '../../src/node.ts';
 import { SECRET, hmacSigner, signToken } from '../helpers/jwt.ts';
-import { readDocs } from '../helpers/docs.ts';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
+const _root = fileURLToPath(new URL('../..', import.meta.url));
 const ISSUER = 'https://id.example.com';
 let server: Server;
 let url: string;
@@ -160,40 +157,4 @@ test("the MCP server's jwt() is the wall: no token, or a token for another audie
         transport: { type: 'http', url, headers: token === '' ? {} : { authorization: `Bearer ${token}` } },
       }),
     );
-});
-
-test("the README's example of the AI SDK's tools runs: tool() and jsonSchema() tools and @ai-sdk/mcp's client.tools() in one record, against the MCP server", async () => {
-  const readme = readDocs();
-  const section = readme.slice(readme.indexOf("### The AI SDK's tools, and remote MCP tools"));
-  const block = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(block, "the README has a ts block in its section on the AI SDK's tools");
-  // The example's hosts and packages, pointed at this test's: the MCP server here, the repository's
-  // source for agentward, and echoModel for the OpenAI model.
-  const code = `const CRM_SERVICE_TOKEN = ${JSON.stringify(await tokenFor(url))};\n${block}`
-    .replaceAll('https://crm.example.com/mcp', url)
-    .replaceAll("from 'agentward'", `from ${JSON.stringify(pathToFileURL(join(root, 'src/index.ts')).href)}`)
-    .replaceAll(
-      "import { openai } from '@ai-sdk/openai';",
-      `import { echoModel } from ${JSON.stringify(pathToFileURL(join(root, 'src/index.ts')).href)};\nconst openai = { chat: () => echoModel() };`,
-    );
-  const dir = join(root, '.tmp', `readme-${process.pid}`);
-  mkdirSync(dir, { recursive: true });
-  const file = join(dir, 'ai-sdk-tools.ts');
-  writeFileSync(file, code);
-  try {
-    const { agent } = (await import(pathToFileURL(file).href)) as { agent: Agent };
-    const before = ran.length;
-    const asked = await agent.send('/tool find_customer {"name":"Acme"}\n/tool weather {"city":"Paris"}');
-    assert.equal(
-      asked.text,
-      'Tool results: find_customer: Acme: customer since 2019; weather: {"city":"Paris","celsius":21}',
-    );
-    assert.equal(ran.length, before + 1);
-    const paused = await agent.send('/tool deploy {"service":"edge"}');
-    assert.equal(paused.status, 'awaiting-approval');
-    const resumed = await agent.decide(paused.approvals[0]!.id, { approved: true });
-    assert.equal(resumed.text, 'Tool results: deploy: deployed edge');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 });

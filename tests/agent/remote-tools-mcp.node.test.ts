@@ -6,9 +6,10 @@
 // prefix the local deploy still asks for approval while the server never receives a deploy call.
 // The README's recipe runs here too, as it is written.
 import assert from 'node:assert/strict';
+import { readDocs } from '../helpers/docs.ts';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -178,19 +179,13 @@ test('a dynamic tools function returning the local record and the unprefixed rem
   });
 });
 
-/** The README's block of its section on the AI SDK's tools once it uses remoteTools(); until then, docs/pending/h60.md's. */
+/** The ts block of the documented section on the AI SDK's tools (docs/agent.md). */
 function recipe(): string {
-  const heading = "### The AI SDK's tools, and remote MCP tools";
-  const blockOf = (file: string) => {
-    const text = readFileSync(join(root, file), 'utf8');
-    return /```ts\n([\s\S]*?)```/.exec(text.slice(text.indexOf(heading)))?.[1];
-  };
-  const readme = blockOf('README.md');
-  if (readme?.includes('remoteTools(')) return readme;
-  const pending = 'docs/pending/h60.md';
-  assert.ok(existsSync(join(root, pending)), 'the README shows remoteTools(), or docs/pending/h60.md holds its recipe');
-  const block = blockOf(pending);
-  assert.ok(block?.includes('remoteTools('), 'docs/pending/h60.md has the recipe');
+  const docs = readDocs();
+  const block = /```ts\n([\s\S]*?)```/.exec(
+    docs.slice(docs.indexOf("### The AI SDK's tools, and remote MCP tools")),
+  )?.[1];
+  assert.ok(block?.includes('remoteTools('), "the section on the AI SDK's tools shows remoteTools()");
   return block as string;
 }
 
