@@ -22,4 +22,13 @@ export { introspection } from './introspection.ts';
 export type { IntrospectionOptions } from './introspection.ts';
 export { tokenExchange, TokenExchangeError } from './token-exchange.ts';
 export type { Exchange, ExchangedToken, ExchangeRequest, TokenExchangeOptions } from './token-exchange.ts';
+export { idJag } from './id-jag.ts';
+export type {
+  IdJagAuthorizationServerOptions,
+  IdJagExchange,
+  IdJagIdpOptions,
+  IdJagOptions,
+  IdJagRequest,
+} from './id-jag.ts';
 export type { ClientPrivateKey } from './client-auth.ts';
+export type { TokenClientOptions } from './token-client.ts';

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// The token endpoint's side of tokenExchange() (RFC 8693 §2.2, design §27): one POST, no redirect
-// followed, a bounded answer read in a bounded time, and what it means: the issued token, or the
-// error that names the OAuth `error` code and the HTTP status, never a token or the body.
+// The token endpoint's side of tokenExchange() and idJag() (RFC 8693 §2.2, RFC 6749 §5, design
+// §27): one POST, no redirect followed, a bounded answer read in a bounded time, and what it
+// means: the issued token, or the error that names the OAuth `error` code and the HTTP status,
+// never a token or the body.
 import { freeze } from './jws/freeze.ts';
 import { readBoundedBody } from './bounded-body.ts';
 import { parseJsonObject, isString } from './jws/json.ts';
@@ -13,16 +14,20 @@ import { isNumberIn } from './options.ts';
  * `invalid_target`, …) with the HTTP `status`, or `NO_SUBJECT_TOKEN` (the principal presented no
  * access token on the request now running, or it expired), `UNAVAILABLE` (no endpoint, no answer
  * in time), `INVALID_RESPONSE` (an answer without a usable token, or a redirect),
- * `INVALID_CLIENT_KEY` (the private key cannot sign). Never a token, never the body.
+ * `INVALID_CLIENT_KEY` (the private key cannot sign). Never a token, never the body. `leg` says
+ * which call of `idJag()` failed: at the enterprise IdP or at the resource's authorization server.
  */
 export class TokenExchangeError extends Error {
   readonly code: string;
   readonly status: number | undefined;
-  constructor(code: string, status?: number) {
-    super(`token exchange failed: ${code}${status === undefined ? '' : ` (HTTP ${status})`}`);
+  readonly leg: 'idp' | 'authorization-server' | undefined;
+  constructor(code: string, status?: number, leg?: 'idp' | 'authorization-server') {
+    const at = leg === undefined ? '' : ` at the ${leg === 'idp' ? 'IdP' : 'authorization server'}`;
+    super(`token exchange failed${at}: ${code}${status === undefined ? '' : ` (HTTP ${status})`}`);
     this.name = 'TokenExchangeError';
     this.code = code;
     this.status = status;
+    this.leg = leg;
   }
 }
 
@@ -42,16 +47,22 @@ const MAX_ANSWER_BYTES = 65_536; // 64 KiB
 /** RFC 6749 §5.2 `error`: printable ASCII but `"` and `\`. */
 const OAUTH_ERROR = /^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/;
 
-/** The token of a 2xx answer (RFC 8693 §2.2.1), or the error of any other (§2.2.2); `nowMs` dates `expiresAt`. */
+/**
+ * The token of a 2xx answer (RFC 8693 §2.2.1), or the error of any other (§2.2.2); `nowMs` dates
+ * `expiresAt`. `impliedType` is the `issuedTokenType` of an answer without `issued_token_type`
+ * (RFC 6749 §5.1's, to a grant other than token exchange); without it, one is required.
+ */
 export function exchanged(
   { status, answer }: { status: number; answer: Record<string, unknown> | null },
   nowMs: number,
+  impliedType?: string,
 ): ExchangedToken {
   if (status < 200 || status > 299) {
     const error = answer?.error;
     throw new TokenExchangeError(isString(error) && OAUTH_ERROR.test(error) ? error : 'INVALID_RESPONSE', status);
   }
-  const { access_token, token_type, issued_token_type, expires_in, scope } = answer ?? {};
+  const { access_token, token_type, expires_in, scope } = answer ?? {};
+  const issued_token_type = answer?.issued_token_type ?? impliedType;
   if (
     !isString(access_token) ||
     access_token === '' ||

@@ -7,6 +7,8 @@
  * private_key_jwt, authenticated by the provider), and answers a JWT access token for the asked
  * `audience`: the same `sub`, `client_id` the agent's client, and `act: { sub: <agent's client> }`
  * (RFC 8693 §4.1), signed with the provider's key, so any `jwt()` reading its key set verifies it.
+ * Given `idJag`, the same grant also answers `requested_token_type` id-jag as an enterprise IdP
+ * does (tests/helpers/id-jag-grants.ts): an ID-JAG for a resource authorization server.
  *
  * @example
  * const server = await startTokenExchangeServer({ agentResource, audiences: [crmUrl], agentClients });
@@ -18,6 +20,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, SignJWT, importJWK } from 'jose';
 import Provider from 'oidc-provider';
 import { browserSession, form } from './authorization-server.ts';
+import { ID_JAG_TYPE, issueIdJag, type GrantContext, type IssuedIdJag } from './id-jag-grants.ts';
 
 export const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -44,6 +47,8 @@ export interface TokenExchangeServer {
   /** The access token user `accountId` gets for the agent (`agentResource`), through the authorization-code flow with PKCE. */
   userToken(accountId: string): Promise<string>;
   readonly exchanges: SeenExchange[];
+  /** The ID-JAGs it issued (with `idJag`). */
+  readonly idJags: IssuedIdJag[];
   close(): Promise<void>;
 }
 
@@ -51,6 +56,8 @@ export async function startTokenExchangeServer(options: {
   agentResource: string;
   audiences: readonly string[];
   agentClients: AgentClients;
+  /** ID-JAGs too: for each resource authorization server's issuer, the agent's client there by its client here. */
+  idJag?: { authorizationServers: Readonly<Record<string, Readonly<Record<string, string>>>> };
 }): Promise<TokenExchangeServer> {
   const { agentResource, audiences, agentClients } = options;
   const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
@@ -63,6 +70,7 @@ export async function startTokenExchangeServer(options: {
   const signingKey = await importJWK({ ...privateJwk, alg: 'ES256' }, 'ES256');
   const keySet = createLocalJWKSet({ keys: [{ ...publicJwk, kid, alg: 'ES256' }] });
   const exchanges: SeenExchange[] = [];
+  const idJags: IssuedIdJag[] = [];
 
   let provider: Provider | undefined;
   const server = createServer((request, response) => (provider as Provider).callback()(request, response));
@@ -126,11 +134,6 @@ export async function startTokenExchangeServer(options: {
   } as never);
 
   // RFC 8693 §2: the provider has authenticated the client before the grant runs.
-  type GrantContext = {
-    oidc: { client: { clientId: string }; params: Record<string, string | string[] | undefined> };
-    status: number;
-    body: unknown;
-  };
   const refuse = (ctx: GrantContext, error: string) => {
     ctx.status = 400;
     ctx.body = { error, error_description: 'refused by the test server' };
@@ -148,13 +151,20 @@ export async function startTokenExchangeServer(options: {
       const audience = requested === undefined ? [] : Array.isArray(requested) ? requested : [requested];
       if (typeof subjectToken !== 'string' || params.subject_token_type !== ACCESS_TOKEN_TYPE)
         return refuse(ctx, 'invalid_request');
-      if (audience.length !== 1 || !audiences.includes(audience[0]!)) return refuse(ctx, 'invalid_target');
+      const forIdJag = params.requested_token_type === ID_JAG_TYPE && options.idJag !== undefined;
+      if (!forIdJag && (audience.length !== 1 || !audiences.includes(audience[0]!)))
+        return refuse(ctx, 'invalid_target');
       let subject: Record<string, unknown>;
       try {
         // Only a token this server issued for the agent, still valid, is exchanged.
         subject = (await jwtVerify(subjectToken, keySet, { issuer, audience: agentResource, typ: 'at+jwt' })).payload;
       } catch {
         return refuse(ctx, 'invalid_grant');
+      }
+      if (forIdJag) {
+        const { authorizationServers } = options.idJag!;
+        const idp = { issuer, key: { kid, privateJwk }, authorizationServers, issued: idJags };
+        return issueIdJag(ctx, subject as { sub: string }, subjectToken, idp);
       }
       exchanges.push({ clientId: client.clientId, subjectToken, audience });
       const expiresIn = 300;
@@ -185,6 +195,7 @@ export async function startTokenExchangeServer(options: {
   return {
     issuer,
     exchanges,
+    idJags,
     async userToken(accountId) {
       const { send } = browserSession(issuer);
       const verifier = randomBytes(32).toString('base64url');

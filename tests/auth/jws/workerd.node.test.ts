@@ -1,7 +1,7 @@
 // The portable jose/jwt test files, unchanged, inside workerd: every numbered check of spec
 // "jwt()", the attacks, the property test, the codec, the Wycheproof and RFC vectors, DPoP and its
 // server nonces, the misconfiguration errors, the introspection queue, the MCP route, the AI SDK's
-// tools and the token exchange (design §27) and the tool argument keys (design §26) run in the
+// tools, the token exchange and idJag() (design §27) and the tool argument keys (design §26) run in the
 // Workers runtime as they run under Node, Bun and Deno. Each file is bundled into a worker
 // with `node:test` mapped to a small runner (tests/helpers/workerd/node-test-shim.ts), `node:assert`
 // from workerd's Node compatibility, and the files of fixtures/vectors embedded in place of
@@ -43,6 +43,7 @@ const FILES = [
   'tests/agent/remote-tools.test.ts',
   'tests/auth/token-exchange.test.ts',
   'tests/http/token-exchange-principal.test.ts',
+  'tests/auth/id-jag.test.ts',
 ];
 
 function listFiles(dir: string): string[] {
