@@ -70,7 +70,7 @@ export function readRange(options: unknown): { since: number; until: number; fro
 /** Whether a kept record is within a `readRange()`. */
 export const inRange = (record: ChainedRecord, range: ReturnType<typeof readRange>): boolean => {
   const time = recordTime(record) ?? Number.NaN;
-  return record.seq >= range.fromSeq && time >= range.since && time < range.until;
+  return !(record.seq < range.fromSeq) && time >= range.since && time < range.until;
 };
 
 /**
