@@ -9,7 +9,7 @@ import { canonicalJson } from './canonical-json.ts';
 import { isObject } from './shapes.ts';
 
 /** The `prev` of the first record of a log: 64 zeros (no record's SHA-256 or HMAC is that, but by a 2⁻²⁵⁶ chance). */
-export const AUDIT_GENESIS = '0'.repeat(64);
+export const AUDIT_GENESIS: string = '0'.repeat(64);
 
 /** The fewest bytes of an audit log's `key`: the size of the HMAC-SHA-256 output. */
 export const MIN_AUDIT_KEY_BYTES = 32;
@@ -27,7 +27,7 @@ export interface AuditHead {
 export type AuditKey = string | Uint8Array;
 
 /** The fields the chain adds: a record given to `append()` may not carry them. */
-export const CHAIN_FIELDS = Object.freeze(['seq', 'prev', 'hash']);
+export const CHAIN_FIELDS: readonly string[] = Object.freeze(['seq', 'prev', 'hash']);
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const encoder = /* @__PURE__ */ new TextEncoder();
