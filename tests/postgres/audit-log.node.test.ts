@@ -186,3 +186,25 @@ test('postgresAuditLog: two processes, each with its own pool, appending at once
   );
   assert.deepEqual(await log.head(), result.last);
 });
+
+test('postgresAuditLog faults: with the database down an append fails STORE_UNAVAILABLE and takes no seq; after a restart the chain goes on', async (t) => {
+  if (!db.owned) return t.skip('DATABASE_URL is set: the harness cannot kill a database it does not run');
+  const log = postgresAuditLog({
+    client: db.pool({ max: 2, connectionTimeoutMillis: 2000 }),
+    schema: db.schema(),
+    key: KEY,
+  });
+  await log.migrate();
+  await log.append(record(1));
+  await db.kill();
+  const unavailable = (error: unknown) => error instanceof StoreError && error.code === 'STORE_UNAVAILABLE';
+  await assert.rejects(log.append(record(2)), unavailable);
+  await assert.rejects(log.head(), unavailable);
+  await db.restart();
+  // The pool's connections died with the server: the first call after may still meet one.
+  let next: Awaited<ReturnType<typeof log.append>> | undefined;
+  for (let i = 0; i < 3 && next === undefined; i++) next = await log.append(record(3)).catch(() => undefined);
+  assert.equal(next?.seq, 2, 'the failed append took no seq');
+  const result = await verifyAuditLog(log.read(), { key: KEY });
+  assert.deepEqual({ ok: result.ok, records: result.records }, { ok: true, records: 2 });
+});
