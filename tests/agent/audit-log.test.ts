@@ -3,6 +3,7 @@
 // with the same configuration error as every factory, never showing the key.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { canonicalJson } from '../../src/agent/canonical-json.ts';
 import { MEMORY_AUDIT_LOG_DEFAULTS, memoryAuditLog, verifyAuditLog } from '../../src/index.ts';
 import { auditLogContract, KEY, readAll, record } from '../helpers/audit-log-contract.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
@@ -90,4 +91,15 @@ test('verifyAuditLog: an item that is not a record breaks the chain there; an em
   assert.deepEqual({ ok: matched.ok, headChecked: matched.headChecked }, { ok: true, headChecked: true });
   const notGenesis = await verifyAuditLog([{ ...records[0]!, prev: records[2]!.hash }]);
   assert.deepEqual({ brokenSeq: notGenesis.brokenSeq, reason: notGenesis.reason }, { brokenSeq: 1, reason: 'prev' });
+});
+
+test('verifyAuditLog: an edited record whose hash was made again without the key breaks the link to it: the next seq (prev)', async () => {
+  const log = memoryAuditLog();
+  for (let n = 1; n <= 4; n++) await log.append(record(n));
+  const records = await readAll(log);
+  const { hash: _, ...fields } = { ...records[1]!, outcome: 'refused' };
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(canonicalJson(fields))));
+  const rehashed = { ...fields, hash: [...digest].map((byte) => byte.toString(16).padStart(2, '0')).join('') };
+  const result = await verifyAuditLog([records[0], rehashed, records[2], records[3]]);
+  assert.deepEqual({ brokenSeq: result.brokenSeq, reason: result.reason }, { brokenSeq: 3, reason: 'prev' });
 });
