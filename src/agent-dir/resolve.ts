@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import nodeModule from 'node:module';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent } from '../agent/types.ts';
 import { AuthConfigError, kindOf, type AuthFn } from '../auth/internal.ts';
-import { AGENT_FILE, authSources, readAgentDir, SETTINGS_FILE } from './agent-dir.ts';
+import { AGENT_FILE, authSources, findAuthFile, readAgentDir, SETTINGS_FILE } from './agent-dir.ts';
 import type { AgentDir, AgentManifest } from './agent-dir.ts';
 import { errorLocation, loadError } from './load-error.ts';
 import { authFileOptions, directoryRouteOptions, type DirectoryRouteOptions } from './route-options.ts';
@@ -212,4 +212,19 @@ export async function loadAgentDir(dir: string): Promise<ResolvedAgentDir & { in
     settingsFile: join(info.dir, SETTINGS_FILE),
   });
   return { agent: loaded.agent, auth: loaded.auth, options, manifest: sourceManifest(info), info };
+}
+
+/**
+ * The `auth.ts` (or `auth.js`) module of an agent directory, loaded as `start` loads it (so
+ * `agentward` resolves to this copy) but without checking its exports: `agentward audit` reads
+ * its `audit` export from it. `undefined` when the directory has no auth file.
+ */
+export async function loadAuthFile(
+  dir: string,
+): Promise<{ file: string; exports: Record<string, unknown> } | undefined> {
+  const folder = resolvePath(dir);
+  const file = findAuthFile(folder);
+  if (file === undefined) return undefined;
+  resolveAgentwardToThisCopy(folder);
+  return { file, exports: await importModule(file) };
 }

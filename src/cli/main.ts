@@ -88,6 +88,31 @@ options:
     values: ['--target', '--out'],
     switches: [],
   },
+  audit: {
+    synopsis: 'agentward audit export|head [<dir>] | audit verify <file.jsonl>',
+    summary: "export, check and pin the agent's tamper-evident audit log",
+    details: `agentward audit export [<dir>] [--since <iso>] [--until <iso>]
+    writes the records of the directory's audit log (default: the current directory) to
+    stdout, one JSON object a line, in seq order: those with since <= time < until.
+agentward audit head [<dir>]
+    prints the last record's {"seq","hash"}: keep it elsewhere; a chain rebuilt after it
+    (possible without a key) then fails verify --head.
+agentward audit verify <file.jsonl> [--head <seq>:<hash>] [--key-env <NAME>]
+    checks the hash chain of an export: exit 0 when it holds (with a note when it starts
+    mid-chain, as an export made with --since does), exit 1 naming the first broken seq.
+
+The log is the one the directory's auth.ts exports as \`audit\`:
+  export const audit = { log: postgresAuditLog({ client: pool, key: process.env.AUDIT_KEY }) };
+
+options:
+  --since <iso>      export records at or after this instant (e.g. 2026-01-01T00:00:00Z)
+  --until <iso>      export records before this instant
+  --head <seq>:<hash>  verify: the head kept from audit head
+  --key-env <NAME>   verify: the environment variable holding the log's key (never on the
+                     command line)`,
+    values: ['--since', '--until', '--head', '--key-env'],
+    switches: [],
+  },
 };
 
 const COMMAND_NAMES = Object.keys(COMMANDS);
@@ -202,6 +227,7 @@ async function main(args: readonly string[]): Promise<void> {
 
   const parsed = parseArgs(first, rest);
   if (parsed.help) return void console.log(commandHelp(first));
+  if (first === 'audit') return process.exit(await audit(parsed));
   const dir = directoryArgument(first, parsed);
   const quiet = parsed.switches.has('--quiet');
   switch (first) {
@@ -223,6 +249,55 @@ async function main(args: readonly string[]): Promise<void> {
     case 'build':
       return buildCommand(dir, parsed.values);
   }
+}
+
+const AUDIT_COMMANDS = ['export', 'head', 'verify'];
+/** The options each `audit` command takes. */
+const AUDIT_OPTIONS: Readonly<Record<string, readonly string[]>> = {
+  export: ['--since', '--until'],
+  head: [],
+  verify: ['--head', '--key-env'],
+};
+
+/** `agentward audit <export|head|verify>`: its exit code (the log's pool, if any, would keep the process alive). */
+async function audit({ positionals, values }: Parsed): Promise<number> {
+  const [command, argument, extra] = positionals;
+  if (command === undefined)
+    throw new UsageError(`audit: a command is missing (${AUDIT_COMMANDS.join(', ')})`, 'audit');
+  if (!AUDIT_COMMANDS.includes(command)) throw unknown('command', command, AUDIT_COMMANDS, 'audit');
+  for (const flag of values.keys())
+    if (!AUDIT_OPTIONS[command]!.includes(flag))
+      throw new UsageError(
+        `audit ${command}: ${flag} is an option of ${flag === '--head' || flag === '--key-env' ? 'audit verify' : 'audit export'}`,
+        'audit',
+      );
+  if (extra !== undefined) throw new UsageError(`audit ${command}: unexpected argument "${extra}"`, 'audit');
+  const { isoInstant } = await import('../agent/audit-chain.ts');
+  for (const flag of ['--since', '--until']) {
+    const value = values.get(flag);
+    if (value !== undefined && isoInstant(value) === undefined)
+      throw new UsageError(`audit export: ${flag} must be an ISO 8601 instant such as 2026-01-01T00:00:00Z`, 'audit');
+  }
+  const cli = await import('./audit.ts');
+  if (command === 'export')
+    return cli.auditExport(argument ?? '.', {
+      ...(values.has('--since') ? { since: values.get('--since')! } : {}),
+      ...(values.has('--until') ? { until: values.get('--until')! } : {}),
+    });
+  if (command === 'head') return cli.auditHead(argument ?? '.');
+  if (argument === undefined) throw new UsageError('audit verify: the file is missing', 'audit');
+  const head = values.get('--head');
+  const pinned = head === undefined ? undefined : /^([1-9]\d{0,15}):([0-9a-f]{64})$/.exec(head);
+  if (pinned === null)
+    throw new UsageError('audit verify: --head must be <seq>:<hash>, as audit head prints them', 'audit');
+  const keyEnv = values.get('--key-env');
+  const key = keyEnv === undefined ? undefined : process.env[keyEnv];
+  if (keyEnv !== undefined && !key)
+    throw new Error(`audit verify: the environment variable ${keyEnv} (--key-env) is not set`);
+  return cli.auditVerify(argument, {
+    ...(pinned === undefined ? {} : { head: { seq: Number(pinned[1]), hash: pinned[2]! } }),
+    ...(key === undefined ? {} : { key }),
+  });
 }
 
 async function init(dir: string): Promise<void> {

@@ -1,6 +1,7 @@
 // agentward/cloudflare: what a Worker needs to keep an agent's state where every isolate finds it
-// (design §25): the agent's store, the limits and the DPoP replay store, each over a Durable Object
-// namespace, with the Durable Object class to export for it; and the store on one object's storage.
+// (design §25): the agent's store, the limits, the DPoP replay store and the audit log (design §34),
+// each over a Durable Object namespace, with the Durable Object class to export for it; and the
+// store on one object's storage.
 export { durableObjectSessionStore, SessionStoreObject, SESSION_LOCK_SEC } from './durable-object-sessions.ts';
 export type { DurableObjectNamespaceLike, DurableObjectSessionStoreOptions } from './durable-object-sessions.ts';
 export { durableObjectLimitStore, LimitObject } from './durable-object-limit-store.ts';
@@ -9,3 +10,5 @@ export { durableObjectReplayStore, ReplayObject } from './durable-object-replay.
 export type { ReplayStorageLike } from './durable-object-replay.ts';
 export { durableObjectStore, CHUNK_UNITS } from './durable-object-store.ts';
 export type { DurableObjectStorageLike } from './durable-object-store.ts';
+export { durableObjectAuditLog, AuditLogObject } from './durable-object-audit-log.ts';
+export type { AuditStorageLike, DurableObjectAuditLogOptions } from './durable-object-audit-log.ts';

@@ -6,3 +6,5 @@ export { postgresReplayStore } from './replay.ts';
 export type { PostgresReplayStore, PostgresReplayStoreOptions } from './replay.ts';
 export { postgresLimitStore } from './limit-store.ts';
 export type { PostgresLimitStore, PostgresLimitStoreOptions } from './limit-store.ts';
+export { postgresAuditLog } from './audit-log.ts';
+export type { PostgresAuditLog, PostgresAuditLogOptions } from './audit-log.ts';

@@ -4,6 +4,7 @@
 // store.ts): PostgreSQL text cannot hold NUL nor a lone surrogate, JSON escapes both, so any
 // JavaScript string round-trips exactly. Keys sort with `COLLATE "C"` (byte order), as the
 // store contract's string comparison does.
+import { AUDIT_GENESIS } from '../agent/audit-chain.ts';
 import { AuthConfigError } from '../auth/internal.ts';
 
 /** The schema version this agentward writes and reads. 2: sessions.owner, the owner's JSON, read before the record. */
@@ -53,6 +54,20 @@ export const createStatements = (s: string): string[] => [
     note text NOT NULL,
     PRIMARY KEY (namespace_key, seq)
   )`,
+  ...auditStatements(s),
+];
+
+/**
+ * The audit log's tables (design §34), made by `postgresAuditLog`'s `migrate()` and by
+ * `postgresStore`'s: the records (each as its JSON text, with its `seq` and `time` beside it to
+ * find it by), and the head of the one chain, one row that every writer locks in turn.
+ */
+export const auditStatements = (s: string): string[] => [
+  `CREATE SCHEMA IF NOT EXISTS ${s}`,
+  `CREATE TABLE IF NOT EXISTS ${s}.audit_log (seq bigint PRIMARY KEY, time timestamptz NOT NULL, record text NOT NULL)`,
+  `CREATE INDEX IF NOT EXISTS audit_log_by_time ON ${s}.audit_log (time)`,
+  `CREATE TABLE IF NOT EXISTS ${s}.audit_head (one boolean PRIMARY KEY DEFAULT true CHECK (one), seq bigint NOT NULL, hash text NOT NULL)`,
+  `INSERT INTO ${s}.audit_head (one, seq, hash) VALUES (true, 0, '${AUDIT_GENESIS}') ON CONFLICT (one) DO NOTHING`,
 ];
 
 /** The SQL of the key of parameter `$n` (a JSON-escaped string, so valid text): its SHA-256. */

@@ -1,6 +1,7 @@
 /**
  * Stand-ins for a Durable Object namespace and its objects' storage, as the Workers API behaves
- * (structured copies, asynchronous, `list` sorted by key with `prefix`, `end` and `limit`, one
+ * (structured copies, asynchronous, `put` of one entry or several, `list` sorted by key with
+ * `prefix`, `start`, `end` and `limit`, one
  * object per name reached through `fetch` with a Request), for the tests of the stores of
  * `agentward/cloudflare` outside workerd. Portable: no Node import.
  */
@@ -10,15 +11,19 @@ export class ObjectStorageStandIn {
   async get(key: string) {
     return structuredClone(this.data.get(key));
   }
-  async put(key: string, value: unknown) {
-    this.data.set(key, structuredClone(value));
+  /** One entry, or several written together (`put({ a: 1, b: 2 })`), as DurableObjectStorage takes them. */
+  async put(key: string | Record<string, unknown>, value?: unknown) {
+    if (typeof key === 'string') this.data.set(key, structuredClone(value));
+    else for (const [name, entry] of Object.entries(key)) this.data.set(name, structuredClone(entry));
   }
   async delete(key: string) {
     return this.data.delete(key);
   }
-  async list({ prefix, end, limit }: { prefix: string; end?: string; limit?: number }) {
+  async list({ prefix, start, end, limit }: { prefix: string; start?: string; end?: string; limit?: number }) {
     const keys = [...this.data.keys()]
-      .filter((key) => key.startsWith(prefix) && (end === undefined || key < end))
+      .filter(
+        (key) => key.startsWith(prefix) && (start === undefined || key >= start) && (end === undefined || key < end),
+      )
       .sort()
       .slice(0, limit);
     return new Map(keys.map((key) => [key, structuredClone(this.data.get(key))]));

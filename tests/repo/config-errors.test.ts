@@ -16,12 +16,24 @@ import {
   protectedResourceMetadata,
   routeAuth,
 } from '../../src/auth/index.ts';
-import { createAgent, echoModel, memoryStore, openAICompatible, remoteTools, tool } from '../../src/agent/index.ts';
+import {
+  createAgent,
+  echoModel,
+  memoryAuditLog,
+  memoryStore,
+  openAICompatible,
+  remoteTools,
+  tool,
+} from '../../src/agent/index.ts';
 import { agentHandler, memoryLimitStore } from '../../src/http/index.ts';
-import { postgresLimitStore, postgresReplayStore, postgresStore } from '../../src/postgres/index.ts';
+import { postgresAuditLog, postgresLimitStore, postgresReplayStore, postgresStore } from '../../src/postgres/index.ts';
 import { durableObjectStore } from '../../src/cloudflare/durable-object-store.ts';
 import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-limit-store.ts';
-import { durableObjectReplayStore, durableObjectSessionStore } from '../../src/cloudflare/index.ts';
+import {
+  durableObjectAuditLog,
+  durableObjectReplayStore,
+  durableObjectSessionStore,
+} from '../../src/cloudflare/index.ts';
 import { assertFactoryRefuses, type FactoryMistakes } from '../helpers/config-error.ts';
 
 const SECRET = 'config-errors-test-secret-0123456789abcdef';
@@ -124,6 +136,21 @@ const FACTORIES: readonly FactoryMistakes[] = [
     factory: 'durableObjectReplayStore()',
     unknownKey: ['ttl', () => (durableObjectReplayStore as (...args: unknown[]) => unknown)(namespace, { ttl: 1 })],
     wrongType: ['namespace', () => durableObjectReplayStore({} as never)],
+  },
+  {
+    factory: 'memoryAuditLog()',
+    unknownKey: ['secret', () => memoryAuditLog({ secret: SECRET } as never)],
+    wrongType: ['max', () => memoryAuditLog({ max: '100' } as never)],
+  },
+  {
+    factory: 'postgresAuditLog()',
+    unknownKey: ['kye', () => postgresAuditLog({ client, kye: SECRET } as never)],
+    wrongType: ['key', () => postgresAuditLog({ client, key: 42 } as never)],
+  },
+  {
+    factory: 'durableObjectAuditLog()',
+    unknownKey: ['keys', () => durableObjectAuditLog(namespace, { keys: [SECRET] } as never)],
+    wrongType: ['name', () => durableObjectAuditLog(namespace, { name: 42 } as never)],
   },
   {
     factory: 'agentHandler()',

@@ -1,0 +1,135 @@
+// The hash chain of an audit log (design §34): each record carries `seq` (1, 2, 3… with no gap),
+// `prev` (the hash of the record before it; GENESIS for the first) and `hash`, the SHA-256 of
+// the record's canonical JSON (RFC 8785) without its `hash` field, so `prev` and `seq` are
+// hashed too: editing, removing, inserting or reordering a record breaks the link after it.
+// With a key, `hash` is an HMAC-SHA-256 under it, so whoever can write the stored records but
+// not read the key cannot rebuild the chain. Web Crypto only.
+import { AuthConfigError, constantTimeEqual } from '../auth/internal.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { isObject } from './shapes.ts';
+
+/** The `prev` of the first record of a log: 64 zeros (no record's SHA-256 or HMAC is that, but by a 2⁻²⁵⁶ chance). */
+export const AUDIT_GENESIS: string = '0'.repeat(64);
+
+/** The fewest bytes of an audit log's `key`: the size of the HMAC-SHA-256 output. */
+export const MIN_AUDIT_KEY_BYTES = 32;
+
+/** A record as a log keeps it: the record's own fields, and the three the chain adds. */
+export type ChainedRecord = Record<string, unknown> & { seq: number; prev: string; hash: string };
+
+/** The last record of a log, as `audit head` prints it: keep it elsewhere to show a chain rebuilt after it. */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+}
+
+/** The secret of a keyed log: a string (its UTF-8 bytes) or bytes. */
+export type AuditKey = string | Uint8Array;
+
+/** The fields the chain adds: a record given to `append()` may not carry them. */
+export const CHAIN_FIELDS: readonly string[] = Object.freeze(['seq', 'prev', 'hash']);
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const encoder = /* @__PURE__ */ new TextEncoder();
+
+const hex = (bytes: ArrayBuffer): string => {
+  let text = '';
+  for (const byte of new Uint8Array(bytes)) text += byte.toString(16).padStart(2, '0');
+  return text;
+};
+
+/** How a log hashes: `(record without hash) → hex`, SHA-256 or HMAC-SHA-256 under the key. */
+export type ChainHasher = (fields: Record<string, unknown>) => Promise<string>;
+
+/**
+ * The hasher of a log whose options hold `key` (or none): the key is checked here, once, when the
+ * log is made (`helper` names the factory in the error, which never shows the key).
+ */
+export function chainHasher(helper: string, key: unknown): ChainHasher {
+  if (key === undefined) {
+    return async (fields) =>
+      hex(await crypto.subtle.digest('SHA-256', encoder.encode(canonicalJson(fields)) as Uint8Array<ArrayBuffer>));
+  }
+  let bytes: Uint8Array;
+  if (typeof key === 'string') bytes = encoder.encode(key);
+  else if (key instanceof Uint8Array) bytes = key.slice();
+  else
+    throw new AuthConfigError(
+      `${helper}: key must be a secret string or Uint8Array of at least ${MIN_AUDIT_KEY_BYTES} bytes`,
+    );
+  if (bytes.length < MIN_AUDIT_KEY_BYTES)
+    throw new AuthConfigError(
+      `${helper}: key must be at least ${MIN_AUDIT_KEY_BYTES} bytes (a random secret, e.g. 32 bytes base64url-encoded); the one given is shorter`,
+    );
+  let imported: Promise<CryptoKey> | undefined;
+  return async (fields) => {
+    imported ??= crypto.subtle.importKey(
+      'raw',
+      bytes as Uint8Array<ArrayBuffer>,
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
+    const text = encoder.encode(canonicalJson(fields)) as Uint8Array<ArrayBuffer>;
+    return hex(await crypto.subtle.sign('HMAC', await imported, text));
+  };
+}
+
+/**
+ * The record a log keeps: a copy of `record`'s JSON fields with `seq`, `prev` and `hash`. The
+ * record must be a plain JSON object with a `time` (an ISO 8601 instant, which `read()`'s
+ * `since`/`until` compare) and without the chain's own fields; else a `TypeError`.
+ */
+export async function chainRecord(
+  record: unknown,
+  seq: number,
+  prev: string,
+  hasher: ChainHasher,
+): Promise<ChainedRecord> {
+  const fields = recordFields(record);
+  const linked: Record<string, unknown> = { ...fields, seq, prev };
+  return { ...linked, hash: await hasher(linked) } as ChainedRecord;
+}
+
+/** A record given to `append()`, checked and copied through JSON (so what is hashed is what is stored). */
+export function recordFields(record: unknown): Record<string, unknown> {
+  if (!isObject(record) || Array.isArray(record)) throw new TypeError('an audit record must be a plain JSON object');
+  for (const field of CHAIN_FIELDS)
+    if (Object.hasOwn(record, field))
+      throw new TypeError(`an audit record may not carry "${field}": the log adds seq, prev and hash`);
+  if (recordTime(record) === undefined)
+    throw new TypeError('an audit record needs "time": an ISO 8601 instant such as 2026-01-01T00:00:00.000Z');
+  // canonicalJson refuses what JSON would change (NaN, a Date, a cycle) before the copy is made.
+  canonicalJson(record);
+  return JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
+}
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** Milliseconds since the epoch of an ISO 8601 instant (date, time and zone), else `undefined`. */
+export function isoInstant(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !ISO_INSTANT.test(value)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+/** The instant of a record's `time`, or `undefined`. */
+export const recordTime = (record: Record<string, unknown>): number | undefined => isoInstant(record.time);
+
+/** Whether `value` has the chain's fields in their forms: `seq` a positive integer, `prev` and `hash` 64 hex digits. */
+export function isChained(value: unknown): value is ChainedRecord {
+  if (!isObject(value) || Array.isArray(value)) return false;
+  const { seq, prev, hash } = value as Record<string, unknown>;
+  return (
+    typeof seq === 'number' &&
+    Number.isSafeInteger(seq) &&
+    seq >= 1 &&
+    typeof prev === 'string' &&
+    HEX64.test(prev) &&
+    typeof hash === 'string' &&
+    HEX64.test(hash)
+  );
+}
+
+/** Whether two hashes (hex) are equal, compared in constant time: a keyed hash is a MAC. */
+export const sameHash = (a: string, b: string): boolean => constantTimeEqual(encoder.encode(a), encoder.encode(b));
