@@ -32,7 +32,6 @@ export interface ExchangeRequest {
 /** Exchanges the token `principal` presented on the request now running. */
 export type Exchange = (principal: Principal | undefined, request?: ExchangeRequest) => Promise<ExchangedToken>;
 
-const OPTION_NAMES = [...TOKEN_CLIENT_OPTIONS, 'cache', '_internal'];
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /**
@@ -51,7 +50,7 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
   const helper = 'tokenExchange()';
   if (!isObject(options))
     throwConfigError(helper, 'options { tokenEndpoint or issuer, clientId, clientSecret or privateKey } are required');
-  checkOptionNames(helper, options, OPTION_NAMES);
+  checkOptionNames(helper, options, [...TOKEN_CLIENT_OPTIONS, 'cache', '_internal']);
   const internal = readInternalOptions(helper, options._internal);
   const maxEntries = readCache(helper, options.cache);
   const post = tokenClient(helper, options, internal);

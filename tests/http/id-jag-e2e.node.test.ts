@@ -7,13 +7,19 @@
 // with the user's token; the agent's tool gets a CRM token with idJag() and calls the CRM's MCP
 // server (the SDK's McpServer behind oidc() for the CRM's authorization server), which accepts it
 // and refuses the user's token and the ID-JAG. Once with client_secret_basic at both legs and the
-// token endpoints discovered, once with private_key_jwt and the endpoints configured.
+// token endpoints discovered, once with private_key_jwt and the endpoints configured. The
+// documentation's recipe (docs/auth.md) runs here as written, its hosts this test's: the agent's
+// block against these two servers, then with its two oidc-provider configurations booted.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { tool as aiTool } from 'ai';
 import { z } from 'zod';
+import { importJWK, SignJWT } from 'jose';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -30,6 +36,9 @@ import { agentHandler, createAgent, type Model } from '../../src/index.ts';
 import { toNodeListener } from '../../src/node.ts';
 import { startTokenExchangeServer, type TokenExchangeServer } from '../helpers/token-exchange-server.ts';
 import { signingKey, startIdJagAuthorizationServer, type IdJagAuthorizationServer } from '../helpers/id-jag-grants.ts';
+import { readDocs } from '../helpers/docs.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The agent's clients at the IdP, and at the CRM's authorization server. */
 const AT_IDP = { basic: { id: 'support-agent', secret: 'support-agent-idp-secret-0123' }, jwt: 'support-agent-jwt' };
@@ -67,6 +76,28 @@ const asksCrm: Model = {
   },
 };
 
+/** The CRM's MCP server: the MCP SDK's own, behind this library's oidc() for `issuer`, the resource `url`. */
+function crmRoute(issuer: string, url: string): Handler {
+  const authenticate = routeAuth([oidc({ issuer, audience: url })]);
+  return async (request) => {
+    const result = await authenticate(request);
+    if (!result.ok) return result.response;
+    crmSaw.push(result.principal);
+    const mcp = new McpServer({ name: 'crm', version: '1.0.0' });
+    mcp.registerTool(
+      'find_customer',
+      { description: 'Finds a customer', inputSchema: { name: z.string() } },
+      async ({ name }) => ({ content: [{ type: 'text', text: `${name}: a customer of ${result.principal.id}` }] }),
+    );
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    await mcp.connect(transport);
+    return transport.handleRequest(request);
+  };
+}
+
 let idp: TokenExchangeServer;
 let crmAuth: IdJagAuthorizationServer;
 let agentSide: Awaited<ReturnType<typeof listening>>;
@@ -75,6 +106,8 @@ let agentUrl: string;
 let crmUrl: string;
 let idpKey: Awaited<ReturnType<typeof signingKey>>;
 let crmKey: Awaited<ReturnType<typeof signingKey>>;
+/** The agent's route as this file builds it (the documented recipe's tests serve theirs in its place, then this again). */
+let agentRoute: Handler;
 /** The exchange the agent's tool uses: each test sets its own. */
 let exchange: IdJagExchange;
 /** What the CRM's oidc() accepted: the principal of each call. */
@@ -105,24 +138,7 @@ before(async () => {
   crmAuthorizationServers[crmAuth.issuer] = { [AT_IDP.basic.id]: AT_CRM.basic.id, [AT_IDP.jwt]: AT_CRM.jwt };
 
   // The CRM: the MCP SDK's own server, behind this library's oidc() for the CRM's authorization server.
-  const authenticate = routeAuth([oidc({ issuer: crmAuth.issuer, audience: crmUrl })]);
-  crmSide.serve(async (request) => {
-    const result = await authenticate(request);
-    if (!result.ok) return result.response;
-    crmSaw.push(result.principal);
-    const mcp = new McpServer({ name: 'crm', version: '1.0.0' });
-    mcp.registerTool(
-      'find_customer',
-      { description: 'Finds a customer', inputSchema: { name: z.string() } },
-      async ({ name }) => ({ content: [{ type: 'text', text: `${name}: a customer of ${result.principal.id}` }] }),
-    );
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    await mcp.connect(transport);
-    return transport.handleRequest(request);
-  });
+  crmSide.serve(crmRoute(crmAuth.issuer, crmUrl));
 
   // The agent: its tool gets a CRM token on the caller's behalf and calls the CRM's MCP server with it.
   const agent = createAgent({
@@ -150,9 +166,12 @@ before(async () => {
       }),
     }),
   });
-  agentSide.serve(
-    agentHandler(agent, { basePath: '/agent', mcp: true, auth: [oidc({ issuer: idp.issuer, audience: agentUrl })] }),
-  );
+  agentRoute = agentHandler(agent, {
+    basePath: '/agent',
+    mcp: true,
+    auth: [oidc({ issuer: idp.issuer, audience: agentUrl })],
+  });
+  agentSide.serve(agentRoute);
 });
 
 after(async () => {
@@ -184,8 +203,8 @@ const partsOf = (token: string) =>
     .slice(0, 2)
     .map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()) as Record<string, unknown>);
 
-const pingWith = async (token: string) => {
-  const response = await fetch(crmUrl, {
+const pingWith = async (token: string, url = crmUrl) => {
+  const response = await fetch(url, {
     method: 'POST',
     headers: {
       authorization: `Bearer ${token}`,
@@ -318,5 +337,248 @@ test("each server's refusal reaches the tool as TokenExchangeError naming its le
     );
     for (const secret of [userToken, ...idp.idJags.map(({ idJag }) => idJag)])
       assert.equal(seen.includes(secret), false);
+  }
+});
+
+/** The ts blocks of the documented ID-JAG section (docs/auth.md): the agent's recipe, the IdP's grant, the CRM authorization server's grant. */
+function documented(): { agent: string; idp: string; authorizationServer: string } {
+  const docs = readDocs();
+  const heading = '\n## Enterprise-managed authorization (ID-JAG)\n';
+  const at = docs.indexOf(heading);
+  assert.notEqual(at, -1, 'the documentation has the ID-JAG section');
+  // To the next section or page.
+  const rest = docs.slice(at + heading.length);
+  const next = rest.search(/^#{1,2} /m);
+  const section = next === -1 ? rest : rest.slice(0, next);
+  const blocks = [...section.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((match) => match[1]!);
+  assert.equal(blocks.length, 3, 'the section shows the agent, the IdP and the authorization server');
+  const [agent, idp, authorizationServer] = blocks as [string, string, string];
+  assert.ok(agent.includes('idJag({'), 'the first block is the agent with idJag()');
+  assert.ok(idp.startsWith('// idp.ts\n') && idp.includes('registerGrantType<'), 'the second is the IdP');
+  assert.ok(
+    authorizationServer.startsWith('// crm-authorization-server.ts\n'),
+    "the third is the CRM's authorization server",
+  );
+  return { agent, idp, authorizationServer };
+}
+
+const DOCUMENTED_HOSTS = [
+  'https://login.example.com',
+  'https://auth.crm.example.com',
+  'https://crm.example.com',
+  'https://agent.example.com',
+] as const;
+
+/**
+ * Writes a documented block as a module of a temporary folder and imports it, as written but for
+ * its hosts (each of DOCUMENTED_HOSTS to this test's origin), `agentward` (the repository's
+ * source), the OpenAI model (echoModel, which calls the tool a message names) and the environment
+ * it reads while it loads.
+ */
+async function load<T>(
+  code: string,
+  name: string,
+  origins: Readonly<Record<(typeof DOCUMENTED_HOSTS)[number], string>>,
+  env: Readonly<Record<string, string>>,
+): Promise<T> {
+  const index = JSON.stringify(pathToFileURL(join(root, 'src/index.ts')).href);
+  let written = code
+    .replaceAll("from 'agentward'", `from ${index}`)
+    .replaceAll("from 'agentward/auth'", `from ${JSON.stringify(pathToFileURL(join(root, 'src/auth/index.ts')).href)}`)
+    .replaceAll(
+      "import { openai } from '@ai-sdk/openai';",
+      `import { echoModel } from ${index};\nconst openai = { chat: () => echoModel() };`,
+    );
+  for (const host of DOCUMENTED_HOSTS) written = written.replaceAll(host, origins[host]);
+  assert.equal(/https:\/\/[\w.-]*example\.com/.test(written), false, `${name}: every host is this test's`);
+  const dir = join(root, '.tmp', `id-jag-docs-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}-${Math.random().toString(36).slice(2)}.ts`);
+  writeFileSync(file, written);
+  const before = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, env);
+  try {
+    return (await import(pathToFileURL(file).href)) as T;
+  } finally {
+    for (const [key, value] of Object.entries(before))
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    rmSync(file, { force: true });
+  }
+}
+
+after(() => rmSync(join(root, '.tmp', `id-jag-docs-${process.pid}`), { recursive: true, force: true }));
+
+test("docs/auth.md's idJag() recipe runs as written (its hosts this test's) against both servers: the tool gets a CRM token for the caller and the CRM answers", async () => {
+  const { handler } = await load<{ handler: Handler }>(
+    documented().agent,
+    'agent',
+    {
+      'https://login.example.com': idp.issuer,
+      'https://auth.crm.example.com': crmAuth.issuer,
+      'https://crm.example.com': crmSide.origin,
+      'https://agent.example.com': agentSide.origin,
+    },
+    { AGENT_IDP_SECRET: AT_IDP.basic.secret, AGENT_CRM_SECRET: AT_CRM.basic.secret },
+  );
+  agentSide.serve(handler);
+  try {
+    const userToken = await idp.userToken('ada');
+    const answer = await ask(userToken, '/tool crm {"name":"Acme"}');
+    assert.deepEqual(answer, { text: 'Tool results: crm: Acme: a customer of ada', isError: false });
+    // The documented clients, the caller's own token at the IdP, only the ID-JAG at the CRM's server.
+    const issued = idp.idJags.at(-1)!;
+    assert.deepEqual(
+      [issued.clientId, issued.subjectToken, issued.audience],
+      [AT_IDP.basic.id, userToken, crmAuth.issuer],
+    );
+    assert.deepEqual(
+      [partsOf(issued.idJag)[1]!.client_id, partsOf(issued.idJag)[1]!.resource, partsOf(issued.idJag)[1]!.scope],
+      [AT_CRM.basic.id, crmUrl, 'crm:read'],
+    );
+    const granted = crmAuth.granted.at(-1)!;
+    assert.deepEqual([granted.clientId, granted.idJag], [AT_CRM.basic.id, issued.idJag]);
+    assert.deepEqual([crmSaw.at(-1)!.id, crmSaw.at(-1)!.issuer], ['ada', crmAuth.issuer]);
+  } finally {
+    agentSide.serve(agentRoute);
+  }
+});
+
+/** A node:http server on 127.0.0.1 for an oidc-provider made once its URL is known. */
+async function providerServer(): Promise<{
+  server: Server;
+  origin: string;
+  use(provider: { callback(): RequestListener }): void;
+}> {
+  let provider: { callback(): RequestListener } | undefined;
+  const server = createServer((request, response) => {
+    if (provider === undefined) return void response.writeHead(503).end();
+    provider.callback()(request, response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return {
+    server,
+    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    use: (made) => void (provider = made),
+  };
+}
+
+test("docs/auth.md's oidc-provider configurations boot as written (hosts, keys and secrets this test's): the documented IdP issues the ID-JAG and the documented authorization server the CRM token the CRM accepts", async () => {
+  const docs = documented();
+  const idpSide = await providerServer();
+  const asSide = await providerServer();
+  const crm = await listening();
+  const agentSideUrl = `${agentSide.origin}/agent/mcp`;
+  const crmAt = `${crm.origin}/mcp`;
+  crm.serve(crmRoute(asSide.origin, crmAt));
+  const origins = {
+    'https://login.example.com': idpSide.origin,
+    'https://auth.crm.example.com': asSide.origin,
+    'https://crm.example.com': crm.origin,
+    'https://agent.example.com': agentSide.origin,
+  };
+  const idpKey = await signingKey('idp-es256');
+  const asKey = await signingKey('crm-as-es256');
+  const secrets = {
+    AGENT_IDP_SECRET: 'support-agent-idp-secret-4567',
+    AGENT_CRM_SECRET: 'crm-support-agent-secret-4567',
+  };
+  try {
+    const { idp: documentedIdp } = await load<{ idp: { callback(): RequestListener } }>(docs.idp, 'idp', origins, {
+      IDP_SIGNING_JWK: JSON.stringify(idpKey.privateJwk),
+      ...secrets,
+    });
+    idpSide.use(documentedIdp);
+    const { authorizationServer } = await load<{ authorizationServer: { callback(): RequestListener } }>(
+      docs.authorizationServer,
+      'crm-authorization-server',
+      origins,
+      { CRM_AS_SIGNING_JWK: JSON.stringify(asKey.privateJwk), ...secrets },
+    );
+    asSide.use(authorizationServer);
+    const { handler } = await load<{ handler: Handler }>(docs.agent, 'agent', origins, secrets);
+    agentSide.serve(handler);
+
+    // The user's access token for the agent, as the IdP's resourceIndicators (elided in the
+    // documentation, with findAccount and the interactions) would issue it: RFC 9068, its key.
+    const userToken = await new SignJWT({ client_id: 'mcp-host', scope: 'agent:ask' })
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: idpKey.kid })
+      .setIssuer(idpSide.origin)
+      .setSubject('ada')
+      .setAudience(agentSideUrl)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .setJti(crypto.randomUUID())
+      .sign(await importJWK(idpKey.privateJwk, 'ES256'));
+    const answer = await ask(userToken, '/tool crm {"name":"Acme"}');
+    assert.deepEqual(answer, { text: 'Tool results: crm: Acme: a customer of ada', isError: false });
+    const principal = crmSaw.at(-1)!;
+    assert.deepEqual(
+      [principal.id, principal.issuer, principal.claims?.aud, principal.claims?.client_id, principal.claims?.scope],
+      ['ada', asSide.origin, crmAt, 'crm-support-agent', 'crm:read'],
+    );
+    // The CRM refuses the user's token.
+    assert.equal(await pingWith(userToken, crmAt), 401);
+    // The documented IdP refuses a token it did not issue; the documented authorization server an
+    // ID-JAG presented twice.
+    const leg = (issuer: string, body: Record<string, string>, id: string, secret: string) =>
+      fetch(`${issuer}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${btoa(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`)}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams(body),
+      }).then(async (response) => ({
+        status: response.status,
+        body: (await response.json()) as Record<string, string>,
+      }));
+    const exchangeFor = (subjectToken: string) =>
+      leg(
+        idpSide.origin,
+        {
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token: subjectToken,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          requested_token_type: 'urn:ietf:params:oauth:token-type:id-jag',
+          audience: asSide.origin,
+          resource: crmAt,
+          scope: 'crm:read',
+        },
+        'support-agent',
+        secrets.AGENT_IDP_SECRET,
+      );
+    const forged = await new SignJWT({})
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: idpKey.kid })
+      .setIssuer(idpSide.origin)
+      .setSubject('ada')
+      .setAudience(agentSideUrl)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(await importJWK(asKey.privateJwk, 'ES256'));
+    assert.deepEqual(await exchangeFor(forged), { status: 400, body: { error: 'invalid_grant' } });
+    const issued = await exchangeFor(userToken);
+    assert.equal(issued.status, 200);
+    assert.deepEqual(
+      [issued.body.issued_token_type, issued.body.token_type, partsOf(issued.body.access_token!)[0]!.typ],
+      ['urn:ietf:params:oauth:token-type:id-jag', 'N_A', 'oauth-id-jag+jwt'],
+    );
+    const present = () =>
+      leg(
+        asSide.origin,
+        { grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: issued.body.access_token! },
+        'crm-support-agent',
+        secrets.AGENT_CRM_SECRET,
+      );
+    const first = await present();
+    assert.equal(first.status, 200);
+    assert.equal(await pingWith(first.body.access_token!, crmAt), 200);
+    assert.equal(await pingWith(issued.body.access_token!, crmAt), 401);
+    assert.deepEqual(await present(), { status: 400, body: { error: 'invalid_grant' } });
+  } finally {
+    agentSide.serve(agentRoute);
+    await close(crm.server);
+    await close(idpSide.server);
+    await close(asSide.server);
   }
 });

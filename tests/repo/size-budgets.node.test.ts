@@ -213,13 +213,11 @@ test('idJag() stays out of every bundle above, and of src/auth copied alone (des
   const marks = ['urn:ietf:params:oauth:token-type:id-jag', 'urn:ietf:params:oauth:grant-type:jwt-bearer'];
   for (const { name, entry } of BUNDLES)
     for (const at of entry.includes(AUTH) ? [root, vendored] : [root]) {
-      const text = new TextDecoder().decode(await bundle(entry, at));
+      const { text } = await bundle(entry, at);
       for (const mark of marks) assert.equal(text.includes(mark), false, `${name} holds ${mark}`);
     }
-  const used = new TextDecoder().decode(
-    await bundle(
-      `import { idJag } from '${AUTH}'; const at = { clientId: 'a', clientSecret: 's' }; export default idJag({ idp: { ...at, issuer: 'https://idp.example' }, authorizationServer: { ...at, issuer: 'https://as.example' } });`,
-    ),
+  const { text: used } = await bundle(
+    `import { idJag } from '${AUTH}'; const at = { clientId: 'a', clientSecret: 's' }; export default idJag({ idp: { ...at, issuer: 'https://idp.example' }, authorizationServer: { ...at, issuer: 'https://as.example' } });`,
   );
   for (const mark of marks) assert.ok(used.includes(mark), mark);
 });
