@@ -2,7 +2,7 @@
 // is a ToolSet, and it is an agent's tools as it is, against a real MCP server: the MCP TypeScript
 // SDK's McpServer over Streamable HTTP, behind this library's jwt() (through routeAuth). §21's
 // validation and §26's argument rule stand before the server; an approval wraps a remote tool. The
-// README's example of the AI SDK's tools runs here too, against the same server.
+// documented recipe (one record per source, the remote tools prefixed) runs in remote-tools-mcp.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
