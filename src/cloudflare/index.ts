@@ -1,6 +1,7 @@
 // agentward/cloudflare: what a Worker needs to keep an agent's state where every isolate finds it
 // (design §25): the agent's store, the limits and the DPoP replay store, each over a Durable Object
-// namespace, with the Durable Object class to export for it; and the store on one object's storage.
+// namespace, with the Durable Object class to export for it; the store on one object's storage; and
+// perEnv(), the handler built once per `env` a request brings.
 // The classes extend `DurableObject` of `cloudflare:workers`, so this entry loads in workerd only.
 export { durableObjectSessionStore, SESSION_LOCK_SEC } from './durable-object-sessions.ts';
 export type { DurableObjectNamespaceLike, DurableObjectSessionStoreOptions } from './durable-object-sessions.ts';
@@ -11,3 +12,5 @@ export type { ReplayStorageLike } from './durable-object-replay.ts';
 export { durableObjectStore, CHUNK_UNITS } from './durable-object-store.ts';
 export type { DurableObjectStorageLike } from './durable-object-store.ts';
 export { LimitObject, ReplayObject, SessionStoreObject } from './objects.ts';
+export { perEnv } from './per-env.ts';
+export type { PerEnvHandler } from './per-env.ts';
