@@ -32,6 +32,7 @@ import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
 import { verifiesAccessToken } from './presented-token.ts';
+import { isRsaModulusText } from './weak-secrets.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Hears why this entry refused a token, any of its reasons. */
@@ -138,7 +139,8 @@ export function jwt(options: JwtOptions): AuthFn {
     const secret = isString(given) ? new TextEncoder().encode(given) : new Uint8Array(given);
     if (secret.length < MIN_SECRET_BYTES)
       throwConfigError(helper, `secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
-    if (isKeyShaped(secret))
+    // A key in another form, or an RSA JWK's `n` (its modulus, base64url): public, so anyone could sign with it.
+    if (isKeyShaped(secret) || (isString(given) && isRsaModulusText(given.trim())))
       throwConfigError(
         helper,
         'secret looks like a PEM/JWK key; give the public key as publicKey (used as an HMAC secret, anyone who has it could sign tokens)',
