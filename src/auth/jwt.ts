@@ -266,7 +266,12 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     verifyRequest(request, (reason, jws, claims) => {
       // The unverified payload's `iss` too: it tells the operator whose token it was.
       const iss = (claims ?? (jws === null ? null : parseJsonObject(jws.payload)))?.iss;
-      report(authenticator, reason, jws?.header.kid, isString(iss) ? iss : undefined);
+      // No key for a token of an issuer the entry does not name: its issuer is why (design §37), not the key.
+      const foreign =
+        (reason === 'no-key' || reason === 'signature') &&
+        policy.issuers !== undefined &&
+        !policy.issuers.includes(iss as string);
+      report(authenticator, foreign ? 'issuer' : reason, jws?.header.kid, isString(iss) ? iss : undefined);
       return null;
     });
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
