@@ -335,7 +335,7 @@ export async function mcpRoute(
                 return rpcTooMany(id, failureReply(error));
               },
             );
-      return telemetry === undefined ? limited() : tracedToolCall(telemetry, id, name, params._meta, limited);
+      return telemetry === undefined ? limited() : tracedToolCall(telemetry, id, name, params._meta, limited, version);
     }
     default:
       return rpcError(id, METHOD_NOT_FOUND, 'Method not found');
