@@ -811,7 +811,7 @@ describe('a Worker type-checks against the installed declarations (strict, skipL
 
 const CONSUMER = `import {
   AuthConfigError, AuthError, anonymous, apiToken, basic, jwt, oidc, routeAuth,
-  type AuthFn, type AuthOption, type AuthResult, type Challenge, type Principal, type PrincipalInput,
+  type AuthFn, type AuthOption, type AuthResult, type Challenge, type Principal, type PrincipalInput, type RefusalListener,
 } from 'agentward/auth';
 import { agentHandler, createAgent, echoModel, memoryStore, type Agent, type RunResult } from 'agentward';
 import { fileStore, serve, toNodeListener, type AgentServer, type NodeListener } from 'agentward/node';
@@ -856,6 +856,8 @@ export async function start(): Promise<AgentServer> {
   return serve({ agent: { name: 'served', model: echoModel(), store: fileStore('.data') }, auth: [apiToken('token-0123456789')], port: 0 });
 }
 export const errors = [new AuthConfigError('x'), AuthError, alsoBoolean] as const;
+// The README's auth.ts listener, typed as it says (strict: no implicit any).
+export const onRefused: RefusalListener = ({ reason, entry }) => console.warn(\`refused by \${entry}: \${reason}\`);
 `;
 
 describe('a consumer type-checks against the installed declarations', () => {
