@@ -266,7 +266,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     verifyRequest(request, (reason, jws, claims) => {
       // The unverified payload's `iss` too: it tells the operator whose token it was.
       const iss = (claims ?? (jws === null ? null : parseJsonObject(jws.payload)))?.iss;
-      // No key for a token of an issuer the entry does not name: its issuer is why (design §37), not the key.
+      // No key for a token of an issuer the entry does not name: its issuer is why (design §12), not the key.
       const foreign =
         (reason === 'no-key' || reason === 'signature') &&
         policy.issuers !== undefined &&

@@ -1,4 +1,4 @@
-// perEnv(): a Worker's handler made from the `env` its requests bring (design §37). Workers hand
+// perEnv(): a Worker's handler made from the `env` its requests bring (design §25). Workers hand
 // secrets and bindings to `fetch` as `env`, never to module scope; the object is the same for every
 // request an isolate serves, so the handler is built once per `env` object and kept beside it.
 // Web-standard globals only (no node: import), like src/agent.

@@ -75,7 +75,7 @@ test('a send with a tool call and an approval: invoke_agent parents chat and exe
   assert.equal(run.kind, 0);
   assert.equal(run.attributes['gen_ai.operation.name'], 'invoke_agent');
   assert.equal(run.attributes['gen_ai.agent.name'], 'support');
-  // The conventions' Required provider, and the model asked for (design §37).
+  // The conventions' Required provider, and the model asked for (design §28).
   assert.equal(run.attributes['gen_ai.provider.name'], 'openai');
   assert.equal(run.attributes['gen_ai.request.model'], 'gpt-test');
   assert.equal(run.attributes['gen_ai.conversation.id'], paused.sessionId);
@@ -329,7 +329,7 @@ test('a span that says it records nothing is ended at once and told nothing; one
   assert.ok(calls.includes('chat echo end') && calls.includes('invoke_agent loud agentward.run.status'), calls.join());
 });
 
-test('a model chosen by a function per caller: the run span names its provider and model with the first turn (design §37)', async () => {
+test('a model chosen by a function per caller: the run span names its provider and model with the first turn (design §28)', async () => {
   otel.reset();
   const agent = createAgent({
     name: 'picker',

@@ -254,7 +254,7 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
     }
   });
 
-  test('a token of an issuer no entry names is reported as issuer, not no-key or signature, though its key is unknown too (design §37)', async () => {
+  test('a token of an issuer no entry names is reported as issuer, not no-key or signature, though its key is unknown too (design §12)', async () => {
     const foreign = await signToken(
       { alg: 'ES256', kid: 'theirs' },
       claims({ iss: 'https://other-idp.example' }),

@@ -117,7 +117,7 @@ test('jwt({ secret }): every key-shaped secret is refused: PEM public and privat
   }
 });
 
-test('jwt({ secret }): the n of an RSA JWK (its modulus, base64url) is refused at creation like the other public forms, so no token forged with it can pass (design §37)', async () => {
+test('jwt({ secret }): the n of an RSA JWK (its modulus, base64url) is refused at creation like the other public forms, so no token forged with it can pass (design §26)', async () => {
   for (const alg of ['RS256', 'PS384'] as const) {
     const { jwk } = await testKey(alg);
     const n = (jwk as { n: string }).n;
@@ -233,7 +233,7 @@ test('jwt({ secret }): random secrets of any length are accepted, as bytes, base
       const sequence = Uint8Array.from([...header, ...crypto.getRandomValues(new Uint8Array(length))]);
       const hex = Array.from(random, (byte) => byte.toString(16).padStart(2, '0')).join('');
       // Base64url text that reads as an RSA modulus (256 or 512 bytes here, odd, top bit set, no small
-      // factor: about 3 in 100 of them) is refused as an RSA JWK's n (design §37), tested above.
+      // factor: about 3 in 100 of them) is refused as an RSA JWK's n (design §26), tested above.
       const asModulus = isRsaModulusText(base64url(base64(random)));
       for (const secret of [
         random,

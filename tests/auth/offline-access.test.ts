@@ -1,6 +1,6 @@
 // MCP 2026-07-28 (design §29): `offline_access` is never asked for in a challenge's `scope` (a
 // 403's insufficient_scope from an AuthError) nor listed in the protected resource document's
-// `scopes_supported`; so a scope list that requires it is refused at creation (design §37). On
+// `scopes_supported`; so a scope list that requires it is refused at creation (design §29). On
 // Node, Bun and Deno.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,7 +34,7 @@ async function lines(entries: AuthFn[], authorization?: string) {
 const OFFLINE =
   'must not include offline_access: it asks for a refresh token, no access token carries it, so no token could satisfy it';
 
-test('offline_access in any scope list an entry or a route requires is AuthConfigError at creation (design §37): no challenge names it, no access token carries it', () => {
+test('offline_access in any scope list an entry or a route requires is AuthConfigError at creation (design §29): no challenge names it, no access token carries it', () => {
   const refused = (make: () => unknown, message: string) =>
     assert.throws(make, (error: unknown) => {
       assert.ok(error instanceof AuthConfigError);

@@ -31,7 +31,7 @@ describe('agentward init', () => {
     assert.equal(readJson(join(dir, 'agent.json')).name, 'my-agent');
   });
 
-  test("the scaffold's file store sits beside its agent.ts, wherever the process that imports it starts (design §37)", async (t) => {
+  test("the scaffold's file store sits beside its agent.ts, wherever the process that imports it starts (design §31)", async (t) => {
     const dir = join(tempFolder(t), 'my-agent');
     await initAgentDir(dir);
     const elsewhere = tempFolder(t);

@@ -1,4 +1,4 @@
-// perEnv() (agentward/cloudflare, design §37): a Worker's handler built from the `env` its requests
+// perEnv() (agentward/cloudflare, design §25): a Worker's handler built from the `env` its requests
 // bring, once per `env` object; a clear error for a wrong `build` or a request without an env.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

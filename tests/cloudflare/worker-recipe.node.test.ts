@@ -2,7 +2,7 @@
 // Worker section prints as they are) under `npx wrangler dev`, with the `.dev.vars` the README
 // names: a code agent whose tool waits for approval, decided by a second request with the same API
 // token; `jwt()` with its issuer, audience and DPoP replay store; sessions and limits in real
-// Durable Objects (design §25, §37). `agentward` resolves to this checkout's sources through a
+// Durable Objects (design §25). `agentward` resolves to this checkout's sources through a
 // package in the project's node_modules, as an installed one would.
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -242,7 +242,7 @@ test('an MCP tools/call: a SERVER span with the MCP attributes, its _meta.tracep
   assert.notEqual(call.spanContext().traceId, traceId, 'a link, not a parent: the handler’s trace goes on');
 });
 
-test('an MCP span carries mcp.protocol.version, the revision the request names (its MCP-Protocol-Version header, or 2026-07-28 in _meta), and network.transport tcp (design §37)', async () => {
+test('an MCP span carries mcp.protocol.version, the revision the request names (its MCP-Protocol-Version header, or 2026-07-28 in _meta), and network.transport tcp (design §28)', async () => {
   for (const [version, meta] of [
     ['2025-11-25', undefined],
     ['2025-06-18', undefined],

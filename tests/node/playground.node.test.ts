@@ -744,7 +744,7 @@ test("playground in Chromium: a reply reads in the order its run went (text, the
   }
 });
 
-test("playground in Chromium: Approve with a token that lacks the approve scope shows the 403's missing scope from its challenge, not a bare 403 Forbidden (design §37)", async (t) => {
+test("playground in Chromium: Approve with a token that lacks the approve scope shows the 403's missing scope from its challenge, not a bare 403 Forbidden (design §31)", async (t) => {
   const context = await launchChromium(t);
   if (context === undefined) return;
   const agent = createAgent({ name: 'playground', model: echoModel(), tools: [refund], store: memoryStore() });

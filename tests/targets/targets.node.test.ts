@@ -271,7 +271,7 @@ describe('build output folder', () => {
     );
   });
 
-  test('a build that fails halfway leaves no output folder and nothing beside it; an earlier build stays as it was (design §37)', async (t) => {
+  test('a build that fails halfway leaves no output folder and nothing beside it; an earlier build stays as it was (design §31)', async (t) => {
     // The import that leaves the directory is found while app/ is being written: halfway.
     const dir = writeDir(
       tempFolder(t),

@@ -1,5 +1,5 @@
 // Tool results reach a real AI SDK provider as the AI SDK's own generateText sends them (design
-// §37): @ai-sdk/openai (chat completions and responses) pointed at a local server speaking its
+// §21): @ai-sdk/openai (chat completions and responses) pointed at a local server speaking its
 // wire; the tool messages of the second request compared, for a tool returning an object and one
 // returning a string.
 import { test } from 'node:test';
