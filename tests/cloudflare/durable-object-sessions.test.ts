@@ -80,7 +80,7 @@ test('durableObjectSessionStore: a namespace that is not a binding, and unknown 
   assert.throws(() => durableObjectSessionStore(sessions(), { name: '' }), /name must be a string/);
 });
 
-test('SessionStoreObjectCore answers 400 to a call it does not know, and runs no store method for it', async () => {
+test('SessionStoreObject answers 400 to a call it does not know, and runs no store method for it', async () => {
   const object = new SessionStoreObjectCore({ storage: new ObjectStorageStandIn() });
   for (const body of [
     'not json',
@@ -92,7 +92,7 @@ test('SessionStoreObjectCore answers 400 to a call it does not know, and runs no
   }
 });
 
-test('SessionStoreObjectCore: a lock whose isolate died (no renewal, no unlock) is freed when its lease ends', async () => {
+test('SessionStoreObject: a lock whose isolate died (no renewal, no unlock) is freed when its lease ends', async () => {
   const object = new SessionStoreObjectCore({ storage: new ObjectStorageStandIn() });
   const call = (op: string, args: unknown[]) =>
     object.fetch(new Request('https://sessions.agentward/', { method: 'POST', body: JSON.stringify({ op, args }) }));
