@@ -712,6 +712,7 @@ import {
   durableObjectSessionStore,
   durableObjectStore,
   LimitObject,
+  perEnv,
   ReplayObject,
   SessionStoreObject,
 } from 'agentward/cloudflare';
@@ -733,7 +734,7 @@ export class Notes extends SessionStoreObject {
 }
 
 export default {
-  fetch(request: Request, env: Bindings): Promise<Response> {
+  fetch: perEnv((env: Bindings) => {
     const auth: AuthFn[] = [
       jwt({
         secret: env.AGENT_API_TOKEN,
@@ -748,8 +749,8 @@ export default {
     void routeAuth(auth);
     void postgresStore;
     const limits = { requests: { limit: 60, windowSec: 60 }, store: durableObjectLimitStore(env.AGENT_LIMITS) };
-    return agentHandler(agent, { basePath: '/agent', auth, limits })(request);
-  },
+    return agentHandler(agent, { basePath: '/agent', auth, limits });
+  }),
 } satisfies ExportedHandler<Bindings>;
 `;
 
