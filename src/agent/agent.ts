@@ -104,10 +104,10 @@ export function createAgent(options: AgentOptions): Agent {
   const sessionBytes = readLimits(options.limits);
   const telemetry = readTelemetry(options.telemetry, CREATE_AGENT);
   nonEmptyString(name, 'name', invalidOption);
-  const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name);
   const staticModel = isFunction(model) ? undefined : runModel(model);
   if (!isFunction(model) && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
+  const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name, staticModel);
   const staticSettings = isFunction(settings)
     ? undefined
     : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);

@@ -175,7 +175,8 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       calls.shift();
       if (needed !== false) record(needed);
       else if (trace === undefined) record(await runTool(tool, call, toolContext, messages));
-      else record(await trace.tool(call, undefined, () => runTool(tool, call, toolContext, messages)));
+      else
+        record(await trace.tool(call, undefined, () => runTool(tool, call, toolContext, messages), tool?.description));
     }
     return undefined;
   }
@@ -226,8 +227,11 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       record(approved ? await runTool(tool, pending, toolContext, messages) : denial(pending, reason));
     else
       record(
-        await trace.tool(pending, approved ? 'approved' : 'denied', () =>
-          approved ? runTool(tool, pending, toolContext, messages) : denial(pending, reason),
+        await trace.tool(
+          pending,
+          approved ? 'approved' : 'denied',
+          () => (approved ? runTool(tool, pending, toolContext, messages) : denial(pending, reason)),
+          tool?.description,
         ),
       );
   }

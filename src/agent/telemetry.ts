@@ -197,6 +197,15 @@ type TurnResult = { text: string; toolCalls: ToolCall[]; usage?: Usage };
 /** What a tool call is answered with, as far as its span reads it. */
 type ToolAnswer = { message: Message; event: { type: string } };
 
+/** A model's `gen_ai.provider.name` (a provider's `openai.chat` is `openai`) and `gen_ai.request.model`, where it says them. */
+function modelAttributes({ provider, modelId }: Model): SpanAttributes {
+  const attributes: SpanAttributes = {};
+  const name = provider?.split('.')[0];
+  if (name !== undefined) attributes['gen_ai.provider.name'] = name;
+  if (modelId !== undefined) attributes['gen_ai.request.model'] = modelId;
+  return attributes;
+}
+
 /**
  * The spans of one run: its `invoke_agent` span, each model turn and each tool call. The run's
  * and the turns' spans are ended by their caller (`ended`, `chatEnded`), in frames the run has anyway.
@@ -215,6 +224,7 @@ export interface RunTrace {
     call: ToolCall,
     approval: 'approved' | 'denied' | undefined,
     answer: () => T | Promise<T>,
+    description?: string,
   ): Promise<T>;
 }
 
@@ -228,11 +238,15 @@ export interface RunTrace {
 export function agentTracing(
   { tracer, recordContent }: Telemetry,
   agent: string,
+  model?: Model,
 ): <A, B>(
   run: (first: A, second: B, trace?: RunTrace) => Promise<RunResult>,
 ) => (first: A, second: B) => Promise<RunResult> {
   const name = `invoke_agent ${agent}`;
-  const options = { kind: INTERNAL, attributes: { [OPERATION]: 'invoke_agent', 'gen_ai.agent.name': agent } };
+  const options = {
+    kind: INTERNAL,
+    attributes: { [OPERATION]: 'invoke_agent', 'gen_ai.agent.name': agent, ...(model && modelAttributes(model)) },
+  };
   /** What a run's span says once the run is done: its status and usage. */
   const invoked = (span: TelemetrySpan, result: RunResult) => {
     span.setAttribute('agentward.run.status', result.status);
@@ -263,10 +277,15 @@ export function agentTracing(
     readonly span: TelemetrySpan;
     /** The running model turn's span, until it ends. */
     turn: TelemetrySpan | undefined;
+    /** The session, once known: on the run's span and each turn's. */
+    sessionId: string | undefined;
+    /** Whether the run's span names its model (given at creation, else by the first turn's). */
+    modelNamed = model !== undefined;
     constructor(span: TelemetrySpan) {
       this.span = span;
     }
     conversation(sessionId: string) {
+      this.sessionId = sessionId;
       this.span.setAttribute('gen_ai.conversation.id', sessionId);
     }
     ended(result: RunResult | undefined, error?: unknown) {
@@ -276,11 +295,7 @@ export function agentTracing(
       let made = chatSpan;
       if (recordContent || made?.model !== model || made.settings !== request.settings) {
         const { modelId } = model;
-        const attributes: SpanAttributes = { [OPERATION]: 'chat' };
-        // A provider's `openai.chat` is `openai`.
-        const provider = model.provider?.split('.')[0];
-        if (provider !== undefined) attributes['gen_ai.provider.name'] = provider;
-        if (modelId !== undefined) attributes['gen_ai.request.model'] = modelId;
+        const attributes: SpanAttributes = { [OPERATION]: 'chat', ...modelAttributes(model) };
         const settings = (request.settings ?? {}) as Record<string, SpanAttributeValue | undefined>;
         for (const setting in REQUEST_SETTINGS) {
           const value = settings[setting];
@@ -296,8 +311,15 @@ export function agentTracing(
         const name = modelId === undefined ? 'chat' : `chat ${modelId}`;
         chatSpan = made = { model, settings: request.settings, name, options: { kind: CLIENT, attributes } };
       }
+      // A model a function chose for this run: the run's span names it with the first turn.
+      if (!this.modelNamed) {
+        this.modelNamed = true;
+        const attributes = modelAttributes(model);
+        for (const key in attributes) this.span.setAttribute(key, attributes[key] as SpanAttributeValue);
+      }
       return startSpan(tracer, made!.name, made!.options, (span) => {
         this.turn = span;
+        if (this.sessionId !== undefined) span.setAttribute('gen_ai.conversation.id', this.sessionId);
         return turn();
       });
     }
@@ -310,12 +332,17 @@ export function agentTracing(
       call: ToolCall,
       approval: 'approved' | 'denied' | undefined,
       answer: () => T | Promise<T>,
+      description?: string,
     ): Promise<T> {
       const attributes: SpanAttributes = {
         [OPERATION]: 'execute_tool',
+        'gen_ai.agent.name': agent,
         [TOOL_NAME]: call.name,
         'gen_ai.tool.call.id': call.id,
+        // The agent's tools are all functions the model calls by name (the conventions' `function`).
+        'gen_ai.tool.type': 'function',
       };
+      if (description !== undefined) attributes['gen_ai.tool.description'] = description;
       if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
       if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
       return inSpan(tracer, `execute_tool ${call.name}`, { kind: INTERNAL, attributes }, answer, answered);

@@ -219,12 +219,14 @@ export async function runTool(
   if (!('value' in checked)) return checked;
   let content: string | undefined;
   let output: unknown;
+  let text = false;
   try {
     const sdk = aiSdkToolOf(tool);
     const raw =
       sdk === undefined
         ? await tool.execute(checked.value, context)
         : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
+    text = isString(raw);
     content = isString(raw) ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
     output = isString(raw) || content === undefined ? content : JSON.parse(content);
@@ -232,7 +234,10 @@ export async function runTool(
     return toolFailure(tool, call, error);
   }
   if (content === undefined) return failure(call, `the output of "${tool.name}" is not JSON`);
-  return answer(call, content, 'tool-result', { output });
+  const result = answer(call, content, 'tool-result', { output });
+  // Not a string: the model is told the value (an AI SDK model as `{ type: 'json' }`, as generateText sends it).
+  if (!text) result.message = { ...result.message, json: true } as Message;
+  return result;
 }
 
 export function denial(call: ToolCall, reason: string | undefined): Answer {

@@ -24,7 +24,13 @@ export interface Usage {
 /** A transcript entry; an assistant entry keeps the `usage` its model turn reported. */
 export type Message =
   | { role: 'user' | 'assistant'; content: string; toolCalls?: ToolCall[]; usage?: Usage }
-  | { role: 'tool'; toolCallId: string; content: string };
+  | {
+      role: 'tool';
+      toolCallId: string;
+      content: string;
+      /** Set when `content` is the JSON text of a tool's output that was not a string: an AI SDK model gets the value (`{ type: 'json' }`). */
+      json?: true;
+    };
 
 /** JSON Schema of a tool's arguments. */
 export type JsonSchema = Record<string, unknown>;

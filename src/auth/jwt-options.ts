@@ -122,6 +122,12 @@ export function readEntryOptions(
   if (scopes !== undefined && !isScopeList(scopes)) {
     throwConfigError(helper, `scopes must be ${SCOPE_LIST} (no spaces, quotes or backslashes)`);
   }
+  // No challenge names it (design §29) and no access token carries it: a requirement nothing could meet.
+  if (scopes?.includes('offline_access'))
+    throwConfigError(
+      helper,
+      'scopes must not include offline_access: it asks for a refresh token, no access token carries it, so no token could satisfy it',
+    );
   if (scopeImplies !== undefined && scopes === undefined)
     throwConfigError(helper, 'scopeImplies needs scopes: it says which scopes grant them');
   if (principal !== undefined && typeof principal !== 'function')

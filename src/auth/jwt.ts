@@ -32,6 +32,7 @@ import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
 import { verifiesAccessToken } from './presented-token.ts';
+import { isRsaModulusText } from './weak-secrets.ts';
 import type { AuthFn, Principal, PrincipalInput } from './types.ts';
 
 /** Hears why this entry refused a token, any of its reasons. */
@@ -138,7 +139,8 @@ export function jwt(options: JwtOptions): AuthFn {
     const secret = isString(given) ? new TextEncoder().encode(given) : new Uint8Array(given);
     if (secret.length < MIN_SECRET_BYTES)
       throwConfigError(helper, `secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
-    if (isKeyShaped(secret))
+    // A key in another form, or an RSA JWK's `n` (its modulus, base64url): public, so anyone could sign with it.
+    if (isKeyShaped(secret) || (isString(given) && isRsaModulusText(given.trim())))
       throwConfigError(
         helper,
         'secret looks like a PEM/JWK key; give the public key as publicKey (used as an HMAC secret, anyone who has it could sign tokens)',
@@ -264,7 +266,12 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     verifyRequest(request, (reason, jws, claims) => {
       // The unverified payload's `iss` too: it tells the operator whose token it was.
       const iss = (claims ?? (jws === null ? null : parseJsonObject(jws.payload)))?.iss;
-      report(authenticator, reason, jws?.header.kid, isString(iss) ? iss : undefined);
+      // No key for a token of an issuer the entry does not name: its issuer is why (design §12), not the key.
+      const foreign =
+        (reason === 'no-key' || reason === 'signature') &&
+        policy.issuers !== undefined &&
+        !policy.issuers.includes(iss as string);
+      report(authenticator, foreign ? 'issuer' : reason, jws?.header.kid, isString(iss) ? iss : undefined);
       return null;
     });
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.

@@ -32,8 +32,9 @@ export default createAgent({
   instructions: spec.instructions,
   model: echoModel(),
   tools: [refund],
-  // Sessions and paused approvals survive restarts; agentward dev and start keep them in this directory's .data.
-  store: fileStore(process.env.AGENT_DATA_DIR || '.data'),
+  // Sessions and paused approvals survive restarts, in the .data folder beside this file (wherever the
+  // process starts: a server that imports this agent shares its store), or where AGENT_DATA_DIR says.
+  store: fileStore(process.env.AGENT_DATA_DIR || new URL('.data', import.meta.url)),
 });
 `;
 

@@ -40,12 +40,12 @@ type Call =
 
 /**
  * An audit log (design §34) in a Durable Object: give it the namespace binding of a class that is
- * `AuditLogObject`. Every isolate of the Worker appends to the one object named `name`, which
+ * `AuditLogObjectCore`. Every isolate of the Worker appends to the one object named `name`, which
  * runs the appends one after another, so the chain never forks. With `key` the object hashes
  * each record under it as it appends (the key goes with each append and is never stored). A
  * call that cannot reach the object throws `STORE_UNAVAILABLE`.
  * @example
- * export { AuditLogObject as AgentAudit } from 'agentward/cloudflare';
+ * export { AuditLogObjectCore as AgentAudit } from 'agentward/cloudflare';
  * const log = durableObjectAuditLog(env.AGENT_AUDIT, { key: env.AUDIT_KEY });
  */
 export function durableObjectAuditLog(
@@ -113,11 +113,11 @@ export function durableObjectAuditLog(
 const recordKey = (seq: number) => `record:${String(seq).padStart(16, '0')}`;
 
 /**
- * The Durable Object class behind `durableObjectAuditLog()`: export it from the Worker under the
- * class name wrangler.toml binds. It keeps one chain: the records under their `seq`, and the
+ * What the Durable Object behind `durableObjectAuditLog()` does on its storage (`AuditLogObject`
+ * in objects.ts hands it its calls). It keeps one chain: the records under their `seq`, and the
  * head, written together with each record. Its calls run one after another.
  */
-export class AuditLogObject {
+export class AuditLogObjectCore {
   readonly #storage: AuditStorageLike;
   #queue: Promise<unknown> = Promise.resolve();
   /** The hasher of the last key sent, so a run of appends imports it once. */
@@ -148,7 +148,7 @@ export class AuditLogObject {
     if (call.op === 'append') {
       if (this.#hasher === undefined || this.#hasher.key !== call.key) {
         const key = call.key === undefined ? undefined : decodeBase64url(call.key);
-        this.#hasher = { key: call.key, hash: chainHasher('AuditLogObject', key) };
+        this.#hasher = { key: call.key, hash: chainHasher('AuditLogObjectCore', key) };
       }
       const chained = await chainRecord(call.record, head.seq + 1, head.hash, this.#hasher.hash);
       await storage.put({

@@ -75,12 +75,13 @@ interface Window {
 }
 
 /**
- * The Durable Object class behind `durableObjectLimitStore()`: one object per key. Its
+ * What the Durable Object behind `durableObjectLimitStore()` (`LimitObject`, objects.ts) does
+ * on its storage, without the `cloudflare:workers` base class: one object per key. Its
  * operations run one after another (a queue in the object, the only instance of it anywhere),
  * each reading and writing its storage, so two calls never both see room for one. Fixed windows
  * on the object's clock; slots are leases that end `ttlSec` after they were last taken.
  */
-export class LimitObject {
+export class LimitObjectCore {
   readonly #storage: LimitStorageLike;
   #queue: Promise<unknown> = Promise.resolve();
 

@@ -61,11 +61,11 @@ export function durableObjectReplayStore(
 const instant = (sec: number) => String(Math.max(0, Math.ceil(sec))).padStart(12, '0');
 
 /**
- * The Durable Object class behind `durableObjectReplayStore()`: export it from the Worker under
- * the class name wrangler.toml binds. A proof's key is kept until it expires, indexed by its
+ * What the Durable Object behind `durableObjectReplayStore()` (`ReplayObject`, objects.ts) does
+ * on its storage, without the `cloudflare:workers` base class. A proof's key is kept until it expires, indexed by its
  * expiry too, so each call forgets a few expired keys; calls run one after another.
  */
-export class ReplayObject {
+export class ReplayObjectCore {
   readonly #storage: ReplayStorageLike;
   #queue: Promise<unknown> = Promise.resolve();
 

@@ -117,12 +117,12 @@ interface Lease {
 }
 
 /**
- * The Durable Object class behind `durableObjectSessionStore()`: export it from the Worker under
- * the class name wrangler.toml binds. Its calls run one after another on its storage; a turn
+ * What the Durable Object behind `durableObjectSessionStore()` (`SessionStoreObject`,
+ * objects.ts) does on its storage, without the `cloudflare:workers` base class. Its calls run one after another on its storage; a turn
  * waiting for a session's lock waits outside that line, woken when the lock is freed or its
  * lease ends.
  */
-export class SessionStoreObject {
+export class SessionStoreObjectCore {
   readonly #storage: DurableObjectStorageLike;
   readonly #store: Store;
   #queue: Promise<unknown> = Promise.resolve();

@@ -12,10 +12,10 @@ import { agentHandler, type AgentHandlerOptions } from '../http/handler.ts';
 import { readLimits, type LimitWindow } from '../http/limits.ts';
 import { readMcpOptions } from '../http/mcp.ts';
 import { failureResponse } from '../http/responses.ts';
-import { durableObjectLimitStore, LimitObject, type LimitNamespaceLike } from './durable-object-limit-store.ts';
+import { durableObjectLimitStore, LimitObjectCore, type LimitNamespaceLike } from './durable-object-limit-store.ts';
 import {
   durableObjectSessionStore,
-  SessionStoreObject,
+  SessionStoreObjectCore,
   type DurableObjectNamespaceLike,
 } from './durable-object-sessions.ts';
 
@@ -62,9 +62,9 @@ export interface SpecWorkerEnv {
 export interface SpecWorker {
   worker: { fetch(request: Request, env: SpecWorkerEnv): Promise<Response> };
   /** The agent's store (`AgentSession`, bound as `AGENT_SESSIONS`). */
-  SessionObject: typeof SessionStoreObject;
+  SessionObject: typeof SessionStoreObjectCore;
   /** The limits (`AgentLimits`, bound as `AGENT_LIMITS`). */
-  LimitObject: typeof LimitObject;
+  LimitObject: typeof LimitObjectCore;
 }
 
 /**
@@ -154,5 +154,5 @@ export function createSpecWorker({ spec, basePath, mcp = false, limits }: SpecWo
       return handler(request);
     },
   };
-  return { worker, SessionObject: SessionStoreObject, LimitObject };
+  return { worker, SessionObject: SessionStoreObjectCore, LimitObject: LimitObjectCore };
 }

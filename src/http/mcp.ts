@@ -9,7 +9,7 @@ import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
-import { NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
+import { NO_OFFLINE_ACCESS, NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
@@ -92,6 +92,7 @@ export function readMcpOptions(
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
     if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
+    if (list?.includes('offline_access')) throw fail(`.scopes.${tool}${NO_OFFLINE_ACCESS}`);
   }
   if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail(`.scopes${SCOPES_NEED_AUTH}`);
   if (!isArray(allowedOrigins)) throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
@@ -334,7 +335,7 @@ export async function mcpRoute(
                 return rpcTooMany(id, failureReply(error));
               },
             );
-      return telemetry === undefined ? limited() : tracedToolCall(telemetry, id, name, params._meta, limited);
+      return telemetry === undefined ? limited() : tracedToolCall(telemetry, id, name, params._meta, limited, version);
     }
     default:
       return rpcError(id, METHOD_NOT_FOUND, 'Method not found');

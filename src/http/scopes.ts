@@ -14,6 +14,9 @@ export interface RouteScopes {
 
 /** What is said of a scope list that is not one, and of scopes given without auth (by the MCP route's `scopes` too). */
 export const NOT_A_SCOPE_LIST = ' must be a non-empty list of RFC 6749 scope tokens';
+/** No challenge names `offline_access` (design §29) and no access token carries it: a requirement nothing could meet. */
+export const NO_OFFLINE_ACCESS =
+  ' must not include offline_access: it asks for a refresh token, no access token carries it, so no token could satisfy it';
 export const SCOPES_NEED_AUTH = ' need auth (without it no caller has claims to grant them)';
 
 export const SCOPE_GROUPS = ['send', 'read', 'approve', 'sessions', 'mcp'] as const;
@@ -34,6 +37,7 @@ export function readRouteScopes(
     const list = (value as Record<string, unknown>)[group];
     if (list === undefined) continue;
     if (!isScopeList(list)) throw fail(`.${group}${NOT_A_SCOPE_LIST}`);
+    if (list.includes('offline_access')) throw fail(`.${group}${NO_OFFLINE_ACCESS}`);
     scopes[group] = freeze([...list]);
   }
   return freeze(scopes);

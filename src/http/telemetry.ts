@@ -115,8 +115,10 @@ export function parseTraceparent(
 
 /**
  * An MCP `tools/call` in its span (SERVER, the MCP conventions): `mcp.method.name`,
- * `jsonrpc.request.id`, `gen_ai.tool.name`, and `params._meta.traceparent` as a link. A JSON-RPC
- * error sets `error.type` to its code, a tool result with `isError` to `tool_error`.
+ * `mcp.protocol.version` (the revision the request names, when it names one),
+ * `network.transport` (`tcp`: streamable HTTP), `jsonrpc.request.id`, `gen_ai.tool.name`, and
+ * `params._meta.traceparent` as a link. A JSON-RPC error sets `error.type` to its code, a tool
+ * result with `isError` to `tool_error`.
  */
 export function tracedToolCall(
   telemetry: Telemetry,
@@ -124,14 +126,17 @@ export function tracedToolCall(
   tool: string,
   meta: unknown,
   call: () => Promise<Reply>,
+  protocolVersion: string | null,
 ): Promise<Reply> {
-  const attributes = {
+  const attributes: Record<string, string> = {
     'mcp.method.name': 'tools/call',
+    'network.transport': 'tcp',
     // The id as the request wrote it (its source text, design §29): a string's value, a number's digits.
     'jsonrpc.request.id': id.startsWith('"') ? (JSON.parse(id) as string) : id,
     [OPERATION]: 'execute_tool',
     [TOOL_NAME]: tool.slice(0, 64),
   };
+  if (protocolVersion !== null) attributes['mcp.protocol.version'] = protocolVersion;
   const parent = parseTraceparent((meta as { traceparent?: unknown } | null | undefined)?.traceparent);
   // The tools the route serves name spans; any other name stays an attribute only (cardinality).
   const name = Object.hasOwn(MCP_TOOLS, tool) ? `tools/call ${tool}` : 'tools/call';

@@ -11,7 +11,8 @@ import type { ServerResponse } from 'node:http';
 import type { Refusal, RefusalListener, AuthOption, Principal } from '../auth/internal.ts';
 import type { AgentRoutes } from '../http/handler.ts';
 import { jsonReply, type Reply } from '../http/responses.ts';
-import type { RouteRequest } from '../http/route-request.ts';
+import { pathOf, type RouteRequest } from '../http/route-request.ts';
+import { printable } from './request-log.ts';
 
 /** The `serve()` option of `agentward dev` (its server child sets it; nothing else can). */
 export const DEV_INSPECT: unique symbol = Symbol('agentward.devInspect') as never;
@@ -27,6 +28,23 @@ const shownRefusal = ({ entry, reason }: Refusal) => ({ entry, reason });
 /** JSON with every character past ASCII escaped: a header value must be bytes, and ids can be any text. */
 const headerJson = (value: unknown) =>
   JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** The scopes a 403's challenge asks for (`error="insufficient_scope", scope="a b"`), or `undefined`. */
+export function missingScopes(reply: Reply): string | undefined {
+  const challenge =
+    reply instanceof Response ? reply.headers.get('www-authenticate') : reply.headers['www-authenticate'];
+  return challenge === null || challenge === undefined ? undefined : /\bscope="([^"]+)"/.exec(challenge)?.[1];
+}
+
+/** The dev log's line for a 403 that names the scopes the token lacks (the challenge already says them to the client). */
+function printMissingScopes(request: RouteRequest, reply: Reply): void {
+  const scopes = missingScopes(reply);
+  if (scopes === undefined) return;
+  const path = pathOf(request.url) ?? '-';
+  console.log(
+    `agentward: ${printable(request.method)} ${printable(path)} answered 403: the token lacks the scope ${printable(scopes)} (insufficient_scope)`,
+  );
+}
 
 export interface DevInspector {
   /** The listener the routes get: it tells `onRefused` (the `--log-refusals` line) and keeps the reason for the answer. */
@@ -71,6 +89,7 @@ export function devInspector(
       return current.run(slot, async () => {
         if (path === whoamiPath) return whoami(request, slot, routes);
         const reply = await routes(request);
+        if (reply.status === 403) printMissingScopes(request, reply);
         if (request.principal !== undefined)
           res.setHeader(PRINCIPAL_HEADER, headerJson(shownPrincipal(request.principal)));
         else if (slot.refusal !== undefined) res.setHeader(REFUSAL_HEADER, headerJson(shownRefusal(slot.refusal)));

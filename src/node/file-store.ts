@@ -4,6 +4,7 @@ import { refuseOptions } from '../agent/options.ts';
 import { AuthConfigError, kindOf } from '../auth/internal.ts';
 import { access, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pageOf, sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 
@@ -54,16 +55,22 @@ type OwnerEntry = Omit<SessionSummary, 'pendingApprovals'>;
  * one, never a partial file. Writes to one record are serialized, and so are the turns of one
  * session (`withSession`) within this process; several processes on one folder are not
  * serialized (use the PostgreSQL store for that). A folder written before the indexes existed
- * is indexed once, at first use. A `dir` that is not a non-empty string, or any options given
- * (it takes none), throws `AuthConfigError`.
+ * is indexed once, at first use. `dir` is a path (relative to the working directory) or a
+ * `file:` URL: `new URL('.data', import.meta.url)` is the folder beside the module that says it,
+ * wherever the process starts. Anything else, or any options given (it takes none), throws
+ * `AuthConfigError`.
  * @example
- * const agent = createAgent({ name: 'demo', model: echoModel(), store: fileStore('./.data') });
+ * const agent = createAgent({ name: 'demo', model: echoModel(), store: fileStore(new URL('.data', import.meta.url)) });
  */
-export function fileStore(dir: string, options?: Readonly<Record<string, never>>): Store {
-  if (typeof dir !== 'string' || dir === '')
-    throw new AuthConfigError(`fileStore(): dir must be the path of a folder, a non-empty string; got ${kindOf(dir)}`);
+export function fileStore(dir: string | URL, options?: Readonly<Record<string, never>>): Store {
+  if (dir instanceof URL && dir.protocol !== 'file:')
+    throw new AuthConfigError(`fileStore(): dir as a URL must be a file: URL; got a ${dir.protocol} URL`);
+  if (!(dir instanceof URL) && (typeof dir !== 'string' || dir === ''))
+    throw new AuthConfigError(
+      `fileStore(): dir must be the path of a folder (a non-empty string, or a file: URL); got ${kindOf(dir)}`,
+    );
   refuseOptions('fileStore()', options);
-  const root = resolve(dir);
+  const root = dir instanceof URL ? fileURLToPath(dir) : resolve(dir);
   let ready: Promise<void> | undefined;
   const ensureDirs = () =>
     (ready ??= (async () => {

@@ -1,8 +1,9 @@
-// build(): checks its options, prepares the output folder, hands the directory to its target's
-// file (node-server.ts, docker.ts, cloudflare-worker.ts) and writes the manifest.
+// build(): checks its options and the output folder, hands the directory to its target's file
+// (node-server.ts, docker.ts, cloudflare-worker.ts) to write into a folder beside it, writes the
+// manifest, and only then puts that folder in place of the output folder.
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { BUILD_TARGETS, readAgentDir } from '../agent-dir/agent-dir.ts';
 import type { AgentManifest, BuildTarget } from '../agent-dir/agent-dir.ts';
 import { checkOptionNames } from '../auth/internal.ts';
@@ -29,15 +30,36 @@ async function holdsBuild(out: string): Promise<boolean> {
   }
 }
 
-/** Creates `out`, or replaces it when it holds an earlier build; any other non-empty folder is refused, never deleted. */
-async function prepareOut(out: string, dir: string): Promise<void> {
+/** Refuses an `out` that is or holds the agent directory, and a non-empty folder that is no earlier build (never deleted). */
+async function checkOut(out: string, dir: string): Promise<void> {
   if (isInside(dir, out)) throw new Error(`${out}: the output folder must not be the agent directory or contain it`);
-  if (existsSync(out) && (await readdir(out)).length > 0) {
-    if (!(await holdsBuild(out)))
-      throw new Error(`${out}: exists and is not an agentward build output; refusing to overwrite it`);
-    await rm(out, { recursive: true, force: true });
+  if (existsSync(out) && (await readdir(out)).length > 0 && !(await holdsBuild(out)))
+    throw new Error(`${out}: exists and is not an agentward build output; refusing to overwrite it`);
+}
+
+/**
+ * Runs `write` on a new folder beside `out` (same parent: renames, not copies) and puts it in
+ * place of `out` only once it is whole: a build that fails leaves nothing of itself, and an
+ * earlier build in `out` as it was (`start` never reads half a build). While it runs, the earlier
+ * build waits beside it under a dot name, so a build whose output folder is inside the agent
+ * directory never copies it (dot names are never copied).
+ */
+async function writeWhole<T>(out: string, write: (folder: string) => Promise<T>): Promise<T> {
+  await mkdir(dirname(out), { recursive: true });
+  const staging = await mkdtemp(join(dirname(out), `.${basename(out)}.building-`));
+  const earlier = existsSync(out) ? `${staging}.earlier` : undefined;
+  if (earlier !== undefined) await rename(out, earlier);
+  let result: T;
+  try {
+    result = await write(staging);
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    if (earlier !== undefined) await rename(earlier, out);
+    throw error;
   }
-  await mkdir(out, { recursive: true });
+  await rename(staging, out);
+  if (earlier !== undefined) await rm(earlier, { recursive: true, force: true });
+  return result;
 }
 
 /**
@@ -64,14 +86,16 @@ export async function build(dir: string, options: BuildOptions): Promise<AgentMa
   const info = await readAgentDir(dir);
   const spec = target === 'cloudflare-worker' ? checkWorkerDir(info) : undefined;
   const out = resolve(outOption);
-  await prepareOut(out, info.dir);
+  await checkOut(out, info.dir);
   const log = options.log ?? ((line: string) => console.log(line));
-  const manifest =
-    spec !== undefined
-      ? await buildWorker(info, spec, out, log)
-      : target === 'docker'
-        ? await buildDocker(info, out, log)
-        : (await buildNodeServer(info, out, target, log)).manifest;
-  await writeJson(join(out, 'manifest.json'), manifest);
-  return manifest;
+  return writeWhole(out, async (folder) => {
+    const manifest =
+      spec !== undefined
+        ? await buildWorker(info, spec, folder, log)
+        : target === 'docker'
+          ? await buildDocker(info, folder, log)
+          : (await buildNodeServer(info, folder, target, log)).manifest;
+    await writeJson(join(folder, 'manifest.json'), manifest);
+    return manifest;
+  });
 }

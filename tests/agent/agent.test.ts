@@ -57,7 +57,7 @@ test('the tool loop: a /tool call runs the tool and the model answers with its o
   assert.equal(result.text, 'Tool results: add: {"sum":5}');
   assert.deepEqual(result.messages.slice(1, 3), [
     { role: 'assistant', content: '', toolCalls: [{ id: 'call_1_0', name: 'add', arguments: { a: 2, b: 3 } }] },
-    { role: 'tool', toolCallId: 'call_1_0', content: '{"sum":5}' },
+    { role: 'tool', toolCallId: 'call_1_0', content: '{"sum":5}', json: true },
   ]);
 });
 
@@ -130,7 +130,7 @@ test('the tool loop is bounded: at most maxSteps model turns per run (default 10
   assert.equal(result.status, 'completed');
   assert.equal(result.text, 'turn 3');
   // Every call of the last turn is still answered: the transcript stays consistent.
-  assert.deepEqual(result.messages.at(-1), { role: 'tool', toolCallId: 'c3', content: '{"sum":2}' });
+  assert.deepEqual(result.messages.at(-1), { role: 'tool', toolCallId: 'c3', content: '{"sum":2}', json: true });
   turns = 0;
   await createAgent({ name: 't', model: looping, tools: [add] }).send('go');
   assert.equal(turns, 10);

@@ -75,6 +75,9 @@ test('a send with a tool call and an approval: invoke_agent parents chat and exe
   assert.equal(run.kind, 0);
   assert.equal(run.attributes['gen_ai.operation.name'], 'invoke_agent');
   assert.equal(run.attributes['gen_ai.agent.name'], 'support');
+  // The conventions' Required provider, and the model asked for (design §28).
+  assert.equal(run.attributes['gen_ai.provider.name'], 'openai');
+  assert.equal(run.attributes['gen_ai.request.model'], 'gpt-test');
   assert.equal(run.attributes['gen_ai.conversation.id'], paused.sessionId);
   assert.equal(run.attributes['agentward.run.status'], 'awaiting-approval');
   assert.equal(run.attributes['gen_ai.usage.input_tokens'], 7);
@@ -85,6 +88,7 @@ test('a send with a tool call and an approval: invoke_agent parents chat and exe
     'gen_ai.operation.name': 'chat',
     'gen_ai.provider.name': 'openai',
     'gen_ai.request.model': 'gpt-test',
+    'gen_ai.conversation.id': paused.sessionId,
     'gen_ai.request.temperature': 0.2,
     'gen_ai.request.max_tokens': 100,
     'gen_ai.request.top_p': 0.9,
@@ -96,8 +100,11 @@ test('a send with a tool call and an approval: invoke_agent parents chat and exe
   const ran = spanNamed(first, 'execute_tool delete');
   assert.deepEqual(ran.attributes, {
     'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.agent.name': 'support',
     'gen_ai.tool.name': 'delete',
     'gen_ai.tool.call.id': 'call_1_0',
+    'gen_ai.tool.type': 'function',
+    'gen_ai.tool.description': deleteTool().description,
   });
   assert.equal(ran.status.code, 0);
 
@@ -112,6 +119,9 @@ test('a send with a tool call and an approval: invoke_agent parents chat and exe
   ]);
   const decided = spanNamed(second, 'execute_tool delete');
   assert.equal(decided.attributes['agentward.approval.outcome'], 'approved');
+  assert.equal(decided.attributes['gen_ai.agent.name'], 'support');
+  assert.equal(decided.attributes['gen_ai.tool.description'], deleteTool().description);
+  assert.equal(spanNamed(second, 'chat gpt-test').attributes['gen_ai.conversation.id'], paused.sessionId);
   assert.equal(decided.attributes['gen_ai.tool.call.id'], 'call_1_1');
   assert.equal(spanNamed(second, 'invoke_agent support').attributes['gen_ai.conversation.id'], paused.sessionId);
   assert.deepEqual(spanNamed(second, 'chat gpt-test').attributes['gen_ai.response.finish_reasons'], ['stop']);
@@ -317,4 +327,22 @@ test('a span that says it records nothing is ended at once and told nothing; one
   calls.length = 0;
   await createAgent({ name: 'loud', model: echoModel(), telemetry: { tracer: tracerOf(true) } }).send('hello');
   assert.ok(calls.includes('chat echo end') && calls.includes('invoke_agent loud agentward.run.status'), calls.join());
+});
+
+test('a model chosen by a function per caller: the run span names its provider and model with the first turn (design §28)', async () => {
+  otel.reset();
+  const agent = createAgent({
+    name: 'picker',
+    model: () => meteredModel(),
+    telemetry: { tracer: otel.tracer },
+  });
+  await agent.send('hi');
+  const run = spanNamed(otel.spans(), 'invoke_agent picker');
+  assert.equal(run.attributes['gen_ai.provider.name'], 'openai');
+  assert.equal(run.attributes['gen_ai.request.model'], 'gpt-test');
+  otel.reset();
+  await createAgent({ name: 'echoing', model: echoModel(), telemetry: { tracer: otel.tracer } }).send('hi');
+  const echoRun = spanNamed(otel.spans(), 'invoke_agent echoing');
+  assert.equal(echoRun.attributes['gen_ai.provider.name'], 'agentward');
+  assert.equal(echoRun.attributes['gen_ai.request.model'], 'echo');
 });

@@ -254,6 +254,35 @@ describe('onRefused: why a bearer token was refused, for the operator', () => {
     }
   });
 
+  test('a token of an issuer no entry names is reported as issuer, not no-key or signature, though its key is unknown too (design §12)', async () => {
+    const foreign = await signToken(
+      { alg: 'ES256', kid: 'theirs' },
+      claims({ iss: 'https://other-idp.example' }),
+      es256.sign,
+    );
+    const jwks = { keys: [{ ...es256.jwk, kid: 'known' }] };
+    const keyed = at({
+      jwksUrl: 'https://idp.example/jwks',
+      ...base,
+      _internal: { fetch: async () => Response.json(jwks) },
+    });
+    const other = at({ secret: SECRET, ...base });
+    const { refusals, status } = await heard([keyed, other], foreign);
+    assert.equal(status, 401);
+    assert.deepEqual(refusals, [{ entry: 'jwt', reason: 'issuer', kid: 'theirs', iss: 'https://other-idp.example' }]);
+    // Without iss too; and the entry's own issuer with a key it lacks is still no-key.
+    const bare = await signToken({ alg: 'ES256', kid: 'theirs' }, claims({ iss: undefined }), es256.sign);
+    assert.deepEqual(
+      (await heard(keyed, bare)).refusals.map((r) => r.reason),
+      ['issuer'],
+    );
+    const ours = await signToken({ alg: 'ES256', kid: 'theirs' }, claims(), es256.sign);
+    assert.deepEqual(
+      (await heard(keyed, ours)).refusals.map((r) => r.reason),
+      ['no-key'],
+    );
+  });
+
   test('apiToken is heard too; of several entries the one whose check got furthest is reported, once', async () => {
     const list = [apiToken('the-api-token-0123456789'), at({ secret: SECRET, ...base })];
     assert.deepEqual((await heard(list, 'wrong-token')).refusals, [{ entry: 'apiToken', reason: 'mismatch' }]);

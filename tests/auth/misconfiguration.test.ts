@@ -22,6 +22,7 @@ import { postgresReplayStore, postgresStore } from '../../src/postgres/index.ts'
 import { AUDIENCE, ISSUER, claims, encoder, hmacSigner, signToken, testKey, toPem } from '../helpers/jwt.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { base64 } from '../helpers/requests.ts';
+import { isRsaModulusText } from '../../src/auth/weak-secrets.ts';
 import idpKeys from '../helpers/idp-keys.json' with { type: 'json' };
 
 const TOKEN_A = 'tok_misconfiguration_a_0123456789';
@@ -116,6 +117,36 @@ test('jwt({ secret }): every key-shaped secret is refused: PEM public and privat
   }
 });
 
+test('jwt({ secret }): the n of an RSA JWK (its modulus, base64url) is refused at creation like the other public forms, so no token forged with it can pass (design §26)', async () => {
+  for (const alg of ['RS256', 'PS384'] as const) {
+    const { jwk } = await testKey(alg);
+    const n = (jwk as { n: string }).n;
+    refused(() => jwt({ secret: n, issuer: ISSUER, audience: AUDIENCE }), KEY_SHAPED, [n]);
+    refused(() => jwt({ secret: `${n}\n`, allowAnyAudience: true }), KEY_SHAPED, [n]);
+  }
+  for (const modulusLength of [3072, 4096]) {
+    const pair = (await crypto.subtle.generateKey(
+      { name: 'RSASSA-PKCS1-v1_5', modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+      true,
+      ['sign', 'verify'],
+    )) as CryptoKeyPair;
+    const { n } = await crypto.subtle.exportKey('jwk', pair.publicKey);
+    refused(() => jwt({ secret: n!, allowAnyAudience: true }), KEY_SHAPED);
+  }
+  // Random base64url secrets are secrets: the usual 32 and 64 bytes, and 256 bytes that are no modulus (even).
+  const random = (length: number) => crypto.getRandomValues(new Uint8Array(length));
+  const base64url = (bytes: Uint8Array) =>
+    btoa(String.fromCharCode(...bytes))
+      .replace(/\+/g, '-')
+      .replace(/\//g, '_')
+      .replace(/=+$/, '');
+  const even = random(256);
+  even[0] = 0xc1;
+  even[255] = 0x10;
+  for (const bytes of [random(32), random(64), even])
+    assert.doesNotThrow(() => jwt({ secret: base64url(bytes), allowAnyAudience: true }));
+});
+
 /** The body of a PEM block: its base64 lines without the armour, joined by `joiner`. */
 const pemBody = (pem: string, joiner = '\n') =>
   pem
@@ -201,11 +232,14 @@ test('jwt({ secret }): random secrets of any length are accepted, as bytes, base
         length < 128 ? [0x30, length] : length < 256 ? [0x30, 0x81, length] : [0x30, 0x82, length >> 8, length & 255];
       const sequence = Uint8Array.from([...header, ...crypto.getRandomValues(new Uint8Array(length))]);
       const hex = Array.from(random, (byte) => byte.toString(16).padStart(2, '0')).join('');
+      // Base64url text that reads as an RSA modulus (256 or 512 bytes here, odd, top bit set, no small
+      // factor: about 3 in 100 of them) is refused as an RSA JWK's n (design §26), tested above.
+      const asModulus = isRsaModulusText(base64url(base64(random)));
       for (const secret of [
         random,
         sequence,
         base64(random),
-        base64url(base64(random)),
+        ...(asModulus ? [] : [base64url(base64(random))]),
         hex,
         encoder.encode(base64(random)),
       ]) {

@@ -1,11 +1,15 @@
 // MCP 2026-07-28 (design §29): `offline_access` is never asked for in a challenge's `scope` (a
-// 401's, a 403's insufficient_scope, from an entry's scopes, a route's, or an AuthError) nor listed
-// in the protected resource document's `scopes_supported`. On Node, Bun and Deno.
+// 403's insufficient_scope from an AuthError) nor listed in the protected resource document's
+// `scopes_supported`; so a scope list that requires it is refused at creation (design §29). On
+// Node, Bun and Deno.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  AuthConfigError,
   AuthError,
   introspection,
+  jwt,
+  oidc,
   protectedResourceMetadata,
   routeAuth,
   wwwAuthenticateLines,
@@ -16,7 +20,6 @@ import { agentHandler } from '../../src/http/index.ts';
 import { jwtAt } from '../helpers/test-hook.ts';
 import { AUDIENCE, NOW, SECRET, claims, hmacSigner, signToken } from '../helpers/jwt.ts';
 
-const METADATA = 'https://agent.example.com/.well-known/oauth-protected-resource/agent';
 const at = (options: Parameters<typeof jwtAt>[0]) => jwtAt(options, () => NOW);
 const token = async (scope: string) => signToken({ alg: 'HS256' }, claims({ scope }), await hmacSigner(SECRET));
 
@@ -28,34 +31,53 @@ async function lines(entries: AuthFn[], authorization?: string) {
   return [result.response.status, wwwAuthenticateLines(result.response)];
 }
 
-test("an entry's 401 challenges never ask for offline_access; a scope of nothing else is left out", async () => {
-  const entry = at({
-    secret: SECRET,
-    audience: AUDIENCE,
-    scopes: ['offline_access', 'agent:chat'],
-    resourceMetadata: METADATA,
-  });
-  assert.deepEqual(await lines([entry]), [401, [`Bearer resource_metadata="${METADATA}", scope="agent:chat"`]]);
-  const dpop = at({ secret: SECRET, audience: AUDIENCE, scopes: ['agent:chat', 'offline_access'], dpop: 'required' });
-  assert.deepEqual(await lines([dpop]), [401, ['DPoP algs="ES256 EdDSA Ed25519 RS256 PS256", scope="agent:chat"']]);
-  const only = at({ secret: SECRET, audience: AUDIENCE, scopes: ['offline_access'], resourceMetadata: METADATA });
-  assert.deepEqual(await lines([only]), [401, [`Bearer resource_metadata="${METADATA}"`]]);
-  const opaque = introspection({
-    endpoint: 'https://id.example.com/introspect',
-    clientId: 'rs',
-    clientSecret: 'a-client-secret-0123456789',
-    audience: AUDIENCE,
-    scopes: ['offline_access', 'agent:read'],
-  });
-  assert.deepEqual(await lines([opaque]), [401, ['Bearer scope="agent:read"']]);
+const OFFLINE =
+  'must not include offline_access: it asks for a refresh token, no access token carries it, so no token could satisfy it';
+
+test('offline_access in any scope list an entry or a route requires is AuthConfigError at creation (design §29): no challenge names it, no access token carries it', () => {
+  const refused = (make: () => unknown, message: string) =>
+    assert.throws(make, (error: unknown) => {
+      assert.ok(error instanceof AuthConfigError);
+      assert.equal(error.message, message);
+      return true;
+    });
+  refused(
+    () => jwt({ secret: SECRET, audience: AUDIENCE, scopes: ['agent:chat', 'offline_access'] }),
+    `jwt(): scopes ${OFFLINE}`,
+  );
+  refused(
+    () => oidc({ issuer: 'https://id.example.com', audience: AUDIENCE, scopes: ['offline_access'] }),
+    `oidc(): scopes ${OFFLINE}`,
+  );
+  refused(
+    () =>
+      introspection({
+        endpoint: 'https://id.example.com/introspect',
+        clientId: 'rs',
+        clientSecret: 'a-client-secret-0123456789',
+        audience: AUDIENCE,
+        scopes: ['offline_access', 'agent:read'],
+      }),
+    `introspection(): scopes ${OFFLINE}`,
+  );
+  const agent = createAgent({ name: 'a', model: echoModel() });
+  const auth = jwt({ secret: SECRET, audience: AUDIENCE });
+  for (const group of ['send', 'read', 'approve', 'sessions', 'mcp'])
+    refused(
+      () => agentHandler(agent, { auth, scopes: { [group]: ['agent:chat', 'offline_access'] } }),
+      `agentHandler(): scopes.${group} ${OFFLINE}`,
+    );
+  for (const tool of ['ask', 'decide'])
+    refused(
+      () => agentHandler(agent, { auth, mcp: { scopes: { [tool]: ['offline_access'] } } }),
+      `agentHandler(): mcp.scopes.${tool} ${OFFLINE}`,
+    );
+  // Scopes of its own are taken as ever.
+  jwt({ secret: SECRET, audience: AUDIENCE, scopes: ['agent:chat', 'offline'] });
+  agentHandler(agent, { auth, scopes: { send: ['agent:chat'] }, mcp: { scopes: { ask: ['mcp:ask'] } } });
 });
 
-test('a 403 insufficient_scope never asks for offline_access: an entry lacking scopes, an AuthError, a route of the handler', async () => {
-  const entry = at({ secret: SECRET, audience: AUDIENCE, scopes: ['agent:approve', 'offline_access'] });
-  assert.deepEqual(await lines([entry], `Bearer ${await token('agent:chat')}`), [
-    403,
-    ['Bearer error="insufficient_scope", scope="agent:approve"'],
-  ]);
+test('a 403 insufficient_scope never asks for offline_access: an AuthError naming it leaves it out', async () => {
   const mapper = at({
     secret: SECRET,
     audience: AUDIENCE,
@@ -67,19 +89,14 @@ test('a 403 insufficient_scope never asks for offline_access: an entry lacking s
     403,
     ['Bearer error="insufficient_scope", scope="mcp:write"'],
   ]);
-  const handler = agentHandler(createAgent({ name: 'a', model: echoModel() }), {
-    auth: at({ secret: SECRET, audience: AUDIENCE }),
-    scopes: { send: ['agent:chat', 'offline_access'] },
+  const only = at({
+    secret: SECRET,
+    audience: AUDIENCE,
+    principal: () => {
+      throw new AuthError(403, { scope: ['offline_access'] });
+    },
   });
-  const refused = await handler(
-    new Request('https://agent.example.com/', {
-      method: 'POST',
-      headers: { authorization: `Bearer ${await token('agent:read')}`, 'content-type': 'application/json' },
-      body: '{"message":"hi"}',
-    }),
-  );
-  assert.equal(refused.status, 403);
-  assert.equal(refused.headers.get('www-authenticate'), 'Bearer error="insufficient_scope", scope="agent:chat"');
+  assert.deepEqual(await lines([only], `Bearer ${await token('x')}`), [403, ['Bearer error="insufficient_scope"']]);
 });
 
 test('the protected resource document never lists offline_access in scopes_supported', async () => {

@@ -1,6 +1,6 @@
 // `agentward init`: scaffolds an agent directory with a fresh baked API token.
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, test } from 'node:test';
@@ -29,6 +29,26 @@ describe('agentward init', () => {
     });
     assert.equal(statSync(join(dir, 'agentward.json')).mode & 0o777, 0o600);
     assert.equal(readJson(join(dir, 'agent.json')).name, 'my-agent');
+  });
+
+  test("the scaffold's file store sits beside its agent.ts, wherever the process that imports it starts (design §31)", async (t) => {
+    const dir = join(tempFolder(t), 'my-agent');
+    await initAgentDir(dir);
+    const elsewhere = tempFolder(t);
+    // A server of the user's own, started in another folder, importing the agent (no AGENT_DATA_DIR).
+    const script = `import { resolveAgentDir } from ${JSON.stringify(join(root, 'src', 'agent-dir', 'resolve.ts'))};
+const { agent } = await resolveAgentDir(${JSON.stringify(dir)});
+const result = await agent.send('remember me', { sessionId: 'kept' });
+console.log(result.sessionId);
+`;
+    writeFileSync(join(elsewhere, 'server.mjs'), script);
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.AGENT_DATA_DIR;
+    const ran = spawnSync(process.execPath, ['server.mjs'], { cwd: elsewhere, env, encoding: 'utf8' });
+    assert.equal(ran.status, 0, ran.stderr);
+    assert.equal(ran.stdout.trim(), 'kept');
+    assert.ok(existsSync(join(dir, '.data', 'sessions')), 'the sessions are beside agent.ts');
+    assert.equal(existsSync(join(elsewhere, '.data')), false, 'not in the folder the process started in');
   });
 
   // Issue 28, finding 3: the token was committed by `git add -A`.

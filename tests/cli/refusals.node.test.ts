@@ -132,3 +132,69 @@ test('a printed refusal escapes every control, format (bidi) and line-separator 
   );
   assert.doesNotMatch(lines[0]!, /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff]/);
 });
+
+test('agentward dev: a 403 for missing scopes prints the scopes its challenge names (an approval decided with a chat-only token), never the token', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'agentward-scopes-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  await writeFile(
+    join(dir, 'agent.ts'),
+    `import { createAgent, echoModel, tool } from 'agentward';
+export default createAgent({
+  name: 'scoped',
+  model: echoModel(),
+  tools: [tool({ name: 'refund', description: 'Refunds an order', parameters: { type: 'object', properties: { orderId: { type: 'string' } } }, needsApproval: true, execute: async ({ orderId }) => 'refunded ' + orderId })],
+});
+`,
+  );
+  await writeFile(
+    join(dir, 'auth.ts'),
+    `import { jwt } from 'agentward';
+export default [jwt({ secret: ${JSON.stringify(SECRET)}, issuer: 'https://id.example', audience: 'agent-api' })];
+export const scopes = { approve: ['agent:approve'] };
+`,
+  );
+  const env: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1' };
+  delete env.AGENT_API_TOKEN;
+  const child = spawn(process.execPath, [cliFile, 'dev', dir], { env, detached: true });
+  t.after(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = /listening on (\S+)/.exec(await lineMatching(child.stdout, /listening on/))![1]!;
+  const chatOnly = await signed({
+    sub: 'ada',
+    iss: 'https://id.example',
+    aud: 'agent-api',
+    scope: 'agent:chat',
+    exp: Math.floor(Date.now() / 1000) + 600,
+  });
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${chatOnly}` };
+  const asked = await send(url, {
+    method: 'POST',
+    headers,
+    body: '{"message":"/tool refund {\\"orderId\\":\\"A-1\\"}"}',
+  });
+  assert.equal(asked.status, 200, asked.text);
+  const [approval] = (JSON.parse(asked.text) as { approvals: { id: string }[] }).approvals;
+  const decided = await send(`${url}/approvals/${approval!.id}`, {
+    method: 'POST',
+    headers,
+    body: '{"approved":true}',
+  });
+  assert.equal(decided.status, 403);
+  for (let waited = 0; !/answered 403.*\n/.test(output) && waited < 5000; waited += 20)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.match(
+    output,
+    new RegExp(
+      `agentward: POST /agent/approvals/${approval!.id} answered 403: the token lacks the scope agent:approve \\(insufficient_scope\\)`,
+    ),
+  );
+  assert.ok(!output.includes(chatOnly.split('.')[2]!), 'never the token');
+});

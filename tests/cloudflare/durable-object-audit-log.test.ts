@@ -5,13 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChainedRecord } from '../../src/agent/index.ts';
-import { AuditLogObject, durableObjectAuditLog } from '../../src/cloudflare/index.ts';
+import { AuditLogObjectCore, durableObjectAuditLog } from '../../src/cloudflare/durable-object-audit-log.ts';
 import { verifyAuditLog } from '../../src/index.ts';
 import { auditLogContract, KEY, readAll, record } from '../helpers/audit-log-contract.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { namespaceStandIn } from '../helpers/durable-object-namespace.ts';
 
-const audits = () => namespaceStandIn((state) => new AuditLogObject(state));
+const audits = () => namespaceStandIn((state) => new AuditLogObjectCore(state));
 let unique = 0;
 
 auditLogContract('durableObjectAuditLog', async ({ key }) => {

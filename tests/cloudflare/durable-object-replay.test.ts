@@ -3,10 +3,10 @@
 // `dpopReplay` of a `jwt()` entry, a proof replayed to another isolate is refused there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { durableObjectReplayStore, ReplayObject } from '../../src/cloudflare/index.ts';
+import { durableObjectReplayStore, ReplayObjectCore } from '../../src/cloudflare/durable-object-replay.ts';
 import { namespaceStandIn } from '../helpers/durable-object-namespace.ts';
 
-const replays = () => namespaceStandIn((state) => new ReplayObject(state));
+const replays = () => namespaceStandIn((state) => new ReplayObjectCore(state));
 
 test('durableObjectReplayStore: a key seen by one isolate is seen by another until it expires, then it is new again', async () => {
   const namespace = replays();

@@ -5,11 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgent } from '../../src/agent/agent.ts';
 import { echoModel } from '../../src/agent/models/echo.ts';
-import { durableObjectSessionStore, SessionStoreObject } from '../../src/cloudflare/index.ts';
+import { durableObjectSessionStore, SessionStoreObjectCore } from '../../src/cloudflare/durable-object-sessions.ts';
 import { namespaceStandIn, ObjectStorageStandIn } from '../helpers/durable-object-namespace.ts';
 import { sessionRecord, storeContract } from '../helpers/store-contract.ts';
 
-const sessions = () => namespaceStandIn((state) => new SessionStoreObject(state));
+const sessions = () => namespaceStandIn((state) => new SessionStoreObjectCore(state));
 
 storeContract('durableObjectSessionStore', async () => {
   const namespace = sessions();
@@ -81,7 +81,7 @@ test('durableObjectSessionStore: a namespace that is not a binding, and unknown 
 });
 
 test('SessionStoreObject answers 400 to a call it does not know, and runs no store method for it', async () => {
-  const object = new SessionStoreObject({ storage: new ObjectStorageStandIn() });
+  const object = new SessionStoreObjectCore({ storage: new ObjectStorageStandIn() });
   for (const body of [
     'not json',
     JSON.stringify({ op: 'constructor', args: [] }),
@@ -93,7 +93,7 @@ test('SessionStoreObject answers 400 to a call it does not know, and runs no sto
 });
 
 test('SessionStoreObject: a lock whose isolate died (no renewal, no unlock) is freed when its lease ends', async () => {
-  const object = new SessionStoreObject({ storage: new ObjectStorageStandIn() });
+  const object = new SessionStoreObjectCore({ storage: new ObjectStorageStandIn() });
   const call = (op: string, args: unknown[]) =>
     object.fetch(new Request('https://sessions.agentward/', { method: 'POST', body: JSON.stringify({ op, args }) }));
   // An isolate took the lock for 0.2 s and was never heard from again.

@@ -1,10 +1,10 @@
 /**
- * Stand-ins for a Durable Object namespace of `LimitObject`s and their storage, as the Workers
+ * Stand-ins for a Durable Object namespace of `LimitObjectCore`s and their storage, as the Workers
  * API behaves (structured copies, asynchronous, one object per name reached through `fetch`),
  * for the tests of `durableObjectLimitStore` outside workerd. Portable: no Node import.
  */
 import {
-  LimitObject,
+  LimitObjectCore,
   type LimitNamespaceLike,
   type LimitStorageLike,
 } from '../../src/cloudflare/durable-object-limit-store.ts';
@@ -22,12 +22,12 @@ export class StorageStandIn implements LimitStorageLike {
   }
 }
 
-/** A namespace of `LimitObject`s: one object per name, reached through `fetch` with a Request, as a stub is. */
+/** A namespace of `LimitObjectCore`s: one object per name, reached through `fetch` with a Request, as a stub is. */
 export function limitNamespaceStandIn(): LimitNamespaceLike & {
-  objects: Map<string, LimitObject>;
+  objects: Map<string, LimitObjectCore>;
   storages: StorageStandIn[];
 } {
-  const objects = new Map<string, LimitObject>();
+  const objects = new Map<string, LimitObjectCore>();
   const storages: StorageStandIn[] = [];
   return {
     objects,
@@ -39,7 +39,7 @@ export function limitNamespaceStandIn(): LimitNamespaceLike & {
       if (object === undefined) {
         const storage = new StorageStandIn();
         storages.push(storage);
-        objects.set(name, (object = new LimitObject({ storage })));
+        objects.set(name, (object = new LimitObjectCore({ storage })));
       }
       return { fetch: (request: Request) => object.fetch(new Request(request)) };
     },

@@ -75,6 +75,8 @@ export async function bundleWorker(entry: string, esbuild: Partial<BuildOptions>
     target: 'es2022',
     logLevel: 'silent',
     ...esbuild,
+    // The Workers runtime's own modules, as wrangler leaves them (agentward/cloudflare's classes extend its DurableObject).
+    ...(esbuild.bundle !== false && { external: ['cloudflare:*', ...(esbuild.external ?? [])] }),
   });
   const [output] = result.outputFiles ?? [];
   if (output === undefined) throw new Error(`esbuild produced no output for ${entry}`);

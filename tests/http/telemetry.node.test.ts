@@ -229,6 +229,7 @@ test('an MCP tools/call: a SERVER span with the MCP attributes, its _meta.tracep
   assert.equal(call.kind, 1);
   assert.deepEqual(call.attributes, {
     'mcp.method.name': 'tools/call',
+    'network.transport': 'tcp',
     'jsonrpc.request.id': '7',
     'gen_ai.operation.name': 'execute_tool',
     'gen_ai.tool.name': 'ask',
@@ -239,6 +240,38 @@ test('an MCP tools/call: a SERVER span with the MCP attributes, its _meta.tracep
     { traceId, spanId },
   );
   assert.notEqual(call.spanContext().traceId, traceId, 'a link, not a parent: the handler’s trace goes on');
+});
+
+test('an MCP span carries mcp.protocol.version, the revision the request names (its MCP-Protocol-Version header, or 2026-07-28 in _meta), and network.transport tcp (design §28)', async () => {
+  for (const [version, meta] of [
+    ['2025-11-25', undefined],
+    ['2025-06-18', undefined],
+    ['2026-07-28', { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }],
+  ] as const) {
+    otel.reset();
+    const response = await setup()(
+      new Request(`${BASE}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${TOKEN}`,
+          'mcp-protocol-version': version,
+          ...(meta && { 'mcp-method': 'tools/call', 'mcp-name': 'ask' }),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'ask', arguments: { message: 'hi' }, ...(meta && { _meta: meta }) },
+        }),
+      }),
+    );
+    assert.equal(response.status, 200, await response.clone().text());
+    const { attributes } = spanNamed(otel.spans(), 'tools/call ask');
+    assert.equal(attributes['mcp.protocol.version'], version);
+    assert.equal(attributes['network.transport'], 'tcp');
+  }
 });
 
 test('an MCP span names the JSON-RPC id as the request wrote it: a string without its quotes, an integer past 2^53 exactly', async () => {

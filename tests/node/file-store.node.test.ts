@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { fileStore } from '../../src/node/file-store.ts';
-import { storeContract } from '../helpers/store-contract.ts';
+import { sessionRecord, storeContract } from '../helpers/store-contract.ts';
 import type { Checkpoint, SessionRecord } from '../../src/agent/types.ts';
 
 const writer = fileURLToPath(new URL('../helpers/children/file-store-writer.ts', import.meta.url));
@@ -212,4 +212,17 @@ test('file store: a folder written before the indexes existed is indexed once, a
   assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), [legacy]);
   assert.equal(await fileStore(dir).deleteCheckpoint('old'), true);
   assert.deepEqual(await fileStore(dir).listCheckpoints('old-session'), []);
+});
+
+test('fileStore takes a file: URL (new URL(".data", import.meta.url): beside the module) and refuses any other URL', async (t) => {
+  const folder = await mkdtemp(join(tmpdir(), 'agentward-store-url-'));
+  t.after(() => rm(folder, { recursive: true, force: true }));
+  const store = fileStore(new URL('.data/', pathToFileURL(join(folder, 'agent.ts'))));
+  await store.saveSession(sessionRecord('by-url'));
+  assert.equal((await readdir(join(folder, '.data', 'sessions'))).length, 1);
+  assert.equal((await store.loadSession('by-url'))?.id, 'by-url');
+  assert.throws(() => fileStore(new URL('https://example.com/data')), {
+    name: 'AuthConfigError',
+    message: 'fileStore(): dir as a URL must be a file: URL; got a https: URL',
+  });
 });

@@ -15,6 +15,7 @@ import { echoModel } from '../../src/agent/models/echo.ts';
 import { memoryStore } from '../../src/agent/store.ts';
 import type { Principal, Tool } from '../../src/agent/types.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
+import { jwt } from '../../src/auth/index.ts';
 import { FIRST_TOOL_CALL, initAgentDir } from '../../src/cli/scaffold.ts';
 import { serve } from '../../src/node/server.ts';
 import { send } from '../helpers/http-client.ts';
@@ -741,4 +742,40 @@ test("playground in Chromium: a reply reads in the order its run went (text, the
   } finally {
     await page.screenshot({ path: join(ARTIFACTS, 'playground-order-usage.png'), fullPage: true });
   }
+});
+
+test("playground in Chromium: Approve with a token that lacks the approve scope shows the 403's missing scope from its challenge, not a bare 403 Forbidden (design §31)", async (t) => {
+  const context = await launchChromium(t);
+  if (context === undefined) return;
+  const agent = createAgent({ name: 'playground', model: echoModel(), tools: [refund], store: memoryStore() });
+  const server = await serve({
+    agent,
+    auth: [jwt({ secret: JWT_SECRET, audience: 'agent', issuer: ISSUER })],
+    scopes: { approve: ['agent:approve'] },
+    port: 0,
+    log: 'off',
+    playground: true,
+  });
+  t.after(() => server.close());
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`${server.url}/agent/playground`);
+  const chatOnly = token({ scope: 'agent:chat' });
+  await page.fill('#token', chatOnly);
+  await page.click('#use-token');
+  await page.fill('#message', '/tool refund {"orderId":"A-9","amount":5}');
+  await page.click('#send');
+  const approve = page.locator('button.approve');
+  await approve.waitFor({ timeout: 10_000 });
+  await approve.click();
+  const error = page.locator('.msg.error', { hasText: '403' });
+  await error.waitFor({ timeout: 10_000 });
+  assert.equal(
+    await error.locator('.text').innerText(),
+    '403 Forbidden (this token lacks the scope agent:approve: use a token that carries it)',
+  );
+  assert.ok(!(await page.content()).includes(chatOnly), 'never the token');
+  assert.deepEqual(
+    refunds.filter((args) => (args as { orderId: string }).orderId === 'A-9'),
+    [],
+  );
 });

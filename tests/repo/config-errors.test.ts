@@ -29,11 +29,9 @@ import { agentHandler, memoryLimitStore } from '../../src/http/index.ts';
 import { postgresAuditLog, postgresLimitStore, postgresReplayStore, postgresStore } from '../../src/postgres/index.ts';
 import { durableObjectStore } from '../../src/cloudflare/durable-object-store.ts';
 import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-limit-store.ts';
-import {
-  durableObjectAuditLog,
-  durableObjectReplayStore,
-  durableObjectSessionStore,
-} from '../../src/cloudflare/index.ts';
+import { durableObjectReplayStore } from '../../src/cloudflare/durable-object-replay.ts';
+import { durableObjectSessionStore } from '../../src/cloudflare/durable-object-sessions.ts';
+import { durableObjectAuditLog } from '../../src/cloudflare/durable-object-audit-log.ts';
 import { assertFactoryRefuses, type FactoryMistakes } from '../helpers/config-error.ts';
 
 const SECRET = 'config-errors-test-secret-0123456789abcdef';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startWorker, type RunningWorker } from '../helpers/workerd.ts';
 import { basicAuthorization } from '../helpers/requests.ts';
+import { hmacSigner, signToken } from '../helpers/jwt.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'example-token_0123456789';
@@ -116,4 +117,27 @@ test('examples/workers.ts without secrets refuses every agent route; health stay
   assert.equal((await worker.fetch('http://worker/agent/health')).status, 200);
   const refused = await worker.fetch('http://worker/agent', { method: 'POST', body: '{"message":"hi"}' });
   assert.equal(refused.status, 401);
+});
+
+test('examples/workers.ts: jwt() takes tokens of its issuer for its audience, and refuses one with another issuer or none', async () => {
+  const secret = 'an-example-jwt-secret-of-at-least-32-bytes';
+  const worker = await startWorker({ entry: 'examples/workers.ts', bindings: { AGENT_JWT_SECRET: secret } });
+  workers.push(worker);
+  const now = Math.floor(Date.now() / 1000);
+  const send = async (claims: Record<string, unknown>) => {
+    const token = await signToken(
+      { alg: 'HS256', typ: 'JWT' },
+      { sub: 'ada', aud: 'agent', iat: now, exp: now + 300, ...claims },
+      await hmacSigner(secret),
+    );
+    return worker.fetch('http://worker/agent', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"message":"hi"}',
+    });
+  };
+  assert.equal((await send({ iss: 'https://auth.example.com' })).status, 200);
+  assert.equal((await send({ iss: 'https://elsewhere.example.com' })).status, 401);
+  assert.equal((await send({})).status, 401);
+  assert.equal((await send({ iss: 'https://auth.example.com', aud: 'another-api' })).status, 401);
 });

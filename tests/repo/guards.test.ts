@@ -41,8 +41,31 @@ test('nothing under src/auth, src/agent, src/http, src/postgres, src/cloudflare 
     files.some((f) => f.startsWith('src/auth/')),
     'the guard sees src/auth',
   );
+  // One exception: the Durable Object classes extend the Workers runtime's own `DurableObject`.
+  const runtimeModule =
+    'src/cloudflare/objects.ts: imports the package cloudflare:workers (production code has no dependencies)';
   const problems = files.flatMap((file) => nodeUsage(read(file)).map((problem) => `${file}: ${problem}`));
-  assert.deepEqual(problems, []);
+  assert.deepEqual(
+    problems.filter((problem) => problem !== runtimeModule),
+    [],
+  );
+});
+
+test('only src/cloudflare/objects.ts imports cloudflare:workers, and only agentward/cloudflare reaches it (the root and Node entries load outside workerd)', () => {
+  const importers = sourceFiles('src').filter((file) =>
+    importSpecifiers(read(file)).some((specifier) => specifier.startsWith('cloudflare:')),
+  );
+  assert.deepEqual(importers, ['src/cloudflare/objects.ts']);
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    for (const specifier of importSpecifiers(read(file)))
+      if (specifier.startsWith('.')) visit(posix.join(posix.dirname(file), specifier));
+  };
+  for (const entry of ['src/index.ts', 'src/node.ts', 'src/auth/index.ts', 'src/postgres/index.ts']) visit(entry);
+  assert.ok(reached.size > 50, `${reached.size} files reached from the entries`);
+  assert.equal(reached.has('src/cloudflare/objects.ts'), false);
 });
 
 test('every relative import in src/ uses the .ts extension', () => {

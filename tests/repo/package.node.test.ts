@@ -220,13 +220,17 @@ describe('the packed tarball', () => {
   });
 });
 
-/** A module importing every entry point the installed package.json exports, printing the names each one exports. */
+/**
+ * A module importing every entry point the installed package.json exports but agentward/cloudflare
+ * (its Durable Object classes extend `cloudflare:workers`, which only workerd has: it is run there
+ * below), printing the names each one exports.
+ */
 function entryCheck(): { source: string; entries: string[] } {
   const pkg = JSON.parse(readFileSync(join(app, 'node_modules', 'agentward', 'package.json'), 'utf8')) as {
     exports: Record<string, unknown>;
   };
   const entries = Object.keys(pkg.exports)
-    .filter((key) => key !== './package.json')
+    .filter((key) => key !== './package.json' && key !== './cloudflare')
     .map((key) => `agentward${key.slice(1)}`);
   const imports = entries.map((entry, i) => `import * as entry${i} from '${entry}';`).join('\n');
   const names = entries.map((entry, i) => `${JSON.stringify(entry)}: Object.keys(entry${i}).sort()`).join(', ');
@@ -265,15 +269,6 @@ describe('every entry imports from the installed package', () => {
       }
       for (const name of ['createAgent', 'agentHandler', 'echoModel', 'memoryStore'])
         assert.ok(rootNames!.includes(name), `agentward exports ${name}`);
-      for (const name of [
-        'durableObjectSessionStore',
-        'SessionStoreObject',
-        'durableObjectLimitStore',
-        'LimitObject',
-        'durableObjectReplayStore',
-        'ReplayObject',
-      ])
-        assert.ok(exported['agentward/cloudflare']!.includes(name), `agentward/cloudflare exports ${name}`);
       for (const name of [
         'serve',
         'toNodeListener',
@@ -737,9 +732,120 @@ test("the README's Worker, bundled with esbuild from the installed package, runs
   }
 });
 
+/**
+ * A Worker importing every entry a Worker may use (all but agentward/node), with the Durable Object
+ * classes bound as `DurableObjectNamespace`s of their own type, which the Workers types accept only
+ * for a class that extends `DurableObject` (its brand).
+ */
+const WORKER_CONSUMER = `import { agentHandler, apiToken, createAgent, echoModel, jwt, oidc, type AuthFn } from 'agentward';
+import { routeAuth } from 'agentward/auth';
+import {
+  durableObjectLimitStore,
+  durableObjectReplayStore,
+  durableObjectSessionStore,
+  durableObjectStore,
+  LimitObject,
+  perEnv,
+  ReplayObject,
+  SessionStoreObject,
+} from 'agentward/cloudflare';
+import { postgresStore } from 'agentward/postgres';
+
+export { LimitObject as AgentLimits, ReplayObject as DpopReplay, SessionStoreObject as AgentSessions };
+
+interface Bindings {
+  AGENT_SESSIONS: DurableObjectNamespace<SessionStoreObject>;
+  AGENT_LIMITS: DurableObjectNamespace<LimitObject>;
+  DPOP_REPLAY: DurableObjectNamespace<ReplayObject>;
+  AGENT_API_TOKEN: string;
+}
+
+export class Notes extends SessionStoreObject {
+  store(state: DurableObjectState) {
+    return durableObjectStore(state.storage);
+  }
+}
+
+export default {
+  fetch: perEnv((env: Bindings) => {
+    const auth: AuthFn[] = [
+      jwt({
+        secret: env.AGENT_API_TOKEN,
+        issuer: 'https://id.example.com',
+        audience: 'agent',
+        dpopReplay: durableObjectReplayStore(env.DPOP_REPLAY),
+      }),
+      oidc({ issuer: 'https://id.example.com', audience: 'agent' }),
+      apiToken(env.AGENT_API_TOKEN),
+    ];
+    const agent = createAgent({ name: 'typed', model: echoModel(), store: durableObjectSessionStore(env.AGENT_SESSIONS) });
+    void routeAuth(auth);
+    void postgresStore;
+    const limits = { requests: { limit: 60, windowSec: 60 }, store: durableObjectLimitStore(env.AGENT_LIMITS) };
+    return agentHandler(agent, { basePath: '/agent', auth, limits });
+  }),
+} satisfies ExportedHandler<Bindings>;
+`;
+
+describe('a Worker type-checks against the installed declarations (strict, skipLibCheck off)', () => {
+  const folder = () => join(app, 'typed-worker');
+  const tsconfig = (types: string[], files: string[]) =>
+    JSON.stringify({
+      compilerOptions: {
+        target: 'es2022',
+        module: 'esnext',
+        moduleResolution: 'bundler',
+        lib: ['es2023'],
+        types,
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+      },
+      files,
+    });
+  before(() => {
+    mkdirSync(join(app, 'node_modules', '@cloudflare'), { recursive: true });
+    symlinkSync(
+      join(root, 'node_modules', '@cloudflare', 'workers-types'),
+      join(app, 'node_modules', '@cloudflare', 'workers-types'),
+      'dir',
+    );
+    write('typed-worker/worker.ts', WORKER_CONSUMER);
+    write(
+      'typed-worker/wrangler.toml',
+      [
+        'name = "typed-worker"',
+        'main = "worker.ts"',
+        'compatibility_date = "2025-01-01"',
+        ...['AGENT_SESSIONS:AgentSessions', 'AGENT_LIMITS:AgentLimits', 'DPOP_REPLAY:DpopReplay'].flatMap((pair) => {
+          const [name, className] = pair.split(':');
+          return ['[[durable_objects.bindings]]', `name = "${name}"`, `class_name = "${className}"`];
+        }),
+        '[[migrations]]',
+        'tag = "v1"',
+        'new_sqlite_classes = ["AgentSessions", "AgentLimits", "DpopReplay"]',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('under @cloudflare/workers-types', () => {
+    write('typed-worker/tsconfig.workers-types.json', tsconfig(['@cloudflare/workers-types'], ['worker.ts']));
+    ok(bin('tsc'), ['-p', 'tsconfig.workers-types.json'], folder());
+  });
+
+  test('under the types `wrangler types` writes (the runtime and the Env of wrangler.toml, its namespaces typed by the exported classes)', () => {
+    ok(bin('wrangler'), ['types'], folder());
+    const generated = readFileSync(join(folder(), 'worker-configuration.d.ts'), 'utf8');
+    assert.match(generated, /AGENT_LIMITS: DurableObjectNamespace<import\("\.\/worker"\)\.AgentLimits>/);
+    write('typed-worker/tsconfig.wrangler.json', tsconfig([], ['worker-configuration.d.ts', 'worker.ts']));
+    ok(bin('tsc'), ['-p', 'tsconfig.wrangler.json'], folder());
+  });
+});
+
 const CONSUMER = `import {
   AuthConfigError, AuthError, anonymous, apiToken, basic, jwt, oidc, routeAuth,
-  type AuthFn, type AuthOption, type AuthResult, type Challenge, type Principal, type PrincipalInput,
+  type AuthFn, type AuthOption, type AuthResult, type Challenge, type Principal, type PrincipalInput, type RefusalListener,
 } from 'agentward/auth';
 import { agentHandler, createAgent, echoModel, memoryStore, type Agent, type RunResult } from 'agentward';
 import { fileStore, serve, toNodeListener, type AgentServer, type NodeListener } from 'agentward/node';
@@ -784,6 +890,8 @@ export async function start(): Promise<AgentServer> {
   return serve({ agent: { name: 'served', model: echoModel(), store: fileStore('.data') }, auth: [apiToken('token-0123456789')], port: 0 });
 }
 export const errors = [new AuthConfigError('x'), AuthError, alsoBoolean] as const;
+// The README's auth.ts listener, typed as it says (strict: no implicit any).
+export const onRefused: RefusalListener = ({ reason, entry }) => console.warn(\`refused by \${entry}: \${reason}\`);
 `;
 
 describe('a consumer type-checks against the installed declarations', () => {

@@ -271,6 +271,29 @@ describe('build output folder', () => {
     );
   });
 
+  test('a build that fails halfway leaves no output folder and nothing beside it; an earlier build stays as it was (design §31)', async (t) => {
+    // The import that leaves the directory is found while app/ is being written: halfway.
+    const dir = writeDir(
+      tempFolder(t),
+      { 'lib/up.ts': "export { apiToken } from '../../elsewhere/auth.ts';\n" },
+      fixture('plain'),
+    );
+    const parent = tempFolder(t);
+    const out = join(parent, 'out');
+    for (const target of ['node-server', 'docker'] as const) {
+      await assert.rejects(build(dir, { target, out, log: () => {} }));
+      assert.equal(existsSync(out), false, `${target}: no output folder`);
+      assert.deepEqual(readdirSync(parent), [], `${target}: nothing beside it`);
+    }
+    await build(fixture('plain'), { target: 'node-server', out });
+    const before = readdirSync(out, { recursive: true }).sort();
+    const manifest = readFileSync(join(out, 'manifest.json'), 'utf8');
+    await assert.rejects(build(dir, { target: 'docker', out }));
+    assert.deepEqual(readdirSync(out, { recursive: true }).sort(), before);
+    assert.equal(readFileSync(join(out, 'manifest.json'), 'utf8'), manifest);
+    assert.deepEqual(readdirSync(parent), ['out']);
+  });
+
   test('an unknown target is refused', async (t) => {
     const out = join(tempFolder(t), 'out');
     await assert.rejects(

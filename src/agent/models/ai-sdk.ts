@@ -199,12 +199,13 @@ export function promptMessages(messages: readonly Message[]): PromptMessage[] {
   for (const message of messages) {
     if (message.role === 'tool') {
       if (results === undefined) prompt.push({ role: 'tool', content: (results = []) });
-      const { toolCallId, content } = message;
+      const { toolCallId, content, json } = message;
       results.push({
         type: 'tool-result',
         toolCallId,
         toolName: calls.find((call) => call.id === toolCallId)?.name ?? '',
-        output: { type: 'text', value: content },
+        // As generateText sends a tool's output: a string as text, any other value as JSON.
+        output: json === true ? { type: 'json', value: JSON.parse(content) } : { type: 'text', value: content },
       });
       continue;
     }

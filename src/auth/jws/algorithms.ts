@@ -21,14 +21,29 @@ export type AlgorithmName =
 export type KeyType = 'oct' | 'RSA' | 'EC' | 'OKP';
 export type NamedCurve = 'P-256' | 'P-384' | 'P-521' | 'Ed25519';
 
+/**
+ * The Web Crypto parameters of an algorithm, in shapes of our own: the DOM's names for them
+ * (`HmacImportParams`, `EcdsaParams`, …) are not in every runtime's types (Workers' are not), and
+ * the declarations must check under each.
+ */
+export interface WebCryptoParams {
+  readonly name: string;
+  /** The hash of HMAC, RSASSA-PKCS1-v1_5, RSA-PSS (import) and ECDSA (sign, verify). */
+  readonly hash?: string;
+  /** The curve of an ECDSA key. */
+  readonly namedCurve?: string;
+  /** The salt length of RSA-PSS, in bytes. */
+  readonly saltLength?: number;
+}
+
 /** One JWS `alg`, bound to exactly one Web Crypto algorithm, hash and (for ECDSA, EdDSA) curve. */
 export interface JwsAlgorithm {
   readonly name: AlgorithmName;
   readonly kty: KeyType;
   readonly curve?: NamedCurve;
-  readonly importParams: HmacImportParams | RsaHashedImportParams | EcKeyImportParams | Algorithm;
+  readonly importParams: WebCryptoParams;
   /** A bare name where the algorithm takes no parameters: runtimes normalize a string faster than an object. */
-  readonly verifyParams: string | EcdsaParams | RsaPssParams;
+  readonly verifyParams: string | WebCryptoParams;
   /** Signature length in bytes: the full HMAC tag, raw `r||s` (RFC 7518 §3.4), Ed25519's 64. RSA: the modulus length. */
   readonly signatureLength?: number;
   /** Used only when named in `algorithms` (RSA-PSS: the spec's RSA default stays `RS*`, design §12). */

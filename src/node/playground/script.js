@@ -117,12 +117,20 @@ async function errorText(response, what = 'session') {
     detail = (await response.json()).error || '';
   } catch {}
   const refusal = response.status === 401 ? refusalOf(response) : undefined;
+  const scopes = response.status === 403 ? missingScopes(response) : undefined;
   let hint = '';
   if (refusal) hint = ` (${refusalText(refusal)})`;
   else if (response.status === 401) hint = ' (paste a valid API token above)';
+  else if (scopes) hint = ` (this token lacks the scope ${scopes}: use a token that carries it)`;
   else if (response.status === 404) hint = GONE[what];
   return `${response.status}${detail ? ` ${detail}` : ''}${hint}`;
 }
+
+/**
+ * The scopes a 403 asks for, as its challenge names them (`error="insufficient_scope", scope="a b"`).
+ * @param {Response} response
+ */
+const missingScopes = (response) => /\bscope="([^"]+)"/.exec(response.headers.get('www-authenticate') || '')?.[1];
 
 // Who a request ran as (agentward dev): the principal the server resolved, or why it refused the token. Never the token.
 /**

@@ -4,6 +4,7 @@
 // (text, tool calls, usage), generate against stream, and the failures.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateText, jsonSchema, stepCountIs, tool as aiTool } from 'ai';
 import { MockLanguageModelV3, MockLanguageModelV4, convertArrayToReadableStream } from 'ai/test';
 import { AgentError, AuthConfigError, createAgent, tool } from '../../../src/index.ts';
 import type { Principal, RunEvent } from '../../../src/index.ts';
@@ -100,13 +101,13 @@ for (const Mock of [MockLanguageModelV3, MockLanguageModelV4]) {
             type: 'tool-result',
             toolCallId: 'c1',
             toolName: 'weather',
-            output: { type: 'text', value: '{"city":"Paris","celsius":21}' },
+            output: { type: 'json', value: { city: 'Paris', celsius: 21 } },
           },
           {
             type: 'tool-result',
             toolCallId: 'c2',
             toolName: 'weather',
-            output: { type: 'text', value: '{"city":"Rome","celsius":21}' },
+            output: { type: 'json', value: { city: 'Rome', celsius: 21 } },
           },
         ],
       },
@@ -321,5 +322,56 @@ test('createAgent takes only AI SDK models of specification v3 and v4: a v2 mode
   await assert.rejects(
     agent.send('hi'),
     (error) => error instanceof AgentError && error.code === 'INVALID_AGENT' && names(error),
+  );
+});
+
+test("tool results reach the model as the AI SDK's generateText sends them: an object as { type: 'json', value }, a string as { type: 'text' } (a recording MockLanguageModelV3)", async () => {
+  const calls = [
+    { type: 'tool-call', toolCallId: 'c1', toolName: 'weather', input: '{"city":"Paris"}' },
+    { type: 'tool-call', toolCallId: 'c2', toolName: 'greet', input: '{"name":"Ada"}' },
+    { type: 'tool-call', toolCallId: 'c3', toolName: 'nothing', input: '{}' },
+  ];
+  const recording = () =>
+    new MockLanguageModelV3({ doGenerate: [generated(calls), generated([{ type: 'text', text: 'done' }])] });
+  const schema = { type: 'object', properties: { city: { type: 'string' }, name: { type: 'string' } } } as const;
+  type Input = { city?: string; name?: string };
+  const outputs: Record<string, (input: Input) => unknown> = {
+    weather: ({ city }) => ({ city, celsius: 21, tags: ['mild'] }),
+    greet: ({ name }) => `Hello ${name}`,
+    nothing: () => null,
+  };
+
+  const byAiSdk = recording();
+  await generateText({
+    model: byAiSdk,
+    prompt: 'hi',
+    stopWhen: stepCountIs(2),
+    tools: Object.fromEntries(
+      Object.entries(outputs).map(([name, execute]) => [
+        name,
+        aiTool({ description: name, inputSchema: jsonSchema<Input>(schema), execute }),
+      ]),
+    ),
+  });
+  const byAgent = recording();
+  await createAgent({
+    name: 't',
+    model: byAgent,
+    tools: Object.entries(outputs).map(([name, execute]) =>
+      tool({ name, description: name, parameters: schema, execute: (input) => execute(input as Input) }),
+    ),
+  }).send('hi');
+
+  // As JSON goes to a provider (generateText leaves `providerOptions: undefined` keys on its parts).
+  const toolMessage = (model: InstanceType<typeof MockLanguageModelV3>) =>
+    JSON.parse(JSON.stringify(model.doGenerateCalls[1]!.prompt.find((message) => message.role === 'tool')));
+  assert.deepEqual(toolMessage(byAgent), toolMessage(byAiSdk));
+  assert.deepEqual(
+    (toolMessage(byAgent).content as { output: unknown }[]).map((part) => part.output),
+    [
+      { type: 'json', value: { city: 'Paris', celsius: 21, tags: ['mild'] } },
+      { type: 'text', value: 'Hello Ada' },
+      { type: 'json', value: null },
+    ],
   );
 });

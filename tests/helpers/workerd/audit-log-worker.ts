@@ -1,14 +1,14 @@
 /**
  * The audit log contract (tests/helpers/audit-log-contract.ts) against real Durable Objects:
  * `durableObjectAuditLog` over the `AUDIT` namespace, inside workerd, each test's log an object of
- * its own name. The objects are `TamperableAuditLog`: an `AuditLogObject` that also answers
+ * its own name. The objects are `TamperableAuditLog`: an `AuditLogObjectCore` that also answers
  * `/rewrite` by replacing the records in its storage, as whoever can write it could, for the
  * tampering tests. tests/cloudflare/durable-object-audit-log-workerd.node.test.ts bundles it with
  * `node:test` mapped to ./node-test-shim.ts; a request runs the declared tests and answers their
  * outcomes.
  */
 import type { ChainedRecord } from '../../../src/agent/index.ts';
-import { AuditLogObject, durableObjectAuditLog } from '../../../src/cloudflare/durable-object-audit-log.ts';
+import { AuditLogObjectCore, durableObjectAuditLog } from '../../../src/cloudflare/durable-object-audit-log.ts';
 import type { DurableObjectNamespaceLike } from '../../../src/cloudflare/durable-object-sessions.ts';
 import { auditLogContract, readAll } from '../audit-log-contract.ts';
 import { runDeclaredTests } from './node-test-shim.ts';
@@ -19,7 +19,7 @@ interface Storage {
   put(entries: Record<string, unknown>): Promise<void>;
 }
 
-export class TamperableAuditLog extends AuditLogObject {
+export class TamperableAuditLog extends AuditLogObjectCore {
   readonly #storage: Storage;
   constructor(state: { storage: Storage }) {
     super(state as never);

@@ -8,9 +8,9 @@
  */
 import {
   durableObjectLimitStore,
-  LimitObject,
   type LimitNamespaceLike,
 } from '../../../src/cloudflare/durable-object-limit-store.ts';
+import { LimitObject } from '../../../src/cloudflare/objects.ts';
 import { agentHandler } from '../../../src/http/index.ts';
 import type { LimitStore } from '../../../src/http/limit-store.ts';
 import { limitStoreContract } from '../limit-store-contract.ts';

@@ -7,7 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { durableObjectReplayStore, ReplayObject } from '../../../src/cloudflare/durable-object-replay.ts';
+import { durableObjectReplayStore } from '../../../src/cloudflare/durable-object-replay.ts';
+import { ReplayObject } from '../../../src/cloudflare/objects.ts';
 import type { DurableObjectNamespaceLike } from '../../../src/cloudflare/durable-object-sessions.ts';
 import { routeAuth, wwwAuthenticateLines, type AuthFn } from '../../../src/auth/index.ts';
 import type { Refusal } from '../../../src/auth/refusals.ts';
