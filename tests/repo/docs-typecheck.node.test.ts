@@ -134,7 +134,8 @@ test('every TypeScript block of the README and the pages under docs/ type-checks
           'agentward/cloudflare': ['../../src/cloudflare/index.ts'],
         },
       },
-      include: ['**/*.ts', '**/*.tsx'],
+      // The repository's own declaration of cloudflare:workers, as tsconfig.json includes it.
+      include: ['**/*.ts', '**/*.tsx', '../../types/*.d.ts'],
     }),
   );
   const tsc = spawnSync(join(root, 'node_modules', '.bin', 'tsc'), ['-p', project, '--pretty', 'false'], {
