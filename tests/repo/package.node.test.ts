@@ -600,15 +600,21 @@ export async function total(): Promise<Usage | undefined> {
   });
 });
 
-/** The README's Cloudflare Worker recipe (`// agent.ts` and `// worker.ts`), from the installed README. */
+/**
+ * The documented Cloudflare Worker recipe (`// agent.ts`, and the `// worker.ts` that imports it and
+ * builds its handler from `env` with `perEnv()`), from the installed docs.
+ */
 function readmeWorker(): { agent: string; worker: string } {
   const readme = readDocs(join(app, 'node_modules', 'agentward'));
   const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
   const agent = blocks.find((code) => code.startsWith('// agent.ts'));
   const worker = blocks.find(
-    (code) => code.startsWith('// worker.ts') && code.includes('fetch(request: Request, env: Env)'),
+    (code) =>
+      code.startsWith('// worker.ts') &&
+      code.includes("from './agent.ts'") &&
+      code.includes('fetch: perEnv((env: Env)'),
   );
-  assert.ok(agent && worker, 'the README has a Worker recipe reading its secrets from env');
+  assert.ok(agent && worker, 'the docs have a Worker recipe reading its secrets from env');
   return { agent, worker };
 }
 
