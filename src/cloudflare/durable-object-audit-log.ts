@@ -39,13 +39,13 @@ type Call =
   | { op: 'head' };
 
 /**
- * An audit log (design §34) in a Durable Object: give it the namespace binding of a class that is
- * `AuditLogObjectCore`. Every isolate of the Worker appends to the one object named `name`, which
+ * An audit log (design §34) in a Durable Object: give it the namespace binding of the exported
+ * class `AuditLogObject` (which runs `AuditLogObjectCore`). Every isolate of the Worker appends to the one object named `name`, which
  * runs the appends one after another, so the chain never forks. With `key` the object hashes
  * each record under it as it appends (the key goes with each append and is never stored). A
  * call that cannot reach the object throws `STORE_UNAVAILABLE`.
  * @example
- * export { AuditLogObjectCore as AgentAudit } from 'agentward/cloudflare';
+ * export { AuditLogObject as AgentAudit } from 'agentward/cloudflare';
  * const log = durableObjectAuditLog(env.AGENT_AUDIT, { key: env.AUDIT_KEY });
  */
 export function durableObjectAuditLog(

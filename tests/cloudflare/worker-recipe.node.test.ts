@@ -1,6 +1,6 @@
-// The Worker recipe (examples/worker: agent.ts, worker.ts and wrangler.toml, which the README's
-// Worker section prints as they are) under `npx wrangler dev`, with the `.dev.vars` the README
-// names: a code agent whose tool waits for approval, decided by a second request with the same API
+// The Worker recipe (examples/worker: agent.ts, worker.ts and wrangler.toml, which docs/workers.md
+// prints as they are: tests/repo/docs-examples.test.ts) under `npx wrangler dev`, with the
+// `.dev.vars` the page names: a code agent whose tool waits for approval, decided by a second request with the same API
 // token; `jwt()` with its issuer, audience and DPoP replay store; sessions and limits in real
 // Durable Objects (design §25). `agentward` resolves to this checkout's sources through a
 // package in the project's node_modules, as an installed one would.

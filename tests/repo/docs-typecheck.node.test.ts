@@ -2,7 +2,8 @@
 // as a user copies it: each block is a module of its own in a project inside the repository (so the
 // dev dependencies resolve, and `agentward/*` resolves to src/ as in tsconfig.json), and the
 // repository's tsc checks them all at once. A block whose first line is `// <file>.ts` is written
-// under that name, so the blocks of one recipe import each other. What the snippets take from the
+// under that name, so the blocks of one recipe import each other (a name seen before on the page
+// starts the next recipe, in a folder of its own). What the snippets take from the
 // reader's own setup (a secret, the agent built above, an Express app) is declared once in PRELUDE;
 // a library function is never declared there, so a block that uses one imports it. A block that
 // cannot be checked is marked `<!-- docs-typecheck: skip (why) -->` on the line before its fence.
@@ -65,19 +66,33 @@ interface Block {
   language: 'ts' | 'tsx';
   code: string;
   skip: string | undefined;
+  /** The recipe of its page the block belongs to: a block named as an earlier one of the page starts the next. */
+  recipe: number;
 }
+
+/** The name a block's first line gives it (`// worker.ts`), if any. */
+const nameOf = (code: string) => /^\/\/ ([\w/-]+\.tsx?)\n/.exec(code)?.[1];
 
 /** The ts and tsx blocks of a markdown text. */
 function blocks(page: string, markdown: string): Block[] {
+  let recipe = 1;
+  let named = new Set<string>();
   return [...markdown.matchAll(/^```(ts|tsx)\n([\s\S]*?)^```/gm)].map((match) => {
     const before = markdown.slice(0, match.index);
     const previous = before.trimEnd().split('\n').pop() ?? '';
+    const name = nameOf(match[2]!);
+    if (name !== undefined && named.has(name)) {
+      recipe++;
+      named = new Set();
+    }
+    if (name !== undefined) named.add(name);
     return {
       page,
       line: before.split('\n').length,
       language: match[1] as 'ts' | 'tsx',
       code: match[2]!,
       skip: /^<!-- docs-typecheck: skip \((.+)\) -->$/.exec(previous)?.[1],
+      recipe,
     };
   });
 }
@@ -89,11 +104,14 @@ mkdirSync(join(root, '.tmp'), { recursive: true });
 const project = mkdtempSync(join(root, '.tmp', 'docs-typecheck-'));
 after(() => rmSync(project, { recursive: true, force: true }));
 
-/** The file of a block: the name its first line gives, or one made of its page and line. */
+/**
+ * The file of a block: the name its first line gives, or one made of its page and line; in a folder
+ * of its page and recipe (the blocks of one recipe import each other, a second `// worker.ts` of the
+ * page is another recipe's).
+ */
 function fileOf(block: Block): string {
-  const folder = block.page.replace(/\W/g, '_');
-  const named = /^\/\/ ([\w/-]+\.tsx?)\n/.exec(block.code)?.[1];
-  return join(folder, named ?? `line-${block.line}.${block.language}`);
+  const folder = block.page.replace(/\W/g, '_') + (block.recipe > 1 ? `_${block.recipe}` : '');
+  return join(folder, nameOf(block.code) ?? `line-${block.line}.${block.language}`);
 }
 
 test('every TypeScript block of the README and the pages under docs/ type-checks under strict; the skips are few and say why', () => {
@@ -178,4 +196,9 @@ test('the type check can fail: a block with a wrong option is reported at its pa
   assert.match(tsc.stdout, /wrong\.ts\(2,\d+\): error TS2322/);
   const skipped = blocks('docs/x.md', '<!-- docs-typecheck: skip (needs React) -->\n```tsx\nx\n```\n');
   assert.equal(skipped[0]!.skip, 'needs React');
+  const recipes = blocks('docs/x.md', '```ts\n// a.ts\n```\n```ts\n// b.ts\n```\n```ts\n// a.ts\n```\n');
+  assert.deepEqual(
+    recipes.map((block) => fileOf(block)),
+    [join('docs_x_md', 'a.ts'), join('docs_x_md', 'b.ts'), join('docs_x_md_2', 'a.ts')],
+  );
 });
