@@ -249,7 +249,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     };
     // The meter reserves the turn's estimate before anything of the turn is seen: refused, the model is not called.
     const estimate = meter === undefined ? 0 : turnEstimate(request);
-    const settle = await meter?.(estimate);
+    const settle = await meter?.(estimate, setup.settings?.maxOutputTokens);
     step++;
     emit({ type: 'step-start' });
     const tally: TurnTally = { produced: 0 };
