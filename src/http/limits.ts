@@ -193,6 +193,25 @@ function ipv6Groups(text: string): number[] | undefined {
   return gap >= 1 ? [...head, ...Array<number>(gap).fill(0), ...tail] : undefined;
 }
 
+/**
+ * Whether an answer of the auth list counts as a failure (design §25, §39): a 401, but for one
+ * whose only fault is a DPoP proof without the current nonce (a protocol step, RFC 9449 §9, which
+ * the entries answer only for a token that held), and one to a request that presented no
+ * credential where every entry reads only the `Authorization` and `DPoP` headers (`headersOnly`;
+ * a custom entry may read a credential anywhere, so behind one every 401 counts); and a request that presented a credential
+ * (`Authorization`, `DPoP`) yet was let in only as a guest (`anonymous()`, or a custom entry
+ * answering `true`), so that guessing behind a guest fallback is bounded as guessing against a 401.
+ */
+function failed(request: RouteRequest, result: AuthResult, headersOnly: boolean): boolean {
+  const presented = request.headers.get('authorization') !== null || request.headers.get('dpop') !== null;
+  if (result.ok)
+    return presented && (result.principal === BOOLEAN_PRINCIPAL || result.principal.authenticator === 'anonymous');
+  if (result.response.status !== 401) return false;
+  // A client's first request, before it has a token (RFC 9728 discovery): nothing guessed, where no entry reads another header.
+  if (!presented && headersOnly) return false;
+  return !/error="use_dpop_nonce"/.test(result.response.headers.get('www-authenticate') ?? '');
+}
+
 /** Principals counted by client address: `anonymous()` callers, the boolean `auth`'s, and none (no auth). */
 const byAddress = (principal: Principal | undefined) =>
   principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
@@ -256,9 +275,10 @@ export interface Limiter {
   /**
    * `failures` around the auth list: takes one of the address's failure slots first (429 past
    * `limit`; 500 when no address is known), runs `authenticate`, and gives the slot back unless
-   * the answer is a 401 (design §25).
+   * the answer is a failure (`failed`, design §25, §39). `headersOnly`: the auth list's
+   * `headersOnly` (every entry a built-in that reads only `Authorization` and `DPoP`).
    */
-  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>): Promise<AuthResult>;
+  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>, headersOnly?: boolean): Promise<AuthResult>;
   /** Whom a request counts against: read before the route reads its body (`clientAddress` may read the `Request`). */
   caller(request: RouteRequest, principal: Principal | undefined): Caller;
   /** Counts one request of `caller` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
@@ -290,7 +310,7 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
 
   return {
     failures: failures !== undefined,
-    async admit(request, authenticate) {
+    async admit(request, authenticate, headersOnly = false) {
       const address = addressOf(request);
       if (address === undefined) {
         if (!told) console.error('agentward: limits.failures needs the client address: give clientAddress');
@@ -305,7 +325,7 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       try {
         result = await authenticate();
       } finally {
-        if (result?.ok !== false || result.response.status !== 401)
+        if (result === undefined || !failed(request, result, headersOnly))
           await counters.settle(key, failures!.windowSec, taken.start, -1);
       }
       return result;
