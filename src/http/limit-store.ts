@@ -209,8 +209,8 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
   const counters: LocalCounters = {
     hit,
     reserve(key, windowSec, cost, more, limit) {
-      const counted = count(key, windowSec, cost, more, limit);
-      return { ...counted, reserved: counted.allowed ? added : 0 };
+      const { allowed, count: counted, resetSec, start } = count(key, windowSec, cost, more, limit);
+      return { allowed, count: counted, resetSec, start, reserved: allowed ? added : 0 };
     },
     settle(key, windowSec, start, delta) {
       const t = now();

@@ -203,14 +203,19 @@ function ipv6Groups(text: string): number[] | undefined {
  * answering `true`), so that guessing behind a guest fallback is bounded as guessing against a 401.
  */
 function failed(request: RouteRequest, result: AuthResult, headersOnly: boolean): boolean {
-  const presented = request.headers.get('authorization') !== null || request.headers.get('dpop') !== null;
   if (result.ok)
-    return presented && (result.principal === BOOLEAN_PRINCIPAL || result.principal.authenticator === 'anonymous');
+    return (
+      (result.principal === BOOLEAN_PRINCIPAL || result.principal.authenticator === 'anonymous') && presented(request)
+    );
   if (result.response.status !== 401) return false;
   // A client's first request, before it has a token (RFC 9728 discovery): nothing guessed, where no entry reads another header.
-  if (!presented && headersOnly) return false;
+  if (headersOnly && !presented(request)) return false;
   return !/error="use_dpop_nonce"/.test(result.response.headers.get('www-authenticate') ?? '');
 }
+
+/** Whether a request presented a credential: an `Authorization` header or a DPoP proof. */
+const presented = (request: RouteRequest) =>
+  request.headers.get('authorization') !== null || request.headers.get('dpop') !== null;
 
 /** Principals counted by client address: `anonymous()` callers, the boolean `auth`'s, and none (no auth). */
 const byAddress = (principal: Principal | undefined) =>
@@ -418,12 +423,18 @@ interface Slot {
  * A concurrency slot, held until `release()` (once, whoever calls it; it never throws) and renewed
  * meanwhile; `null` when none is free.
  */
-async function takeSlot(counters: Counters, local: boolean, key: string, limit: number): Promise<Slot | null> {
+function takeSlot(counters: Counters, local: boolean, key: string, limit: number): Slot | null | Promise<Slot | null> {
   // Unique across processes (a random prefix), and no random bytes per request.
   const lease = `${(prefix ??= crypto.randomUUID())}:${++leases}`;
-  if (!(await counters.acquire(key, lease, limit, LEASE_SEC))) return null;
   // This process's memory keeps a slot until it is released (a lease released twice changes nothing): nothing to renew or wait for.
-  if (local) return { release: () => void counters.release(key, lease) };
+  if (local)
+    return counters.acquire(key, lease, limit, LEASE_SEC) ? { release: () => void counters.release(key, lease) } : null;
+  return sharedSlot(counters, key, lease, limit);
+}
+
+/** A slot in a store shared by processes: renewed every half lease while it is held. */
+async function sharedSlot(counters: Counters, key: string, lease: string, limit: number): Promise<Slot | null> {
+  if (!(await counters.acquire(key, lease, limit, LEASE_SEC))) return null;
   const renew = setInterval(
     () => Promise.resolve(counters.acquire(key, lease, limit, LEASE_SEC)).catch(slotFailed),
     LEASE_SEC * 500,
