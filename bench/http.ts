@@ -566,7 +566,7 @@ const NOOP_SPAN: TelemetrySpan = {
 };
 const NOOP_TRACER: TelemetryOptions = { tracer: { startActiveSpan: (_name, _options, fn) => fn(NOOP_SPAN) } };
 
-/** design §22, §39: all four limits add at most 10% to an apiToken route on the memory store; design §28: a no-op tracer at most 5%. */
+/** design §22, §25: all four limits add at most 10% to an apiToken route on the memory store; design §28: a no-op tracer at most 5%. */
 function limitVerdicts(rows: readonly Row[]): string[] {
   const get = (name: CaseName) => rows.find((r) => r.case === name);
   const apiToken = get('api-token');

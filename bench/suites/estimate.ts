@@ -1,5 +1,5 @@
 // Suite `estimate`: the token estimate of `limits.tokens` (src/agent/token-estimate.ts, design
-// §39) against OpenAI's o200k_base tokenizer (gpt-tokenizer, a dev dependency) on the corpora of
+// §25) against OpenAI's o200k_base tokenizer (gpt-tokenizer, a dev dependency) on the corpora of
 // tests/helpers/token-corpora.ts. The note is the table the design asks for: on each corpus the
 // real count, the estimate and their ratio; never under 0.75 on any, at most 2 on English prose
 // and TypeScript. The cases time the estimate against the tokenizer on the prose.

@@ -118,7 +118,7 @@ export const addUsage = (total: Usage | undefined, usage: Usage): Usage =>
     : { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens };
 
 /**
- * A model turn's input estimate in tokens (design §39, `limits.tokens`): `estimateTokens` of what
+ * A model turn's input estimate in tokens (design §25, `limits.tokens`): `estimateTokens` of what
  * the model is sent (instructions, messages with their tool calls, tool specs).
  */
 export function turnEstimate(request: ModelRequest): number {

@@ -1,5 +1,5 @@
 // The estimate in tokens of a text that `limits.tokens` reserves before a model turn (design
-// §39): counted as a byte-level tokenizer's pre-tokenizer splits it, so that no text a caller
+// §25): counted as a byte-level tokenizer's pre-tokenizer splits it, so that no text a caller
 // chooses (symbols, base64, CJK, Hangul, emoji) counts much less than a real tokenizer makes.
 
 /**

@@ -245,7 +245,7 @@ export interface SendOptions {
 export type UsageHook = (usage: Usage) => void | Promise<void>;
 
 /**
- * Meters a run's model turns (the route handler's `limits.tokens`, design §39). Called before each
+ * Meters a run's model turns (the route handler's `limits.tokens`, design §25). Called before each
  * model turn with the estimate in tokens of the model's input (`estimateTokens` of the
  * instructions, messages and tool specs) and the turn's `settings.maxOutputTokens` (`undefined`
  * when unset); what it throws refuses the turn: the model is not called, and the run stops with

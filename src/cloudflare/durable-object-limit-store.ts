@@ -91,7 +91,7 @@ const windowSecOf = (name: string) => Number(name.slice('window:'.length, name.i
  * each reading and writing its storage, so two calls never both see room for one. Fixed windows
  * on the object's clock; slots are leases that end `ttlSec` after they were last taken. An alarm
  * rings when the earliest stored window ends and removes every window that has ended (design
- * §39), so the keys of callers who came once leave nothing behind.
+ * §25), so the keys of callers who came once leave nothing behind.
  */
 export class LimitObject {
   readonly #storage: LimitStorageLike;
@@ -152,7 +152,7 @@ export class LimitObject {
       let cost: number;
       if (operation.op !== 'settle') {
         if (count + operation.cost > operation.limit) return { ...answer(false, count), reserved: 0 };
-        // hit: `cost`; reserve: `cost` and as much of `more` as fits (design §39).
+        // hit: `cost`; reserve: `cost` and as much of `more` as fits (design §25).
         cost =
           operation.cost +
           (operation.op === 'reserve' ? Math.min(operation.more, operation.limit - count - operation.cost) : 0);

@@ -41,7 +41,7 @@ export interface Reservation extends WindowCount {
  * How the handler uses it: `requests` is one `hit` per request; `failures` takes a slot with
  * `hit(…, 1, limit)` before auth and gives it back with `settle(…, -1)` unless the answer is a
  * 401; `tokens` reserves each model turn with `reserve(…, input, outputReserve, limit)` (design
- * §39; a store without `reserve` is asked `hit(…, input + maxOutputTokens, limit)` instead) and
+ * §25; a store without `reserve` is asked `hit(…, input + maxOutputTokens, limit)` instead) and
  * replaces the reservation with what the turn spent with `settle(…, spent - reserved)`;
  * `concurrent` holds leases.
  */
@@ -56,7 +56,7 @@ export interface LimitStore {
    * Counts `cost` and as much of `more` as fits within `limit` against `key`'s current window, as
    * one atomic step: when the window's count plus `cost` is at most `limit`, adds `cost +
    * min(more, limit - count - cost)` and answers it as `reserved`; else counts nothing (`allowed`
-   * false, `reserved` 0). What `limits.tokens` reserves for a model turn (design §39): its input,
+   * false, `reserved` 0). What `limits.tokens` reserves for a model turn (design §25): its input,
    * and for what it will write, what the window has left up to `outputReserve`. Optional: without
    * it, a turn reserves its input (and `maxOutputTokens`) with `hit`.
    */

@@ -22,7 +22,7 @@ export interface LimitsOptions {
   /** Requests in flight at once per principal; a streamed answer is in flight until its stream ends. */
   concurrent?: number;
   /**
-   * Model tokens per principal in each window (design §39). Each model turn first reserves its
+   * Model tokens per principal in each window (design §25). Each model turn first reserves its
    * input's estimate (`estimateTokens`) and, for what it will write, `settings.maxOutputTokens`
    * where set, else the smaller of `outputReserve` and what the window has left; refused when the
    * window's total, reservations included, plus the input (plus `maxOutputTokens`) passes `limit`.
@@ -49,7 +49,7 @@ export interface LimitsOptions {
 
 /** `limits.tokens`: a budget of model tokens, and what a turn without `maxOutputTokens` reserves for its answer. */
 export interface TokensWindow extends LimitWindow {
-  /** The most a model turn without `settings.maxOutputTokens` reserves for what it writes (design §39): default 1,024, 0 for none. */
+  /** The most a model turn without `settings.maxOutputTokens` reserves for what it writes (design §25): default 1,024, 0 for none. */
   outputReserve?: number;
 }
 
@@ -194,7 +194,7 @@ function ipv6Groups(text: string): number[] | undefined {
 }
 
 /**
- * Whether an answer of the auth list counts as a failure (design §25, §39): a 401, but for one
+ * Whether an answer of the auth list counts as a failure (design §25): a 401, but for one
  * whose only fault is a DPoP proof without the current nonce (a protocol step, RFC 9449 §9, which
  * the entries answer only for a token that held), and one to a request that presented no
  * credential where every entry reads only the `Authorization` and `DPoP` headers (`headersOnly`;
@@ -242,7 +242,7 @@ const seconds = (value: number) => Math.max(1, Math.ceil(value));
 /** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
 const limitItem = (policy: Policy, count: WindowCount) =>
   `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
-/** The window's fields for a turn refused by `tokens`: its item also says what the turn needed (design §37), a parameter of the item (RFC 9651 §3.1.2). */
+/** The window's fields for a turn refused by `tokens`: its item also says what the turn needed (design §25), a parameter of the item (RFC 9651 §3.1.2). */
 const neededHeaders = (policy: Policy, count: WindowCount, needed: number) => {
   const headers = windowHeaders(policy, count);
   headers[policy.fields[1]] = `${limitItem(policy, count)};needed=${needed}`;
@@ -259,7 +259,7 @@ const refusal = (policy: Policy, count: WindowCount) =>
   errorReply(429, 'Too Many Requests', windowHeaders(policy, count));
 
 /**
- * A model turn refused by `tokens` (design §25, §37): `TOKEN_LIMIT`, answered 429 with the
+ * A model turn refused by `tokens` (design §25): `TOKEN_LIMIT`, answered 429 with the
  * window's fields (`headers`, which the route's failure answer carries), its item saying what the
  * turn would have reserved (`needed`).
  */
@@ -280,7 +280,7 @@ export interface Limiter {
   /**
    * `failures` around the auth list: takes one of the address's failure slots first (429 past
    * `limit`; 500 when no address is known), runs `authenticate`, and gives the slot back unless
-   * the answer is a failure (`failed`, design §25, §39). `headersOnly`: the auth list's
+   * the answer is a failure (`failed`, design §25). `headersOnly`: the auth list's
    * `headersOnly` (every entry a built-in that reads only `Authorization` and `DPoP`).
    */
   admit(request: RouteRequest, authenticate: () => Promise<AuthResult>, headersOnly?: boolean): Promise<AuthResult>;
@@ -388,7 +388,7 @@ function fieldsOf(headers: Record<string, string>, policy: Policy, count: Window
 }
 
 /**
- * `tokens`' meter of one caller's run (design §39): each model turn reserves, in one atomic store
+ * `tokens`' meter of one caller's run (design §25): each model turn reserves, in one atomic store
  * operation, its input's estimate and `maxOutputTokens` where set, else as much of
  * `outputReserve` as the window has left; refused with `TOKEN_LIMIT` past the limit. A store
  * without `reserve` is asked to `hit` the input and `maxOutputTokens` (design §25). Once the turn

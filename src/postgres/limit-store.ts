@@ -103,7 +103,7 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
             `CREATE SCHEMA IF NOT EXISTS ${s}`,
             `CREATE TABLE IF NOT EXISTS ${s}.limit_windows (key bytea PRIMARY KEY, start bigint NOT NULL, count bigint NOT NULL, ends_at bigint NOT NULL)`,
             `CREATE INDEX IF NOT EXISTS limit_windows_by_end ON ${s}.limit_windows (ends_at)`,
-            // What the last reserve() counted (design §39): its statement answers it, as RETURNING sees only the new row.
+            // What the last reserve() counted (design §25): its statement answers it, as RETURNING sees only the new row.
             `ALTER TABLE ${s}.limit_windows ADD COLUMN IF NOT EXISTS reserved bigint NOT NULL DEFAULT 0`,
             // The slots of a key: lease id → when it ends (epoch seconds), in one row, so one row lock orders the takers.
             `CREATE TABLE IF NOT EXISTS ${s}.limit_slots (key bytea PRIMARY KEY, leases jsonb NOT NULL)`,

@@ -1,4 +1,4 @@
-// The token estimate of limits.tokens (design §39) against OpenAI's o200k_base (gpt-tokenizer):
+// The token estimate of limits.tokens (design §25) against OpenAI's o200k_base (gpt-tokenizer):
 // never more than a quarter under on any corpus a caller might choose, at most twice over on
 // English prose and TypeScript. The same corpora as `npm run bench`'s estimate table.
 import assert from 'node:assert/strict';

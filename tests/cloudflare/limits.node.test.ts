@@ -224,7 +224,7 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
           name: 'tokens',
           model: { provider: 'openai-compatible', baseURL: model.baseURL, model: 'm' },
         }),
-        // An output reserve of 100 (design §39): a turn in flight holds its input and 100, not all that is left, so
+        // An output reserve of 100 (design §25): a turn in flight holds its input and 100, not all that is left, so
         // the next request meets the concurrent limit, not the tokens one.
         'agentward.json': JSON.stringify({
           limits: { tokens: { limit: 250, windowSec: 3600, outputReserve: 100 }, concurrent: 1 },

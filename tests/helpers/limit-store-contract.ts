@@ -103,7 +103,7 @@ export function limitStoreContract(name: string, open: () => Promise<LimitStoreU
     assert.equal((await store.hit(key, 3600, 0, ANY)).count, 7);
   });
 
-  test(`${name} (limit store contract): reserve counts cost and as much of more as fits within the limit, or nothing past it (design §39)`, async () => {
+  test(`${name} (limit store contract): reserve counts cost and as much of more as fits within the limit, or nothing past it (design §25)`, async () => {
     const { store } = await open();
     const key = fresh('reserve');
     const first = await store.reserve!(key, 3600, 10, 50, 100);

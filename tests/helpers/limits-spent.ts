@@ -209,7 +209,7 @@ export function limitsSpentScenarios(name: string, open: (options: LimitsServerO
       const total = (await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count;
       assert.equal(total, ran * 2010, 'each turn that ran counts what it reported');
       assert.ok(total <= 10_000 + (ran - 1) * (2010 - 1024) + 2010, `total ${total}`);
-      // Before design §39 the same sends reached about 60,000.
+      // Before the output reserve the same sends reached about 60,000.
       assert.ok(total <= 21_000, `total ${total}`);
     } finally {
       await servers.close();

@@ -1,4 +1,4 @@
-// The corpora the token estimate of `limits.tokens` is measured on (design §39): the same
+// The corpora the token estimate of `limits.tokens` is measured on (design §25): the same
 // text every time (a seeded generator), in the test (tests/agent/token-estimate.node.test.ts)
 // and in `npm run bench` (bench/suites/estimate.ts).
 

@@ -1,4 +1,4 @@
-// limits.failures behind a guest fallback (design §39): a request that presented a credential
+// limits.failures behind a guest fallback (design §25): a request that presented a credential
 // (an Authorization header or a DPoP proof) and was let in only as a guest, by anonymous() or a
 // custom entry answering true, keeps its failure slot as a 401 does, so guessing behind a guest
 // is bounded as guessing against a 401; a guest that presents nothing is never counted. And a

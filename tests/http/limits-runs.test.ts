@@ -241,7 +241,7 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
     auth: AUTH,
     limits: { tokens: { limit: 30, windowSec: 3600 }, store },
   });
-  // The input's estimate (design §39): "three" 2, " short" 2, " words" 2, and the empty tool list "[]" 2;
+  // The input's estimate (design §25): "three" 2, " short" 2, " words" 2, and the empty tool list "[]" 2;
   // for its answer, what the window has left of the output reserve (1,024): 22.
   const first = await send(handler, 'three short words');
   order.push('answered');
@@ -261,7 +261,7 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
   assert.equal(refused.status, 429, '25 + the input passes 30');
   assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=30;w=3600');
-  // What the turn would have reserved (design §37): its input, a parameter of the item.
+  // What the turn would have reserved (design §25): its input, a parameter of the item.
   assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=5;t=\d+;needed=\d+$/);
   const needed = Number(/needed=(\d+)/.exec(refused.headers.get('agentward-tokens')!)![1]);
   assert.ok(needed > 5, `needed=${needed} is more than is left`);

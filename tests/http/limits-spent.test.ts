@@ -174,7 +174,7 @@ test('tokens: a turn that failed after the model reported usage counts what it r
   let estimate = 0;
   const silent: Model = {
     async generate(request) {
-      // The input's estimate (design §39); what the turn reserved beyond it for its answer is given back.
+      // The input's estimate (design §25); what the turn reserved beyond it for its answer is given back.
       estimate =
         estimateTokens(request.instructions) + estimateTokens(JSON.stringify(request.tools)) + estimateTokens('break');
       throw new Error('no answer');

@@ -524,7 +524,7 @@ function t_assertToken(provider: HostProvider, scopes: readonly string[]): void 
   );
 }
 
-describe('four current clients with DPoP behind one address, with server nonces and limits.failures { limit: 3 } (design §39)', () => {
+describe('four current clients with DPoP behind one address, with server nonces and limits.failures { limit: 3 } (design §25)', () => {
   let authServer: McpAuthorizationServer;
   let agentServer: AgentServer;
   let url: string;

@@ -4,7 +4,7 @@
  * `durableObjectLimitStore` over the `LIMITS` namespace of `LimitObject`s, inside workerd, the
  * scenarios behind two `agentHandler`s sharing it. tests/cloudflare/limits.node.test.ts bundles it
  * with `node:test` mapped to ./node-test-shim.ts; a request runs the declared tests and answers
- * their outcomes. And the objects' alarm (design §39): the windows of addresses that each got one
+ * their outcomes. And the objects' alarm (design §25): the windows of addresses that each got one
  * 401 are removed once their window ends (`INSPECTED`, a `LimitObject` that also answers what it
  * stores).
  */
