@@ -13,6 +13,7 @@ import type { Model, ModelDelta, Usage } from '../../src/agent/types.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { memoryLimitStore, type LimitStore } from '../../src/http/limit-store.ts';
 import { captureConsoleError } from '../helpers/console.ts';
+import { type Item, parseList } from '../helpers/structured-fields.ts';
 
 const BASE = 'https://agent.example/agent';
 type Handler = (request: Request) => Promise<Response>;
@@ -263,8 +264,13 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
   assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=30;w=3600');
   // What the turn would have reserved (design §25): its input, a parameter of the item.
   assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=5;t=\d+;needed=\d+$/);
-  const needed = Number(/needed=(\d+)/.exec(refused.headers.get('agentward-tokens')!)![1]);
+  // An RFC 9651 List of one Item: the policy's name, its parameters r, t and needed, integers.
+  const [item] = parseList(refused.headers.get('agentward-tokens')!) as Item[];
+  assert.equal(item!.value, 'tokens');
+  const needed = item!.params.get('needed') as number;
+  assert.equal(typeof needed, 'number');
   assert.ok(needed > 5, `needed=${needed} is more than is left`);
+  assert.equal(item!.params.get('r'), 5);
   assert.equal(refused.headers.get('retry-after'), /t=(\d+)/.exec(refused.headers.get('agentward-tokens')!)![1]);
   assert.equal(calls, 2, 'the refused turn never reached the model');
   // A read starts no turn: it is answered, saying what is left.
