@@ -119,10 +119,11 @@ export const addUsage = (total: Usage | undefined, usage: Usage): Usage =>
 
 /**
  * A model turn's input estimate in tokens (design §25, `limits.tokens`): `estimateTokens` of what
- * the model is sent (instructions, messages with their tool calls, tool specs).
+ * the model is sent (instructions, messages with their tool calls, tool specs). `toolsTokens`: the
+ * tool specs' estimate, when the caller already has it (a run's tools are the same every turn).
  */
-export function turnEstimate(request: ModelRequest): number {
-  let tokens = estimateTokens(request.instructions) + estimateTokens(JSON.stringify(request.tools));
+export function turnEstimate(request: ModelRequest, toolsTokens = toolSpecsEstimate(request)): number {
+  let tokens = estimateTokens(request.instructions) + toolsTokens;
   for (const message of request.messages) {
     tokens += estimateTokens(message.content);
     if (message.role === 'assistant' && message.toolCalls !== undefined)
@@ -130,6 +131,9 @@ export function turnEstimate(request: ModelRequest): number {
   }
   return tokens;
 }
+
+/** The estimate of a turn's tool specs, as the model is sent them (JSON). */
+export const toolSpecsEstimate = (request: ModelRequest): number => estimateTokens(JSON.stringify(request.tools));
 
 /** What a turn spent: what the model reported, else its input estimate plus the estimate of what it produced. */
 export const turnSpent = (tally: TurnTally, input: number): number =>
