@@ -82,9 +82,9 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       }
       return (await client.query(text, values)).rows;
     } catch (error) {
-      // 42P01: no such table; 3F000: no such schema.
+      // 42P01: no such table; 3F000: no such schema; 42703: no such column (a table from before reserve()).
       const state = sqlState(error);
-      if (state === '42P01' || state === '3F000')
+      if (state === '42P01' || state === '3F000' || state === '42703')
         throw new StoreError('STORE_SCHEMA', 'postgresLimitStore(): its tables are missing; run migrate()', {
           cause: error,
         });
