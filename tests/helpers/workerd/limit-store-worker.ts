@@ -30,8 +30,9 @@ export class InspectedLimitObject extends LimitObject {
   readonly #storage: { list(): Promise<Map<string, unknown>> };
   constructor(
     state: ConstructorParameters<typeof LimitObject>[0] & { storage: { list(): Promise<Map<string, unknown>> } },
+    env: unknown,
   ) {
-    super(state);
+    super(state, env);
     this.#storage = state.storage;
   }
   override async fetch(request: Request): Promise<Response> {
