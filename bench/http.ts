@@ -14,7 +14,9 @@
 //   memoryStore()), `api-token-log` (api-token with the request log on, as serve() defaults),
 //   `api-token-limits` (api-token with `limits.requests` on the memory store, a limit never
 //   reached: design §22, within 10% of api-token), `api-token-limits-all` (requests, concurrent,
-//   tokens and failures, all four checked on every request).
+//   tokens and failures, all four checked on every request), `api-token-tracer` (api-token with
+//   `telemetry: { tracer }` on the agent and the server, a tracer whose spans do nothing: design
+//   §28, within 5% of api-token).
 // Rounds interleave: each round starts every server in a fresh process, warms it for 1 s, and
 // measures every case once in a fresh random order, each sample
 // after a quiet-machine gate (other processes' CPU use under 10% of the machine, waiting at most
@@ -33,6 +35,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
 import type { Agent, Store } from '../src/agent/types.ts';
+import type { TelemetryOptions, TelemetrySpan } from '../src/agent/index.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
 import type { AuthOption } from '../src/auth/index.ts';
 import { encodeBase64url } from '../src/auth/jws/base64url.ts';
@@ -61,6 +64,7 @@ const OURS = [
   'mcp-ask',
   'api-token-limits',
   'api-token-limits-all',
+  'api-token-tracer',
 ] as const;
 /** Limits no request of the benchmark reaches: every check runs, none refuses. */
 const NEVER = { limit: Number.MAX_SAFE_INTEGER, windowSec: 60 };
@@ -168,8 +172,15 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
   console.error = (...args: unknown[]) => {
     if (!args.some((arg) => (arg as Error | null)?.name === 'AbortError')) logError(...args);
   };
+  const telemetry = name === 'api-token-tracer' ? NOOP_TRACER : undefined;
   const echo = (store: Store, sessions?: 'owned') =>
-    createAgent({ name: 'bench', model: echoModel(), store, ...(sessions && { sessions }) });
+    createAgent({
+      name: 'bench',
+      model: echoModel(),
+      store,
+      ...(sessions && { sessions }),
+      ...(telemetry && { telemetry }),
+    });
   const bearer = { auth: [apiToken(TOKEN)], authorization: `Bearer ${TOKEN}` };
   let agent: Agent = echo(discardStore());
   let auth: AuthOption | undefined;
@@ -179,7 +190,13 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     agent = Object.freeze({ ...agent, send });
   } else if (name === 'memory') agent = echo(memoryStore());
   else if (name === 'owned') agent = echo(discardStore(), 'owned');
-  if (name === 'api-token' || name === 'api-token-log' || name === 'owned' || name.startsWith('api-token-limits'))
+  if (
+    name === 'api-token' ||
+    name === 'api-token-log' ||
+    name === 'owned' ||
+    name === 'api-token-tracer' ||
+    name.startsWith('api-token-limits')
+  )
     ({ auth, authorization } = bearer);
   if (name === 'jwt-hs256' || name === 'jwt-es256' || name === 'jwt-es256-cache') {
     const signed = await signedToken(name === 'jwt-hs256' ? 'HS256' : 'ES256', name === 'jwt-es256-cache');
@@ -200,6 +217,7 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     log: name === 'api-token-log' ? 'text' : 'off',
     mcp: name === 'mcp-ask',
     ...(limits !== undefined && { limits }),
+    ...(telemetry !== undefined && { telemetry }),
   });
   return { origin: server.url, ...(authorization !== undefined && { authorization }) };
 }
@@ -535,7 +553,20 @@ function verdicts(rows: readonly Row[]): string[] {
   return [...out, ...limitVerdicts(rows)];
 }
 
-/** design §22: a limit check adds at most 10% to an apiToken route on the memory store. */
+/** `a` over `b` as a signed percentage. */
+const pct = (a: number, b: number) => `${a >= b ? '+' : ''}${((a / b - 1) * 100).toFixed(1)}%`;
+
+/** A tracer whose spans do nothing: what the library's own span code costs, without an SDK's. */
+const NOOP_SPAN: TelemetrySpan = {
+  setAttribute: () => NOOP_SPAN,
+  setStatus: () => NOOP_SPAN,
+  recordException: () => undefined,
+  addEvent: () => NOOP_SPAN,
+  end: () => undefined,
+};
+const NOOP_TRACER: TelemetryOptions = { tracer: { startActiveSpan: (_name, _options, fn) => fn(NOOP_SPAN) } };
+
+/** design §22, §25: all four limits add at most 10% to an apiToken route on the memory store; design §28: a no-op tracer at most 5%. */
 function limitVerdicts(rows: readonly Row[]): string[] {
   const get = (name: CaseName) => rows.find((r) => r.case === name);
   const apiToken = get('api-token');
@@ -547,9 +578,20 @@ function limitVerdicts(rows: readonly Row[]): string[] {
     const ratio = limited.reqPerSec / apiToken.reqPerSec;
     const what = name === 'api-token-limits' ? 'requests' : 'requests, concurrent, tokens, failures';
     out.push(
-      `${name} (${what} on the memory store) ${ratio.toFixed(3)}x api-token (at most 10% slower, ≥ 0.9x: ${ratio >= 0.9 ? 'met' : 'MISSED'}), ${(limited.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${limited.cpuUs.toFixed(1)})`,
+      `${name} (${what} on the memory store) ${ratio.toFixed(3)}x api-token (at most 10% slower, ≥ 0.9x: ${ratio >= 0.9 ? 'met' : 'MISSED'}), ${(limited.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${limited.cpuUs.toFixed(1)}: ${pct(limited.cpuUs, apiToken.cpuUs)}; at most +10%: ${limited.cpuUs <= apiToken.cpuUs * 1.1 ? 'met' : 'MISSED'})`,
     );
   }
+  const traced = get('api-token-tracer');
+  if (traced !== undefined)
+    out.push(
+      `api-token-tracer (a no-op tracer, design §28) ${(traced.reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(traced.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${traced.cpuUs.toFixed(1)}: ${pct(traced.cpuUs, apiToken.cpuUs)}; at most +5%: ${traced.cpuUs <= apiToken.cpuUs * 1.05 ? 'met' : 'MISSED'})`,
+    );
+  const floor = get('raw-node-2');
+  const node = get('raw-node');
+  if (floor !== undefined && node !== undefined)
+    out.push(
+      `A/A floor: raw-node-2 against raw-node, the same server twice, ${pct(floor.cpuUs, node.cpuUs)} CPU-µs/req (${node.cpuUs.toFixed(1)} against ${floor.cpuUs.toFixed(1)}), ${(floor.reqPerSec / node.reqPerSec).toFixed(3)}x req/s`,
+    );
   return out;
 }
 

@@ -8,5 +8,6 @@ declare module 'cloudflare:workers' {
     protected env: Env;
     constructor(ctx: unknown, env: Env);
     fetch?(request: Request): Response | Promise<Response>;
+    alarm?(alarmInfo?: unknown): void | Promise<void>;
   }
 }

@@ -1,6 +1,7 @@
 import { AgentError, modelError } from './errors.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
 import { isArray, isFunction, isNonEmptyString, isObject, isString } from './shapes.ts';
+import { estimateTokens } from './token-estimate.ts';
 
 /** `MODEL_ERROR`: the model returned `what`, which is not part of a turn. */
 const returned = (what: string) => modelError(`the model returned ${what}`);
@@ -12,7 +13,7 @@ export const modelFailures: { report?: (error: unknown) => void } = {};
 
 /** What a model turn has produced so far, kept up to date as it comes: what a turn that fails still spent. */
 export interface TurnTally {
-  /** Characters of text and tool calls (name and arguments as JSON). */
+  /** The estimate in tokens (`estimateTokens`) of its text and tool calls (name and arguments as JSON). */
   produced: number;
   /** The usage the model reported so far. */
   usage?: Usage;
@@ -39,7 +40,7 @@ export async function modelTurn(
     if (typeof delta !== 'string') throw returned('text that is not a string');
     if (delta === '') return;
     text += delta;
-    tally.produced += delta.length;
+    tally.produced += estimateTokens(delta);
     emit({ type: 'text-delta', text: delta });
   };
   const addCall = (call: unknown) => {
@@ -49,7 +50,7 @@ export async function modelTurn(
     }
     const copy: ToolCall = { id, name, arguments: structuredClone((call as ToolCall).arguments) };
     toolCalls.push(copy);
-    tally.produced += name.length + (JSON.stringify(copy.arguments)?.length ?? 0);
+    tally.produced += estimateTokens(name) + estimateTokens(JSON.stringify(copy.arguments) ?? '');
     emit({ type: 'tool-call', call: structuredClone(copy) });
   };
   const reportUsage = (reported: unknown) => {
@@ -117,22 +118,23 @@ export const addUsage = (total: Usage | undefined, usage: Usage): Usage =>
     : { inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens };
 
 /**
- * A model turn's estimate in tokens (design §25, `limits.tokens`): `ceil(characters of its
- * input / 4)` (instructions, messages with their tool calls, tool specs) plus the most it may
- * write, `settings.maxOutputTokens` (0 when unset).
+ * A model turn's input estimate in tokens (design §25, `limits.tokens`): `estimateTokens` of what
+ * the model is sent (instructions, messages with their tool calls, tool specs). `toolsTokens`: the
+ * tool specs' estimate, when the caller already has it (a run's tools are the same every turn).
  */
-export function turnEstimate(request: ModelRequest): number {
-  let characters = request.instructions.length + JSON.stringify(request.tools).length;
+export function turnEstimate(request: ModelRequest, toolsTokens = toolSpecsEstimate(request)): number {
+  let tokens = estimateTokens(request.instructions) + toolsTokens;
   for (const message of request.messages) {
-    characters += message.content.length;
+    tokens += estimateTokens(message.content);
     if (message.role === 'assistant' && message.toolCalls !== undefined)
-      characters += JSON.stringify(message.toolCalls).length;
+      tokens += estimateTokens(JSON.stringify(message.toolCalls));
   }
-  return Math.ceil(characters / 4) + (request.settings?.maxOutputTokens ?? 0);
+  return tokens;
 }
 
-/** What a turn spent: what the model reported, else the estimate plus `ceil(characters it produced / 4)`. */
-export const turnSpent = (tally: TurnTally, estimate: number): number =>
-  tally.usage === undefined
-    ? estimate + Math.ceil(tally.produced / 4)
-    : tally.usage.inputTokens + tally.usage.outputTokens;
+/** The estimate of a turn's tool specs, as the model is sent them (JSON). */
+export const toolSpecsEstimate = (request: ModelRequest): number => estimateTokens(JSON.stringify(request.tools));
+
+/** What a turn spent: what the model reported, else its input estimate plus the estimate of what it produced. */
+export const turnSpent = (tally: TurnTally, input: number): number =>
+  tally.usage === undefined ? input + tally.produced : tally.usage.inputTokens + tally.usage.outputTokens;

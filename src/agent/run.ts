@@ -6,7 +6,7 @@ import { copyMessages, copyRecord } from './copy.ts';
 import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
-import { addUsage, modelTurn, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
+import { addUsage, modelTurn, toolSpecsEstimate, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
 import { approvalNeeded, denial, runTool, toolSpecs, type Answer } from './tools.ts';
 import type { RunTrace } from './telemetry.ts';
 import type {
@@ -235,6 +235,8 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
         ),
       );
   }
+  // The tool specs' token estimate, made once: the run's tools are the same every turn.
+  let toolsTokens: number | undefined;
   // The tool loop: answer the open turn's calls, then ask the model again, up to `maxSteps` turns.
   for (;;) {
     if (turnOpen) {
@@ -252,8 +254,8 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       settings: setup.settings,
     };
     // The meter reserves the turn's estimate before anything of the turn is seen: refused, the model is not called.
-    const estimate = meter === undefined ? 0 : turnEstimate(request);
-    const settle = await meter?.(estimate);
+    const estimate = meter === undefined ? 0 : turnEstimate(request, (toolsTokens ??= toolSpecsEstimate(request)));
+    const settle = await meter?.(estimate, setup.settings?.maxOutputTokens);
     step++;
     emit({ type: 'step-start' });
     const tally: TurnTally = { produced: 0 };

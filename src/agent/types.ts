@@ -254,17 +254,21 @@ export interface SendOptions {
 export type UsageHook = (usage: Usage) => void | Promise<void>;
 
 /**
- * Meters a run's model turns (the route handler's `limits.tokens`). Called before each model
- * turn with the turn's estimate in tokens, `ceil(characters of the model's input / 4) +
- * (settings.maxOutputTokens ?? 0)`; what it throws refuses the turn: the model is not called,
- * and the run stops with that error (the steps before it stay stored). It answers `settle`,
- * which the run calls once the turn has ended, however it ended (completed, failed, aborted, or
- * refused afterwards), with the tokens the turn spent: what the model reported
- * (`inputTokens + outputTokens`), or where it reported nothing, the estimate plus
- * `ceil(characters it produced / 4)`. Both are awaited; what `settle` throws fails the run
- * before the turn is stored (after a turn that failed, its own error is the run's).
+ * Meters a run's model turns (the route handler's `limits.tokens`, design §25). Called before each
+ * model turn with the estimate in tokens of the model's input (`estimateTokens` of the
+ * instructions, messages and tool specs) and the turn's `settings.maxOutputTokens` (`undefined`
+ * when unset); what it throws refuses the turn: the model is not called, and the run stops with
+ * that error (the steps before it stay stored). It answers `settle`, which the run calls once
+ * the turn has ended, however it ended (completed, failed, aborted, or refused afterwards), with
+ * the tokens the turn spent: what the model reported (`inputTokens + outputTokens`), or where it
+ * reported nothing, the input estimate plus the estimate of what it produced. Both are awaited;
+ * what `settle` throws fails the run before the turn is stored (after a turn that failed, its own
+ * error is the run's).
  */
-export type TurnMeter = (estimate: number) => Promise<(spent: number) => Promise<unknown>>;
+export type TurnMeter = (
+  input: number,
+  maxOutputTokens: number | undefined,
+) => Promise<(spent: number) => Promise<unknown>>;
 
 export interface DecideOptions {
   approved: boolean;

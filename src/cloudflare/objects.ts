@@ -43,6 +43,11 @@ export class LimitObject extends DurableObject<unknown> {
   override fetch(request: Request): Promise<Response> {
     return this.#core.fetch(request);
   }
+
+  /** Rings when a stored window ends: the core removes the windows that have ended. */
+  override alarm(): Promise<void> {
+    return this.#core.alarm();
+  }
 }
 
 /**

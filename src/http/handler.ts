@@ -292,7 +292,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
             anyScopes ? routeScopes(operation) : undefined,
           );
         // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
-        const result = limits?.failures ? await limits.admit(request, run) : await run();
+        const result = limits?.failures ? await limits.admit(request, run, authenticate.headersOnly) : await run();
         if (!result.ok) {
           trace?.refused(result.response, result.refusal);
           // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).

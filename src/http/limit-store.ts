@@ -17,6 +17,12 @@ export interface WindowCount {
   readonly start: number;
 }
 
+/** What a limit store answers about a reservation: the window, and what was counted in it. */
+export interface Reservation extends WindowCount {
+  /** What was counted: `cost` plus as much of `more` as fit within the limit; 0 when refused. */
+  readonly reserved: number;
+}
+
 /**
  * Where the route handler keeps its counters (design §22, §25): `memoryLimitStore()` (the
  * default, one process), `postgresLimitStore()` from `agentward/postgres` (any number of
@@ -34,8 +40,10 @@ export interface WindowCount {
  *
  * How the handler uses it: `requests` is one `hit` per request; `failures` takes a slot with
  * `hit(…, 1, limit)` before auth and gives it back with `settle(…, -1)` unless the answer is a
- * 401; `tokens` reserves each model turn's estimate with `hit(…, estimate, limit)` and replaces
- * it with what the turn spent with `settle(…, spent - estimate)`; `concurrent` holds leases.
+ * 401; `tokens` reserves each model turn with `reserve(…, input, outputReserve, limit)` (design
+ * §25; a store without `reserve` is asked `hit(…, input + maxOutputTokens, limit)` instead) and
+ * replaces the reservation with what the turn spent with `settle(…, spent - reserved)`;
+ * `concurrent` holds leases.
  */
 export interface LimitStore {
   /**
@@ -44,6 +52,15 @@ export interface LimitStore {
    * its count is within `limit`) and creates nothing.
    */
   hit(key: string, windowSec: number, cost: number, limit: number): Promise<WindowCount>;
+  /**
+   * Counts `cost` and as much of `more` as fits within `limit` against `key`'s current window, as
+   * one atomic step: when the window's count plus `cost` is at most `limit`, adds `cost +
+   * min(more, limit - count - cost)` and answers it as `reserved`; else counts nothing (`allowed`
+   * false, `reserved` 0). What `limits.tokens` reserves for a model turn (design §25): its input,
+   * and for what it will write, what the window has left up to `outputReserve`. Optional: without
+   * it, a turn reserves its input (and `maxOutputTokens`) with `hit`.
+   */
+  reserve?(key: string, windowSec: number, cost: number, more: number, limit: number): Promise<Reservation>;
   /**
    * Adds `delta` (negative: gives back) to the window of `key` that began at `start` (a
    * `WindowCount.start` of this store), never taking its count below 0 and never refusing. When
@@ -117,6 +134,7 @@ interface Window {
  */
 export interface LocalCounters {
   hit(key: string, windowSec: number, cost: number, limit: number): WindowCount;
+  reserve(key: string, windowSec: number, cost: number, more: number, limit: number): Reservation;
   settle(key: string, windowSec: number, start: number, delta: number): WindowCount;
   acquire(key: string, lease: string, limit: number): boolean;
   release(key: string, lease: string): void;
@@ -170,20 +188,30 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
     byKey.set(key, window);
   }
 
-  function hit(key: string, windowSec: number, cost: number, limit: number): WindowCount {
+  /** What the last `count` added. */
+  let added = 0;
+  /** Counts `cost` and as much of `more` as fits within `limit` (what `reserve` counts), or nothing past it. */
+  function count(key: string, windowSec: number, cost: number, more: number, limit: number): WindowCount {
     const t = now();
     const start = Math.floor(t / windowSec) * windowSec;
     const window = windows.get(windowSec)?.get(key);
-    const count = window !== undefined && window.start === start ? window.count : 0;
-    if (count + cost > limit) return answer(false, count, start, windowSec, t);
-    if (cost === 0) return answer(true, count, start, windowSec, t);
-    if (window === undefined) add(key, windowSec, start, cost);
-    else (window.start = start), (window.count = count + cost), (window.used = true);
-    return answer(true, count + cost, start, windowSec, t);
+    const counted = window !== undefined && window.start === start ? window.count : 0;
+    if (counted + cost > limit) return answer(false, counted, start, windowSec, t);
+    added = cost + Math.min(more, limit - counted - cost);
+    if (added === 0) return answer(true, counted, start, windowSec, t);
+    if (window === undefined) add(key, windowSec, start, added);
+    else (window.start = start), (window.count = counted + added), (window.used = true);
+    return answer(true, counted + added, start, windowSec, t);
   }
+
+  const hit = (key: string, windowSec: number, cost: number, limit: number) => count(key, windowSec, cost, 0, limit);
 
   const counters: LocalCounters = {
     hit,
+    reserve(key, windowSec, cost, more, limit) {
+      const { allowed, count: counted, resetSec, start } = count(key, windowSec, cost, more, limit);
+      return { allowed, count: counted, resetSec, start, reserved: allowed ? added : 0 };
+    },
     settle(key, windowSec, start, delta) {
       const t = now();
       const window = windows.get(windowSec)?.get(key);
@@ -214,6 +242,7 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
   };
   const store: LimitStore = {
     hit: async (key, windowSec, cost, limit) => counters.hit(key, windowSec, cost, limit),
+    reserve: async (key, windowSec, cost, more, limit) => counters.reserve(key, windowSec, cost, more, limit),
     settle: async (key, windowSec, start, delta) => counters.settle(key, windowSec, start, delta),
     acquire: async (key, lease, limit) => counters.acquire(key, lease, limit),
     release: async (key, lease) => counters.release(key, lease),

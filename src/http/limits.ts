@@ -5,7 +5,7 @@
 import { AgentError } from '../agent/errors.ts';
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
-import { localCounters, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
+import { localCounters, memoryLimitStore, type LimitStore, type Reservation, type WindowCount } from './limit-store.ts';
 import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
@@ -22,13 +22,20 @@ export interface LimitsOptions {
   /** Requests in flight at once per principal; a streamed answer is in flight until its stream ends. */
   concurrent?: number;
   /**
-   * Model tokens per principal in each window: each model turn first reserves its estimate
-   * (`ceil(characters of its input / 4) + (settings.maxOutputTokens ?? 0)`), refused past `limit`,
-   * then counts what it spent (its `inputTokens + outputTokens`, or the estimate plus
-   * `ceil(characters it produced / 4)` where the model reported nothing).
+   * Model tokens per principal in each window (design §25). Each model turn first reserves its
+   * input's estimate (`estimateTokens`) and, for what it will write, `settings.maxOutputTokens`
+   * where set, else the smaller of `outputReserve` and what the window has left; refused when the
+   * window's total, reservations included, plus the input (plus `maxOutputTokens`) passes `limit`.
+   * Then it counts what it spent (its `inputTokens + outputTokens`, or the input's estimate plus
+   * the estimate of what it produced where the model reported nothing).
    */
-  tokens?: LimitWindow;
-  /** 401 answers per client address in each window: each request takes a slot before the auth list runs, given back unless it is answered 401; past `limit`, 429. */
+  tokens?: TokensWindow;
+  /**
+   * Failed credentials per client address in each window: each request takes a slot before the
+   * auth list runs, kept when it is answered 401 (but for a DPoP nonce's `use_dpop_nonce`) or when
+   * it presented a credential (`Authorization`, `DPoP`) and was let in only as a guest; past
+   * `limit`, 429.
+   */
   failures?: LimitWindow;
   /** Where the counters live; default `memoryLimitStore()` (this process only). */
   store?: LimitStore;
@@ -39,6 +46,15 @@ export interface LimitsOptions {
    */
   clientAddress?: (request: Request) => string | undefined;
 }
+
+/** `limits.tokens`: a budget of model tokens, and what a turn without `maxOutputTokens` reserves for its answer. */
+export interface TokensWindow extends LimitWindow {
+  /** The most a model turn without `settings.maxOutputTokens` reserves for what it writes (design §25): default 1,024, 0 for none. */
+  outputReserve?: number;
+}
+
+/** The output reserve of `limits.tokens` when none is given. */
+export const OUTPUT_RESERVE = 1024;
 
 /** Seconds a concurrency slot outlives its last renewal in a shared store (a process that died holding it). */
 export const LEASE_SEC = 60;
@@ -53,6 +69,8 @@ export interface Policy extends LimitWindow {
   readonly item: string;
   /** The policy field and the limit field: `RateLimit-Policy` and `RateLimit`, or the tokens pair. */
   readonly fields: readonly [string, string];
+  /** `tokens` only: what a turn without `maxOutputTokens` reserves at most for its answer. */
+  readonly outputReserve: number;
 }
 
 /**
@@ -91,14 +109,20 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
     const window = (value as LimitsOptions)[name];
     if (window === undefined) continue;
     if (typeof window !== 'object' || window === null) throw fail(`.${name} must be { limit, windowSec }`);
-    checkOptionNames(`${helper}: limits.${name}`, window, ['limit', 'windowSec']);
-    const { limit, windowSec } = window;
+    checkOptionNames(
+      `${helper}: limits.${name}`,
+      window,
+      name === 'tokens' ? ['limit', 'windowSec', 'outputReserve'] : ['limit', 'windowSec'],
+    );
+    const { limit, windowSec, outputReserve = OUTPUT_RESERVE } = window as TokensWindow;
     if (!whole(limit)) throw fail(`.${name}.limit must be a positive integer`);
     if (!whole(windowSec, MAX_WINDOW_SEC))
       throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
+    if (!Number.isSafeInteger(outputReserve) || outputReserve < 0)
+      throw fail('.tokens.outputReserve must be a whole number of tokens, 0 or more');
     // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
     const fields = name === 'tokens' ? TOKEN_FIELDS : RATELIMIT;
-    limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}`, fields };
+    limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}`, fields, outputReserve };
   }
   if (concurrent !== undefined) {
     if (!whole(concurrent)) throw fail('.concurrent must be a positive integer');
@@ -107,12 +131,12 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
     throw fail(' needs one of requests, concurrent, tokens, failures');
   }
   if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
+  const methods = limits.store as Record<string, unknown>;
   if (
-    ['hit', 'settle', 'acquire', 'release'].some(
-      (method) => typeof (limits.store as Record<string, unknown>)[method] !== 'function',
-    )
+    ['hit', 'settle', 'acquire', 'release'].some((method) => typeof methods[method] !== 'function') ||
+    (methods.reserve !== undefined && typeof methods.reserve !== 'function')
   ) {
-    throw fail('.store must be a limit store (hit, settle, acquire, release), such as memoryLimitStore()');
+    throw fail('.store must be a limit store (hit, settle, acquire, release, reserve?), such as memoryLimitStore()');
   }
   if (clientAddress !== undefined) {
     if (typeof clientAddress !== 'function') throw fail('.clientAddress must be a function of the request');
@@ -169,6 +193,30 @@ function ipv6Groups(text: string): number[] | undefined {
   return gap >= 1 ? [...head, ...Array<number>(gap).fill(0), ...tail] : undefined;
 }
 
+/**
+ * Whether an answer of the auth list counts as a failure (design §25): a 401, but for one
+ * whose only fault is a DPoP proof without the current nonce (a protocol step, RFC 9449 §9, which
+ * the entries answer only for a token that held), and one to a request that presented no
+ * credential where every entry reads only the `Authorization` and `DPoP` headers (`headersOnly`;
+ * a custom entry may read a credential anywhere, so behind one every 401 counts); and a request that presented a credential
+ * (`Authorization`, `DPoP`) yet was let in only as a guest (`anonymous()`, or a custom entry
+ * answering `true`), so that guessing behind a guest fallback is bounded as guessing against a 401.
+ */
+function failed(request: RouteRequest, result: AuthResult, headersOnly: boolean): boolean {
+  if (result.ok)
+    return (
+      (result.principal === BOOLEAN_PRINCIPAL || result.principal.authenticator === 'anonymous') && presented(request)
+    );
+  if (result.response.status !== 401) return false;
+  // A client's first request, before it has a token (RFC 9728 discovery): nothing guessed, where no entry reads another header.
+  if (headersOnly && !presented(request)) return false;
+  return !/error="use_dpop_nonce"/.test(result.response.headers.get('www-authenticate') ?? '');
+}
+
+/** Whether a request presented a credential: an `Authorization` header or a DPoP proof. */
+const presented = (request: RouteRequest) =>
+  request.headers.get('authorization') !== null || request.headers.get('dpop') !== null;
+
 /** Principals counted by client address: `anonymous()` callers, the boolean `auth`'s, and none (no auth). */
 const byAddress = (principal: Principal | undefined) =>
   principal === undefined || principal === BOOLEAN_PRINCIPAL || principal.authenticator === 'anonymous';
@@ -194,6 +242,12 @@ const seconds = (value: number) => Math.max(1, Math.ceil(value));
 /** draft-ietf-httpapi-ratelimit-headers-10 §4.1: a service limit item, `r` the quota left, `t` the seconds until more is available. */
 const limitItem = (policy: Policy, count: WindowCount) =>
   `"${policy.name}";r=${Math.max(0, policy.limit - count.count)};t=${seconds(count.resetSec)}`;
+/** The window's fields for a turn refused by `tokens`: its item also says what the turn needed (design §25), a parameter of the item (RFC 9651 §3.1.2). */
+const neededHeaders = (policy: Policy, count: WindowCount, needed: number) => {
+  const headers = windowHeaders(policy, count);
+  headers[policy.fields[1]] = `${limitItem(policy, count)};needed=${needed}`;
+  return headers;
+};
 const refusalHeaders = (retryAfter: number, policy: string, limit: string, fields: readonly string[] = RATELIMIT) => ({
   'retry-after': `${retryAfter}`,
   [fields[0]!]: policy,
@@ -205,16 +259,17 @@ const refusal = (policy: Policy, count: WindowCount) =>
   errorReply(429, 'Too Many Requests', windowHeaders(policy, count));
 
 /**
- * A model turn refused by `tokens` (design §25): `TOKEN_LIMIT`, answered 429 with the window's
- * fields (`headers`, which the route's failure answer carries).
+ * A model turn refused by `tokens` (design §25): `TOKEN_LIMIT`, answered 429 with the
+ * window's fields (`headers`, which the route's failure answer carries), its item saying what the
+ * turn would have reserved (`needed`).
  */
-const tokensRefused = (policy: Policy, count: WindowCount) =>
+const tokensRefused = (policy: Policy, count: WindowCount, needed: number) =>
   Object.assign(
     new AgentError(
       'TOKEN_LIMIT',
       `the token budget of this window is spent (limits.tokens); more in ${seconds(count.resetSec)} s`,
     ),
-    { headers: windowHeaders(policy, count) },
+    { headers: neededHeaders(policy, count, needed) },
   );
 
 /** What a limited route does: serve the request, handing the run `meter` so that its model turns pass `tokens`. */
@@ -225,9 +280,10 @@ export interface Limiter {
   /**
    * `failures` around the auth list: takes one of the address's failure slots first (429 past
    * `limit`; 500 when no address is known), runs `authenticate`, and gives the slot back unless
-   * the answer is a 401 (design §25).
+   * the answer is a failure (`failed`, design §25). `headersOnly`: the auth list's
+   * `headersOnly` (every entry a built-in that reads only `Authorization` and `DPoP`).
    */
-  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>): Promise<AuthResult>;
+  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>, headersOnly?: boolean): Promise<AuthResult>;
   /** Whom a request counts against: read before the route reads its body (`clientAddress` may read the `Request`). */
   caller(request: RouteRequest, principal: Principal | undefined): Caller;
   /** Counts one request of `caller` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
@@ -235,11 +291,8 @@ export interface Limiter {
 }
 
 /** The store's calls; on the memory store, made without a promise (`localCounters`). */
-type Counters = {
-  [K in keyof LimitStore]: (
-    ...args: Parameters<LimitStore[K]>
-  ) => ReturnType<LimitStore[K]> | Awaited<ReturnType<LimitStore[K]>>;
-};
+type Counters = { [K in keyof LimitStore]: MaybeSync<LimitStore[K]> };
+type MaybeSync<F> = F extends (...args: infer A) => infer R ? (...args: A) => R | Awaited<R> : never;
 
 /** The limits of one handler, on its store. */
 export function limiter({ requests, concurrent, tokens, failures, store, clientAddress }: Limits): Limiter {
@@ -262,7 +315,7 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
 
   return {
     failures: failures !== undefined,
-    async admit(request, authenticate) {
+    async admit(request, authenticate, headersOnly = false) {
       const address = addressOf(request);
       if (address === undefined) {
         if (!told) console.error('agentward: limits.failures needs the client address: give clientAddress');
@@ -277,7 +330,7 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       try {
         result = await authenticate();
       } finally {
-        if (result?.ok !== false || result.response.status !== 401)
+        if (result === undefined || !failed(request, result, headersOnly))
           await counters.settle(key, failures!.windowSec, taken.start, -1);
       }
       return result;
@@ -335,18 +388,31 @@ function fieldsOf(headers: Record<string, string>, policy: Policy, count: Window
 }
 
 /**
- * `tokens`' meter of one caller's run (design §25): each model turn reserves its estimate in one
- * atomic `hit`, refused with `TOKEN_LIMIT` past the limit, and settles what it spent in place of
- * the estimate. `seen` hears the window after each.
+ * `tokens`' meter of one caller's run (design §25): each model turn reserves, in one atomic store
+ * operation, its input's estimate and `maxOutputTokens` where set, else as much of
+ * `outputReserve` as the window has left; refused with `TOKEN_LIMIT` past the limit. A store
+ * without `reserve` is asked to `hit` the input and `maxOutputTokens` (design §25). Once the turn
+ * has ended, what it spent replaces the reservation. `seen` hears the window after each.
  */
 function tokenMeter(counters: Counters, tokens: Policy, key: string, seen: (count: WindowCount) => void): TurnMeter {
-  return async (estimate) => {
-    const reserved = await counters.hit(key, tokens.windowSec, estimate, tokens.limit);
-    if (!reserved.allowed) throw tokensRefused(tokens, reserved);
+  const { windowSec, limit, outputReserve } = tokens;
+  return async (input, maxOutputTokens) => {
+    const cost = input + (maxOutputTokens ?? 0);
+    const reserved: Reservation =
+      counters.reserve === undefined
+        ? reservedBy(await counters.hit(key, windowSec, cost, limit), cost)
+        : await counters.reserve(key, windowSec, cost, maxOutputTokens === undefined ? outputReserve : 0, limit);
+    if (!reserved.allowed) throw tokensRefused(tokens, reserved, cost);
     seen(reserved);
-    return async (used) => seen(await counters.settle(key, tokens.windowSec, reserved.start, used - estimate));
+    return async (used) => seen(await counters.settle(key, windowSec, reserved.start, used - reserved.reserved));
   };
 }
+
+/** A `hit` of `cost` as a reservation: `cost` counted when allowed. */
+const reservedBy = (count: WindowCount, cost: number): Reservation => ({
+  ...count,
+  reserved: count.allowed ? cost : 0,
+});
 
 interface Slot {
   /** Gives the slot back: on the memory store at once (`undefined`), else a promise. Never throws. */
@@ -357,12 +423,18 @@ interface Slot {
  * A concurrency slot, held until `release()` (once, whoever calls it; it never throws) and renewed
  * meanwhile; `null` when none is free.
  */
-async function takeSlot(counters: Counters, local: boolean, key: string, limit: number): Promise<Slot | null> {
+function takeSlot(counters: Counters, local: boolean, key: string, limit: number): Slot | null | Promise<Slot | null> {
   // Unique across processes (a random prefix), and no random bytes per request.
   const lease = `${(prefix ??= crypto.randomUUID())}:${++leases}`;
-  if (!(await counters.acquire(key, lease, limit, LEASE_SEC))) return null;
   // This process's memory keeps a slot until it is released (a lease released twice changes nothing): nothing to renew or wait for.
-  if (local) return { release: () => void counters.release(key, lease) };
+  if (local)
+    return counters.acquire(key, lease, limit, LEASE_SEC) ? { release: () => void counters.release(key, lease) } : null;
+  return sharedSlot(counters, key, lease, limit);
+}
+
+/** A slot in a store shared by processes: renewed every half lease while it is held. */
+async function sharedSlot(counters: Counters, key: string, lease: string, limit: number): Promise<Slot | null> {
+  if (!(await counters.acquire(key, lease, limit, LEASE_SEC))) return null;
   const renew = setInterval(
     () => Promise.resolve(counters.acquire(key, lease, limit, LEASE_SEC)).catch(slotFailed),
     LEASE_SEC * 500,

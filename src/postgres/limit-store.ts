@@ -56,7 +56,8 @@ function current(row: Record<string, unknown>, windowSec: number) {
  * server processes on one database. Fixed windows on the database's clock (aligned to multiples
  * of their length), so instances whose clocks differ still count into the same window. Every
  * check is one statement, atomic on its own: an `INSERT … ON CONFLICT DO UPDATE … WHERE` adds to
- * a window only while it stays within its limit, and takes a concurrency slot only while fewer
+ * a window only while it stays within its limit (a reservation also counts as much of its
+ * `more` as fits, and keeps what it counted in the row's `reserved`), and takes a concurrency slot only while fewer
  * than the limit are held (a slot is a lease that ends `ttlSec` after it was last taken, so a
  * process that died holding slots gives them back); a settle is one `UPDATE` of the window it
  * names, or an `INSERT` into the current one when that has ended. A read writes nothing. Keys
@@ -81,9 +82,9 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       }
       return (await client.query(text, values)).rows;
     } catch (error) {
-      // 42P01: no such table; 3F000: no such schema.
+      // 42P01: no such table; 3F000: no such schema; 42703: no such column (a table from before reserve()).
       const state = sqlState(error);
-      if (state === '42P01' || state === '3F000')
+      if (state === '42P01' || state === '3F000' || state === '42703')
         throw new StoreError('STORE_SCHEMA', 'postgresLimitStore(): its tables are missing; run migrate()', {
           cause: error,
         });
@@ -102,6 +103,8 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
             `CREATE SCHEMA IF NOT EXISTS ${s}`,
             `CREATE TABLE IF NOT EXISTS ${s}.limit_windows (key bytea PRIMARY KEY, start bigint NOT NULL, count bigint NOT NULL, ends_at bigint NOT NULL)`,
             `CREATE INDEX IF NOT EXISTS limit_windows_by_end ON ${s}.limit_windows (ends_at)`,
+            // What the last reserve() counted (design §25): its statement answers it, as RETURNING sees only the new row.
+            `ALTER TABLE ${s}.limit_windows ADD COLUMN IF NOT EXISTS reserved bigint NOT NULL DEFAULT 0`,
             // The slots of a key: lease id → when it ends (epoch seconds), in one row, so one row lock orders the takers.
             `CREATE TABLE IF NOT EXISTS ${s}.limit_slots (key bytea PRIMARY KEY, leases jsonb NOT NULL)`,
           ].join(';\n'),
@@ -140,6 +143,34 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
         return { ...seen, allowed: false, count: Math.max(limit - cost + 1, seen.count) };
       }
       return { ...current(row!, windowSec), allowed: true };
+    },
+    async reserve(key, windowSec, cost, more, limit) {
+      // The window's count now ($was, 0 when it has ended); what is counted: cost and as much of more as fits.
+      const was = 'CASE WHEN w.start >= excluded.start THEN w.count ELSE 0 END';
+      const [row] = await query(
+        `WITH ${CLOCK},
+         counted AS (
+           INSERT INTO ${s}.limit_windows AS w (key, start, count, ends_at, reserved)
+           SELECT ${KEY}, floor(now / $2::bigint)::bigint * $2::bigint, $3::bigint + least($5::bigint, $4::bigint - $3::bigint),
+                  floor(now / $2::bigint)::bigint * $2::bigint + $2::bigint, $3::bigint + least($5::bigint, $4::bigint - $3::bigint)
+           FROM clock WHERE $3::bigint <= $4::bigint
+           ON CONFLICT (key) DO UPDATE SET
+             count = ${was} + $3::bigint + least($5::bigint, $4::bigint - ${was} - $3::bigint),
+             reserved = $3::bigint + least($5::bigint, $4::bigint - ${was} - $3::bigint),
+             start = greatest(w.start, excluded.start),
+             ends_at = greatest(w.ends_at, excluded.ends_at)
+           WHERE ${was} + $3::bigint <= $4::bigint
+           RETURNING count, start, reserved
+         )
+         SELECT counted.count, counted.start, counted.reserved, clock.now, was.count AS was_count, was.start AS was_start
+         FROM clock LEFT JOIN counted ON true LEFT JOIN ${s}.limit_windows AS was ON was.key = ${KEY}`,
+        [windowName(key, windowSec), windowSec, cost, limit, more],
+      );
+      if (row!.count === null) {
+        const seen = current({ count: row!.was_count, start: row!.was_start, now: row!.now }, windowSec);
+        return { ...seen, allowed: false, count: Math.max(limit - cost + 1, seen.count), reserved: 0 };
+      }
+      return { ...current(row!, windowSec), allowed: true, reserved: Number(row!.reserved) };
     },
     async settle(key, windowSec, start, delta) {
       // The window that began at $3 while it lasts; else a positive delta counts in the current one.

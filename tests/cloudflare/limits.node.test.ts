@@ -224,7 +224,11 @@ describe('cloudflare-worker target: tokens and requests in flight', () => {
           name: 'tokens',
           model: { provider: 'openai-compatible', baseURL: model.baseURL, model: 'm' },
         }),
-        'agentward.json': JSON.stringify({ limits: { tokens: { limit: 250, windowSec: 3600 }, concurrent: 1 } }),
+        // An output reserve of 100 (design §25): a turn in flight holds its input and 100, not all that is left, so
+        // the next request meets the concurrent limit, not the tokens one.
+        'agentward.json': JSON.stringify({
+          limits: { tokens: { limit: 250, windowSec: 3600, outputReserve: 100 }, concurrent: 1 },
+        }),
       },
       fixture('plain'),
     );
@@ -281,11 +285,16 @@ test('the limit store contract and the scenarios of limits that count what was s
       alias: { 'node:test': join(root, 'tests/helpers/workerd/node-test-shim.ts') },
       external: ['node:assert', 'node:assert/strict'],
     },
-    miniflare: { durableObjects: { LIMITS: { className: 'LimitObject', useSQLite: true } } } as never,
+    miniflare: {
+      durableObjects: {
+        LIMITS: { className: 'LimitObject', useSQLite: true },
+        INSPECTED: { className: 'InspectedLimitObject', useSQLite: true },
+      },
+    } as never,
   });
   try {
     const outcomes = (await (await worker.fetch('http://worker/')).json()) as TestOutcome[];
-    assert.equal(outcomes.length, 15, 'every test of the contract and of the scenarios ran');
+    assert.equal(outcomes.length, 20, 'every test of the contract and of the scenarios ran, and the alarm test');
     assert.deepEqual(
       outcomes.filter((outcome) => !outcome.ok),
       [],

@@ -20,6 +20,19 @@ export class StorageStandIn implements LimitStorageLike {
   async delete(key: string) {
     return this.data.delete(key);
   }
+  async list({ prefix }: { prefix: string }) {
+    return new Map(
+      [...this.data].filter(([key]) => key.startsWith(prefix)).map(([key, value]) => [key, structuredClone(value)]),
+    );
+  }
+  /** When the alarm is set to ring (ms); a stand-in never rings it: a test calls the object's `alarm()`. */
+  alarmAt: number | null = null;
+  async getAlarm() {
+    return this.alarmAt;
+  }
+  async setAlarm(scheduledTime: number) {
+    this.alarmAt = scheduledTime;
+  }
 }
 
 /** A namespace of `LimitObjectCore`s: one object per name, reached through `fetch` with a Request, as a stub is. */

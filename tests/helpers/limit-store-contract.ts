@@ -103,6 +103,38 @@ export function limitStoreContract(name: string, open: () => Promise<LimitStoreU
     assert.equal((await store.hit(key, 3600, 0, ANY)).count, 7);
   });
 
+  test(`${name} (limit store contract): reserve counts cost and as much of more as fits within the limit, or nothing past it (design §25)`, async () => {
+    const { store } = await open();
+    const key = fresh('reserve');
+    const first = await store.reserve!(key, 3600, 10, 50, 100);
+    assert.deepEqual([first.allowed, first.count, first.reserved], [true, 60, 60], 'cost and all of more');
+    const second = await store.reserve!(key, 3600, 10, 50, 100);
+    assert.deepEqual([second.allowed, second.count, second.reserved], [true, 100, 40], 'cost and the 30 left of more');
+    const refused = await store.reserve!(key, 3600, 1, 0, 100);
+    assert.deepEqual([refused.allowed, refused.reserved], [false, 0]);
+    assert.equal((await store.hit(key, 3600, 0, ANY)).count, 100, 'a refused reservation counts nothing');
+    // A reservation is replaced by what was spent: settle the difference in its window.
+    const settled = await store.settle(key, 3600, second.start, 25 - second.reserved);
+    assert.equal(settled.count, 85);
+    assert.equal((await store.reserve!(key, 3600, 20, 1000, 100)).allowed, false, '85 + 20 passes 100');
+    const fits = await store.reserve!(key, 3600, 15, 1000, 100);
+    assert.deepEqual([fits.allowed, fits.count, fits.reserved], [true, 100, 15], 'cost alone, nothing left for more');
+  });
+
+  test(`${name} (limit store contract): 30 reservations at once of 10 + up to 1,000 on a limit of 5,000 never pass it; all but one reserve in full`, async () => {
+    const { store } = await open();
+    const key = fresh('reserve-at-once');
+    const answers = await Promise.all(Array.from({ length: 30 }, () => store.reserve!(key, 3600, 10, 1000, 5000)));
+    const admitted = answers.filter((answer) => answer.allowed);
+    assert.equal(
+      admitted.reduce((sum, answer) => sum + answer.reserved, 0),
+      5000,
+    );
+    assert.equal(admitted.filter((answer) => answer.reserved !== 1010).length, 1, 'one took what was left');
+    assert.equal(admitted.length, 5);
+    assert.equal((await store.hit(key, 3600, 0, ANY)).count, 5000);
+  });
+
   test(`${name} (limit store contract): settle adds a delta to the window a hit counted in (start), never below 0 and never refused`, async () => {
     const { store } = await open();
     const key = fresh('settle');

@@ -9,6 +9,10 @@
  * - `hang-silent`: streams 400 characters of text, starting `estimate=<its turn's estimate>;`,
  *   reports nothing, then waits as above;
  * - `slow`: answers after 200 ms, reporting 1 + 999 tokens;
+ * - `write-2000`: answers after 200 ms, reporting 10 + 2,000 tokens;
+ * - a message of Hangul syllables: answers after 200 ms, reporting as input what o200k_base makes
+ *   of such text (2.25 tokens a syllable: tests/helpers/token-corpora.ts, 2,254 for 1,000) and
+ *   its `maxOutputTokens` (or 1,000) as output;
  * - anything else: `pid <label>: <message>`, reporting 60 + 40 tokens, after `delayMs` (default 0).
  *
  * Portable: no Node import.
@@ -60,6 +64,15 @@ export function fixtureModel(label: string, delayMs = 0): Model {
       await new Promise((resolve) => setTimeout(resolve, 200));
       return { text: 'slow answer', usage: { inputTokens: 1, outputTokens: 999 } };
     }
+    if (message === 'write-2000') {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return { text: 'a long answer', usage: { inputTokens: 10, outputTokens: 2000 } };
+    }
+    if (message.charCodeAt(0) >= 0xac00 && message.charCodeAt(0) <= 0xd7a3) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const outputTokens = request.settings?.maxOutputTokens ?? 1000;
+      return { text: '답', usage: { inputTokens: Math.ceil(message.length * 2.25), outputTokens } };
+    }
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     return { text: `pid ${label}: ${message}`, usage: { inputTokens: 60, outputTokens: 40 } };
   };
@@ -82,6 +95,17 @@ export function fixtureModel(label: string, delayMs = 0): Model {
       }
     },
   };
+}
+
+/** `length` random Hangul syllables, the same every time (a seeded generator). */
+export function hangul(length: number): string {
+  let state = 57;
+  const syllables: number[] = [];
+  for (let i = 0; i < length; i++) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    syllables.push(0xac00 + (state % 11172));
+  }
+  return String.fromCharCode(...syllables);
 }
 
 /** The fixture agent; `maxOutputTokens` goes to its settings (and so into each turn's estimate). */

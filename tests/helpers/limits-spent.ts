@@ -17,7 +17,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LimitStore } from '../../src/http/limit-store.ts';
-import { ALICE, WRONG } from './limits-fixture.ts';
+import { estimateTokens } from '../../src/agent/token-estimate.ts';
+import { ALICE, hangul, WRONG } from './limits-fixture.ts';
 
 export interface LimitsServers {
   /** Sends a request to one of the two servers, `n % 2`; `path` is under `/agent`. */
@@ -131,15 +132,18 @@ export function limitsSpentScenarios(name: string, open: (options: LimitsServerO
     }
   });
 
-  test(`${name}: limits.tokens: a turn cut off before the model reported anything counts its reservation plus ceil(characters it produced / 4)`, async () => {
+  test(`${name}: limits.tokens: a turn cut off before the model reported anything counts its input estimate plus the estimate of what it produced`, async () => {
     const servers = await open({ limits: { tokens: { limit: 1_000_000, windowSec: 3600 } } });
     try {
       const texts = await cutOffTurns(servers, 'hang-silent', 4);
-      // The fixture model streams 400 characters, the first of them its turn's estimate.
+      // The fixture model streams 400 characters, the first of them its turn's input estimate.
       const estimates = texts.map((text) => Number(/estimate=(\d+);/.exec(text)![1]));
       await untilSpent(
         servers.store,
-        estimates.reduce((sum, estimate) => sum + estimate + 100, 0),
+        estimates.reduce(
+          (sum, estimate) => sum + estimate + estimateTokens(`estimate=${estimate};`.padEnd(400, '.')),
+          0,
+        ),
       );
     } finally {
       await servers.close();
@@ -154,9 +158,10 @@ export function limitsSpentScenarios(name: string, open: (options: LimitsServerO
       assert.equal(refused.status, 429);
       assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
       assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=1500;w=3600');
-      assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=0;t=\d+$/);
+      assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=0;t=\d+;needed=\d+$/);
       assert.match(refused.headers.get('retry-after')!, /^\d+$/);
-      // Two turns reserved and ran; the third's reservation passed the limit: the total passes it by one estimate's error.
+      // Two turns reserved and ran (the second reserving for its answer only what the window had left); the
+      // third's input passed the limit: the total passes it by what the second wrote beyond its reservation.
       assert.equal((await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count, 2000);
       const transcript = await servers.fetch(0, `/chat/${sessionId}`, {
         headers: { authorization: `Bearer ${ALICE}` },
@@ -183,6 +188,55 @@ export function limitsSpentScenarios(name: string, open: (options: LimitsServerO
       assert.equal(statuses.filter((status) => status === 200).length, 1);
       assert.equal(statuses.filter((status) => status === 429).length, 19);
       assert.equal((await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count, 1000);
+    } finally {
+      await servers.close();
+    }
+  });
+
+  test(`${name}: limits.tokens without maxOutputTokens: 30 sends at once of a model writing 2,000 tokens under a limit of 10,000 share the output reserve; the total passes the limit by at most what the turns wrote beyond their reservations`, async () => {
+    const servers = await open({ limits: { tokens: { limit: 10_000, windowSec: 3600 } } });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, n) => servers.fetch(n, '', post(ALICE, { message: 'write-2000' }))),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      await Promise.all(answers.map((answer) => answer.body?.cancel()));
+      const ran = statuses.filter((status) => status === 200).length;
+      assert.equal(ran + statuses.filter((status) => status === 429).length, 30);
+      // Each turn reserves its input and, for its answer, 1,024 (the default outputReserve) or what is left:
+      // at most 10 fit in 10,000, and all but the last reserved 1,024 for an answer of 2,000.
+      assert.ok(ran >= 1 && ran <= 10, `${ran} turns ran`);
+      const total = (await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count;
+      assert.equal(total, ran * 2010, 'each turn that ran counts what it reported');
+      assert.ok(total <= 10_000 + (ran - 1) * (2010 - 1024) + 2010, `total ${total}`);
+      // Before the output reserve the same sends reached about 60,000.
+      assert.ok(total <= 21_000, `total ${total}`);
+    } finally {
+      await servers.close();
+    }
+  });
+
+  test(`${name}: limits.tokens with maxOutputTokens: 20 sends at once of 20,000 random Hangul syllables under a limit of 100,000: one runs (the estimate is the text's UTF-8 bytes), the total stays within the limit`, async () => {
+    const servers = await open({ limits: { tokens: { limit: 100_000, windowSec: 3600 } }, maxOutputTokens: 1000 });
+    try {
+      const message = hangul(20_000);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, n) => servers.fetch(n, '', post(ALICE, { message }))),
+      );
+      const statuses = answers.map((answer) => answer.status);
+      const refusals = answers.filter((answer) => answer.status === 429);
+      for (const refused of refusals)
+        assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=\d+;t=\d+;needed=6\d{4}$/);
+      await Promise.all(answers.map((answer) => answer.body?.cancel()));
+      assert.equal(statuses.filter((status) => status === 200).length, 1);
+      assert.equal(refusals.length, 19);
+      const total = (await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count;
+      assert.equal(total, 45_000 + 1000, 'what the one turn reported');
+      // A second send, after the first: its 60,000 and more do not fit in what is left.
+      const again = await servers.fetch(0, '', post(ALICE, { message }));
+      assert.equal(again.status, 429);
+      await again.body?.cancel();
+      assert.ok((await servers.store.hit(ALICE_TOKENS, 3600, 0, ANY)).count <= 100_000);
     } finally {
       await servers.close();
     }

@@ -13,6 +13,7 @@ import type { Model, ModelDelta, Usage } from '../../src/agent/types.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { memoryLimitStore, type LimitStore } from '../../src/http/limit-store.ts';
 import { captureConsoleError } from '../helpers/console.ts';
+import { type Item, parseList } from '../helpers/structured-fields.ts';
 
 const BASE = 'https://agent.example/agent';
 type Handler = (request: Request) => Promise<Response>;
@@ -224,9 +225,9 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
   const order: string[] = [];
   const store: LimitStore = {
     ...inner,
-    async hit(key, windowSec, cost, limit) {
-      const answer = await inner.hit(key, windowSec, cost, limit);
-      if (cost > 0) order.push(`reserve ${cost}${answer.allowed ? '' : ' refused'}`);
+    async reserve(key, windowSec, cost, more, limit) {
+      const answer = await inner.reserve!(key, windowSec, cost, more, limit);
+      order.push(`reserve ${cost} + up to ${more}: ${answer.allowed ? answer.reserved : 'refused'}`);
       return answer;
     },
     async settle(key, windowSec, start, delta) {
@@ -241,20 +242,35 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
     auth: AUTH,
     limits: { tokens: { limit: 30, windowSec: 3600 }, store },
   });
-  // The estimate: ceil(characters of the input / 4), here the message and the empty tool list "[]".
+  // The input's estimate (design §25): "three" 2, " short" 2, " words" 2, and the empty tool list "[]" 2;
+  // for its answer, what the window has left of the output reserve (1,024): 22.
   const first = await send(handler, 'three short words');
   order.push('answered');
   assert.equal(first.status, 200);
   assert.match(first.headers.get('agentward-tokens')!, /^"tokens";r=17;t=\d+$/);
-  assert.deepEqual(order, ['reserve 5', 'settle 8', 'answered'], 'ceil(19 / 4) reserved, then replaced by 13');
+  assert.deepEqual(order, ['reserve 8 + up to 1024: 30', 'settle -17', 'answered'], '30 reserved, then replaced by 13');
+  // A new session: its input is 3 + 2, and for its answer the 12 the window has left.
   const second = await send(handler, 'two words');
-  assert.equal(second.status, 200, '13 + 3 is within 30');
+  assert.equal(second.status, 200, '13 + 5 is within 30');
+  assert.deepEqual(
+    order.slice(3),
+    ['reserve 5 + up to 1024: 17', 'settle -5'],
+    'the 17 left reserved, then replaced by 12',
+  );
   assert.match(second.headers.get('agentward-tokens')!, /^"tokens";r=5;/);
   const refused = await send(handler, 'a turn that would pass it');
-  assert.equal(refused.status, 429, '25 + ceil(27 / 4) passes 30');
+  assert.equal(refused.status, 429, '25 + the input passes 30');
   assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
   assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=30;w=3600');
-  assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=5;t=\d+$/);
+  // What the turn would have reserved (design §25): its input, a parameter of the item.
+  assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=5;t=\d+;needed=\d+$/);
+  // An RFC 9651 List of one Item: the policy's name, its parameters r, t and needed, integers.
+  const [item] = parseList(refused.headers.get('agentward-tokens')!) as Item[];
+  assert.equal(item!.value, 'tokens');
+  const needed = item!.params.get('needed') as number;
+  assert.equal(typeof needed, 'number');
+  assert.ok(needed > 5, `needed=${needed} is more than is left`);
+  assert.equal(item!.params.get('r'), 5);
   assert.equal(refused.headers.get('retry-after'), /t=(\d+)/.exec(refused.headers.get('agentward-tokens')!)![1]);
   assert.equal(calls, 2, 'the refused turn never reached the model');
   // A read starts no turn: it is answered, saying what is left.
@@ -267,6 +283,59 @@ test('tokens: each model turn reserves its estimate before the model runs, and s
   assert.match(transcript.headers.get('agentward-tokens')!, /^"tokens";r=5;/);
   // Another principal has a budget of its own.
   assert.equal((await send(handler, 'bob here', 'bob-token-0123456789')).status, 200);
+});
+
+test('tokens: sequential small budgets behave as before the output reserve: a 250 budget with 100-token turns runs three turns, the fourth is refused', async () => {
+  const hundred: Model = { generate: async () => ({ text: 'ok', usage: { inputTokens: 60, outputTokens: 40 } }) };
+  const store = memoryLimitStore();
+  const handler = agentHandler(createAgent({ name: 't', model: hundred }), {
+    basePath: '/agent',
+    auth: AUTH,
+    limits: { tokens: { limit: 250, windowSec: 3600 }, store },
+  });
+  const statuses = [];
+  for (let i = 0; i < 4; i++) statuses.push((await send(handler, `turn ${i}`)).status);
+  assert.deepEqual(statuses, [200, 200, 200, 429]);
+  assert.equal((await store.hit('tokens/3600:p["","api-token","alice"]', 3600, 0, 1e9)).count, 300);
+});
+
+test('tokens: a turn without maxOutputTokens reserves outputReserve (or what is left), one with it reserves maxOutputTokens; a store without reserve keeps the reservation of input and maxOutputTokens', async () => {
+  const reservations: string[] = [];
+  const inner = memoryLimitStore();
+  const recording: LimitStore = {
+    ...inner,
+    async reserve(key, windowSec, cost, more, limit) {
+      const answer = await inner.reserve!(key, windowSec, cost, more, limit);
+      reservations.push(`${cost}+${more}=${answer.reserved}`);
+      return answer;
+    },
+  };
+  const model: Model = { generate: async () => ({ text: 'ok', usage: { inputTokens: 1, outputTokens: 1 } }) };
+  const handlerOf = (store: LimitStore, tokens: Record<string, number>, maxOutputTokens?: number) =>
+    agentHandler(
+      createAgent({ name: 't', model, ...(maxOutputTokens !== undefined && { settings: { maxOutputTokens } }) }),
+      { basePath: '/agent', auth: AUTH, limits: { tokens: { limit: 10_000, windowSec: 3600, ...tokens }, store } },
+    );
+  // "hi" and "[]": an input of 3.
+  assert.equal((await send(handlerOf(recording, {}), 'hi')).status, 200);
+  assert.equal((await send(handlerOf(recording, { outputReserve: 100 }), 'hi', 'bob-token-0123456789')).status, 200);
+  assert.equal((await send(handlerOf(recording, { outputReserve: 0 }), 'hi')).status, 200);
+  assert.equal((await send(handlerOf(recording, {}, 300), 'hi', 'bob-token-0123456789')).status, 200);
+  assert.deepEqual(reservations, ['3+1024=1027', '3+100=103', '3+0=3', '303+0=303']);
+
+  // A store of the contract before reserve(): hit() with the input and maxOutputTokens.
+  const hits: number[] = [];
+  const { reserve: _, ...withoutReserve } = memoryLimitStore();
+  const older: LimitStore = {
+    ...withoutReserve,
+    async hit(key, windowSec, cost, limit) {
+      if (cost > 0) hits.push(cost);
+      return withoutReserve.hit(key, windowSec, cost, limit);
+    },
+  };
+  assert.equal((await send(handlerOf(older, {}), 'hi')).status, 200);
+  assert.equal((await send(handlerOf(older, {}, 300), 'hi')).status, 200);
+  assert.deepEqual(hits, [3, 303]);
 });
 
 test('tokens: a streamed turn is settled before its finish event; /ui and /chat streams and tools/call count too', async () => {

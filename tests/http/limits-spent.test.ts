@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgent, tool } from '../../src/agent/index.ts';
+import { estimateTokens } from '../../src/agent/token-estimate.ts';
 import type { Model, ModelDelta } from '../../src/agent/types.ts';
 import { apiToken } from '../../src/auth/index.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
@@ -86,7 +87,8 @@ test('tokens: a first turn whose reservation would pass the limit is refused bef
     assert.equal(refused.headers.get('content-type'), 'application/json');
     assert.deepEqual(await refused.json(), { error: 'Too Many Requests' });
     assert.equal(refused.headers.get('agentward-tokens-policy'), '"tokens";q=400;w=3600');
-    assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=400;t=\d+$/);
+    // What the turn would have reserved: its input's estimate and maxOutputTokens (500).
+    assert.match(refused.headers.get('agentward-tokens')!, /^"tokens";r=400;t=\d+;needed=5\d\d$/);
   }
   const ui = await post(handler, '/ui', {
     id: 'ui-first',
@@ -153,7 +155,7 @@ function tokensHandler(model: Model, options: Record<string, unknown> = {}, auth
   return { handler, store, agent };
 }
 
-test('tokens: a turn that failed after the model reported usage counts what it reported; one that reported nothing, its reservation plus ceil(characters it produced / 4)', async () => {
+test('tokens: a turn that failed after the model reported usage counts what it reported; one that reported nothing, its input estimate plus the estimate of what it produced', async () => {
   const reported: Model = {
     generate: async () => ({ text: 'unused' }),
     async *stream(): AsyncIterable<ModelDelta> {
@@ -172,8 +174,9 @@ test('tokens: a turn that failed after the model reported usage counts what it r
   let estimate = 0;
   const silent: Model = {
     async generate(request) {
-      // What the run reserved: this request's characters / 4, rounded up, plus maxOutputTokens (unset: 0).
-      estimate = Math.ceil((request.instructions.length + JSON.stringify(request.tools).length + 'break'.length) / 4);
+      // The input's estimate (design §25); what the turn reserved beyond it for its answer is given back.
+      estimate =
+        estimateTokens(request.instructions) + estimateTokens(JSON.stringify(request.tools)) + estimateTokens('break');
       throw new Error('no answer');
     },
   };
@@ -181,7 +184,7 @@ test('tokens: a turn that failed after the model reported usage counts what it r
   const answer = await captureConsoleError(() => post(second.handler, '', { message: 'break' }));
   assert.equal(answer.result.status, 502);
   assert.ok(estimate > 0);
-  assert.equal(await spent(second.store), estimate, 'the reservation, and nothing produced');
+  assert.equal(await spent(second.store), estimate, 'the input, and nothing produced');
 });
 
 test('tokens: a turn refused after the model ran (session full, too many approvals pending) counts what the model reported', async () => {

@@ -11,6 +11,7 @@ import { createAgent, echoModel } from '../../src/agent/index.ts';
 import type { Principal } from '../../src/agent/types.ts';
 import type { AuthFn } from '../../src/auth/types.ts';
 import { agentHandler } from '../../src/http/index.ts';
+import { memoryLimitStore } from '../../src/http/limit-store.ts';
 import { limitStoreAt } from '../helpers/test-hook.ts';
 import { addressKey } from '../../src/http/limits.ts';
 import { jwtAt } from '../helpers/test-hook.ts';
@@ -74,6 +75,24 @@ test('limits is closed like every option object: a typo, an unknown key, a numbe
     [{ requests: { limit: 3, windowSec: 0.5 } }, /windowSec must be a whole number/],
     [{ requests: { limit: 3 } }, /windowSec must be a whole number/],
     [{ requests: 3 }, /limits\.requests must be \{ limit, windowSec \}/],
+    [
+      { tokens: { limit: 10, windowSec: 60, outputReserve: -1 } },
+      /limits\.tokens\.outputReserve must be a whole number/,
+    ],
+    [
+      { tokens: { limit: 10, windowSec: 60, outputReserve: 1.5 } },
+      /limits\.tokens\.outputReserve must be a whole number/,
+    ],
+    [
+      { tokens: { limit: 10, windowSec: 60, outputReserve: '1024' } },
+      /limits\.tokens\.outputReserve must be a whole number/,
+    ],
+    [{ tokens: { limit: 10, windowSec: 60, outputReserv: 10 } }, /did you mean "outputReserve"/],
+    [{ requests: { limit: 10, windowSec: 60, outputReserve: 10 } }, /limits\.requests: unknown option "outputReserve"/],
+    [
+      { tokens: { limit: 10, windowSec: 60 }, store: { ...memoryLimitStore(), reserve: 1 } },
+      /limits\.store must be a limit store \(hit, settle, acquire, release, reserve\?\)/,
+    ],
     [{ concurrent: 0 }, /limits\.concurrent must be a positive integer/],
     [{ concurrent: Number.POSITIVE_INFINITY }, /limits\.concurrent must be a positive integer/],
     [{}, /limits needs one of requests, concurrent, tokens, failures/],

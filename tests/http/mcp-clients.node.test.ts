@@ -523,3 +523,57 @@ function t_assertToken(provider: HostProvider, scopes: readonly string[]): void 
     granted.join(' '),
   );
 }
+
+describe('four current clients with DPoP behind one address, with server nonces and limits.failures { limit: 3 } (design §25)', () => {
+  let authServer: McpAuthorizationServer;
+  let agentServer: AgentServer;
+  let url: string;
+  const reasons: string[] = [];
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/agent/mcp`;
+    authServer = await startMcpAuthorizationServer([url]);
+    const metadata = protectedResourceMetadata({
+      resource: url,
+      authorizationServers: [authServer.issuer],
+      scopesSupported: ['agent:ask'],
+    });
+    agentServer = await serve({
+      agent: principalAgent().agent,
+      port,
+      host: '127.0.0.1',
+      basePath: '/agent',
+      log: 'off',
+      auth: [oidc({ issuer: authServer.issuer, audience: url, resourceMetadata: metadata, dpop: { nonce: true } })],
+      onRefused: ({ reason }) => void reasons.push(reason),
+      protectedResource: metadata,
+      mcp: { scopes: { ask: ['agent:ask'] } },
+      limits: { failures: { limit: 3, windowSec: 60 } },
+    });
+  });
+  after(async () => {
+    await agentServer?.close();
+    await authServer?.close();
+  });
+
+  test('each connects (its nonce 401 gives its failure slot back) and calls a tool; none gets 429', async () => {
+    for (let n = 0; n < 4; n++) {
+      const provider = new HostProvider(true);
+      const dpopProvider = Object.assign(provider, { dpop: () => provider.dpopSession() });
+      const client = new ClientV2({ name: `v2-host-${n}`, version: '1.0.0' });
+      await connect(
+        authServer,
+        provider,
+        client as never,
+        () => new TransportV2(new URL(url), { authProvider: dpopProvider as never }),
+        false,
+      );
+      assert.equal((provider.saved as { token_type: string }).token_type, 'DPoP');
+      const asked = await client.callTool({ name: 'ask', arguments: { message: 'hello' } });
+      assert.equal((asked.structuredContent as { status: string }).status, 'completed', `client ${n}`);
+      await client.close();
+    }
+    // A client that met a 429 throws above: each connected and called.
+    assert.equal(reasons.filter((reason) => reason === 'dpop-nonce').length, 4, 'each client met the nonce');
+  });
+});

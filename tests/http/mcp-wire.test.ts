@@ -96,8 +96,8 @@ test("a 429 on the MCP route is a JSON-RPC error with the request's id (-32000, 
       `{"jsonrpc":"2.0","id":${id},"error":{"code":-32000,"message":"Too Many Requests","data":{"retryAfter":${retryAfter}}}}`,
     );
   }
-  // A spent tokens window refuses the call before it runs.
-  const tokens = limited({ tokens: { limit: 1, windowSec: 60 } });
+  // A spent tokens window refuses the call before it runs (the first spends "hi", "[]" and its answer: 4 of 3).
+  const tokens = limited({ tokens: { limit: 3, windowSec: 60 } });
   assert.equal((await postText(tokens, ask('1'), auth)).status, 200);
   const spent = await postText(tokens, ask('"t"'), auth);
   assert.equal(spent.status, 429);

@@ -97,6 +97,30 @@ test("postgresLimitStore: migrate() beside postgresStore and postgresReplayStore
   );
 });
 
+test('postgresLimitStore: migrate() on a table made before reserve() adds its reserved column; windows counted before stay', async () => {
+  const schema = db.schema();
+  const pool = db.pool();
+  // The tables as an earlier migrate() made them, without the reserved column.
+  await pool.query(
+    [
+      `CREATE SCHEMA ${schema}`,
+      `CREATE TABLE ${schema}.limit_windows (key bytea PRIMARY KEY, start bigint NOT NULL, count bigint NOT NULL, ends_at bigint NOT NULL)`,
+      `CREATE TABLE ${schema}.limit_slots (key bytea PRIMARY KEY, leases jsonb NOT NULL)`,
+    ].join(';\n'),
+  );
+  const store = postgresLimitStore({ client: pool, schema });
+  assert.equal((await store.hit('before', 3600, 7, 100)).count, 7);
+  await assert.rejects(
+    store.reserve!('k', 3600, 1, 1, 10),
+    (error: unknown) =>
+      error instanceof StoreError && error.code === 'STORE_SCHEMA' && /run migrate\(\)/.test(error.message),
+  );
+  await store.migrate();
+  assert.equal((await store.hit('before', 3600, 0, 100)).count, 7, 'the window counted before stays');
+  const reserved = await store.reserve!('k', 3600, 1, 1000, 10);
+  assert.deepEqual([reserved.allowed, reserved.count, reserved.reserved], [true, 10, 10]);
+});
+
 test('postgresLimitStore: no key reaches the SQL text; keys are kept as their digest', async () => {
   const schema = db.schema();
   const pool = db.pool();
