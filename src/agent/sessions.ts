@@ -18,11 +18,10 @@ const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
 
-export const ownerKey = (principal: Principal): OwnerKey => [
-  principal.authenticator,
-  principal.issuer ?? null,
-  principal.id,
-];
+export const ownerKey = (principal: Principal): OwnerKey =>
+  principal.tenant === undefined
+    ? [principal.authenticator, principal.issuer ?? null, principal.id]
+    : [principal.authenticator, principal.issuer ?? null, principal.id, principal.tenant];
 
 /** `anonymous()` principals, and any principal with `authenticator: 'anonymous'`, own nothing. */
 export const isAnonymous = (principal: Principal): boolean => principal.authenticator === 'anonymous';
@@ -30,7 +29,7 @@ export const isAnonymous = (principal: Principal): boolean => principal.authenti
 function isOwnerKey(value: unknown): value is OwnerKey {
   return (
     isArray(value) &&
-    value.length === 3 &&
+    (value.length === 3 || (value.length === 4 && isString(value[3]))) &&
     isString(value[0]) &&
     (value[1] === null || isString(value[1])) &&
     isString(value[2])
@@ -39,7 +38,10 @@ function isOwnerKey(value: unknown): value is OwnerKey {
 
 /** Is `owner` the key of `principal`? Compared field by field, without building the principal's key. */
 const ownedBy = (owner: OwnerKey, principal: Principal): boolean =>
-  owner[0] === principal.authenticator && owner[1] === (principal.issuer ?? null) && owner[2] === principal.id;
+  owner[0] === principal.authenticator &&
+  owner[1] === (principal.issuer ?? null) &&
+  owner[2] === principal.id &&
+  owner[3] === principal.tenant;
 
 /**
  * May `principal` use `session` under `mode`? Trusted code (no principal) and `'shared'` agents

@@ -51,8 +51,8 @@ export const presentedToken = (principal: Principal): string | undefined => pres
 
 /**
  * Ties `to` (a paused run's principal, rebuilt from its checkpoint) to the token `from` (the
- * principal deciding it) presented, when both are the same caller: same issuer, authenticator
- * and id. Another caller's decision gives the run no token.
+ * principal deciding it) presented, when both are the same caller: same tenant, issuer,
+ * authenticator and id. Another caller's decision gives the run no token.
  */
 export function carryPresentedToken(from: Principal | undefined, to: Principal | undefined): void {
   const token = from === undefined ? undefined : presented.get(from);
@@ -61,7 +61,8 @@ export function carryPresentedToken(from: Principal | undefined, to: Principal |
     to !== undefined &&
     from!.id === to.id &&
     from!.authenticator === to.authenticator &&
-    from!.issuer === to.issuer
+    from!.issuer === to.issuer &&
+    from!.tenant === to.tenant
   )
     presented.set(to, token);
 }
