@@ -15,6 +15,7 @@ export { readBearerToken } from './authorization.ts';
 export type { Principal, PrincipalInput, AuthFn, Challenge, AuthOption, AuthResult, BooleanAuth } from './types.ts';
 export { jwt } from './jwt.ts';
 export type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
+export type { TenantsOption } from './tenants.ts';
 export { oidc, type OidcOptions } from './oidc.ts';
 export { protectedResourceMetadata, protectedResourcePath } from './protected-resource.ts';
 export type { ProtectedResourceMetadata, ProtectedResourceOptions } from './protected-resource.ts';
