@@ -35,7 +35,7 @@ import {
   type Operation,
   type ScopeConfig,
 } from './operations.ts';
-import { matchRoute, serveRoute, uiRoute, type Route, type RouteOperation } from './routes.ts';
+import { matchRoute, operationOf, serveRoute, uiRoute, type Route, type RouteOperation } from './routes.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
@@ -278,7 +278,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   ): Promise<Reply> {
     // (A block: the order below kept its lines as they were before it moved out of routeAgentRequest.)
     {
-      const operation = route?.operations[request.method];
+      const operation = operationOf(route, request.method);
       // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
       const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;
       if (refused !== undefined) return refused;

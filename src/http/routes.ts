@@ -16,17 +16,25 @@ import { freeze } from '../agent/shapes.ts';
  */
 export type RouteOperation = Operation | 'ui' | 'mcp' | 'health';
 
-/** A route a path names: its name, what each method it answers does, and the id its path carries. */
+/**
+ * A route a path names: its name, what each method it answers does, and the id its path carries.
+ * `operations` is a `Map`, never an object: a method is the caller's string, and an object would
+ * answer `toString`, `constructor` or `__proto__` with what it inherits (design §32).
+ */
 export interface Route {
   readonly name: 'health' | 'send' | 'chat' | 'session' | 'approvals' | 'decide' | 'ui' | 'sessions' | 'mcp';
-  readonly operations: Readonly<Record<string, RouteOperation>>;
+  readonly operations: ReadonlyMap<string, RouteOperation>;
   /** The methods it answers, for `Allow`. */
   readonly methods: readonly string[];
   readonly id?: string;
 }
 
 const route = (name: Route['name'], operations: Record<string, RouteOperation>): Route =>
-  freeze({ name, operations: freeze(operations), methods: freeze(Object.keys(operations)) });
+  freeze({ name, operations: new Map(Object.entries(operations)), methods: freeze(Object.keys(operations)) });
+
+/** What `method` does on `route`: `undefined` for a method the route does not list (405), whatever its name. */
+export const operationOf = (route: Route | undefined, method: string): RouteOperation | undefined =>
+  route?.operations.get(method);
 
 /**
  * The route table (design §5, §25): what each method does on each path under `basePath`.

@@ -18,7 +18,7 @@ import type { Refusal } from '../auth/internal.ts';
 import type { IdText } from './json-rpc.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { MCP_TOOLS } from './operations.ts';
-import type { Route } from './routes.ts';
+import { operationOf, type Route } from './routes.ts';
 import { isString } from '../agent/shapes.ts';
 
 const OUTCOME = 'agentward.auth.outcome';
@@ -40,7 +40,7 @@ export class RequestTrace {
     // (`Route.operations`): `send`, `decide`, `read`, `sessions`, `mcp`, `health`; `/ui` is `send`
     // (what else it does is known once its body is read: `operations`); `unknown` for a path that
     // names no route or a method it does not answer.
-    const named = route?.operations[method];
+    const named = operationOf(route, method);
     const operation = named === undefined ? 'unknown' : named === 'ui' ? 'send' : named;
     const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
     return startSpan(this.telemetry.tracer, `agentward ${operation}`, options, (span) => {
