@@ -4,6 +4,7 @@
 // (a transcript, a checkpoint, a log line, a tool's arguments) ever holds it.
 import { credentialsStart } from './authorization.ts';
 import { completePrincipal } from './principal.ts';
+import { callerKey, sameCaller } from './caller-key.ts';
 import type { Principal } from './types.ts';
 
 /** The entries that verify the Bearer or DPoP access token they accept: `jwt()`, `oidc()`, `introspection()`. */
@@ -51,17 +52,10 @@ export const presentedToken = (principal: Principal): string | undefined => pres
 
 /**
  * Ties `to` (a paused run's principal, rebuilt from its checkpoint) to the token `from` (the
- * principal deciding it) presented, when both are the same caller: same issuer, authenticator
- * and id. Another caller's decision gives the run no token.
+ * principal deciding it) presented, when both are the same caller (one caller key). Another
+ * caller's decision gives the run no token.
  */
 export function carryPresentedToken(from: Principal | undefined, to: Principal | undefined): void {
   const token = from === undefined ? undefined : presented.get(from);
-  if (
-    token !== undefined &&
-    to !== undefined &&
-    from!.id === to.id &&
-    from!.authenticator === to.authenticator &&
-    from!.issuer === to.issuer
-  )
-    presented.set(to, token);
+  if (token !== undefined && to !== undefined && sameCaller(callerKey(from!), callerKey(to))) presented.set(to, token);
 }

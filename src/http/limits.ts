@@ -4,7 +4,7 @@
 // bundles this file, so it is kept small: one shape for the three windowed policies.
 import { AgentError } from '../agent/errors.ts';
 import type { Principal, TurnMeter } from '../agent/types.ts';
-import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
+import { AuthConfigError, callerKey, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
 import { localCounters, memoryLimitStore, type LimitStore, type WindowCount } from './limit-store.ts';
 import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
@@ -175,7 +175,7 @@ const byAddress = (principal: Principal | undefined) =>
 
 /**
  * Whom a request counts against, and its keys in the store. A caller is `p` and its principal's
- * ownership key `[issuer ?? '', authenticator, id]` (design §26: an issuer named like an
+ * caller key `[issuer ?? '', authenticator, id]`, with its tenant first when it has one (design §26, §32: an issuer named like an
  * authenticator is another caller), or `a` and its address (`a` alone: unknown). Each policy's
  * key starts with its name and window (`requests/60:p[…]`): policies, and window lengths, never
  * share a count.
@@ -286,8 +286,9 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       if (byAddress(principal)) return callerOf(`a${addressOf(request) ?? ''}`);
       let caller = callers.get(principal!);
       if (caller === undefined) {
-        const { issuer = '', authenticator, id } = principal!;
-        callers.set(principal!, (caller = callerOf(`p${JSON.stringify([issuer, authenticator, id])}`)));
+        // The caller key (design §32); without a tenant, its other parts alone: the keys windows already count under.
+        const key = callerKey(principal!);
+        callers.set(principal!, (caller = callerOf(`p${JSON.stringify(key[0] === '' ? key.slice(1) : key)}`)));
       }
       return caller;
     },

@@ -14,7 +14,6 @@ import {
   type TelemetrySpan,
 } from '../agent/telemetry.ts';
 import type { Principal } from '../agent/types.ts';
-import type { Refusal } from '../auth/internal.ts';
 import type { IdText } from './json-rpc.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { MCP_TOOLS } from './operations.ts';
@@ -23,6 +22,8 @@ import { isString } from '../agent/shapes.ts';
 
 const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
+/** The helper name of the entry that refused (`jwt`, `apiToken`, …): a field of its own, never spelled as the authenticator. */
+const ENTRY = 'agentward.auth.entry';
 
 /** The span of one request: started with its answer, told what happens as it goes, ended with the reply. */
 export class RequestTrace {
@@ -60,19 +61,21 @@ export class RequestTrace {
   operations(operations: readonly string[]): void {
     this.span!.setAttribute('agentward.operation', operations.join(' '));
   }
-  refused(response: Response, refusal: Refusal | undefined): void {
-    const span = this.span!;
-    // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
-    if (response.status === 429) return;
-    span.setAttribute(OUTCOME, 'refused');
-    if (refusal === undefined) return;
-    span.setAttribute(AUTHENTICATOR, refusal.entry);
-    span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
-  }
-  /** Ends the span, whatever happened, with the reply (`replied`). */
-  replied(reply: Reply): void {
+  /**
+   * Ends the span, whatever happened, with the reply (`replied`) and, for a request auth refused
+   * (401, 403), the refusal the handler's record holds too: the refusing entry (`agentward.auth.entry`,
+   * its helper's name) and the reason. A 429 of a limit is a limit's, not auth's.
+   */
+  replied(reply: Reply, refusal: { readonly reason: string; readonly entry?: string } | undefined): void {
     // A request answered before its route was known (a bad path, the metadata document) has no span.
-    if (this.span !== undefined) endSpan(this.span, replied, reply);
+    const span = this.span;
+    if (span === undefined) return;
+    if (refusal !== undefined && (reply.status === 401 || reply.status === 403)) {
+      span.setAttribute(OUTCOME, 'refused');
+      if (refusal.entry !== undefined) span.setAttribute(ENTRY, refusal.entry);
+      if (refusal.reason !== 'unauthenticated') span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
+    }
+    endSpan(span, replied, reply);
   }
 }
 
