@@ -15,7 +15,7 @@ export { readScopeImplies, type ScopeImplies } from './scope-implies.ts';
 export { checkOptionNames, closest } from './options.ts';
 export { completePrincipal, deepFreeze } from './principal.ts';
 export { callerKey, sameCaller, type CallerKey } from './caller-key.ts';
-export { carryPresentedToken } from './presented-token.ts';
+export { carryPresentedToken, holdPresentedToken, releasePresentedToken } from './presented-token.ts';
 export {
   adoptDpopAlgs,
   advertisedDpopAlgs,

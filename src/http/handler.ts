@@ -13,6 +13,7 @@ import {
   advertisedDpopAlgs,
   readScopeImplies,
   callerKey,
+  releasePresentedToken,
   type Authenticate,
   type EntryGrant,
   type RefusalListener,
@@ -380,6 +381,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     if (call.refusal === undefined && reply.status === 404 && call.route !== undefined && call.operations.length > 0)
       call.refusal = { reason: 'not-found' };
     call.trace?.replied(reply, call.refusal);
+    // The token the caller presented is reachable while the request is answered, and no longer (a run still streaming holds it).
+    if (call.principal !== undefined) releasePresentedToken(call.principal);
     if (seen !== undefined) seen.principal = call.principal;
     if (audit !== undefined && !call.guarded && call.route?.name !== 'health') audit(auditRecord(call, reply.status));
   }

@@ -25,6 +25,9 @@ const AUTHENTICATOR = 'agentward.auth.authenticator';
 /** The helper name of the entry that refused (`jwt`, `apiToken`, …): a field of its own, never spelled as the authenticator. */
 const ENTRY = 'agentward.auth.entry';
 
+/** The characters of a caller's JSON-RPC id a span keeps (design §32). */
+const MAX_ID = 128;
+
 /** The span of one request: started with its answer, told what happens as it goes, ended with the reply. */
 export class RequestTrace {
   readonly telemetry: Telemetry;
@@ -130,8 +133,8 @@ export function tracedToolCall(
 ): Promise<Reply> {
   const attributes = {
     'mcp.method.name': 'tools/call',
-    // The id as the request wrote it (its source text, design §29): a string's value, a number's digits.
-    'jsonrpc.request.id': id.startsWith('"') ? (JSON.parse(id) as string) : id,
+    // The id as the request wrote it (its source text, design §29): a string's value, a number's digits; cut to 128 characters (design §32).
+    'jsonrpc.request.id': (id.startsWith('"') ? (JSON.parse(id) as string) : id).slice(0, MAX_ID),
     [OPERATION]: 'execute_tool',
     [TOOL_NAME]: tool.slice(0, 64),
   };
