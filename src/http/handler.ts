@@ -301,9 +301,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     if (operation === 'ui') return uiCall(call);
     const refused = authorized(call, [operation]);
     if (refused !== undefined) return refused;
-    if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined);
+    if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call);
     return await limits.run(limits.caller(request, principal), runsModel([operation]), (meter) =>
-      serveRoute(agent, route!, request, principal, meter),
+      serveRoute(agent, route!, request, principal, meter, call),
     );
   }
 

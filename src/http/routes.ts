@@ -111,6 +111,11 @@ export function matchRoute(pathname: string, basePath: string, owned: boolean, m
 /** The query of the request's URL, parsed only by the routes that take one. */
 const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
 
+/** What a route learns of the request as it serves it, for the handler's record: the session a send names. */
+export interface Noted {
+  sessionId?: string | undefined;
+}
+
 /**
  * Each route in a function of its own, so a waiting send keeps only its own frame, and the
  * closures of `/ui` and of a streamed `/chat` capture their variables on those routes alone.
@@ -122,11 +127,12 @@ export function serveRoute(
   request: RouteRequest,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  noted?: Noted,
 ): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
     case 'chat':
-      return sendRoute(agent, route.name === 'chat', request, principal, meter);
+      return sendRoute(agent, route.name === 'chat', request, principal, meter, noted);
     case 'session':
       return request.method === 'DELETE'
         ? deleteRoute(agent, route.id!, principal)
@@ -150,8 +156,10 @@ async function sendRoute(
   request: RouteRequest,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  noted: Noted | undefined,
 ): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
+  if (noted !== undefined) noted.sessionId = sessionId;
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
   if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, meter });
   return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, meter }));

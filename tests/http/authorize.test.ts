@@ -164,6 +164,7 @@ test('audit: one record per request past the guards, allowed or refused, never a
   assert.equal(second!.outcome, 'allowed');
   assert.equal(second!.status, 200);
   assert.deepEqual(second!.operations, ['send']);
+  assert.equal(second!.sessionId, 'kept');
   assert.deepEqual(second!.caller, { tenant: '', issuer: '', authenticator: 'api-token', id: 'ci', type: 'service' });
   assert.equal(third!.reason, 'method');
   assert.equal(third!.status, 405);
@@ -216,4 +217,35 @@ test('audit: the option is closed; required is not supported yet', () => {
   assert.throws(() => agentHandler(agent, { auth, audit: { log: () => {}, requird: true } as never }), /requird/);
   assert.throws(() => agentHandler(agent, { auth, audit: { log: () => {}, required: true } }), /not supported yet/);
   agentHandler(agent, { auth, audit: { log: () => {} } });
+});
+
+test('audit: a 403 names the scopes needed, the approval and the caller’s key', async () => {
+  const records: AuditRecord[] = [];
+  const { agent, handler } = (() => {
+    const made = principalAgent();
+    return {
+      ...made,
+      handler: agentHandler(made.agent, {
+        basePath: '/agent',
+        auth: jwt({ secret: SECRET, audience: AUDIENCE, scopes: ['agent:chat'] }),
+        scopes: { approve: ['agent:approve'] },
+        audit: (record) => void records.push(record),
+      }),
+    };
+  })();
+  const { approvals } = await pausedSession(agent, 'audited');
+  const refused = await post(handler, `/approvals/${approvals[0]!.id}`, await token('agent:chat'), { approved: true });
+  assert.equal(refused.status, 403);
+  const [record] = records;
+  assert.equal(record!.reason, 'scope');
+  assert.equal(record!.approvalId, approvals[0]!.id);
+  assert.deepEqual(record!.scopes, ['agent:chat', 'agent:approve']);
+  assert.deepEqual(record!.operations, ['decide']);
+  assert.deepEqual(record!.caller, {
+    tenant: '',
+    issuer: 'https://id.example',
+    authenticator: 'jwt',
+    id: 'ada',
+    type: 'user',
+  });
 });
