@@ -23,6 +23,8 @@ export type EntryCall = (request: RequestView, context: EntryContext) => unknown
 interface BuiltIn {
   readonly grant: EntryGrant;
   readonly call: EntryCall;
+  /** It may offer a DPoP nonce (`dpop: { nonce: true }`): `routeAuth()` then hands it a view that keeps it. */
+  readonly offersNonces: boolean;
 }
 
 /** The context of a plain call: nothing reported, scopes checked by the entry. */
@@ -36,10 +38,30 @@ const PLAIN: EntryContext = freeze({});
 const builtIns = new WeakMap<object, BuiltIn>();
 
 /** A built-in entry: an `AuthFn` (its plain call) that `routeAuth()` calls through `call`. */
-export function builtInEntry(grant: EntryGrant, call: EntryCall): AuthFn {
+export function builtInEntry(grant: EntryGrant, call: EntryCall, offersNonces = false): AuthFn {
   const entry = ((request: Request) => call(request, PLAIN)) as AuthFn;
-  builtIns.set(entry, freeze({ grant: freeze(grant), call }));
+  builtIns.set(entry, freeze({ grant: freeze(grant), call, offersNonces }));
   return entry;
+}
+
+/**
+ * The view a list with DPoP nonces hands its built-in entries (RFC 9449 §8): the request's method,
+ * URL and headers, and where the nonce an entry offers is kept for the answer, a refusal's too.
+ */
+export interface NonceView extends RequestView {
+  offered: string | undefined;
+  offerNonce(nonce: string): void;
+}
+export function nonceView(request: RequestView): NonceView {
+  return {
+    method: request.method,
+    url: request.url,
+    headers: request.headers,
+    offered: undefined,
+    offerNonce(nonce) {
+      this.offered = nonce;
+    },
+  };
 }
 
 /** The built-in form of `entry`, or `undefined` for an entry of the user's. */

@@ -12,7 +12,6 @@ import { parseJsonObject, isObject, isString } from './jws/json.ts';
 import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
-import { offeredNonces } from './dpop-nonce.ts';
 import { sha256 } from './sha256.ts';
 
 const MAX_JTI_LENGTH = 256;
@@ -70,6 +69,8 @@ export interface ProofRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: { get(name: string): string | null };
+  /** Takes the nonce offered for the request's answer (`routeAuth()`'s view, with DPoP nonces). */
+  readonly offerNonce?: (nonce: string) => void;
 }
 
 /** Imported proof keys by algorithm and the whole JWK (every member, so each one is checked once): a client signs every proof with one key. */
@@ -177,7 +178,7 @@ export async function checkProof(
       storeFailed('failed to give a nonce', error);
       return 'dpop-proof';
     }
-    offeredNonces.set(request, nonces[0] as string);
+    request.offerNonce?.(nonces[0] as string);
   }
   const proof = request.headers.get('dpop');
   // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.

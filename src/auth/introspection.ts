@@ -290,7 +290,8 @@ export function introspection(options: IntrospectionOptions): AuthFn {
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
   const call = (request: RequestView, { report, deferScopes }: EntryContext) =>
     handle(request, report === undefined ? silent : refuser(report), deferScopes === true);
-  const entry = builtInEntry({ entry: 'introspection', scopes: scopes ?? [], scopeImplies: implies }, call);
+  const grant = { entry: 'introspection', scopes: scopes ?? [], scopeImplies: implies };
+  const entry = builtInEntry(grant, call, dpop.nonces !== undefined);
   entry.challenges = entryChallenges(dpop, shared.resourceMetadata, scopes);
   return verifiesAccessToken(entry);
 }

@@ -275,7 +275,8 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
   const call = (request: View, { report, deferScopes }: EntryContext) =>
     verifyRequest(request, report && reporter(report), deferScopes === true);
-  const entry = builtInEntry({ entry: authenticator, scopes: scopes ?? [], scopeImplies: implies }, call);
+  const grant = { entry: authenticator, scopes: scopes ?? [], scopeImplies: implies };
+  const entry = builtInEntry(grant, call, dpop.nonces !== undefined);
   entry.challenges = entryChallenges(dpop, config.resourceMetadata, scopes);
   return verifiesAccessToken(entry);
 }

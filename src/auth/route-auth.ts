@@ -2,7 +2,7 @@
 import { isObject, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
-import { builtInOf, CUSTOM_GRANT, type EntryContext } from './built-in.ts';
+import { builtInOf, CUSTOM_GRANT, nonceView, type EntryContext, type NonceView } from './built-in.ts';
 import {
   challengeErrorOf,
   challengeScope,
@@ -14,7 +14,6 @@ import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
 import { keeping } from './presented-token.ts';
-import { offeredNonces } from './dpop-nonce.ts';
 import { requestRefusals, type RequestRefusals, type RefusalListener } from './refusals.ts';
 import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal, RequestView } from './types.ts';
@@ -166,12 +165,15 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     const refusal = status === 500 ? undefined : refusals?.tell();
     const response = authResponse(status, lines);
     // RFC 9449 §8: the nonce an entry offered goes with every answer, a refusal's too.
-    const nonce = offeredNonces.get(request);
+    const nonce = (request as Partial<NonceView>).offered;
     if (nonce !== undefined) response.headers.set('DPoP-Nonce', nonce);
     return { ok: false, response, refusal };
   };
 
-  const authenticate = async (request: Request | ViewedRequest, options?: AuthenticateOptions): Promise<AuthResult> => {
+  const offersNonces = entries.some((entry) => builtInOf(entry)?.offersNonces === true);
+  const authenticate = async (given: Request | ViewedRequest, options?: AuthenticateOptions): Promise<AuthResult> => {
+    // With DPoP nonces, the built-in entries read a view of the request that keeps the nonce one offers.
+    const request = offersNonces ? nonceView(given) : given;
     // Only with a listener: without one, nothing is allocated for it.
     const refusals = listener === undefined ? undefined : requestRefusals(listener);
     const deferScopes = options?.deferScopes === true;
@@ -185,9 +187,9 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
         outcome =
           builtIn === undefined
             ? entry(
-                typeof (request as ViewedRequest).request === 'function'
-                  ? (request as ViewedRequest).request()
-                  : (request as Request),
+                typeof (given as ViewedRequest).request === 'function'
+                  ? (given as ViewedRequest).request()
+                  : (given as Request),
               )
             : builtIn.call(request, context);
         if (typeof (outcome as PromiseLike<unknown> | null)?.then === 'function') outcome = await outcome;
@@ -219,7 +221,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
         ok: true,
         principal: keeping.presentedBy?.(entry, principal, request.headers.get('authorization')) ?? principal,
         grant: builtIn?.grant ?? CUSTOM_GRANT,
-        dpopNonce: offeredNonces.get(request),
+        dpopNonce: (request as Partial<NonceView>).offered,
       };
     }
     return refusing(request, 401, refusals, unauthorized(request, asked));
