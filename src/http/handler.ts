@@ -328,8 +328,12 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // Whom the limits count, known before the body is read (clientAddress may read the Request).
     const caller = limits?.caller(call.request, call.principal);
     const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
-    const forbidden = (tool: McpTool | undefined) => {
+    const forbidden = (tool: McpTool | undefined, args: unknown) => {
       call.tool = tool;
+      // The ids a tool call names, for the record: only ids of a plausible length, never a caller's flood.
+      const { sessionId, approvalId } = (isPlainObject(args) ? args : {}) as Record<string, unknown>;
+      if (isString(sessionId) && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
+      if (isString(approvalId) && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
       return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool);
     };
     return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry);
@@ -480,6 +484,8 @@ const refusalFailed = (error: unknown) => console.error('agentward: onRefused fa
 const ignoreRefusal = () => undefined;
 
 const NONE: readonly Operation[] = freeze([]);
+/** The longest id a record takes from a tool call's arguments. */
+const MAX_RECORDED_ID = 256;
 const SEND: readonly Operation[] = ['send'];
 const DECIDE: readonly Operation[] = ['decide'];
 const SEND_AND_DECIDE: readonly Operation[] = ['send', 'decide'];

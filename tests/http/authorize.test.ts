@@ -249,3 +249,42 @@ test('audit: a 403 names the scopes needed, the approval and the caller’s key'
     type: 'user',
   });
 });
+
+test('audit: an MCP tools/call record names its surface, tool and approval', async () => {
+  const records: AuditRecord[] = [];
+  const made = principalAgent();
+  const handler = agentHandler(made.agent, {
+    basePath: '/agent',
+    auth: jwt({ secret: SECRET, audience: AUDIENCE }),
+    scopes: { approve: ['agent:approve'] },
+    mcp: true,
+    audit: (record) => void records.push(record),
+  });
+  const { approvals } = await pausedSession(made.agent, 'mcp-audited');
+  const approvalId = approvals[0]!.id;
+  const call = {
+    jsonrpc: '2.0',
+    id: 7,
+    method: 'tools/call',
+    params: { name: 'decide', arguments: { approvalId, approved: true } },
+  };
+  const refused = await post(handler, '/mcp', await token('agent:chat'), call);
+  assert.equal(refused.status, 403);
+  assert.deepEqual(
+    { ...records[0], time: undefined, requestId: undefined },
+    {
+      time: undefined,
+      requestId: undefined,
+      surface: 'mcp',
+      operations: ['decide'],
+      outcome: 'refused',
+      status: 403,
+      reason: 'scope',
+      entry: 'jwt',
+      caller: { tenant: '', issuer: 'https://id.example', authenticator: 'jwt', id: 'ada', type: 'user' },
+      approvalId,
+      tool: 'decide',
+      scopes: ['agent:approve'],
+    },
+  );
+});
