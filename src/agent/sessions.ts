@@ -1,5 +1,5 @@
 // Session ownership (design §9) and the listing order every store shares.
-import { decodeBase64url, encodeBase64url } from '../auth/internal.ts';
+import { callerKey, decodeBase64url, encodeBase64url, sameCaller, type CallerKey } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import type {
@@ -18,11 +18,14 @@ const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
 
-export const ownerKey = (principal: Principal): OwnerKey => [
-  principal.authenticator,
-  principal.issuer ?? null,
-  principal.id,
-];
+/** The owner key stored with a session (design §9's shape, kept by every store): the caller key's parts. */
+export const ownerKey = (principal: Principal): OwnerKey => {
+  const [, issuer, authenticator, id] = callerKey(principal);
+  return [authenticator, issuer === '' ? null : issuer, id];
+};
+
+/** The caller key of a stored owner: sessions stored under §9's key are their owners' still, on every store. */
+const ownerCaller = (owner: OwnerKey): CallerKey => ['', owner[1] ?? '', owner[0], owner[2]];
 
 /** `anonymous()` principals, and any principal with `authenticator: 'anonymous'`, own nothing. */
 export const isAnonymous = (principal: Principal): boolean => principal.authenticator === 'anonymous';
@@ -37,9 +40,9 @@ function isOwnerKey(value: unknown): value is OwnerKey {
   );
 }
 
-/** Is `owner` the key of `principal`? Compared field by field, without building the principal's key. */
+/** Is `owner` the key of `principal`? One caller key against the other (design §32). */
 const ownedBy = (owner: OwnerKey, principal: Principal): boolean =>
-  owner[0] === principal.authenticator && owner[1] === (principal.issuer ?? null) && owner[2] === principal.id;
+  sameCaller(ownerCaller(owner), callerKey(principal));
 
 /**
  * May `principal` use `session` under `mode`? Trusted code (no principal) and `'shared'` agents
@@ -51,7 +54,11 @@ export function mayUse(mode: SessionMode, session: SessionRecord, principal: Pri
   return mayUseOwner(mode, session.owner, principal);
 }
 
-/** `mayUse` on the owner alone (`Store.sessionOwner`: read without the transcript). */
+/**
+ * The ownership rule (design §9, §32): `mayUse` on the owner alone (`Store.sessionOwner`: read
+ * without the transcript). The one place an owner is compared with a caller: the agent's calls, in
+ * process or from the route handler, and the handler's `authorize()` all ask it.
+ */
 export function mayUseOwner(mode: SessionMode, owner: unknown, principal: Principal | undefined): boolean {
   if (mode === 'shared' || principal === undefined) return true;
   if (!isOwnerKey(owner)) return false;
