@@ -58,6 +58,7 @@ const OURS = [
   'jwt-hs256',
   'jwt-es256',
   'jwt-es256-cache',
+  'jwt-scopes',
   'owned',
   'memory',
   'api-token-log',
@@ -87,9 +88,24 @@ const b64json = (value: unknown) => encodeBase64url(encoder.encode(JSON.stringif
 /** A signed token and the jwt() entry that accepts it; the same key for the server and the orchestrator (seeded by SECRET). */
 // `cache`: jwt() with `cache: true` (design §13); the same token on every request, as an agent
 // client sends its access token, so every request after the first is a hit.
-async function signedToken(alg: 'HS256' | 'ES256', cache = false): Promise<{ token: string; auth: AuthOption }> {
+// `jwt-scopes`: `jwt-hs256` with the entry's own scope and the send group's (design §32's one decision).
+const SCOPE = 'agent:chat';
+
+async function signedToken(
+  alg: 'HS256' | 'ES256',
+  cache = false,
+  scoped = false,
+): Promise<{ token: string; auth: AuthOption }> {
   const now = Math.floor(Date.now() / 1000);
-  const input = `${b64json({ alg, typ: 'JWT' })}.${b64json({ sub: 'user-1234', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 3600 })}`;
+  const claims = {
+    sub: 'user-1234',
+    iss: ISSUER,
+    aud: AUDIENCE,
+    iat: now,
+    exp: now + 3600,
+    ...(scoped && { scope: SCOPE }),
+  };
+  const input = `${b64json({ alg, typ: 'JWT' })}.${b64json(claims)}`;
   if (alg === 'HS256') {
     const key = await crypto.subtle.importKey('raw', encoder.encode(SECRET), { name: 'HMAC', hash: 'SHA-256' }, false, [
       'sign',
@@ -97,7 +113,7 @@ async function signedToken(alg: 'HS256' | 'ES256', cache = false): Promise<{ tok
     const signature = new Uint8Array(await crypto.subtle.sign('HMAC', key, encoder.encode(input)));
     return {
       token: `${input}.${encodeBase64url(signature)}`,
-      auth: [jwt({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE })],
+      auth: [jwt({ secret: SECRET, issuer: ISSUER, audience: AUDIENCE, ...(scoped && { scopes: [SCOPE] }) })],
     };
   }
   const pair = (await crypto.subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
@@ -198,8 +214,9 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     name.startsWith('api-token-limits')
   )
     ({ auth, authorization } = bearer);
-  if (name === 'jwt-hs256' || name === 'jwt-es256' || name === 'jwt-es256-cache') {
-    const signed = await signedToken(name === 'jwt-hs256' ? 'HS256' : 'ES256', name === 'jwt-es256-cache');
+  if (name === 'jwt-hs256' || name === 'jwt-es256' || name === 'jwt-es256-cache' || name === 'jwt-scopes') {
+    const es = name === 'jwt-es256' || name === 'jwt-es256-cache';
+    const signed = await signedToken(es ? 'ES256' : 'HS256', name === 'jwt-es256-cache', name === 'jwt-scopes');
     ({ auth } = signed);
     authorization = `Bearer ${signed.token}`;
   }
@@ -216,6 +233,7 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     port: 0,
     log: name === 'api-token-log' ? 'text' : 'off',
     mcp: name === 'mcp-ask',
+    ...(name === 'jwt-scopes' && { scopes: { send: [SCOPE] } }),
     ...(limits !== undefined && { limits }),
     ...(telemetry !== undefined && { telemetry }),
   });

@@ -1,4 +1,4 @@
-import { carryPresentedToken, checkOptionNames } from '../auth/internal.ts';
+import { carryPresentedToken, checkOptionNames, holdPresentedToken } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
 import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
@@ -196,6 +196,8 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** A send; `trace`: its spans, with `telemetry` (design §28). */
   async function send(message: string, sendOptions: SendOptions = {}, trace?: RunTrace): Promise<RunResult> {
+    // The token the caller presented stays reachable while this run goes on, and no longer (design §32).
+    let letGo: (() => void) | undefined;
     try {
       nonEmptyString(message, 'message', invalidInput);
       callOptions('send()', sendOptions, SEND_OPTION_NAMES);
@@ -203,6 +205,7 @@ export function createAgent(options: AgentOptions): Agent {
       const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
       trace?.conversation(sessionId);
       const principal = checkPrincipal(sendOptions.principal);
+      letGo = holdPresentedToken(principal);
       const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
       const owner = principal === undefined ? undefined : ownerKey(principal);
       const asked: Message = { role: 'user', content: message };
@@ -256,10 +259,13 @@ export function createAgent(options: AgentOptions): Agent {
       // The run's span ends whatever happens, a refusal before the run started included.
       trace?.ended(undefined, error);
       throw error;
+    } finally {
+      letGo?.();
     }
   }
 
   async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
+    let letGo: (() => void) | undefined;
     try {
       nonEmptyString(approvalId, 'approvalId', invalidInput);
       if (!isObject(decision) || !isBoolean(decision.approved)) {
@@ -270,12 +276,12 @@ export function createAgent(options: AgentOptions): Agent {
       const hooks = runHooks(decision, trace);
       if (reason !== undefined && !isString(reason)) throw invalidInput('the reason of a decision must be a string');
       const decidedBy = checkPrincipal(decision.principal, 'the decider');
+      letGo = holdPresentedToken(decidedBy);
       const notFound = () =>
         new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
       const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
       if (found === undefined) throw notFound();
       const { sessionId } = found;
-      trace?.conversation(sessionId);
       const events = runEvents(decision);
       const result = await events.settle(
         turn(sessionId, async (turnStore) => {
@@ -285,6 +291,8 @@ export function createAgent(options: AgentOptions): Agent {
           // Someone else's approval answers as an unknown one, before any event names its session.
           if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy)))
             throw notFound();
+          // Named on the span only now: a refused decision names no session the caller may not see (design §32).
+          trace?.conversation(sessionId);
           const session = stored ?? newSession(sessionId);
           return events.observe(sessionId, async (emit) => {
             // The run resumes as the principal it started with; the decider is only recorded. Its own
@@ -331,6 +339,8 @@ export function createAgent(options: AgentOptions): Agent {
       // The run's span ends whatever happens, a refusal before the run started included.
       trace?.ended(undefined, error);
       throw error;
+    } finally {
+      letGo?.();
     }
   }
 

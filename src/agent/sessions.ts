@@ -1,5 +1,5 @@
 // Session ownership (design §9) and the listing order every store shares.
-import { decodeBase64url, encodeBase64url } from '../auth/internal.ts';
+import { callerKey, decodeBase64url, encodeBase64url, sameCaller, type CallerKey } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import type {
@@ -18,10 +18,18 @@ const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
 
-export const ownerKey = (principal: Principal): OwnerKey =>
-  principal.tenant === undefined
-    ? [principal.authenticator, principal.issuer ?? null, principal.id]
-    : [principal.authenticator, principal.issuer ?? null, principal.id, principal.tenant];
+/**
+ * The owner key stored with a session (design §9's shape, kept by every store): the caller key's
+ * parts, its tenant fourth when it has one (a key without one is as sessions were stored before).
+ */
+export const ownerKey = (principal: Principal): OwnerKey => {
+  const [tenant, issuer, authenticator, id] = callerKey(principal);
+  const owner = issuer === '' ? null : issuer;
+  return tenant === '' ? [authenticator, owner, id] : [authenticator, owner, id, tenant];
+};
+
+/** The caller key of a stored owner: sessions stored under §9's key are their owners' still, on every store. */
+const ownerCaller = (owner: OwnerKey): CallerKey => [owner[3] ?? '', owner[1] ?? '', owner[0], owner[2]];
 
 /** `anonymous()` principals, and any principal with `authenticator: 'anonymous'`, own nothing. */
 export const isAnonymous = (principal: Principal): boolean => principal.authenticator === 'anonymous';
@@ -29,19 +37,16 @@ export const isAnonymous = (principal: Principal): boolean => principal.authenti
 function isOwnerKey(value: unknown): value is OwnerKey {
   return (
     isArray(value) &&
-    (value.length === 3 || (value.length === 4 && isString(value[3]))) &&
+    (value.length === 3 || (value.length === 4 && isString(value[3]) && value[3] !== '')) &&
     isString(value[0]) &&
     (value[1] === null || isString(value[1])) &&
     isString(value[2])
   );
 }
 
-/** Is `owner` the key of `principal`? Compared field by field, without building the principal's key. */
+/** Is `owner` the key of `principal`? One caller key against the other (design §32). */
 const ownedBy = (owner: OwnerKey, principal: Principal): boolean =>
-  owner[0] === principal.authenticator &&
-  owner[1] === (principal.issuer ?? null) &&
-  owner[2] === principal.id &&
-  owner[3] === principal.tenant;
+  sameCaller(ownerCaller(owner), callerKey(principal));
 
 /**
  * May `principal` use `session` under `mode`? Trusted code (no principal) and `'shared'` agents
@@ -53,7 +58,11 @@ export function mayUse(mode: SessionMode, session: SessionRecord, principal: Pri
   return mayUseOwner(mode, session.owner, principal);
 }
 
-/** `mayUse` on the owner alone (`Store.sessionOwner`: read without the transcript). */
+/**
+ * The ownership rule (design §9, §32): `mayUse` on the owner alone (`Store.sessionOwner`: read
+ * without the transcript). The one place an owner is compared with a caller: the agent's calls, in
+ * process or from the route handler, and the handler's `authorize()` all ask it.
+ */
 export function mayUseOwner(mode: SessionMode, owner: unknown, principal: Principal | undefined): boolean {
   if (mode === 'shared' || principal === undefined) return true;
   if (!isOwnerKey(owner)) return false;

@@ -2,6 +2,7 @@
 import { isRecord } from './jws/json.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { makePrincipal } from './principal.ts';
+import { builtInEntry } from './built-in.ts';
 import type { AuthFn } from './types.ts';
 
 const ANONYMOUS = /* @__PURE__ */ makePrincipal({ id: 'anonymous', type: 'user', authenticator: 'anonymous' });
@@ -20,7 +21,7 @@ export function anonymous(options?: Readonly<Record<string, never>>): AuthFn {
     if (key !== undefined)
       throwConfigError('anonymous()', `unknown option ${JSON.stringify(key.slice(0, 64))} (it takes none)`);
   }
-  const entry: AuthFn = () => ANONYMOUS;
+  const entry = builtInEntry({ entry: 'anonymous', scopes: [] }, () => ANONYMOUS);
   entry.challenges = [];
   return entry;
 }

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 import { isObject, isString } from './jws/json.ts';
-import { B64TOKEN, readCredentials, readsHeadersOnly } from './authorization.ts';
+import { B64TOKEN, readCredentials } from './authorization.ts';
+import { builtInEntry, type EntryContext } from './built-in.ts';
 import { constantTimeEqual } from './constant-time.ts';
 import { sha256 } from './sha256.ts';
 import { notASecret } from './weak-secrets.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
-import { WITH_REFUSALS, type ReportRefusal } from './refusals.ts';
-import type { AuthFn } from './types.ts';
+import type { AuthFn, RequestView } from './types.ts';
 
 /** The fewest characters an API token may have (design §26). */
 export const MIN_TOKEN_LENGTH = 16;
@@ -48,7 +48,7 @@ export const API_TOKEN_ID: unique symbol = Symbol.for('agentward.apiTokenId') as
 export function apiTokenDigestEntry(expected: Uint8Array, id: string, listed = true): AuthFn {
   const principal = makePrincipal({ id, type: 'service', authenticator: 'api-token' });
   // Synchronous: no thread-pool job, no promise (see sha256() for what that saves).
-  const check = (request: Request, report?: ReportRefusal) => {
+  const check = (request: RequestView, { report }: EntryContext) => {
     const presented = readCredentials(request, 'bearer');
     if (presented === null) return null;
     // Not the configured token: a mismatch (design §31), no signature was involved.
@@ -61,9 +61,8 @@ export function apiTokenDigestEntry(expected: Uint8Array, id: string, listed = t
     report?.('apiToken', refused);
     return null;
   };
-  const entry: AuthFn = (request) => check(request);
-  Object.defineProperty(entry, WITH_REFUSALS, { value: check });
+  const entry = builtInEntry({ entry: 'apiToken', scopes: [] }, check);
   if (listed) Object.defineProperty(entry, API_TOKEN_ID, { value: id });
   entry.challenges = [{ scheme: 'Bearer' }];
-  return readsHeadersOnly(entry);
+  return entry;
 }

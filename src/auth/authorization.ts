@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+import type { RequestView } from './types.ts';
 /** An `Authorization` value over this many characters is skipped without parsing. */
 export const MAX_AUTHORIZATION_LENGTH = 16_384; // 16 KiB
 
@@ -22,28 +23,15 @@ export function credentialsStart(value: string, scheme: string): number {
   return start < value.length ? start : -1;
 }
 
-/**
- * The built-in entries (`apiToken`, `basic`, `jwt`, `oidc`): they read nothing of a request but
- * its `Authorization` header, so a list of only these may be given `{ headers }` in place of a
- * `Request` (`routeAuth()`'s `headersOnly`). The node server then builds no `Request` at all
- * (docs/design.md §30, "Speed tricks and what they bought").
- */
-const headerEntries = new WeakSet<object>();
-export function readsHeadersOnly<T extends object>(entry: T): T {
-  headerEntries.add(entry);
-  return entry;
-}
-export const isHeadersOnly = (entry: object): boolean => headerEntries.has(entry);
-
 /** The credentials after `scheme` (lower case) in the `Authorization` header, or `null`. */
-export function readCredentials(request: Request, scheme: string): string | null {
+export function readCredentials(request: RequestView, scheme: string): string | null {
   const value = request.headers.get('authorization');
   const start = value === null ? -1 : credentialsStart(value, scheme);
   return start < 0 ? null : (value as string).slice(start);
 }
 
 /** The bearer token of the request when it is a well-formed `b64token`, else `null`. */
-export function readBearerToken(request: Request): string | null {
+export function readBearerToken(request: RequestView): string | null {
   const token = readCredentials(request, 'bearer');
   return token !== null && B64TOKEN.test(token) ? token : null;
 }

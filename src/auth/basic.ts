@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { isObject, isRecord, isString } from './jws/json.ts';
-import { readCredentials, readsHeadersOnly } from './authorization.ts';
+import { readCredentials } from './authorization.ts';
+import { builtInEntry } from './built-in.ts';
 import { decodeBase64 } from './jws/base64url.ts';
 import { checkQuotable } from './challenges.ts';
 import { constantTimeEqual } from './constant-time.ts';
@@ -9,7 +10,7 @@ import { notASecret } from './weak-secrets.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { makePrincipal } from './principal.ts';
-import type { AuthFn, Principal } from './types.ts';
+import type { AuthFn, Principal, RequestView } from './types.ts';
 
 /** Checks a user name and password itself; it must compare in constant time. */
 export type BasicVerifier = (user: string, password: string) => boolean | Promise<boolean>;
@@ -24,7 +25,7 @@ export interface BasicOptions {
 const utf8 = /* @__PURE__ */ new TextDecoder('utf-8', { fatal: true });
 
 /** RFC 7617 user-id and password, NFC-normalized, or `null` for anything malformed. */
-function readBasicCredentials(request: Request): [user: string, password: string] | null {
+function readBasicCredentials(request: RequestView): [user: string, password: string] | null {
   const encoded = readCredentials(request, 'basic');
   // Judged only for a request that carries Basic credentials: a list's other entries pay nothing.
   const bytes = encoded === null || crossSiteWrite(request) ? null : decodeBase64(encoded);
@@ -48,7 +49,7 @@ function readBasicCredentials(request: Request): [user: string, password: string
  * or the `Host` header's), and, when the request's URL is `https`, by the `Origin`'s scheme too.
  * Programs (curl, services) send neither and are never affected.
  */
-function crossSiteWrite(request: Request): boolean {
+function crossSiteWrite(request: RequestView): boolean {
   const { method, headers } = request;
   if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
   const site = headers.get('sec-fetch-site');
@@ -98,10 +99,10 @@ export function basic(options: BasicOptions): AuthFn {
   checkOptionNames('basic()', options, ['users', 'realm']);
   const { users, realm = 'agent' } = options;
   checkQuotable('basic()', 'realm', realm);
-  let entry: AuthFn;
+  let check: (request: RequestView) => unknown;
 
   if (typeof users === 'function') {
-    entry = async (request) => {
+    check = async (request) => {
       const credentials = readBasicCredentials(request);
       if (credentials === null) return null;
       return (await users(credentials[0], credentials[1])) === true
@@ -127,7 +128,7 @@ export function basic(options: BasicOptions): AuthFn {
     const rows = pairs.map(([name, password]) => row(name, password));
 
     // Synchronous, as apiToken(): no thread-pool job per request.
-    entry = (request) => {
+    check = (request) => {
       const credentials = readBasicCredentials(request);
       if (credentials === null) return null;
       const presented = row(credentials[0], credentials[1]);
@@ -136,6 +137,7 @@ export function basic(options: BasicOptions): AuthFn {
       return match === 0 ? null : principals[match - 1]!;
     };
   }
+  const entry = builtInEntry({ entry: 'basic', scopes: [] }, check);
   entry.challenges = [{ scheme: 'Basic', realm }];
-  return readsHeadersOnly(entry);
+  return entry;
 }

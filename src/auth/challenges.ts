@@ -130,15 +130,25 @@ const CHALLENGE_ERROR: unique symbol = Symbol.for('agentward.challengeError') as
 
 /** A skip that also asks the list's 401 for `error="<code>"` on the challenges of `scheme` (DPoP's `invalid_dpop_proof`). */
 export interface ChallengeErrorSkip {
-  readonly [CHALLENGE_ERROR]: { readonly scheme: string; readonly code: string };
+  readonly [CHALLENGE_ERROR]: ChallengeError;
+}
+
+/**
+ * What a skip asks the list's 401 to say. `step`: the 401 is a protocol step the client answers by
+ * itself (DPoP's `use_dpop_nonce`, RFC 9449 §9), not a refused credential.
+ */
+export interface ChallengeError {
+  readonly scheme: string;
+  readonly code: string;
+  readonly step?: boolean;
 }
 
 /** The skip of an entry that knows what its 401 should say; make it once and return it on every such skip. */
-export function skipWithError(scheme: string, code: string): ChallengeErrorSkip {
-  return freeze({ [CHALLENGE_ERROR]: freeze({ scheme, code }) });
+export function skipWithError(scheme: string, code: string, step = false): ChallengeErrorSkip {
+  return freeze({ [CHALLENGE_ERROR]: freeze({ scheme, code, step }) });
 }
 
 /** The error a skip asks for, when it is one of `skipWithError`'s. */
-export function challengeErrorOf(value: object): { scheme: string; code: string } | undefined {
+export function challengeErrorOf(value: object): ChallengeError | undefined {
   return (value as Partial<ChallengeErrorSkip>)[CHALLENGE_ERROR];
 }

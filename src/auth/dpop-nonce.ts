@@ -6,9 +6,6 @@ import { isString } from './jws/json.ts';
 import { encodeBase64url } from './jws/base64url.ts';
 import type { DpopReplayStore } from './dpop-replay.ts';
 
-/** The nonce an entry offered for a request (the object it was given): `routeAuth` sends it as `DPoP-Nonce`. */
-export const offeredNonces = /* @__PURE__ */ new WeakMap<object, string>();
-
 /** A fresh nonce: 128 random bits, base64url (RFC 9449 §8's `NQCHAR`s). What a store keeps under a new key. */
 export const newDpopNonce = (): string => encodeBase64url(crypto.getRandomValues(new Uint8Array(16)));
 

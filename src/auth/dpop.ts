@@ -12,7 +12,6 @@ import { parseJsonObject, isObject, isString } from './jws/json.ts';
 import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
-import { offeredNonces } from './dpop-nonce.ts';
 import { sha256 } from './sha256.ts';
 
 const MAX_JTI_LENGTH = 256;
@@ -20,7 +19,7 @@ const MAX_JTI_LENGTH = 256;
 /** The skip of an entry whose DPoP proof failed: its 401 says `error="invalid_dpop_proof"` on the DPoP challenge. */
 export const INVALID_DPOP_PROOF = /* @__PURE__ */ skipWithError('DPoP', 'invalid_dpop_proof');
 /** The skip of a proof without the current nonce (RFC 9449 §9): `error="use_dpop_nonce"`, the nonce in `DPoP-Nonce`. */
-const USE_DPOP_NONCE = /* @__PURE__ */ skipWithError('DPoP', 'use_dpop_nonce');
+const USE_DPOP_NONCE = /* @__PURE__ */ skipWithError('DPoP', 'use_dpop_nonce', true);
 
 /** Why a proof failed, as the skip that asks the 401 for it. */
 export const proofSkip = (failed: ProofFailure) => (failed === 'dpop-nonce' ? USE_DPOP_NONCE : INVALID_DPOP_PROOF);
@@ -70,6 +69,8 @@ export interface ProofRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: { get(name: string): string | null };
+  /** Takes the nonce offered for the request's answer (`routeAuth()`'s view, with DPoP nonces). */
+  readonly offerNonce?: (nonce: string) => void;
 }
 
 /** Imported proof keys by algorithm and the whole JWK (every member, so each one is checked once): a client signs every proof with one key. */
@@ -177,7 +178,7 @@ export async function checkProof(
       storeFailed('failed to give a nonce', error);
       return 'dpop-proof';
     }
-    offeredNonces.set(request, nonces[0] as string);
+    request.offerNonce?.(nonces[0] as string);
   }
   const proof = request.headers.get('dpop');
   // One DPoP header: fetch and the node server join repeated ones with ", ", which a JWS never holds.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 export { routeAuth, authEntries } from './route-auth.ts';
-export type { Authenticate, RouteAuthOptions } from './route-auth.ts';
+export type { Authenticate, AuthenticateOptions, RouteAuthOptions, ViewedRequest } from './route-auth.ts';
 export type { Refusal, RefusalListener, RefusalReason } from './refusals.ts';
 export { basic } from './basic.ts';
 export type { BasicOptions, BasicVerifier } from './basic.ts';
@@ -12,7 +12,17 @@ export { formatChallenge } from './challenges.ts';
 export { constantTimeEqual, secretsEqual } from './constant-time.ts';
 export { sha256 } from './sha256.ts';
 export { readBearerToken } from './authorization.ts';
-export type { Principal, PrincipalInput, AuthFn, Challenge, AuthOption, AuthResult, BooleanAuth } from './types.ts';
+export type {
+  Principal,
+  PrincipalInput,
+  AuthFn,
+  Challenge,
+  AuthOption,
+  AuthResult,
+  BooleanAuth,
+  EntryGrant,
+  RequestView,
+} from './types.ts';
 export { jwt } from './jwt.ts';
 export type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 export type { TenantsOption } from './tenants.ts';

@@ -14,7 +14,8 @@ export { hasScopes } from './jws/claims.ts';
 export { readScopeImplies, type ScopeImplies } from './scope-implies.ts';
 export { checkOptionNames, closest } from './options.ts';
 export { completePrincipal, deepFreeze } from './principal.ts';
-export { carryPresentedToken } from './presented-token.ts';
+export { callerKey, sameCaller, type CallerKey } from './caller-key.ts';
+export { carryPresentedToken, holdPresentedToken, releasePresentedToken } from './presented-token.ts';
 export {
   adoptDpopAlgs,
   advertisedDpopAlgs,
@@ -28,5 +29,5 @@ export { authResponseText, wwwAuthenticateLines } from './responses.ts';
 export { authEntries, BOOLEAN_PRINCIPAL, routeAuth } from './route-auth.ts';
 export type { Authenticate } from './route-auth.ts';
 export { sha256 } from './sha256.ts';
-export type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
+export type { AuthFn, AuthOption, AuthResult, EntryGrant, Principal, RequestView } from './types.ts';
 export { notASecret } from './weak-secrets.ts';

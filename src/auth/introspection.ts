@@ -3,7 +3,8 @@
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
 import { isObject, isString } from './jws/json.ts';
-import { B64TOKEN, credentialsStart, readsHeadersOnly } from './authorization.ts';
+import { B64TOKEN, credentialsStart } from './authorization.ts';
+import { builtInEntry, type EntryContext } from './built-in.ts';
 import { boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
@@ -21,8 +22,8 @@ import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
 import { completePrincipal, deepFreeze, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
 import { verifiesAccessToken } from './presented-token.ts';
-import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
-import type { AuthFn, Principal, PrincipalInput } from './types.ts';
+import type { RefusalReason, ReportRefusal } from './refusals.ts';
+import type { AuthFn, Principal, PrincipalInput, RequestView } from './types.ts';
 
 /** Options of `introspection()`. Give `endpoint`, or `issuer` alone to discover it. */
 export interface IntrospectionOptions
@@ -216,7 +217,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
    * Synchronous up to the kept principal of a repeat Bearer request, with no promise (docs/design.md
    * §30, "Speed tricks and what they bought"); the rest is `verify`.
    */
-  function handle(request: Request, refuse: Refuse): Answer | Promise<Answer> {
+  function handle(request: RequestView, refuse: Refuse, defer: boolean): Answer | Promise<Answer> {
     const value = request.headers.get('authorization');
     if (value === null) return null;
     const bearer = credentialsStart(value, 'bearer');
@@ -232,12 +233,13 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if (found?.principal !== undefined && bearer >= 0) return found.principal;
     // Only a well-formed token is sent to the server (a kept one was, when it was first asked).
     if (found === undefined && !B64TOKEN.test(token)) return refuse('malformed');
-    return verify(request, refuse, token, key, time, found, bearer >= 0);
+    return verify(request, refuse, defer, token, key, time, found, bearer >= 0);
   }
 
   async function verify(
-    request: Request,
+    request: RequestView,
     refuse: Refuse,
+    defer: boolean,
     token: string,
     key: string,
     time: number,
@@ -260,7 +262,8 @@ export function introspection(options: IntrospectionOptions): AuthFn {
       const proof = await checkProof(request, athOf(key), jkt, dpop, now);
       if (proof !== null) return (refuse(proof, answer.iss), proofSkip(proof));
     }
-    if (scopes !== undefined && !hasScopes(answer, scopes, implies)) {
+    const lacking = scopes !== undefined && !hasScopes(answer, scopes, implies);
+    if (lacking && !defer) {
       refuse('scope', answer.iss);
       throw new AuthError(403, { scope: scopes });
     }
@@ -273,16 +276,22 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     );
     if (principal === null) throw new TypeError(`${helper}: the principal mapper ${INVALID_PRINCIPAL}`);
     // Kept for the next Bearer request only when nothing but the clock could change the outcome.
-    if (mapper === undefined && jkt === undefined && (answer.nbf === undefined || (answer.nbf as number) <= time))
+    // Never one without the scopes: a kept principal skips their check.
+    if (
+      !lacking &&
+      mapper === undefined &&
+      jkt === undefined &&
+      (answer.nbf === undefined || (answer.nbf as number) <= time)
+    )
       found.principal = principal;
     return principal;
   }
 
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
-  const entry = ((request: Request) => handle(request, silent)) as AuthFn;
-  Object.defineProperty(entry, WITH_REFUSALS, {
-    value: (request: Request, report: ReportRefusal) => handle(request, refuser(report)),
-  });
+  const call = (request: RequestView, { report, deferScopes }: EntryContext) =>
+    handle(request, report === undefined ? silent : refuser(report), deferScopes === true);
+  const grant = { entry: 'introspection', scopes: scopes ?? [], scopeImplies: implies };
+  const entry = builtInEntry(grant, call, dpop.nonces !== undefined);
   entry.challenges = entryChallenges(dpop, shared.resourceMetadata, scopes);
-  return verifiesAccessToken(readsHeadersOnly(entry));
+  return verifiesAccessToken(entry);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-import { credentialsStart, readsHeadersOnly } from './authorization.ts';
+import { credentialsStart } from './authorization.ts';
+import { builtInEntry, type EntryContext } from './built-in.ts';
 import type { ChallengeErrorSkip } from './challenges.ts';
 import { accessTokenHash, boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopPolicy } from './dpop-options.ts';
@@ -28,12 +29,12 @@ import { clockOf } from './internal-options.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
 import { readCompactJws, skip, verifiedKey, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
 import { completePrincipal, INVALID_PRINCIPAL, principalOfClaims } from './principal.ts';
-import { WITH_REFUSALS, type RefusalReason, type ReportRefusal } from './refusals.ts';
+import type { RefusalReason, ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
 import { verifiesAccessToken } from './presented-token.ts';
 import { isRsaModulusText } from './weak-secrets.ts';
 import { acceptedTenant } from './tenants.ts';
-import type { AuthFn, Principal } from './types.ts';
+import type { AuthFn, Principal, RequestView as View } from './types.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt-options.ts';
 
 export type { JwtOptions, JwtPrincipalMapper } from './jwt-options.ts';
@@ -110,8 +111,9 @@ export function jwt(options: JwtOptions): AuthFn {
  * The entry of `jwt()` and `oidc()`: the bearer (or DPoP) token, parsed with its header checked,
  * the cache, the key that verifies its signature, its claims and binding, the DPoP proof, then
  * scopes and principal. Synchronous until the signature, so a token refused before it allocates
- * no promise; every skip is `null`, and the reporting form (`WITH_REFUSALS`, only with
- * `onRefused`) also says why.
+ * no promise; every skip is `null`, and with `onRefused` the context's `report` also hears why.
+ * With `deferScopes` (the route handler) a token without the entry's scopes is accepted: the
+ * handler's `authorize()` decides them with the operation's (design §32).
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const { authenticator, source, claims: policy, principal: mapper, typ, scopes, implies, dpop, tenants } = config;
@@ -121,7 +123,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   const cache = config.cacheSize ? tokenCache(config.cacheSize) : undefined;
 
   // One path for both forms; `refuse` is `undefined` without a listener, so a skip allocates nothing for it.
-  function verifyRequest(request: Request, refuse?: Refuse): Answer | Promise<Answer> {
+  function verifyRequest(request: View, refuse?: Refuse, defer = false): Answer | Promise<Answer> {
     // The token is read in place, unsliced, and without the b64token pattern: the compact parser
     // accepts only base64url segments and dots, a strict subset of it.
     const value = request.headers.get('authorization');
@@ -137,10 +139,10 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       if (hit !== undefined) return fromCache(request, token, hit, viaDpop, refuse);
     }
     const jws = readCompactJws(value, start, header, refuse);
-    return jws === null ? null : verifyToken(request, jws, viaDpop, refuse);
+    return jws === null ? null : verifyToken(request, jws, viaDpop, defer, refuse);
   }
 
-  async function verifyToken(request: Request, jws: CompactJws, viaDpop: boolean, refuse?: Refuse): Promise<Answer> {
+  async function verifyToken(request: View, jws: CompactJws, viaDpop: boolean, defer: boolean, refuse?: Refuse) {
     const key = await verifiedKey(jws, source, refuse);
     if (key === null) return null;
     const claims = checkedClaims(jws, viaDpop, refuse);
@@ -148,7 +150,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const tenant = tenants === undefined ? undefined : await acceptedTenant(tenants, claims, jws, refuse);
     if (tenant === null) return null;
     const failed = viaDpop && (await proofFails(request, accessTokenHash(jws.token), claims, jws, refuse));
-    return failed || toPrincipal(jws, key, claims, tenant, refuse);
+    return failed || toPrincipal(jws, key, claims, defer, tenant, refuse);
   }
 
   /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
@@ -161,7 +163,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   }
 
   /** The DPoP proof of the request, checked on every request (never cached); a failure tells `refuse` why, and is the skip that says it. */
-  async function proofFails(request: Request, ath: string, claims: Claims, jws: CompactJws | null, refuse?: Refuse) {
+  async function proofFails(request: View, ath: string, claims: Claims, jws: CompactJws | null, refuse?: Refuse) {
     const failed = await checkProof(request, ath, boundThumbprint(claims) ?? '', dpop, now);
     if (failed === null) return undefined;
     refuse?.(failed, jws, claims);
@@ -169,17 +171,26 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   }
 
   /** Scopes, then the principal (of the accepted `tenant`): the last steps, once the token (and its proof) held. */
-  function toPrincipal(jws: CompactJws, key: VerifyKey, claims: Claims, tenant?: string, refuse?: Refuse) {
-    if (scopes !== undefined && !hasScopes(claims, scopes, implies)) {
+  function toPrincipal(
+    jws: CompactJws,
+    key: VerifyKey,
+    claims: Claims,
+    defer: boolean,
+    tenant?: string,
+    refuse?: Refuse,
+  ) {
+    const lacking = scopes !== undefined && !hasScopes(claims, scopes, implies);
+    if (lacking && !defer) {
       skip(refuse, 'scope', jws, claims);
       // RFC 6750 §3.1 insufficient_scope: the token is valid, the call is not allowed; the 403 names the scopes to obtain.
       throw new AuthError(403, { scope: scopes });
     }
-    if (mapper !== undefined) return mapped(claims, tenant, jws, refuse, key);
+    // A token without the scopes is never cached: a cache hit skips the check.
+    if (mapper !== undefined) return mapped(claims, tenant, jws, refuse, lacking ? undefined : key);
     const principal = defaultPrincipal(claims, tenant);
     if (principal === null) return skip(refuse, 'no-subject', jws, claims);
     // A tenants function is asked again on every hit: the principal is built again then.
-    cache?.put(jws.token, { claims, key, principal: tenants?.dynamic ? undefined : principal });
+    if (!lacking) cache?.put(jws.token, { claims, key, principal: tenants?.dynamic ? undefined : principal });
     return principal;
   }
 
@@ -207,13 +218,13 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   }
 
   /** The principal of a cached token still valid: its binding and proof are checked again, the mapper runs again. */
-  function fromCache(request: Request, token: string, hit: CachedToken, viaDpop: boolean, refuse?: Refuse) {
+  function fromCache(request: View, token: string, hit: CachedToken, viaDpop: boolean, refuse?: Refuse) {
     if (!bindingHolds(hit.claims, viaDpop)) return skip(refuse, 'dpop-binding', null, hit.claims);
     if (viaDpop) return cachedWithProof(request, token, hit, refuse);
     return hit.principal ?? cachedPrincipal(hit.claims, refuse);
   }
 
-  async function cachedWithProof(request: Request, token: string, hit: CachedToken, refuse?: Refuse): Promise<Answer> {
+  async function cachedWithProof(request: View, token: string, hit: CachedToken, refuse?: Refuse): Promise<Answer> {
     // The token's hash is kept with it (docs/design.md §30, "Speed tricks and what they bought").
     const failed = await proofFails(request, (hit.ath ??= accessTokenHash(token)), hit.claims, null, refuse);
     return failed ?? hit.principal ?? cachedPrincipal(hit.claims, refuse);
@@ -226,8 +237,9 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return mapper === undefined ? defaultPrincipal(claims, tenant) : mapped(claims, tenant, null, refuse);
   }
 
-  const reporting = (request: Request, report: ReportRefusal) =>
-    verifyRequest(request, (reason, jws, claims) => {
+  const reporter =
+    (report: ReportRefusal): Refuse =>
+    (reason, jws, claims) => {
       // The unverified payload's `iss` too: it tells the operator whose token it was.
       const iss = (claims ?? (jws === null ? null : parseJsonObject(jws.payload)))?.iss;
       // No key for a token of an issuer the entry does not name: its issuer is why (design §12), not the key.
@@ -237,12 +249,14 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
         !policy.issuers.includes(iss as string);
       report(authenticator, foreign ? 'issuer' : reason, jws?.header.kid, isString(iss) ? iss : undefined);
       return null;
-    });
+    };
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.
-  const entry = ((request: Request) => verifyRequest(request)) as AuthFn;
-  Object.defineProperty(entry, WITH_REFUSALS, { value: reporting });
+  const call = (request: View, { report, deferScopes }: EntryContext) =>
+    verifyRequest(request, report && reporter(report), deferScopes === true);
+  const grant = { entry: authenticator, scopes: scopes ?? [], scopeImplies: implies };
+  const entry = builtInEntry(grant, call, dpop.nonces !== undefined);
   entry.challenges = entryChallenges(dpop, config.resourceMetadata, scopes);
-  return verifiesAccessToken(readsHeadersOnly(entry));
+  return verifiesAccessToken(entry);
 }
 
 /** A bound token never comes as Bearer (RFC 9449 §7.2: no downgrade); an unbound one never with DPoP. */

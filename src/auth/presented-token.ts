@@ -4,6 +4,7 @@
 // (a transcript, a checkpoint, a log line, a tool's arguments) ever holds it.
 import { credentialsStart } from './authorization.ts';
 import { completePrincipal } from './principal.ts';
+import { callerKey, sameCaller } from './caller-key.ts';
 import type { Principal } from './types.ts';
 
 /** The entries that verify the Bearer or DPoP access token they accept: `jwt()`, `oidc()`, `introspection()`. */
@@ -21,7 +22,17 @@ type PresentedBy = (entry: object, principal: Principal, authorization: string |
  */
 export const keeping: { presentedBy?: PresentedBy } = {};
 
-const presented = /* @__PURE__ */ new WeakMap<Principal, string>();
+/**
+ * A token held for a principal: by each request that presented it, and each run under way with it
+ * (`holders`); the paused runs' principals a decision of the same caller gave it (`carried`) lose it
+ * with it. Released by the last holder, nothing keeps it (design §32: the request's lifetime).
+ */
+interface Held {
+  readonly token: string;
+  holders: number;
+  carried?: Principal[];
+}
+const presented = /* @__PURE__ */ new WeakMap<Principal, Held>();
 
 /** From now on, `routeAuth()` ties each access token a token-verifying entry accepted to the principal it gave. */
 export function keepPresentedTokens(): void {
@@ -41,28 +52,50 @@ function presentedBy(entry: object, principal: Principal, authorization: string 
   if (start < 0) return principal;
   const token = authorization.slice(start);
   const held = presented.get(principal);
-  const own = held === undefined || held === token ? principal : (completePrincipal({ ...principal }) as Principal);
-  presented.set(own, token);
+  if (held?.token === token) {
+    held.holders++;
+    return principal;
+  }
+  const own = held === undefined ? principal : (completePrincipal({ ...principal }) as Principal);
+  presented.set(own, { token, holders: 1 });
   return own;
 }
 
-/** The access token `principal` presented on the request now running, if a token-verifying entry accepted it. */
-export const presentedToken = (principal: Principal): string | undefined => presented.get(principal);
+/** The access token `principal` presented on a request still being answered, if a token-verifying entry accepted it. */
+export const presentedToken = (principal: Principal): string | undefined => presented.get(principal)?.token;
+
+/**
+ * Holds the token `principal` carries while a run goes on (a streamed answer's run outlives the
+ * answer's start); the function returned lets it go. Nothing to hold: a function that does nothing.
+ */
+export function holdPresentedToken(principal: Principal | undefined): () => void {
+  const held = principal === undefined ? undefined : presented.get(principal);
+  if (held === undefined) return letGo;
+  held.holders++;
+  return () => releasePresentedToken(principal!);
+}
+const letGo = () => undefined;
+
+/**
+ * Lets go of one hold (the route handler's, once its answer is made): the last one forgets the
+ * token, and the paused runs' principals it was carried to forget it too, so a tool that kept a
+ * principal cannot exchange its caller's token after the request (design §32).
+ */
+export function releasePresentedToken(principal: Principal): void {
+  const held = presented.get(principal);
+  if (held === undefined || --held.holders > 0) return;
+  presented.delete(principal);
+  for (const to of held.carried ?? []) presented.delete(to);
+}
 
 /**
  * Ties `to` (a paused run's principal, rebuilt from its checkpoint) to the token `from` (the
- * principal deciding it) presented, when both are the same caller: same tenant, issuer,
- * authenticator and id. Another caller's decision gives the run no token.
+ * principal deciding it) presented, when both are the same caller (one caller key). Another
+ * caller's decision gives the run no token.
  */
 export function carryPresentedToken(from: Principal | undefined, to: Principal | undefined): void {
-  const token = from === undefined ? undefined : presented.get(from);
-  if (
-    token !== undefined &&
-    to !== undefined &&
-    from!.id === to.id &&
-    from!.authenticator === to.authenticator &&
-    from!.issuer === to.issuer &&
-    from!.tenant === to.tenant
-  )
-    presented.set(to, token);
+  const held = from === undefined ? undefined : presented.get(from);
+  if (held === undefined || to === undefined || !sameCaller(callerKey(from!), callerKey(to))) return;
+  presented.set(to, { token: held.token, holders: 1 });
+  (held.carried ??= []).push(to);
 }

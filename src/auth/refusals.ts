@@ -53,14 +53,6 @@ export type RefusalListener = (refusal: Refusal) => void;
 /** How an entry tells `routeAuth` why it refused a token. */
 export type ReportRefusal = (entry: string, reason: RefusalReason, kid?: string, iss?: string) => void;
 
-/**
- * The key of a built-in entry's reporting form, `(request, report) => same as the entry`. `routeAuth`
- * calls it only when an `onRefused` listener is set, so that without one nothing more is allocated.
- */
-export const WITH_REFUSALS: unique symbol = Symbol.for('agentward.withRefusals') as never;
-
-export type ReportingEntry = (request: Request, report: ReportRefusal) => unknown;
-
 /** The refusals of one request: entries `report` them, and `tell()` gives the listener the furthest, once, when the request is refused. */
 export interface RequestRefusals {
   readonly report: ReportRefusal;

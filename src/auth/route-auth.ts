@@ -2,28 +2,26 @@
 import { isObject, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
-import { isHeadersOnly } from './authorization.ts';
+import { builtInOf, CUSTOM_GRANT, nonceView, type EntryContext, type NonceView } from './built-in.ts';
 import {
   challengeErrorOf,
   challengeScope,
   formatChallenge,
   listChallenges,
+  type ChallengeError,
   type ListChallenges,
 } from './challenges.ts';
 import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import { completePrincipal, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
 import { keeping } from './presented-token.ts';
-import { offeredNonces } from './dpop-nonce.ts';
-import {
-  requestRefusals,
-  WITH_REFUSALS,
-  type RequestRefusals,
-  type RefusalListener,
-  type ReportingEntry,
-} from './refusals.ts';
+import { requestRefusals, type RequestRefusals, type RefusalListener } from './refusals.ts';
 import { authResponse } from './responses.ts';
-import type { AuthFn, AuthOption, AuthResult, Principal } from './types.ts';
+import type { AuthFn, AuthOption, AuthResult, Principal, RequestView } from './types.ts';
+
+/** The contexts of a request without an `onRefused` listener: made once. */
+const PLAIN: EntryContext = freeze({});
+const DEFERRED: EntryContext = freeze({ deferScopes: true });
 
 /** Names routeAuth() in its configuration errors. */
 const HELPER = 'routeAuth()';
@@ -61,16 +59,31 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
   return freeze([...auth]);
 }
 
+/**
+ * A request as the route handler hands it to `routeAuth()`: the view the built-in entries read,
+ * and the Web `Request`, made only if an entry of the user's is reached (design §32).
+ */
+export interface ViewedRequest extends RequestView {
+  request(): Request;
+}
+
+/** How the route handler asks (design §32). */
+export interface AuthenticateOptions {
+  /**
+   * The handler decides the entries' scopes itself, with the operation's, once it knows it:
+   * a token without an entry's scopes is accepted, and `grant.scopes` says which they were.
+   */
+  readonly deferScopes?: boolean;
+  /**
+   * What the route needs besides the entries' scopes, as far as the path says: an entry of the
+   * user's that answers 403 `insufficient_scope` names both (design §25).
+   */
+  readonly routeScopes?: () => readonly string[];
+}
+
 /** What `routeAuth()` returns: one request in, its outcome out. */
 export interface Authenticate {
-  /**
-   * `routeScopes`: what the route needs besides the entries' own scopes. A 403 `insufficient_scope`
-   * that an entry answers names both, so a client that takes the challenge's scopes gets, in one
-   * step, a token the route accepts (design §25).
-   */
-  (request: Request, routeScopes?: readonly string[]): Promise<AuthResult>;
-  /** Every entry is a built-in one, which reads only the headers: any `{ headers }` will do in place of a Request. */
-  readonly headersOnly: boolean;
+  (request: Request | ViewedRequest, options?: AuthenticateOptions): Promise<AuthResult>;
   /**
    * The 403 a route answers when the accepted principal lacks `scope` (design §15): `WWW-Authenticate:
    * Bearer error="insufficient_scope", scope="…", resource_metadata="…"` (`DPoP` when the token came that way).
@@ -79,6 +92,11 @@ export interface Authenticate {
     request: { readonly headers: { get(name: string): string | null } },
     scope: readonly string[],
   ): Response;
+  /**
+   * Whether every entry is a built-in one, which finds a credential only in the `Authorization`
+   * and `DPoP` headers: a request without either then presented nothing (limits.failures, design §25).
+   */
+  readonly builtInOnly: boolean;
 }
 
 type HeaderView = { readonly headers: { get(name: string): string | null } };
@@ -134,10 +152,7 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
   if (listener !== undefined && typeof listener !== 'function')
     throwConfigError(HELPER, 'onRefused must be a function of { entry, reason, kid?, iss? }');
   // A 401 to a credential the list reads (Bearer, DPoP) says invalid_token, or what an entry asked for (RFC 6750 §3.1).
-  const unauthorized = (
-    request: HeaderView,
-    asked: { scheme: string; code: string } | undefined,
-  ): readonly string[] => {
+  const unauthorized = (request: HeaderView, asked: ChallengeError | undefined): readonly string[] => {
     const scheme = presentedScheme(request);
     if ((scheme !== 'bearer' && scheme !== 'dpop') || !challenges.reads(scheme)) return challenges.lines();
     return challenges.lines(
@@ -145,29 +160,41 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
     );
   };
   const refusing = (
-    request: HeaderView,
+    request: RequestView,
     status: 401 | 403 | 500,
     refusals: RequestRefusals | undefined,
     lines: readonly string[] = [],
-  ): AuthResult => {
+  ): Extract<AuthResult, { ok: false }> => {
     const refusal = status === 500 ? undefined : refusals?.tell();
     const response = authResponse(status, lines);
     // RFC 9449 §8: the nonce an entry offered goes with every answer, a refusal's too.
-    const nonce = offeredNonces.get(request);
+    const nonce = (request as Partial<NonceView>).offered;
     if (nonce !== undefined) response.headers.set('DPoP-Nonce', nonce);
     return { ok: false, response, refusal };
   };
 
-  const authenticate = async (request: Request, routeScopes?: readonly string[]): Promise<AuthResult> => {
+  const offersNonces = entries.some((entry) => builtInOf(entry)?.offersNonces === true);
+  const authenticate = async (given: Request | ViewedRequest, options?: AuthenticateOptions): Promise<AuthResult> => {
+    // With DPoP nonces, the built-in entries read a view of the request that keeps the nonce one offers.
+    const request = offersNonces ? nonceView(given) : given;
     // Only with a listener: without one, nothing is allocated for it.
     const refusals = listener === undefined ? undefined : requestRefusals(listener);
-    let asked: { scheme: string; code: string } | undefined;
+    const deferScopes = options?.deferScopes === true;
+    const context: EntryContext =
+      refusals === undefined ? (deferScopes ? DEFERRED : PLAIN) : { report: refusals.report, deferScopes };
+    let asked: ChallengeError | undefined;
     for (const entry of entries) {
       let outcome: unknown;
+      const builtIn = builtInOf(entry);
       try {
-        const reporting =
-          refusals === undefined ? undefined : (entry as { [WITH_REFUSALS]?: ReportingEntry })[WITH_REFUSALS];
-        outcome = reporting === undefined ? entry(request) : reporting(request, (refusals as RequestRefusals).report);
+        outcome =
+          builtIn === undefined
+            ? entry(
+                typeof (given as ViewedRequest).request === 'function'
+                  ? (given as ViewedRequest).request()
+                  : (given as Request),
+              )
+            : builtIn.call(request, context);
         if (typeof (outcome as PromiseLike<unknown> | null)?.then === 'function') outcome = await outcome;
       } catch (error) {
         if (!isAuthError(error)) {
@@ -175,11 +202,11 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
           return refusing(request, 500, refusals);
         }
         if (error.status === 401) return refusing(request, 401, refusals, unauthorized(request, asked));
-        const scope = error.scope && [...new Set([...error.scope, ...(routeScopes || [])])];
+        const scope = error.scope && [...new Set([...error.scope, ...(options?.routeScopes?.() ?? [])])];
         return refusing(request, 403, refusals, scope ? [insufficientScopeLine(challenges, request, scope)] : []);
       }
       if (outcome === null || outcome === undefined) continue;
-      if (outcome === true) return { ok: true, principal: BOOLEAN_PRINCIPAL };
+      if (outcome === true) return { ok: true, principal: BOOLEAN_PRINCIPAL, grant: CUSTOM_GRANT };
       if (outcome === false) return refusing(request, 401, refusals, challenges.lines());
       // A skip that says what the 401 should tell the client (a refused DPoP proof).
       const error = typeof outcome === 'object' ? challengeErrorOf(outcome) : undefined;
@@ -196,15 +223,17 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       return {
         ok: true,
         principal: keeping.presentedBy?.(entry, principal, request.headers.get('authorization')) ?? principal,
-        entry,
-        dpopNonce: offeredNonces.get(request),
+        grant: builtIn?.grant ?? CUSTOM_GRANT,
+        dpopNonce: (request as Partial<NonceView>).offered,
       };
     }
-    return refusing(request, 401, refusals, unauthorized(request, asked));
+    const refused = refusing(request, 401, refusals, unauthorized(request, asked));
+    // A 401 whose only fault is a protocol step (a DPoP proof without the current nonce): limits.failures gives its slot back.
+    return asked?.step === true ? { ...refused, step: true } : refused;
   };
   return Object.assign(authenticate, {
-    headersOnly: entries.every(isHeadersOnly),
     insufficientScope: (request: HeaderView, scope: readonly string[]) =>
       authResponse(403, [insufficientScopeLine(challenges, request, scope)]),
+    builtInOnly: entries.every((entry) => builtInOf(entry) !== undefined),
   });
 }

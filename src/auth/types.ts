@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 import type { Refusal } from './refusals.ts';
+import type { ScopeImplies } from './scope-implies.ts';
 /** Who the caller is, as verified by an auth entry. Frozen (claims deeply) when it leaves the auth layer. */
 export interface Principal {
   readonly id: string;
@@ -47,12 +48,33 @@ export type BooleanAuth = (request: Request) => boolean | Promise<boolean>;
 /** Every form the `auth` option takes: a list, one entry, a token string, or a boolean function. */
 export type AuthOption = AuthFn | readonly AuthFn[] | string | BooleanAuth;
 
+/**
+ * What a built-in entry reads of a request (design §32): its method, URL and headers. A Web
+ * `Request` is one; the route handler hands the entries its own view, and builds no `Request`.
+ */
+export interface RequestView {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+}
+
+/**
+ * What the accepting entry grants, as data (design §32): its helper's name (`jwt`, `oidc`,
+ * `introspection`, `apiToken`, `basic`, `anonymous`, `custom`), the scopes it requires and its
+ * `scopeImplies`, which applies wherever those scopes are checked.
+ */
+export interface EntryGrant {
+  readonly entry: string;
+  readonly scopes: readonly string[];
+  readonly scopeImplies?: ScopeImplies;
+}
+
 export type AuthResult =
   | {
       readonly ok: true;
       readonly principal: Principal;
-      /** The entry that accepted the request: a route needing scopes beyond the entry's own names both (design §25). */
-      readonly entry?: AuthFn;
+      /** What the accepting entry grants: its name, scopes and `scopeImplies` (design §32). */
+      readonly grant: EntryGrant;
       /** The DPoP nonce (RFC 9449 §8) the entry offered: the answer carries it as `DPoP-Nonce`. */
       readonly dpopNonce?: string;
     }
@@ -61,4 +83,6 @@ export type AuthResult =
       readonly response: Response;
       /** What `onRefused` was told of this request (with a listener only): never the credential. */
       readonly refusal?: Refusal;
+      /** A 401 the client answers by itself, no credential refused (DPoP's `use_dpop_nonce`, RFC 9449 §9). */
+      readonly step?: boolean;
     };

@@ -1,7 +1,7 @@
-// The route handler (design §5, §25): its options, checked at creation, and the one order every
-// request on every surface goes through: the metadata document and health, the MCP guard,
-// limits.failures, auth, route (404), method (405), scopes (403), limits, then the operation
-// (routes.ts, mcp.ts), which checks ownership as it starts.
+// The route handler (design §5, §25, §32): its options, checked at creation, and the one order
+// every request on every surface goes through, as named steps: the metadata document, the MCP
+// guard, limits.failures and auth, route (404) and method (405), authorize() (403), limits, then
+// the operation (routes.ts, mcp.ts), whose session the agent's ownership rule checks as it starts.
 import type { Agent, Principal, TurnMeter } from '../agent/types.ts';
 import {
   AuthConfigError,
@@ -12,30 +12,26 @@ import {
   adoptDpopAlgs,
   advertisedDpopAlgs,
   readScopeImplies,
+  callerKey,
+  releasePresentedToken,
   type Authenticate,
-  type AuthFn,
+  type EntryGrant,
   type RefusalListener,
   type AuthOption,
   type ProtectedResourceMetadata,
 } from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
 import { errorReply, failureReply, type Reply, toResponse, withNonce } from './responses.ts';
-import { pathOf, type RouteRequest, webRouteRequest } from './route-request.ts';
+import { pathOf, type RouteRequest, type Seen, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { rpcTooMany } from './json-rpc.ts';
 import { readRouteScopes, type RouteScopes } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
-import {
-  MCP_TOOLS,
-  missingScopes,
-  requiredScopes,
-  runsModel,
-  type McpTool,
-  type Operation,
-  type ScopeConfig,
-} from './operations.ts';
-import { matchRoute, serveRoute, uiRoute, type Route, type RouteOperation } from './routes.ts';
+import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
+import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
+import { authorize, type Decision, type Refused, type Surface } from './authorize.ts';
+import { readAudit, type AuditOption, type AuditRecord } from './audit.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
@@ -92,6 +88,15 @@ export interface AgentHandlerOptions {
    * value. Give the agent the same option (`createAgent({ telemetry })`) for the run's spans.
    */
   telemetry?: TelemetryOptions;
+  /**
+   * A function that receives one `AuditRecord` per request past the guards, allowed or refused
+   * (design §32): time, request id, surface, operations, outcome, status, reason, the caller's key
+   * and type, the session, approval and tool, and on a 403 the scopes needed; never a token, a
+   * password, a proof or a header value. What it throws or rejects never changes the answer, and is
+   * reported on stderr at most once a minute. `{ log, required? }` takes the function as `log`
+   * (`required: true` is not supported yet).
+   */
+  audit?: AuditOption;
 }
 
 export type { RouteScopes } from './scopes.ts';
@@ -107,6 +112,7 @@ export const HANDLER_OPTION_NAMES = freeze([
   'mcp',
   'limits',
   'telemetry',
+  'audit',
 ]);
 
 /** The name the option errors start with. */
@@ -163,8 +169,8 @@ const answering = new Set<Request>();
 /** The key under which a handler of `agentHandler()` keeps its routes (for the node bridge). */
 export const ROUTES: unique symbol = Symbol('agentward.routes') as never;
 
-/** The agent routes behind `agentHandler()`, on any view of a request, answering replies. */
-export type AgentRoutes = (request: RouteRequest) => Promise<Reply>;
+/** The agent routes behind `agentHandler()`, on any view of a request, answering replies; `seen` hears the accepted principal. */
+export type AgentRoutes = (request: RouteRequest, seen?: Seen) => Promise<Reply>;
 
 /** An `auth` key holding nothing is an error (design §20): `auth: env.AGENT_TOKEN`, unset, must not open every route. */
 export function refuseEmptyAuth(helper: string, options: object): void {
@@ -192,8 +198,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     );
   }
   const telemetry = readTelemetry(options.telemetry, helper);
-  // With telemetry the refusals are always heard: the span names the reason (design §28).
-  const onRefused = options.onRefused ?? (telemetry && ignoreRefusal);
+  // With telemetry or audit the refusals are always heard: the span and the record name the reason (design §28, §32).
+  const onRefused = options.onRefused ?? (telemetry || options.audit !== undefined ? ignoreRefusal : undefined);
   const authenticate = auth === undefined ? undefined : routeAuth(auth, { onRefused });
   const metadata =
     options.protectedResource === undefined ? undefined : protectedResourceRoute(helper, options.protectedResource);
@@ -213,151 +219,273 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   }
 
   const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {}, implies };
-  // Without group or tool scopes a route needs nothing beyond the entry's own, which the entry checked.
-  const anyScopes = scopes !== undefined || Object.keys(scopeConfig.tools).length > 0;
-  /** What a route and method need besides the entry's scopes, known from the path before auth (`/ui`: as a send; MCP: the route's). */
-  const routeScopes = (operation: RouteOperation | undefined) =>
-    operation === undefined || operation === 'health'
-      ? undefined
-      : requiredScopes(
-          scopeConfig,
-          operation === 'mcp' ? [] : [operation === 'ui' ? 'send' : operation],
-          operation === 'mcp' ? {} : undefined,
-          undefined,
-        );
+  const audit = readAudit(helper, options.audit);
 
-  /** The 403 for operations on a surface whose scopes the principal lacks, naming the whole union (design §25). */
-  const forbidden = (
-    request: RouteRequest,
-    principal: Principal | undefined,
-    entryScopes: readonly string[] | undefined,
-    operations: readonly Operation[],
-    mcpTool?: { tool?: McpTool },
-  ) => {
-    const missing = missingScopes(scopeConfig, principal, operations, mcpTool, entryScopes);
-    return missing && (authenticate as Authenticate).insufficientScope(request, missing);
-  };
+  /** A request past its route: the steps of design §25 in order, each a short function below; the first to answer ends it. */
+  const steps = async (call: Call): Promise<Reply> =>
+    guard(call) ?? (await signIn(call)) ?? routed(call) ?? (await perform(call));
 
   // RFC 9449 §8: with DPoP nonces, every answer to a request an entry offered one carries it.
-  return async function routeAgentRequest(request: RouteRequest): Promise<Reply> {
-    const reply = await answerRequest(request);
-    const nonce = request.dpopNonce;
-    return nonce ? withNonce(reply, nonce) : reply;
-  };
-
-  /** A request's answer: the resolved path's route, in its span with telemetry; a failure's reply. */
-  async function answerRequest(request: RouteRequest): Promise<Reply> {
-    const trace = telemetry && new RequestTrace(telemetry);
+  return async function routeAgentRequest(request: RouteRequest, seen?: Seen): Promise<Reply> {
+    const pathname = pathOf(request.url);
+    if (pathname === undefined) return errorReply(400, 'Bad Request');
+    // The document at its own path, and at the MCP endpoint's (design §29).
+    if (documentPaths?.has(pathname))
+      return (metadata as ProtectedResourceMetadata).respond({
+        method: request.method,
+        url: metadata!.path,
+      }) as Response;
+    // The one place a path is read as a route (design §25).
+    const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
+    const call = newCall(request, route, telemetry && new RequestTrace(telemetry));
     let reply: Reply;
     try {
-      const pathname = pathOf(request.url);
-      if (pathname === undefined) return errorReply(400, 'Bad Request');
-      // The document at its own path, and at the MCP endpoint's (design §29).
-      if (documentPaths?.has(pathname))
-        return (metadata as ProtectedResourceMetadata).respond({
-          method: request.method,
-          url: metadata!.path,
-        }) as Response;
-      // The one place a path is read as a route (design §25).
-      const route = matchRoute(pathname, basePath, owned, mcp !== undefined);
-      reply = await (trace === undefined
-        ? answer(request, route, undefined)
-        : trace.start(request.method, route, () => answer(request, route, trace)));
+      reply = await (call.trace === undefined
+        ? steps(call)
+        : call.trace.start(request.method, route, () => steps(call)));
     } catch (error) {
       reply = failureReply(error);
     }
-    trace?.replied(reply);
-    return reply;
+    answered(call, reply, seen);
+    return call.nonce ? withNonce(reply, call.nonce) : reply;
+  };
+
+  /** The Origin and Host checks of the MCP route come first: a page that rebound its DNS name learns nothing, not even a 401. */
+  function guard(call: Call): Reply | undefined {
+    if (call.route?.name !== 'mcp') return undefined;
+    const refused = mcpGuard(mcp as McpConfig, call.request);
+    if (refused !== undefined) call.guarded = true;
+    return refused;
   }
 
-  /** A request on its route (or none: 404 after auth), through the order of design §25; `trace`: its span's, with telemetry. */
-  async function answer(
-    request: RouteRequest,
-    route: Route | undefined,
-    trace: RequestTrace | undefined,
-  ): Promise<Reply> {
-    // (A block: the order below kept its lines as they were before it moved out of routeAgentRequest.)
-    {
-      const operation = route?.operations[request.method];
-      // The Origin and Host checks come first: a page that rebound its DNS name learns nothing, not even a 401.
-      const refused = route?.name === 'mcp' ? mcpGuard(mcp as McpConfig, request) : undefined;
-      if (refused !== undefined) return refused;
-      let principal: Principal | undefined;
-      let entryScopes: readonly string[] | undefined;
-      if (authenticate !== undefined && route?.name !== 'health') {
-        // The built-in entries read only the headers: they are given the route view, and no Request is built.
-        const run = () =>
-          authenticate(
-            authenticate.headersOnly ? (request as RouteRequest & Request) : request.request(),
-            anyScopes ? routeScopes(operation) : undefined,
-          );
-        // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
-        const result = limits?.failures ? await limits.admit(request, run, authenticate.headersOnly) : await run();
-        if (!result.ok) {
-          trace?.refused(result.response, result.refusal);
-          // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).
-          return route?.name === 'mcp' ? rpcTooMany(null, result.response) : result.response;
-        }
-        principal = request.principal = result.principal;
-        trace?.accepted(principal);
-        request.dpopNonce = result.dpopNonce;
-        // Only read when some route or tool needs scopes: without them the entry's own were checked by the entry.
-        if (anyScopes && result.entry !== undefined) entryScopes = scopesOf(result.entry);
-      }
-      // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
-      if (route === undefined || (operation === undefined && route.name === 'session' && request.method === 'DELETE'))
-        return errorReply(404, 'Not Found');
-      if (operation === undefined) return errorReply(405, 'Method Not Allowed', { allow: route.methods.join(', ') });
-      if (operation === 'health') return serveRoute(agent, route, request, principal, undefined);
-      // Whom the limits count, known before the body is read (clientAddress may read the Request).
-      const caller = limits?.caller(request, principal);
-      if (operation === 'mcp') {
-        // Only tools/call is counted: a client's handshake and listing cost nothing.
-        const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
-        return await mcpRoute(
-          agent,
-          mcp as McpConfig,
-          request,
-          principal,
-          (tool) =>
-            anyScopes
-              ? forbidden(request, principal, entryScopes, tool === undefined ? [] : [MCP_TOOLS[tool]], { tool })
-              : undefined,
-          limited,
-          telemetry,
-        );
-      }
-      if (operation === 'ui') {
-        const body = jsonObject(await readBodyBytes(request));
-        const ui = parseUiRequest(body);
-        const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
-        trace?.operations(operations);
-        const refusal = anyScopes ? forbidden(request, principal, entryScopes, operations) : undefined;
-        if (refusal !== undefined) return refusal;
-        const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
-        const serve = (meter: TurnMeter | undefined) => uiRoute(agent, ui, metadata, principal, meter);
-        return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
-      }
-      const refusal = anyScopes ? forbidden(request, principal, entryScopes, [operation]) : undefined;
-      if (refusal !== undefined) return refusal;
-      if (limits === undefined) return await serveRoute(agent, route, request, principal, undefined);
-      return await limits.run(caller!, runsModel([operation]), (meter) =>
-        serveRoute(agent, route, request, principal, meter),
-      );
+  /** `limits.failures`, then the auth list (health needs none): the principal and what its entry grants, or the refusal. */
+  async function signIn(call: Call): Promise<Reply | undefined> {
+    if (authenticate === undefined || call.route?.name === 'health') return undefined;
+    const run = () =>
+      (authenticate as Authenticate)(call.request, { deferScopes: true, routeScopes: () => pathScopes(call) });
+    // limits.failures: a failure slot of the address is taken before any entry runs, given back unless 401.
+    const result = limits?.failures ? await limits.admit(call.request, run, authenticate.builtInOnly) : await run();
+    if (!result.ok) {
+      const { response, refusal } = result;
+      // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
+      call.refusal =
+        response.status === 429
+          ? { reason: 'limit' }
+          : { reason: refusal?.reason ?? 'unauthenticated', entry: refusal?.entry };
+      // limits.failures' 429 comes before the body is read: on MCP its JSON-RPC error has no id to answer (design §29).
+      return call.route?.name === 'mcp' ? rpcTooMany(null, response) : response;
     }
+    call.principal = result.principal;
+    call.grant = result.grant;
+    call.nonce = result.dpopNonce;
+    call.trace?.accepted(result.principal);
+    return undefined;
+  }
+
+  /** 404 for a path that names no route (after auth: behind auth an unknown path is 401), 405 for a method the route does not list. */
+  function routed(call: Call): Reply | undefined {
+    const { route, request } = call;
+    // DELETE of a session is a route of 'owned' agents only: elsewhere it does not exist.
+    if (route === undefined || (route.name === 'session' && request.method === 'DELETE' && !owned))
+      return refuse(call, { allow: false, status: 404, reason: 'not-found' });
+    if (operationOf(route, request.method) !== undefined) return undefined;
+    return refuse(call, decide(call, undefined) as Refused);
+  }
+
+  /** The operation, once authorized, under the limits: an HTTP route's, `/ui`'s or an MCP call's. */
+  async function perform(call: Call): Promise<Reply> {
+    const { route, request, principal } = call;
+    const operation = operationOf(route, request.method)!;
+    if (operation === 'health') return serveRoute(agent, route!, request, principal, undefined);
+    if (operation === 'mcp') return mcpCall(call);
+    if (operation === 'ui') return uiCall(call);
+    const refused = authorized(call, [operation]);
+    if (refused !== undefined) return refused;
+    if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call);
+    return await limits.run(limits.caller(request, principal), runsModel([operation]), (meter) =>
+      serveRoute(agent, route!, request, principal, meter, call),
+    );
+  }
+
+  /** `/ui`: its body says what it does (send, decide, or both), then the decision, then the run. */
+  async function uiCall(call: Call): Promise<Reply> {
+    // Whom the limits count, known before the body is read (clientAddress may read the Request).
+    const caller = limits?.caller(call.request, call.principal);
+    const body = jsonObject(await readBodyBytes(call.request));
+    const ui = parseUiRequest(body);
+    call.sessionId = ui.sessionId;
+    call.approvalId = ui.decisions[0]?.approvalId;
+    const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
+    const refused = authorized(call, operations);
+    if (refused !== undefined) return refused;
+    const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
+    const serve = (meter: TurnMeter | undefined) => uiRoute(agent, ui, metadata, call.principal, meter);
+    return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
+  }
+
+  /** MCP: the message says the tool, then the decision (the route's scopes, and a tool's), then the call; only tools/call is counted. */
+  function mcpCall(call: Call): Promise<Reply> {
+    // Whom the limits count, known before the body is read (clientAddress may read the Request).
+    const caller = limits?.caller(call.request, call.principal);
+    const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
+    const forbidden = (tool: McpTool | undefined, args: unknown) => {
+      call.tool = tool;
+      // The ids a tool call names, for the record: only ids of a plausible length, never a caller's flood.
+      const { sessionId, approvalId } = (isPlainObject(args) ? args : {}) as Record<string, unknown>;
+      if (isString(sessionId) && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
+      if (isString(approvalId) && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
+      return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool);
+    };
+    return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry);
+  }
+
+  /** What the route and method need besides the entry's scopes, known from the path (`/ui`: as a send; MCP: the route's): a custom entry's 403 names them too. */
+  function pathScopes({ route, request }: Call): readonly string[] {
+    const operation = operationOf(route, request.method);
+    if (operation === undefined || operation === 'health') return NONE;
+    const operations = operation === 'mcp' ? NONE : [operation === 'ui' ? 'send' : operation];
+    return requiredScopes(scopeConfig, operations, operation === 'mcp' ? {} : undefined, undefined);
+  }
+
+  /** `authorize()` on what the call knows (design §32). */
+  function decide(call: Call, operations: readonly Operation[] | undefined, tool?: McpTool): Decision {
+    return authorize({
+      surface: call.surface,
+      operations,
+      methods: call.route?.methods,
+      principal: call.principal,
+      grant: call.grant,
+      config: scopeConfig,
+      tool,
+    });
+  }
+
+  /** The decision on `operations`: `undefined` when allowed, else the refusal's reply. */
+  function authorized(call: Call, operations: readonly Operation[], tool?: McpTool): Reply | undefined {
+    call.operations = operations;
+    if (call.surface === 'ui') call.trace?.operations(operations);
+    const decision = decide(call, operations, tool);
+    return decision.allow ? undefined : refuse(call, decision);
+  }
+
+  /** The reply of a refusal, which the call keeps for its record, its span and `onRefused` (one source). */
+  function refuse(call: Call, decision: Refused): Reply {
+    call.refusal = { reason: decision.reason, entry: call.grant?.entry, scopes: decision.scopes };
+    if (decision.status === 405)
+      return errorReply(405, 'Method Not Allowed', { allow: (decision.allowed ?? []).join(', ') });
+    if (decision.status === 404) return errorReply(404, 'Not Found');
+    // An entry's own scopes refused here, once the operation is known, are a refusal onRefused hears as the entry would have said it.
+    if (onRefused !== undefined && call.grant !== undefined) tellRefused(onRefused, call.grant.entry);
+    return (authenticate as Authenticate).insufficientScope(call.request, decision.scopes ?? []);
+  }
+
+  /** The answer made: the span ended, the caller's view told, the record kept, each from the call (design §32). */
+  function answered(call: Call, reply: Reply, seen: Seen | undefined): void {
+    if (call.refusal === undefined && reply.status === 429) call.refusal = { reason: 'limit' };
+    if (call.refusal === undefined && reply.status === 404 && call.route !== undefined && call.operations.length > 0)
+      call.refusal = { reason: 'not-found' };
+    call.trace?.replied(reply, call.refusal);
+    // The token the caller presented is reachable while the request is answered, and no longer (a run still streaming holds it).
+    if (call.principal !== undefined) releasePresentedToken(call.principal);
+    if (seen !== undefined) seen.principal = call.principal;
+    if (audit !== undefined && !call.guarded && call.route?.name !== 'health') audit(auditRecord(call, reply.status));
   }
 }
+
+/** Why a request was refused: the reason word, the entry (auth, or the accepting one's), and the scopes of a 403. */
+interface CallRefusal {
+  readonly reason: string;
+  readonly entry?: string | undefined;
+  readonly scopes?: readonly string[] | undefined;
+}
+
+/** One request's values, passed from step to step (design §32): nothing is written onto the request. */
+interface Call {
+  readonly request: RouteRequest;
+  readonly route: Route | undefined;
+  readonly trace: RequestTrace | undefined;
+  readonly surface: Surface;
+  /** What the request does, once known. */
+  operations: readonly Operation[];
+  principal: Principal | undefined;
+  grant: EntryGrant | undefined;
+  /** The DPoP nonce the accepting entry offered: every answer carries it. */
+  nonce: string | undefined;
+  /** Why the request was refused, when it was. */
+  refusal: CallRefusal | undefined;
+  /** The MCP guard answered: the request never got past the guards (no record). */
+  guarded: boolean;
+  tool: McpTool | undefined;
+  sessionId: string | undefined;
+  approvalId: string | undefined;
+}
+
+const newCall = (request: RouteRequest, route: Route | undefined, trace: RequestTrace | undefined): Call => ({
+  request,
+  route,
+  trace,
+  surface: route?.name === 'mcp' ? 'mcp' : route?.name === 'ui' ? 'ui' : 'http',
+  operations: NONE,
+  principal: undefined,
+  grant: undefined,
+  nonce: undefined,
+  refusal: undefined,
+  guarded: false,
+  tool: undefined,
+  // The ids a path or query carries; `/ui` says its own once its body is read.
+  sessionId: route?.name === 'session' ? route.id : route?.name === 'approvals' ? sessionQuery(request) : undefined,
+  approvalId: route?.name === 'decide' ? route.id : undefined,
+});
+
+/** The `sessionId` of `GET <base>/approvals?sessionId=`, read only with a query. */
+const sessionQuery = (request: RouteRequest) =>
+  request.url.includes('?') ? (new URL(request.url).searchParams.get('sessionId') ?? undefined) : undefined;
+
+/** The record of one answer (design §32): never a token, a password, a proof or a header value. */
+function auditRecord(call: Call, status: number): AuditRecord {
+  const { refusal, principal } = call;
+  const refused = REFUSED.has(status);
+  const record: { -readonly [K in keyof AuditRecord]: AuditRecord[K] } = {
+    time: new Date().toISOString(),
+    requestId: crypto.randomUUID(),
+    surface: call.surface,
+    operations: call.operations,
+    outcome: refused ? 'refused' : 'allowed',
+    status,
+  };
+  if (refused) record.reason = refusal?.reason ?? 'refused';
+  const entry = refusal?.entry ?? call.grant?.entry;
+  if (entry !== undefined) record.entry = entry;
+  if (principal !== undefined) {
+    const [tenant, issuer, authenticator, id] = callerKey(principal);
+    record.caller = { tenant, issuer, authenticator, id, type: principal.type };
+  }
+  if (call.sessionId !== undefined) record.sessionId = call.sessionId;
+  if (call.approvalId !== undefined) record.approvalId = call.approvalId;
+  if (call.tool !== undefined) record.tool = call.tool;
+  if (status === 403 && refusal?.scopes !== undefined) record.scopes = refusal.scopes;
+  return record;
+}
+
+/** The statuses of a refusal. */
+const REFUSED: ReadonlySet<number> = new Set([401, 403, 404, 405, 429]);
+
+/** Tells `onRefused` of a 403 for scopes, as the entry would have; what it throws is logged, never the answer. */
+function tellRefused(onRefused: RefusalListener, entry: string): void {
+  try {
+    const result = onRefused({ entry, reason: 'scope' }) as unknown;
+    if (result instanceof Promise) result.catch(refusalFailed);
+  } catch (error) {
+    refusalFailed(error);
+  }
+}
+const refusalFailed = (error: unknown) => console.error('agentward: onRefused failed', error);
 
 const ignoreRefusal = () => undefined;
 
-/** The scopes an entry requires (`jwt()`, `oidc()`, `introspection()` with `scopes`), as its challenge names them; read once per entry. */
-const entryScopes = new WeakMap<AuthFn, readonly string[] | undefined>();
-function scopesOf(entry: AuthFn): readonly string[] | undefined {
-  if (!entryScopes.has(entry))
-    entryScopes.set(entry, entry.challenges?.find((c) => c.params?.scope)?.params?.scope?.split(' '));
-  return entryScopes.get(entry);
-}
-
+const NONE: readonly Operation[] = freeze([]);
+/** The longest id a record takes from a tool call's arguments. */
+const MAX_RECORDED_ID = 256;
 const SEND: readonly Operation[] = ['send'];
 const DECIDE: readonly Operation[] = ['decide'];
 const SEND_AND_DECIDE: readonly Operation[] = ['send', 'decide'];

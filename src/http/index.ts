@@ -5,3 +5,4 @@ export type { McpOptions } from './mcp.ts';
 export { memoryLimitStore, MEMORY_LIMIT_STORE_DEFAULTS } from './limit-store.ts';
 export type { LimitStore, MemoryLimitStoreOptions, WindowCount } from './limit-store.ts';
 export type { LimitsOptions, LimitWindow, TenantLimitsOptions } from './limits.ts';
+export type { AuditCaller, AuditFunction, AuditOption, AuditRecord } from './audit.ts';

@@ -4,7 +4,7 @@
 // bundles this file, so it is kept small: one shape for the three windowed policies.
 import { AgentError } from '../agent/errors.ts';
 import type { Principal, TurnMeter } from '../agent/types.ts';
-import { AuthConfigError, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
+import { AuthConfigError, callerKey, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
 import { localCounters, memoryLimitStore, type LimitStore, type Reservation, type WindowCount } from './limit-store.ts';
 import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
@@ -250,20 +250,20 @@ function ipv6Groups(text: string): number[] | undefined {
  * Whether an answer of the auth list counts as a failure (design §25): a 401, but for one
  * whose only fault is a DPoP proof without the current nonce (a protocol step, RFC 9449 §9, which
  * the entries answer only for a token that held), and one to a request that presented no
- * credential where every entry reads only the `Authorization` and `DPoP` headers (`headersOnly`;
+ * credential where every entry reads only the `Authorization` and `DPoP` headers (`builtInOnly`;
  * a custom entry may read a credential anywhere, so behind one every 401 counts); and a request that presented a credential
  * (`Authorization`, `DPoP`) yet was let in only as a guest (`anonymous()`, or a custom entry
  * answering `true`), so that guessing behind a guest fallback is bounded as guessing against a 401.
  */
-function failed(request: RouteRequest, result: AuthResult, headersOnly: boolean): boolean {
+function failed(request: RouteRequest, result: AuthResult, builtInOnly: boolean): boolean {
   if (result.ok)
     return (
       (result.principal === BOOLEAN_PRINCIPAL || result.principal.authenticator === 'anonymous') && presented(request)
     );
   if (result.response.status !== 401) return false;
   // A client's first request, before it has a token (RFC 9728 discovery): nothing guessed, where no entry reads another header.
-  if (headersOnly && !presented(request)) return false;
-  return !/error="use_dpop_nonce"/.test(result.response.headers.get('www-authenticate') ?? '');
+  if (builtInOnly && !presented(request)) return false;
+  return result.step !== true;
 }
 
 /** Whether a request presented a credential: an `Authorization` header or a DPoP proof. */
@@ -276,7 +276,7 @@ const byAddress = (principal: Principal | undefined) =>
 
 /**
  * Whom a request counts against, and its keys in the store. A caller is `p` and its principal's
- * ownership key `[issuer ?? '', authenticator, id]` (design §26: an issuer named like an
+ * caller key `[issuer ?? '', authenticator, id]`, with its tenant first when it has one (design §26, §32: an issuer named like an
  * authenticator is another caller), or `a` and its address (`a` alone: unknown). Each policy's
  * key starts with its name and window (`requests/60:p[…]`): policies, and window lengths, never
  * share a count.
@@ -335,10 +335,10 @@ export interface Limiter {
   /**
    * `failures` around the auth list: takes one of the address's failure slots first (429 past
    * `limit`; 500 when no address is known), runs `authenticate`, and gives the slot back unless
-   * the answer is a failure (`failed`, design §25). `headersOnly`: the auth list's
-   * `headersOnly` (every entry a built-in that reads only `Authorization` and `DPoP`).
+   * the answer is a failure (`failed`, design §25). `builtInOnly`: the auth list's
+   * `builtInOnly` (every entry a built-in that reads only `Authorization` and `DPoP`).
    */
-  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>, headersOnly?: boolean): Promise<AuthResult>;
+  admit(request: RouteRequest, authenticate: () => Promise<AuthResult>, builtInOnly?: boolean): Promise<AuthResult>;
   /** Whom a request counts against: read before the route reads its body (`clientAddress` may read the `Request`). */
   caller(request: RouteRequest, principal: Principal | undefined): Caller;
   /** Counts one request of `caller` and serves it (`turn`: it may run the model, so a spent `tokens` refuses it at once). */
@@ -379,7 +379,7 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
 
   return {
     failures: failures !== undefined,
-    async admit(request, authenticate, headersOnly = false) {
+    async admit(request, authenticate, builtInOnly = false) {
       const address = addressOf(request);
       if (address === undefined) {
         if (!told) console.error('agentward: limits.failures needs the client address: give clientAddress');
@@ -394,7 +394,7 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
       try {
         result = await authenticate();
       } finally {
-        if (result === undefined || !failed(request, result, headersOnly))
+        if (result === undefined || !failed(request, result, builtInOnly))
           await counters.settle(key, failures!.windowSec, taken.start, -1);
       }
       return result;
@@ -403,10 +403,10 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
       if (byAddress(principal)) return callerOf(`a${addressOf(request) ?? ''}`);
       let caller = callers.get(principal!);
       if (caller === undefined) {
-        const { tenant: ofTenant, issuer = '', authenticator, id } = principal!;
-        // The tenant first (the caller key); without one, the other parts alone: the keys windows already count under.
-        const key = ofTenant === undefined ? [issuer, authenticator, id] : [ofTenant, issuer, authenticator, id];
-        callers.set(principal!, (caller = callerOf(`p${JSON.stringify(key)}`, ofTenant)));
+        // The caller key (design §32); without a tenant, its other parts alone: the keys windows already count under.
+        const key = callerKey(principal!);
+        const id = `p${JSON.stringify(key[0] === '' ? key.slice(1) : key)}`;
+        callers.set(principal!, (caller = callerOf(id, key[0] === '' ? undefined : key[0])));
       }
       return caller;
     },

@@ -256,7 +256,7 @@ export async function mcpRoute(
   config: McpConfig,
   request: RouteRequest,
   principal: Principal | undefined,
-  forbidden: (tool: McpTool | undefined) => Reply | undefined,
+  forbidden: (tool: McpTool | undefined, args: unknown) => Reply | undefined,
   limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
   telemetry?: Telemetry,
 ): Promise<Reply> {
@@ -278,7 +278,7 @@ export async function mcpRoute(
   const version = (claimed as string | undefined) ?? header;
   // Scopes before anything is done: the route's, and a tool call's its tool's (design §25).
   const tool = message.method === 'tools/call' ? toolOf(agent, message.params?.name) : undefined;
-  const refused = forbidden(tool);
+  const refused = forbidden(tool, tool === undefined ? undefined : message.params?.arguments);
   if (refused !== undefined) return refused;
   // A notification (initialized, cancelled, …) is accepted and needs no answer.
   if (message.id === undefined) return accepted();

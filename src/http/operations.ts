@@ -1,10 +1,8 @@
 // The operations of design §25: what a caller does, whatever surface it comes through (an HTTP
 // route, useChat's `/ui`, an MCP tool), and the scopes each needs there. Every surface asks this
 // table; none has a list of its own.
-import type { Principal } from '../agent/types.ts';
 import type { ScopeImplies } from '../auth/internal.ts';
 import type { RouteScopes, ScopeGroup } from './scopes.ts';
-import { grants } from './scopes.ts';
 import { freeze } from '../agent/shapes.ts';
 
 /** Sending a message, deciding an approval, reading a session, listing or deleting sessions. */
@@ -51,19 +49,4 @@ export function requiredScopes(
   for (const operation of operations) for (const scope of groups?.[OPERATION_GROUP[operation]] ?? []) union.add(scope);
   for (const scope of (mcp?.tool && tools[mcp.tool]) ?? []) union.add(scope);
   return [...union];
-}
-
-/**
- * The check of the scopes on a surface: `undefined` when the principal's claims grant the whole
- * union, else the union, which the 403 names whole (design §25).
- */
-export function missingScopes(
-  config: ScopeConfig,
-  principal: Principal | undefined,
-  operations: readonly Operation[],
-  mcp: { tool?: McpTool } | undefined,
-  entry: readonly string[] | undefined,
-): readonly string[] | undefined {
-  const required = requiredScopes(config, operations, mcp, entry);
-  return required.length === 0 || grants(principal, required, config.implies) ? undefined : required;
 }

@@ -28,10 +28,16 @@ export interface RouteRequest {
   readonly loopback?: boolean;
   /** The address of the client's socket, when the server says (`serve()`, `toNodeListener()`); never read off a header. */
   readonly clientAddress?: string | undefined;
-  /** Set once auth has accepted the caller (the node server's request log reads it). */
+}
+
+/**
+ * What the routes tell the server that called them of one request (the node server's request log
+ * and playground): an object of the caller's, filled as the answer is made. The routes write nothing
+ * onto the request they were given (design §32).
+ */
+export interface Seen {
+  /** The principal auth accepted, if any. */
   principal?: Principal;
-  /** The DPoP nonce the accepting entry offered (RFC 9449 §8): every answer carries it as `DPoP-Nonce`. */
-  dpopNonce?: string;
 }
 
 /**

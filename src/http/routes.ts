@@ -16,17 +16,25 @@ import { freeze } from '../agent/shapes.ts';
  */
 export type RouteOperation = Operation | 'ui' | 'mcp' | 'health';
 
-/** A route a path names: its name, what each method it answers does, and the id its path carries. */
+/**
+ * A route a path names: its name, what each method it answers does, and the id its path carries.
+ * `operations` is a `Map`, never an object: a method is the caller's string, and an object would
+ * answer `toString`, `constructor` or `__proto__` with what it inherits (design §32).
+ */
 export interface Route {
   readonly name: 'health' | 'send' | 'chat' | 'session' | 'approvals' | 'decide' | 'ui' | 'sessions' | 'mcp';
-  readonly operations: Readonly<Record<string, RouteOperation>>;
+  readonly operations: ReadonlyMap<string, RouteOperation>;
   /** The methods it answers, for `Allow`. */
   readonly methods: readonly string[];
   readonly id?: string;
 }
 
 const route = (name: Route['name'], operations: Record<string, RouteOperation>): Route =>
-  freeze({ name, operations: freeze(operations), methods: freeze(Object.keys(operations)) });
+  freeze({ name, operations: new Map(Object.entries(operations)), methods: freeze(Object.keys(operations)) });
+
+/** What `method` does on `route`: `undefined` for a method the route does not list (405), whatever its name. */
+export const operationOf = (route: Route | undefined, method: string): RouteOperation | undefined =>
+  route?.operations.get(method);
 
 /**
  * The route table (design §5, §25): what each method does on each path under `basePath`.
@@ -103,6 +111,11 @@ export function matchRoute(pathname: string, basePath: string, owned: boolean, m
 /** The query of the request's URL, parsed only by the routes that take one. */
 const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
 
+/** What a route learns of the request as it serves it, for the handler's record: the session a send names. */
+export interface Noted {
+  sessionId?: string | undefined;
+}
+
 /**
  * Each route in a function of its own, so a waiting send keeps only its own frame, and the
  * closures of `/ui` and of a streamed `/chat` capture their variables on those routes alone.
@@ -114,11 +127,12 @@ export function serveRoute(
   request: RouteRequest,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  noted?: Noted,
 ): Reply | Promise<Reply> {
   switch (route.name) {
     case 'send':
     case 'chat':
-      return sendRoute(agent, route.name === 'chat', request, principal, meter);
+      return sendRoute(agent, route.name === 'chat', request, principal, meter, noted);
     case 'session':
       return request.method === 'DELETE'
         ? deleteRoute(agent, route.id!, principal)
@@ -142,8 +156,10 @@ async function sendRoute(
   request: RouteRequest,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  noted: Noted | undefined,
 ): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
+  if (noted !== undefined) noted.sessionId = sessionId;
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
   if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, meter });
   return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, meter }));

@@ -1,6 +1,5 @@
-// The scopes of agentHandler()'s route groups (design §15), and the check every group and MCP tool uses.
-import type { Principal } from '../agent/types.ts';
-import { AuthConfigError, isScopeList, hasScopes, checkOptionNames, type ScopeImplies } from '../auth/internal.ts';
+// The scopes of agentHandler()'s route groups (design §15); authorize.ts checks them.
+import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { freeze, isObject } from '../agent/shapes.ts';
 
 /** Scopes per group of routes (`agentHandler`'s `scopes`). */
@@ -42,13 +41,3 @@ export function readRouteScopes(
   }
   return freeze(scopes);
 }
-
-/**
- * Whether the principal's verified claims grant every one of `required` (a principal without claims
- * grants none); with `implies` (`scopeImplies`, design §29), a scope held grants every scope it implies.
- */
-export const grants = (
-  principal: Principal | undefined,
-  required: readonly string[],
-  implies?: ScopeImplies,
-): boolean => principal?.claims !== undefined && hasScopes(principal.claims, required, implies);

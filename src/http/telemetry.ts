@@ -14,15 +14,19 @@ import {
   type TelemetrySpan,
 } from '../agent/telemetry.ts';
 import type { Principal } from '../agent/types.ts';
-import type { Refusal } from '../auth/internal.ts';
 import type { IdText } from './json-rpc.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { MCP_TOOLS } from './operations.ts';
-import type { Route } from './routes.ts';
+import { operationOf, type Route } from './routes.ts';
 import { isString } from '../agent/shapes.ts';
 
 const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
+/** The helper name of the entry that refused (`jwt`, `apiToken`, …): a field of its own, never spelled as the authenticator. */
+const ENTRY = 'agentward.auth.entry';
+
+/** The characters of a caller's JSON-RPC id a span keeps (design §32). */
+const MAX_ID = 128;
 
 /** The span of one request: started with its answer, told what happens as it goes, ended with the reply. */
 export class RequestTrace {
@@ -40,7 +44,7 @@ export class RequestTrace {
     // (`Route.operations`): `send`, `decide`, `read`, `sessions`, `mcp`, `health`; `/ui` is `send`
     // (what else it does is known once its body is read: `operations`); `unknown` for a path that
     // names no route or a method it does not answer.
-    const named = route?.operations[method];
+    const named = operationOf(route, method);
     const operation = named === undefined ? 'unknown' : named === 'ui' ? 'send' : named;
     const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
     return startSpan(this.telemetry.tracer, `agentward ${operation}`, options, (span) => {
@@ -62,19 +66,21 @@ export class RequestTrace {
   operations(operations: readonly string[]): void {
     this.span!.setAttribute('agentward.operation', operations.join(' '));
   }
-  refused(response: Response, refusal: Refusal | undefined): void {
-    const span = this.span!;
-    // A 429 of limits.failures comes before any entry ran: a limit refused it, not auth.
-    if (response.status === 429) return;
-    span.setAttribute(OUTCOME, 'refused');
-    if (refusal === undefined) return;
-    span.setAttribute(AUTHENTICATOR, refusal.entry);
-    span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
-  }
-  /** Ends the span, whatever happened, with the reply (`replied`). */
-  replied(reply: Reply): void {
+  /**
+   * Ends the span, whatever happened, with the reply (`replied`) and, for a request auth refused
+   * (401, 403), the refusal the handler's record holds too: the refusing entry (`agentward.auth.entry`,
+   * its helper's name) and the reason. A 429 of a limit is a limit's, not auth's.
+   */
+  replied(reply: Reply, refusal: { readonly reason: string; readonly entry?: string } | undefined): void {
     // A request answered before its route was known (a bad path, the metadata document) has no span.
-    if (this.span !== undefined) endSpan(this.span, replied, reply);
+    const span = this.span;
+    if (span === undefined) return;
+    if (refusal !== undefined && (reply.status === 401 || reply.status === 403)) {
+      span.setAttribute(OUTCOME, 'refused');
+      if (refusal.entry !== undefined) span.setAttribute(ENTRY, refusal.entry);
+      if (refusal.reason !== 'unauthenticated') span.setAttribute('agentward.auth.refusal_reason', refusal.reason);
+    }
+    endSpan(span, replied, reply);
   }
 }
 
@@ -133,8 +139,8 @@ export function tracedToolCall(
   const attributes: Record<string, string> = {
     'mcp.method.name': 'tools/call',
     'network.transport': 'tcp',
-    // The id as the request wrote it (its source text, design §29): a string's value, a number's digits.
-    'jsonrpc.request.id': id.startsWith('"') ? (JSON.parse(id) as string) : id,
+    // The id as the request wrote it (its source text, design §29): a string's value, a number's digits; cut to 128 characters (design §32).
+    'jsonrpc.request.id': (id.startsWith('"') ? (JSON.parse(id) as string) : id).slice(0, MAX_ID),
     [OPERATION]: 'execute_tool',
     [TOOL_NAME]: tool.slice(0, 64),
   };

@@ -11,7 +11,7 @@ import type { ServerResponse } from 'node:http';
 import type { Refusal, RefusalListener, AuthOption, Principal } from '../auth/internal.ts';
 import type { AgentRoutes } from '../http/handler.ts';
 import { jsonReply, type Reply } from '../http/responses.ts';
-import { pathOf, type RouteRequest } from '../http/route-request.ts';
+import { pathOf, type RouteRequest, type Seen } from '../http/route-request.ts';
 import { printable } from './request-log.ts';
 
 /** The `serve()` option of `agentward dev` (its server child sets it; nothing else can). */
@@ -50,7 +50,7 @@ export interface DevInspector {
   /** The listener the routes get: it tells `onRefused` (the `--log-refusals` line) and keeps the reason for the answer. */
   readonly onRefused: RefusalListener;
   /** Serves `request` (the whoami path itself, or through `routes`) and adds the headers to `res`. */
-  serve(path: string, request: RouteRequest, res: ServerResponse, routes: AgentRoutes): Promise<Reply>;
+  serve(path: string, request: RouteRequest, res: ServerResponse, routes: AgentRoutes, seen: Seen): Promise<Reply>;
 }
 
 export function devInspector(
@@ -73,10 +73,15 @@ export function devInspector(
    * 401s): its path names no route, so an accepted caller's answer there is a 404, made here into
    * its principal. An address past its failures gets the routes' 429 as it is.
    */
-  const whoami = async (request: RouteRequest, slot: { refusal?: Refusal }, routes: AgentRoutes): Promise<Reply> => {
+  const whoami = async (
+    request: RouteRequest,
+    slot: { refusal?: Refusal },
+    routes: AgentRoutes,
+    seen: Seen,
+  ): Promise<Reply> => {
     if (request.method !== 'GET') return jsonReply({ error: 'Method Not Allowed' }, 405, { allow: 'GET' });
-    const reply = await routes(request);
-    if (request.principal !== undefined) return jsonReply({ principal: shownPrincipal(request.principal) });
+    const reply = await routes(request, seen);
+    if (seen.principal !== undefined) return jsonReply({ principal: shownPrincipal(seen.principal) });
     if (auth === undefined) return jsonReply({ principal: null });
     if (reply.status !== 401 && reply.status !== 403) return reply;
     return jsonReply({ refused: { status: reply.status, ...(slot.refusal && shownRefusal(slot.refusal)) } });
@@ -84,14 +89,13 @@ export function devInspector(
 
   return {
     onRefused: listener,
-    serve(path, request, res, routes) {
+    serve(path, request, res, routes, seen) {
       const slot: { refusal?: Refusal } = {};
       return current.run(slot, async () => {
-        if (path === whoamiPath) return whoami(request, slot, routes);
-        const reply = await routes(request);
+        if (path === whoamiPath) return whoami(request, slot, routes, seen);
+        const reply = await routes(request, seen);
         if (reply.status === 403) printMissingScopes(request, reply);
-        if (request.principal !== undefined)
-          res.setHeader(PRINCIPAL_HEADER, headerJson(shownPrincipal(request.principal)));
+        if (seen.principal !== undefined) res.setHeader(PRINCIPAL_HEADER, headerJson(shownPrincipal(seen.principal)));
         else if (slot.refusal !== undefined) res.setHeader(REFUSAL_HEADER, headerJson(shownRefusal(slot.refusal)));
         return reply;
       });

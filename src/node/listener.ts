@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Principal } from '../agent/types.ts';
 import {
   AuthConfigError,
   authResponseText,
@@ -286,7 +285,6 @@ export class NodeRequest implements RouteRequest {
   readonly method: string;
   readonly url: string;
   readonly headers: NodeHeaders;
-  principal?: Principal;
   readonly #req: IncomingMessage;
   readonly #controller = new AbortController();
   #request: Request | undefined;

@@ -18,6 +18,7 @@ import {
   type AuthOption,
 } from '../auth/internal.ts';
 import { agentRoutes, HANDLER_OPTION_NAMES, refuseEmptyAuth, type AgentHandlerOptions } from '../http/handler.ts';
+import type { Seen } from '../http/route-request.ts';
 import type { Channel } from './channel.ts';
 import { fileStore } from './file-store.ts';
 import { type NodeListener, nodeBridge, type NodeRequest } from './listener.ts';
@@ -51,6 +52,8 @@ export interface ServeOptions {
    * as options gets it too, unless its own `telemetry` says otherwise.
    */
   telemetry?: AgentHandlerOptions['telemetry'];
+  /** One `AuditRecord` per request past the guards, allowed or refused (`agentHandler`'s `audit`, design §32). */
+  audit?: AgentHandlerOptions['audit'];
   /** Prefix of the agent routes; default `/agent`. */
   basePath?: string;
   /** Default 3000; `0` picks a free port. */
@@ -193,6 +196,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       mcp: options.mcp,
       limits: options.limits,
       telemetry: options.telemetry,
+      audit: options.audit,
     },
     'serve()',
   );
@@ -249,7 +253,9 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
 
   listener = nodeBridge(
     (request, req, res) => {
-      log.track(req, res, request);
+      // What the routes saw of this request (its principal), for the log line: never written onto the request.
+      const seen: Seen = {};
+      log.track(req, res, seen);
       const url = req.url ?? '';
       const query = url.indexOf('?');
       const path = query === -1 ? url : url.slice(0, query);
@@ -257,7 +263,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       if (channel) return channel(request.request(), { agent, waitUntil });
       return (
         playground?.(path, request.method) ??
-        (dev === undefined ? routes(request) : dev.serve(path, request, res, routes))
+        (dev === undefined ? routes(request, seen) : dev.serve(path, request, res, routes, seen))
       );
     },
     {

@@ -7,6 +7,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hmacSigner, signToken } from '../helpers/jwt.ts';
+import { MATRIX_SECRET } from '../helpers/matrix-handler.ts';
+import { checkPrototypeMethods } from '../helpers/prototype-methods.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const TOKEN = 'deno-serve-token_0123456789';
@@ -21,16 +24,12 @@ interface DenoServer {
   stderr: () => string;
 }
 
-function startDeno(): Promise<DenoServer> {
-  const child = spawn(
-    join(root, 'node_modules', '.bin', 'deno'),
-    ['run', '-A', '--no-check', 'tests/helpers/children/deno-serve.ts'],
-    {
-      cwd: root,
-      env: { ...process.env, AGENT_API_TOKEN: TOKEN, NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+function startDeno(script = 'tests/helpers/children/deno-serve.ts'): Promise<DenoServer> {
+  const child = spawn(join(root, 'node_modules', '.bin', 'deno'), ['run', '-A', '--no-check', script], {
+    cwd: root,
+    env: { ...process.env, AGENT_API_TOKEN: TOKEN, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let stdout = '';
   let stderr = '';
@@ -98,4 +97,29 @@ test('Deno.serve: streamed answers (/chat as server-sent events, /ui) log no war
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.doesNotMatch(server.stderr(), /legacy behavior|request\.signal/);
   assert.equal(server.stderr(), '');
+});
+
+async function matrixToken(scopes: readonly string[]): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return signToken(
+    { alg: 'HS256', typ: 'JWT' },
+    { sub: 'alice', aud: 'agent', iat: now - 5, exp: now + 600, scope: scopes.join(' ') },
+    await hmacSigner(MATRIX_SECRET),
+  );
+}
+
+test('Deno.serve: a method named like an Object.prototype key is 405 with Allow on every route, over a real socket', async () => {
+  const server = await startDeno('tests/helpers/children/deno-matrix.ts');
+  const origin = new URL(server.base).origin;
+  // Deno.serve passes such a method through (Node's parser answers 400): the handler must refuse it itself.
+  const passed = await fetch(`${origin}/agent/health`, { method: 'toString' });
+  assert.equal(passed.status, 405, 'Deno.serve hands the method to the handler');
+  await checkPrototypeMethods(
+    (method, path, headers, body) =>
+      fetch(`${origin}${path}`, { method, headers, ...(body !== undefined && { body }) }),
+    {
+      all: await matrixToken(['agent:chat', 'agent:read', 'agent:approve', 'agent:sessions', 'agent:mcp']),
+      chatOnly: await matrixToken(['agent:chat']),
+    },
+  );
 });

@@ -137,7 +137,7 @@ test('a refused request (401): auth outcome refused, with the onRefused reason a
   assert.deepEqual(span!.attributes, {
     'agentward.operation': 'send',
     'agentward.auth.outcome': 'refused',
-    'agentward.auth.authenticator': 'apiToken',
+    'agentward.auth.entry': 'apiToken',
     'agentward.auth.refusal_reason': 'mismatch',
     'http.response.status_code': 401,
   });

@@ -299,3 +299,34 @@ test('in process: send() with a principal made in code has no token to exchange'
 
 // Keeps the Agent type import used when a test above changes.
 void (null as unknown as Agent);
+
+test('the presented token is reachable for the request’s lifetime only: a tool that keeps the principal cannot exchange it after the answer (design §32)', async () => {
+  let kept: Principal | undefined;
+  const agent = createAgent({
+    name: 'keeper',
+    model: callsCrm,
+    store: memoryStore(),
+    tools: ({ principal }) => ({
+      crm: aiTool({
+        description: 'Asks the CRM, and keeps the principal',
+        inputSchema: z.object({ query: z.string() }),
+        execute: async () => {
+          kept = principal;
+          const token = await exchange(principal, { audience: 'https://crm.example.com' });
+          return { crm: `a ${token.tokenType} token` };
+        },
+      }),
+    }),
+  });
+  const handler = agentHandler(agent, { basePath: '/agent', auth: [jwtEntry()] });
+  const token = await accessToken();
+  const answer = await post(handler, '', token, { message: 'renewals?' });
+  assert.equal(answer.status, 200);
+  assert.match(await answer.text(), /a Bearer token/, 'during the request, the tool exchanged it');
+  assert.ok(kept !== undefined);
+  await assert.rejects(exchange(kept!, { audience: 'https://crm.example.com' }), isNoSubjectToken);
+  // The next request with the same token has it again, for its own lifetime.
+  const again = await post(handler, '', token, { message: 'renewals?' });
+  assert.match(await again.text(), /a Bearer token/);
+  await assert.rejects(exchange(kept!, { audience: 'https://crm.example.com' }), isNoSubjectToken);
+});

@@ -238,3 +238,46 @@ describe('request log', () => {
     assert.equal(new Set(lines.slice(first).map((line) => line.slice(0, 24))).size, 3);
   });
 });
+
+test('serve(): the JSON log line, onRefused and the audit record agree on a refused and an allowed request (design §32)', async (t) => {
+  const lines: string[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    if (typeof chunk === 'string' && chunk.startsWith('{"time"')) return (lines.push(chunk), true);
+    return (write as (...args: unknown[]) => boolean).call(process.stdout, chunk, ...rest);
+  }) as typeof process.stdout.write;
+  t.after(() => (process.stdout.write = write));
+  const records: { status: number; reason?: string; entry?: string; caller?: { authenticator: string; id: string } }[] =
+    [];
+  const heard: { entry: string; reason: string }[] = [];
+  const agent = createAgent({ name: 'agree', model: echoModel(), store: memoryStore() });
+  const server = await serve({
+    agent,
+    auth: [apiToken(TOKEN, { id: 'ci-bot' })],
+    port: 0,
+    log: 'json',
+    onRefused: (refusal) => void heard.push(refusal),
+    audit: (record) => void records.push(record),
+  });
+  t.after(() => server.close());
+  const post = (token: string) =>
+    send(`${server.url}/agent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"message":"hi"}',
+    });
+  assert.equal((await post(`${TOKEN.slice(0, -1)}x`)).status, 401);
+  assert.equal((await post(TOKEN)).status, 200);
+  for (let i = 0; i < 50 && lines.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  const logged = lines.map((line) => JSON.parse(line) as { status: number; principal: string | null });
+  assert.deepEqual(
+    logged.map(({ status, principal }) => [status, principal]),
+    records.map(({ status, caller }) => [status, caller === undefined ? null : `${caller.authenticator}:${caller.id}`]),
+  );
+  assert.deepEqual(
+    logged.map(({ principal }) => principal),
+    [null, 'api-token:ci-bot'],
+  );
+  assert.deepEqual(heard, [{ entry: records[0]!.entry, reason: records[0]!.reason }]);
+  assert.equal(records[1]!.reason, undefined);
+});
