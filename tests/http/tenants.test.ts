@@ -9,7 +9,7 @@ import type { Tool } from '../../src/agent/index.ts';
 import { jwt, routeAuth, type Principal } from '../../src/auth/index.ts';
 import { completePrincipal } from '../../src/auth/principal.ts';
 import { carryPresentedToken, presentedToken } from '../../src/auth/presented-token.ts';
-import { agentHandler } from '../../src/http/index.ts';
+import { agentHandler, type AuditRecord } from '../../src/http/index.ts';
 import { hmacSigner, signToken } from '../helpers/jwt.ts';
 import { exchangeWith, fakeEndpoint } from '../helpers/token-endpoint.ts';
 
@@ -23,7 +23,7 @@ const tokenOf = async (org: string) => {
   return signToken({ alg: 'HS256', typ: 'JWT' }, payload, await hmacSigner(SECRET));
 };
 
-function setup() {
+function setup(records: AuditRecord[] = []) {
   const deployed: unknown[] = [];
   const deploy: Tool = {
     name: 'deploy',
@@ -40,7 +40,8 @@ function setup() {
     sessions: 'owned',
   });
   const auth = jwt({ secret: SECRET, issuer: ISSUER, audience: 'agent-api', tenantClaim: 'org_id', tenants: 'any' });
-  return { deployed, handler: agentHandler(agent, { basePath: '/agent', auth }) };
+  const audit = (record: AuditRecord) => void records.push(record);
+  return { deployed, handler: agentHandler(agent, { basePath: '/agent', auth, audit }) };
 }
 
 const request = (token: string, method: string, path: string, body?: unknown) =>
@@ -51,7 +52,8 @@ const request = (token: string, method: string, path: string, body?: unknown) =>
   });
 
 test("the same sub in two tenants: neither lists, reads, continues or decides the other's sessions and approvals", async () => {
-  const { handler, deployed } = setup();
+  const records: AuditRecord[] = [];
+  const { handler, deployed } = setup(records);
   const acme = await tokenOf('org_acme');
   const globex = await tokenOf('org_globex');
   const sent = await handler(
@@ -82,6 +84,16 @@ test("the same sub in two tenants: neither lists, reads, continues or decides th
   const decided = await handler(request(acme, 'POST', `/approvals/${approvalId}`, { approved: true }));
   assert.equal(decided.status, 200, 'the owner in her own tenant decides');
   assert.deepEqual(deployed, [{ env: 'prod' }]);
+  // The records name each caller with its tenant: the two alices are two callers there too.
+  const callers = new Set(records.map((record) => JSON.stringify(record.caller)));
+  assert.deepEqual(
+    [...callers].sort(),
+    ['org_acme', 'org_globex'].map((tenant) =>
+      JSON.stringify({ tenant, issuer: ISSUER, authenticator: 'jwt', id: 'auth0|alice', type: 'user' }),
+    ),
+  );
+  const statuses = records.filter((record) => record.caller?.tenant === 'org_globex').map((record) => record.status);
+  assert.deepEqual(statuses, [200, 404, 404, 404, 404, 404], "globex's list, then the five refusals");
 });
 
 test("the caller's token is carried to a paused run only by the same caller in the same tenant", async () => {
