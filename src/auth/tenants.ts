@@ -46,6 +46,13 @@ interface TenantOptions {
 /** Checks `issuer` (a template), `tenants` and `tenantClaim` together; `undefined` when none names a tenant. */
 export function readTenantPolicy(helper: string, options: TenantOptions): TenantPolicy | undefined {
   const { issuer, tenants, tenantClaim } = options;
+  // A brace is never part of an issuer URL: `{tenant}` or `{TenantId}` is a placeholder misspelt, which would refuse every token.
+  for (const named of Array.isArray(issuer) ? issuer : [issuer])
+    if (isString(named) && /[{}]/.test(named.replace(TENANT_PLACEHOLDER, '')))
+      throwConfigError(
+        helper,
+        `issuer's only placeholder is ${TENANT_PLACEHOLDER}, once (got ${JSON.stringify(named.slice(0, 200))})`,
+      );
   const listed = Array.isArray(issuer) && issuer.some(isIssuerTemplate);
   if (listed)
     throwConfigError(helper, `an issuer template (${TENANT_PLACEHOLDER}) must be the only issuer, not one of a list`);

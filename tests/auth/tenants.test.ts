@@ -339,6 +339,12 @@ test('bad tenant configuration is an AuthConfigError at creation', () => {
     'two placeholders',
   );
   assertConfigError(() => jwt({ ...base, issuer: TEMPLATE, tenants: [] }), 'jwt()', 'an empty tenant list');
+  for (const misspelt of [`${ENTRA}/{tenant}/v2.0`, `${ENTRA}/{TenantId}/v2.0`, `${ENTRA}/{tenantid}/{tid}/v2.0`])
+    assert.throws(
+      () => jwt({ ...base, issuer: misspelt, tenants: 'any' }),
+      /jwt\(\): issuer's only placeholder is \{tenantid\}, once/,
+      misspelt,
+    );
   assertConfigError(() => jwt({ ...base, issuer: TEMPLATE, tenants: ['a/b'] }), 'jwt()', 'a tenant id with a slash');
   assertConfigError(() => jwt({ ...base, issuer: TEMPLATE, tenants: ['..'] }), 'jwt()', 'a tenant id ".."');
   assertConfigError(() => jwt({ ...base, issuer: TEMPLATE, tenants: 'all' as never }), 'jwt()', 'tenants "all"');
