@@ -172,8 +172,9 @@ function randomPrincipal(random: Random): Principal {
   return issuer === undefined ? principal : { ...principal, issuer };
 }
 
+/** One caller by the caller key (design §32): an absent issuer and an empty one are the same part, `''`. */
 const sameOwner = (a: Principal, b: Principal) =>
-  a.authenticator === b.authenticator && (a.issuer ?? null) === (b.issuer ?? null) && a.id === b.id;
+  a.authenticator === b.authenticator && (a.issuer ?? '') === (b.issuer ?? '') && a.id === b.id;
 const randomId = (random: Random) =>
   Array.from({ length: 4 + random.int(30) }, () => random.pick([...'abcXYZ019-_.~:@é😀'])).join('');
 
