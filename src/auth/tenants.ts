@@ -81,11 +81,11 @@ export function readTenantPolicy(helper: string, options: TenantOptions): Tenant
   });
 }
 
+/** The template's text around its one placeholder (a second one, any brace, was refused above). */
 function readTemplate(helper: string, issuer: string): readonly [string, string] {
-  const parts = issuer.split(TENANT_PLACEHOLDER);
-  if (parts.length !== 2)
-    throwConfigError(helper, `issuer must hold ${TENANT_PLACEHOLDER} once (got ${parts.length - 1} placeholders)`);
-  const [before, after] = parts as [string, string];
+  const at = issuer.indexOf(TENANT_PLACEHOLDER);
+  const before = issuer.slice(0, at);
+  const after = issuer.slice(at + TENANT_PLACEHOLDER.length);
   // A whole path segment after the origin: the tenant cannot move the host or the path above it.
   const segment = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]+(\/[^?#{}]*)?\/$/i.test(before) && /^(\/[^?#{}]*)?$/.test(after);
   if (!segment)
