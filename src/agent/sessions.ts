@@ -18,14 +18,18 @@ const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
 export const MAX_PAGE = 100;
 
-/** The owner key stored with a session (design §9's shape, kept by every store): the caller key's parts. */
+/**
+ * The owner key stored with a session (design §9's shape, kept by every store): the caller key's
+ * parts, its tenant fourth when it has one (a key without one is as sessions were stored before).
+ */
 export const ownerKey = (principal: Principal): OwnerKey => {
-  const [, issuer, authenticator, id] = callerKey(principal);
-  return [authenticator, issuer === '' ? null : issuer, id];
+  const [tenant, issuer, authenticator, id] = callerKey(principal);
+  const owner = issuer === '' ? null : issuer;
+  return tenant === '' ? [authenticator, owner, id] : [authenticator, owner, id, tenant];
 };
 
 /** The caller key of a stored owner: sessions stored under §9's key are their owners' still, on every store. */
-const ownerCaller = (owner: OwnerKey): CallerKey => ['', owner[1] ?? '', owner[0], owner[2]];
+const ownerCaller = (owner: OwnerKey): CallerKey => [owner[3] ?? '', owner[1] ?? '', owner[0], owner[2]];
 
 /** `anonymous()` principals, and any principal with `authenticator: 'anonymous'`, own nothing. */
 export const isAnonymous = (principal: Principal): boolean => principal.authenticator === 'anonymous';
@@ -33,7 +37,7 @@ export const isAnonymous = (principal: Principal): boolean => principal.authenti
 function isOwnerKey(value: unknown): value is OwnerKey {
   return (
     isArray(value) &&
-    value.length === 3 &&
+    (value.length === 3 || (value.length === 4 && isString(value[3]) && value[3] !== '')) &&
     isString(value[0]) &&
     (value[1] === null || isString(value[1])) &&
     isString(value[2])

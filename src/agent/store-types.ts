@@ -15,11 +15,13 @@ export interface AuditEntry {
 }
 
 /**
- * Who owns a session: `[authenticator, issuer ?? null, id]` of the principal that created it.
- * Two principals own the same session only when all three are equal. A SQL store keeps it as
- * three columns (issuer nullable) with an index on them and `updated_at`.
+ * Who owns a session: `[authenticator, issuer ?? null, id]` of the principal that created it, and
+ * its `tenant` fourth when it has one (docs/tenants.md). Two principals own the same session only
+ * when all parts are equal: the same `sub` in two tenants owns nothing of the other's. Stores
+ * keep it as JSON text, indexed with `updated_at`; a key without a tenant is the three parts alone,
+ * as sessions stored before tenants were.
  */
-export type OwnerKey = readonly [authenticator: string, issuer: string | null, id: string];
+export type OwnerKey = readonly [authenticator: string, issuer: string | null, id: string, tenant?: string];
 
 export interface SessionRecord {
   id: string;

@@ -6,13 +6,14 @@ import type { Principal } from './types.ts';
 
 /**
  * `[tenant, issuer, authenticator, id]`, absent parts as `''`: the same `id` from another issuer,
- * another entry or another tenant is another caller. `tenant`: principals carry none yet (tenants come later).
+ * another entry or another tenant is another caller. `tenant`: `principal.tenant`, the tenant an
+ * entry accepted (design §12), so two tenants' callers never meet, even for the same `sub`.
  */
 export type CallerKey = readonly [tenant: string, issuer: string, authenticator: string, id: string];
 
 /** The caller key of `principal`. */
 export const callerKey = (principal: Principal): CallerKey => [
-  (principal as { readonly tenant?: string }).tenant ?? '',
+  principal.tenant ?? '',
   principal.issuer ?? '',
   principal.authenticator,
   principal.id,

@@ -25,6 +25,7 @@ export type {
 } from './types.ts';
 export { jwt } from './jwt.ts';
 export type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
+export type { TenantsOption } from './tenants.ts';
 export { oidc, type OidcOptions } from './oidc.ts';
 export { protectedResourceMetadata, protectedResourcePath } from './protected-resource.ts';
 export type { ProtectedResourceMetadata, ProtectedResourceOptions } from './protected-resource.ts';

@@ -13,8 +13,82 @@ import { readInternalOptions } from './internal-options.ts';
 import { adoptDpopAlgs, isProtectedResourceMetadata } from './protected-resource.ts';
 import { readScopeImplies } from './scope-implies.ts';
 import { readCacheSize } from './token-cache.ts';
-import type { JwtOptions } from './jwt.ts';
+import type { DpopOptions } from './dpop-options.ts';
+import type { InternalOptions } from './internal-options.ts';
+import type { ProtectedResourceMetadata } from './protected-resource.ts';
+import { readTenantPolicy, isIssuerTemplate, type TenantsOption } from './tenants.ts';
+import type { PrincipalInput } from './types.ts';
 import { isNumberIn } from './options.ts';
+
+/** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
+export type JwtPrincipalMapper = (
+  claims: Readonly<Record<string, unknown>>,
+) => PrincipalInput | null | undefined | Promise<PrincipalInput | null | undefined>;
+
+/** Options of `jwt()`. Exactly one key source: `secret`, `publicKey` or `jwksUrl`. DPoP (RFC 9449): the `dpop…` options. */
+export interface JwtOptions extends DpopOptions {
+  /** HMAC secret: a string (its UTF-8 bytes) or bytes, 32 or more. Allows `HS256`, `HS384`, `HS512`. */
+  secret?: string | Uint8Array;
+  /**
+   * A PEM (`BEGIN PUBLIC KEY`, `BEGIN RSA PUBLIC KEY`, or `BEGIN CERTIFICATE`: its key is used, its
+   * dates and chain are not checked) or a public JWK: RSA (2048 bits or more), EC P-256/P-384/P-521, Ed25519.
+   */
+  publicKey?: string | JsonWebKey;
+  /** JWKS endpoint: `https:`, or `http:` on localhost. */
+  jwksUrl?: string | URL;
+  /**
+   * Allowed `alg` values, compared exactly. Default: the key's family (RSA: `RS256/384/512`;
+   * `PS*` only when named here), a key set's `RS256`, `ES256`.
+   */
+  algorithms?: readonly string[];
+  /** Required header `typ`, e.g. `'at+jwt'` (RFC 9068 access tokens); compared case-insensitively, `application/` optional. */
+  typ?: string;
+  /** Scopes the token must grant, all of them, read from `scope` or `scp`; a valid token without them stops the list with 403. */
+  scopes?: readonly string[];
+  /**
+   * Scope hierarchies for `scopes`: `{ 'agent:admin': ['agent:chat'] }` lets a token holding
+   * `agent:admin` pass as holding `agent:chat` too (transitively; a cycle is an error). Challenges
+   * still name `scopes` as given.
+   */
+  scopeImplies?: Readonly<Record<string, readonly string[]>>;
+  /**
+   * `iss` must equal one of these exactly; or one issuer template with a `{tenantid}` path segment
+   * (`https://login.microsoftonline.com/{tenantid}/v2.0`): `iss` must equal it with the token's
+   * `tid` put in, which is the tenant. A template needs `tenants`.
+   */
+  issuer?: string | readonly string[];
+  /**
+   * The tenants accepted (design §12): a list of tenant ids, a function of the id (sync or async;
+   * only `true` accepts), or `'any'`. Required with an issuer template or `tenantClaim`.
+   */
+  tenants?: TenantsOption;
+  /**
+   * The claim naming the tenant, e.g. `'org_id'` (Auth0 organizations). With an issuer template
+   * it must equal `tid`. The accepted tenant is `principal.tenant`.
+   */
+  tenantClaim?: string;
+  /** `aud` must contain one of these. Required unless `allowAnyAudience` is `true`. */
+  audience?: string | readonly string[];
+  /** Skips the audience check on purpose. */
+  allowAnyAudience?: boolean;
+  /** Skew allowed for `exp`, `nbf`, `iat`; default 60, at most 300. */
+  clockToleranceSec?: number;
+  /** Replaces the default principal. */
+  principal?: JwtPrincipalMapper;
+  /**
+   * Keeps verified tokens for their next use (design §13): `true` is 1,000, LRU. A hit re-checks
+   * `exp`/`nbf` and that its key is still in the key set; a mapper still runs on every hit.
+   */
+  cache?: boolean | { maxEntries: number };
+  /**
+   * RFC 9728: this API's metadata document, sent in the 401 as `Bearer resource_metadata="<URL>"` so
+   * OAuth clients (MCP) find the authorization server: `protectedResourceMetadata()`'s result (the
+   * same one `agentHandler`/`serve` serve as `protectedResource`), or its URL.
+   */
+  resourceMetadata?: string | URL | ProtectedResourceMetadata;
+  /** @internal The test hook (a clock, a fetch, a timeout): not part of the public API. See CONTRIBUTING.md. */
+  _internal?: InternalOptions;
+}
 
 const MAX_TOLERANCE_SEC = 300;
 
@@ -25,6 +99,8 @@ export const ENTRY_OPTION_NAMES = [
   'scopes',
   'scopeImplies',
   'issuer',
+  'tenants',
+  'tenantClaim',
   'audience',
   'allowAnyAudience',
   'clockToleranceSec',
@@ -88,7 +164,8 @@ export function readClaimsPolicy(
   options: Pick<JwtOptions, 'issuer' | 'audience' | 'allowAnyAudience' | 'clockToleranceSec'>,
 ): ClaimsPolicy {
   const { allowAnyAudience, clockToleranceSec = 60 } = options;
-  const issuers = readNames(helper, 'issuer', options.issuer);
+  // A template is checked by the tenant policy: iss is compared with the token's tid put in.
+  const issuers = isIssuerTemplate(options.issuer) ? undefined : readNames(helper, 'issuer', options.issuer);
   const names = readNames(helper, 'audience', options.audience);
   // URL audiences compared normalized (design §15): configured ones normalized once, here.
   const audiences = names === undefined ? undefined : freeze(names.map(normalizeAudience));
@@ -145,6 +222,7 @@ export function readEntryOptions(
     cacheSize: readCacheSize(helper, options.cache),
     resourceMetadata: readResourceMetadata(helper, options.resourceMetadata),
     dpop,
+    tenants: readTenantPolicy(helper, options),
     internal: readInternalOptions(helper, options._internal),
   };
 }

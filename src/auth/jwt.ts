@@ -3,7 +3,7 @@ import { credentialsStart } from './authorization.ts';
 import { builtInEntry, type EntryContext } from './built-in.ts';
 import type { ChallengeErrorSkip } from './challenges.ts';
 import { accessTokenHash, boundThumbprint, checkProof, proofSkip } from './dpop.ts';
-import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions, type DpopPolicy } from './dpop-options.ts';
+import { DPOP_OPTION_NAMES, entryChallenges, type DpopPolicy } from './dpop-options.ts';
 import { AuthError, kindOf, throwConfigError } from './errors.ts';
 import {
   ENTRY_OPTION_NAMES,
@@ -25,78 +25,25 @@ import {
   type VerifyKey,
 } from './jws/key-source.ts';
 import { keySetCache, readHttpsUrl } from './key-set.ts';
-import { clockOf, type InternalOptions } from './internal-options.ts';
+import { clockOf } from './internal-options.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
 import { readCompactJws, skip, verifiedKey, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
 import { completePrincipal, INVALID_PRINCIPAL, principalOfClaims } from './principal.ts';
-import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import type { RefusalReason, ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
 import { verifiesAccessToken } from './presented-token.ts';
 import { isRsaModulusText } from './weak-secrets.ts';
-import type { AuthFn, Principal, PrincipalInput, RequestView as View } from './types.ts';
+import { acceptedTenant } from './tenants.ts';
+import type { AuthFn, Principal, RequestView as View } from './types.ts';
+import type { JwtOptions, JwtPrincipalMapper } from './jwt-options.ts';
+
+export type { JwtOptions, JwtPrincipalMapper } from './jwt-options.ts';
 
 /** Hears why this entry refused a token, any of its reasons. */
 type Refuse = RefuseWith<RefusalReason>;
 type Claims = Readonly<Record<string, unknown>>;
 /** What the entry answers: a principal, a skip, or the skip that asks for `invalid_dpop_proof` or `use_dpop_nonce`. */
 type Answer = Principal | null | ChallengeErrorSkip;
-
-/** Maps the verified claims to a principal; `null` or `undefined` skips, `AuthError(403)` stops with 403. */
-export type JwtPrincipalMapper = (
-  claims: Readonly<Record<string, unknown>>,
-) => PrincipalInput | null | undefined | Promise<PrincipalInput | null | undefined>;
-
-/** Options of `jwt()`. Exactly one key source: `secret`, `publicKey` or `jwksUrl`. DPoP (RFC 9449): the `dpop…` options. */
-export interface JwtOptions extends DpopOptions {
-  /** HMAC secret: a string (its UTF-8 bytes) or bytes, 32 or more. Allows `HS256`, `HS384`, `HS512`. */
-  secret?: string | Uint8Array;
-  /**
-   * A PEM (`BEGIN PUBLIC KEY`, `BEGIN RSA PUBLIC KEY`, or `BEGIN CERTIFICATE`: its key is used, its
-   * dates and chain are not checked) or a public JWK: RSA (2048 bits or more), EC P-256/P-384/P-521, Ed25519.
-   */
-  publicKey?: string | JsonWebKey;
-  /** JWKS endpoint: `https:`, or `http:` on localhost. */
-  jwksUrl?: string | URL;
-  /**
-   * Allowed `alg` values, compared exactly. Default: the key's family (RSA: `RS256/384/512`;
-   * `PS*` only when named here), a key set's `RS256`, `ES256`.
-   */
-  algorithms?: readonly string[];
-  /** Required header `typ`, e.g. `'at+jwt'` (RFC 9068 access tokens); compared case-insensitively, `application/` optional. */
-  typ?: string;
-  /** Scopes the token must grant, all of them, read from `scope` or `scp`; a valid token without them stops the list with 403. */
-  scopes?: readonly string[];
-  /**
-   * Scope hierarchies for `scopes`: `{ 'agent:admin': ['agent:chat'] }` lets a token holding
-   * `agent:admin` pass as holding `agent:chat` too (transitively; a cycle is an error). Challenges
-   * still name `scopes` as given.
-   */
-  scopeImplies?: Readonly<Record<string, readonly string[]>>;
-  /** `iss` must equal one of these exactly. */
-  issuer?: string | readonly string[];
-  /** `aud` must contain one of these. Required unless `allowAnyAudience` is `true`. */
-  audience?: string | readonly string[];
-  /** Skips the audience check on purpose. */
-  allowAnyAudience?: boolean;
-  /** Skew allowed for `exp`, `nbf`, `iat`; default 60, at most 300. */
-  clockToleranceSec?: number;
-  /** Replaces the default principal. */
-  principal?: JwtPrincipalMapper;
-  /**
-   * Keeps verified tokens for their next use (design §13): `true` is 1,000, LRU. A hit re-checks
-   * `exp`/`nbf` and that its key is still in the key set; a mapper still runs on every hit.
-   */
-  cache?: boolean | { maxEntries: number };
-  /**
-   * RFC 9728: this API's metadata document, sent in the 401 as `Bearer resource_metadata="<URL>"` so
-   * OAuth clients (MCP) find the authorization server: `protectedResourceMetadata()`'s result (the
-   * same one `agentHandler`/`serve` serve as `protectedResource`), or its URL.
-   */
-  resourceMetadata?: string | URL | ProtectedResourceMetadata;
-  /** @internal The test hook (a clock, a fetch, a timeout): not part of the public API. See CONTRIBUTING.md. */
-  _internal?: InternalOptions;
-}
 
 /** What `createJwtEntry` needs: where the keys come from, the allowed algorithms, and the options `readEntryOptions` checked. */
 export interface JwtEntryConfig extends Partial<Omit<EntryOptions, 'claims'>> {
@@ -169,7 +116,7 @@ export function jwt(options: JwtOptions): AuthFn {
  * handler's `authorize()` decides them with the operation's (design §32).
  */
 export function createJwtEntry(config: JwtEntryConfig): AuthFn {
-  const { authenticator, source, claims: policy, principal: mapper, typ, scopes, implies, dpop } = config;
+  const { authenticator, source, claims: policy, principal: mapper, typ, scopes, implies, dpop, tenants } = config;
   const clock = clockOf(config.internal ?? {});
   const now = () => clock() / 1000;
   const header: HeaderPolicy = { algorithms: new Set(config.algorithms), typ };
@@ -200,8 +147,10 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     if (key === null) return null;
     const claims = checkedClaims(jws, viaDpop, refuse);
     if (claims === null) return null;
+    const tenant = tenants === undefined ? undefined : await acceptedTenant(tenants, claims, jws, refuse);
+    if (tenant === null) return null;
     const failed = viaDpop && (await proofFails(request, accessTokenHash(jws.token), claims, jws, refuse));
-    return failed || toPrincipal(jws, key, claims, defer, refuse);
+    return failed || toPrincipal(jws, key, claims, defer, tenant, refuse);
   }
 
   /** The claims of a JWS whose signature verified, when they pass and the token is presented as its binding asks (design §16). */
@@ -221,8 +170,15 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     return proofSkip(failed);
   }
 
-  /** Scopes, then the principal: the last steps, once the token (and its proof) held. */
-  function toPrincipal(jws: CompactJws, key: VerifyKey, claims: Claims, defer: boolean, refuse?: Refuse) {
+  /** Scopes, then the principal (of the accepted `tenant`): the last steps, once the token (and its proof) held. */
+  function toPrincipal(
+    jws: CompactJws,
+    key: VerifyKey,
+    claims: Claims,
+    defer: boolean,
+    tenant?: string,
+    refuse?: Refuse,
+  ) {
     const lacking = scopes !== undefined && !hasScopes(claims, scopes, implies);
     if (lacking && !defer) {
       skip(refuse, 'scope', jws, claims);
@@ -230,24 +186,32 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
       throw new AuthError(403, { scope: scopes });
     }
     // A token without the scopes is never cached: a cache hit skips the check.
-    if (mapper !== undefined) return mapped(claims, jws, refuse, lacking ? undefined : key);
+    if (mapper !== undefined) return mapped(claims, tenant, jws, refuse, lacking ? undefined : key);
+    const principal = defaultPrincipal(claims, tenant);
+    if (principal === null) return skip(refuse, 'no-subject', jws, claims);
+    // A tenants function is asked again on every hit: the principal is built again then.
+    if (!lacking) cache?.put(jws.token, { claims, key, principal: tenants?.dynamic ? undefined : principal });
+    return principal;
+  }
+
+  function defaultPrincipal(claims: Claims, tenant: string | undefined): Principal | null {
     const { sub, iss } = claims;
-    if (!isString(sub) || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
+    if (!isString(sub) || sub.length === 0) return null;
     // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
     const type = claims.client_id === sub || claims.azp === sub ? 'service' : 'user';
-    const principal = principalOfClaims(sub, type, authenticator, iss as string | undefined, claims);
-    if (!lacking) cache?.put(jws.token, { claims, key, principal });
-    return principal;
+    return principalOfClaims(sub, type, authenticator, iss as string | undefined, claims, tenant);
   }
 
   /**
    * The mapper's principal, completed with this entry's `authenticator`; its `null` skips. A token
    * just verified with `key` is kept for its next use, without the principal: the mapper runs on every hit.
    */
-  async function mapped(claims: Claims, jws: CompactJws | null, refuse?: Refuse, key?: VerifyKey): Promise<Answer> {
+  async function mapped(claims: Claims, tenant?: string, jws?: CompactJws | null, refuse?: Refuse, key?: VerifyKey) {
     const input = await (mapper as JwtPrincipalMapper)(claims);
-    if (input === null || input === undefined) return skip(refuse, 'no-subject', jws, claims);
-    const principal = completePrincipal(input.authenticator === undefined ? { ...input, authenticator } : input);
+    if (input === null || input === undefined) return skip(refuse, 'no-subject', jws ?? null, claims);
+    // The accepted tenant is the principal's, whatever the mapper said.
+    const named = input.authenticator === undefined ? { ...input, authenticator } : input;
+    const principal = completePrincipal(tenants === undefined ? named : { ...named, tenant });
     if (principal === null) throw new TypeError(`${config.helper}: the principal mapper ${INVALID_PRINCIPAL}`);
     if (key !== undefined) cache?.put((jws as CompactJws).token, { claims, key, principal: undefined });
     return principal;
@@ -257,13 +221,20 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
   function fromCache(request: View, token: string, hit: CachedToken, viaDpop: boolean, refuse?: Refuse) {
     if (!bindingHolds(hit.claims, viaDpop)) return skip(refuse, 'dpop-binding', null, hit.claims);
     if (viaDpop) return cachedWithProof(request, token, hit, refuse);
-    return hit.principal ?? mapped(hit.claims, null, refuse);
+    return hit.principal ?? cachedPrincipal(hit.claims, refuse);
   }
 
   async function cachedWithProof(request: View, token: string, hit: CachedToken, refuse?: Refuse): Promise<Answer> {
     // The token's hash is kept with it (docs/design.md §30, "Speed tricks and what they bought").
     const failed = await proofFails(request, (hit.ath ??= accessTokenHash(token)), hit.claims, null, refuse);
-    return failed ?? hit.principal ?? mapped(hit.claims, null, refuse);
+    return failed ?? hit.principal ?? cachedPrincipal(hit.claims, refuse);
+  }
+
+  /** A cached token's principal built again: its tenant asked for again, the mapper run again. */
+  async function cachedPrincipal(claims: Claims, refuse?: Refuse): Promise<Answer> {
+    const tenant = tenants === undefined ? undefined : await acceptedTenant(tenants, claims, null, refuse);
+    if (tenant === null) return null;
+    return mapper === undefined ? defaultPrincipal(claims, tenant) : mapped(claims, tenant, null, refuse);
   }
 
   const reporter =

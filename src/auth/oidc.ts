@@ -10,6 +10,7 @@ import { createJwtEntry, type JwtOptions } from './jwt.ts';
 import { DPOP_OPTION_NAMES } from './dpop-options.ts';
 import { ENTRY_OPTION_NAMES, readEntryOptions, readKeySetAlgorithms } from './jwt-options.ts';
 import { checkOptionNames } from './options.ts';
+import { fitsTemplate } from './tenants.ts';
 import type { AuthFn } from './types.ts';
 
 /** Options of `oidc()`: those of `jwt()` but the key source and `issuer`, which is required. */
@@ -29,9 +30,16 @@ export interface OidcOptions
     | 'dpopMaxAgeSec'
     | 'dpopOrigin'
     | 'dpopReplay'
+    | 'tenants'
+    | 'tenantClaim'
     | '_internal'
   > {
-  /** The provider's issuer; must equal the discovery document's `issuer` and every token's `iss` exactly. */
+  /**
+   * The provider's issuer; must equal the discovery document's `issuer` and every token's `iss`
+   * exactly. Or a template with one `{tenantid}` path segment (Entra:
+   * `https://login.microsoftonline.com/{tenantid}/v2.0`): a token's `iss` must equal it with its
+   * `tid` put in; it needs `tenants` and `discovery`.
+   */
   issuer: string;
   /**
    * `aud` must contain one of these: the API's resource identifier (the access token's audience),
@@ -41,6 +49,13 @@ export interface OidcOptions
   audience?: string | readonly string[];
   /** Replaces `<issuer>/.well-known/openid-configuration`. */
   discoveryUrl?: string | URL;
+  /**
+   * The discovery document of an issuer template: its `common` or `organizations` form (Entra:
+   * `https://login.microsoftonline.com/organizations/v2.0/.well-known/openid-configuration`),
+   * whose `issuer` is the template itself or the template with one tenant put in. The same option as
+   * `discoveryUrl`, by the name the tenant setup uses; give one of them.
+   */
+  discovery?: string | URL;
   /** Allowed `alg` values among `RS*`, `PS*`, `ES256`, `ES384`, `ES512`, `EdDSA`; default `RS256`, `ES256`. */
   algorithms?: readonly string[];
 }
@@ -58,22 +73,34 @@ export interface OidcOptions
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
   if (!isObject(options)) throwConfigError(helper, 'options { issuer, audience } are required');
-  checkOptionNames(helper, options, [...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES, 'discoveryUrl']);
+  checkOptionNames(helper, options, [...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES, 'discoveryUrl', 'discovery']);
   const { issuer } = options;
   if (!isString(issuer) || issuer.length === 0)
     throwConfigError(helper, `issuer is required (a non-empty string); got ${kindOf(issuer)}`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
   const issuerUrl = new URL(readHttpsUrl(helper, 'issuer', issuer));
-  const discoveryUrl =
-    options.discoveryUrl === undefined
-      ? readHttpsUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
-      : readHttpsUrl(helper, 'discoveryUrl', options.discoveryUrl);
-  const algorithms = readKeySetAlgorithms(helper, options.algorithms);
+  if (options.discovery !== undefined && options.discoveryUrl !== undefined)
+    throwConfigError(helper, 'give discovery or discoveryUrl, not both: they name the same document');
+  const given = options.discovery ?? options.discoveryUrl;
+  const named = options.discovery === undefined ? 'discoveryUrl' : 'discovery';
   const shared = readEntryOptions(helper, options);
+  const template = shared.tenants?.template;
+  if (template !== undefined && given === undefined)
+    throwConfigError(
+      helper,
+      "an issuer template needs discovery: the provider's common or organizations document URL, e.g. https://login.microsoftonline.com/organizations/v2.0/.well-known/openid-configuration",
+    );
+  const discoveryUrl =
+    given === undefined
+      ? readHttpsUrl(helper, 'issuer', `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`)
+      : readHttpsUrl(helper, named, given);
+  const algorithms = readKeySetAlgorithms(helper, options.algorithms);
+  // The document's issuer: the configured one exactly, or for a template the template with a tenant (or itself) put in.
+  const issues = (named: unknown) => (template === undefined ? named === issuer : fitsTemplate(template, named));
   return createJwtEntry({
     helper,
     authenticator: 'oidc',
-    source: discoveredKeySet(discoveryUrl, issuerUrl, issuer, algorithms, shared.internal),
+    source: discoveredKeySet(discoveryUrl, issuerUrl, issues, algorithms, shared.internal),
     algorithms,
     ...shared,
   });
@@ -88,7 +115,7 @@ export function oidc(options: OidcOptions): AuthFn {
 function discoveredKeySet(
   url: string,
   issuerUrl: URL,
-  issuer: string,
+  issues: (issuer: unknown) => boolean,
   algorithms: readonly AlgorithmName[],
   internals: InternalOptions,
 ): KeySource {
@@ -98,7 +125,7 @@ function discoveredKeySet(
   const discover = async (): Promise<boolean> => {
     try {
       const document = await fetchJsonObject(url, internals);
-      if (document.issuer !== issuer) {
+      if (!issues(document.issuer)) {
         throw new Error(
           `its issuer ${JSON.stringify(String(document.issuer).slice(0, 200))} is not the configured issuer`,
         );

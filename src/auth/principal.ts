@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 import { isObject, isRecord, isString } from './jws/json.ts';
 import { freeze } from './jws/freeze.ts';
+import { isTenantId } from './tenants.ts';
 import type { Principal } from './types.ts';
 
 /** Returns the object it is given, so that a subclass constructor can stamp its private field onto it. */
@@ -52,14 +53,16 @@ export function completePrincipal(value: unknown): Principal | null {
   if (!isObject(value)) return null;
   if (Issued.has(value)) return value as Principal;
   try {
-    const { id, type, authenticator = 'custom', issuer, claims } = value as Record<string, unknown>;
+    const { id, type, authenticator = 'custom', issuer, tenant, claims } = value as Record<string, unknown>;
     if (!isString(id) || id === '') return null;
     if (type !== 'user' && type !== 'service') return null;
     if (!isString(authenticator) || authenticator === '') return null;
     if (issuer !== undefined && !isString(issuer)) return null;
+    if (tenant !== undefined && !isTenantId(tenant)) return null;
     if (claims !== undefined && !isRecord(claims)) return null;
     const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
     if (issuer !== undefined) principal.issuer = issuer;
+    if (tenant !== undefined) principal.tenant = tenant;
     if (claims !== undefined) principal.claims = deepFreeze(claims as Record<string, unknown>);
     freeze(Issued.stamp(principal));
     return principal;
@@ -82,9 +85,14 @@ export function principalOfClaims(
   authenticator: string,
   issuer: string | undefined,
   claims: Readonly<Record<string, unknown>>,
+  tenant?: string,
 ): Principal {
   const principal: Principal =
-    issuer === undefined ? { id, type, authenticator, claims } : { id, type, authenticator, issuer, claims };
+    tenant !== undefined
+      ? { id, type, authenticator, ...(issuer !== undefined && { issuer }), tenant, claims }
+      : issuer === undefined
+        ? { id, type, authenticator, claims }
+        : { id, type, authenticator, issuer, claims };
   freeze(Issued.stamp(principal));
   return principal;
 }

@@ -21,6 +21,7 @@ const PROGRESS = [
   'issued-in-future',
   'issuer',
   'audience',
+  'tenant',
   'dpop-binding',
   'dpop-proof',
   'dpop-nonce',

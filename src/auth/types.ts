@@ -9,6 +9,11 @@ export interface Principal {
   readonly authenticator: string;
   /** JWT `iss`: the same `id` from another issuer is another caller. */
   readonly issuer?: string;
+  /**
+   * The tenant the entry accepted (design §12: an issuer template's `tid`, or `tenantClaim`), one
+   * path segment of letters, digits, `-`, `_`, `.`; the first part of the caller key.
+   */
+  readonly tenant?: string;
   /** Verified claims. Never the raw token, never a password. */
   readonly claims?: Readonly<Record<string, unknown>>;
 }

@@ -7,7 +7,7 @@ import type { Surface } from './authorize.ts';
 
 /** The caller a record is about: its caller key's parts, and its type. */
 export interface AuditCaller {
-  /** The tenant; `''` until principals carry one. */
+  /** The tenant (`principal.tenant`, docs/tenants.md); `''` for a caller without one. */
   readonly tenant: string;
   /** The issuer, `''` when the principal has none. */
   readonly issuer: string;

@@ -4,5 +4,5 @@ export { MAX_BODY_BYTES } from './body.ts';
 export type { McpOptions } from './mcp.ts';
 export { memoryLimitStore, MEMORY_LIMIT_STORE_DEFAULTS } from './limit-store.ts';
 export type { LimitStore, MemoryLimitStoreOptions, WindowCount } from './limit-store.ts';
-export type { LimitsOptions, LimitWindow } from './limits.ts';
+export type { LimitsOptions, LimitWindow, TenantLimitsOptions } from './limits.ts';
 export type { AuditCaller, AuditFunction, AuditOption, AuditRecord } from './audit.ts';

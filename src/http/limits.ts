@@ -45,6 +45,21 @@ export interface LimitsOptions {
    * called more than once per request.
    */
   clientAddress?: (request: Request) => string | undefined;
+  /**
+   * Budgets per tenant (`principal.tenant`, docs/tenants.md), counted beside the per-principal
+   * ones: the same `requests`, `concurrent` and `tokens`, for all of a tenant's callers together. A
+   * request (a model turn) passes both and is refused by whichever is spent; its fields name the
+   * policy (`"tenant-requests"`, `"tenant-tokens"`, `"tenant-concurrent"`). Callers without a
+   * tenant are not counted here. The tenant id alone is the key: entries naming the same id share it.
+   */
+  tenant?: TenantLimitsOptions;
+}
+
+/** `limits.tenant`: a tenant's budgets, each as its per-principal namesake. */
+export interface TenantLimitsOptions {
+  requests?: LimitWindow;
+  concurrent?: number;
+  tokens?: TokensWindow;
 }
 
 /** `limits.tokens`: a budget of model tokens, and what a turn without `maxOutputTokens` reserves for its answer. */
@@ -71,6 +86,8 @@ export interface Policy extends LimitWindow {
   readonly fields: readonly [string, string];
   /** `tokens` only: what a turn without `maxOutputTokens` reserves at most for its answer. */
   readonly outputReserve: number;
+  /** The option as a message names it: `limits.tokens`, `limits.tenant.tokens`. */
+  readonly option: string;
 }
 
 /**
@@ -88,8 +105,16 @@ export interface Limits {
   readonly concurrent?: number;
   readonly tokens?: Policy;
   readonly failures?: Policy;
+  readonly tenant?: TenantLimits;
   readonly store: LimitStore;
   readonly clientAddress?: (request: Request) => string | undefined;
+}
+
+/** The checked `limits.tenant`. */
+export interface TenantLimits {
+  readonly requests?: Policy;
+  readonly concurrent?: number;
+  readonly tokens?: Policy;
 }
 
 /** A whole number from 1 to `max`. */
@@ -102,33 +127,19 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
   const fail = (message: string) => new AuthConfigError(`${helper}: limits${message}`);
   if (typeof value !== 'object' || value === null)
     throw fail(' must be { requests?, concurrent?, tokens?, failures?, store?, clientAddress? }');
-  checkOptionNames(`${helper}: limits`, value, [...POLICIES, 'concurrent', 'store', 'clientAddress']);
-  const { concurrent, store, clientAddress } = value as LimitsOptions;
-  const limits: Record<string, unknown> = { store: store ?? memoryLimitStore() };
-  for (const name of POLICIES) {
-    const window = (value as LimitsOptions)[name];
-    if (window === undefined) continue;
-    if (typeof window !== 'object' || window === null) throw fail(`.${name} must be { limit, windowSec }`);
-    checkOptionNames(
-      `${helper}: limits.${name}`,
-      window,
-      name === 'tokens' ? ['limit', 'windowSec', 'outputReserve'] : ['limit', 'windowSec'],
-    );
-    const { limit, windowSec, outputReserve = OUTPUT_RESERVE } = window as TokensWindow;
-    if (!whole(limit)) throw fail(`.${name}.limit must be a positive integer`);
-    if (!whole(windowSec, MAX_WINDOW_SEC))
-      throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
-    if (!Number.isSafeInteger(outputReserve) || outputReserve < 0)
-      throw fail('.tokens.outputReserve must be a whole number of tokens, 0 or more');
-    // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
-    const fields = name === 'tokens' ? TOKEN_FIELDS : RATELIMIT;
-    limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}`, fields, outputReserve };
-  }
-  if (concurrent !== undefined) {
-    if (!whole(concurrent)) throw fail('.concurrent must be a positive integer');
-    limits.concurrent = concurrent;
+  checkOptionNames(`${helper}: limits`, value, [...POLICIES, 'concurrent', 'store', 'clientAddress', 'tenant']);
+  const { store, clientAddress, tenant } = value as LimitsOptions;
+  const limits: Record<string, unknown> = readPolicies(fail, helper, '', value, POLICIES);
+  limits.store = store ?? memoryLimitStore();
+  if (tenant !== undefined) {
+    if (typeof tenant !== 'object' || tenant === null)
+      throw fail('.tenant must be { requests?, concurrent?, tokens? }');
+    checkOptionNames(`${helper}: limits.tenant`, tenant, ['requests', 'concurrent', 'tokens']);
+    limits.tenant = readPolicies(fail, helper, 'tenant', tenant, ['requests', 'tokens']);
+    if (Object.keys(limits.tenant as object).length === 0)
+      throw fail('.tenant needs one of requests, concurrent, tokens');
   } else if (Object.keys(limits).length === 1) {
-    throw fail(' needs one of requests, concurrent, tokens, failures');
+    throw fail(' needs one of requests, concurrent, tokens, failures, tenant');
   }
   if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
   const methods = limits.store as Record<string, unknown>;
@@ -143,6 +154,48 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
     limits.clientAddress = clientAddress;
   }
   return limits as unknown as Limits;
+}
+
+/**
+ * The windowed policies `names` of `value` (`limits`, or `limits.tenant` when `group` is
+ * `'tenant'`, whose policies are named `tenant-<name>`), and its `concurrent`: closed, checked.
+ */
+function readPolicies(
+  fail: (message: string) => Error,
+  helper: string,
+  group: '' | 'tenant',
+  value: object,
+  names: readonly string[],
+): Record<string, unknown> {
+  const read: Record<string, unknown> = {};
+  const at = group === '' ? '' : `.${group}`;
+  for (const key of names) {
+    const window = (value as Record<string, unknown>)[key];
+    if (window === undefined) continue;
+    if (typeof window !== 'object' || window === null) throw fail(`${at}.${key} must be { limit, windowSec }`);
+    checkOptionNames(
+      `${helper}: limits${at}.${key}`,
+      window,
+      key === 'tokens' ? ['limit', 'windowSec', 'outputReserve'] : ['limit', 'windowSec'],
+    );
+    const { limit, windowSec, outputReserve = OUTPUT_RESERVE } = window as TokensWindow;
+    if (!whole(limit)) throw fail(`${at}.${key}.limit must be a positive integer`);
+    if (!whole(windowSec, MAX_WINDOW_SEC))
+      throw fail(`${at}.${key}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
+    if (!Number.isSafeInteger(outputReserve) || outputReserve < 0)
+      throw fail(`${at}.tokens.outputReserve must be a whole number of tokens, 0 or more`);
+    const name = group === '' ? key : `${group}-${key}`;
+    // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
+    const fields = key === 'tokens' ? TOKEN_FIELDS : RATELIMIT;
+    const item = `"${name}";q=${limit};w=${windowSec}`;
+    read[key] = { name, limit, windowSec, item, fields, outputReserve, option: `limits${at}.${key}` };
+  }
+  const { concurrent } = value as { concurrent?: unknown };
+  if (concurrent !== undefined) {
+    if (!whole(concurrent)) throw fail(`${at}.concurrent must be a positive integer`);
+    read.concurrent = concurrent;
+  }
+  return read;
 }
 
 /**
@@ -232,6 +285,8 @@ export interface Caller {
   readonly requests: string;
   readonly tokens: string;
   readonly concurrent: string;
+  /** The keys of the caller's tenant under `limits.tenant` (`t` and the tenant id); `undefined` without a tenant or those limits. */
+  readonly tenant?: Omit<Caller, 'tenant'>;
 }
 
 /** The store key of `caller`'s window of a policy. */
@@ -267,7 +322,7 @@ const tokensRefused = (policy: Policy, count: WindowCount, needed: number) =>
   Object.assign(
     new AgentError(
       'TOKEN_LIMIT',
-      `the token budget of this window is spent (limits.tokens); more in ${seconds(count.resetSec)} s`,
+      `the token budget of this window is spent (${policy.option}); more in ${seconds(count.resetSec)} s`,
     ),
     { headers: neededHeaders(policy, count, needed) },
   );
@@ -295,16 +350,25 @@ type Counters = { [K in keyof LimitStore]: MaybeSync<LimitStore[K]> };
 type MaybeSync<F> = F extends (...args: infer A) => infer R ? (...args: A) => R | Awaited<R> : never;
 
 /** The limits of one handler, on its store. */
-export function limiter({ requests, concurrent, tokens, failures, store, clientAddress }: Limits): Limiter {
+export function limiter({ requests, concurrent, tokens, failures, tenant, store, clientAddress }: Limits): Limiter {
   let told = false;
   const local = localCounters(store);
   const counters: Counters = local ?? store;
   /** A caller's keys, made once per principal: principals are frozen, and an entry such as apiToken() answers with the same one each time. */
   const callers = new WeakMap<Principal, Caller>();
-  const callerOf = (id: string): Caller => ({
+  const callerOf = (id: string, tenantId?: string): Caller => ({
     requests: requests ? windowKey(requests, id) : '',
     tokens: tokens ? windowKey(tokens, id) : '',
     concurrent: `concurrent:${id}`,
+    // A tenant's own windows, named by their policy (`tenant-requests/60:t"acme"`): never a principal's.
+    tenant:
+      tenant === undefined || tenantId === undefined
+        ? undefined
+        : {
+            requests: tenant.requests ? windowKey(tenant.requests, `t${JSON.stringify(tenantId)}`) : '',
+            tokens: tenant.tokens ? windowKey(tenant.tokens, `t${JSON.stringify(tenantId)}`) : '',
+            concurrent: `tenant-concurrent:t${JSON.stringify(tenantId)}`,
+          },
   });
 
   function addressOf(request: RouteRequest): string | undefined {
@@ -341,51 +405,93 @@ export function limiter({ requests, concurrent, tokens, failures, store, clientA
       if (caller === undefined) {
         // The caller key (design §32); without a tenant, its other parts alone: the keys windows already count under.
         const key = callerKey(principal!);
-        callers.set(principal!, (caller = callerOf(`p${JSON.stringify(key[0] === '' ? key.slice(1) : key)}`)));
+        const id = `p${JSON.stringify(key[0] === '' ? key.slice(1) : key)}`;
+        callers.set(principal!, (caller = callerOf(id, key[0] === '' ? undefined : key[0])));
       }
       return caller;
     },
     async run(caller, turn, serve) {
+      const team = caller.tenant;
       // A read creates no key: a caller without a window has spent nothing.
       let spent = tokens && (await counters.hit(caller.tokens, tokens.windowSec, 0, tokens.limit - 1));
       if (turn && spent?.allowed === false) return refusal(tokens!, spent);
+      const teamTokens = team && tenant!.tokens;
+      let teamSpent = teamTokens && (await counters.hit(team.tokens, teamTokens.windowSec, 0, teamTokens.limit - 1));
+      if (turn && teamSpent?.allowed === false) return refusal(teamTokens!, teamSpent);
+      const local_ = local !== undefined;
       const slot =
-        concurrent === undefined
-          ? undefined
-          : await takeSlot(counters, local !== undefined, caller.concurrent, concurrent);
-      // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota of requests in flight, its unit "concurrent-requests", without a window.
-      if (slot === null)
-        return errorReply(
-          429,
-          'Too Many Requests',
-          refusalHeaders(1, `"concurrent";q=${concurrent};qu="concurrent-requests"`, '"concurrent";r=0'),
-        );
+        concurrent === undefined ? undefined : await takeSlot(counters, local_, caller.concurrent, concurrent);
+      if (slot === null) return concurrentRefusal('concurrent', concurrent!);
+      const teamConcurrent = team && tenant!.concurrent;
+      const teamSlot = teamConcurrent ? await takeSlot(counters, local_, team.concurrent, teamConcurrent) : undefined;
+      if (teamSlot === null) {
+        await slot?.release();
+        return concurrentRefusal('tenant-concurrent', teamConcurrent!);
+      }
+      const slots = bothSlots(slot, teamSlot);
       let counted: WindowCount | undefined;
+      let teamCounted: WindowCount | undefined;
       let reply: Reply;
       try {
         counted = requests && (await counters.hit(caller.requests, requests.windowSec, 1, requests.limit));
         if (counted?.allowed === false) {
-          await slot?.release();
+          await slots?.release();
           return refusal(requests!, counted);
         }
-        reply = await serve(tokens && tokenMeter(counters, tokens, caller.tokens, (count) => (spent = count)));
+        const teamRequests = team && tenant!.requests;
+        teamCounted =
+          teamRequests && (await counters.hit(team.requests, teamRequests.windowSec, 1, teamRequests.limit));
+        if (teamCounted?.allowed === false) {
+          // Refused by the tenant's window: the principal's count of this request is given back.
+          if (counted !== undefined) await counters.settle(caller.requests, requests!.windowSec, counted.start, -1);
+          await slots?.release();
+          return refusal(teamRequests!, teamCounted);
+        }
+        const budgets: Budget[] = [];
+        if (tokens) budgets.push({ policy: tokens, key: caller.tokens, seen: (count) => (spent = count) });
+        if (teamTokens) budgets.push({ policy: teamTokens, key: team.tokens, seen: (count) => (teamSpent = count) });
+        reply = await serve(budgets.length === 0 ? undefined : tokenMeter(counters, budgets));
       } catch (error) {
-        await slot?.release();
+        await slots?.release();
         throw error;
       }
-      if (counted === undefined && spent === undefined) return finish(reply, undefined, slot);
       const headers: Record<string, string> = {};
       if (counted !== undefined) fieldsOf(headers, requests!, counted);
+      if (teamCounted !== undefined) fieldsOf(headers, tenant!.requests!, teamCounted);
       if (spent !== undefined) fieldsOf(headers, tokens!, spent);
-      return finish(reply, headers, slot);
+      if (teamSpent !== undefined) fieldsOf(headers, teamTokens!, teamSpent);
+      return finish(reply, Object.keys(headers).length === 0 ? undefined : headers, slots);
+    },
+  };
+}
+
+/** draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota of requests in flight, its unit "concurrent-requests", without a window. */
+const concurrentRefusal = (name: string, limit: number) =>
+  errorReply(
+    429,
+    'Too Many Requests',
+    refusalHeaders(1, `"${name}";q=${limit};qu="concurrent-requests"`, `"${name}";r=0`),
+  );
+
+/** The principal's slot and the tenant's as one: released together, each once. */
+function bothSlots(slot: Slot | undefined, teamSlot: Slot | undefined): Slot | undefined {
+  if (slot === undefined || teamSlot === undefined) return slot ?? teamSlot;
+  return {
+    release() {
+      const a = slot.release();
+      const b = teamSlot.release();
+      return a === undefined && b === undefined ? undefined : Promise.all([a, b]).then(() => undefined);
     },
   };
 }
 
 /** Puts `policy`'s two fields, its quota and what is left of it, in `headers`. */
 function fieldsOf(headers: Record<string, string>, policy: Policy, count: WindowCount): void {
-  headers[policy.fields[0]] = policy.item;
-  headers[policy.fields[1]] = limitItem(policy, count);
+  // A field is a list (RFC 9651 §3.1): the tenant's item follows the principal's.
+  const [quota, left] = policy.fields;
+  headers[quota] = headers[quota] === undefined ? policy.item : `${headers[quota]}, ${policy.item}`;
+  const item = limitItem(policy, count);
+  headers[left] = headers[left] === undefined ? item : `${headers[left]}, ${item}`;
 }
 
 /**
@@ -395,18 +501,41 @@ function fieldsOf(headers: Record<string, string>, policy: Policy, count: Window
  * without `reserve` is asked to `hit` the input and `maxOutputTokens` (design §25). Once the turn
  * has ended, what it spent replaces the reservation. `seen` hears the window after each.
  */
-function tokenMeter(counters: Counters, tokens: Policy, key: string, seen: (count: WindowCount) => void): TurnMeter {
-  const { windowSec, limit, outputReserve } = tokens;
+function tokenMeter(counters: Counters, budgets: readonly Budget[]): TurnMeter {
   return async (input, maxOutputTokens) => {
     const cost = input + (maxOutputTokens ?? 0);
-    const reserved: Reservation =
-      counters.reserve === undefined
-        ? reservedBy(await counters.hit(key, windowSec, cost, limit), cost)
-        : await counters.reserve(key, windowSec, cost, maxOutputTokens === undefined ? outputReserve : 0, limit);
-    if (!reserved.allowed) throw tokensRefused(tokens, reserved, cost);
-    seen(reserved);
-    return async (used) => seen(await counters.settle(key, windowSec, reserved.start, used - reserved.reserved));
+    const held: Reservation[] = [];
+    for (const { policy, key, seen } of budgets) {
+      const { windowSec, limit, outputReserve } = policy;
+      const reserved: Reservation =
+        counters.reserve === undefined
+          ? reservedBy(await counters.hit(key, windowSec, cost, limit), cost)
+          : await counters.reserve(key, windowSec, cost, maxOutputTokens === undefined ? outputReserve : 0, limit);
+      if (!reserved.allowed) {
+        // Refused by one budget (the tenant's, say): what the others reserved for this turn goes back.
+        for (const [index, taken] of held.entries()) {
+          const { policy: other, key: otherKey } = budgets[index]!;
+          await counters.settle(otherKey, other.windowSec, taken.start, -taken.reserved);
+        }
+        throw tokensRefused(policy, reserved, cost);
+      }
+      seen(reserved);
+      held.push(reserved);
+    }
+    return async (used) => {
+      for (const [index, reserved] of held.entries()) {
+        const { policy, key, seen } = budgets[index]!;
+        seen(await counters.settle(key, policy.windowSec, reserved.start, used - reserved.reserved));
+      }
+    };
   };
+}
+
+/** A token budget a turn reserves in: the principal's (`limits.tokens`) or its tenant's; `seen` hears the window after each count. */
+interface Budget {
+  readonly policy: Policy;
+  readonly key: string;
+  readonly seen: (count: WindowCount) => void;
 }
 
 /** A `hit` of `cost` as a reservation: `cost` counted when allowed. */

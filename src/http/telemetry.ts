@@ -52,10 +52,12 @@ export class RequestTrace {
       return answer();
     });
   }
-  accepted({ authenticator, id, issuer }: Principal): void {
+  accepted({ authenticator, id, issuer, tenant }: Principal): void {
     const span = this.span!;
     span.setAttribute(OUTCOME, 'accepted');
     span.setAttribute(AUTHENTICATOR, authenticator);
+    // The organization, not the person: kept with recordPrincipal: false too, for budgets and traces by tenant.
+    if (tenant !== undefined) span.setAttribute('agentward.tenant', tenant);
     if (!this.telemetry.recordPrincipal) return;
     span.setAttribute('enduser.id', id);
     if (issuer !== undefined) span.setAttribute('agentward.principal.issuer', issuer);

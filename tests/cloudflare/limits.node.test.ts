@@ -294,7 +294,7 @@ test('the limit store contract and the scenarios of limits that count what was s
   });
   try {
     const outcomes = (await (await worker.fetch('http://worker/')).json()) as TestOutcome[];
-    assert.equal(outcomes.length, 20, 'every test of the contract and of the scenarios ran, and the alarm test');
+    assert.equal(outcomes.length, 22, 'every test of the contract and of the scenarios ran, and the alarm test');
     assert.deepEqual(
       outcomes.filter((outcome) => !outcome.ok),
       [],

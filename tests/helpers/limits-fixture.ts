@@ -20,14 +20,33 @@
 import { createAgent, tool } from '../../src/agent/index.ts';
 import type { Agent, Model, ModelDelta, ModelRequest } from '../../src/agent/types.ts';
 import { turnEstimate } from '../../src/agent/model-turn.ts';
-import { apiToken } from '../../src/auth/index.ts';
+import { apiToken, jwt } from '../../src/auth/index.ts';
 
 export const ALICE = 'alice-token-0123456789';
 export const BOB = 'bob-token-0123456789';
 export const WRONG = 'wrong-token-0123456789';
 
-/** The auth list of every fixture server: `ALICE` is principal alice, `BOB` bob. */
-export const fixtureAuth = () => [apiToken(ALICE, { id: 'alice' }), apiToken(BOB, { id: 'bob' })];
+/** HS256 tokens (until 2100) of three users in two Auth0-style organizations (`org_id`): carol and dave of `org_acme`, erin of `org_globex`. */
+export const CAROL =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2ZpeHR1cmUuZXhhbXBsZS8iLCJzdWIiOiJjYXJvbCIsImF1ZCI6ImZpeHR1cmUtYWdlbnQiLCJvcmdfaWQiOiJvcmdfYWNtZSIsImlhdCI6MTc2NzIyNTYwMCwiZXhwIjo0MTAyNDQ0ODAwfQ.acp1FUi7_eh9t871aiB94CTLPBp-eeFAa2UkLjnroTw';
+export const DAVE =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2ZpeHR1cmUuZXhhbXBsZS8iLCJzdWIiOiJkYXZlIiwiYXVkIjoiZml4dHVyZS1hZ2VudCIsIm9yZ19pZCI6Im9yZ19hY21lIiwiaWF0IjoxNzY3MjI1NjAwLCJleHAiOjQxMDI0NDQ4MDB9.8I3EcPWnR2p1w42Pf7lx6uHitElsPDAgIEktn6IOoN0';
+export const ERIN =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJpc3MiOiJodHRwczovL2ZpeHR1cmUuZXhhbXBsZS8iLCJzdWIiOiJlcmluIiwiYXVkIjoiZml4dHVyZS1hZ2VudCIsIm9yZ19pZCI6Im9yZ19nbG9iZXgiLCJpYXQiOjE3NjcyMjU2MDAsImV4cCI6NDEwMjQ0NDgwMH0._D18EIGNphkR-9859oV_lEMpioRNoulnFfYkDL2Rzgs';
+const TENANT_SECRET = 'limits-fixture-tenant-secret-0123456789abcdef';
+
+/** The auth list of every fixture server: `ALICE` is principal alice, `BOB` bob (no tenant); `CAROL`, `DAVE`, `ERIN` are JWT users with a tenant. */
+export const fixtureAuth = () => [
+  apiToken(ALICE, { id: 'alice' }),
+  apiToken(BOB, { id: 'bob' }),
+  jwt({
+    secret: TENANT_SECRET,
+    issuer: 'https://fixture.example/',
+    audience: 'fixture-agent',
+    tenantClaim: 'org_id',
+    tenants: ['org_acme', 'org_globex'],
+  }),
+];
 
 /** The client address a test names in `X-Test-Address` (the fixture servers' `clientAddress`). */
 export const fixtureAddress = (request: Request): string | undefined =>

@@ -18,7 +18,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LimitStore } from '../../src/http/limit-store.ts';
 import { estimateTokens } from '../../src/agent/token-estimate.ts';
-import { ALICE, hangul, WRONG } from './limits-fixture.ts';
+import { ALICE, CAROL, DAVE, ERIN, hangul, WRONG } from './limits-fixture.ts';
 
 export interface LimitsServers {
   /** Sends a request to one of the two servers, `n % 2`; `path` is under `/agent`. */
@@ -89,6 +89,68 @@ function cutOffTurns(servers: LimitsServers, message: string, count: number): Pr
 }
 
 export function limitsSpentScenarios(name: string, open: (options: LimitsServerOptions) => Promise<LimitsServers>) {
+  test(`${name}: limits.tenant.requests counts a tenant's callers together beside each principal's window; refused by the tenant's with "tenant-requests"; callers without a tenant not counted`, async () => {
+    const servers = await open({
+      limits: { requests: { limit: 100, windowSec: 3600 }, tenant: { requests: { limit: 3, windowSec: 3600 } } },
+    });
+    try {
+      const send = async (n: number, token: string) => {
+        const answer = await servers.fetch(n, '', post(token, { message: `request ${n}` }));
+        await answer.body?.cancel();
+        return answer;
+      };
+      for (const [n, token] of [CAROL, DAVE, CAROL].entries()) {
+        const answer = await send(n, token);
+        assert.equal(answer.status, 200);
+        assert.equal(answer.headers.get('ratelimit-policy'), '"requests";q=100;w=3600, "tenant-requests";q=3;w=3600');
+        assert.match(
+          answer.headers.get('ratelimit') ?? '',
+          new RegExp(`^"requests";r=9\\d;t=\\d+, "tenant-requests";r=${2 - n};t=\\d+$`),
+        );
+      }
+      const refused = await send(1, DAVE);
+      assert.equal(refused.status, 429, "dave's own window has room; his tenant's is spent");
+      assert.equal(refused.headers.get('ratelimit-policy'), '"tenant-requests";q=3;w=3600');
+      assert.match(refused.headers.get('ratelimit') ?? '', /^"tenant-requests";r=0;t=\d+$/);
+      assert.equal((await send(0, ERIN)).status, 200, 'another tenant has a window of its own');
+      for (let n = 0; n < 5; n++) {
+        const answer = await send(n, ALICE);
+        assert.equal(answer.status, 200, 'a caller without a tenant is not counted by limits.tenant');
+        assert.equal(answer.headers.get('ratelimit-policy'), '"requests";q=100;w=3600');
+      }
+      assert.equal((await servers.store.hit('tenant-requests/3600:t"org_acme"', 3600, 0, ANY)).count, 3);
+    } finally {
+      await servers.close();
+    }
+  });
+
+  test(`${name}: limits.tenant.tokens: a tenant's callers spend one budget; a turn once it is spent is refused with "tenant-tokens" before the model runs; another tenant and callers without one go on`, async () => {
+    const servers = await open({ limits: { tenant: { tokens: { limit: 1_500, windowSec: 3600 } } } });
+    try {
+      const send = async (n: number, token: string) => {
+        const answer = await servers.fetch(n, '', post(token, { message: 'slow' }));
+        await answer.body?.cancel();
+        return answer;
+      };
+      // Each "slow" turn reports 1 + 999 tokens: carol's and dave's turns spend 2,000 of acme's 1,500.
+      assert.equal((await send(0, CAROL)).status, 200);
+      const second = await send(1, DAVE);
+      assert.equal(second.status, 200);
+      assert.equal(second.headers.get('agentward-tokens-policy'), '"tenant-tokens";q=1500;w=3600');
+      const refused = await send(0, CAROL);
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('agentward-tokens-policy'), '"tenant-tokens";q=1500;w=3600');
+      assert.match(refused.headers.get('agentward-tokens') ?? '', /^"tenant-tokens";r=0;t=\d+$/);
+      assert.equal((await servers.store.hit('tenant-tokens/3600:t"org_acme"', 3600, 0, ANY)).count, 2_000);
+      assert.equal((await send(1, ERIN)).status, 200, 'org_globex has its own budget');
+      const alice = await send(0, ALICE);
+      assert.equal(alice.status, 200, 'a caller without a tenant is not counted');
+      assert.equal(alice.headers.get('agentward-tokens-policy'), null);
+    } finally {
+      await servers.close();
+    }
+  });
+
   test(`${name}: limits.failures counts first and refunds on success: 300 guesses at once from one address get at most limit (5) verified`, async () => {
     const servers = await open({ limits: { failures: { limit: 5, windowSec: 3600 } } });
     try {

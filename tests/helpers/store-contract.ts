@@ -21,6 +21,9 @@ const ALICE: OwnerKey = ['jwt', 'https://a.example', 'alice'];
 const ALICE_ELSEWHERE: OwnerKey = ['jwt', 'https://b.example', 'alice'];
 const ALICE_NO_ISSUER: OwnerKey = ['jwt', null, 'alice'];
 const BOB: OwnerKey = ['basic', null, 'bob'];
+/** Alice of one issuer in two tenants (Auth0 organizations: one issuer, the tenant in org_id): two owners, neither ALICE. */
+const ALICE_OF_ACME: OwnerKey = ['jwt', 'https://a.example', 'alice', 'org_acme'];
+const ALICE_OF_GLOBEX: OwnerKey = ['jwt', 'https://a.example', 'alice', 'org_globex'];
 
 export const sessionRecord = (id: string, fields: Partial<SessionRecord> = {}): SessionRecord => ({
   id,
@@ -158,6 +161,8 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     await store.saveSession(sessionRecord('elsewhere', { owner: ALICE_ELSEWHERE, updatedAt: at(8) }));
     await store.saveSession(sessionRecord('no-issuer', { owner: ALICE_NO_ISSUER, updatedAt: at(8) }));
     await store.saveSession(sessionRecord('bob', { owner: BOB, updatedAt: at(8) }));
+    await store.saveSession(sessionRecord('acme', { owner: ALICE_OF_ACME, updatedAt: at(8) }));
+    await store.saveSession(sessionRecord('globex', { owner: ALICE_OF_GLOBEX, updatedAt: at(8) }));
     await store.saveSession(sessionRecord('nobody', { updatedAt: at(8) }));
     await store.saveCheckpoint(checkpoint('pending-a3', 'a3'));
 
@@ -210,6 +215,16 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
       ['bob'],
     );
     assert.deepEqual(await store.listSessions!({ owner: ['jwt', null, 'nobody'], limit: 10 }), []);
+    // The same sub of one issuer in two tenants: each tenant's alice lists her own session only.
+    assert.deepEqual(
+      (await store.listSessions!({ owner: ALICE_OF_ACME, limit: 10 })).map((row) => row.id),
+      ['acme'],
+    );
+    assert.deepEqual(
+      (await store.listSessions!({ owner: ALICE_OF_GLOBEX, limit: 10 })).map((row) => row.id),
+      ['globex'],
+    );
+    if (store.sessionOwner) assert.deepEqual(await store.sessionOwner('acme'), ALICE_OF_ACME);
   });
 
   test(`${name} (store contract): a saved session moves to the top of its owner's list; the stored title wins over the messages`, async (t) => {
@@ -263,6 +278,9 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     await store.saveCheckpoint(owned('c3', 's3', ALICE_ELSEWHERE));
     await store.saveCheckpoint(owned('c4', 's3', ALICE_NO_ISSUER));
     await store.saveCheckpoint(checkpoint('c5', 's4'));
+    await store.saveCheckpoint(owned('c6', 's5', ALICE_OF_ACME));
+    assert.equal(await store.countCheckpoints!(ALICE_OF_ACME), 1);
+    assert.equal(await store.countCheckpoints!(ALICE_OF_GLOBEX), 0);
     assert.equal(await store.countCheckpoints!(ALICE), 2);
     assert.equal(await store.countCheckpoints!(ALICE_ELSEWHERE), 1);
     assert.equal(await store.countCheckpoints!(ALICE_NO_ISSUER), 1);

@@ -169,12 +169,18 @@ function randomPrincipal(random: Random): Principal {
     authenticator,
   };
   const issuer = random.pick([undefined, 'https://a.example', '', text()]);
-  return issuer === undefined ? principal : { ...principal, issuer };
+  // A tenant (docs/tenants.md) is the caller key's first part: the same id in two tenants is two callers.
+  const tenant = random.pick([undefined, undefined, 'org_a', 'org_b']);
+  const withIssuer = issuer === undefined ? principal : { ...principal, issuer };
+  return tenant === undefined ? withIssuer : { ...withIssuer, tenant };
 }
 
 /** One caller by the caller key (design §32): an absent issuer and an empty one are the same part, `''`. */
 const sameOwner = (a: Principal, b: Principal) =>
-  a.authenticator === b.authenticator && (a.issuer ?? '') === (b.issuer ?? '') && a.id === b.id;
+  a.authenticator === b.authenticator &&
+  (a.issuer ?? '') === (b.issuer ?? '') &&
+  a.id === b.id &&
+  a.tenant === b.tenant;
 const randomId = (random: Random) =>
   Array.from({ length: 4 + random.int(30) }, () => random.pick([...'abcXYZ019-_.~:@é😀'])).join('');
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { Tool } from '../../src/agent/index.ts';
-import { apiToken, basic } from '../../src/auth/index.ts';
+import { apiToken, basic, type AuthFn } from '../../src/auth/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { memoryTracer } from '../helpers/memory-tracer.ts';
 
@@ -70,4 +70,33 @@ test('a structural tracer: a refused token names the reason, and no span holds a
   const text = JSON.stringify(memory.spans().map(({ parent: _, ...span }) => span));
   for (const secret of [TOKEN, PASSWORD, BASIC, btoa(`ada:${PASSWORD}x`)])
     assert.ok(!text.includes(secret), `no span holds ${secret.slice(0, 10)}…`);
+});
+
+test('a principal with a tenant: the request span carries agentward.tenant, with recordPrincipal: false too; without one, none', async () => {
+  for (const recordPrincipal of [true, false]) {
+    const memory = memoryTracer();
+    const telemetry = { tracer: memory.tracer, recordPrincipal };
+    const agent = createAgent({ name: 'ops', model: echoModel(), store: memoryStore(), telemetry });
+    const ofAcme: AuthFn = (request) =>
+      request.headers.get('authorization') === `Bearer ${TOKEN}-acme`
+        ? { id: 'carol', type: 'user', tenant: 'org_acme' }
+        : null;
+    const handler = agentHandler(agent, { auth: [ofAcme, apiToken(TOKEN)], telemetry });
+    const send = (authorization: string) =>
+      handler(
+        new Request('https://agent.example.com/', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: JSON.stringify({ message: 'hi' }),
+        }),
+      );
+    assert.equal((await send(`Bearer ${TOKEN}-acme`)).status, 200);
+    const [span] = memory.spans().filter((span) => span.name === 'agentward send');
+    assert.equal(span!.attributes['agentward.tenant'], 'org_acme');
+    assert.equal(span!.attributes['enduser.id'], recordPrincipal ? 'carol' : undefined);
+    memory.reset();
+    assert.equal((await send(`Bearer ${TOKEN}`)).status, 200);
+    const [other] = memory.spans().filter((span) => span.name === 'agentward send');
+    assert.equal(other!.attributes['agentward.tenant'], undefined);
+  }
 });

@@ -204,6 +204,7 @@ test('the README is the guide, within 40 KB; it and docs/README.md link every ta
     'docs/postgresql.md',
     'docs/cli.md',
     'docs/audit.md',
+    'docs/tenants.md',
   ])
     assert.ok(pages.includes(page), `${page} exists`);
   for (const page of pages) {
