@@ -175,15 +175,40 @@ export async function buildWorker(
     fileURLToPath(new URL(`../cloudflare/spec-worker${ownExtension}`, import.meta.url)),
   );
   // The directory's text reaches the code only inside string literals, parsed at start-up.
+  const { sessionClass, limitsClass } = WORKER_BINDINGS;
+  // The classes wrangler.toml binds extend DurableObject of cloudflare:workers, as the Workers types
+  // and `wrangler types` expect of a class a namespace binds; each hands its calls to its store's core.
   const worker = `// Built by agentward (target cloudflare-worker): serves agent.json behind the ${WORKER_BINDINGS.apiToken} binding.
+import { DurableObject } from 'cloudflare:workers';
 ${code}
 const agentward = ${entryName}.createSpecWorker({ spec: JSON.parse(${jsString(JSON.stringify(spec))}), basePath: ${jsString(info.basePath)}, mcp: ${info.settings.mcp === true}${limits === undefined ? '' : `, limits: JSON.parse(${jsString(JSON.stringify(limits))})`} });
 export default agentward.worker;
-export const ${WORKER_BINDINGS.sessionClass} = agentward.SessionObject;
+export class ${sessionClass} extends DurableObject {
+  #core;
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new agentward.SessionObject(ctx);
+  }
+  fetch(request) {
+    return this.#core.fetch(request);
+  }
+}
 ${
   limits === undefined
     ? ''
-    : `export const ${WORKER_BINDINGS.limitsClass} = agentward.LimitObject;
+    : `export class ${limitsClass} extends DurableObject {
+  #core;
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.#core = new agentward.LimitObject(ctx);
+  }
+  fetch(request) {
+    return this.#core.fetch(request);
+  }
+  alarm() {
+    return this.#core.alarm();
+  }
+}
 `
 }`;
   await writeFile(join(out, 'worker.js'), worker);

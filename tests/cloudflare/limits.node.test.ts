@@ -63,7 +63,10 @@ describe('cloudflare-worker target: requests and failures in Durable Objects', (
     assert.match(toml, /name = "AGENT_LIMITS"\nclass_name = "AgentLimits"/);
     assert.match(toml, /tag = "v1"\nnew_sqlite_classes = \["AgentSession"\]/);
     assert.match(toml, /tag = "v2"\nnew_sqlite_classes = \["AgentLimits"\]/);
-    assert.match(readFileSync(join(out, 'worker.js'), 'utf8'), /export const AgentLimits = /);
+    assert.match(
+      readFileSync(join(out, 'worker.js'), 'utf8'),
+      /^export class AgentLimits extends DurableObject \{[\s\S]*?\n {2}alarm\(\) \{/m,
+    );
     assert.match(logs.join('\n'), /limits: counted in Durable Objects \(class AgentLimits, binding AGENT_LIMITS\)/);
   });
 

@@ -31,9 +31,10 @@ describe('cloudflare-worker target with the AGENT_API_TOKEN binding', () => {
     rmSync(folder, { recursive: true, force: true });
   });
 
-  test('worker.js is one self-contained ES module', () => {
+  test('worker.js is one self-contained ES module: its one import is cloudflare:workers, which the runtime provides', () => {
     const code = readFileSync(join(out, 'worker.js'), 'utf8');
-    assert.doesNotMatch(code, /^\s*import\b/m);
+    const imports = code.match(/^\s*import\b.*$/gm) ?? [];
+    assert.deepEqual(imports, ["import { DurableObject } from 'cloudflare:workers';"]);
     assert.match(code, /^export default /m);
   });
 
@@ -213,7 +214,7 @@ describe('cloudflare-worker target and auth files', () => {
     assert.match(toml, /wrangler secret put MODEL_API_KEY/);
     assert.match(toml, /^\[\[durable_objects\.bindings\]\]\nname = "AGENT_SESSIONS"\nclass_name = "AgentSession"$/m);
     assert.match(toml, /^\[\[migrations\]\]\ntag = "v1"\nnew_sqlite_classes = \["AgentSession"\]$/m);
-    assert.match(readFileSync(join(out, 'worker.js'), 'utf8'), /^export const AgentSession = /m);
+    assert.match(readFileSync(join(out, 'worker.js'), 'utf8'), /^export class AgentSession extends DurableObject \{/m);
     assert.equal(toml.includes(BAKED_TOKEN), false);
     assert.equal(readFileSync(join(out, 'worker.js'), 'utf8').includes(BAKED_TOKEN), false);
   });
