@@ -13,6 +13,7 @@ import { agentHandler } from '../../src/http/index.ts';
 import type { AuditRecord } from '../../src/http/audit.ts';
 import { AUDIENCE, NOW, SECRET, claims, hmacSigner, signToken } from '../helpers/jwt.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
+import { memoryTracer } from '../helpers/memory-tracer.ts';
 
 const URL_MCP = 'https://agent.example.com/agent/mcp';
 const rpc = (id: number, method: string, params?: Record<string, unknown>) => ({
@@ -234,4 +235,56 @@ test('mcp.tools is closed: names must be agent tools, never ask or decide; mcp.s
   assertConfigError(make({ scopes: { weather: ['x'] } }), 'agentHandler()', 'mcp.scopes');
   make({ tools: ['weather'], scopes: { weather: ['x'] } })();
   // Off by default: no agent tool is listed or callable.
+});
+
+test('an agent tool call counts against limits.requests (429 with a JSON-RPC error, the tool not run) and is an execute_tool span', async () => {
+  const { runs, weather } = tools();
+  const tracer = memoryTracer();
+  const agent = createAgent({ name: 'ops', model: echoModel(), tools: [weather] });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: () => ({ type: 'user', id: 'ada', authenticator: 'test' }),
+    mcp: { tools: 'agent' },
+    limits: { requests: { limit: 1, windowSec: 60 } },
+    telemetry: { tracer: tracer.tracer },
+  });
+  assert.equal((await post(handler, call(1, 'weather', { city: 'Oslo' }))).body.result.isError, false);
+  const refused = await post(handler, call(2, 'weather', { city: 'Rome' }));
+  assert.equal(refused.status, 429);
+  assert.equal(refused.body.error.message, 'Too Many Requests');
+  assert.equal(refused.body.id, 2);
+  assert.deepEqual(runs, ['weather Oslo']);
+  const span = tracer.spans().find((each) => each.attributes['gen_ai.tool.name'] === 'weather');
+  assert.equal(span?.attributes['gen_ai.operation.name'], 'execute_tool');
+});
+
+test('under concurrent: 1 a second call while one runs is refused, and its tool does not run', async () => {
+  let release: () => void = () => undefined;
+  const started: string[] = [];
+  const slow = tool({
+    name: 'slow',
+    description: 'Waits',
+    parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+    execute: async ({ n }: { n: number }) => {
+      started.push(`slow ${n}`);
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return n;
+    },
+  });
+  const agent = createAgent({ name: 'ops', model: echoModel(), tools: [slow] });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: () => ({ type: 'user', id: 'ada', authenticator: 'test' }),
+    mcp: { tools: ['slow'] },
+    limits: { concurrent: 1 },
+  });
+  const first = post(handler, call(1, 'slow', { n: 1 }));
+  while (started.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  const second = await post(handler, call(2, 'slow', { n: 2 }));
+  assert.equal(second.status, 429);
+  release();
+  assert.equal((await first).body.result.content[0].text, '1');
+  assert.deepEqual(started, ['slow 1']);
 });
