@@ -27,6 +27,7 @@ import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } 
 import { rpcTooMany } from './json-rpc.ts';
 import { readRouteScopes, type RouteScopes } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
+import type { CallIds } from './mcp-tools.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
 import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
@@ -337,7 +338,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       if (isString(approvalId) && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
       return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool, agentTool);
     };
-    return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry);
+    // A direct call of an agent tool makes its own session (and approval): the record names them.
+    const noted = ({ sessionId, approvalId }: CallIds) => Object.assign(call, { sessionId, approvalId });
+    return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
   }
 
   /** What the route and method need besides the entry's scopes, known from the path (`/ui`: as a send; MCP: the route's): a custom entry's 403 names them too. */

@@ -189,7 +189,15 @@ interface CallContext {
   principal: Principal | undefined;
   signal: AbortSignal;
   /** Meters the run's model turns (`limits.tokens`). */
-  meter?: TurnMeter;
+  meter?: TurnMeter | undefined;
+  /** Hears the session (and approval) a direct call of an agent tool made. */
+  noted?: ((ids: CallIds) => void) | undefined;
+}
+
+/** The session and approval a direct tool call made, for the request's record. */
+export interface CallIds {
+  readonly sessionId?: string;
+  readonly approvalId?: string;
 }
 
 /** The tool a `tools/call` names, when the agent offers it: `ask`, and `decide` when a run can wait for an approval. */
@@ -251,7 +259,7 @@ async function callAgentTool(
   config: McpConfig,
   name: string,
   args: Record<string, unknown>,
-  { principal, signal }: CallContext,
+  { principal, signal, noted }: CallContext,
 ): Promise<ToolResult | undefined> {
   if (agent.listTools === undefined || agent.callTool === undefined) return undefined;
   const only = config.tools === 'agent' ? [name] : (config.tools as readonly string[]).filter((tool) => tool === name);
@@ -268,6 +276,7 @@ async function callAgentTool(
   }
   if (result.status === 'awaiting-approval') {
     const { approvalId, sessionId } = result;
+    noted?.({ sessionId, approvalId });
     return {
       content: [
         {
@@ -279,6 +288,7 @@ async function callAgentTool(
       isError: false,
     };
   }
+  if (result.sessionId !== undefined) noted?.({ sessionId: result.sessionId });
   const content = [{ type: 'text' as const, text: result.text }];
   if (result.isError) return { content, isError: true };
   const structured =

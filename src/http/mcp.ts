@@ -5,7 +5,7 @@ import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { readBodyBytes } from './body.ts';
 import { type IdText, idSource, readJson, rpcReply, rpcTooMany } from './json-rpc.ts';
-import { agentToolOf, callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
+import { agentToolOf, type CallIds, callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
@@ -308,6 +308,7 @@ function headerMismatch(
  * step-up challenge when the principal lacks the scopes of the route, or of the tool a
  * `tools/call` names (design §15, §25), once the message is read. `limit` runs each `tools/call`
  * under the handler's limits (design §22), handing it the meter its model turns pass (`limits.tokens`).
+ * `noted` hears the session and approval an agent tool's call made, for the request's record (design §32).
  */
 export async function mcpRoute(
   agent: McpAgent,
@@ -317,6 +318,7 @@ export async function mcpRoute(
   forbidden: (tool: McpTool | undefined, args: unknown, agentTool?: string) => Reply | undefined,
   limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
   telemetry?: Telemetry,
+  noted?: (ids: CallIds) => void,
 ): Promise<Reply> {
   const header = request.headers.get('mcp-protocol-version');
   const bytes = await readBodyBytes(request);
@@ -376,6 +378,7 @@ export async function mcpRoute(
           principal,
           signal: request.signal,
           meter,
+          noted,
         });
         if (result === undefined)
           return rpcError(id, INVALID_PARAMS, `Unknown tool: ${name.length <= 64 ? name : `${name.slice(0, 64)}…`}`);

@@ -179,6 +179,9 @@ test('per-tool scopes: the union of the entry, scopes.mcp and mcp.scopes.<tool> 
     authorization: await token('agent:mcp ops:deploy'),
   });
   assert.equal(stepped.body.result.structuredContent.status, 'awaiting-approval');
+  // The record names the session and approval the call made.
+  assert.equal(records.at(-1)?.approvalId, stepped.body.result.structuredContent.approvalId);
+  assert.equal(records.at(-1)?.sessionId, stepped.body.result.structuredContent.sessionId);
   // A tool named "toString" finds no scopes it was not given, and is unknown.
   const inherited = await post(handler, call(4, 'toString', {}), { authorization: plain });
   assert.equal(inherited.body.error.code, -32602);
