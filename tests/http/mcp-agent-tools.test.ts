@@ -291,3 +291,24 @@ test('under concurrent: 1 a second call while one runs is refused, and its tool 
   assert.equal((await first).body.result.content[0].text, '1');
   assert.deepEqual(started, ['slow 1']);
 });
+
+test("under sessions: 'owned' a direct call's approval is its caller's: another principal's decide finds none", async () => {
+  const { runs, deploy } = tools();
+  const principals: Record<string, Principal> = {
+    alice: { type: 'user', id: 'alice', authenticator: 'test' },
+    bob: { type: 'user', id: 'bob', authenticator: 'test' },
+  };
+  const auth: AuthFn = (request) => principals[request.headers.get('authorization') ?? ''] ?? null;
+  const agent = createAgent({ name: 'ops', model: echoModel(), tools: [deploy], sessions: 'owned' });
+  const handler = agentHandler(agent, { basePath: '/agent', auth, mcp: { tools: 'agent' } });
+  const waiting = (await post(handler, call(1, 'deploy', { service: 'api' }), { authorization: 'alice' })).body.result
+    .structuredContent;
+  const decide = call(2, 'decide', { approvalId: waiting.approvalId, approved: true });
+  const stranger = await post(handler, decide, { authorization: 'bob' });
+  assert.equal(stranger.body.result.isError, true);
+  assert.equal(stranger.body.result.content[0].text, 'Approval not found');
+  assert.deepEqual(runs, []);
+  const owner = await post(handler, decide, { authorization: 'alice' });
+  assert.equal(owner.body.result.structuredContent.status, 'completed');
+  assert.deepEqual(runs, ['deploy api']);
+});
