@@ -39,12 +39,15 @@ import {
 } from './sessions.ts';
 import { memoryStore } from './store.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
-import { indexTools } from './tools.ts';
+import { indexTools, toolListing } from './tools.ts';
+import { checkArguments } from './arguments.ts';
 import { agentTracing, readTelemetry, type RunTrace } from './telemetry.ts';
 import type {
   Agent,
   AgentOptions,
   AuditEntry,
+  CallerOptions,
+  CallToolOptions,
   DecideOptions,
   Message,
   OwnerKey,
@@ -55,7 +58,11 @@ import type {
   SendOptions,
   SessionMode,
   SessionRecord,
+  RunEvent,
   Store,
+  Tool,
+  ToolCallResult,
+  ToolListing,
   TurnMeter,
 } from './types.ts';
 import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } from './shapes.ts';
@@ -85,6 +92,9 @@ import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } fro
  * });
  * const result = await agent.send('hello', { principal });
  */
+/** The metadata of a direct tool call's run: none. */
+const NO_METADATA: Readonly<Record<string, unknown>> = freeze({});
+
 export function createAgent(options: AgentOptions): Agent {
   if (!isObject(options)) throw invalidOption('options must be an object');
   checkOptionNames(CREATE_AGENT, options, AGENT_OPTION_NAMES);
@@ -416,6 +426,104 @@ export function createAgent(options: AgentOptions): Agent {
     });
   }
 
+  /** The tools `principal` gets (a `tools` function called for it), `only` those named when given; never `remember`. */
+  async function callersTools(context: RunContext, only: readonly string[] | undefined): Promise<Map<string, Tool>> {
+    const byName = isFunction(tools)
+      ? indexTools(await tools(context), reserved, 'the tools function result')
+      : new Map(staticTools);
+    await schemasReady(byName.values());
+    if (only !== undefined) for (const name of [...byName.keys()]) if (!only.includes(name)) byName.delete(name);
+    return byName;
+  }
+
+  /** `only` of `listTools()` and `callTool()`: a list of tool names. */
+  const checkOnly = (only: unknown): readonly string[] | undefined => {
+    if (only !== undefined && !(Array.isArray(only) && only.every(isString)))
+      throw invalidInput('only must be a list of tool names');
+    return only as readonly string[] | undefined;
+  };
+
+  async function listTools(options?: CallerOptions & { only?: readonly string[] }): Promise<ToolListing[]> {
+    const { principal, only } = callOptions('listTools()', options, ['principal', 'only']) ?? {};
+    const context = runContext(checkPrincipal(principal), randomId(), NO_METADATA);
+    const byName = await callersTools(context, checkOnly(only));
+    return Promise.all([...byName.values()].map(toolListing));
+  }
+
+  /**
+   * A direct tool call (design §36) lives in a session of its own, as a run would have made it: the
+   * tool's call as an assistant turn, then its answer. The run answers that call through the agent's
+   * own path (arguments, approval policy, execute) and ends without a model turn; a call that needs
+   * approval pauses there, and `decide` resumes it like any paused run.
+   */
+  async function callTool(name: string, args: unknown, options: CallToolOptions = {}): Promise<ToolCallResult> {
+    let letGo: (() => void) | undefined;
+    try {
+      nonEmptyString(name, 'name', invalidInput);
+      callOptions('callTool()', options, ['principal', 'signal', 'only']);
+      const principal = checkPrincipal(options.principal);
+      letGo = holdPresentedToken(principal);
+      const only = checkOnly(options.only);
+      const sessionId = randomId();
+      const context = runContext(principal, sessionId, NO_METADATA);
+      const owner = principal === undefined ? undefined : ownerKey(principal);
+      let answered: RunEvent | undefined;
+      const emit = (event: RunEvent) => {
+        if (event.type === 'tool-result' || event.type === 'tool-error') answered = event;
+      };
+      const result = await turn(sessionId, async (turnStore) => {
+        const setup = await prepare(context, undefined, turnStore);
+        setup.tools = await callersTools(context, only);
+        const tool = setup.tools.get(name);
+        if (tool === undefined)
+          throw new AgentError('TOOL_NOT_FOUND', `no tool "${name.slice(0, 64)}" is offered to this caller`);
+        // Arguments the schema refuses end here: nothing is stored, the approval policy is not asked, the tool does not run.
+        let checked: { value: unknown } | { invalid: string };
+        try {
+          checked = await checkArguments(tool, args);
+        } catch {
+          checked = { invalid: `tool "${tool.name}": its schema failed` };
+        }
+        if ('invalid' in checked) return checked;
+        const session = newSession(sessionId);
+        session.title = titleOf(tool.name);
+        if (mode === 'owned' && owner !== undefined) session.owner = owner;
+        const call = { id: randomId(), name: tool.name, arguments: args };
+        return runLoop(limits, {
+          context,
+          session,
+          messages: [{ role: 'assistant', content: '', toolCalls: [call] }],
+          calls: [call],
+          step: 0,
+          text: '',
+          setup,
+          signal: options.signal,
+          emit,
+          streaming: false,
+          store: turnStore,
+          owner,
+          onUsage: undefined,
+          meter: undefined,
+          direct: true,
+        });
+      });
+      if ('invalid' in result) return { status: 'completed', text: result.invalid, isError: true };
+      const waiting = result.approvals[0];
+      if (result.status === 'awaiting-approval' && waiting !== undefined)
+        return { status: 'awaiting-approval', sessionId, approvalId: waiting.id };
+      const output = answered?.type === 'tool-result' ? (answered as { output?: unknown }).output : undefined;
+      return {
+        status: 'completed',
+        sessionId,
+        text: result.text,
+        ...(answered?.type === 'tool-result' && { output }),
+        isError: answered?.type !== 'tool-result',
+      };
+    } finally {
+      letGo?.();
+    }
+  }
+
   const agent: Agent = freeze({
     name,
     sessions: mode,
@@ -439,6 +547,9 @@ export function createAgent(options: AgentOptions): Agent {
     pendingApprovals,
     listSessions,
     deleteSession,
+    ...(staticTools !== undefined && { toolNames: freeze([...staticTools.keys()]) }),
+    listTools,
+    callTool,
   });
   noteEchoAgent(agent, model);
   return agent;

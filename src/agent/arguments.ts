@@ -40,6 +40,8 @@ export interface ToolDefinition<P extends ToolParameters> {
   execute(args: ToolArguments<P>, context: ToolContext): unknown | Promise<unknown>;
   needsApproval?: boolean | ((args: ToolArguments<P>) => boolean | Promise<boolean>);
   exposeErrors?: boolean;
+  /** The output's schema, listed as the tool's MCP `outputSchema` (design §36). */
+  outputSchema?: ToolParameters;
 }
 
 const standardOf = (parameters: ToolParameters) => (parameters as Partial<StandardJsonSchema>)['~standard'];

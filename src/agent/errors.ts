@@ -10,7 +10,8 @@ export type AgentErrorCode =
   | 'APPROVAL_LIMIT'
   | 'MODEL_ERROR'
   | 'SESSION_FULL'
-  | 'TOKEN_LIMIT';
+  | 'TOKEN_LIMIT'
+  | 'TOOL_NOT_FOUND';
 
 /**
  * What the agent throws; callers branch on `code`: `INVALID_AGENT` (what a dynamic agent's
@@ -20,7 +21,8 @@ export type AgentErrorCode =
  * a new message), `FORBIDDEN` (an anonymous principal listing sessions: it owns none),
  * `APPROVAL_LIMIT` (the principal already has `maxPendingApprovals` approvals pending), `MODEL_ERROR` (the model failed; the stored session is left as it was),
  * `SESSION_FULL` (the turn would take the session past `limits.sessionBytes`; the stored session is left as it was),
- * `TOKEN_LIMIT` (a `meter` refused the next model turn: the route handler's `limits.tokens` is spent; the steps before it stay stored).
+ * `TOKEN_LIMIT` (a `meter` refused the next model turn: the route handler's `limits.tokens` is spent; the steps before it stay stored),
+ * `TOOL_NOT_FOUND` (`callTool()` named a tool the caller does not get).
  * @example
  * try { await agent.transcript(id); } catch (e) { if (e instanceof AgentError && e.code === 'SESSION_NOT_FOUND') … }
  */

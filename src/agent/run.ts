@@ -40,6 +40,8 @@ export interface RunCheckpoint extends Checkpoint {
   text: string;
   namespace?: string;
   createdAt: string;
+  /** A direct tool call (MCP `tools/call` of an agent tool): once its calls are answered the run ends, no model turn follows. */
+  direct?: true;
 }
 
 /** What a run resolved of the agent's parts (a dynamic agent's functions called with its context). */
@@ -73,6 +75,8 @@ export interface RunStart {
   meter: TurnMeter | undefined;
   /** The run's spans (design §28), with `telemetry` only. */
   trace?: RunTrace | undefined;
+  /** A direct tool call: `calls` are answered, then the run ends without asking the model (design §36). */
+  direct?: true | undefined;
 }
 
 /** A paused run's call and what was decided on it. */
@@ -125,8 +129,22 @@ export function checkSize(bytes: number, sessionBytes: number): void {
  */
 export async function runLoop(limits: RunLimits, start: RunStart, decided?: Decision): Promise<RunResult> {
   const { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal } = limits;
-  const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage, meter, trace } =
-    start;
+  const {
+    context,
+    session,
+    messages,
+    namespace,
+    setup,
+    signal,
+    emit,
+    streaming,
+    store,
+    owner,
+    onUsage,
+    meter,
+    trace,
+    direct,
+  } = start;
   let { calls, step, text } = start;
   /** The usage of this call's model turns, added up (`RunResult.usage`). */
   let usage: Usage | undefined;
@@ -208,6 +226,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     if (keepsPrincipal && principal !== undefined) checkpoint.principal = principal;
     if (owner !== undefined) checkpoint.owner = owner;
     if (namespace !== undefined) checkpoint.namespace = namespace;
+    if (direct) checkpoint.direct = true;
     // Sized before the checkpoint is written: a turn refused for its size leaves nothing behind.
     checkSize(serializedBytes({ ...session, messages }), sessionBytes);
     // The checkpoint first: a session whose call is unanswered always has one.
@@ -218,7 +237,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     return result('awaiting-approval', [copyRecord(approval)]);
   }
 
-  let turnOpen = decided !== undefined;
+  let turnOpen = decided !== undefined || direct === true;
   if (decided !== undefined) {
     const { pending, approved, reason } = decided;
     emit({ type: 'step-start' });
@@ -243,6 +262,12 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       const waiting = await answerCalls();
       if (waiting !== undefined) return pause(waiting);
       emit({ type: 'step-finish' });
+      if (direct) {
+        // The tool's answer is the run's text: what decide's caller reads of a direct call.
+        text = (messages.at(-1) as Message).content;
+        await commit();
+        return result('completed', []);
+      }
       await commit();
     }
     if (step >= maxSteps) return result('completed', []);

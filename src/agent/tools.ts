@@ -17,10 +17,10 @@ import {
   runAiSdkTool,
 } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
-import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
-import { isArray, isBoolean, isFunction, isNonEmptyString, isRecord, isString } from './shapes.ts';
+import type { JsonSchema, Message, RunEvent, Tool, ToolCall, ToolContext, ToolListing, ToolSpec } from './types.ts';
+import { isArray, isBoolean, isFunction, isNonEmptyString, isObject, isRecord, isString } from './shapes.ts';
 
-const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
+const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors', 'outputSchema'];
 
 /**
  * Declares a tool whose `execute` receives its arguments typed from the schema (a Standard
@@ -113,7 +113,8 @@ export function indexTools(
 
 /** Checks one tool's fields and returns its name. */
 function checkTool(tool: unknown, source: string, fail: Fail): string {
-  const { name, description, parameters, execute, needsApproval, exposeErrors } = (tool ?? {}) as Partial<Tool>;
+  const { name, description, parameters, execute, needsApproval, exposeErrors, outputSchema } = (tool ??
+    {}) as Partial<Tool>;
   if (!isNonEmptyString(name)) throw fail(`${source}: every tool needs a name`);
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
@@ -128,7 +129,9 @@ function checkTool(tool: unknown, source: string, fail: Fail): string {
           ? APPROVAL_POLICY
           : exposeErrors !== undefined && !isBoolean(exposeErrors)
             ? 'exposeErrors as a boolean'
-            : undefined;
+            : outputSchema !== undefined && parametersSchema(outputSchema, `${where}: outputSchema`, fail) === undefined
+              ? 'outputSchema, when given, as a JSON Schema object or a Standard Schema with Standard JSON Schema'
+              : undefined;
   if (problem) throw fail(`${where} needs ${problem}`);
   return name;
 }
@@ -139,6 +142,45 @@ export function toolSpecs(tools: Map<string, Tool>): ToolSpec[] {
     description,
     parameters: structuredClone(parametersSchema(parameters, name)!),
   }));
+}
+
+/**
+ * A tool as a caller may call it directly (design §36): its name, description, input JSON Schema
+ * (as the model is sent it), its output's JSON Schema where it has one (this library's
+ * `outputSchema`, or an AI SDK tool's, converted as `parameters` are), and whether a call may
+ * wait for an approval.
+ */
+export async function toolListing(tool: Tool): Promise<ToolListing> {
+  const inputSchema = structuredClone(parametersSchema(tool.parameters, tool.name)!);
+  const listing: { -readonly [K in keyof ToolListing]: ToolListing[K] } = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema,
+    mayAwaitApproval: tool.needsApproval !== undefined && tool.needsApproval !== false,
+  };
+  const output = await outputSchemaOf(tool);
+  if (output !== undefined) listing.outputSchema = output;
+  return listing;
+}
+
+/** The JSON Schema of a tool's output: a JSON Schema object, a Standard Schema's, or an AI SDK `jsonSchema()`'s. */
+async function outputSchemaOf(tool: Tool): Promise<JsonSchema | undefined> {
+  const raw = (aiSdkToolOf(tool) as { outputSchema?: unknown } | undefined)?.outputSchema ?? tool.outputSchema;
+  if (raw === undefined || raw === null) return undefined;
+  const schema = isFunction(raw) && !('~standard' in raw) ? (raw as () => unknown)() : raw;
+  if (isObject(schema) && (schema as Record<PropertyKey, unknown>)[Symbol.for('vercel.ai.schema')] === true) {
+    const resolved: unknown = await (schema as { jsonSchema: unknown }).jsonSchema;
+    return isObject(resolved) ? structuredClone(resolved as JsonSchema) : undefined;
+  }
+  const standard = (schema as { '~standard'?: { jsonSchema?: { output?: (options: object) => unknown } } })?.[
+    '~standard'
+  ];
+  if (isFunction(standard?.jsonSchema?.output)) {
+    const converted = standard.jsonSchema.output({ target: 'draft-2020-12' });
+    return isObject(converted) ? (converted as JsonSchema) : undefined;
+  }
+  const converted = parametersSchema(schema, `tool "${tool.name}": outputSchema`);
+  return converted === undefined ? undefined : structuredClone(converted);
 }
 
 export type Answer = { message: Message; event: RunEvent };

@@ -120,6 +120,40 @@ export interface Tool<Args = any> {
    * `tool "<name>" failed`, and the error goes to the server log.
    */
   exposeErrors?: boolean;
+  /** The output's schema (JSON Schema, or a Standard Schema with Standard JSON Schema): listed as the tool's MCP `outputSchema` (design §36); not checked here. */
+  outputSchema?: ToolParameters;
+}
+
+/** An agent tool as a caller may call it directly (MCP `mcp.tools`, design §36). */
+export interface ToolListing {
+  readonly name: string;
+  readonly description: string;
+  /** The arguments' JSON Schema, as the model is sent it. */
+  readonly inputSchema: JsonSchema;
+  /** The output's JSON Schema, where the tool has one. */
+  readonly outputSchema?: JsonSchema;
+  /** Whether a call may wait for an approval (the tool has an approval policy). */
+  readonly mayAwaitApproval: boolean;
+}
+
+/** What a direct tool call answers: the tool's output (or why it failed, `isError`), or the approval it waits for. */
+export type ToolCallResult =
+  | {
+      readonly status: 'completed';
+      readonly sessionId?: string;
+      /** The text the model would be told: the output (JSON unless a string), or the error. */
+      readonly text: string;
+      /** The output as a value (absent on an error). */
+      readonly output?: unknown;
+      readonly isError: boolean;
+    }
+  | { readonly status: 'awaiting-approval'; readonly sessionId: string; readonly approvalId: string };
+
+/** Options of `agent.callTool()`. */
+export interface CallToolOptions extends CallerOptions {
+  signal?: AbortSignal;
+  /** The tools a caller may call (`mcp.tools`): any other name is unknown. Default: all the agent's tools. */
+  only?: readonly string[];
 }
 
 /** A record of tools (a `ToolSet`, as `@ai-sdk/mcp`'s `client.tools()` returns): AI SDK tools under their names, or this library's tools under their own. */
@@ -336,4 +370,14 @@ export interface Agent {
   listSessions(options: ListSessionsOptions): Promise<SessionPage>;
   /** Removes a session with its transcript, checkpoints and pending approvals; `SESSION_NOT_FOUND` as for `transcript`. */
   deleteSession(sessionId: string, options?: CallerOptions): Promise<void>;
+  /** The names of the agent's tools when they are fixed (not a function of the run); `undefined` otherwise. */
+  readonly toolNames?: readonly string[];
+  /** The tools the principal may call directly (a `tools` function called with it), `only` those named when given. */
+  listTools(options?: CallerOptions & { only?: readonly string[] }): Promise<ToolListing[]>;
+  /**
+   * Calls one tool directly, as a run would (design §36): the arguments checked, the approval
+   * policy asked (a call that needs one waits in a session of its own, resumed by `decide`), the
+   * tool run in that session. `TOOL_NOT_FOUND` for a tool the principal does not get.
+   */
+  callTool(name: string, args: unknown, options?: CallToolOptions): Promise<ToolCallResult>;
 }

@@ -24,6 +24,8 @@ export interface AuthorizeInput {
   readonly config: ScopeConfig;
   /** On MCP, the tool a `tools/call` names (when the agent offers it). */
   readonly tool?: McpTool;
+  /** On MCP, the agent tool a `tools/call` names (`mcp.tools`, design §36): its `mcp.scopes` entry, no group's. */
+  readonly agentTool?: string;
   /** The session the operation touches, when its owner is already known. */
   readonly session?: { readonly mode: SessionMode; readonly owner: unknown };
 }
@@ -58,7 +60,7 @@ export function authorize(input: AuthorizeInput): Decision {
   const { operations, principal, grant, config } = input;
   if (operations === undefined) return { allow: false, status: 405, reason: 'method', allowed: input.methods ?? [] };
   if (grant !== undefined) {
-    const mcp = input.surface === 'mcp' ? { tool: input.tool } : undefined;
+    const mcp = input.surface === 'mcp' ? { tool: input.tool ?? input.agentTool } : undefined;
     const handlerScopes = requiredScopes(config, operations, mcp, undefined);
     if ((grant.scopes.length > 0 || handlerScopes.length > 0) && !granted(principal, grant, handlerScopes, config))
       return {

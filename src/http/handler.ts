@@ -27,6 +27,7 @@ import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } 
 import { rpcTooMany } from './json-rpc.ts';
 import { readRouteScopes, type RouteScopes } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
+import type { CallIds } from './mcp-tools.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
 import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
@@ -207,7 +208,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   if (metadata !== undefined && auth !== undefined)
     adoptDpopAlgs(metadata, helper, advertisedDpopAlgs(authEntries(auth)));
   const scopes = readRouteScopes(helper, options.scopes, auth);
-  const mcp = readMcpOptions(helper, options.mcp, agent.name, auth !== undefined);
+  const mcp = readMcpOptions(helper, options.mcp, agent.name, auth !== undefined, agent.toolNames);
   const implies = readScopeImplies(helper, options.scopeImplies);
   if (implies !== undefined && scopes === undefined && Object.keys(mcp?.scopes ?? {}).length === 0)
     throw new AuthConfigError(`${helper}: scopeImplies needs scopes or mcp.scopes, whose checks it applies to`);
@@ -328,15 +329,18 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // Whom the limits count, known before the body is read (clientAddress may read the Request).
     const caller = limits?.caller(call.request, call.principal);
     const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
-    const forbidden = (tool: McpTool | undefined, args: unknown) => {
-      call.tool = tool;
+    const forbidden = (tool: McpTool | undefined, args: unknown, agentTool?: string) => {
+      // An agent tool's name is the caller's text until the agent says it has it: cut for the record (design §32).
+      call.tool = tool ?? agentTool?.slice(0, 64);
       // The ids a tool call names, for the record: only ids of a plausible length, never a caller's flood.
       const { sessionId, approvalId } = (isPlainObject(args) ? args : {}) as Record<string, unknown>;
       if (isString(sessionId) && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
       if (isString(approvalId) && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
-      return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool);
+      return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool, agentTool);
     };
-    return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry);
+    // A direct call of an agent tool makes its own session (and approval): the record names them.
+    const noted = ({ sessionId, approvalId }: CallIds) => Object.assign(call, { sessionId, approvalId });
+    return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
   }
 
   /** What the route and method need besides the entry's scopes, known from the path (`/ui`: as a send; MCP: the route's): a custom entry's 403 names them too. */
@@ -348,7 +352,12 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   }
 
   /** `authorize()` on what the call knows (design §32). */
-  function decide(call: Call, operations: readonly Operation[] | undefined, tool?: McpTool): Decision {
+  function decide(
+    call: Call,
+    operations: readonly Operation[] | undefined,
+    tool?: McpTool,
+    agentTool?: string,
+  ): Decision {
     return authorize({
       surface: call.surface,
       operations,
@@ -357,14 +366,20 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       grant: call.grant,
       config: scopeConfig,
       tool,
+      agentTool,
     });
   }
 
   /** The decision on `operations`: `undefined` when allowed, else the refusal's reply. */
-  function authorized(call: Call, operations: readonly Operation[], tool?: McpTool): Reply | undefined {
+  function authorized(
+    call: Call,
+    operations: readonly Operation[],
+    tool?: McpTool,
+    agentTool?: string,
+  ): Reply | undefined {
     call.operations = operations;
     if (call.surface === 'ui') call.trace?.operations(operations);
-    const decision = decide(call, operations, tool);
+    const decision = decide(call, operations, tool, agentTool);
     return decision.allow ? undefined : refuse(call, decision);
   }
 
@@ -415,7 +430,8 @@ interface Call {
   refusal: CallRefusal | undefined;
   /** The MCP guard answered: the request never got past the guards (no record). */
   guarded: boolean;
-  tool: McpTool | undefined;
+  /** The MCP tool a `tools/call` names: `ask`, `decide` or an agent tool (cut to 64 characters). */
+  tool: string | undefined;
   sessionId: string | undefined;
   approvalId: string | undefined;
 }

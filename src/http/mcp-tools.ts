@@ -2,7 +2,8 @@
 // principal, exactly as `POST <base>` does; `decide` answers an approval, as
 // `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
 // approval is unknown to it.
-import type { Agent, Principal, RunResult, TurnMeter } from '../agent/types.ts';
+import type { Agent, Principal, RunResult, ToolCallResult, ToolListing, TurnMeter } from '../agent/types.ts';
+import { isString } from '../agent/shapes.ts';
 import type { McpTool } from './operations.ts';
 import type { McpConfig } from './mcp.ts';
 import { badRequest, failureOf, type Reply } from './responses.ts';
@@ -14,6 +15,9 @@ export interface McpAgent {
   readonly awaitsApprovals?: boolean;
   send: Agent['send'];
   decide: Agent['decide'];
+  /** The agent's own tools, for `mcp.tools` (design §36). */
+  listTools?: Agent['listTools'];
+  callTool?: Agent['callTool'];
 }
 
 /** The result of `tools/call` (MCP `CallToolResult`). */
@@ -86,8 +90,83 @@ const INPUTS = {
   ),
 };
 
-/** The tools of `tools/list`: `ask`, and `decide` when a run can wait for an approval. */
-export function listTools(agent: McpAgent, config: McpConfig): Record<string, unknown>[] {
+/**
+ * The tools of `tools/list`: `ask`, `decide` when a run can wait for an approval, then the agent
+ * tools `mcp.tools` exposes that the principal gets (design §36).
+ */
+export async function listTools(
+  agent: McpAgent,
+  config: McpConfig,
+  principal: Principal | undefined,
+): Promise<Record<string, unknown>[]> {
+  const builtIn = builtInTools(agent, config);
+  if (config.tools === undefined || agent.listTools === undefined) return builtIn;
+  const listed = await agent.listTools({ principal, ...(config.tools !== 'agent' && { only: config.tools }) });
+  // A tools function may return a tool named ask or decide: the route's own tool keeps the name, that one is not offered.
+  return [...builtIn, ...listed.filter((tool) => !isBuiltIn(tool.name)).map(agentToolEntry)];
+}
+
+const isBuiltIn = (name: string) => name === 'ask' || name === 'decide';
+
+/**
+ * An agent tool as MCP lists it: its name, description and input schema, and an `outputSchema`
+ * every answer it gives is valid against. A tool that may ask for approval answers `{ status,
+ * sessionId, approvalId? , result? }` (its own output under `result`); one with an output schema
+ * of type object answers its output itself; one whose output schema is of another type, `{ result }`.
+ */
+function agentToolEntry(tool: ToolListing): Record<string, unknown> {
+  const outputSchema = toolOutputSchema(tool);
+  return {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.inputSchema,
+    ...(outputSchema !== undefined && { outputSchema }),
+  };
+}
+
+/** How a tool's answers are shaped: with the approval envelope, as its own object, wrapped in `result`, or as text only. */
+type AnswerShape = 'approval' | 'own' | 'result' | 'text';
+
+const answerShape = (tool: ToolListing): AnswerShape =>
+  tool.mayAwaitApproval
+    ? 'approval'
+    : tool.outputSchema === undefined
+      ? 'text'
+      : tool.outputSchema.type === 'object'
+        ? 'own'
+        : 'result';
+
+function toolOutputSchema(tool: ToolListing): Record<string, unknown> | undefined {
+  const result = tool.outputSchema ?? typed(JSON_TYPES, "The tool's output.");
+  switch (answerShape(tool)) {
+    case 'approval':
+      return {
+        type: 'object',
+        properties: {
+          status: { type: 'string', enum: ['completed', 'awaiting-approval'] },
+          sessionId: string('The session the call lives in.'),
+          approvalId: string('Awaiting approval: call decide with this id to approve or deny the call.'),
+          result,
+        },
+        required: ['status', 'sessionId'],
+      };
+    case 'own':
+      return tool.outputSchema;
+    case 'result':
+      return { type: 'object', properties: { result }, required: ['result'] };
+    default:
+      return undefined;
+  }
+}
+
+/** The name a `tools/call` gives, when it may name an agent tool `mcp.tools` exposes (whether the caller gets it is the agent's to say). */
+export function agentToolOf(config: McpConfig, name: unknown): string | undefined {
+  if (config.tools === undefined || !isString(name) || isBuiltIn(name)) return undefined;
+  return config.tools === 'agent' || config.tools.includes(name) ? name : undefined;
+}
+
+/** The built-in tools: `ask`, and `decide` when a run can wait for an approval. */
+function builtInTools(agent: McpAgent, config: McpConfig): Record<string, unknown>[] {
   const ask = {
     name: 'ask',
     title: `Ask ${config.title ?? config.name}`,
@@ -110,7 +189,15 @@ interface CallContext {
   principal: Principal | undefined;
   signal: AbortSignal;
   /** Meters the run's model turns (`limits.tokens`). */
-  meter?: TurnMeter;
+  meter?: TurnMeter | undefined;
+  /** Hears the session (and approval) a direct call of an agent tool made. */
+  noted?: ((ids: CallIds) => void) | undefined;
+}
+
+/** The session and approval a direct tool call made, for the request's record. */
+export interface CallIds {
+  readonly sessionId?: string;
+  readonly approvalId?: string;
 }
 
 /** The tool a `tools/call` names, when the agent offers it: `ask`, and `decide` when a run can wait for an approval. */
@@ -124,11 +211,13 @@ export const toolOf = (agent: McpAgent, name: unknown): McpTool | undefined =>
  */
 export async function callTool(
   agent: McpAgent,
+  config: McpConfig,
   name: string,
   args: Record<string, unknown>,
   context: CallContext,
 ): Promise<ToolResult | Reply | undefined> {
-  if (toolOf(agent, name) === undefined) return undefined;
+  if (toolOf(agent, name) === undefined)
+    return agentToolOf(config, name) === undefined ? undefined : callAgentTool(agent, config, name, args, context);
   const { principal, signal, meter } = context;
   try {
     checkArguments(args, INPUTS[name as keyof typeof INPUTS]);
@@ -158,6 +247,59 @@ export async function callTool(
     if ((error as { code?: unknown } | null)?.code === 'TOKEN_LIMIT') throw error;
     return toolError(error);
   }
+}
+
+/**
+ * `tools/call` of an agent tool (design §36), through the agent's own tool path: `undefined` when
+ * the principal does not get the tool (a JSON-RPC error then), else the tool's answer shaped as
+ * its listing's `outputSchema` says; arguments the schema refuses, or a failed tool, an `isError` result.
+ */
+async function callAgentTool(
+  agent: McpAgent,
+  config: McpConfig,
+  name: string,
+  args: Record<string, unknown>,
+  { principal, signal, noted }: CallContext,
+): Promise<ToolResult | undefined> {
+  if (agent.listTools === undefined || agent.callTool === undefined) return undefined;
+  const only = config.tools === 'agent' ? [name] : (config.tools as readonly string[]).filter((tool) => tool === name);
+  let result: ToolCallResult;
+  let shape: AnswerShape;
+  try {
+    const [listing] = await agent.listTools({ principal, only });
+    if (listing === undefined) return undefined;
+    shape = answerShape(listing);
+    result = await agent.callTool(name, args, { principal, signal, only });
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'TOOL_NOT_FOUND') return undefined;
+    return toolError(error);
+  }
+  if (result.status === 'awaiting-approval') {
+    const { approvalId, sessionId } = result;
+    noted?.({ sessionId, approvalId });
+    return {
+      content: [
+        {
+          type: 'text',
+          text: `Waiting for approval: the call of "${name}" waits for a decision (approvalId ${approvalId}); call decide to approve or deny it.`,
+        },
+      ],
+      structuredContent: { status: 'awaiting-approval', approvalId, sessionId },
+      isError: false,
+    };
+  }
+  if (result.sessionId !== undefined) noted?.({ sessionId: result.sessionId });
+  const content = [{ type: 'text' as const, text: result.text }];
+  if (result.isError) return { content, isError: true };
+  const structured =
+    shape === 'approval'
+      ? { status: 'completed', sessionId: result.sessionId, result: result.output }
+      : shape === 'own'
+        ? (result.output as Record<string, unknown>)
+        : shape === 'result'
+          ? { result: result.output }
+          : undefined;
+  return { content, ...(structured !== undefined && { structuredContent: structured }), isError: false };
 }
 
 /** The arguments as the tool's input schema says: each of its type, the required ones present and no other; else an `HttpError(400)` naming the first fault. */

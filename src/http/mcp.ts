@@ -5,7 +5,7 @@ import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { readBodyBytes } from './body.ts';
 import { type IdText, idSource, readJson, rpcReply, rpcTooMany } from './json-rpc.ts';
-import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
+import { agentToolOf, type CallIds, callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
@@ -21,8 +21,20 @@ export interface McpOptions {
   name?: string;
   /** A display name for hosts. */
   title?: string;
-  /** Scopes each tool requires of the principal's verified claims; without them, 403 `insufficient_scope` naming them. */
-  scopes?: { ask?: readonly string[]; decide?: readonly string[] };
+  /**
+   * Scopes each tool requires of the principal's verified claims; without them, 403
+   * `insufficient_scope` naming them. Besides `ask` and `decide`, any agent tool `tools` exposes
+   * (design §36): its call needs the entry's scopes, `scopes.mcp` and these, no scope group.
+   */
+  scopes?: { ask?: readonly string[]; decide?: readonly string[] } & Readonly<Record<string, readonly string[]>>;
+  /**
+   * List the agent's own tools as MCP tools beside `ask` and `decide` (design §36): `'agent'` all
+   * of them, or the names given. Off by default. A call runs through the agent's tool path
+   * (arguments checked, approval asked: a call that needs one answers `awaiting-approval` and is
+   * decided with `decide`). A `tools` function of the agent is called with the caller's principal,
+   * so each caller sees the tools it gets; one named `ask` or `decide` is left out.
+   */
+  tools?: 'agent' | readonly string[];
   /** Origins (`https://host[:port]`) besides the server's own whose browsers may call the route. */
   allowedOrigins?: readonly string[];
   /**
@@ -37,7 +49,9 @@ export interface McpOptions {
 export interface McpConfig {
   readonly name: string;
   readonly title: string | undefined;
-  readonly scopes: { readonly ask?: readonly string[]; readonly decide?: readonly string[] };
+  readonly scopes: Readonly<Record<string, readonly string[]>>;
+  /** The agent tools exposed: all (`'agent'`), those named, or none. */
+  readonly tools: 'agent' | readonly string[] | undefined;
   readonly allowedOrigins: ReadonlySet<string>;
   /** `allowedHosts`, lower case: when set, the only names the server answers to. */
   readonly hosts: ReadonlySet<string> | undefined;
@@ -71,25 +85,40 @@ const HEADER_MISMATCH = -32020;
 /** 2026-07-28: a protocol revision this server does not serve. */
 const UNSUPPORTED_VERSION = -32022;
 
-/** Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation. */
+/** The MCP route's own tools: no agent tool exposed may take their names. */
+const BUILT_IN_TOOLS: readonly string[] = freeze(['ask', 'decide']);
+
+/**
+ * Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation.
+ * `agentTools`: the agent's tool names when they are fixed (a `tools` function's are known per call only).
+ */
 export function readMcpOptions(
   helper: string,
   value: unknown,
   agentName: string,
   hasAuth: boolean,
+  agentTools?: readonly string[],
 ): McpConfig | undefined {
   if (value === undefined || value === false) return undefined;
   const options = value === true ? {} : value;
   const fail = (message: string) => new AuthConfigError(`${helper}: mcp${message}`);
   /** An entry of a list, quoted and cut short, for the message that refuses it. */
   const quoted = (entry: unknown) => JSON.stringify(String(entry)).slice(0, 80);
-  if (!isRecord(options)) throw fail(' must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }');
-  checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
-  const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
+  if (!isRecord(options))
+    throw fail(' must be true or { name?, title?, scopes?, tools?, allowedOrigins?, allowedHosts? }');
+  checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'tools', 'allowedOrigins', 'allowedHosts']);
+  const { name = agentName, title, scopes = {}, tools, allowedOrigins = [], allowedHosts } = options as McpOptions;
   nonEmptyString(name, '.name', fail);
   if (title !== undefined) nonEmptyString(title, '.title', fail);
-  if (!isObject(scopes)) throw fail('.scopes must be { ask?, decide? }');
-  checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
+  const exposed = readExposedTools(tools, agentTools, fail);
+  if (!isObject(scopes))
+    throw fail(`.scopes must be { ask?, decide?${exposed === undefined ? '' : ', <agent tool>?'} }`);
+  // Closed: the built-in tools, and the agent tools exposed (any name when a tools function decides them per caller).
+  if (exposed !== 'agent' || agentTools !== undefined)
+    checkOptionNames(`${helper}: mcp.scopes`, scopes, [
+      ...BUILT_IN_TOOLS,
+      ...(exposed === 'agent' ? (agentTools ?? []) : (exposed ?? [])),
+    ]);
   for (const [tool, list] of Object.entries(scopes)) {
     if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
     if (list?.includes('offline_access')) throw fail(`.scopes.${tool}${NO_OFFLINE_ACCESS}`);
@@ -120,17 +149,46 @@ export function readMcpOptions(
   }
   const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
   const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : freeze([...list]));
+  // Without a prototype: a tool named "toString" finds no scopes it was not given.
+  const toolScopes: Record<string, readonly string[]> = Object.create(null);
+  for (const [tool, list] of Object.entries(scopes)) if (list !== undefined) toolScopes[tool] = frozen(list)!;
   return freeze({
     name,
     title,
-    scopes: freeze({
-      ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }),
-      ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }),
-    }),
+    scopes: freeze(toolScopes),
+    tools: exposed,
     allowedOrigins: new Set(allowedOrigins),
     hosts,
     allowedHosts: new Set([...(hosts ?? []), ...allowedOrigins.map((origin) => new URL(origin).host)]),
   });
+}
+
+/**
+ * `mcp.tools`: `'agent'`, or a non-empty list of the agent's tool names (checked against them when
+ * they are fixed); no exposed tool may be named `ask` or `decide` (design §36).
+ */
+function readExposedTools(
+  tools: unknown,
+  agentTools: readonly string[] | undefined,
+  fail: (message: string) => Error,
+): 'agent' | readonly string[] | undefined {
+  if (tools === undefined) return undefined;
+  const clash = (names: readonly string[]) => names.find((name) => BUILT_IN_TOOLS.includes(name));
+  if (tools === 'agent') {
+    const taken = clash(agentTools ?? []);
+    if (taken !== undefined)
+      throw fail(`.tools: the agent's tool "${taken}" takes the name of the MCP route's own tool; rename it`);
+    return 'agent';
+  }
+  if (!isArray(tools) || tools.length === 0 || !tools.every((name) => isString(name) && name !== ''))
+    throw fail(".tools must be 'agent' or a non-empty list of the agent's tool names");
+  const names = tools as readonly string[];
+  const taken = clash(names);
+  if (taken !== undefined) throw fail(`.tools names "${taken}", the MCP route's own tool: rename the agent's tool`);
+  const unknown = agentTools === undefined ? undefined : names.find((name) => !agentTools.includes(name));
+  if (unknown !== undefined)
+    throw fail(`.tools names ${JSON.stringify(unknown.slice(0, 64))}, which is not one of the agent's tools`);
+  return freeze([...new Set(names)]);
 }
 
 /** A `Host` value: a DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port. */
@@ -250,15 +308,17 @@ function headerMismatch(
  * step-up challenge when the principal lacks the scopes of the route, or of the tool a
  * `tools/call` names (design §15, §25), once the message is read. `limit` runs each `tools/call`
  * under the handler's limits (design §22), handing it the meter its model turns pass (`limits.tokens`).
+ * `noted` hears the session and approval an agent tool's call made, for the request's record (design §32).
  */
 export async function mcpRoute(
   agent: McpAgent,
   config: McpConfig,
   request: RouteRequest,
   principal: Principal | undefined,
-  forbidden: (tool: McpTool | undefined, args: unknown) => Reply | undefined,
+  forbidden: (tool: McpTool | undefined, args: unknown, agentTool?: string) => Reply | undefined,
   limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
   telemetry?: Telemetry,
+  noted?: (ids: CallIds) => void,
 ): Promise<Reply> {
   const header = request.headers.get('mcp-protocol-version');
   const bytes = await readBodyBytes(request);
@@ -278,7 +338,8 @@ export async function mcpRoute(
   const version = (claimed as string | undefined) ?? header;
   // Scopes before anything is done: the route's, and a tool call's its tool's (design §25).
   const tool = message.method === 'tools/call' ? toolOf(agent, message.params?.name) : undefined;
-  const refused = forbidden(tool, tool === undefined ? undefined : message.params?.arguments);
+  const agentTool = message.method === 'tools/call' ? agentToolOf(config, message.params?.name) : undefined;
+  const refused = forbidden(tool, tool === undefined ? undefined : message.params?.arguments, agentTool);
   if (refused !== undefined) return refused;
   // A notification (initialized, cancelled, …) is accepted and needs no answer.
   if (message.id === undefined) return accepted();
@@ -307,16 +368,17 @@ export async function mcpRoute(
       return answer({});
     case 'tools/list':
       // 2026-07-28 makes a list cacheable and requires saying for how long: not at all, it depends on the caller's scopes.
-      return answer({ tools: listTools(agent, config), ...(version === MIRRORED && UNCACHED) });
+      return answer({ tools: await listTools(agent, config, principal), ...(version === MIRRORED && UNCACHED) });
     case 'tools/call': {
       const { name, arguments: args = {} } = params;
       if (!isString(name)) return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (meter: TurnMeter | undefined): Promise<Reply> => {
-        const result = await callTool(agent, name, args as Record<string, unknown>, {
+        const result = await callTool(agent, config, name, args as Record<string, unknown>, {
           principal,
           signal: request.signal,
           meter,
+          noted,
         });
         if (result === undefined)
           return rpcError(id, INVALID_PARAMS, `Unknown tool: ${name.length <= 64 ? name : `${name.slice(0, 64)}…`}`);

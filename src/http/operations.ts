@@ -27,7 +27,8 @@ export const runsModel = (operations: readonly Operation[]): boolean =>
 /** The scope configuration of one handler: the groups (`scopes`) and the MCP tools' (`mcp.scopes`). */
 export interface ScopeConfig {
   readonly groups: Readonly<RouteScopes> | undefined;
-  readonly tools: Readonly<Partial<Record<McpTool, readonly string[]>>>;
+  /** `mcp.scopes`: of `ask`, `decide` and the agent tools exposed (design §36). */
+  readonly tools: Readonly<Record<string, readonly string[]>>;
   /** `scopeImplies` (design §29): a scope held grants every scope it implies. */
   readonly implies?: ScopeImplies;
 }
@@ -35,18 +36,20 @@ export interface ScopeConfig {
 /**
  * The scopes `operations` need on a surface (design §25), each once: the accepting entry's own,
  * then on MCP `scopes.mcp`, then each operation's group, then on MCP the tool's `mcp.scopes`.
- * `mcp`: the request came through the MCP route (`tool`: the tool it calls, if any).
+ * `mcp`: the request came through the MCP route (`tool`: the tool it calls, if any: `ask`, `decide`
+ * or an agent tool, which performs no operation and so brings no group's scopes, design §36).
  */
 export function requiredScopes(
   config: ScopeConfig,
   operations: readonly Operation[],
-  mcp: { tool?: McpTool } | undefined,
+  mcp: { tool?: string | undefined } | undefined,
   entry: readonly string[] | undefined,
 ): readonly string[] {
   const { groups, tools } = config;
   const union = new Set(entry);
   for (const scope of (mcp && groups?.mcp) ?? []) union.add(scope);
   for (const operation of operations) for (const scope of groups?.[OPERATION_GROUP[operation]] ?? []) union.add(scope);
-  for (const scope of (mcp?.tool && tools[mcp.tool]) ?? []) union.add(scope);
+  for (const scope of (mcp?.tool !== undefined && Object.hasOwn(tools, mcp.tool) && tools[mcp.tool]) || [])
+    union.add(scope);
   return [...union];
 }

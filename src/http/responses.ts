@@ -99,6 +99,7 @@ const AGENT_ERRORS: Readonly<Record<string, readonly [number, string | null]>> =
   APPROVAL_LIMIT: [429, 'Too many pending approvals'],
   MODEL_ERROR: [502, 'The model failed'],
   SESSION_FULL: [409, 'Session is full'],
+  TOOL_NOT_FOUND: [404, 'Tool not found'],
   // limits.tokens refused a model turn (design §25); the error carries the RateLimit fields.
   TOKEN_LIMIT: [429, 'Too Many Requests'],
   // A store that cannot reach its database (agentward/postgres's StoreError): the next request may work.

@@ -73,6 +73,8 @@ export function recordingAgent(): { agent: Agent; sends: { message: string; opti
     transcript: unused,
     pendingApprovals: unused,
     listSessions: unused,
+    listTools: unused,
+    callTool: unused,
     deleteSession: unused,
   };
   return { agent, sends };

@@ -577,3 +577,85 @@ describe('four current clients with DPoP behind one address, with server nonces 
     assert.equal(reasons.filter((reason) => reason === 'dpop-nonce').length, 4, 'each client met the nonce');
   });
 });
+
+describe("the agent's own tools (mcp.tools, design §36) through the v1 SDK and the current client, with oidc-provider", () => {
+  let authServer: McpAuthorizationServer;
+  let agentServer: AgentServer;
+  let url: string;
+  let deployed: unknown[];
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/agent/mcp`;
+    authServer = await startMcpAuthorizationServer([url], [...MCP_SCOPES, 'ops:deploy']);
+    const metadata = protectedResourceMetadata({
+      resource: url,
+      authorizationServers: [authServer.issuer],
+      scopesSupported: ['agent:ask'],
+    });
+    const made = principalAgent();
+    deployed = made.deployed;
+    agentServer = await serve({
+      agent: made.agent,
+      port,
+      host: '127.0.0.1',
+      basePath: '/agent',
+      log: 'off',
+      auth: [oidc({ issuer: authServer.issuer, audience: url, resourceMetadata: metadata })],
+      protectedResource: metadata,
+      mcp: { tools: 'agent', scopes: { ask: ['agent:ask'], decide: ['agent:approve'], deploy: ['ops:deploy'] } },
+    });
+  });
+  after(async () => {
+    await agentServer?.close();
+    await authServer?.close();
+  });
+
+  for (const v1 of [true, false]) {
+    test(`${v1 ? 'v1 SDK' : 'current client'}: lists and calls an agent tool, steps up to its scope, and completes its approval through decide`, async () => {
+      const provider = new HostProvider();
+      const client = v1
+        ? new ClientV1({ name: 'v1-host', version: '1.0.0' })
+        : new ClientV2({ name: 'v2-host', version: '1.0.0' });
+      const transport = await connect(
+        authServer,
+        provider,
+        client as never,
+        () =>
+          v1
+            ? new TransportV1(new URL(url), { authProvider: provider as never })
+            : new TransportV2(new URL(url), { authProvider: provider as never }),
+        v1,
+      );
+      const callTool = (name: string, args: Record<string, unknown>) =>
+        (client as ClientV1).callTool({ name, arguments: args }) as Promise<{
+          structuredContent?: Record<string, unknown>;
+          content: { type: string; text?: string }[];
+          isError?: boolean;
+        }>;
+      const listed = await (client as ClientV1).listTools();
+      assert.deepEqual(
+        listed.tools.map((tool) => tool.name),
+        ['ask', 'decide', 'deploy', 'lookup'],
+      );
+      const looked = await callTool('lookup', { key: 'region' });
+      assert.equal(looked.isError, false);
+      assert.deepEqual(JSON.parse(looked.content[0]!.text!), { value: 'value of region' });
+      const before = deployed.length;
+      // deploy needs ops:deploy: the 403 names it, the user authorizes it, the call runs again and waits for approval.
+      const waiting = await steppingUp(authServer, provider, transport, v1, () => callTool('deploy', { env: 'prod' }));
+      const scopeAsked = String(authServer.requests.at(-1)?.get('scope')).split(' ');
+      assert.ok(scopeAsked.includes('ops:deploy'), `the step-up asked for ops:deploy (${scopeAsked.join(' ')})`);
+      // The client checked this against the outputSchema the tool lists.
+      const content = waiting.structuredContent as { status: string; approvalId: string; sessionId: string };
+      assert.equal(content.status, 'awaiting-approval');
+      assert.equal(deployed.length, before, 'nothing ran before the decision');
+      const decided = await steppingUp(authServer, provider, transport, v1, () =>
+        callTool('decide', { approvalId: content.approvalId, approved: true }),
+      );
+      assert.equal((decided.structuredContent as { status: string }).status, 'completed');
+      assert.equal((decided.structuredContent as { sessionId: string }).sessionId, content.sessionId);
+      assert.deepEqual(deployed.at(-1), { env: 'prod' });
+      await client.close();
+    });
+  }
+});
