@@ -58,7 +58,7 @@ import type {
   Store,
   TurnMeter,
 } from './types.ts';
-import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } from './shapes.ts';
+import { nonEmptyString } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -86,9 +86,10 @@ import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } fro
  * const result = await agent.send('hello', { principal });
  */
 export function createAgent(options: AgentOptions): Agent {
-  if (!isObject(options)) throw invalidOption('options must be an object');
+  if (typeof options !== 'object' || options === null) throw invalidOption('options must be an object');
   checkOptionNames(CREATE_AGENT, options, AGENT_OPTION_NAMES);
-  if (isObject(options.memory)) checkOptionNames(`${CREATE_AGENT}: memory`, options.memory, ['scope']);
+  if (typeof options.memory === 'object' && options.memory !== null)
+    checkOptionNames(`${CREATE_AGENT}: memory`, options.memory, ['scope']);
   const {
     name,
     model,
@@ -104,29 +105,32 @@ export function createAgent(options: AgentOptions): Agent {
   const sessionBytes = readLimits(options.limits);
   const telemetry = readTelemetry(options.telemetry, CREATE_AGENT);
   nonEmptyString(name, 'name', invalidOption);
-  const staticModel = isFunction(model) ? undefined : runModel(model);
-  if (!isFunction(model) && staticModel === undefined)
+  const staticModel = typeof model === 'function' ? undefined : runModel(model);
+  if (typeof model !== 'function' && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
   const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name, staticModel);
-  const staticSettings = isFunction(settings)
-    ? undefined
-    : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
-  if (!isString(instructions) && !isFunction(instructions))
+  const staticSettings =
+    typeof settings === 'function' ? undefined : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
+  if (typeof instructions !== 'string' && typeof instructions !== 'function')
     throw invalidOption('instructions must be a string or a function returning one');
-  if (memory !== undefined && !isFunction(memory?.scope)) throw invalidOption('memory.scope must be a function');
+  if (memory !== undefined && typeof memory?.scope !== 'function')
+    throw invalidOption('memory.scope must be a function');
   checkStore(store, `${CREATE_AGENT}: store`);
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
-  if (sessions === 'owned' && (!isFunction(store.listSessions) || !isFunction(store.deleteSession))) {
+  if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
     throw invalidOption("sessions: 'owned' needs a store with listSessions and deleteSession");
   }
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  const staticTools = isFunction(tools)
-    ? undefined
-    : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
-  const keepsPrincipal = isFunction(model) || isFunction(instructions) || isFunction(tools) || isFunction(settings);
+  const staticTools =
+    typeof tools === 'function' ? undefined : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
+  const keepsPrincipal =
+    typeof model === 'function' ||
+    typeof instructions === 'function' ||
+    typeof tools === 'function' ||
+    typeof settings === 'function';
   const limits = { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal };
 
   /** The model, instructions, tools and settings of a run: a dynamic agent's, made for its context; the memory of `namespace` added. */
@@ -137,11 +141,12 @@ export function createAgent(options: AgentOptions): Agent {
       chosen = runModel(returned);
       if (chosen === undefined) throw invalidAgent(notAModel('what the model function returns'));
     }
-    let text = isFunction(instructions) ? await instructions(context) : instructions;
-    if (!isString(text)) throw invalidAgent('the instructions function must return a string');
-    const byName = isFunction(tools)
-      ? indexTools(await tools(context), reserved, 'the tools function result')
-      : new Map(staticTools);
+    let text = typeof instructions === 'function' ? await instructions(context) : instructions;
+    if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
+    const byName =
+      typeof tools === 'function'
+        ? indexTools(await tools(context), reserved, 'the tools function result')
+        : new Map(staticTools);
     await schemasReady(byName.values());
     const runSettings =
       staticSettings ??
@@ -156,7 +161,9 @@ export function createAgent(options: AgentOptions): Agent {
   const exclusive = keyedQueue();
   /** Runs one turn of a session under the store's per-session lock, or this agent's own queue. */
   const turn = <T>(sessionId: string, body: (store: Store) => Promise<T>): Promise<T> =>
-    isFunction(store.withSession) ? store.withSession(sessionId, body) : exclusive(sessionId, () => body(store));
+    typeof store.withSession === 'function'
+      ? store.withSession(sessionId, body)
+      : exclusive(sessionId, () => body(store));
 
   const sessionNotFound = () => new AgentError('SESSION_NOT_FOUND', 'no session has this id');
 
@@ -177,7 +184,10 @@ export function createAgent(options: AgentOptions): Agent {
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
     // store's owner record) learns that it is full before its record is read and parsed, which at
     // the bound is costly (docs/design.md §30, "Speed tricks and what they bought").
-    if (verdict === undefined && (mode === 'shared' || principal === undefined || isFunction(turnStore.sessionOwner))) {
+    if (
+      verdict === undefined &&
+      (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')
+    ) {
       const least = await turnStore.sessionBytesAtLeast?.(sessionId);
       if (least !== undefined) checkSize(least + askedBytes, sessionBytes);
     }
@@ -268,13 +278,14 @@ export function createAgent(options: AgentOptions): Agent {
     let letGo: (() => void) | undefined;
     try {
       nonEmptyString(approvalId, 'approvalId', invalidInput);
-      if (!isObject(decision) || !isBoolean(decision.approved)) {
+      if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
         throw invalidInput('the decision needs approved: true or false');
       }
       checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
       const { approved, reason } = decision;
       const hooks = runHooks(decision, trace);
-      if (reason !== undefined && !isString(reason)) throw invalidInput('the reason of a decision must be a string');
+      if (reason !== undefined && typeof reason !== 'string')
+        throw invalidInput('the reason of a decision must be a string');
       const decidedBy = checkPrincipal(decision.principal, 'the decider');
       letGo = holdPresentedToken(decidedBy);
       const notFound = () =>
@@ -380,7 +391,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
     if (mode !== 'owned') throw invalidInput("listSessions() needs an agent created with sessions: 'owned'");
-    if (!isObject(options)) throw invalidInput('listSessions() needs { principal }');
+    if (typeof options !== 'object' || options === null) throw invalidInput('listSessions() needs { principal }');
     checkOptionNames('listSessions()', options, ['principal', 'limit', 'cursor'], invalidInput);
     const principal = checkPrincipal(options.principal);
     if (principal === undefined) throw invalidInput('listSessions() needs the principal whose sessions to list');
@@ -409,14 +420,15 @@ export function createAgent(options: AgentOptions): Agent {
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
     const id = checkSessionId(sessionId);
     const principal = callerOf('deleteSession()', options);
-    if (!isFunction(store.deleteSession)) throw invalidAgent('deleteSession() needs a store with deleteSession');
+    if (typeof store.deleteSession !== 'function')
+      throw invalidAgent('deleteSession() needs a store with deleteSession');
     await turn(id, async (turnStore) => {
       await callersSession(turnStore, id, principal);
       await turnStore.deleteSession!(id);
     });
   }
 
-  const agent: Agent = freeze({
+  const agent: Agent = Object.freeze({
     name,
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
@@ -425,7 +437,7 @@ export function createAgent(options: AgentOptions): Agent {
       [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send: runSend,
     session(id: string) {
-      return freeze({
+      return Object.freeze({
         id,
         send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) =>
           runSend(message, { ...sessionOptions, sessionId: id }),

@@ -2,7 +2,6 @@ import { completePrincipal, deepFreeze } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { Principal, RunContext } from './types.ts';
-import { freeze, isString } from './shapes.ts';
 
 /**
  * The frozen run context. `principal` comes only from the verified principal passed in the
@@ -13,7 +12,7 @@ export function runContext(
   sessionId: string,
   metadata: Readonly<Record<string, unknown>>,
 ): RunContext {
-  return freeze(principal === undefined ? { sessionId, metadata } : { principal, sessionId, metadata });
+  return Object.freeze(principal === undefined ? { sessionId, metadata } : { principal, sessionId, metadata });
 }
 
 /** A principal as the auth layer hands it out (frozen, claims deeply); `INVALID_INPUT` for anything else. */
@@ -29,7 +28,7 @@ export function checkPrincipal(value: unknown, what = 'principal'): Principal | 
 
 /** A deeply frozen JSON copy of the caller's metadata (it is stored with checkpoints). */
 export function checkMetadata(value: unknown): Readonly<Record<string, unknown>> {
-  if (value === undefined) return freeze({});
+  if (value === undefined) return Object.freeze({});
   if (!isPlainObject(value)) throw invalidInput('metadata must be a plain object');
   let copy: Record<string, unknown>;
   try {
@@ -44,7 +43,7 @@ const SESSION_ID = /^[^\s\p{Cc}]{1,256}$/u;
 
 /** A caller-chosen session id: 1 to 256 characters, no whitespace or control characters. */
 export function checkSessionId(value: unknown): string {
-  if (!isString(value) || !SESSION_ID.test(value)) {
+  if (typeof value !== 'string' || !SESSION_ID.test(value)) {
     throw invalidInput('sessionId must be 1 to 256 characters without whitespace or control characters');
   }
   return value;

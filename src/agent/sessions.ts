@@ -12,7 +12,6 @@ import type {
   SessionSummary,
   Store,
 } from './types.ts';
-import { isArray, isFunction, isInteger, isString } from './shapes.ts';
 
 const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
@@ -32,11 +31,11 @@ export const isAnonymous = (principal: Principal): boolean => principal.authenti
 
 function isOwnerKey(value: unknown): value is OwnerKey {
   return (
-    isArray(value) &&
+    Array.isArray(value) &&
     value.length === 3 &&
-    isString(value[0]) &&
-    (value[1] === null || isString(value[1])) &&
-    isString(value[2])
+    typeof value[0] === 'string' &&
+    (value[1] === null || typeof value[1] === 'string') &&
+    typeof value[2] === 'string'
   );
 }
 
@@ -77,7 +76,7 @@ export async function ownerVerdict(
   sessionId: string,
   principal: Principal | undefined,
 ): Promise<'unknown' | 'refused' | undefined> {
-  if (mode !== 'owned' || principal === undefined || !isFunction(store.sessionOwner)) return undefined;
+  if (mode !== 'owned' || principal === undefined || typeof store.sessionOwner !== 'function') return undefined;
   const owner = await store.sessionOwner(sessionId);
   if (owner === undefined) return 'unknown';
   return mayUseOwner(mode, owner, principal) ? undefined : 'refused';
@@ -145,7 +144,7 @@ export function encodeCursor(row: { updatedAt: string; id: string }): string {
 /** The position a cursor names; `INVALID_INPUT` for anything that is not one of ours. */
 export function decodeCursor(cursor: unknown): { updatedAt: string; id: string } {
   const invalid = () => invalidInput('cursor must be the nextCursor of a previous page');
-  if (!isString(cursor) || cursor.length > 2048) throw invalid();
+  if (typeof cursor !== 'string' || cursor.length > 2048) throw invalid();
   let value: unknown;
   try {
     const bytes = decodeBase64url(cursor);
@@ -154,14 +153,15 @@ export function decodeCursor(cursor: unknown): { updatedAt: string; id: string }
   } catch {
     throw invalid();
   }
-  if (!isArray(value) || value.length !== 2 || !isString(value[0]) || !isString(value[1])) throw invalid();
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== 'string' || typeof value[1] !== 'string')
+    throw invalid();
   return { updatedAt: value[0], id: value[1] };
 }
 
 export function checkLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_PAGE;
   // Number.isInteger is false for anything but a number.
-  if (!isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
     throw invalidInput(`limit must be an integer from 1 to ${MAX_PAGE}`);
   }
   return limit as number;

@@ -4,7 +4,6 @@
 import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import { AgentError, configError } from './errors.ts';
 import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
-import { freeze, isBoolean, isFunction, isObject } from './shapes.ts';
 
 /** An attribute's value, as OpenTelemetry takes it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -66,17 +65,18 @@ export const TOOL_NAME = 'gen_ai.tool.name';
 export function readTelemetry(value: unknown, helper: string): Telemetry | undefined {
   if (value === undefined) return undefined;
   const where = `${helper}: telemetry`;
-  if (!isObject(value)) throw configError(`${where} must be an object; got ${kindOf(value)}`);
+  if (typeof value !== 'object' || value === null)
+    throw configError(`${where} must be an object; got ${kindOf(value)}`);
   checkOptionNames(where, value, ['tracer', 'recordContent', 'recordPrincipal']);
   const { tracer, recordContent = false, recordPrincipal = true } = value as unknown as TelemetryOptions;
   // One message for the three: an OpenTelemetry Tracer (startActiveSpan or startSpan), and booleans.
   if (
-    !isFunction(tracer?.startActiveSpan ?? tracer?.startSpan) ||
-    !isBoolean(recordContent) ||
-    !isBoolean(recordPrincipal)
+    typeof (tracer?.startActiveSpan ?? tracer?.startSpan) !== 'function' ||
+    typeof recordContent !== 'boolean' ||
+    typeof recordPrincipal !== 'boolean'
   )
     throw configError(`${where}: tracer must be an OpenTelemetry Tracer, recordContent and recordPrincipal booleans`);
-  return freeze({ tracer, recordContent, recordPrincipal });
+  return Object.freeze({ tracer, recordContent, recordPrincipal });
 }
 
 /**

@@ -18,7 +18,7 @@ import {
 } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { Message, RunEvent, Tool, ToolCall, ToolContext, ToolSpec } from './types.ts';
-import { isArray, isBoolean, isFunction, isNonEmptyString, isRecord, isString } from './shapes.ts';
+import { isNonEmptyString, isRecord } from './shapes.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors'];
 
@@ -48,7 +48,10 @@ const TOOLS_SHAPE = `an array of tools, or a record of AI SDK tools (a ToolSet: 
  * function, and a record of tools has tools as its values.
  */
 const isOneTool = (value: unknown): boolean =>
-  !isPlainObject(value) || isString(value.name) || isFunction(value.execute) || looksLikeAiSdkTool(value);
+  !isPlainObject(value) ||
+  typeof value.name === 'string' ||
+  typeof value.execute === 'function' ||
+  looksLikeAiSdkTool(value);
 
 /**
  * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
@@ -89,7 +92,7 @@ export function indexTools(
         );
     }
   };
-  if (isArray(tools)) {
+  if (Array.isArray(tools)) {
     for (const [index, tool] of (tools as unknown[]).entries()) {
       const where = `tools[${index}]`;
       if (!isOneTool(tool)) {
@@ -118,17 +121,18 @@ function checkTool(tool: unknown, source: string, fail: Fail): string {
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
   checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
-  const problem = !isString(description)
-    ? 'a description'
-    : parametersSchema(parameters, where, fail) === undefined
-      ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-      : !isFunction(execute)
-        ? 'an execute function'
-        : !isApprovalPolicy(needsApproval)
-          ? APPROVAL_POLICY
-          : exposeErrors !== undefined && !isBoolean(exposeErrors)
-            ? 'exposeErrors as a boolean'
-            : undefined;
+  const problem =
+    typeof description !== 'string'
+      ? 'a description'
+      : parametersSchema(parameters, where, fail) === undefined
+        ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
+        : typeof execute !== 'function'
+          ? 'an execute function'
+          : !isApprovalPolicy(needsApproval)
+            ? APPROVAL_POLICY
+            : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
+              ? 'exposeErrors as a boolean'
+              : undefined;
   if (problem) throw fail(`${where} needs ${problem}`);
   return name;
 }
@@ -188,7 +192,7 @@ export async function approvalNeeded(
   if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
-  if (!isFunction(tool.needsApproval)) return tool.needsApproval === true;
+  if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
   let answer: unknown;
   try {
     // An AI SDK tool's policy also receives { toolCallId, messages, context } (design §27); never the principal.
@@ -203,7 +207,8 @@ export async function approvalNeeded(
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
-  if (!isBoolean(answer)) return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
+  if (typeof answer !== 'boolean')
+    return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
   return answer;
 }
 
@@ -226,10 +231,10 @@ export async function runTool(
       sdk === undefined
         ? await tool.execute(checked.value, context)
         : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
-    text = isString(raw);
-    content = isString(raw) ? raw : JSON.stringify(raw ?? null);
+    text = typeof raw === 'string';
+    content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
-    output = isString(raw) || content === undefined ? content : JSON.parse(content);
+    output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
   } catch (error) {
     return toolFailure(tool, call, error);
   }

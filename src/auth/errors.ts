@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
 
 const AUTH_ERROR = Symbol.for('agentward.AuthError');
 
@@ -12,7 +10,9 @@ export const SCOPE_LIST = 'a non-empty list of RFC 6749 scope tokens';
 
 /** A non-empty list of RFC 6749 scope tokens: what every `scopes` option and `AuthError`'s `scope` take. */
 export const isScopeList = (value: unknown): value is readonly string[] =>
-  Array.isArray(value) && value.length > 0 && value.every((scope) => isString(scope) && SCOPE_TOKEN.test(scope));
+  Array.isArray(value) &&
+  value.length > 0 &&
+  value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
 
 /**
  * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.
@@ -43,7 +43,7 @@ export class AuthError extends Error {
     (this as { [AUTH_ERROR]?: true })[AUTH_ERROR] = true;
     this.name = 'AuthError';
     this.status = status;
-    if (scope !== undefined) this.scope = freeze([...scope]);
+    if (scope !== undefined) this.scope = Object.freeze([...scope]);
   }
 }
 
@@ -80,7 +80,8 @@ export function throwConfigError(helper: string, message: string): never {
 
 /** True for an `AuthError`, also one from another copy of this module (a bundle may hold two). */
 export function isAuthError(error: unknown): error is AuthError {
-  if (!isObject(error) || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true) return false;
+  if (typeof error !== 'object' || error === null || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true)
+    return false;
   const status = (error as AuthError).status;
   return status === 401 || status === 403;
 }

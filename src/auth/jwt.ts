@@ -16,7 +16,7 @@ import { checkOptionNames } from './options.ts';
 import { algorithmsFor, type AlgorithmName } from './jws/algorithms.ts';
 import { checkClaims, hasScopes, type ClaimsPolicy } from './jws/claims.ts';
 import type { CompactJws } from './jws/compact.ts';
-import { parseJsonObject, isObject, isString } from './jws/json.ts';
+import { parseJsonObject } from './jws/json.ts';
 import {
   importHmacVerifyKey,
   importVerifyKey,
@@ -120,7 +120,7 @@ const KEY_SOURCES = ['secret', 'publicKey', 'jwksUrl'] as const;
  */
 export function jwt(options: JwtOptions): AuthFn {
   const helper = 'jwt()';
-  if (!isObject(options)) throwConfigError(helper, 'options must be an object');
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be an object');
   checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const given = KEY_SOURCES.filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
@@ -134,14 +134,14 @@ export function jwt(options: JwtOptions): AuthFn {
   let source: KeySource;
   if (given[0] === 'secret') {
     const given = options.secret;
-    if (!isString(given) && !(given instanceof Uint8Array))
+    if (typeof given !== 'string' && !(given instanceof Uint8Array))
       throwConfigError(helper, `secret must be a string or a Uint8Array; got ${kindOf(given)}`);
     // A copy: a later change to the caller's bytes does not change the key.
-    const secret = isString(given) ? new TextEncoder().encode(given) : new Uint8Array(given);
+    const secret = typeof given === 'string' ? new TextEncoder().encode(given) : new Uint8Array(given);
     if (secret.length < MIN_SECRET_BYTES)
       throwConfigError(helper, `secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
     // A key in another form, or an RSA JWK's `n` (its modulus, base64url): public, so anyone could sign with it.
-    if (isKeyShaped(secret) || (isString(given) && isRsaModulusText(given.trim())))
+    if (isKeyShaped(secret) || (typeof given === 'string' && isRsaModulusText(given.trim())))
       throwConfigError(
         helper,
         'secret looks like a PEM/JWK key; give the public key as publicKey (used as an HMAC secret, anyone who has it could sign tokens)',
@@ -150,7 +150,7 @@ export function jwt(options: JwtOptions): AuthFn {
     source = staticKeySource(algorithms, (algorithm) => importHmacVerifyKey(secret, algorithm));
   } else if (given[0] === 'publicKey') {
     const spec = readPublicKey(options.publicKey);
-    if (isString(spec)) throwConfigError(helper, `publicKey ${spec}`);
+    if (typeof spec === 'string') throwConfigError(helper, `publicKey ${spec}`);
     algorithms = readAlgorithms(helper, options.algorithms, spec.algorithms, `the publicKey (${describeKey(spec)})`);
     source = staticKeySource(algorithms, (algorithm) => importVerifyKey(spec, algorithm));
   } else {
@@ -232,7 +232,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     // A token without the scopes is never cached: a cache hit skips the check.
     if (mapper !== undefined) return mapped(claims, jws, refuse, lacking ? undefined : key);
     const { sub, iss } = claims;
-    if (!isString(sub) || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
+    if (typeof sub !== 'string' || sub.length === 0) return skip(refuse, 'no-subject', jws, claims);
     // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
     const type = claims.client_id === sub || claims.azp === sub ? 'service' : 'user';
     const principal = principalOfClaims(sub, type, authenticator, iss as string | undefined, claims);
@@ -276,7 +276,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
         (reason === 'no-key' || reason === 'signature') &&
         policy.issuers !== undefined &&
         !policy.issuers.includes(iss as string);
-      report(authenticator, foreign ? 'issuer' : reason, jws?.header.kid, isString(iss) ? iss : undefined);
+      report(authenticator, foreign ? 'issuer' : reason, jws?.header.kid, typeof iss === 'string' ? iss : undefined);
       return null;
     };
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.

@@ -3,7 +3,6 @@
 // once into what each scope implies: the handler's, and the entries' that check scopes (jwt, oidc,
 // introspection).
 import { isRecord } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
 import { isScopeList, SCOPE_LIST, SCOPE_TOKEN, throwConfigError } from './errors.ts';
 
 /** Each scope of `scopeImplies` with every scope a token holding it holds: itself and, transitively, what it implies. */
@@ -35,7 +34,7 @@ export function readScopeImplies(helper: string, value: unknown): ScopeImplies |
     if (held === undefined) {
       const all = new Set([scope]);
       for (const next of implies.get(scope) ?? []) for (const name of visit(next, [...path, scope])) all.add(name);
-      closure.set(scope, (held = freeze([...all])));
+      closure.set(scope, (held = Object.freeze([...all])));
     }
     return held;
   };

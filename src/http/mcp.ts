@@ -13,7 +13,7 @@ import { NO_OFFLINE_ACCESS, NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
-import { freeze, isArray, isInteger, isObject, isRecord, isString, nonEmptyString } from '../agent/shapes.ts';
+import { isRecord, nonEmptyString } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -46,7 +46,7 @@ export interface McpConfig {
 }
 
 /** The protocol revisions served, newest first. */
-export const MCP_PROTOCOL_VERSIONS: readonly string[] = freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
 /** The revision whose requests must mirror their method and tool name in headers (SEP-2243). */
 const MIRRORED = MCP_PROTOCOL_VERSIONS[0];
 /** The answer to an `initialize` asking for a revision not served: the newest one with a handshake. */
@@ -88,17 +88,18 @@ export function readMcpOptions(
   const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
   nonEmptyString(name, '.name', fail);
   if (title !== undefined) nonEmptyString(title, '.title', fail);
-  if (!isObject(scopes)) throw fail('.scopes must be { ask?, decide? }');
+  if (typeof scopes !== 'object' || scopes === null) throw fail('.scopes must be { ask?, decide? }');
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
     if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
     if (list?.includes('offline_access')) throw fail(`.scopes.${tool}${NO_OFFLINE_ACCESS}`);
   }
   if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail(`.scopes${SCOPES_NEED_AUTH}`);
-  if (!isArray(allowedOrigins)) throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
+  if (!Array.isArray(allowedOrigins))
+    throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
   for (const origin of allowedOrigins) {
     if (
-      !isString(origin) ||
+      typeof origin !== 'string' ||
       !/^https?:\/\//.test(origin) ||
       !URL.canParse(origin) ||
       new URL(origin).origin !== origin
@@ -106,24 +107,24 @@ export function readMcpOptions(
       throw fail(`.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`);
     }
   }
-  if (allowedHosts !== undefined && (!isArray(allowedHosts) || allowedHosts.length === 0)) {
+  if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
     throw fail(
       '.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"',
     );
   }
   for (const host of allowedHosts ?? []) {
-    if (!isString(host) || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
+    if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
       throw fail(
         `.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
       );
     }
   }
   const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
-  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : freeze([...list]));
-  return freeze({
+  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : Object.freeze([...list]));
+  return Object.freeze({
     name,
     title,
-    scopes: freeze({
+    scopes: Object.freeze({
       ...(scopes.ask !== undefined && { ask: frozen(scopes.ask) }),
       ...(scopes.decide !== undefined && { decide: frozen(scopes.decide) }),
     }),
@@ -191,7 +192,7 @@ const rpcError = (id: IdText | null, code: number, message: string, status = 200
 const invalid = (id: IdText | null, what: string, status = 400) =>
   rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
-const isId = (id: unknown) => isString(id) || isInteger(id);
+const isId = (id: unknown) => typeof id === 'string' || Number.isInteger(id);
 
 /** The id of a parsed body, as written, when the body is an object whose `id` is a valid one; else `null`. */
 function idIn(parsed: { value: unknown; text: string } | undefined): IdText | null {
@@ -204,7 +205,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
   if (parsed === undefined) return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
   const { value } = parsed;
   // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
-  if (isArray(value)) return invalid(null, 'batches are not supported');
+  if (Array.isArray(value)) return invalid(null, 'batches are not supported');
   if (!isRecord(value)) return invalid(null, 'not a JSON-RPC message');
   const { jsonrpc, id, method, params } = value;
   const answerId = idIn(parsed);
@@ -216,7 +217,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
     if (validId && ('result' in value || 'error' in value)) return accepted();
     return invalid(answerId, 'method is missing');
   }
-  if (!isString(method)) return invalid(answerId, 'method must be a string');
+  if (typeof method !== 'string') return invalid(answerId, 'method must be a string');
   if (params !== undefined && !isRecord(params)) return invalid(answerId, 'params must be an object');
   return { ...(validId && { id: answerId }), method, ...(params !== undefined && { params }) };
 }
@@ -267,11 +268,12 @@ export async function mcpRoute(
   const parsed = readJson(bytes);
   if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idIn(parsed));
   const message = readMessage(parsed);
-  if (!('method' in message) || !isString(message.method)) return message as Reply;
+  if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.
   const meta = message.params?._meta;
-  const claimed = isObject(meta) ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
-  if (claimed !== undefined && (!isString(claimed) || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
+  const claimed =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
+  if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
     return unsupported(message.id ?? null);
   const mismatch = headerMismatch(message, request, header, claimed as string | undefined);
   if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
@@ -290,7 +292,7 @@ export async function mcpRoute(
     case 'initialize': {
       const asked = params.protocolVersion;
       return answer({
-        protocolVersion: isString(asked) && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
+        protocolVersion: typeof asked === 'string' && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
         capabilities: CAPABILITIES,
         serverInfo: serverInfo(config),
       });
@@ -310,7 +312,7 @@ export async function mcpRoute(
       return answer({ tools: listTools(agent, config), ...(version === MIRRORED && UNCACHED) });
     case 'tools/call': {
       const { name, arguments: args = {} } = params;
-      if (!isString(name)) return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
+      if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (meter: TurnMeter | undefined): Promise<Reply> => {
         const result = await callTool(agent, name, args as Record<string, unknown>, {

@@ -1,6 +1,5 @@
 // The scopes of agentHandler()'s route groups (design §15); authorize.ts checks them.
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
-import { freeze, isObject } from '../agent/shapes.ts';
 
 /** Scopes per group of routes (`agentHandler`'s `scopes`). */
 export interface RouteScopes {
@@ -28,7 +27,7 @@ export function readRouteScopes(
 ): Readonly<Partial<Record<ScopeGroup, readonly string[]>>> | undefined {
   if (value === undefined) return undefined;
   const fail = (message: string) => new AuthConfigError(`${helper}: scopes${message}`);
-  if (!isObject(value)) throw fail(' must be { send?, read?, approve?, sessions?, mcp? }');
+  if (typeof value !== 'object' || value === null) throw fail(' must be { send?, read?, approve?, sessions?, mcp? }');
   checkOptionNames(`${helper}: scopes`, value, SCOPE_GROUPS);
   if (auth === undefined) throw fail(SCOPES_NEED_AUTH);
   const scopes: Partial<Record<ScopeGroup, readonly string[]>> = {};
@@ -37,7 +36,7 @@ export function readRouteScopes(
     if (list === undefined) continue;
     if (!isScopeList(list)) throw fail(`.${group}${NOT_A_SCOPE_LIST}`);
     if (list.includes('offline_access')) throw fail(`.${group}${NO_OFFLINE_ACCESS}`);
-    scopes[group] = freeze([...list]);
+    scopes[group] = Object.freeze([...list]);
   }
-  return freeze(scopes);
+  return Object.freeze(scopes);
 }
