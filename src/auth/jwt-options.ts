@@ -2,7 +2,7 @@
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
 import { checkQuotable } from './challenges.ts';
 import { readDpopPolicy } from './dpop-options.ts';
-import { isScopeList, SCOPE_LIST, throwConfigError } from './errors.ts';
+import { isScopeList, throwConfigError } from './errors.ts';
 import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { normalizeAudience, type ClaimsPolicy } from './jws/claims.ts';
 import { mediaType } from './jws/compact.ts';
@@ -122,7 +122,10 @@ export function readEntryOptions(
   if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0))
     throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
   if (scopes !== undefined && !isScopeList(scopes)) {
-    throwConfigError(helper, `scopes must be ${SCOPE_LIST} (no spaces, quotes or backslashes)`);
+    throwConfigError(
+      helper,
+      `scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`,
+    );
   }
   // No challenge names it (design §29) and no access token carries it: a requirement nothing could meet.
   if (scopes?.includes('offline_access'))

@@ -3,7 +3,7 @@
 // once into what each scope implies: the handler's, and the entries' that check scopes (jwt, oidc,
 // introspection).
 import { isRecord } from './jws/json.ts';
-import { isScopeList, SCOPE_LIST, SCOPE_TOKEN, throwConfigError } from './errors.ts';
+import { isScopeList, SCOPE_TOKEN, throwConfigError } from './errors.ts';
 
 /** Each scope of `scopeImplies` with every scope a token holding it holds: itself and, transitively, what it implies. */
 export type ScopeImplies = ReadonlyMap<string, readonly string[]>;
@@ -22,7 +22,7 @@ export function readScopeImplies(helper: string, value: unknown): ScopeImplies |
     if (!SCOPE_TOKEN.test(scope) || !isScopeList(implied))
       throwConfigError(
         helper,
-        `scopeImplies[${JSON.stringify(scope.slice(0, 64))}] must be ${SCOPE_LIST}, under a scope token`,
+        `scopeImplies[${JSON.stringify(scope.slice(0, 64))}] must be a non-empty list of RFC 6749 scope tokens, under a scope token`,
       );
     implies.set(scope, implied);
   }

@@ -46,7 +46,7 @@ export function aliasesIn(source: string): string[] {
     found.push(`${match[1]} aliases ${/=\s*(\w+)\./.exec(match[0])?.[1]}.${match[2]}`);
   // A destructured built-in: `const { keys, freeze } = Object;`.
   for (const match of code.matchAll(new RegExp(`\\b(?:const|let|var)\\s*\\{([^}]*)\\}\\s*=\\s*${BUILT_IN}\\s*;`, 'g')))
-    found.push(`{${match[1].trim()}} destructures a built-in`);
+    found.push(`{${(match[1] ?? '').trim()}} destructures a built-in`);
   for (const name of ALIAS_NAMES) {
     if (!ALSO_VARIABLES.has(name))
       for (const _ of code.matchAll(new RegExp(`\\b(?:const|let|var|function)\\s+${name}\\b`, 'g')))
@@ -55,7 +55,7 @@ export function aliasesIn(source: string): string[] {
   // An import of one of the names, from anywhere.
   const names = new RegExp(`^(?:${ALIAS_NAMES.join('|')})$`);
   for (const match of code.matchAll(/\bimport\s*(?:type\s*)?\{([^}]*)\}\s*from\b/g))
-    for (const specifier of match[1].split(',')) {
+    for (const specifier of (match[1] ?? '').split(',')) {
       const imported = specifier.trim().split(/\s+as\s+/)[0] ?? '';
       if (names.test(imported)) found.push(`imports ${imported}`);
     }
