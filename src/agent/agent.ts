@@ -1,4 +1,4 @@
-import { carryPresentedToken, checkOptionNames, holdPresentedToken } from '../auth/internal.ts';
+import { carryPresentedToken, checkOptionNames, holdPresentedToken, kindOf } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
 import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
@@ -195,7 +195,9 @@ export function createAgent(options: AgentOptions): Agent {
     if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
     if (mode === 'owned' && principal !== undefined && chosen && isAnonymous(principal)) {
       // An anonymous caller's new sessions get server-made ids; an id of someone else's session answers the same.
-      throw invalidInput('an anonymous caller cannot choose the sessionId of a new session; send without sessionId');
+      throw invalidInput(
+        'send(): an anonymous caller cannot choose the sessionId of a new session; send without sessionId',
+      );
     }
     if (stored !== undefined || verdict === 'refused') throw sessionNotFound();
     const session = newSession(sessionId);
@@ -209,14 +211,15 @@ export function createAgent(options: AgentOptions): Agent {
     // The token the caller presented stays reachable while this run goes on, and no longer (design §32).
     let letGo: (() => void) | undefined;
     try {
-      nonEmptyString(message, 'message', invalidInput);
+      nonEmptyString(message, 'send(): message', invalidInput);
       callOptions('send()', sendOptions, SEND_OPTION_NAMES);
-      const hooks = runHooks(sendOptions, trace);
-      const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
+      const hooks = runHooks('send()', sendOptions, trace);
+      const sessionId =
+        sendOptions.sessionId === undefined ? randomId() : checkSessionId('send()', sendOptions.sessionId);
       trace?.conversation(sessionId);
-      const principal = checkPrincipal(sendOptions.principal);
+      const principal = checkPrincipal('send()', sendOptions.principal);
       letGo = holdPresentedToken(principal);
-      const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
+      const context = runContext(principal, sessionId, checkMetadata('send()', sendOptions.metadata));
       const owner = principal === undefined ? undefined : ownerKey(principal);
       const asked: Message = { role: 'user', content: message };
       // What the message adds to the record (and its comma), counted once: a 1 MiB message takes a walk of its own.
@@ -277,16 +280,16 @@ export function createAgent(options: AgentOptions): Agent {
   async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
     let letGo: (() => void) | undefined;
     try {
-      nonEmptyString(approvalId, 'approvalId', invalidInput);
+      nonEmptyString(approvalId, 'decide(): approvalId', invalidInput);
       if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
-        throw invalidInput('the decision needs approved: true or false');
+        throw invalidInput('decide(): the decision needs approved: true or false');
       }
       checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
       const { approved, reason } = decision;
-      const hooks = runHooks(decision, trace);
+      const hooks = runHooks('decide()', decision, trace);
       if (reason !== undefined && typeof reason !== 'string')
-        throw invalidInput('the reason of a decision must be a string');
-      const decidedBy = checkPrincipal(decision.principal, 'the decider');
+        throw invalidInput(`decide(): reason must be a string; got ${kindOf(reason)}`);
+      const decidedBy = checkPrincipal('decide()', decision.principal, 'the decider');
       letGo = holdPresentedToken(decidedBy);
       const notFound = () =>
         new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
@@ -309,11 +312,12 @@ export function createAgent(options: AgentOptions): Agent {
             // The run resumes as the principal it started with; the decider is only recorded. Its own
             // object: it carries the token the decider presented only when the decider is that principal (design §27).
             const started = checkPrincipal(
+              'decide()',
               checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
               'the checkpoint principal',
             );
             carryPresentedToken(decidedBy, started);
-            const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
+            const context = runContext(started, sessionId, checkMetadata('decide()', checkpoint.metadata));
             const setup = await prepare(context, checkpoint.namespace, turnStore);
             const { pending, messages } = checkpoint;
             const entry: AuditEntry = {
@@ -356,11 +360,11 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /** What a call (`send`, `decide`) gives its run besides its state: its signal, whether it streams, its hooks (checked) and its spans. */
-  const runHooks = (options: SendOptions | DecideOptions, trace: RunTrace | undefined) => ({
+  const runHooks = (call: string, options: SendOptions | DecideOptions, trace: RunTrace | undefined) => ({
     signal: options.signal,
     streaming: options.onEvent !== undefined,
-    onUsage: checkHook(options.onUsage),
-    meter: checkHook<TurnMeter>(options.meter, 'meter'),
+    onUsage: checkHook(call, options.onUsage),
+    meter: checkHook<TurnMeter>(call, options.meter, 'meter'),
     trace,
   });
 
@@ -369,7 +373,7 @@ export function createAgent(options: AgentOptions): Agent {
   const runDecide = tracing?.(decide) ?? decide;
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
-    checkPrincipal(callOptions(call, options, ['principal'])?.principal);
+    checkPrincipal(call, callOptions(call, options, ['principal'])?.principal);
   /** The session the caller may use, or `SESSION_NOT_FOUND`. */
   async function callersSession(
     turnStore: Store,
@@ -382,7 +386,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function pendingApprovals(sessionId: string, options?: { principal?: Principal }): Promise<PendingApproval[]> {
-    const id = checkSessionId(sessionId);
+    const id = checkSessionId('pendingApprovals()', sessionId);
     const principal = callerOf('pendingApprovals()', options);
     if (mode === 'owned') await callersSession(store, id, principal);
     const checkpoints = (await store.listCheckpoints(id)) as RunCheckpoint[];
@@ -393,7 +397,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (mode !== 'owned') throw invalidInput("listSessions() needs an agent created with sessions: 'owned'");
     if (typeof options !== 'object' || options === null) throw invalidInput('listSessions() needs { principal }');
     checkOptionNames('listSessions()', options, ['principal', 'limit', 'cursor'], invalidInput);
-    const principal = checkPrincipal(options.principal);
+    const principal = checkPrincipal('listSessions()', options.principal);
     if (principal === undefined) throw invalidInput('listSessions() needs the principal whose sessions to list');
     if (isAnonymous(principal)) throw new AgentError('FORBIDDEN', 'an anonymous caller owns no sessions');
     const limit = checkLimit(options.limit);
@@ -418,7 +422,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
-    const id = checkSessionId(sessionId);
+    const id = checkSessionId('deleteSession()', sessionId);
     const principal = callerOf('deleteSession()', options);
     if (typeof store.deleteSession !== 'function')
       throw invalidAgent('deleteSession() needs a store with deleteSession');
@@ -445,7 +449,11 @@ export function createAgent(options: AgentOptions): Agent {
     },
     decide: runDecide,
     async transcript(sessionId: string, options?: { principal?: Principal }) {
-      const session = await callersSession(store, checkSessionId(sessionId), callerOf('transcript()', options));
+      const session = await callersSession(
+        store,
+        checkSessionId('transcript()', sessionId),
+        callerOf('transcript()', options),
+      );
       return { sessionId, messages: session.messages, audit: session.audit };
     },
     pendingApprovals,

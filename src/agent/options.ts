@@ -97,8 +97,9 @@ export function readLimits(value: unknown): number {
   return sessionBytes as number;
 }
 
-export function checkHook<T = UsageHook>(hook: unknown, name = 'onUsage'): T | undefined {
-  if (hook !== undefined && typeof hook !== 'function') throw invalidInput(`${name} must be a function`);
+export function checkHook<T = UsageHook>(call: string, hook: unknown, name = 'onUsage'): T | undefined {
+  if (hook !== undefined && typeof hook !== 'function')
+    throw invalidInput(`${call}: ${name} must be a function; got ${kindOf(hook)}`);
   return hook as T | undefined;
 }
 

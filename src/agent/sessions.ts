@@ -1,5 +1,5 @@
 // Session ownership (design §9) and the listing order every store shares.
-import { callerKey, decodeBase64url, encodeBase64url, sameCaller, type CallerKey } from '../auth/internal.ts';
+import { callerKey, decodeBase64url, encodeBase64url, kindOf, sameCaller, type CallerKey } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import type {
@@ -143,7 +143,7 @@ export function encodeCursor(row: { updatedAt: string; id: string }): string {
 
 /** The position a cursor names; `INVALID_INPUT` for anything that is not one of ours. */
 export function decodeCursor(cursor: unknown): { updatedAt: string; id: string } {
-  const invalid = () => invalidInput('cursor must be the nextCursor of a previous page');
+  const invalid = () => invalidInput('listSessions(): cursor must be the nextCursor of a previous page');
   if (typeof cursor !== 'string' || cursor.length > 2048) throw invalid();
   let value: unknown;
   try {
@@ -162,7 +162,7 @@ export function checkLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_PAGE;
   // Number.isInteger is false for anything but a number.
   if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
-    throw invalidInput(`limit must be an integer from 1 to ${MAX_PAGE}`);
+    throw invalidInput(`listSessions(): limit must be an integer from 1 to ${MAX_PAGE}; got ${kindOf(limit)}`);
   }
   return limit as number;
 }
