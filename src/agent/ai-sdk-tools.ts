@@ -3,6 +3,7 @@
 // here imports `ai`. Each becomes one of this library's tools, so §21's validation and approvals
 // and §26's argument rules apply to it unchanged. Wire facts: `@ai-sdk/provider-utils`' `Tool`,
 // `jsonSchema()`, `ToolExecutionOptions` and `ToolResultOutput`.
+import { kindOf } from '../auth/internal.ts';
 import { jsonSchemaIssues, parametersSchema, type StandardJsonSchema } from './arguments.ts';
 import { type Fail, invalidAgent } from './errors.ts';
 import { promptMessages } from './models/ai-sdk.ts';
@@ -64,14 +65,9 @@ export async function schemasReady(tools: Iterable<Tool>): Promise<void> {
   for (const tool of tools) await (tool as Partial<Adapted>).ready?.();
 }
 
-/** How the AI SDK's `tool()` is called, as the messages about AI SDK tools write it. */
-export const AI_SDK_TOOL_CALL = 'tool({ description, inputSchema, execute';
-const SHAPE = `an AI SDK tool: ${AI_SDK_TOOL_CALL}, needsApproval? })`;
 /** Whether a `needsApproval` can work (absent, a boolean or a policy function), and what is said of one that cannot. */
 export const isApprovalPolicy = (value: unknown) =>
   value === undefined || typeof value === 'boolean' || typeof value === 'function';
-export const APPROVAL_POLICY = 'needsApproval as a boolean or a function';
-const SCHEMAS = 'zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema()';
 const adaptations = new WeakMap<object, Map<string, Adapted>>();
 const noWait = () => Promise.resolve();
 
@@ -84,11 +80,14 @@ export function adaptAiSdkTool(value: object, name: string, where: string, fail:
   if (sdk.type === 'provider')
     throw fail(`${at} is provider-executed (type: 'provider'): its provider runs it, not this agent; leave it out`);
   if (typeof sdk.execute !== 'function')
-    throw fail(`${at} has no execute function (${SHAPE}): this agent runs its tools itself`);
+    throw fail(
+      `${at} has no execute function (an AI SDK tool: tool({ description, inputSchema, execute, needsApproval? })): this agent runs its tools itself`,
+    );
   if (sdk.contextSchema !== undefined)
     throw fail(`${at} has a contextSchema: tools here get no context; close over what it needs instead`);
   const { needsApproval } = sdk;
-  if (!isApprovalPolicy(needsApproval)) throw fail(`${at} needs ${APPROVAL_POLICY}`);
+  if (!isApprovalPolicy(needsApproval))
+    throw fail(`${at} needs needsApproval as a boolean or a function; got ${kindOf(needsApproval)}`);
   const description = typeof sdk.description === 'function' ? sdk.description({ context: undefined }) : sdk.description;
   if (description !== undefined && typeof description !== 'string')
     throw fail(`${at} needs a description that is a string`);
@@ -98,7 +97,9 @@ export function adaptAiSdkTool(value: object, name: string, where: string, fail:
     schema === undefined ||
     (schema.wait === undefined && parametersSchema(schema.parameters, at, fail) === undefined)
   )
-    throw fail(`${at} needs inputSchema: ${SCHEMAS}`);
+    throw fail(
+      `${at} needs inputSchema: zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema()`,
+    );
   const tool: Adapted = {
     name,
     description: description ?? '',
@@ -196,7 +197,9 @@ function inputParameters(input: unknown): { parameters: Tool['parameters']; wait
   const ready = () =>
     (pending ??= Promise.resolve((schema as { jsonSchema: unknown }).jsonSchema).then((value) => {
       if (typeof value !== 'object' || value === null)
-        throw invalidAgent(`jsonSchema() gave no JSON Schema (${SCHEMAS})`);
+        throw invalidAgent(
+          'jsonSchema() gave no JSON Schema (zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema())',
+        );
       resolved = value as JsonSchema;
     }));
   const parameters: StandardJsonSchema = {

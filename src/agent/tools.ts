@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../auth/internal.ts';
+import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import {
   checkArguments,
   parametersSchema,
@@ -8,9 +8,7 @@ import {
 } from './arguments.ts';
 import {
   adaptAiSdkTool,
-  AI_SDK_TOOL_CALL,
   aiSdkToolOf,
-  APPROVAL_POLICY,
   approvalOptions,
   isApprovalPolicy,
   looksLikeAiSdkTool,
@@ -39,8 +37,6 @@ export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): T
   checkTool(definition, 'tool()', configError);
   return definition as Tool<ToolArguments<P>>;
 }
-
-const TOOLS_SHAPE = `an array of tools, or a record of AI SDK tools (a ToolSet: { weather: ${AI_SDK_TOOL_CALL} }) }, as @ai-sdk/mcp's client.tools() returns), or an array of records, one per source: [local, remote]`;
 
 /**
  * Whether an element of a `tools` array is one tool (this library's, or an AI SDK tool given
@@ -86,9 +82,13 @@ export function indexTools(
       else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) {
         checkTool(tool, source, fail);
         add(tool as unknown as Tool, where);
-      } else
+      } else if (isPlainObject(tool) && 'parameters' in tool)
         throw fail(
-          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : `an AI SDK tool (${AI_SDK_TOOL_CALL} }))`}`,
+          `${source}: "${name.slice(0, 100)}" is not a tool of that name (its name is ${JSON.stringify(tool.name)})`,
+        );
+      else
+        throw fail(
+          `${source}: "${name.slice(0, 100)}" is not an AI SDK tool (tool({ description, inputSchema, execute })); got ${kindOf(tool)}`,
         );
     }
   };
@@ -109,7 +109,9 @@ export function indexTools(
   } else if (isPlainObject(tools)) {
     addRecord(tools, 'tools');
   } else {
-    throw fail(`${source} must be ${TOOLS_SHAPE}`);
+    throw fail(
+      `${source} must be an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns), or an array of records, one per source: [local, remote]; got ${kindOf(tools)}`,
+    );
   }
   return byName;
 }
@@ -121,19 +123,16 @@ function checkTool(tool: unknown, source: string, fail: Fail): string {
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
   checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
-  const problem =
-    typeof description !== 'string'
-      ? 'a description'
-      : parametersSchema(parameters, where, fail) === undefined
-        ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-        : typeof execute !== 'function'
-          ? 'an execute function'
-          : !isApprovalPolicy(needsApproval)
-            ? APPROVAL_POLICY
-            : exposeErrors !== undefined && typeof exposeErrors !== 'boolean'
-              ? 'exposeErrors as a boolean'
-              : undefined;
-  if (problem) throw fail(`${where} needs ${problem}`);
+  if (typeof description !== 'string') throw fail(`${where} needs a description; got ${kindOf(description)}`);
+  if (parametersSchema(parameters, where, fail) === undefined)
+    throw fail(
+      `${where} needs parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema); got ${kindOf(parameters)}`,
+    );
+  if (typeof execute !== 'function') throw fail(`${where} needs an execute function; got ${kindOf(execute)}`);
+  if (!isApprovalPolicy(needsApproval))
+    throw fail(`${where} needs needsApproval as a boolean or a function; got ${kindOf(needsApproval)}`);
+  if (exposeErrors !== undefined && typeof exposeErrors !== 'boolean')
+    throw fail(`${where} needs exposeErrors as a boolean; got ${kindOf(exposeErrors)}`);
   return name;
 }
 

@@ -6,7 +6,7 @@ import { B64TOKEN, credentialsStart } from './authorization.ts';
 import { builtInEntry, type EntryContext } from './built-in.ts';
 import { boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
-import { AuthError, kindOf, throwConfigError } from './errors.ts';
+import { AuthConfigError, AuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkClaims, hasScopes } from './jws/claims.ts';
 import { fetchJsonObject, readHttpsUrl, withoutQuery } from './key-set.ts';
 import { isWorkersRuntime } from './attempt-gate.ts';
@@ -19,7 +19,7 @@ import { basicCredentials, formEncode } from './client-auth.ts';
 import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
-import { completePrincipal, deepFreeze, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
+import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
 import { verifiesAccessToken } from './presented-token.ts';
 import type { RefusalReason, ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput, RequestView } from './types.ts';
@@ -273,7 +273,10 @@ export function introspection(options: IntrospectionOptions): AuthFn {
         ? { ...mapped, authenticator: 'introspection' }
         : mapped,
     );
-    if (principal === null) throw new TypeError(`${helper}: the principal mapper ${INVALID_PRINCIPAL}`);
+    if (principal === null)
+      throw new AuthConfigError(
+        `${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
+      );
     // Kept for the next Bearer request only when nothing but the clock could change the outcome.
     // Never one without the scopes: a kept principal skips their check.
     if (

@@ -4,7 +4,7 @@ import { builtInEntry, type EntryContext } from './built-in.ts';
 import type { ChallengeErrorSkip } from './challenges.ts';
 import { accessTokenHash, boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions, type DpopPolicy } from './dpop-options.ts';
-import { AuthError, kindOf, throwConfigError } from './errors.ts';
+import { AuthConfigError, AuthError, kindOf, throwConfigError } from './errors.ts';
 import {
   ENTRY_OPTION_NAMES,
   readAlgorithms,
@@ -28,7 +28,7 @@ import { keySetCache, readHttpsUrl } from './key-set.ts';
 import { clockOf, type InternalOptions } from './internal-options.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
 import { readCompactJws, skip, verifiedKey, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
-import { completePrincipal, INVALID_PRINCIPAL, principalOfClaims } from './principal.ts';
+import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { ProtectedResourceMetadata } from './protected-resource.ts';
 import type { RefusalReason, ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
@@ -248,7 +248,10 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     const input = await (mapper as JwtPrincipalMapper)(claims);
     if (input === null || input === undefined) return skip(refuse, 'no-subject', jws, claims);
     const principal = completePrincipal(input.authenticator === undefined ? { ...input, authenticator } : input);
-    if (principal === null) throw new TypeError(`${config.helper}: the principal mapper ${INVALID_PRINCIPAL}`);
+    if (principal === null)
+      throw new AuthConfigError(
+        `${config.helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
+      );
     if (key !== undefined) cache?.put((jws as CompactJws).token, { claims, key, principal: undefined });
     return principal;
   }

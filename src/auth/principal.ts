@@ -38,9 +38,6 @@ export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
   return value;
 }
 
-/** What a caller is told when `completePrincipal` refuses a principal it was given. */
-export const INVALID_PRINCIPAL = 'returned an invalid principal (needs id, and type "user" or "service")';
-
 /**
  * Checks what an entry returned and builds the frozen principal that leaves the layer, or
  * `null` when it is not a valid principal (a bug in the entry). A missing `authenticator`

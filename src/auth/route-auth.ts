@@ -11,7 +11,7 @@ import {
 } from './challenges.ts';
 import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
-import { completePrincipal, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
+import { completePrincipal, makePrincipal } from './principal.ts';
 import { keeping } from './presented-token.ts';
 import { requestRefusals, type RequestRefusals, type RefusalListener } from './refusals.ts';
 import { authResponse } from './responses.ts';
@@ -214,7 +214,9 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       }
       const principal = completePrincipal(outcome);
       if (principal === null) {
-        console.error(`agentward: an auth entry ${INVALID_PRINCIPAL}; answering 500`);
+        console.error(
+          'agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500',
+        );
         return refusing(request, 500, refusals);
       }
       // Once a tokenExchange() exists, the access token the entry verified is kept beside the principal, never in it (design §27).

@@ -99,47 +99,55 @@ const whole = (value: unknown, max = ANY): value is number =>
 /** Reads `limits`: closed, every number checked; `undefined` without it. Errors at creation. */
 export function readLimits(helper: string, value: unknown, hasAuth: boolean): Limits | undefined {
   if (value === undefined) return undefined;
-  const fail = (message: string) => new AuthConfigError(`${helper}: limits${message}`);
   if (typeof value !== 'object' || value === null)
-    throw fail(' must be { requests?, concurrent?, tokens?, failures?, store?, clientAddress? }');
+    throw new AuthConfigError(
+      `${helper}: limits must be { requests?, concurrent?, tokens?, failures?, store?, clientAddress? }`,
+    );
   checkOptionNames(`${helper}: limits`, value, [...POLICIES, 'concurrent', 'store', 'clientAddress']);
   const { concurrent, store, clientAddress } = value as LimitsOptions;
   const limits: Record<string, unknown> = { store: store ?? memoryLimitStore() };
   for (const name of POLICIES) {
     const window = (value as LimitsOptions)[name];
     if (window === undefined) continue;
-    if (typeof window !== 'object' || window === null) throw fail(`.${name} must be { limit, windowSec }`);
+    if (typeof window !== 'object' || window === null)
+      throw new AuthConfigError(`${helper}: limits.${name} must be { limit, windowSec }`);
     checkOptionNames(
       `${helper}: limits.${name}`,
       window,
       name === 'tokens' ? ['limit', 'windowSec', 'outputReserve'] : ['limit', 'windowSec'],
     );
     const { limit, windowSec, outputReserve = OUTPUT_RESERVE } = window as TokensWindow;
-    if (!whole(limit)) throw fail(`.${name}.limit must be a positive integer`);
+    if (!whole(limit)) throw new AuthConfigError(`${helper}: limits.${name}.limit must be a positive integer`);
     if (!whole(windowSec, MAX_WINDOW_SEC))
-      throw fail(`.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
+      throw new AuthConfigError(
+        `${helper}: limits.${name}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`,
+      );
     if (!Number.isSafeInteger(outputReserve) || outputReserve < 0)
-      throw fail('.tokens.outputReserve must be a whole number of tokens, 0 or more');
+      throw new AuthConfigError(`${helper}: limits.tokens.outputReserve must be a whole number of tokens, 0 or more`);
     // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
     const fields = name === 'tokens' ? TOKEN_FIELDS : RATELIMIT;
     limits[name] = { name, limit, windowSec, item: `"${name}";q=${limit};w=${windowSec}`, fields, outputReserve };
   }
   if (concurrent !== undefined) {
-    if (!whole(concurrent)) throw fail('.concurrent must be a positive integer');
+    if (!whole(concurrent)) throw new AuthConfigError(`${helper}: limits.concurrent must be a positive integer`);
     limits.concurrent = concurrent;
   } else if (Object.keys(limits).length === 1) {
-    throw fail(' needs one of requests, concurrent, tokens, failures');
+    throw new AuthConfigError(`${helper}: limits needs one of requests, concurrent, tokens, failures`);
   }
-  if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
+  if (limits.failures !== undefined && !hasAuth)
+    throw new AuthConfigError(`${helper}: limits.failures needs auth: without it nothing answers 401`);
   const methods = limits.store as Record<string, unknown>;
   if (
     ['hit', 'settle', 'acquire', 'release'].some((method) => typeof methods[method] !== 'function') ||
     (methods.reserve !== undefined && typeof methods.reserve !== 'function')
   ) {
-    throw fail('.store must be a limit store (hit, settle, acquire, release, reserve?), such as memoryLimitStore()');
+    throw new AuthConfigError(
+      `${helper}: limits.store must be a limit store (hit, settle, acquire, release, reserve?), such as memoryLimitStore()`,
+    );
   }
   if (clientAddress !== undefined) {
-    if (typeof clientAddress !== 'function') throw fail('.clientAddress must be a function of the request');
+    if (typeof clientAddress !== 'function')
+      throw new AuthConfigError(`${helper}: limits.clientAddress must be a function of the request`);
     limits.clientAddress = clientAddress;
   }
   return limits as unknown as Limits;

@@ -9,7 +9,6 @@ import { callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
-import { NO_OFFLINE_ACCESS, NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
@@ -80,23 +79,31 @@ export function readMcpOptions(
 ): McpConfig | undefined {
   if (value === undefined || value === false) return undefined;
   const options = value === true ? {} : value;
-  const fail = (message: string) => new AuthConfigError(`${helper}: mcp${message}`);
   /** An entry of a list, quoted and cut short, for the message that refuses it. */
   const quoted = (entry: unknown) => JSON.stringify(String(entry)).slice(0, 80);
-  if (!isRecord(options)) throw fail(' must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }');
+  if (!isRecord(options))
+    throw new AuthConfigError(
+      `${helper}: mcp must be true or { name?, title?, scopes?, allowedOrigins?, allowedHosts? }`,
+    );
   checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'allowedOrigins', 'allowedHosts']);
   const { name = agentName, title, scopes = {}, allowedOrigins = [], allowedHosts } = options as McpOptions;
-  nonEmptyString(name, '.name', fail);
-  if (title !== undefined) nonEmptyString(title, '.title', fail);
-  if (typeof scopes !== 'object' || scopes === null) throw fail('.scopes must be { ask?, decide? }');
+  nonEmptyString(name, `${helper}: mcp.name`, (message) => new AuthConfigError(message));
+  if (title !== undefined) nonEmptyString(title, `${helper}: mcp.title`, (message) => new AuthConfigError(message));
+  if (typeof scopes !== 'object' || scopes === null)
+    throw new AuthConfigError(`${helper}: mcp.scopes must be { ask?, decide? }`);
   checkOptionNames(`${helper}: mcp.scopes`, scopes, ['ask', 'decide']);
   for (const [tool, list] of Object.entries(scopes)) {
-    if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
-    if (list?.includes('offline_access')) throw fail(`.scopes.${tool}${NO_OFFLINE_ACCESS}`);
+    if (list !== undefined && !isScopeList(list))
+      throw new AuthConfigError(`${helper}: mcp.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+    if (list?.includes('offline_access'))
+      throw new AuthConfigError(
+        `${helper}: mcp.scopes.${tool} must not include offline_access: it asks for a refresh token, no access token carries it, so no token could satisfy it`,
+      );
   }
-  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail(`.scopes${SCOPES_NEED_AUTH}`);
+  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth)
+    throw new AuthConfigError(`${helper}: mcp.scopes need auth (without it no caller has claims to grant them)`);
   if (!Array.isArray(allowedOrigins))
-    throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
+    throw new AuthConfigError(`${helper}: mcp.allowedOrigins must be a list of origins such as "https://app.example"`);
   for (const origin of allowedOrigins) {
     if (
       typeof origin !== 'string' ||
@@ -104,18 +111,20 @@ export function readMcpOptions(
       !URL.canParse(origin) ||
       new URL(origin).origin !== origin
     ) {
-      throw fail(`.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`);
+      throw new AuthConfigError(
+        `${helper}: mcp.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`,
+      );
     }
   }
   if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
-    throw fail(
-      '.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"',
+    throw new AuthConfigError(
+      `${helper}: mcp.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"`,
     );
   }
   for (const host of allowedHosts ?? []) {
     if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
-      throw fail(
-        `.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
+      throw new AuthConfigError(
+        `${helper}: mcp.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
       );
     }
   }
