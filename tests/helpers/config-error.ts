@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { AuthConfigError } from '../../src/auth/index.ts';
-import { seenMessages } from './message-literals.ts';
+
+/** Messages the assertions below saw, for tests/repo/config-errors.test.ts to find in src/ (design §38). */
+export const seenMessages = new Set<string>();
 
 /**
  * Asserts that `create` throws `AuthConfigError` with code `AGENT_AUTH_CONFIG_INVALID`, a

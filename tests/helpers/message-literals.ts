@@ -20,7 +20,8 @@ const decodeEscapes = (text: string) =>
   text.replace(/\\(u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[\s\S])/g, (_, sequence: string) => {
     if (sequence[0] === 'u' && sequence.length > 1)
       return String.fromCodePoint(Number.parseInt(sequence.replace(/[u{}]/g, ''), 16));
-    if (sequence[0] === 'x' && sequence.length === 3) return String.fromCharCode(Number.parseInt(sequence.slice(1), 16));
+    if (sequence[0] === 'x' && sequence.length === 3)
+      return String.fromCharCode(Number.parseInt(sequence.slice(1), 16));
     return ({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[sequence] ?? sequence;
   });
 
@@ -137,6 +138,3 @@ export function sourceLiterals(): SourceLiteral[] {
 export function literalOf(message: string, literals: readonly SourceLiteral[] = sourceLiterals()): string | undefined {
   return literals.find((literal) => writes(literal, message))?.file;
 }
-
-/** Messages the configuration-error assertions saw, for tests/repo/config-errors.test.ts to look up. */
-export const seenMessages = new Set<string>();

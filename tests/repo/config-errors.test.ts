@@ -33,8 +33,8 @@ import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-lim
 import { durableObjectReplayStore } from '../../src/cloudflare/durable-object-replay.ts';
 import { durableObjectSessionStore } from '../../src/cloudflare/durable-object-sessions.ts';
 import { durableObjectAuditLog } from '../../src/cloudflare/durable-object-audit-log.ts';
-import { assertFactoryRefuses, type FactoryMistakes } from '../helpers/config-error.ts';
-import { literalOf, literalsOf, seenMessages, writes } from '../helpers/message-literals.ts';
+import { assertFactoryRefuses, type FactoryMistakes, seenMessages } from '../helpers/config-error.ts';
+import { literalOf, literalsOf, writes } from '../helpers/message-literals.ts';
 
 const SECRET = 'config-errors-test-secret-0123456789abcdef';
 const TOKEN = 'tok_config_errors_0123456789';
