@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { isPlainObject } from '../agent/tools.ts';
-import { B64TOKEN, checkOptionNames } from '../auth/internal.ts';
+import { AuthConfigError, B64TOKEN, checkOptionNames } from '../auth/internal.ts';
 import { readLimits, type LimitWindow } from '../http/limits.ts';
 
 import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE, type BuildTarget } from './names.ts';
@@ -82,7 +82,7 @@ async function readJsonFile(file: string): Promise<unknown> {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new Error(`${file}: not valid JSON (${(error as Error).message})`, { cause: error });
+    throw new AuthConfigError(`${file}: not valid JSON (${(error as Error).message})`, { cause: error });
   }
 }
 
@@ -90,9 +90,10 @@ async function readJsonFile(file: string): Promise<unknown> {
 const NOT_A_NAME = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 
 function checkName(name: unknown, file: string): void {
-  if (typeof name !== 'string' || name.length === 0) throw new Error(`${file}: "name" must be a non-empty string`);
+  if (typeof name !== 'string' || name.length === 0)
+    throw new AuthConfigError(`${file}: "name" must be a non-empty string`);
   if (NOT_A_NAME.test(name))
-    throw new Error(
+    throw new AuthConfigError(
       `${file}: "name" must be one line of text, without control characters or line separators (U+2028, U+2029)`,
     );
 }
@@ -104,28 +105,28 @@ const SPEC_FIELDS = Object.freeze(['name', 'instructions', 'model']);
 const AUTH_FILE_KEYS = Object.freeze(['auth', 'scopes', 'scopeImplies', 'onRefused', 'protectedResource', 'telemetry']);
 
 function checkSettings(value: unknown, file: string): ProjectSettings {
-  if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
+  if (!isPlainObject(value)) throw new AuthConfigError(`${file}: must be a JSON object`);
   const inAuthFile = Object.keys(value).find((key) => AUTH_FILE_KEYS.includes(key));
   if (inAuthFile !== undefined) {
     const example = inAuthFile === 'auth' ? 'export default [jwt({ … })]' : `export const ${inAuthFile} = …`;
-    throw new Error(
+    throw new AuthConfigError(
       `${file}: "${inAuthFile}" belongs in auth.ts (${example}): agentward.json holds data only (${SETTINGS_FIELDS.filter((key) => key !== 'apiTokenSha256').join(', ')}); auth.ts holds the auth list and the route options beside it (scopes, scopeImplies, mcp, onRefused, protectedResource, limits, telemetry)`,
     );
   }
   // A misspelled "apiToken" would leave the server without its token.
-  checkOptionNames(file, value, SETTINGS_FIELDS, (message) => new Error(message));
+  checkOptionNames(file, value, SETTINGS_FIELDS, (message) => new AuthConfigError(message));
   const { name, basePath, apiToken, mcp, limits } = value;
-  if (mcp !== undefined && typeof mcp !== 'boolean') throw new Error(`${file}: "mcp" must be true or false`);
+  if (mcp !== undefined && typeof mcp !== 'boolean') throw new AuthConfigError(`${file}: "mcp" must be true or false`);
   if (limits !== undefined) checkProjectLimits(limits, file);
   if (name !== undefined) checkName(name, file);
   if (basePath !== undefined && (typeof basePath !== 'string' || !BASE_PATH.test(basePath))) {
-    throw new Error(
+    throw new AuthConfigError(
       `${file}: "basePath" must be a path such as "/agent" (segments of letters, digits, -._~; no trailing slash)`,
     );
   }
   // The message never quotes the token.
   if (apiToken !== undefined && (typeof apiToken !== 'string' || !B64TOKEN.test(apiToken))) {
-    throw new Error(`${file}: "apiToken" must be a non-empty RFC 6750 b64token`);
+    throw new AuthConfigError(`${file}: "apiToken" must be a non-empty RFC 6750 b64token`);
   }
   return value as ProjectSettings;
 }
@@ -133,7 +134,7 @@ function checkSettings(value: unknown, file: string): ProjectSettings {
 /** `"limits"`: what `serve()`'s `limits` takes, checked the same way, but the store and the address, which only code can give. */
 export function checkProjectLimits(limits: unknown, file: string): ProjectLimits {
   if (isPlainObject(limits) && ('store' in limits || 'clientAddress' in limits)) {
-    throw new Error(
+    throw new AuthConfigError(
       `${file}: "limits" takes requests, concurrent, tokens and failures; a store and clientAddress are code: give them to serve() (the server keeps its counters in PostgreSQL when AGENT_DATABASE_URL is set)`,
     );
   }
@@ -142,11 +143,11 @@ export function checkProjectLimits(limits: unknown, file: string): ProjectLimits
 }
 
 function checkSpec(value: unknown, file: string): AgentSpec {
-  if (!isPlainObject(value)) throw new Error(`${file}: must be a JSON object`);
-  checkOptionNames(file, value, SPEC_FIELDS, (message) => new Error(message));
+  if (!isPlainObject(value)) throw new AuthConfigError(`${file}: must be a JSON object`);
+  checkOptionNames(file, value, SPEC_FIELDS, (message) => new AuthConfigError(message));
   checkName(value.name, file);
   if (value.instructions !== undefined && typeof value.instructions !== 'string')
-    throw new Error(`${file}: "instructions" must be a string`);
+    throw new AuthConfigError(`${file}: "instructions" must be a string`);
   return value as AgentSpec;
 }
 
@@ -162,7 +163,7 @@ export function authSources(info: AgentDir): string[] {
 /** The auth file of a directory, if any; both `auth.ts` and `auth.js` is ambiguous and refused. */
 export function findAuthFile(dir: string): string | undefined {
   const present = AUTH_FILES.map((name) => join(dir, name)).filter((file) => existsSync(file));
-  if (present.length > 1) throw new Error(`${dir}: holds both auth.ts and auth.js; keep one of them`);
+  if (present.length > 1) throw new AuthConfigError(`${dir}: holds both auth.ts and auth.js; keep one of them`);
   return present[0];
 }
 
@@ -171,7 +172,9 @@ export async function readAgentDir(directory: string): Promise<AgentDir> {
   const dir = resolve(directory);
   const agentFile = join(dir, AGENT_FILE);
   if (!existsSync(agentFile)) {
-    throw new Error(`${agentFile}: not found; an agent directory needs agent.ts whose default export is the agent`);
+    throw new AuthConfigError(
+      `${agentFile}: not found; an agent directory needs agent.ts whose default export is the agent`,
+    );
   }
   const authFile = findAuthFile(dir);
   const settingsFile = join(dir, SETTINGS_FILE);

@@ -1,4 +1,5 @@
 // A module of an agent directory that fails to load is named with the line and column at fault.
+import { AuthConfigError } from '../auth/internal.ts';
 import nodeModule from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { quietly } from './transpile.ts';
@@ -55,8 +56,8 @@ export function loadError(error: unknown, file: string, readSource?: () => strin
   }
   const message =
     error instanceof Error ? `${error.name === 'Error' ? '' : `${error.name}: `}${error.message}` : String(error);
-  if (location === undefined) return new Error(`${file}: cannot be loaded: ${message}`, { cause: error });
+  if (location === undefined) return new AuthConfigError(`${file}: cannot be loaded: ${message}`, { cause: error });
   const where = `${location.file}:${location.line}:${location.column}`;
   const importedBy = location.file === file ? '' : ` (imported by ${file})`;
-  return new Error(`${where}: cannot be loaded${importedBy}: ${message}`, { cause: error });
+  return new AuthConfigError(`${where}: cannot be loaded${importedBy}: ${message}`, { cause: error });
 }

@@ -93,7 +93,7 @@ async function importModule(file: string): Promise<Record<string, unknown>> {
       throw configErrorAt(error as Error, file);
     throw loadError(error, file, () => readFileSync(file, 'utf8'));
   }
-  if (!('default' in module)) throw new Error(`${file}: has no default export`);
+  if (!('default' in module)) throw new AuthConfigError(`${file}: has no default export`);
   return module;
 }
 
@@ -127,13 +127,13 @@ export function authList(value: unknown, file: string): readonly AuthFn[] {
     );
   }
   if (!Array.isArray(value)) {
-    throw new Error(
+    throw new AuthConfigError(
       `${file}: the default export must be the auth list (an array of entries such as jwt(), apiToken()) or one entry (a function); got ${kindOf(value)}`,
     );
   }
   value.forEach((entry, index) => {
     if (typeof entry !== 'function')
-      throw new Error(
+      throw new AuthConfigError(
         `${file}: entry ${index} of the default export is not an auth entry (a function); got ${kindOf(entry)}`,
       );
   });
@@ -142,7 +142,9 @@ export function authList(value: unknown, file: string): readonly AuthFn[] {
 
 export function checkAgent(value: unknown, file: string): Agent {
   if (typeof value !== 'object' || value === null || typeof (value as Agent).send !== 'function') {
-    throw new Error(`${file}: the default export must be the agent (createAgent({ ... })); got ${kindOf(value)}`);
+    throw new AuthConfigError(
+      `${file}: the default export must be the agent (createAgent({ ... })); got ${kindOf(value)}`,
+    );
   }
   return value as Agent;
 }

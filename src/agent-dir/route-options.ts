@@ -3,7 +3,7 @@
 // scopeImplies, mcp, onRefused, protectedResource, limits, telemetry, audit); `agentward.json` keeps
 // its data-only keys (mcp: true, limits without a store). One reading, for `dev`, `start`, the
 // built node server and `resolveAgentDir`, so each serves the directory as `serve()` would.
-import { closest } from '../auth/internal.ts';
+import { AuthConfigError, closest } from '../auth/internal.ts';
 import { HANDLER_OPTION_NAMES } from '../http/handler.ts';
 import type { ServeOptions } from '../node/server.ts';
 import type { ProjectSettings } from './agent-dir.ts';
@@ -34,7 +34,7 @@ export function authFileOptions(module: Readonly<Record<string, unknown>>, file:
     if (name === 'default') continue;
     if (!(AUTH_FILE_EXPORTS as readonly string[]).includes(name)) {
       const near = closest(name, AUTH_FILE_EXPORTS);
-      throw new Error(
+      throw new AuthConfigError(
         `${file}: unknown export ${JSON.stringify(name.slice(0, 64))}${near === undefined ? '' : ` (did you mean "${near}"?)`}; auth.ts exports the auth list (default) and may export ${AUTH_FILE_EXPORTS.join(', ')}`,
       );
     }
@@ -43,7 +43,7 @@ export function authFileOptions(module: Readonly<Record<string, unknown>>, file:
   // An option this version of serve() does not take is said here, with the file, not as serve()'s unknown option.
   for (const name of Object.keys(options)) {
     if (!HANDLER_OPTION_NAMES.includes(name))
-      throw new Error(`${file}: exports ${name}, which this version of agentward's serve() does not take`);
+      throw new AuthConfigError(`${file}: exports ${name}, which this version of agentward's serve() does not take`);
   }
   return options as DirectoryRouteOptions;
 }
@@ -61,7 +61,7 @@ export function directoryRouteOptions(
   for (const name of ['mcp', 'limits'] as const) {
     if (settings[name] === undefined) continue;
     if (options[name] !== undefined)
-      throw new Error(
+      throw new AuthConfigError(
         `${files.authFile} exports ${name} and ${files.settingsFile} has "${name}": keep one of them (auth.ts's may hold code)`,
       );
     Object.assign(options, { [name]: settings[name] });

@@ -1,3 +1,4 @@
+import { AuthConfigError } from '../auth/internal.ts';
 import nodeModule from 'node:module';
 import { specifierStrings } from './source-scan.ts';
 
@@ -41,7 +42,7 @@ export function stripTypes(source: string, file: string): string {
     // Read at call time: Bun has no stripTypeScriptTypes, and agentward/node must still import there.
     return quietly(() => nodeModule.stripTypeScriptTypes(source, { mode: 'strip' }));
   } catch (error) {
-    throw new Error(`${file}: cannot be transpiled: ${(error as Error).message}`, { cause: error });
+    throw new AuthConfigError(`${file}: cannot be transpiled: ${(error as Error).message}`, { cause: error });
   }
 }
 

@@ -1,4 +1,4 @@
-import { carryPresentedToken, checkOptionNames, holdPresentedToken } from '../auth/internal.ts';
+import { carryPresentedToken, checkOptionNames, holdPresentedToken, kindOf } from '../auth/internal.ts';
 import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
 import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
@@ -65,7 +65,7 @@ import type {
   ToolListing,
   TurnMeter,
 } from './types.ts';
-import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } from './shapes.ts';
+import { nonEmptyString } from './shapes.ts';
 
 /**
  * Creates an agent. `model`, `instructions`, `tools` and `settings` are values (a static agent)
@@ -93,12 +93,13 @@ import { freeze, isBoolean, isFunction, isObject, isString, nonEmptyString } fro
  * const result = await agent.send('hello', { principal });
  */
 /** The metadata of a direct tool call's run: none. */
-const NO_METADATA: Readonly<Record<string, unknown>> = freeze({});
+const NO_METADATA: Readonly<Record<string, unknown>> = Object.freeze({});
 
 export function createAgent(options: AgentOptions): Agent {
-  if (!isObject(options)) throw invalidOption('options must be an object');
+  if (typeof options !== 'object' || options === null) throw invalidOption('options must be an object');
   checkOptionNames(CREATE_AGENT, options, AGENT_OPTION_NAMES);
-  if (isObject(options.memory)) checkOptionNames(`${CREATE_AGENT}: memory`, options.memory, ['scope']);
+  if (typeof options.memory === 'object' && options.memory !== null)
+    checkOptionNames(`${CREATE_AGENT}: memory`, options.memory, ['scope']);
   const {
     name,
     model,
@@ -114,29 +115,32 @@ export function createAgent(options: AgentOptions): Agent {
   const sessionBytes = readLimits(options.limits);
   const telemetry = readTelemetry(options.telemetry, CREATE_AGENT);
   nonEmptyString(name, 'name', invalidOption);
-  const staticModel = isFunction(model) ? undefined : runModel(model);
-  if (!isFunction(model) && staticModel === undefined)
+  const staticModel = typeof model === 'function' ? undefined : runModel(model);
+  if (typeof model !== 'function' && staticModel === undefined)
     throw invalidOption(notAModel('model (or what a function returns)'));
   const tracing = telemetry === undefined ? undefined : agentTracing(telemetry, name, staticModel);
-  const staticSettings = isFunction(settings)
-    ? undefined
-    : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
-  if (!isString(instructions) && !isFunction(instructions))
+  const staticSettings =
+    typeof settings === 'function' ? undefined : checkSettings(settings, `${CREATE_AGENT}: settings`, configError);
+  if (typeof instructions !== 'string' && typeof instructions !== 'function')
     throw invalidOption('instructions must be a string or a function returning one');
-  if (memory !== undefined && !isFunction(memory?.scope)) throw invalidOption('memory.scope must be a function');
+  if (memory !== undefined && typeof memory?.scope !== 'function')
+    throw invalidOption('memory.scope must be a function');
   checkStore(store, `${CREATE_AGENT}: store`);
   checkPositive(maxSteps, 'maxSteps');
   if (sessions !== 'shared' && sessions !== 'owned') throw invalidOption("sessions must be 'shared' or 'owned'");
-  if (sessions === 'owned' && (!isFunction(store.listSessions) || !isFunction(store.deleteSession))) {
+  if (sessions === 'owned' && (typeof store.listSessions !== 'function' || typeof store.deleteSession !== 'function')) {
     throw invalidOption("sessions: 'owned' needs a store with listSessions and deleteSession");
   }
   const mode: SessionMode = sessions;
   checkPositive(maxPendingApprovals, 'maxPendingApprovals');
   const reserved = memory === undefined ? [] : [REMEMBER];
-  const staticTools = isFunction(tools)
-    ? undefined
-    : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
-  const keepsPrincipal = isFunction(model) || isFunction(instructions) || isFunction(tools) || isFunction(settings);
+  const staticTools =
+    typeof tools === 'function' ? undefined : indexTools(tools, reserved, `${CREATE_AGENT}: tools`, configError);
+  const keepsPrincipal =
+    typeof model === 'function' ||
+    typeof instructions === 'function' ||
+    typeof tools === 'function' ||
+    typeof settings === 'function';
   const limits = { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal };
 
   /** The model, instructions, tools and settings of a run: a dynamic agent's, made for its context; the memory of `namespace` added. */
@@ -147,11 +151,12 @@ export function createAgent(options: AgentOptions): Agent {
       chosen = runModel(returned);
       if (chosen === undefined) throw invalidAgent(notAModel('what the model function returns'));
     }
-    let text = isFunction(instructions) ? await instructions(context) : instructions;
-    if (!isString(text)) throw invalidAgent('the instructions function must return a string');
-    const byName = isFunction(tools)
-      ? indexTools(await tools(context), reserved, 'the tools function result')
-      : new Map(staticTools);
+    let text = typeof instructions === 'function' ? await instructions(context) : instructions;
+    if (typeof text !== 'string') throw invalidAgent('the instructions function must return a string');
+    const byName =
+      typeof tools === 'function'
+        ? indexTools(await tools(context), reserved, 'the tools function result')
+        : new Map(staticTools);
     await schemasReady(byName.values());
     const runSettings =
       staticSettings ??
@@ -166,7 +171,9 @@ export function createAgent(options: AgentOptions): Agent {
   const exclusive = keyedQueue();
   /** Runs one turn of a session under the store's per-session lock, or this agent's own queue. */
   const turn = <T>(sessionId: string, body: (store: Store) => Promise<T>): Promise<T> =>
-    isFunction(store.withSession) ? store.withSession(sessionId, body) : exclusive(sessionId, () => body(store));
+    typeof store.withSession === 'function'
+      ? store.withSession(sessionId, body)
+      : exclusive(sessionId, () => body(store));
 
   const sessionNotFound = () => new AgentError('SESSION_NOT_FOUND', 'no session has this id');
 
@@ -187,7 +194,10 @@ export function createAgent(options: AgentOptions): Agent {
     // A caller who may use the session (any caller of a shared one; an owned one's owner, by the
     // store's owner record) learns that it is full before its record is read and parsed, which at
     // the bound is costly (docs/design.md §30, "Speed tricks and what they bought").
-    if (verdict === undefined && (mode === 'shared' || principal === undefined || isFunction(turnStore.sessionOwner))) {
+    if (
+      verdict === undefined &&
+      (mode === 'shared' || principal === undefined || typeof turnStore.sessionOwner === 'function')
+    ) {
       const least = await turnStore.sessionBytesAtLeast?.(sessionId);
       if (least !== undefined) checkSize(least + askedBytes, sessionBytes);
     }
@@ -195,7 +205,9 @@ export function createAgent(options: AgentOptions): Agent {
     if (stored !== undefined && mayUse(mode, stored, principal)) return stored;
     if (mode === 'owned' && principal !== undefined && chosen && isAnonymous(principal)) {
       // An anonymous caller's new sessions get server-made ids; an id of someone else's session answers the same.
-      throw invalidInput('an anonymous caller cannot choose the sessionId of a new session; send without sessionId');
+      throw invalidInput(
+        'send(): an anonymous caller cannot choose the sessionId of a new session; send without sessionId',
+      );
     }
     if (stored !== undefined || verdict === 'refused') throw sessionNotFound();
     const session = newSession(sessionId);
@@ -209,14 +221,15 @@ export function createAgent(options: AgentOptions): Agent {
     // The token the caller presented stays reachable while this run goes on, and no longer (design §32).
     let letGo: (() => void) | undefined;
     try {
-      nonEmptyString(message, 'message', invalidInput);
+      nonEmptyString(message, 'send(): message', invalidInput);
       callOptions('send()', sendOptions, SEND_OPTION_NAMES);
-      const hooks = runHooks(sendOptions, trace);
-      const sessionId = sendOptions.sessionId === undefined ? randomId() : checkSessionId(sendOptions.sessionId);
+      const hooks = runHooks('send()', sendOptions, trace);
+      const sessionId =
+        sendOptions.sessionId === undefined ? randomId() : checkSessionId('send()', sendOptions.sessionId);
       trace?.conversation(sessionId);
-      const principal = checkPrincipal(sendOptions.principal);
+      const principal = checkPrincipal('send()', sendOptions.principal);
       letGo = holdPresentedToken(principal);
-      const context = runContext(principal, sessionId, checkMetadata(sendOptions.metadata));
+      const context = runContext(principal, sessionId, checkMetadata('send()', sendOptions.metadata));
       const owner = principal === undefined ? undefined : ownerKey(principal);
       const asked: Message = { role: 'user', content: message };
       // What the message adds to the record (and its comma), counted once: a 1 MiB message takes a walk of its own.
@@ -277,15 +290,16 @@ export function createAgent(options: AgentOptions): Agent {
   async function decide(approvalId: string, decision: DecideOptions, trace?: RunTrace): Promise<RunResult> {
     let letGo: (() => void) | undefined;
     try {
-      nonEmptyString(approvalId, 'approvalId', invalidInput);
-      if (!isObject(decision) || !isBoolean(decision.approved)) {
-        throw invalidInput('the decision needs approved: true or false');
+      nonEmptyString(approvalId, 'decide(): approvalId', invalidInput);
+      if (typeof decision !== 'object' || decision === null || typeof decision.approved !== 'boolean') {
+        throw invalidInput('decide(): the decision needs approved: true or false');
       }
       checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
       const { approved, reason } = decision;
-      const hooks = runHooks(decision, trace);
-      if (reason !== undefined && !isString(reason)) throw invalidInput('the reason of a decision must be a string');
-      const decidedBy = checkPrincipal(decision.principal, 'the decider');
+      const hooks = runHooks('decide()', decision, trace);
+      if (reason !== undefined && typeof reason !== 'string')
+        throw invalidInput(`decide(): reason must be a string; got ${kindOf(reason)}`);
+      const decidedBy = checkPrincipal('decide()', decision.principal, 'the decider');
       letGo = holdPresentedToken(decidedBy);
       const notFound = () =>
         new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
@@ -308,11 +322,12 @@ export function createAgent(options: AgentOptions): Agent {
             // The run resumes as the principal it started with; the decider is only recorded. Its own
             // object: it carries the token the decider presented only when the decider is that principal (design §27).
             const started = checkPrincipal(
+              'decide()',
               checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
               'the checkpoint principal',
             );
             carryPresentedToken(decidedBy, started);
-            const context = runContext(started, sessionId, checkMetadata(checkpoint.metadata));
+            const context = runContext(started, sessionId, checkMetadata('decide()', checkpoint.metadata));
             const setup = await prepare(context, checkpoint.namespace, turnStore);
             const { pending, messages } = checkpoint;
             const entry: AuditEntry = {
@@ -355,11 +370,11 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /** What a call (`send`, `decide`) gives its run besides its state: its signal, whether it streams, its hooks (checked) and its spans. */
-  const runHooks = (options: SendOptions | DecideOptions, trace: RunTrace | undefined) => ({
+  const runHooks = (call: string, options: SendOptions | DecideOptions, trace: RunTrace | undefined) => ({
     signal: options.signal,
     streaming: options.onEvent !== undefined,
-    onUsage: checkHook(options.onUsage),
-    meter: checkHook<TurnMeter>(options.meter, 'meter'),
+    onUsage: checkHook(call, options.onUsage),
+    meter: checkHook<TurnMeter>(call, options.meter, 'meter'),
     trace,
   });
 
@@ -368,7 +383,7 @@ export function createAgent(options: AgentOptions): Agent {
   const runDecide = tracing?.(decide) ?? decide;
 
   const callerOf = (call: string, options: { principal?: unknown } | undefined) =>
-    checkPrincipal(callOptions(call, options, ['principal'])?.principal);
+    checkPrincipal(call, callOptions(call, options, ['principal'])?.principal);
   /** The session the caller may use, or `SESSION_NOT_FOUND`. */
   async function callersSession(
     turnStore: Store,
@@ -381,7 +396,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function pendingApprovals(sessionId: string, options?: { principal?: Principal }): Promise<PendingApproval[]> {
-    const id = checkSessionId(sessionId);
+    const id = checkSessionId('pendingApprovals()', sessionId);
     const principal = callerOf('pendingApprovals()', options);
     if (mode === 'owned') await callersSession(store, id, principal);
     const checkpoints = (await store.listCheckpoints(id)) as RunCheckpoint[];
@@ -390,9 +405,9 @@ export function createAgent(options: AgentOptions): Agent {
 
   async function listSessions(options: { principal: Principal; limit?: number; cursor?: string }) {
     if (mode !== 'owned') throw invalidInput("listSessions() needs an agent created with sessions: 'owned'");
-    if (!isObject(options)) throw invalidInput('listSessions() needs { principal }');
+    if (typeof options !== 'object' || options === null) throw invalidInput('listSessions() needs { principal }');
     checkOptionNames('listSessions()', options, ['principal', 'limit', 'cursor'], invalidInput);
-    const principal = checkPrincipal(options.principal);
+    const principal = checkPrincipal('listSessions()', options.principal);
     if (principal === undefined) throw invalidInput('listSessions() needs the principal whose sessions to list');
     if (isAnonymous(principal)) throw new AgentError('FORBIDDEN', 'an anonymous caller owns no sessions');
     const limit = checkLimit(options.limit);
@@ -417,9 +432,10 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   async function deleteSession(sessionId: string, options?: { principal?: Principal }): Promise<void> {
-    const id = checkSessionId(sessionId);
+    const id = checkSessionId('deleteSession()', sessionId);
     const principal = callerOf('deleteSession()', options);
-    if (!isFunction(store.deleteSession)) throw invalidAgent('deleteSession() needs a store with deleteSession');
+    if (typeof store.deleteSession !== 'function')
+      throw invalidAgent('deleteSession() needs a store with deleteSession');
     await turn(id, async (turnStore) => {
       await callersSession(turnStore, id, principal);
       await turnStore.deleteSession!(id);
@@ -428,25 +444,26 @@ export function createAgent(options: AgentOptions): Agent {
 
   /** The tools `principal` gets (a `tools` function called for it), `only` those named when given; never `remember`. */
   async function callersTools(context: RunContext, only: readonly string[] | undefined): Promise<Map<string, Tool>> {
-    const byName = isFunction(tools)
-      ? indexTools(await tools(context), reserved, 'the tools function result')
-      : new Map(staticTools);
+    const byName =
+      typeof tools === 'function'
+        ? indexTools(await tools(context), reserved, 'the tools function result')
+        : new Map(staticTools);
     await schemasReady(byName.values());
     if (only !== undefined) for (const name of [...byName.keys()]) if (!only.includes(name)) byName.delete(name);
     return byName;
   }
 
   /** `only` of `listTools()` and `callTool()`: a list of tool names. */
-  const checkOnly = (only: unknown): readonly string[] | undefined => {
-    if (only !== undefined && !(Array.isArray(only) && only.every(isString)))
-      throw invalidInput('only must be a list of tool names');
+  const checkOnly = (call: 'listTools()' | 'callTool()', only: unknown): readonly string[] | undefined => {
+    if (only !== undefined && !(Array.isArray(only) && only.every((item) => typeof item === 'string')))
+      throw invalidInput(`${call}: only must be a list of tool names; got ${kindOf(only)}`);
     return only as readonly string[] | undefined;
   };
 
   async function listTools(options?: CallerOptions & { only?: readonly string[] }): Promise<ToolListing[]> {
     const { principal, only } = callOptions('listTools()', options, ['principal', 'only']) ?? {};
-    const context = runContext(checkPrincipal(principal), randomId(), NO_METADATA);
-    const byName = await callersTools(context, checkOnly(only));
+    const context = runContext(checkPrincipal('listTools()', principal), randomId(), NO_METADATA);
+    const byName = await callersTools(context, checkOnly('listTools()', only));
     return Promise.all([...byName.values()].map(toolListing));
   }
 
@@ -459,11 +476,11 @@ export function createAgent(options: AgentOptions): Agent {
   async function callTool(name: string, args: unknown, options: CallToolOptions = {}): Promise<ToolCallResult> {
     let letGo: (() => void) | undefined;
     try {
-      nonEmptyString(name, 'name', invalidInput);
+      nonEmptyString(name, 'callTool(): name', invalidInput);
       callOptions('callTool()', options, ['principal', 'signal', 'only']);
-      const principal = checkPrincipal(options.principal);
+      const principal = checkPrincipal('callTool()', options.principal);
       letGo = holdPresentedToken(principal);
-      const only = checkOnly(options.only);
+      const only = checkOnly('callTool()', options.only);
       const sessionId = randomId();
       const context = runContext(principal, sessionId, NO_METADATA);
       const owner = principal === undefined ? undefined : ownerKey(principal);
@@ -524,7 +541,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
   }
 
-  const agent: Agent = freeze({
+  const agent: Agent = Object.freeze({
     name,
     sessions: mode,
     // A tool that may ask first, or tools chosen per run (any of them may): the MCP route lists decide then.
@@ -533,7 +550,7 @@ export function createAgent(options: AgentOptions): Agent {
       [...staticTools.values()].some((tool) => tool.needsApproval !== undefined && tool.needsApproval !== false),
     send: runSend,
     session(id: string) {
-      return freeze({
+      return Object.freeze({
         id,
         send: (message: string, sessionOptions: Omit<SendOptions, 'sessionId'> = {}) =>
           runSend(message, { ...sessionOptions, sessionId: id }),
@@ -541,13 +558,17 @@ export function createAgent(options: AgentOptions): Agent {
     },
     decide: runDecide,
     async transcript(sessionId: string, options?: { principal?: Principal }) {
-      const session = await callersSession(store, checkSessionId(sessionId), callerOf('transcript()', options));
+      const session = await callersSession(
+        store,
+        checkSessionId('transcript()', sessionId),
+        callerOf('transcript()', options),
+      );
       return { sessionId, messages: session.messages, audit: session.audit };
     },
     pendingApprovals,
     listSessions,
     deleteSession,
-    ...(staticTools !== undefined && { toolNames: freeze([...staticTools.keys()]) }),
+    ...(staticTools !== undefined && { toolNames: Object.freeze([...staticTools.keys()]) }),
     listTools,
     callTool,
   });

@@ -3,11 +3,12 @@
 // here imports `ai`. Each becomes one of this library's tools, so §21's validation and approvals
 // and §26's argument rules apply to it unchanged. Wire facts: `@ai-sdk/provider-utils`' `Tool`,
 // `jsonSchema()`, `ToolExecutionOptions` and `ToolResultOutput`.
+import { kindOf } from '../auth/internal.ts';
 import { jsonSchemaIssues, parametersSchema, type StandardJsonSchema } from './arguments.ts';
 import { type Fail, invalidAgent } from './errors.ts';
 import { promptMessages } from './models/ai-sdk.ts';
 import type { JsonSchema, Message, Tool, ToolCall } from './types.ts';
-import { isArray, isBoolean, isFunction, isObject, isString, isTextPart } from './shapes.ts';
+import { isTextPart } from './shapes.ts';
 
 /**
  * An AI SDK tool (`tool({ description, inputSchema, execute, needsApproval })`, `dynamicTool()`),
@@ -50,9 +51,11 @@ const SDK = Symbol('agentward.aiSdkTool');
 type Adapted = Tool & { readonly [SDK]: AiSdkTool; readonly ready: () => Promise<void> };
 
 /** Whether `value` looks like an AI SDK tool: it has `inputSchema`, or an AI SDK tool `type`. */
-export const looksLikeAiSdkTool = (value: unknown): boolean =>
-  isObject(value) &&
-  ('inputSchema' in value || value.type === 'dynamic' || value.type === 'provider' || value.type === 'function');
+export function looksLikeAiSdkTool(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const { type } = value as { type?: unknown };
+  return 'inputSchema' in value || type === 'dynamic' || type === 'provider' || type === 'function';
+}
 
 /** The AI SDK tool a tool of this library runs, when it is one adapted here. */
 export const aiSdkToolOf = (tool: Tool): AiSdkTool | undefined => (tool as Partial<Adapted>)[SDK];
@@ -62,13 +65,9 @@ export async function schemasReady(tools: Iterable<Tool>): Promise<void> {
   for (const tool of tools) await (tool as Partial<Adapted>).ready?.();
 }
 
-/** How the AI SDK's `tool()` is called, as the messages about AI SDK tools write it. */
-export const AI_SDK_TOOL_CALL = 'tool({ description, inputSchema, execute';
-const SHAPE = `an AI SDK tool: ${AI_SDK_TOOL_CALL}, needsApproval? })`;
 /** Whether a `needsApproval` can work (absent, a boolean or a policy function), and what is said of one that cannot. */
-export const isApprovalPolicy = (value: unknown) => value === undefined || isBoolean(value) || isFunction(value);
-export const APPROVAL_POLICY = 'needsApproval as a boolean or a function';
-const SCHEMAS = 'zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema()';
+export const isApprovalPolicy = (value: unknown) =>
+  value === undefined || typeof value === 'boolean' || typeof value === 'function';
 const adaptations = new WeakMap<object, Map<string, Adapted>>();
 const noWait = () => Promise.resolve();
 
@@ -80,21 +79,27 @@ export function adaptAiSdkTool(value: object, name: string, where: string, fail:
   const at = `${where}: tool "${name}"`;
   if (sdk.type === 'provider')
     throw fail(`${at} is provider-executed (type: 'provider'): its provider runs it, not this agent; leave it out`);
-  if (!isFunction(sdk.execute))
-    throw fail(`${at} has no execute function (${SHAPE}): this agent runs its tools itself`);
+  if (typeof sdk.execute !== 'function')
+    throw fail(
+      `${at} has no execute function (an AI SDK tool: tool({ description, inputSchema, execute, needsApproval? })): this agent runs its tools itself`,
+    );
   if (sdk.contextSchema !== undefined)
     throw fail(`${at} has a contextSchema: tools here get no context; close over what it needs instead`);
   const { needsApproval } = sdk;
-  if (!isApprovalPolicy(needsApproval)) throw fail(`${at} needs ${APPROVAL_POLICY}`);
-  const description = isFunction(sdk.description) ? sdk.description({ context: undefined }) : sdk.description;
-  if (description !== undefined && !isString(description)) throw fail(`${at} needs a description that is a string`);
+  if (!isApprovalPolicy(needsApproval))
+    throw fail(`${at} needs needsApproval as a boolean or a function; got ${kindOf(needsApproval)}`);
+  const description = typeof sdk.description === 'function' ? sdk.description({ context: undefined }) : sdk.description;
+  if (description !== undefined && typeof description !== 'string')
+    throw fail(`${at} needs a description that is a string`);
   const schema = inputParameters(sdk.inputSchema);
   // A Standard Schema's JSON Schema is made (and checked) now, as for every tool; a jsonSchema() one's may be a promise.
   if (
     schema === undefined ||
     (schema.wait === undefined && parametersSchema(schema.parameters, at, fail) === undefined)
   )
-    throw fail(`${at} needs inputSchema: ${SCHEMAS}`);
+    throw fail(
+      `${at} needs inputSchema: zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema()`,
+    );
   const tool: Adapted = {
     name,
     description: description ?? '',
@@ -144,26 +149,32 @@ export async function runAiSdkTool(
 ): Promise<unknown> {
   const options = callOptions(call, messages, signal);
   let output = (sdk.execute as NonNullable<AiSdkTool['execute']>)(input, options);
-  if (isObject(output) && isFunction(output[Symbol.asyncIterator])) {
+  if (
+    typeof output === 'object' &&
+    output !== null &&
+    typeof (output as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator] === 'function'
+  ) {
     let last: unknown;
     for await (const value of output as unknown as AsyncIterable<unknown>) last = value;
     output = last;
   } else output = await output;
   const toModelOutput = (sdk as { toModelOutput?: (output: unknown) => unknown }).toModelOutput;
-  if (!isFunction(toModelOutput)) return output;
+  if (typeof toModelOutput !== 'function') return output;
   return modelOutput(await toModelOutput({ toolCallId: call.id, input, output }));
 }
 
 /** An AI SDK `ToolResultOutput` as what the model is told: its text, its JSON, the text parts of its content. */
 function modelOutput(result: unknown): unknown {
-  if (!isObject(result)) return result;
+  if (typeof result !== 'object' || result === null) return result;
   const { type, value, reason } = result as { type?: unknown; value?: unknown; reason?: unknown };
   if (type === 'text' || type === 'error-text' || type === 'json' || type === 'error-json') return value;
-  if (type === 'execution-denied') return isString(reason) ? reason : 'denied';
-  if (type === 'content' && isArray(value))
+  if (type === 'execution-denied') return typeof reason === 'string' ? reason : 'denied';
+  if (type === 'content' && Array.isArray(value))
     return value
       .map((part: unknown) =>
-        isTextPart(part) ? part.text : `[${String(isObject(part) ? part.type : 'part')} omitted]`,
+        isTextPart(part)
+          ? part.text
+          : `[${String(typeof part === 'object' && part !== null ? (part as { type?: unknown }).type : 'part')} omitted]`,
       )
       .join('\n');
   return result;
@@ -176,8 +187,8 @@ function modelOutput(result: unknown): unknown {
  */
 function inputParameters(input: unknown): { parameters: Tool['parameters']; wait?: () => Promise<void> } | undefined {
   let schema = input;
-  if (isFunction(schema) && !('~standard' in schema)) schema = (schema as () => unknown)();
-  if (!isObject(schema) && !isFunction(schema)) return undefined;
+  if (typeof schema === 'function' && !('~standard' in schema)) schema = (schema as () => unknown)();
+  if ((typeof schema !== 'object' || schema === null) && typeof schema !== 'function') return undefined;
   if ('~standard' in (schema as object)) return { parameters: schema as Tool['parameters'] };
   if ((schema as Record<PropertyKey, unknown>)[AI_SCHEMA] !== true) return undefined;
   const { validate } = schema as { validate?: (value: unknown) => unknown };
@@ -185,7 +196,10 @@ function inputParameters(input: unknown): { parameters: Tool['parameters']; wait
   let pending: Promise<void> | undefined;
   const ready = () =>
     (pending ??= Promise.resolve((schema as { jsonSchema: unknown }).jsonSchema).then((value) => {
-      if (!isObject(value)) throw invalidAgent(`jsonSchema() gave no JSON Schema (${SCHEMAS})`);
+      if (typeof value !== 'object' || value === null)
+        throw invalidAgent(
+          'jsonSchema() gave no JSON Schema (zod 4.2 or later, valibot through toStandardJsonSchema, arktype, or jsonSchema())',
+        );
       resolved = value as JsonSchema;
     }));
   const parameters: StandardJsonSchema = {
@@ -194,7 +208,7 @@ function inputParameters(input: unknown): { parameters: Tool['parameters']; wait
       vendor: 'ai-sdk',
       async validate(value: unknown) {
         await ready();
-        if (!isFunction(validate)) {
+        if (typeof validate !== 'function') {
           const issues = jsonSchemaIssues(resolved as JsonSchema, value);
           return issues.length > 0 ? { issues } : { value };
         }
@@ -216,8 +230,12 @@ function inputParameters(input: unknown): { parameters: Tool['parameters']; wait
 
 /** The Standard Schema issues inside a failed `validate()`'s error (a zod error's `issues`, a `TypeValidationError`'s cause). */
 function issuesOf(error: unknown): { message: string; path?: PropertyKey[] }[] | undefined {
-  const found = isObject(error)
-    ? (error.issues ?? (isObject(error.cause) ? error.cause.issues : error.cause))
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { issues, cause } = error as { issues?: unknown; cause?: unknown };
+  const found =
+    issues ?? (typeof cause === 'object' && cause !== null ? (cause as { issues?: unknown }).issues : cause);
+  return Array.isArray(found) &&
+    found.every((issue) => typeof issue === 'object' && issue !== null && typeof issue.message === 'string')
+    ? found
     : undefined;
-  return isArray(found) && found.every((issue) => isObject(issue) && isString(issue.message)) ? found : undefined;
 }

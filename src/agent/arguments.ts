@@ -4,7 +4,7 @@
 // `type`, `required`, `properties`, `enum`, `additionalProperties` and `items` keywords.
 import { type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Tool, ToolContext } from './types.ts';
-import { isArray, isFunction, isInteger, isObject, isRecord, isString } from './shapes.ts';
+import { isRecord } from './shapes.ts';
 
 /**
  * A Standard Schema (zod ≥ 4.2, arktype, valibot through `@valibot/to-json-schema`'s
@@ -64,10 +64,11 @@ export function parametersSchema(
   fail: Fail = invalidAgent,
 ): JsonSchema | undefined {
   // An arktype type is a function with ~standard; a JSON Schema is an object.
-  if (!isObject(parameters) && !isFunction(parameters)) return undefined;
+  if ((typeof parameters !== 'object' || parameters === null) && typeof parameters !== 'function') return undefined;
   const standard = standardOf(parameters as ToolParameters);
-  if (standard === undefined) return isObject(parameters) ? (parameters as JsonSchema) : undefined;
-  if (!isFunction(standard?.validate) || !isFunction(standard.jsonSchema?.input)) return undefined;
+  if (standard === undefined)
+    return typeof parameters === 'object' && parameters !== null ? (parameters as JsonSchema) : undefined;
+  if (typeof standard?.validate !== 'function' || typeof standard.jsonSchema?.input !== 'function') return undefined;
   let schema = jsonSchemas.get(parameters);
   if (schema === undefined) {
     try {
@@ -75,7 +76,8 @@ export function parametersSchema(
     } catch {
       // Checked below: a conversion that throws is one that returned nothing.
     }
-    if (!isObject(schema)) throw fail(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
+    if (typeof schema !== 'object' || schema === null)
+      throw fail(`${where}: ~standard.jsonSchema.input() gave no JSON Schema`);
     jsonSchemas.set(parameters, schema);
   }
   return schema;
@@ -118,10 +120,11 @@ export async function checkArguments(tool: Tool, args: unknown): Promise<{ value
 
 function describe({ message, path = [] }: Issue, args: unknown): string {
   // Array.from, not map: a library's path may be an Array subclass (arktype's) whose map builds one of its own.
-  const keys = Array.from(path, (step) => (isObject(step) ? step.key : step));
+  const keys = Array.from(path, (step) => (typeof step === 'object' && step !== null ? step.key : step));
   let value = args;
-  for (const key of keys) value = isObject(value) ? (value as Record<PropertyKey, unknown>)[key] : undefined;
-  const text = !isString(message) || quotes(message, value) ? 'invalid' : message.slice(0, 200);
+  for (const key of keys)
+    value = typeof value === 'object' && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined;
+  const text = typeof message !== 'string' || quotes(message, value) ? 'invalid' : message.slice(0, 200);
   const at = keys.map(String).join('.').slice(0, 100);
   return at === '' ? text : `${at}: ${text}`;
 }
@@ -131,12 +134,12 @@ function quotes(message: string, value: unknown): boolean {
   const leaves: unknown[] = [value];
   for (let i = 0; i < leaves.length; i++) {
     const leaf = leaves[i];
-    if (isObject(leaf)) {
+    if (typeof leaf === 'object' && leaf !== null) {
       for (const member of Object.values(leaf)) if (leaves.length < 100) leaves.push(member);
     } else if (
       leaf !== undefined &&
       leaf !== null &&
-      (message.includes(String(leaf)) || (isString(leaf) && message.includes(JSON.stringify(leaf))))
+      (message.includes(String(leaf)) || (typeof leaf === 'string' && message.includes(JSON.stringify(leaf))))
     ) {
       return true;
     }
@@ -153,9 +156,9 @@ function pollutingKeys(args: unknown): Issue[] | undefined {
   const queue: [unknown, PropertyKey[]][] = [[args, []]];
   for (let next = 0; next < queue.length && found.length <= MAX_ISSUES; next++) {
     const [value, path] = queue[next]!;
-    if (!isObject(value)) continue;
+    if (typeof value !== 'object' || value === null) continue;
     for (const key of Object.keys(value)) {
-      const at = [...path, isArray(value) ? Number(key) : key];
+      const at = [...path, Array.isArray(value) ? Number(key) : key];
       if (POLLUTING.has(key)) found.push({ path: at, message: 'is not allowed' });
       else queue.push([(value as Record<string, unknown>)[key], at]);
     }
@@ -173,31 +176,32 @@ export function jsonSchemaIssues(schema: JsonSchema, value: unknown): Issue[] {
 /** Whether `value` is of the JSON Schema type `name` (a name it does not know passes). */
 const isType = (value: unknown, name: unknown): boolean =>
   name === 'integer'
-    ? isInteger(value)
+    ? Number.isInteger(value)
     : name === 'array'
-      ? isArray(value)
+      ? Array.isArray(value)
       : name === 'null'
         ? value === null
         : name === 'object'
           ? isRecord(value)
-          : !isString(name) || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
+          : typeof name !== 'string' || !['string', 'number', 'boolean'].includes(name) || typeof value === name;
 
 /** The issues of `value` under a plain JSON Schema's `type`, `enum`, `required`, `properties`, `additionalProperties` and `items`. */
 function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issues: Issue[]): void {
   if (schema === false) issues.push({ path, message: 'is not allowed' });
   if (!isRecord(schema) || issues.length > MAX_ISSUES) return;
   const { type, enum: allowed, required, properties, additionalProperties, items } = schema;
-  const types = isString(type) ? [type] : isArray(type) ? type : undefined;
+  const types = typeof type === 'string' ? [type] : Array.isArray(type) ? type : undefined;
   if (types !== undefined && !types.some((name) => isType(value, name))) {
     issues.push({ path, message: `expected ${types.join(' or ')}` });
     return;
   }
-  if (isArray(allowed) && !allowed.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
+  if (Array.isArray(allowed) && !allowed.some((option) => JSON.stringify(option) === JSON.stringify(value))) {
     issues.push({ path, message: `must be one of ${JSON.stringify(allowed).slice(1, -1).slice(0, 200)}` });
   }
   if (isRecord(value)) {
-    for (const key of isArray(required) ? required : []) {
-      if (isString(key) && !Object.hasOwn(value, key)) issues.push({ path: [...path, key], message: 'is required' });
+    for (const key of Array.isArray(required) ? required : []) {
+      if (typeof key === 'string' && !Object.hasOwn(value, key))
+        issues.push({ path: [...path, key], message: 'is required' });
     }
     for (const key of Object.keys(value)) {
       const known = isRecord(properties) && Object.hasOwn(properties, key);
@@ -205,7 +209,7 @@ function schemaIssues(schema: unknown, value: unknown, path: PropertyKey[], issu
       if (known || sub !== undefined) schemaIssues(sub, value[key], [...path, key], issues);
     }
   }
-  if (isArray(value) && (isRecord(items) || items === false)) {
+  if (Array.isArray(value) && (isRecord(items) || items === false)) {
     for (const [index, item] of value.entries()) schemaIssues(items, item, [...path, index], issues);
   }
 }

@@ -6,7 +6,7 @@
 // not read the key cannot rebuild the chain. Web Crypto only.
 import { AuthConfigError, constantTimeEqual } from '../auth/internal.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { isObject } from './shapes.ts';
+import { isRecord } from './shapes.ts';
 
 /** The `prev` of the first record of a log: 64 zeros (no record's SHA-256 or HMAC is that, but by a 2⁻²⁵⁶ chance). */
 export const AUDIT_GENESIS: string = '0'.repeat(64);
@@ -93,7 +93,7 @@ export async function chainRecord(
 
 /** A record given to `append()`, checked and copied through JSON (so what is hashed is what is stored). */
 export function recordFields(record: unknown): Record<string, unknown> {
-  if (!isObject(record) || Array.isArray(record)) throw new TypeError('an audit record must be a plain JSON object');
+  if (!isRecord(record)) throw new TypeError('an audit record must be a plain JSON object');
   for (const field of CHAIN_FIELDS)
     if (Object.hasOwn(record, field))
       throw new TypeError(`an audit record may not carry "${field}": the log adds seq, prev and hash`);
@@ -118,7 +118,7 @@ export const recordTime = (record: Record<string, unknown>): number | undefined 
 
 /** Whether `value` has the chain's fields in their forms: `seq` a positive integer, `prev` and `hash` 64 hex digits. */
 export function isChained(value: unknown): value is ChainedRecord {
-  if (!isObject(value) || Array.isArray(value)) return false;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const { seq, prev, hash } = value as Record<string, unknown>;
   return (
     typeof seq === 'number' &&

@@ -13,7 +13,6 @@ import {
   recordTime,
 } from './audit-chain.ts';
 import { configError } from './errors.ts';
-import { isInteger, isObject } from './shapes.ts';
 
 /** What `read()` returns: records from `fromSeq` on, with `since` ≤ `time` < `until`, in `seq` order. */
 export interface AuditReadOptions {
@@ -52,7 +51,7 @@ export const MEMORY_AUDIT_LOG_DEFAULTS: Readonly<{ max: number }> = Object.freez
 /** `read()`'s options, checked (a bad one is a `TypeError` naming it), as bounds: `since`/`until` in ms, `fromSeq`. */
 export function readRange(options: unknown): { since: number; until: number; fromSeq: number } {
   if (options === undefined) return { since: -Infinity, until: Infinity, fromSeq: 1 };
-  if (!isObject(options) || Array.isArray(options))
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
     throw new TypeError('read(): options must be { since?, until?, fromSeq? }');
   checkOptionNames('read()', options, ['since', 'until', 'fromSeq'], (message) => new TypeError(message));
   const { since, until, fromSeq = 1 } = options as AuditReadOptions;
@@ -63,7 +62,7 @@ export function readRange(options: unknown): { since: number; until: number; fro
       throw new TypeError(`read(): ${name} must be an ISO 8601 instant such as 2026-01-01T00:00:00Z`);
     return ms;
   };
-  if (!isInteger(fromSeq) || fromSeq < 1) throw new TypeError('read(): fromSeq must be a positive integer');
+  if (!Number.isInteger(fromSeq) || fromSeq < 1) throw new TypeError('read(): fromSeq must be a positive integer');
   return { since: instant(since, 'since'), until: instant(until, 'until'), fromSeq };
 }
 
@@ -85,10 +84,11 @@ export const inRange = (record: ChainedRecord, range: ReturnType<typeof readRang
  */
 export function memoryAuditLog(options: MemoryAuditLogOptions = {}): AuditLog {
   const helper = 'memoryAuditLog()';
-  if (!isObject(options) || Array.isArray(options)) throw configError(`${helper}: options must be { key?, max? }`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw configError(`${helper}: options must be { key?, max? }`);
   checkOptionNames(helper, options, ['key', 'max']);
   const { key, max = MEMORY_AUDIT_LOG_DEFAULTS.max }: MemoryAuditLogOptions = options;
-  if (!isInteger(max) || max < 1) throw configError(`${helper}: max must be a positive integer`);
+  if (!Number.isInteger(max) || max < 1) throw configError(`${helper}: max must be a positive integer`);
   const hasher = chainHasher(helper, key);
   /** The kept records as JSON text, oldest first; `first` indexes the oldest still kept. */
   let kept: string[] = [];

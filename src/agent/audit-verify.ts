@@ -10,7 +10,6 @@ import {
   sameHash,
 } from './audit-chain.ts';
 import { configError } from './errors.ts';
-import { isInteger, isObject } from './shapes.ts';
 
 /** Options of `verifyAuditLog()`. */
 export interface VerifyAuditLogOptions {
@@ -69,7 +68,8 @@ export async function verifyAuditLog(
   options: VerifyAuditLogOptions = {},
 ): Promise<AuditVerification> {
   const helper = 'verifyAuditLog()';
-  if (!isObject(options) || Array.isArray(options)) throw configError(`${helper}: options must be { key?, head? }`);
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw configError(`${helper}: options must be { key?, head? }`);
   checkOptionNames(helper, options, ['key', 'head']);
   const { key, head } = options;
   if (head !== undefined && !isHead(head))
@@ -114,9 +114,8 @@ export async function verifyAuditLog(
   return result();
 }
 
-const isHead = (value: unknown): value is AuditHead =>
-  isObject(value) &&
-  isInteger(value.seq) &&
-  (value.seq as number) >= 1 &&
-  typeof value.hash === 'string' &&
-  /^[0-9a-f]{64}$/.test(value.hash);
+function isHead(value: unknown): value is AuditHead {
+  if (typeof value !== 'object' || value === null) return false;
+  const { seq, hash } = value as { seq?: unknown; hash?: unknown };
+  return Number.isInteger(seq) && (seq as number) >= 1 && typeof hash === 'string' && /^[0-9a-f]{64}$/.test(hash);
+}

@@ -1,8 +1,7 @@
-import { completePrincipal, deepFreeze } from '../auth/internal.ts';
+import { completePrincipal, deepFreeze, kindOf } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { Principal, RunContext } from './types.ts';
-import { freeze, isString } from './shapes.ts';
 
 /**
  * The frozen run context. `principal` comes only from the verified principal passed in the
@@ -13,29 +12,29 @@ export function runContext(
   sessionId: string,
   metadata: Readonly<Record<string, unknown>>,
 ): RunContext {
-  return freeze(principal === undefined ? { sessionId, metadata } : { principal, sessionId, metadata });
+  return Object.freeze(principal === undefined ? { sessionId, metadata } : { principal, sessionId, metadata });
 }
 
 /** A principal as the auth layer hands it out (frozen, claims deeply); `INVALID_INPUT` for anything else. */
-export function checkPrincipal(value: unknown, what = 'principal'): Principal | undefined {
+export function checkPrincipal(call: string, value: unknown, what = 'principal'): Principal | undefined {
   if (value === undefined) return undefined;
   const principal = completePrincipal(value);
   if (principal === null)
     throw invalidInput(
-      `${what} must be a principal ({ id, type: 'user' | 'service', authenticator, issuer?, claims? })`,
+      `${call}: ${what} must be a principal ({ id, type: 'user' | 'service', authenticator, issuer?, claims? }); got ${kindOf(value)}`,
     );
   return principal;
 }
 
 /** A deeply frozen JSON copy of the caller's metadata (it is stored with checkpoints). */
-export function checkMetadata(value: unknown): Readonly<Record<string, unknown>> {
-  if (value === undefined) return freeze({});
-  if (!isPlainObject(value)) throw invalidInput('metadata must be a plain object');
+export function checkMetadata(call: string, value: unknown): Readonly<Record<string, unknown>> {
+  if (value === undefined) return Object.freeze({});
+  if (!isPlainObject(value)) throw invalidInput(`${call}: metadata must be a plain object; got ${kindOf(value)}`);
   let copy: Record<string, unknown>;
   try {
     copy = JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
   } catch {
-    throw invalidInput('metadata must be JSON-serializable');
+    throw invalidInput(`${call}: metadata must be JSON-serializable`);
   }
   return deepFreeze(copy);
 }
@@ -43,9 +42,11 @@ export function checkMetadata(value: unknown): Readonly<Record<string, unknown>>
 const SESSION_ID = /^[^\s\p{Cc}]{1,256}$/u;
 
 /** A caller-chosen session id: 1 to 256 characters, no whitespace or control characters. */
-export function checkSessionId(value: unknown): string {
-  if (!isString(value) || !SESSION_ID.test(value)) {
-    throw invalidInput('sessionId must be 1 to 256 characters without whitespace or control characters');
+export function checkSessionId(call: string, value: unknown): string {
+  if (typeof value !== 'string' || !SESSION_ID.test(value)) {
+    throw invalidInput(
+      `${call}: sessionId must be 1 to 256 characters without whitespace or control characters; got ${kindOf(value)}`,
+    );
   }
   return value;
 }

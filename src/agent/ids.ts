@@ -1,5 +1,4 @@
 import { encodeBase64url } from '../auth/internal.ts';
-import { isInteger } from './shapes.ts';
 
 const ID_BYTES = 16;
 /** Ids made from one `getRandomValues` call. */
@@ -15,7 +14,7 @@ let lastChars: string[] | undefined;
  */
 export function idsOf(bytes: Uint8Array): string[] {
   const count = bytes.length / ID_BYTES;
-  if (!isInteger(count)) throw new RangeError('idsOf(): the bytes must be a multiple of 16 long');
+  if (!Number.isInteger(count)) throw new RangeError('idsOf(): the bytes must be a multiple of 16 long');
   lastChars ??= Array.from({ length: 256 }, (_, byte) => encodeBase64url(Uint8Array.of(byte)));
   const heads = encodeBase64url(bytes.subarray(0, count * (ID_BYTES - 1)));
   const ids = new Array<string>(count);

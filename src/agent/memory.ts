@@ -1,13 +1,13 @@
 import { invalidAgent } from './errors.ts';
 import type { MemoryOptions, Principal, Store, Tool } from './types.ts';
-import { freeze, isNonEmptyString, isString } from './shapes.ts';
+import { isNonEmptyString } from './shapes.ts';
 
 export const REMEMBER = 'remember';
 const MAX_NOTE = 2000;
 
 /** The namespace of a run's notes: what `memory.scope({ principal })` names. */
 export async function memoryNamespace(memory: MemoryOptions, principal: Principal | undefined): Promise<string> {
-  const namespace = await memory.scope(freeze({ principal }));
+  const namespace = await memory.scope(Object.freeze({ principal }));
   if (!isNonEmptyString(namespace)) throw invalidAgent('memory.scope() must return a non-empty string');
   return namespace;
 }
@@ -26,7 +26,7 @@ export function rememberTool(store: Store, namespace: string): Tool<{ note: stri
       additionalProperties: false,
     },
     async execute({ note }) {
-      if (!isString(note) || note.trim() === '') throw new Error('note must be a non-empty string');
+      if (typeof note !== 'string' || note.trim() === '') throw new Error('note must be a non-empty string');
       if (note.length > MAX_NOTE) throw new Error(`note must be at most ${MAX_NOTE} characters`);
       await store.appendMemory(namespace, note.trim());
       return `Remembered: ${note.trim()}`;

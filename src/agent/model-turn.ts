@@ -1,6 +1,6 @@
 import { AgentError, modelError } from './errors.ts';
 import type { Model, ModelRequest, ModelTurn, RunEvent, ToolCall, Usage } from './types.ts';
-import { isArray, isFunction, isNonEmptyString, isObject, isString } from './shapes.ts';
+import { isNonEmptyString } from './shapes.ts';
 import { estimateTokens } from './token-estimate.ts';
 
 /** `MODEL_ERROR`: the model returned `what`, which is not part of a turn. */
@@ -45,7 +45,13 @@ export async function modelTurn(
   };
   const addCall = (call: unknown) => {
     const { id, name } = (call ?? {}) as Partial<ToolCall>;
-    if (!isString(id) || id === '' || !isString(name) || name === '' || toolCalls.some((c) => c.id === id)) {
+    if (
+      typeof id !== 'string' ||
+      id === '' ||
+      typeof name !== 'string' ||
+      name === '' ||
+      toolCalls.some((c) => c.id === id)
+    ) {
       throw returned('a tool call without a unique id and a name');
     }
     const copy: ToolCall = { id, name, arguments: structuredClone((call as ToolCall).arguments) };
@@ -60,7 +66,7 @@ export async function modelTurn(
     tally.usage = usage = addUsage(usage, { inputTokens, outputTokens });
   };
   try {
-    if (streaming && isFunction(model.stream)) {
+    if (streaming && typeof model.stream === 'function') {
       for await (const delta of model.stream(request)) {
         if (delta?.type === 'text') addText(delta.text);
         else if (delta?.type === 'tool-call') addCall(delta.call);
@@ -69,9 +75,10 @@ export async function modelTurn(
       }
     } else {
       const turn: ModelTurn = await model.generate(request);
-      if (!isObject(turn)) throw returned('no turn');
+      if (typeof turn !== 'object' || turn === null) throw returned('no turn');
       if (turn.text !== undefined) addText(turn.text);
-      if (turn.toolCalls !== undefined && !isArray(turn.toolCalls)) throw returned('tool calls that are not a list');
+      if (turn.toolCalls !== undefined && !Array.isArray(turn.toolCalls))
+        throw returned('tool calls that are not a list');
       for (const call of turn.toolCalls ?? []) addCall(call);
       if (turn.usage !== undefined) reportUsage(turn.usage);
     }
@@ -95,7 +102,7 @@ const isCount = (value: unknown): value is number => Number.isSafeInteger(value)
 export function wireToolCall(id: unknown, name: unknown, args: unknown, index: number): ToolCall {
   if (!isNonEmptyString(name)) throw returned('a tool call without a name');
   let parsed: unknown = args ?? {};
-  if (isString(args)) {
+  if (typeof args === 'string') {
     try {
       parsed = args.trim() === '' ? {} : JSON.parse(args);
     } catch {

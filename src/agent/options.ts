@@ -6,7 +6,6 @@ import { configError, invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import { aiSdkModel, isAiSdkModel } from './models/ai-sdk.ts';
 import type { Model, UsageHook } from './types.ts';
-import { isFunction, isInteger, isObject } from './shapes.ts';
 
 export const DEFAULT_MAX_STEPS = 10;
 /** Default of `maxPendingApprovals`: approvals one principal may have pending at once. */
@@ -16,7 +15,7 @@ export const DEFAULT_SESSION_BYTES = 4 * 1024 * 1024;
 
 /** The model of a run: this library's `Model`, or an AI SDK language model adapted to one. */
 export const runModel = (model: unknown): Model | undefined =>
-  isFunction((model as Model | null)?.generate)
+  typeof (model as Model | null)?.generate === 'function'
     ? (model as Model)
     : isAiSdkModel(model)
       ? aiSdkModel(model)
@@ -57,7 +56,9 @@ export const STORE_METHODS = [
 
 /** Throws unless `store` has every method a `Store` must have; `where` names the option (`createAgent(): store`). */
 export function checkStore(store: unknown, where: string): void {
-  const missing = STORE_METHODS.filter((name) => !isFunction((store as Record<string, unknown> | null)?.[name]));
+  const missing = STORE_METHODS.filter(
+    (name) => typeof (store as Record<string, unknown> | null)?.[name] !== 'function',
+  );
   if (missing.length > 0)
     throw configError(
       `${where} must be a Store (memoryStore(), fileStore(), postgresStore()…); got ${kindOf(store)} without ${missing.join(', ')}`,
@@ -82,22 +83,23 @@ export const SEND_OPTION_NAMES = ['principal', 'sessionId', 'metadata', 'signal'
 export const DECIDE_OPTION_NAMES = ['approved', 'reason', 'principal', 'signal', 'onEvent', 'onUsage', 'meter'];
 
 export function checkPositive(value: number, option: string): void {
-  if (!isInteger(value) || value < 1) throw invalidOption(`${option} must be a positive integer`);
+  if (!Number.isInteger(value) || value < 1) throw invalidOption(`${option} must be a positive integer`);
 }
 
 /** `limits.sessionBytes`, or its default. */
 export function readLimits(value: unknown): number {
   if (value === undefined) return DEFAULT_SESSION_BYTES;
-  if (!isObject(value)) throw invalidOption('limits must be { sessionBytes? }');
+  if (typeof value !== 'object' || value === null) throw invalidOption('limits must be { sessionBytes? }');
   checkOptionNames(`${CREATE_AGENT}: limits`, value, ['sessionBytes']);
   const { sessionBytes = DEFAULT_SESSION_BYTES } = value as { sessionBytes?: unknown };
-  if (!isInteger(sessionBytes) || (sessionBytes as number) < 1024)
+  if (!Number.isInteger(sessionBytes) || (sessionBytes as number) < 1024)
     throw invalidOption('limits.sessionBytes must be a whole number of bytes, 1024 or more');
   return sessionBytes as number;
 }
 
-export function checkHook<T = UsageHook>(hook: unknown, name = 'onUsage'): T | undefined {
-  if (hook !== undefined && !isFunction(hook)) throw invalidInput(`${name} must be a function`);
+export function checkHook<T = UsageHook>(call: string, hook: unknown, name = 'onUsage'): T | undefined {
+  if (hook !== undefined && typeof hook !== 'function')
+    throw invalidInput(`${call}: ${name} must be a function; got ${kindOf(hook)}`);
   return hook as T | undefined;
 }
 
@@ -108,7 +110,7 @@ export function callOptions<T extends object>(
   known: readonly string[],
 ): T | undefined {
   if (options === undefined) return undefined;
-  if (!isObject(options)) throw invalidInput(`${call}: options must be an object`);
+  if (typeof options !== 'object' || options === null) throw invalidInput(`${call}: options must be an object`);
   checkOptionNames(call, options, known, invalidInput);
   return options;
 }

@@ -6,7 +6,7 @@
 // print it on the server's terminal.
 import type { AgentError } from './errors.ts';
 import { modelFailures } from './model-turn.ts';
-import { freeze, isInteger, isNonEmptyString, isObject, isString } from './shapes.ts';
+import { isNonEmptyString } from './shapes.ts';
 
 export interface ProviderDetail {
   /** Which model: an AI SDK model's `provider` and `modelId`, or `openAICompatible`'s host and model. */
@@ -34,7 +34,7 @@ const CREDENTIAL_SHAPES = [
 /** `text` with each of `secrets` (8 characters or more) and each credential-shaped word replaced by `[redacted]`. */
 export function redact(text: string, secrets: Iterable<string> = []): string {
   let out = text;
-  const known = [...secrets].filter((secret) => isString(secret) && secret.length >= 8);
+  const known = [...secrets].filter((secret) => typeof secret === 'string' && secret.length >= 8);
   // The longest first: a key that contains another is removed whole.
   for (const secret of known.sort((a, b) => b.length - a.length)) out = out.split(secret).join('[redacted]');
   for (const shape of CREDENTIAL_SHAPES)
@@ -55,17 +55,17 @@ export function withProviderDetail(
     text === undefined || text === '' ? undefined : redact(text, list).slice(0, MESSAGE_LIMIT);
   const kept: ProviderDetail = {
     ...(detail.provider !== undefined && { provider: clean(detail.provider) }),
-    ...(isInteger(detail.status) && { status: detail.status }),
+    ...(Number.isInteger(detail.status) && { status: detail.status }),
     ...(clean(detail.type) !== undefined && { type: clean(detail.type) }),
     ...(clean(detail.message) !== undefined && { message: clean(detail.message) }),
   };
-  Object.defineProperty(error, DETAIL, { value: freeze(kept), enumerable: false });
+  Object.defineProperty(error, DETAIL, { value: Object.freeze(kept), enumerable: false });
   return error;
 }
 
 /** What the provider said, of `error` or of an error in its `cause` chain; `undefined` when none said anything. */
 export function providerDetail(error: unknown): ProviderDetail | undefined {
-  for (let at = error, depth = 0; isObject(at) && depth < 8; depth++) {
+  for (let at = error, depth = 0; typeof at === 'object' && at !== null && depth < 8; depth++) {
     const detail = (at as { [DETAIL]?: ProviderDetail })[DETAIL];
     if (detail !== undefined) return detail;
     at = (at as { cause?: unknown }).cause;
@@ -76,17 +76,17 @@ export function providerDetail(error: unknown): ProviderDetail | undefined {
 /** What a provider's error body says: `{ error: { message, type, code } }` (OpenAI, Anthropic, most others), `{ error: "…" }`, `{ message }`, or the text. */
 export function detailOfBody(body: unknown): { type?: string; message?: string } {
   const text = (value: unknown) => (isNonEmptyString(value) ? value : undefined);
-  if (isString(body)) {
+  if (typeof body === 'string') {
     try {
       return detailOfBody(JSON.parse(body) as unknown);
     } catch {
       return { message: text(body.trim()) };
     }
   }
-  if (!isObject(body)) return {};
+  if (typeof body !== 'object' || body === null) return {};
   const { error, message, type, code } = body as Record<string, unknown>;
-  if (isString(error)) return { message: error, type: text(type) ?? text(code) };
-  if (isObject(error)) {
+  if (typeof error === 'string') return { message: error, type: text(type) ?? text(code) };
+  if (typeof error === 'object' && error !== null) {
     const inner = error as Record<string, unknown>;
     return {
       type: text(inner.type) ?? text(inner.code) ?? text(inner.status) ?? (type === 'error' ? undefined : text(type)),

@@ -6,7 +6,6 @@ import { looksLikeAiSdkTool } from './ai-sdk-tools.ts';
 import { configError } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ToolRecord } from './types.ts';
-import { isString } from './shapes.ts';
 
 const REMOTE_TOOLS = 'remoteTools()';
 /**
@@ -45,7 +44,7 @@ export function remoteTools<T extends ToolRecord, P extends string>(
   if (!isPlainObject(options)) throw configError(`${REMOTE_TOOLS}: options must be { prefix }; got ${kindOf(options)}`);
   checkOptionNames(REMOTE_TOOLS, options, ['prefix']);
   const { prefix } = options as { prefix: unknown };
-  if (!isString(prefix) || !PREFIX.test(prefix))
+  if (typeof prefix !== 'string' || !PREFIX.test(prefix))
     throw configError(
       `${REMOTE_TOOLS}: prefix must be a letter, then letters, digits, _ or - (62 characters at most): each tool is named <prefix>_<name>`,
     );

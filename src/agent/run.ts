@@ -27,7 +27,6 @@ import type {
   Usage,
   UsageHook,
 } from './types.ts';
-import { freeze, isFunction } from './shapes.ts';
 
 /** What a paused run keeps, besides the `Checkpoint` fields: all of it JSON. */
 export interface RunCheckpoint extends Checkpoint {
@@ -150,7 +149,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   let usage: Usage | undefined;
   /** The usage of the model turns not stored yet, for `onUsage` once they are. */
   const unstored: Usage[] = [];
-  const toolContext = freeze(
+  const toolContext = Object.freeze(
     signal === undefined ? { sessionId: context.sessionId } : { sessionId: context.sessionId, signal },
   );
 
@@ -202,7 +201,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   async function pause(call: ToolCall): Promise<RunResult> {
     if (
       owner !== undefined &&
-      isFunction(store.countCheckpoints) &&
+      typeof store.countCheckpoints === 'function' &&
       (await store.countCheckpoints(owner)) >= maxPendingApprovals
     ) {
       throw new AgentError(

@@ -1,5 +1,5 @@
 // Session ownership (design §9) and the listing order every store shares.
-import { callerKey, decodeBase64url, encodeBase64url, sameCaller, type CallerKey } from '../auth/internal.ts';
+import { callerKey, decodeBase64url, encodeBase64url, kindOf, sameCaller, type CallerKey } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import type {
@@ -12,7 +12,6 @@ import type {
   SessionSummary,
   Store,
 } from './types.ts';
-import { isArray, isFunction, isInteger, isString } from './shapes.ts';
 
 const TITLE_LENGTH = 80;
 export const DEFAULT_PAGE = 20;
@@ -36,11 +35,11 @@ export const isAnonymous = (principal: Principal): boolean => principal.authenti
 
 function isOwnerKey(value: unknown): value is OwnerKey {
   return (
-    isArray(value) &&
-    (value.length === 3 || (value.length === 4 && isString(value[3]) && value[3] !== '')) &&
-    isString(value[0]) &&
-    (value[1] === null || isString(value[1])) &&
-    isString(value[2])
+    Array.isArray(value) &&
+    (value.length === 3 || (value.length === 4 && typeof value[3] === 'string' && value[3] !== '')) &&
+    typeof value[0] === 'string' &&
+    (value[1] === null || typeof value[1] === 'string') &&
+    typeof value[2] === 'string'
   );
 }
 
@@ -81,7 +80,7 @@ export async function ownerVerdict(
   sessionId: string,
   principal: Principal | undefined,
 ): Promise<'unknown' | 'refused' | undefined> {
-  if (mode !== 'owned' || principal === undefined || !isFunction(store.sessionOwner)) return undefined;
+  if (mode !== 'owned' || principal === undefined || typeof store.sessionOwner !== 'function') return undefined;
   const owner = await store.sessionOwner(sessionId);
   if (owner === undefined) return 'unknown';
   return mayUseOwner(mode, owner, principal) ? undefined : 'refused';
@@ -148,8 +147,8 @@ export function encodeCursor(row: { updatedAt: string; id: string }): string {
 
 /** The position a cursor names; `INVALID_INPUT` for anything that is not one of ours. */
 export function decodeCursor(cursor: unknown): { updatedAt: string; id: string } {
-  const invalid = () => invalidInput('cursor must be the nextCursor of a previous page');
-  if (!isString(cursor) || cursor.length > 2048) throw invalid();
+  const invalid = () => invalidInput('listSessions(): cursor must be the nextCursor of a previous page');
+  if (typeof cursor !== 'string' || cursor.length > 2048) throw invalid();
   let value: unknown;
   try {
     const bytes = decodeBase64url(cursor);
@@ -158,15 +157,16 @@ export function decodeCursor(cursor: unknown): { updatedAt: string; id: string }
   } catch {
     throw invalid();
   }
-  if (!isArray(value) || value.length !== 2 || !isString(value[0]) || !isString(value[1])) throw invalid();
+  if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== 'string' || typeof value[1] !== 'string')
+    throw invalid();
   return { updatedAt: value[0], id: value[1] };
 }
 
 export function checkLimit(limit: unknown): number {
   if (limit === undefined) return DEFAULT_PAGE;
   // Number.isInteger is false for anything but a number.
-  if (!isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
-    throw invalidInput(`limit must be an integer from 1 to ${MAX_PAGE}`);
+  if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > MAX_PAGE) {
+    throw invalidInput(`listSessions(): limit must be an integer from 1 to ${MAX_PAGE}; got ${kindOf(limit)}`);
   }
   return limit as number;
 }

@@ -3,7 +3,7 @@ import { checkOptionNames } from '../auth/internal.ts';
 import { type Fail, invalidAgent } from './errors.ts';
 import { isPlainObject } from './tools.ts';
 import type { ModelSettings } from './types.ts';
-import { freeze, isArray, isNonEmptyString, isString } from './shapes.ts';
+import { isNonEmptyString } from './shapes.ts';
 
 const isNumber = (value: unknown, max = Infinity): boolean =>
   typeof value === 'number' && value >= 0 && value <= max && value !== Infinity;
@@ -14,13 +14,13 @@ const SETTINGS: Record<string, [(value: unknown) => boolean, string]> = {
   maxOutputTokens: [(value) => Number.isSafeInteger(value) && (value as number) > 0, 'a positive whole number'],
   topP: [(value) => isNumber(value, 1), 'a number from 0 to 1'],
   stopSequences: [
-    (value) => isArray(value) && value.every((stop) => isNonEmptyString(stop)),
+    (value) => Array.isArray(value) && value.every((stop) => isNonEmptyString(stop)),
     'a list of non-empty strings',
   ],
   headers: [(value) => isPlainObject(value), 'an object of header names to strings'],
 };
 const NAMES = Object.keys(SETTINGS);
-const NO_SETTINGS: Readonly<ModelSettings> = freeze({});
+const NO_SETTINGS: Readonly<ModelSettings> = Object.freeze({});
 
 /**
  * A frozen copy of `value` as settings, or `fail`'s error naming what is wrong (`source`: where
@@ -38,9 +38,9 @@ export function checkSettings(value: unknown, source: string, fail: Fail = inval
     settings[name] =
       name === 'headers'
         ? checkHeaders(setting, `${source}: headers`, fail)
-        : freeze(isArray(setting) ? [...setting] : setting);
+        : Object.freeze(Array.isArray(setting) ? [...setting] : setting);
   }
-  return freeze(settings) as Readonly<ModelSettings>;
+  return Object.freeze(settings) as Readonly<ModelSettings>;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -50,9 +50,9 @@ export function checkHeaders(value: unknown, source: string, fail: Fail = invali
   if (!isPlainObject(value)) throw fail(`${source} must be an object of header names to strings`);
   const headers: Record<string, string> = {};
   for (const [name, text] of Object.entries(value)) {
-    if (!TOKEN.test(name) || !isString(text) || /[\0\r\n]/.test(text))
+    if (!TOKEN.test(name) || typeof text !== 'string' || /[\0\r\n]/.test(text))
       throw fail(`${source}: "${name.slice(0, 64)}" must be a header name with a string value without line breaks`);
     headers[name.toLowerCase()] = text;
   }
-  return freeze(headers);
+  return Object.freeze(headers);
 }

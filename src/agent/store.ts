@@ -3,7 +3,6 @@ import { configError } from './errors.ts';
 import { keyedQueue } from './key-queue.ts';
 import { pageOf, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
-import { freeze, isArray, isInteger, isObject } from './shapes.ts';
 
 export interface MemoryStoreOptions {
   /** Most sessions kept; past it the least recently updated session is dropped, with its checkpoints. Default 1,000. */
@@ -15,7 +14,7 @@ export interface MemoryStoreOptions {
 }
 
 /** The defaults of `memoryStore()`'s options. */
-export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = freeze({
+export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number }> = Object.freeze({
   maxSessions: 1000,
   ttl: 24 * 60 * 60 * 1000,
 });
@@ -39,7 +38,7 @@ export const MEMORY_STORE_DEFAULTS: Readonly<{ maxSessions: number; ttl: number 
 export function memoryStore(options: MemoryStoreOptions | Map<string, string> = {}): Store {
   const settings = options instanceof Map ? { data: options } : options;
   const invalid = (what: string) => configError(`memoryStore(): ${what}`);
-  if (!isObject(settings as unknown)) throw invalid('options must be { maxSessions?, ttl?, data? }');
+  if (typeof settings !== 'object' || settings === null) throw invalid('options must be { maxSessions?, ttl?, data? }');
   checkOptionNames('memoryStore()', settings, ['maxSessions', 'ttl', 'data']);
   const {
     data = new Map<string, string>(),
@@ -47,7 +46,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     ttl = MEMORY_STORE_DEFAULTS.ttl,
   } = settings;
   if (!(data instanceof Map)) throw invalid('data must be a Map');
-  if (!isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) throw invalid('maxSessions must be a positive integer');
   if (typeof ttl !== 'number' || !(ttl > 0))
     throw invalid('ttl must be a positive number of milliseconds (Infinity: never)');
 
@@ -64,7 +63,7 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
   const checkpointKey = (approvalId: string) => CHECKPOINT + approvalId;
   const memoryKey = (namespace: string) => `memory:${namespace}`;
   const ownerText = (record: { owner?: unknown } | undefined) =>
-    isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
+    Array.isArray(record?.owner) ? JSON.stringify(record.owner) : undefined;
 
   const add = (map: Map<string, Set<string>>, key: string, value: string) => {
     const set = map.get(key);

@@ -4,7 +4,6 @@
 import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import { AgentError, configError } from './errors.ts';
 import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
-import { freeze, isBoolean, isFunction, isObject } from './shapes.ts';
 
 /** An attribute's value, as OpenTelemetry takes it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -65,18 +64,21 @@ export const TOOL_NAME = 'gen_ai.tool.name';
 /** `telemetry` checked at creation (`helper` names the factory), or `undefined` when absent. */
 export function readTelemetry(value: unknown, helper: string): Telemetry | undefined {
   if (value === undefined) return undefined;
-  const where = `${helper}: telemetry`;
-  if (!isObject(value)) throw configError(`${where} must be an object; got ${kindOf(value)}`);
-  checkOptionNames(where, value, ['tracer', 'recordContent', 'recordPrincipal']);
+  if (typeof value !== 'object' || value === null)
+    throw configError(
+      `${helper}: telemetry must be { tracer, recordContent?, recordPrincipal? }; got ${kindOf(value)}`,
+    );
+  checkOptionNames(`${helper}: telemetry`, value, ['tracer', 'recordContent', 'recordPrincipal']);
   const { tracer, recordContent = false, recordPrincipal = true } = value as unknown as TelemetryOptions;
-  // One message for the three: an OpenTelemetry Tracer (startActiveSpan or startSpan), and booleans.
-  if (
-    !isFunction(tracer?.startActiveSpan ?? tracer?.startSpan) ||
-    !isBoolean(recordContent) ||
-    !isBoolean(recordPrincipal)
-  )
-    throw configError(`${where}: tracer must be an OpenTelemetry Tracer, recordContent and recordPrincipal booleans`);
-  return freeze({ tracer, recordContent, recordPrincipal });
+  if (typeof (tracer?.startActiveSpan ?? tracer?.startSpan) !== 'function')
+    throw configError(
+      `${helper}: telemetry.tracer must be an OpenTelemetry Tracer (startActiveSpan or startSpan); got ${kindOf(tracer)}`,
+    );
+  if (typeof recordContent !== 'boolean')
+    throw configError(`${helper}: telemetry.recordContent must be true or false; got ${kindOf(recordContent)}`);
+  if (typeof recordPrincipal !== 'boolean')
+    throw configError(`${helper}: telemetry.recordPrincipal must be true or false; got ${kindOf(recordPrincipal)}`);
+  return Object.freeze({ tracer, recordContent, recordPrincipal });
 }
 
 /**

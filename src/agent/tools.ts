@@ -1,4 +1,4 @@
-import { checkOptionNames } from '../auth/internal.ts';
+import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import {
   checkArguments,
   parametersSchema,
@@ -8,9 +8,7 @@ import {
 } from './arguments.ts';
 import {
   adaptAiSdkTool,
-  AI_SDK_TOOL_CALL,
   aiSdkToolOf,
-  APPROVAL_POLICY,
   approvalOptions,
   isApprovalPolicy,
   looksLikeAiSdkTool,
@@ -18,7 +16,7 @@ import {
 } from './ai-sdk-tools.ts';
 import { configError, type Fail, invalidAgent } from './errors.ts';
 import type { JsonSchema, Message, RunEvent, Tool, ToolCall, ToolContext, ToolListing, ToolSpec } from './types.ts';
-import { isArray, isBoolean, isFunction, isNonEmptyString, isObject, isRecord, isString } from './shapes.ts';
+import { isNonEmptyString, isRecord } from './shapes.ts';
 
 const TOOL_FIELDS = ['name', 'description', 'parameters', 'execute', 'needsApproval', 'exposeErrors', 'outputSchema'];
 
@@ -40,15 +38,16 @@ export function tool<P extends ToolParameters>(definition: ToolDefinition<P>): T
   return definition as Tool<ToolArguments<P>>;
 }
 
-const TOOLS_SHAPE = `an array of tools, or a record of AI SDK tools (a ToolSet: { weather: ${AI_SDK_TOOL_CALL} }) }, as @ai-sdk/mcp's client.tools() returns), or an array of records, one per source: [local, remote]`;
-
 /**
  * Whether an element of a `tools` array is one tool (this library's, or an AI SDK tool given
  * without its name) rather than a record of tools: a tool has a string `name` or an `execute`
  * function, and a record of tools has tools as its values.
  */
 const isOneTool = (value: unknown): boolean =>
-  !isPlainObject(value) || isString(value.name) || isFunction(value.execute) || looksLikeAiSdkTool(value);
+  !isPlainObject(value) ||
+  typeof value.name === 'string' ||
+  typeof value.execute === 'function' ||
+  looksLikeAiSdkTool(value);
 
 /**
  * Checks the tools (names unique, `execute` a function, no unknown field) and indexes them by
@@ -83,13 +82,17 @@ export function indexTools(
       else if (isPlainObject(tool) && 'parameters' in tool && tool.name === name) {
         checkTool(tool, source, fail);
         add(tool as unknown as Tool, where);
-      } else
+      } else if (isPlainObject(tool) && 'parameters' in tool)
         throw fail(
-          `${source}: "${name.slice(0, 100)}" is not ${isPlainObject(tool) && 'parameters' in tool ? `a tool of that name (its name is ${JSON.stringify(tool.name)})` : `an AI SDK tool (${AI_SDK_TOOL_CALL} }))`}`,
+          `${source}: "${name.slice(0, 100)}" is not a tool of that name (its name is ${JSON.stringify(tool.name)})`,
+        );
+      else
+        throw fail(
+          `${source}: "${name.slice(0, 100)}" is not an AI SDK tool (tool({ description, inputSchema, execute })); got ${kindOf(tool)}`,
         );
     }
   };
-  if (isArray(tools)) {
+  if (Array.isArray(tools)) {
     for (const [index, tool] of (tools as unknown[]).entries()) {
       const where = `tools[${index}]`;
       if (!isOneTool(tool)) {
@@ -106,7 +109,9 @@ export function indexTools(
   } else if (isPlainObject(tools)) {
     addRecord(tools, 'tools');
   } else {
-    throw fail(`${source} must be ${TOOLS_SHAPE}`);
+    throw fail(
+      `${source} must be an array of tools, or a record of AI SDK tools (a ToolSet: { weather: tool({ description, inputSchema, execute }) }, as @ai-sdk/mcp's client.tools() returns), or an array of records, one per source: [local, remote]; got ${kindOf(tools)}`,
+    );
   }
   return byName;
 }
@@ -119,20 +124,20 @@ function checkTool(tool: unknown, source: string, fail: Fail): string {
   const where = `${source}: tool "${name}"`;
   // A misspelled needsApproval would run the tool unapproved.
   checkOptionNames(where, tool as object, TOOL_FIELDS, fail);
-  const problem = !isString(description)
-    ? 'a description'
-    : parametersSchema(parameters, where, fail) === undefined
-      ? 'parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema)'
-      : !isFunction(execute)
-        ? 'an execute function'
-        : !isApprovalPolicy(needsApproval)
-          ? APPROVAL_POLICY
-          : exposeErrors !== undefined && !isBoolean(exposeErrors)
-            ? 'exposeErrors as a boolean'
-            : outputSchema !== undefined && parametersSchema(outputSchema, `${where}: outputSchema`, fail) === undefined
-              ? 'outputSchema, when given, as a JSON Schema object or a Standard Schema with Standard JSON Schema'
-              : undefined;
-  if (problem) throw fail(`${where} needs ${problem}`);
+  if (typeof description !== 'string') throw fail(`${where} needs a description; got ${kindOf(description)}`);
+  if (parametersSchema(parameters, where, fail) === undefined)
+    throw fail(
+      `${where} needs parameters: a JSON Schema object, or a Standard Schema with Standard JSON Schema (zod 4.2 or later, arktype, valibot through toStandardJsonSchema); got ${kindOf(parameters)}`,
+    );
+  if (typeof execute !== 'function') throw fail(`${where} needs an execute function; got ${kindOf(execute)}`);
+  if (!isApprovalPolicy(needsApproval))
+    throw fail(`${where} needs needsApproval as a boolean or a function; got ${kindOf(needsApproval)}`);
+  if (exposeErrors !== undefined && typeof exposeErrors !== 'boolean')
+    throw fail(`${where} needs exposeErrors as a boolean; got ${kindOf(exposeErrors)}`);
+  if (outputSchema !== undefined && parametersSchema(outputSchema, `${where}: outputSchema`, fail) === undefined)
+    throw fail(
+      `${where} needs outputSchema, when given, as a JSON Schema object or a Standard Schema with Standard JSON Schema; got ${kindOf(outputSchema)}`,
+    );
   return name;
 }
 
@@ -167,17 +172,21 @@ export async function toolListing(tool: Tool): Promise<ToolListing> {
 async function outputSchemaOf(tool: Tool): Promise<JsonSchema | undefined> {
   const raw = (aiSdkToolOf(tool) as { outputSchema?: unknown } | undefined)?.outputSchema ?? tool.outputSchema;
   if (raw === undefined || raw === null) return undefined;
-  const schema = isFunction(raw) && !('~standard' in raw) ? (raw as () => unknown)() : raw;
-  if (isObject(schema) && (schema as Record<PropertyKey, unknown>)[Symbol.for('vercel.ai.schema')] === true) {
+  const schema = typeof raw === 'function' && !('~standard' in raw) ? (raw as () => unknown)() : raw;
+  if (
+    typeof schema === 'object' &&
+    schema !== null &&
+    (schema as Record<PropertyKey, unknown>)[Symbol.for('vercel.ai.schema')] === true
+  ) {
     const resolved: unknown = await (schema as { jsonSchema: unknown }).jsonSchema;
-    return isObject(resolved) ? structuredClone(resolved as JsonSchema) : undefined;
+    return typeof resolved === 'object' && resolved !== null ? structuredClone(resolved as JsonSchema) : undefined;
   }
   const standard = (schema as { '~standard'?: { jsonSchema?: { output?: (options: object) => unknown } } })?.[
     '~standard'
   ];
-  if (isFunction(standard?.jsonSchema?.output)) {
+  if (typeof standard?.jsonSchema?.output === 'function') {
     const converted = standard.jsonSchema.output({ target: 'draft-2020-12' });
-    return isObject(converted) ? (converted as JsonSchema) : undefined;
+    return typeof converted === 'object' && converted !== null ? (converted as JsonSchema) : undefined;
   }
   const converted = parametersSchema(schema, `tool "${tool.name}": outputSchema`);
   return converted === undefined ? undefined : structuredClone(converted);
@@ -230,7 +239,7 @@ export async function approvalNeeded(
   if (tool.needsApproval === undefined || tool.needsApproval === false) return false;
   const checked = await validArguments(tool, call);
   if (!('value' in checked)) return checked;
-  if (!isFunction(tool.needsApproval)) return tool.needsApproval === true;
+  if (typeof tool.needsApproval !== 'function') return tool.needsApproval === true;
   let answer: unknown;
   try {
     // An AI SDK tool's policy also receives { toolCallId, messages, context } (design §27); never the principal.
@@ -245,7 +254,8 @@ export async function approvalNeeded(
   } catch (error) {
     return toolFailure(tool, call, error, 'its approval policy');
   }
-  if (!isBoolean(answer)) return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
+  if (typeof answer !== 'boolean')
+    return failure(call, `the approval policy of "${tool.name}" did not answer a boolean`);
   return answer;
 }
 
@@ -268,10 +278,10 @@ export async function runTool(
       sdk === undefined
         ? await tool.execute(checked.value, context)
         : await runAiSdkTool(sdk, checked.value, call, messages, context.signal);
-    text = isString(raw);
-    content = isString(raw) ? raw : JSON.stringify(raw ?? null);
+    text = typeof raw === 'string';
+    content = typeof raw === 'string' ? raw : JSON.stringify(raw ?? null);
     // The event carries what the model sees: the string itself, or the output's JSON form.
-    output = isString(raw) || content === undefined ? content : JSON.parse(content);
+    output = typeof raw === 'string' || content === undefined ? content : JSON.parse(content);
   } catch (error) {
     return toolFailure(tool, call, error);
   }

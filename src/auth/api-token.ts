@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isString } from './jws/json.ts';
 import { B64TOKEN, readCredentials } from './authorization.ts';
 import { builtInEntry, type EntryContext } from './built-in.ts';
 import { constantTimeEqual } from './constant-time.ts';
@@ -22,7 +21,7 @@ export const MIN_TOKEN_LENGTH = 16;
  */
 export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   const helper = 'apiToken()';
-  if (!isString(token) || !B64TOKEN.test(token)) {
+  if (typeof token !== 'string' || !B64TOKEN.test(token)) {
     throwConfigError(
       helper,
       `token must be a non-empty RFC 6750 b64token (letters, digits, -._~+/ and trailing =); got ${kindOf(token)}`,
@@ -30,10 +29,10 @@ export function apiToken(token: string, options: { id?: string } = {}): AuthFn {
   }
   const weak = notASecret(token, MIN_TOKEN_LENGTH);
   if (weak !== undefined) throwConfigError(helper, `token ${weak}`);
-  if (!isObject(options)) throwConfigError(helper, 'options must be { id? }');
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be { id? }');
   checkOptionNames(helper, options, ['id']);
   const { id = 'api-token' } = options;
-  if (!isString(id) || id === '') throwConfigError(helper, 'id must be a non-empty string');
+  if (typeof id !== 'string' || id === '') throwConfigError(helper, 'id must be a non-empty string');
   return apiTokenDigestEntry(sha256(token), id);
 }
 

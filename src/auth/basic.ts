@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isRecord, isString } from './jws/json.ts';
+import { isRecord } from './jws/json.ts';
 import { readCredentials } from './authorization.ts';
 import { builtInEntry } from './built-in.ts';
 import { decodeBase64 } from './jws/base64url.ts';
@@ -72,9 +72,10 @@ function configuredUsers(users: unknown): [string, string][] {
   if (pairs.length === 0) throwConfigError('basic()', 'users must name at least one user');
   const seen = new Set<string>();
   return pairs.map(([user, password]) => {
-    if (!isString(user) || user.length === 0) throwConfigError('basic()', 'every user name must be a non-empty string');
+    if (typeof user !== 'string' || user.length === 0)
+      throwConfigError('basic()', 'every user name must be a non-empty string');
     if (user.includes(':')) throwConfigError('basic()', 'a user name must not contain ":" (RFC 7617)');
-    if (!isString(password))
+    if (typeof password !== 'string')
       throwConfigError('basic()', `the password of a user must be a string; got ${kindOf(password)}`);
     const name = user.normalize('NFC');
     if (seen.has(name)) throwConfigError('basic()', 'two user names are the same after NFC normalization');
@@ -95,7 +96,8 @@ function configuredUsers(users: unknown): [string, string][] {
  * const entry = basic({ users: { ada: env.ADA_PASSWORD }, realm: 'agent' });
  */
 export function basic(options: BasicOptions): AuthFn {
-  if (!isObject(options)) throwConfigError('basic()', 'options { users, realm? } are required');
+  if (typeof options !== 'object' || options === null)
+    throwConfigError('basic()', 'options { users, realm? } are required');
   checkOptionNames('basic()', options, ['users', 'realm']);
   const { users, realm = 'agent' } = options;
   checkQuotable('basic()', 'realm', realm);

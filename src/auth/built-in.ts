@@ -2,7 +2,6 @@
 // The built-in entries (design §32): what each one grants, as data, and the call `routeAuth()`
 // makes of it with a typed view of the request and the request's context, in place of a
 // `Request` and a symbol-keyed second form.
-import { freeze } from './jws/freeze.ts';
 import type { ReportRefusal } from './refusals.ts';
 import type { AuthFn, EntryGrant, RequestView } from './types.ts';
 
@@ -28,7 +27,7 @@ interface BuiltIn {
 }
 
 /** The context of a plain call: nothing reported, scopes checked by the entry. */
-const PLAIN: EntryContext = freeze({});
+const PLAIN: EntryContext = Object.freeze({});
 
 /**
  * The built-in entries, each with its grant and call: an entry the user wrote is not here, so it is
@@ -40,7 +39,7 @@ const builtIns = new WeakMap<object, BuiltIn>();
 /** A built-in entry: an `AuthFn` (its plain call) that `routeAuth()` calls through `call`. */
 export function builtInEntry(grant: EntryGrant, call: EntryCall, offersNonces = false): AuthFn {
   const entry = ((request: Request) => call(request, PLAIN)) as AuthFn;
-  builtIns.set(entry, freeze({ grant: freeze(grant), call, offersNonces }));
+  builtIns.set(entry, Object.freeze({ grant: Object.freeze(grant), call, offersNonces }));
   return entry;
 }
 
@@ -68,4 +67,7 @@ export function nonceView(request: RequestView): NonceView {
 export const builtInOf = (entry: object): BuiltIn | undefined => builtIns.get(entry);
 
 /** The grant of an entry the user wrote (and of a boolean function): its name, and no scope. */
-export const CUSTOM_GRANT: EntryGrant = freeze({ entry: 'custom', scopes: freeze([]) as readonly string[] });
+export const CUSTOM_GRANT: EntryGrant = Object.freeze({
+  entry: 'custom',
+  scopes: Object.freeze([]) as readonly string[],
+});

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isRecord, isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
+import { isRecord } from './jws/json.ts';
 import { throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
 import type { AuthFn, Challenge } from './types.ts';
 
 /** What an entry advertises when it declares no `challenges`. */
-export const DEFAULT_CHALLENGES: readonly Challenge[] = freeze([freeze({ scheme: 'Bearer' })]);
+export const DEFAULT_CHALLENGES: readonly Challenge[] = Object.freeze([Object.freeze({ scheme: 'Bearer' })]);
 
 /** RFC 9110 `token`: scheme and auth-param names. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -15,7 +14,7 @@ const UNQUOTABLE = /[^\x20-\x7e\xa0-\xff]/;
 
 /** Throws `AuthConfigError` when `value` (a `realm`, a URL, a param) cannot be written into a header as a quoted-string. */
 export function checkQuotable(helper: string, option: string, value: unknown): string {
-  if (!isString(value) || UNQUOTABLE.test(value)) {
+  if (typeof value !== 'string' || UNQUOTABLE.test(value)) {
     throwConfigError(helper, `${option} must be a string of printable Latin-1 characters`);
   }
   return value;
@@ -54,7 +53,8 @@ const HELPER = 'routeAuth()';
 /** Checks one declared challenge (closed, a token scheme, quotable values), at creation. */
 function checkChallenge(challenge: unknown): Challenge {
   if (
-    !isObject(challenge) ||
+    typeof challenge !== 'object' ||
+    challenge === null ||
     typeof (challenge as Challenge).scheme !== 'string' ||
     !TOKEN.test((challenge as Challenge).scheme)
   ) {
@@ -116,7 +116,7 @@ export function listChallenges(entries: readonly AuthFn[]): ListChallenges {
             formatChallenge(challenge, challenge.scheme.toLowerCase() === scheme ? error?.code : undefined),
           ),
         );
-        formatted.set(key, (lines = freeze([...unique])));
+        formatted.set(key, (lines = Object.freeze([...unique])));
       }
       return lines;
     },
@@ -145,7 +145,7 @@ export interface ChallengeError {
 
 /** The skip of an entry that knows what its 401 should say; make it once and return it on every such skip. */
 export function skipWithError(scheme: string, code: string, step = false): ChallengeErrorSkip {
-  return freeze({ [CHALLENGE_ERROR]: freeze({ scheme, code, step }) });
+  return Object.freeze({ [CHALLENGE_ERROR]: Object.freeze({ scheme, code, step }) });
 }
 
 /** The error a skip asks for, when it is one of `skipWithError`'s. */

@@ -2,7 +2,7 @@
 // How this server, as a client of the authorization server, proves itself at its endpoints
 // (design §17, §27): `client_secret_basic` (RFC 6749 §2.3.1) or `private_key_jwt` (RFC 7523
 // §2.2, OpenID Connect Core §9): a JWT signed with the client's private key, made per call.
-import { isRecord, isString } from './jws/json.ts';
+import { isRecord } from './jws/json.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { jwsAlgorithm, type JwsAlgorithm } from './jws/algorithms.ts';
 import { decodeBase64, decodeBase64url, encodeBase64url } from './jws/base64url.ts';
@@ -49,7 +49,7 @@ export function clientAssertion(
 ): (audience: string, nowSec: number) => Promise<string> {
   if (algorithm !== undefined && !SIGNING.includes(algorithm as string))
     throwConfigError(helper, `algorithm must be one of ${SIGNING.join(', ')}`);
-  if (keyId !== undefined && (!isString(keyId) || keyId === ''))
+  if (keyId !== undefined && (typeof keyId !== 'string' || keyId === ''))
     throwConfigError(helper, 'keyId must be a non-empty string');
   let chosen = algorithm as string | undefined;
   let imported: () => Promise<CryptoKey>;
@@ -63,7 +63,7 @@ export function clientAssertion(
       throwConfigError(helper, `privateKey (a ${name} CryptoKey) cannot sign ${chosen ?? 'a client assertion'}`);
     const ready = Promise.resolve(key);
     imported = () => ready;
-  } else if (isString(key)) {
+  } else if (typeof key === 'string') {
     const pem = /^-----BEGIN ([A-Z ]+)-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END \1-----\s*$/.exec(key.trim());
     if (pem?.[1] !== 'PRIVATE KEY')
       throwConfigError(
@@ -79,9 +79,9 @@ export function clientAssertion(
     imported = once(() => crypto.subtle.importKey('pkcs8', der, params, false, ['sign']));
   } else if (isRecord(key)) {
     const { kty, crv, d, n, alg } = key as JsonWebKey;
-    if (!isString(d) || d === '')
+    if (typeof d !== 'string' || d === '')
       throwConfigError(helper, 'privateKey must be a private JWK (with "d"): a public key cannot sign');
-    const implied = isString(alg) ? alg : impliedAlgorithm(String(kty), undefined, crv);
+    const implied = typeof alg === 'string' ? alg : impliedAlgorithm(String(kty), undefined, crv);
     chosen ??= implied;
     const wanted = SIGNING.includes(chosen as string) ? jwsAlgorithm(chosen as string) : undefined;
     if (wanted === undefined || wanted.kty !== kty || (wanted.curve !== undefined && wanted.curve !== crv))

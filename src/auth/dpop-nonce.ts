@@ -2,7 +2,6 @@
 // DPoP server nonces (RFC 9449 §8, §9; design §29), for entries with `dpop: { nonce: true }`: the
 // nonce of each rotation period comes from the replay store, so every instance sharing it offers
 // and accepts the same ones; a proof carries the current one or the previous period's.
-import { isString } from './jws/json.ts';
 import { encodeBase64url } from './jws/base64url.ts';
 import type { DpopReplayStore } from './dpop-replay.ts';
 
@@ -29,7 +28,7 @@ export function dpopNonces(store: DpopReplayStore, rotateSec: number): DpopNonce
           nowSec,
         );
         // It goes into a header: the store's own value must be a nonce, never anything else.
-        if (!isString(value) || !/^[\w-]{22,256}$/.test(value))
+        if (typeof value !== 'string' || !/^[\w-]{22,256}$/.test(value))
           throw new TypeError('the DPoP replay store gave a nonce that is not base64url');
         return value;
       })();

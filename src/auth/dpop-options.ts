@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The DPoP options of jwt(), oidc() and introspection() (RFC 9449, design §16), checked at creation,
 // and the challenges an entry that accepts DPoP advertises.
-import { isObject, isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
 import { jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { defaultReplayStore, type DpopReplayStore } from './dpop-replay.ts';
 import { throwConfigError } from './errors.ts';
@@ -66,7 +64,7 @@ export interface DpopPolicy {
 /** Checks the DPoP options at creation; `clockToleranceSec` is the entry's. */
 export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSec: number): DpopPolicy {
   const { dpop = 'allowed', dpopMaxAgeSec = 300, dpopOrigin, dpopReplay } = options;
-  const form = isObject(dpop);
+  const form = typeof dpop === 'object' && dpop !== null;
   if (form) checkOptionNames(`${helper}: dpop`, dpop, ['required', 'nonce', 'nonceRotateSec']);
   if (
     form
@@ -83,7 +81,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   if (!Array.isArray(names) || names.length === 0)
     throwConfigError(helper, 'dpopAlgorithms must be a non-empty list of asymmetric JWS algorithms');
   for (const name of names as unknown[]) {
-    const algorithm = isString(name) ? jwsAlgorithm(name) : undefined;
+    const algorithm = typeof name === 'string' ? jwsAlgorithm(name) : undefined;
     if (algorithm === undefined || algorithm.kty === 'oct') {
       throwConfigError(
         helper,
@@ -97,7 +95,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   let origin: string | undefined;
   if (dpopOrigin !== undefined) {
     const parsed =
-      isString(dpopOrigin) && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin)
+      typeof dpopOrigin === 'string' && /^https?:\/\/[^/?#@]+\/?$/i.test(dpopOrigin) && URL.canParse(dpopOrigin)
         ? new URL(dpopOrigin)
         : undefined;
     if (parsed === undefined) {
@@ -114,7 +112,7 @@ export function readDpopPolicy(helper: string, options: DpopOptions, toleranceSe
   const replay = dpopReplay ?? defaultReplayStore();
   if (form && typeof replay.nonce !== 'function')
     throwConfigError(helper, 'dpop nonces need a dpopReplay store with nonce(key, expiresAtSec)');
-  return freeze({
+  return Object.freeze({
     required: form ? dpop.required === true : dpop === 'required',
     advertised: options.dpop !== undefined,
     algorithms: new Set(names as string[]),
@@ -140,12 +138,12 @@ export function entryChallenges(
   if (resourceMetadata !== undefined) params.resource_metadata = resourceMetadata;
   const scope = scopes && challengeScope(scopes);
   if (scope) params.scope = scope;
-  const bearer = freeze(
-    Object.keys(params).length === 0 ? { scheme: 'Bearer' } : { scheme: 'Bearer', params: freeze(params) },
+  const bearer = Object.freeze(
+    Object.keys(params).length === 0 ? { scheme: 'Bearer' } : { scheme: 'Bearer', params: Object.freeze(params) },
   );
-  if (!policy.advertised) return freeze([bearer]);
+  if (!policy.advertised) return Object.freeze([bearer]);
   // Names of the algorithm table only (readDpopPolicy refuses any other): letters and digits, quotable as they are.
   const algs = [...policy.algorithms].join(' ');
-  const dpop = freeze({ scheme: 'DPoP', params: freeze({ algs, ...params }) });
-  return freeze(policy.required ? [dpop] : [bearer, dpop]);
+  const dpop = Object.freeze({ scheme: 'DPoP', params: Object.freeze({ algs, ...params }) });
+  return Object.freeze(policy.required ? [dpop] : [bearer, dpop]);
 }

@@ -8,7 +8,7 @@ import { jwsAlgorithm, type JwsAlgorithm } from './jws/algorithms.ts';
 import { encodeBase64url } from './jws/base64url.ts';
 import { normalizeAudience } from './jws/claims.ts';
 import { parseCompactJws, signatureOf, signingInputOf, type JwsHeader } from './jws/compact.ts';
-import { parseJsonObject, isObject, isString } from './jws/json.ts';
+import { parseJsonObject } from './jws/json.ts';
 import { importVerifyKey, type VerifyKey } from './jws/key-source.ts';
 import { readPublicJwk } from './jws/keys.ts';
 import { verifySignature } from './jws/verify.ts';
@@ -32,8 +32,8 @@ export function boundThumbprint(claims: Readonly<Record<string, unknown>>): stri
   if (cnf === undefined) return undefined;
   // A token bound some other way (a certificate's x5t#S256), or to a malformed key, is bound all
   // the same: '' matches no thumbprint, so it is presented neither as Bearer nor with a proof.
-  const jkt = isObject(cnf) ? (cnf as Record<string, unknown>).jkt : undefined;
-  return isString(jkt) ? jkt : '';
+  const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>).jkt : undefined;
+  return typeof jkt === 'string' ? jkt : '';
 }
 
 /**
@@ -54,7 +54,7 @@ export function jwkThumbprint(jwk: Readonly<Record<string, unknown>>): string | 
   const members =
     kty === 'EC' ? { crv, kty, x, y } : kty === 'RSA' ? { e, kty, n } : kty === 'OKP' ? { crv, kty, x } : undefined;
   const thumbprint =
-    members !== undefined && Object.values(members).every((value) => isString(value))
+    members !== undefined && Object.values(members).every((value) => typeof value === 'string')
       ? digest(JSON.stringify(members))
       : undefined;
   thumbprints.set(jwk, thumbprint);
@@ -84,7 +84,7 @@ function proofKey(jwk: Readonly<Record<string, unknown>>, algorithm: JwsAlgorith
     // The same key rules as `publicKey`: public members only, RSA 2048 bits or more, EC points on their curve.
     const spec = readPublicJwk(jwk);
     key =
-      isString(spec) || !spec.algorithms.includes(algorithm.name)
+      typeof spec === 'string' || !spec.algorithms.includes(algorithm.name)
         ? Promise.resolve(null)
         : importVerifyKey(spec, algorithm).catch(() => null);
     if (importedKeys.size >= IMPORTED_KEYS) importedKeys.delete(importedKeys.keys().next().value as string);
@@ -141,11 +141,11 @@ function proofAlgorithm(
   const fits =
     typ === 'dpop+jwt' &&
     policy.algorithms.has(alg) &&
-    isString(jti) &&
+    typeof jti === 'string' &&
     jti.length > 0 &&
     jti.length <= MAX_JTI_LENGTH &&
     htm === request.method &&
-    isString(htu) &&
+    typeof htu === 'string' &&
     URL.canParse(htu) &&
     normalizeAudience(withoutQuery(htu)) === requestUri(request, policy.origin) &&
     typeof iat === 'number' &&

@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
 
 const AUTH_ERROR = Symbol.for('agentward.AuthError');
 
 /** RFC 6749 §3.3 `scope-token`. */
 export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
-/** What `isScopeList` accepts, as the messages that refuse anything else say it. */
-export const SCOPE_LIST = 'a non-empty list of RFC 6749 scope tokens';
-
 /** A non-empty list of RFC 6749 scope tokens: what every `scopes` option and `AuthError`'s `scope` take. */
 export const isScopeList = (value: unknown): value is readonly string[] =>
-  Array.isArray(value) && value.length > 0 && value.every((scope) => isString(scope) && SCOPE_TOKEN.test(scope));
+  Array.isArray(value) &&
+  value.length > 0 &&
+  value.every((scope) => typeof scope === 'string' && SCOPE_TOKEN.test(scope));
 
 /**
- * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `RangeError`.
+ * Thrown by an auth entry to stop the list with 401 or 403; any other status throws `AuthConfigError`.
  * A 403 with `scope` is the OAuth step-up answer (RFC 6750 §3.1, design §15): `WWW-Authenticate:
  * Bearer error="insufficient_scope", scope="<scope>", resource_metadata="<URL>"`, which tells an
  * MCP client which scopes to ask for.
@@ -30,20 +27,24 @@ export class AuthError extends Error {
 
   constructor(status: 401 | 403, options?: { scope?: readonly string[] }) {
     if (status !== 401 && status !== 403)
-      throw new RangeError(`AuthError status must be 401 or 403 (got ${String(status)})`);
+      throw new AuthConfigError(
+        `new AuthError(): status must be 401 or 403; got ${typeof status === 'number' ? status : kindOf(status)}`,
+      );
     const scope = options?.scope;
     if (scope !== undefined) {
-      if (status !== 403) throw new RangeError('AuthError: scope is the answer of a 403 (insufficient_scope)');
-      if (!isScopeList(scope)) {
-        throw new TypeError(`AuthError: scope must be ${SCOPE_LIST}`);
-      }
+      if (status !== 403)
+        throw new AuthConfigError('new AuthError(): scope is the answer of a 403 (insufficient_scope); got status 401');
+      if (!isScopeList(scope))
+        throw new AuthConfigError(
+          `new AuthError(): scope must be a non-empty list of RFC 6749 scope tokens; got ${kindOf(scope)}`,
+        );
     }
     super(status === 401 ? 'Unauthorized' : 'Forbidden');
     // Set here rather than declared as a field: a class with a computed field stays in every bundle, used or not.
     (this as { [AUTH_ERROR]?: true })[AUTH_ERROR] = true;
     this.name = 'AuthError';
     this.status = status;
-    if (scope !== undefined) this.scope = freeze([...scope]);
+    if (scope !== undefined) this.scope = Object.freeze([...scope]);
   }
 }
 
@@ -67,8 +68,8 @@ export function kindOf(value: unknown): string {
 export class AuthConfigError extends TypeError {
   readonly code = 'AGENT_AUTH_CONFIG_INVALID' as const;
 
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'AuthConfigError';
   }
 }
@@ -80,7 +81,8 @@ export function throwConfigError(helper: string, message: string): never {
 
 /** True for an `AuthError`, also one from another copy of this module (a bundle may hold two). */
 export function isAuthError(error: unknown): error is AuthError {
-  if (!isObject(error) || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true) return false;
+  if (typeof error !== 'object' || error === null || (error as Record<symbol, unknown>)[AUTH_ERROR] !== true)
+    return false;
   const status = (error as AuthError).status;
   return status === 401 || status === 403;
 }

@@ -5,7 +5,6 @@
 // presented token is exchanged at the IdP for an ID-JAG (RFC 8693), then the ID-JAG for an access
 // token at the service's authorization server (RFC 7523). Read or skip this file as a unit.
 import { kindOf, throwConfigError } from './errors.ts';
-import { isObject, isString } from './jws/json.ts';
 import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
 import { checkOptionNames } from './options.ts';
 import { keptTokens, readCache, readRequest, subjectOf } from './on-behalf.ts';
@@ -66,16 +65,17 @@ const HELPER = 'idJag()';
  * const tools = ({ principal }) => ({ crm: crmTool(() => exchange(principal, { scope: 'crm:read' })) });
  */
 export function idJag(options: IdJagOptions): IdJagExchange {
-  if (!isObject(options)) throwConfigError(HELPER, 'options { idp, authorizationServer } are required');
+  if (typeof options !== 'object' || options === null)
+    throwConfigError(HELPER, 'options { idp, authorizationServer } are required');
   checkOptionNames(HELPER, options, ['idp', 'authorizationServer', 'cache', '_internal']);
   const internal = readInternalOptions(HELPER, options._internal);
   const maxEntries = readCache(HELPER, options.cache);
   const { idp, authorizationServer } = options;
   const atIdp = `${HELPER}: idp`;
   const atServer = `${HELPER}: authorizationServer`;
-  if (!isObject(idp))
+  if (typeof idp !== 'object' || idp === null)
     throwConfigError(atIdp, `must be the IdP's options { issuer or tokenEndpoint, clientId, … }; got ${kindOf(idp)}`);
-  if (!isObject(authorizationServer))
+  if (typeof authorizationServer !== 'object' || authorizationServer === null)
     throwConfigError(
       atServer,
       `must be the authorization server's options { issuer, clientId, … }; got ${kindOf(authorizationServer)}`,
@@ -83,10 +83,10 @@ export function idJag(options: IdJagOptions): IdJagExchange {
   checkOptionNames(atIdp, idp, [...TOKEN_CLIENT_OPTIONS, 'subjectTokenType']);
   checkOptionNames(atServer, authorizationServer, TOKEN_CLIENT_OPTIONS);
   const { subjectTokenType = ACCESS_TOKEN_TYPE, ...idpClient } = idp;
-  if (!isString(subjectTokenType) || !/^[a-z][a-z0-9+.-]*:\S+$/i.test(subjectTokenType))
+  if (typeof subjectTokenType !== 'string' || !/^[a-z][a-z0-9+.-]*:\S+$/i.test(subjectTokenType))
     throwConfigError(atIdp, 'subjectTokenType must be a token type URI (urn:ietf:params:oauth:token-type:…)');
   // The ID-JAG's audience: the authorization server's issuer, always named (design §27).
-  if (!isString(authorizationServer.issuer) || authorizationServer.issuer === '')
+  if (typeof authorizationServer.issuer !== 'string' || authorizationServer.issuer === '')
     throwConfigError(
       atServer,
       `issuer is required (it is the ID-JAG's audience); got ${kindOf(authorizationServer.issuer)}`,

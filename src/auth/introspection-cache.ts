@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 // The answers introspection() keeps (design §17): by the token's SHA-256, never the token itself.
-import { isObject } from './jws/json.ts';
 import { throwConfigError } from './errors.ts';
 import { encodeBase64url } from './jws/base64url.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
@@ -57,7 +56,7 @@ export function athOf(key: string): string {
 /** Checks the `cache` option: `false`, or `{ maxEntries?, maxAgeSec? }` (default 1,000 answers for at most 60 s). */
 export function readCache(value: unknown): { maxEntries: number; maxAgeSec: number } | undefined {
   if (value === false) return undefined;
-  if (value !== undefined && !isObject(value))
+  if (value !== undefined && (typeof value !== 'object' || value === null))
     throwConfigError('introspection()', 'cache must be false or { maxEntries?, maxAgeSec? }');
   checkOptionNames('introspection(): cache', value ?? {}, ['maxEntries', 'maxAgeSec']);
   const { maxEntries = 1000, maxAgeSec = 60 } = (value ?? {}) as { maxEntries?: unknown; maxAgeSec?: unknown };

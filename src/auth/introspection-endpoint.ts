@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Where introspection() and tokenExchange() send their calls (RFC 7662, RFC 8693, RFC 8414,
 // design §17, §27): the configured endpoint, or the one the issuer's metadata names.
-import { isString } from './jws/json.ts';
 import { attemptGate } from './attempt-gate.ts';
 import type { InternalOptions } from './internal-options.ts';
 import { fetchJsonObject } from './key-set.ts';
@@ -48,7 +47,7 @@ export function discoveredEndpoint(
         const document = await fetchJsonObject(url, internals);
         if (document.issuer !== issuer) continue;
         const named = document[field];
-        const found = isString(named) && URL.canParse(named) ? new URL(named) : undefined;
+        const found = typeof named === 'string' && URL.canParse(named) ? new URL(named) : undefined;
         const local =
           found?.protocol === 'http:' &&
           new URL(issuerHref).protocol === 'http:' &&

@@ -2,12 +2,11 @@
 // Opaque access tokens (RFC 7662, design §17): the entry asks the authorization server whether a
 // token is active, and what it says about it, then applies the checks jwt() applies to claims.
 // Read or skip this file as a unit.
-import { isObject, isString } from './jws/json.ts';
 import { B64TOKEN, credentialsStart } from './authorization.ts';
 import { builtInEntry, type EntryContext } from './built-in.ts';
 import { boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopOptions } from './dpop-options.ts';
-import { AuthError, kindOf, throwConfigError } from './errors.ts';
+import { AuthConfigError, AuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkClaims, hasScopes } from './jws/claims.ts';
 import { fetchJsonObject, readHttpsUrl, withoutQuery } from './key-set.ts';
 import { isWorkersRuntime } from './attempt-gate.ts';
@@ -20,7 +19,7 @@ import { basicCredentials, formEncode } from './client-auth.ts';
 import { readEntryOptions } from './jwt-options.ts';
 import type { JwtOptions, JwtPrincipalMapper } from './jwt.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
-import { completePrincipal, deepFreeze, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
+import { completePrincipal, deepFreeze, makePrincipal } from './principal.ts';
 import { verifiesAccessToken } from './presented-token.ts';
 import type { RefusalReason, ReportRefusal } from './refusals.ts';
 import type { AuthFn, Principal, PrincipalInput, RequestView } from './types.ts';
@@ -99,19 +98,19 @@ type Claims = Readonly<Record<string, unknown>>;
  */
 export function introspection(options: IntrospectionOptions): AuthFn {
   const helper = 'introspection()';
-  if (!isObject(options))
+  if (typeof options !== 'object' || options === null)
     throwConfigError(helper, 'options { endpoint or issuer, clientId, clientSecret, audience } are required');
   checkOptionNames(helper, options, [...OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const { clientId, clientSecret, issuer, timeoutMs = 5_000 } = options;
-  if (!isString(clientId) || clientId === '')
+  if (typeof clientId !== 'string' || clientId === '')
     throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
-  if (!isString(clientSecret) || clientSecret === '')
+  if (typeof clientSecret !== 'string' || clientSecret === '')
     throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
   if (!isNumberIn(timeoutMs, 1, 60_000, true))
     throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
   if (options.endpoint === undefined && issuer === undefined)
     throwConfigError(helper, 'give endpoint, or issuer to discover it');
-  if (issuer !== undefined && (!isString(issuer) || issuer === ''))
+  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
     throwConfigError(helper, 'issuer must be a non-empty string');
   const shared = readEntryOptions(helper, { ...options, issuer, cache: undefined, principal: options.principal });
   const cacheOptions = readCache(options.cache);
@@ -201,16 +200,16 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if (mapper !== undefined) return mapper(claims);
     const { sub, client_id: client, iss } = claims;
     // The subject as a user, else the client as a service.
-    const [id, type] = isString(sub) && sub !== '' ? [sub, 'user' as const] : [client, 'service' as const];
-    if (!isString(id) || id === '') return null;
-    const issuer = isString(iss) && iss !== '' ? { issuer: iss } : {};
+    const [id, type] = typeof sub === 'string' && sub !== '' ? [sub, 'user' as const] : [client, 'service' as const];
+    if (typeof id !== 'string' || id === '') return null;
+    const issuer = typeof iss === 'string' && iss !== '' ? { issuer: iss } : {};
     return makePrincipal({ id, type, authenticator: 'introspection', ...issuer, claims });
   };
 
   type Refuse = (reason: RefusalReason, iss?: unknown) => null;
   const refuser =
     (report: ReportRefusal | undefined): Refuse =>
-    (reason, iss) => (report?.('introspection', reason, undefined, isString(iss) ? iss : undefined), null);
+    (reason, iss) => (report?.('introspection', reason, undefined, typeof iss === 'string' ? iss : undefined), null);
   const silent: Refuse = () => null;
 
   /**
@@ -252,7 +251,7 @@ export function introspection(options: IntrospectionOptions): AuthFn {
     if (answer === 'inactive') return refuse('inactive');
     // A refresh token (or any other kind) the server calls active opens no API.
     const type = answer.token_type;
-    if (type !== undefined && !(isString(type) && ACCESS_TOKEN_TYPE.test(type)))
+    if (type !== undefined && !(typeof type === 'string' && ACCESS_TOKEN_TYPE.test(type)))
       return refuse('token-type', answer.iss);
     const failed = checkClaims(answer, policy, now(), false);
     if (failed !== null) return refuse(failed, answer.iss);
@@ -274,7 +273,10 @@ export function introspection(options: IntrospectionOptions): AuthFn {
         ? { ...mapped, authenticator: 'introspection' }
         : mapped,
     );
-    if (principal === null) throw new TypeError(`${helper}: the principal mapper ${INVALID_PRINCIPAL}`);
+    if (principal === null)
+      throw new AuthConfigError(
+        `${helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
+      );
     // Kept for the next Bearer request only when nothing but the clock could change the outcome.
     // Never one without the scopes: a kept principal skips their check.
     if (

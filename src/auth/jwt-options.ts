@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The options `jwt()` and `oidc()` share, checked at creation (design §3, §12, §13, §15, §16).
-import { isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
 import { checkQuotable } from './challenges.ts';
 import { readDpopPolicy } from './dpop-options.ts';
-import { isScopeList, SCOPE_LIST, throwConfigError } from './errors.ts';
+import { isScopeList, throwConfigError } from './errors.ts';
 import { ALGORITHM_NAMES, defaultAlgorithms, jwsAlgorithm, type AlgorithmName } from './jws/algorithms.ts';
 import { normalizeAudience, type ClaimsPolicy } from './jws/claims.ts';
 import { mediaType } from './jws/compact.ts';
@@ -122,7 +120,7 @@ export function readAlgorithms(
   if (!Array.isArray(value) || value.length === 0) throwConfigError(helper, notList);
   const algorithms = new Set<AlgorithmName>();
   for (const name of value as unknown[]) {
-    if (!isString(name)) throwConfigError(helper, notList);
+    if (typeof name !== 'string') throwConfigError(helper, notList);
     if (name.toLowerCase() === 'none') throwConfigError(helper, 'algorithms must not contain "none"');
     const shown = JSON.stringify(name.slice(0, 16));
     if (jwsAlgorithm(name) === undefined) {
@@ -133,14 +131,14 @@ export function readAlgorithms(
     }
     algorithms.add(name as AlgorithmName);
   }
-  return freeze([...algorithms]);
+  return Object.freeze([...algorithms]);
 }
 
 /** Checks `resourceMetadata`: no control characters (it is quoted into a header), then as a key-set URL. */
 export function readResourceMetadata(helper: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (isProtectedResourceMetadata(value)) return value.url;
-  if (isString(value)) checkQuotable(helper, 'resourceMetadata', value);
+  if (typeof value === 'string') checkQuotable(helper, 'resourceMetadata', value);
   return readHttpsUrl(helper, 'resourceMetadata', value);
 }
 
@@ -152,11 +150,15 @@ export const readKeySetAlgorithms = (helper: string, value: unknown): readonly A
 
 function readNames(helper: string, option: string, value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
-  const names = isString(value) ? [value] : value;
-  if (!Array.isArray(names) || names.length === 0 || !names.every((name) => isString(name) && name.length > 0)) {
+  const names = typeof value === 'string' ? [value] : value;
+  if (
+    !Array.isArray(names) ||
+    names.length === 0 ||
+    !names.every((name) => typeof name === 'string' && name.length > 0)
+  ) {
     throwConfigError(helper, `${option} must be a non-empty string or a non-empty list of non-empty strings`);
   }
-  return freeze([...(names as string[])]);
+  return Object.freeze([...(names as string[])]);
 }
 
 export function readClaimsPolicy(
@@ -168,7 +170,7 @@ export function readClaimsPolicy(
   const issuers = isIssuerTemplate(options.issuer) ? undefined : readNames(helper, 'issuer', options.issuer);
   const names = readNames(helper, 'audience', options.audience);
   // URL audiences compared normalized (design §15): configured ones normalized once, here.
-  const audiences = names === undefined ? undefined : freeze(names.map(normalizeAudience));
+  const audiences = names === undefined ? undefined : Object.freeze(names.map(normalizeAudience));
   if (allowAnyAudience !== undefined && typeof allowAnyAudience !== 'boolean')
     throwConfigError(helper, 'allowAnyAudience must be a boolean');
   if (audiences === undefined && allowAnyAudience !== true) {
@@ -182,7 +184,7 @@ export function readClaimsPolicy(
       `clockToleranceSec must be a number from 0 to ${MAX_TOLERANCE_SEC} (got ${String(clockToleranceSec)})`,
     );
   }
-  return freeze({ issuers, audiences, clockToleranceSec });
+  return Object.freeze({ issuers, audiences, clockToleranceSec });
 }
 
 export type EntryOptions = ReturnType<typeof readEntryOptions>;
@@ -194,10 +196,13 @@ export function readEntryOptions(
 ) {
   const { typ, scopes, principal, scopeImplies } = options;
   const claims = readClaimsPolicy(helper, options);
-  if (typ !== undefined && (!isString(typ) || mediaType(typ).length === 0))
+  if (typ !== undefined && (typeof typ !== 'string' || mediaType(typ).length === 0))
     throwConfigError(helper, 'typ must be a non-empty string, e.g. "at+jwt"');
   if (scopes !== undefined && !isScopeList(scopes)) {
-    throwConfigError(helper, `scopes must be ${SCOPE_LIST} (no spaces, quotes or backslashes)`);
+    throwConfigError(
+      helper,
+      `scopes must be a non-empty list of RFC 6749 scope tokens (no spaces, quotes or backslashes)`,
+    );
   }
   // No challenge names it (design §29) and no access token carries it: a requirement nothing could meet.
   if (scopes?.includes('offline_access'))
@@ -216,7 +221,7 @@ export function readEntryOptions(
   return {
     claims,
     typ: typ === undefined ? undefined : mediaType(typ),
-    scopes: scopes === undefined ? undefined : freeze([...scopes]),
+    scopes: scopes === undefined ? undefined : Object.freeze([...scopes]),
     implies: readScopeImplies(helper, scopeImplies),
     principal,
     cacheSize: readCacheSize(helper, options.cache),

@@ -4,7 +4,7 @@ import { builtInEntry, type EntryContext } from './built-in.ts';
 import type { ChallengeErrorSkip } from './challenges.ts';
 import { accessTokenHash, boundThumbprint, checkProof, proofSkip } from './dpop.ts';
 import { DPOP_OPTION_NAMES, entryChallenges, type DpopPolicy } from './dpop-options.ts';
-import { AuthError, kindOf, throwConfigError } from './errors.ts';
+import { AuthConfigError, AuthError, kindOf, throwConfigError } from './errors.ts';
 import {
   ENTRY_OPTION_NAMES,
   readAlgorithms,
@@ -16,7 +16,7 @@ import { checkOptionNames } from './options.ts';
 import { algorithmsFor, type AlgorithmName } from './jws/algorithms.ts';
 import { checkClaims, hasScopes, type ClaimsPolicy } from './jws/claims.ts';
 import type { CompactJws } from './jws/compact.ts';
-import { parseJsonObject, isObject, isString } from './jws/json.ts';
+import { parseJsonObject } from './jws/json.ts';
 import {
   importHmacVerifyKey,
   importVerifyKey,
@@ -28,7 +28,7 @@ import { keySetCache, readHttpsUrl } from './key-set.ts';
 import { clockOf } from './internal-options.ts';
 import { describeKey, isKeyShaped, MIN_SECRET_BYTES, readPublicKey } from './jws/keys.ts';
 import { readCompactJws, skip, verifiedKey, type HeaderPolicy, type Refuse as RefuseWith } from './jws/verify.ts';
-import { completePrincipal, INVALID_PRINCIPAL, principalOfClaims } from './principal.ts';
+import { completePrincipal, principalOfClaims } from './principal.ts';
 import type { RefusalReason, ReportRefusal } from './refusals.ts';
 import { tokenCache, type CachedToken } from './token-cache.ts';
 import { verifiesAccessToken } from './presented-token.ts';
@@ -67,7 +67,7 @@ const KEY_SOURCES = ['secret', 'publicKey', 'jwksUrl'] as const;
  */
 export function jwt(options: JwtOptions): AuthFn {
   const helper = 'jwt()';
-  if (!isObject(options)) throwConfigError(helper, 'options must be an object');
+  if (typeof options !== 'object' || options === null) throwConfigError(helper, 'options must be an object');
   checkOptionNames(helper, options, [...KEY_SOURCES, ...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES]);
   const given = KEY_SOURCES.filter((name) => options[name] !== undefined);
   if (given.length !== 1) {
@@ -81,14 +81,14 @@ export function jwt(options: JwtOptions): AuthFn {
   let source: KeySource;
   if (given[0] === 'secret') {
     const given = options.secret;
-    if (!isString(given) && !(given instanceof Uint8Array))
+    if (typeof given !== 'string' && !(given instanceof Uint8Array))
       throwConfigError(helper, `secret must be a string or a Uint8Array; got ${kindOf(given)}`);
     // A copy: a later change to the caller's bytes does not change the key.
-    const secret = isString(given) ? new TextEncoder().encode(given) : new Uint8Array(given);
+    const secret = typeof given === 'string' ? new TextEncoder().encode(given) : new Uint8Array(given);
     if (secret.length < MIN_SECRET_BYTES)
       throwConfigError(helper, `secret must be at least ${MIN_SECRET_BYTES} bytes (got ${secret.length})`);
     // A key in another form, or an RSA JWK's `n` (its modulus, base64url): public, so anyone could sign with it.
-    if (isKeyShaped(secret) || (isString(given) && isRsaModulusText(given.trim())))
+    if (isKeyShaped(secret) || (typeof given === 'string' && isRsaModulusText(given.trim())))
       throwConfigError(
         helper,
         'secret looks like a PEM/JWK key; give the public key as publicKey (used as an HMAC secret, anyone who has it could sign tokens)',
@@ -97,7 +97,7 @@ export function jwt(options: JwtOptions): AuthFn {
     source = staticKeySource(algorithms, (algorithm) => importHmacVerifyKey(secret, algorithm));
   } else if (given[0] === 'publicKey') {
     const spec = readPublicKey(options.publicKey);
-    if (isString(spec)) throwConfigError(helper, `publicKey ${spec}`);
+    if (typeof spec === 'string') throwConfigError(helper, `publicKey ${spec}`);
     algorithms = readAlgorithms(helper, options.algorithms, spec.algorithms, `the publicKey (${describeKey(spec)})`);
     source = staticKeySource(algorithms, (algorithm) => importVerifyKey(spec, algorithm));
   } else {
@@ -196,7 +196,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
 
   function defaultPrincipal(claims: Claims, tenant: string | undefined): Principal | null {
     const { sub, iss } = claims;
-    if (!isString(sub) || sub.length === 0) return null;
+    if (typeof sub !== 'string' || sub.length === 0) return null;
     // The client's own token (client credentials, RFC 9068 §2.2): its subject is the client.
     const type = claims.client_id === sub || claims.azp === sub ? 'service' : 'user';
     return principalOfClaims(sub, type, authenticator, iss as string | undefined, claims, tenant);
@@ -212,7 +212,10 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
     // The accepted tenant is the principal's, whatever the mapper said.
     const named = input.authenticator === undefined ? { ...input, authenticator } : input;
     const principal = completePrincipal(tenants === undefined ? named : { ...named, tenant });
-    if (principal === null) throw new TypeError(`${config.helper}: the principal mapper ${INVALID_PRINCIPAL}`);
+    if (principal === null)
+      throw new AuthConfigError(
+        `${config.helper}: the principal mapper returned an invalid principal (needs id, and type "user" or "service")`,
+      );
     if (key !== undefined) cache?.put((jws as CompactJws).token, { claims, key, principal: undefined });
     return principal;
   }
@@ -247,7 +250,7 @@ export function createJwtEntry(config: JwtEntryConfig): AuthFn {
         (reason === 'no-key' || reason === 'signature') &&
         policy.issuers !== undefined &&
         !policy.issuers.includes(iss as string);
-      report(authenticator, foreign ? 'issuer' : reason, jws?.header.kid, isString(iss) ? iss : undefined);
+      report(authenticator, foreign ? 'issuer' : reason, jws?.header.kid, typeof iss === 'string' ? iss : undefined);
       return null;
     };
   // The answer that asks for invalid_dpop_proof is a skip routeAuth reads; to a caller it is no principal.

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
-import { freeze } from './jws/freeze.ts';
 import { ALGORITHM_NAMES, jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './jws/algorithms.ts';
 import type { JwsHeader } from './jws/compact.ts';
-import { parseJsonObject, isRecord, isString } from './jws/json.ts';
+import { parseJsonObject, isRecord } from './jws/json.ts';
 import {
   importFailed,
   importVerifyKey,
@@ -27,14 +26,17 @@ export const MAX_KEYS_TRIED = 8;
 
 /** What a key set may serve: RSA, EC and Ed25519 keys, never an HMAC key. */
 export const KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ (() =>
-  freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct')))();
-export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ freeze(['RS256', 'ES256'] as const);
+  Object.freeze(ALGORITHM_NAMES.filter((name) => jwsAlgorithm(name)?.kty !== 'oct')))();
+export const DEFAULT_KEY_SET_ALGORITHMS: readonly AlgorithmName[] = /* @__PURE__ */ Object.freeze([
+  'RS256',
+  'ES256',
+] as const);
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Checks a URL option at creation (key set, discovery, resource metadata): `https:`, or `http:` on localhost, without user info. */
 export function readHttpsUrl(helper: string, option: string, value: unknown): string {
-  const url = (isString(value) || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
+  const url = (typeof value === 'string' || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
   if (url === undefined) throwConfigError(helper, `${option} must be an absolute URL`);
   const local = url.protocol === 'http:' && LOCAL_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !local) {
@@ -136,7 +138,7 @@ export async function importKeySet(
     if (candidates.length === MAX_KEY_SET_KEYS) break;
     if (!isRecord(jwk)) continue;
     const spec = readPublicJwk(jwk);
-    if (isString(spec)) continue;
+    if (typeof spec === 'string') continue;
     const usable = spec.algorithms
       .filter((name) => algorithms.includes(name))
       .map((name) => jwsAlgorithm(name) as JwsAlgorithm);

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isString } from './jws/json.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import type { AlgorithmName } from './jws/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jws/key-source.ts';
@@ -72,10 +71,11 @@ export interface OidcOptions
  */
 export function oidc(options: OidcOptions): AuthFn {
   const helper = 'oidc()';
-  if (!isObject(options)) throwConfigError(helper, 'options { issuer, audience } are required');
+  if (typeof options !== 'object' || options === null)
+    throwConfigError(helper, 'options { issuer, audience } are required');
   checkOptionNames(helper, options, [...ENTRY_OPTION_NAMES, ...DPOP_OPTION_NAMES, 'discoveryUrl', 'discovery']);
   const { issuer } = options;
-  if (!isString(issuer) || issuer.length === 0)
+  if (typeof issuer !== 'string' || issuer.length === 0)
     throwConfigError(helper, `issuer is required (a non-empty string); got ${kindOf(issuer)}`);
   // An http: issuer is refused now, whatever discoveryUrl says, not by a 401 to every token later.
   const issuerUrl = new URL(readHttpsUrl(helper, 'issuer', issuer));
@@ -131,7 +131,9 @@ function discoveredKeySet(
         );
       }
       const jwksUri =
-        isString(document.jwks_uri) && URL.canParse(document.jwks_uri) ? new URL(document.jwks_uri) : undefined;
+        typeof document.jwks_uri === 'string' && URL.canParse(document.jwks_uri)
+          ? new URL(document.jwks_uri)
+          : undefined;
       const local =
         issuerUrl.protocol === 'http:' && jwksUri?.protocol === 'http:' && jwksUri.hostname === issuerUrl.hostname;
       if (jwksUri?.protocol !== 'https:' && !local)

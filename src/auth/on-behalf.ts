@@ -5,7 +5,7 @@
 // kept. tokenExchange() and idJag() are built on it.
 import { isScopeList, throwConfigError } from './errors.ts';
 import { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
-import { isObject, isString, parseJsonObject } from './jws/json.ts';
+import { parseJsonObject } from './jws/json.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
 import { presentedToken } from './presented-token.ts';
 import { sha256 } from './sha256.ts';
@@ -25,7 +25,8 @@ export interface OnBehalfRequest {
 /** Checks `cache`: `false` is 0 (none), `undefined` 1,000 entries, `{ maxEntries }` 1 to 100,000. */
 export function readCache(helper: string, value: unknown): number {
   if (value === false) return 0;
-  if (value !== undefined && !isObject(value)) throwConfigError(helper, 'cache must be false or { maxEntries? }');
+  if (value !== undefined && (typeof value !== 'object' || value === null))
+    throwConfigError(helper, 'cache must be false or { maxEntries? }');
   checkOptionNames(`${helper}: cache`, value ?? {}, ['maxEntries']);
   const { maxEntries = 1000 } = (value ?? {}) as { maxEntries?: unknown };
   if (!isNumberIn(maxEntries, 1, 100_000, true))
@@ -37,20 +38,20 @@ const list = (value: unknown): unknown[] => (value === undefined ? [] : Array.is
 
 /** The request's `audience`, `resource` and `scope` as lists, checked; `keys` are those `helper` takes (an `AuthConfigError` names what is wrong). */
 export function readRequest(helper: string, request: unknown, keys: readonly string[]): OnBehalfRequest {
-  if (!isObject(request)) throwConfigError(helper, 'the request must be an object');
+  if (typeof request !== 'object' || request === null) throwConfigError(helper, 'the request must be an object');
   checkOptionNames(helper, request, keys);
   const { audience, resource, scope } = request as Record<string, unknown>;
   const audiences = list(audience);
-  if (!audiences.every((value) => isString(value) && value !== ''))
+  if (!audiences.every((value) => typeof value === 'string' && value !== ''))
     throwConfigError(helper, 'audience must be a non-empty string or a list of them');
   const resources = list(resource).map((value) => {
-    const url = (isString(value) || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
+    const url = (typeof value === 'string' || value instanceof URL) && URL.canParse(value) ? new URL(value) : undefined;
     // RFC 8707 §2: an absolute URI without a fragment.
     if (url === undefined || url.hash !== '' || String(value).includes('#'))
       throwConfigError(helper, 'resource must be an absolute URI without a fragment, or a list of them');
     return url.href;
   });
-  const scopes = isString(scope) ? scope.split(' ').filter(Boolean) : list(scope);
+  const scopes = typeof scope === 'string' ? scope.split(' ').filter(Boolean) : list(scope);
   if (scope !== undefined && !isScopeList(scopes))
     throwConfigError(helper, 'scope must be RFC 6749 scope tokens: a space-separated string or a list');
   return { audience: audiences as string[], resource: resources, scope: scopes as string[] };
@@ -58,7 +59,8 @@ export function readRequest(helper: string, request: unknown, keys: readonly str
 
 /** The token `principal` presented on the request now running, still unexpired at `nowSec`; else `TokenExchangeError` `NO_SUBJECT_TOKEN` (with `leg`, for idJag()). */
 export function subjectOf(principal: unknown, nowSec: number, leg?: 'idp'): string {
-  const subject = isObject(principal) ? presentedToken(principal as Principal) : undefined;
+  const subject =
+    typeof principal === 'object' && principal !== null ? presentedToken(principal as Principal) : undefined;
   if (subject === undefined || expired(subject, principal as Principal, nowSec))
     throw new TokenExchangeError('NO_SUBJECT_TOKEN', undefined, leg);
   return subject;

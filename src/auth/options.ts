@@ -27,9 +27,8 @@ export function checkOptionNames(
     if (known.includes(key)) continue;
     const near = closest(key, known);
     const shown = JSON.stringify(key.length > 64 ? `${key.slice(0, 64)}…` : key);
-    throw fail(
-      `${helper}: unknown option ${shown}${near === undefined ? '' : ` (did you mean "${near}"?)`} (known: ${known.join(', ')})`,
-    );
+    if (near === undefined) throw fail(`${helper}: unknown option ${shown} (known: ${known.join(', ')})`);
+    throw fail(`${helper}: unknown option ${shown} (did you mean "${near}"?) (known: ${known.join(', ')})`);
   }
 }
 

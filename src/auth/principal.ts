@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isRecord, isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
+import { isRecord } from './jws/json.ts';
 import { isTenantId } from './tenants.ts';
 import type { Principal } from './types.ts';
 
@@ -31,17 +30,14 @@ class Issued extends Stamp {
 
 /** Freezes `value` and everything reachable from it through own enumerable members; cycles are fine. */
 export function deepFreeze<T>(value: T, seen = new WeakSet<object>()): T {
-  if (isObject(value) && !seen.has(value)) {
+  if (typeof value === 'object' && value !== null && !seen.has(value)) {
     seen.add(value);
-    freeze(value);
+    Object.freeze(value);
     // Recurse even when `value` was already frozen: a shallow freeze leaves its members mutable.
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key], seen);
   }
   return value;
 }
-
-/** What a caller is told when `completePrincipal` refuses a principal it was given. */
-export const INVALID_PRINCIPAL = 'returned an invalid principal (needs id, and type "user" or "service")';
 
 /**
  * Checks what an entry returned and builds the frozen principal that leaves the layer, or
@@ -50,21 +46,21 @@ export const INVALID_PRINCIPAL = 'returned an invalid principal (needs id, and t
  * once, so a getter cannot answer differently after the check.
  */
 export function completePrincipal(value: unknown): Principal | null {
-  if (!isObject(value)) return null;
+  if (typeof value !== 'object' || value === null) return null;
   if (Issued.has(value)) return value as Principal;
   try {
     const { id, type, authenticator = 'custom', issuer, tenant, claims } = value as Record<string, unknown>;
-    if (!isString(id) || id === '') return null;
+    if (typeof id !== 'string' || id === '') return null;
     if (type !== 'user' && type !== 'service') return null;
-    if (!isString(authenticator) || authenticator === '') return null;
-    if (issuer !== undefined && !isString(issuer)) return null;
+    if (typeof authenticator !== 'string' || authenticator === '') return null;
+    if (issuer !== undefined && typeof issuer !== 'string') return null;
     if (tenant !== undefined && !isTenantId(tenant)) return null;
     if (claims !== undefined && !isRecord(claims)) return null;
     const principal: { -readonly [K in keyof Principal]: Principal[K] } = { id, type, authenticator };
     if (issuer !== undefined) principal.issuer = issuer;
     if (tenant !== undefined) principal.tenant = tenant;
     if (claims !== undefined) principal.claims = deepFreeze(claims as Record<string, unknown>);
-    freeze(Issued.stamp(principal));
+    Object.freeze(Issued.stamp(principal));
     return principal;
   } catch {
     // A throwing getter or claims that cannot be frozen (a typed array): not a valid principal.
@@ -93,6 +89,6 @@ export function principalOfClaims(
       : issuer === undefined
         ? { id, type, authenticator, claims }
         : { id, type, authenticator, issuer, claims };
-  freeze(Issued.stamp(principal));
+  Object.freeze(Issued.stamp(principal));
   return principal;
 }

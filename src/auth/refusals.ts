@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { freeze } from './jws/freeze.ts';
 import type { ClaimsRefusal } from './jws/claims.ts';
 import type { JwsRefusal } from './jws/verify.ts';
 
@@ -75,7 +74,7 @@ export function requestRefusals(listener: RefusalListener): RequestRefusals {
       // Both come from an unverified token: bounded, so a forged one cannot flood the operator's log.
       if (kid !== undefined) refusal.kid = kid.slice(0, MAX_REPORTED);
       if (iss !== undefined) refusal.iss = iss.slice(0, MAX_REPORTED);
-      best = freeze(refusal);
+      best = Object.freeze(refusal);
     },
     tell() {
       if (best !== undefined)

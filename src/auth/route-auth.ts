@@ -1,6 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { isObject, isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
 import { API_TOKEN_ID, apiToken } from './api-token.ts';
 import { builtInOf, CUSTOM_GRANT, nonceView, type EntryContext, type NonceView } from './built-in.ts';
 import {
@@ -13,15 +11,15 @@ import {
 } from './challenges.ts';
 import { isAuthError, kindOf, throwConfigError } from './errors.ts';
 import { checkOptionNames } from './options.ts';
-import { completePrincipal, INVALID_PRINCIPAL, makePrincipal } from './principal.ts';
+import { completePrincipal, makePrincipal } from './principal.ts';
 import { keeping } from './presented-token.ts';
 import { requestRefusals, type RequestRefusals, type RefusalListener } from './refusals.ts';
 import { authResponse } from './responses.ts';
 import type { AuthFn, AuthOption, AuthResult, Principal, RequestView } from './types.ts';
 
 /** The contexts of a request without an `onRefused` listener: made once. */
-const PLAIN: EntryContext = freeze({});
-const DEFERRED: EntryContext = freeze({ deferScopes: true });
+const PLAIN: EntryContext = Object.freeze({});
+const DEFERRED: EntryContext = Object.freeze({ deferScopes: true });
 
 /** Names routeAuth() in its configuration errors. */
 const HELPER = 'routeAuth()';
@@ -35,7 +33,7 @@ export const BOOLEAN_PRINCIPAL: Principal = makePrincipal({ id: 'anonymous', typ
  * `id` are refused (design §20): two callers would be one principal, and read each other's sessions.
  */
 export function authEntries(auth: AuthOption): readonly AuthFn[] {
-  if (isString(auth)) return [apiToken(auth)];
+  if (typeof auth === 'string') return [apiToken(auth)];
   if (typeof auth === 'function') return [auth as AuthFn];
   if (!Array.isArray(auth)) {
     throwConfigError(
@@ -56,7 +54,7 @@ export function authEntries(auth: AuthOption): readonly AuthFn[] {
       );
     ids.add(id);
   });
-  return freeze([...auth]);
+  return Object.freeze([...auth]);
 }
 
 /**
@@ -146,7 +144,7 @@ export interface RouteAuthOptions {
 export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Authenticate {
   const entries = authEntries(auth);
   const challenges = listChallenges(entries);
-  if (!isObject(options)) throwConfigError(HELPER, 'options must be { onRefused? }');
+  if (typeof options !== 'object' || options === null) throwConfigError(HELPER, 'options must be { onRefused? }');
   checkOptionNames(HELPER, options, ['onRefused']);
   const listener = options.onRefused;
   if (listener !== undefined && typeof listener !== 'function')
@@ -216,7 +214,9 @@ export function routeAuth(auth: AuthOption, options: RouteAuthOptions = {}): Aut
       }
       const principal = completePrincipal(outcome);
       if (principal === null) {
-        console.error(`agentward: an auth entry ${INVALID_PRINCIPAL}; answering 500`);
+        console.error(
+          'agentward: an auth entry returned an invalid principal (needs id, and type "user" or "service"); answering 500',
+        );
         return refusing(request, 500, refusals);
       }
       // Once a tokenExchange() exists, the access token the entry verified is kept beside the principal, never in it (design §27).

@@ -3,8 +3,7 @@
 // once into what each scope implies: the handler's, and the entries' that check scopes (jwt, oidc,
 // introspection).
 import { isRecord } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
-import { isScopeList, SCOPE_LIST, SCOPE_TOKEN, throwConfigError } from './errors.ts';
+import { isScopeList, SCOPE_TOKEN, throwConfigError } from './errors.ts';
 
 /** Each scope of `scopeImplies` with every scope a token holding it holds: itself and, transitively, what it implies. */
 export type ScopeImplies = ReadonlyMap<string, readonly string[]>;
@@ -23,7 +22,7 @@ export function readScopeImplies(helper: string, value: unknown): ScopeImplies |
     if (!SCOPE_TOKEN.test(scope) || !isScopeList(implied))
       throwConfigError(
         helper,
-        `scopeImplies[${JSON.stringify(scope.slice(0, 64))}] must be ${SCOPE_LIST}, under a scope token`,
+        `scopeImplies[${JSON.stringify(scope.slice(0, 64))}] must be a non-empty list of RFC 6749 scope tokens, under a scope token`,
       );
     implies.set(scope, implied);
   }
@@ -35,7 +34,7 @@ export function readScopeImplies(helper: string, value: unknown): ScopeImplies |
     if (held === undefined) {
       const all = new Set([scope]);
       for (const next of implies.get(scope) ?? []) for (const name of visit(next, [...path, scope])) all.add(name);
-      closure.set(scope, (held = freeze([...all])));
+      closure.set(scope, (held = Object.freeze([...all])));
     }
     return held;
   };

@@ -3,8 +3,6 @@
 // (Entra's `https://login.microsoftonline.com/{tenantid}/v2.0`, the tenant in `tid`), a tenant
 // claim (Auth0 organizations' `org_id`), and the `tenants` allowed. Checked at creation; per
 // token, anything short of an allowed tenant skips.
-import { isString } from './jws/json.ts';
-import { freeze } from './jws/freeze.ts';
 import type { CompactJws } from './jws/compact.ts';
 import { skip, type Refuse } from './jws/verify.ts';
 import { kindOf, throwConfigError } from './errors.ts';
@@ -30,11 +28,11 @@ const TENANT_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 /** A tenant id: one path segment of letters, digits, `-`, `_` and `.` (1 to 64), never `.` or `..`. */
 export const isTenantId = (value: unknown): value is string =>
-  isString(value) && TENANT_ID.test(value) && value !== '.' && value !== '..';
+  typeof value === 'string' && TENANT_ID.test(value) && value !== '.' && value !== '..';
 
 /** Whether `issuer` is a template: it holds `{tenantid}`. */
 export const isIssuerTemplate = (issuer: unknown): issuer is string =>
-  isString(issuer) && issuer.includes(TENANT_PLACEHOLDER);
+  typeof issuer === 'string' && issuer.includes(TENANT_PLACEHOLDER);
 
 /** Options that name tenants, as `jwt()` and `oidc()` take them. */
 interface TenantOptions {
@@ -48,7 +46,7 @@ export function readTenantPolicy(helper: string, options: TenantOptions): Tenant
   const { issuer, tenants, tenantClaim } = options;
   // A brace is never part of an issuer URL: `{tenant}` or `{TenantId}` is a placeholder misspelt, which would refuse every token.
   for (const named of Array.isArray(issuer) ? issuer : [issuer])
-    if (isString(named) && /[{}]/.test(named.replace(TENANT_PLACEHOLDER, '')))
+    if (typeof named === 'string' && /[{}]/.test(named.replace(TENANT_PLACEHOLDER, '')))
       throwConfigError(
         helper,
         `issuer's only placeholder is ${TENANT_PLACEHOLDER}, once (got ${JSON.stringify(named.slice(0, 200))})`,
@@ -57,7 +55,7 @@ export function readTenantPolicy(helper: string, options: TenantOptions): Tenant
   if (listed)
     throwConfigError(helper, `an issuer template (${TENANT_PLACEHOLDER}) must be the only issuer, not one of a list`);
   const template = isIssuerTemplate(issuer) ? readTemplate(helper, issuer) : undefined;
-  if (tenantClaim !== undefined && (!isString(tenantClaim) || tenantClaim.length === 0))
+  if (tenantClaim !== undefined && (typeof tenantClaim !== 'string' || tenantClaim.length === 0))
     throwConfigError(helper, `tenantClaim must be a non-empty claim name, e.g. "org_id"; got ${kindOf(tenantClaim)}`);
   if (template === undefined && tenantClaim === undefined) {
     if (tenants !== undefined)
@@ -73,7 +71,7 @@ export function readTenantPolicy(helper: string, options: TenantOptions): Tenant
       helper,
       `${needs} needs tenants: a list of tenant ids, a function of the id, or 'any' said out loud`,
     );
-  return freeze({
+  return Object.freeze({
     template,
     claim: tenantClaim as string | undefined,
     allows: readAllowed(helper, tenants),
@@ -93,7 +91,7 @@ function readTemplate(helper: string, issuer: string): readonly [string, string]
       helper,
       `issuer's ${TENANT_PLACEHOLDER} must be one whole path segment, e.g. https://login.microsoftonline.com/${TENANT_PLACEHOLDER}/v2.0`,
     );
-  return freeze([before, after] as [string, string]);
+  return Object.freeze([before, after] as [string, string]);
 }
 
 function readAllowed(helper: string, tenants: unknown): TenantPolicy['allows'] {
@@ -119,7 +117,7 @@ function readAllowed(helper: string, tenants: unknown): TenantPolicy['allows'] {
 
 /** Whether `issuer` is the template with a tenant id (or the placeholder itself, as Entra's common document says) put in. */
 export function fitsTemplate(template: readonly [string, string], issuer: unknown): boolean {
-  if (!isString(issuer)) return false;
+  if (typeof issuer !== 'string') return false;
   const [before, after] = template;
   if (issuer.length <= before.length + after.length || !issuer.startsWith(before) || !issuer.endsWith(after))
     return false;
@@ -153,7 +151,7 @@ export function acceptedTenant<R extends string>(
   refuse?: Refuse<R | TenantRefusal>,
 ): string | null | Promise<string | null> {
   const found = tenantOf(policy, claims);
-  if (isString(found)) return skip(refuse, found, jws, claims);
+  if (typeof found === 'string') return skip(refuse, found, jws, claims);
   const { tenant } = found;
   const answer = (allowed: unknown) => (allowed === true ? tenant : skip(refuse, 'tenant', jws, claims));
   const allowed = policy.allows(tenant);

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { isObject } from './jws/json.ts';
 import { throwConfigError } from './errors.ts';
 import { checkOptionNames, isNumberIn } from './options.ts';
 import type { KeySource, VerifyKey } from './jws/key-source.ts';
@@ -18,7 +17,7 @@ export interface CachedToken {
 /** Checks `cache`: `true` is 1,000 tokens, `{ maxEntries }` 1 to 100,000; 0 when off. */
 export function readCacheSize(helper: string, value: unknown): number {
   if (value === undefined || value === false) return 0;
-  if (isObject(value)) checkOptionNames(`${helper}: cache`, value, ['maxEntries']);
+  if (typeof value === 'object' && value !== null) checkOptionNames(`${helper}: cache`, value, ['maxEntries']);
   const size = value === true ? 1_000 : (value as { maxEntries?: unknown } | null)?.maxEntries;
   if (!isNumberIn(size, 1, 100_000, true)) {
     throwConfigError(helper, 'cache must be true, false or { maxEntries } with an integer from 1 to 100000');

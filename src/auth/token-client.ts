@@ -6,7 +6,6 @@
 import { basicCredentials, clientAssertion, type ClientPrivateKey } from './client-auth.ts';
 import { kindOf, throwConfigError } from './errors.ts';
 import { discoveredEndpoint, staticEndpoint } from './introspection-endpoint.ts';
-import { isString } from './jws/json.ts';
 import { clockOf, type InternalOptions } from './internal-options.ts';
 import { readHttpsUrl } from './key-set.ts';
 import { isNumberIn } from './options.ts';
@@ -58,11 +57,11 @@ export type TokenClient = (form: URLSearchParams, impliedType?: string) => Promi
  */
 export function tokenClient(helper: string, options: TokenClientOptions, internal: InternalOptions): TokenClient {
   const { clientId, clientSecret, privateKey, issuer, timeoutMs = 5_000 } = options;
-  if (!isString(clientId) || clientId === '')
+  if (typeof clientId !== 'string' || clientId === '')
     throwConfigError(helper, `clientId must be a non-empty string; got ${kindOf(clientId)}`);
   if ((clientSecret === undefined) === (privateKey === undefined))
     throwConfigError(helper, 'give exactly one of clientSecret (client_secret_basic) and privateKey (private_key_jwt)');
-  if (clientSecret !== undefined && (!isString(clientSecret) || clientSecret === ''))
+  if (clientSecret !== undefined && (typeof clientSecret !== 'string' || clientSecret === ''))
     throwConfigError(helper, `clientSecret must be a non-empty string; got ${kindOf(clientSecret)}`);
   if (clientSecret !== undefined && (options.algorithm !== undefined || options.keyId !== undefined))
     throwConfigError(helper, 'algorithm and keyId go with privateKey, not clientSecret');
@@ -70,7 +69,7 @@ export function tokenClient(helper: string, options: TokenClientOptions, interna
     throwConfigError(helper, 'timeoutMs must be a whole number of milliseconds from 1 to 60000');
   if (options.tokenEndpoint === undefined && issuer === undefined)
     throwConfigError(helper, 'give tokenEndpoint, or issuer to discover it');
-  if (issuer !== undefined && (!isString(issuer) || issuer === ''))
+  if (issuer !== undefined && (typeof issuer !== 'string' || issuer === ''))
     throwConfigError(helper, 'issuer must be a non-empty string');
   const internals: InternalOptions = { ...internal, timeoutMs };
   const issuerHref = issuer === undefined ? undefined : readHttpsUrl(helper, 'issuer', issuer);

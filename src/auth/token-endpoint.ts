@@ -3,9 +3,8 @@
 // §27): one POST, no redirect followed, a bounded answer read in a bounded time, and what it
 // means: the issued token, or the error that names the OAuth `error` code and the HTTP status,
 // never a token or the body.
-import { freeze } from './jws/freeze.ts';
 import { readBoundedBody } from './bounded-body.ts';
-import { parseJsonObject, isString } from './jws/json.ts';
+import { parseJsonObject } from './jws/json.ts';
 import type { InternalOptions } from './internal-options.ts';
 import { isNumberIn } from './options.ts';
 
@@ -59,20 +58,23 @@ export function exchanged(
 ): ExchangedToken {
   if (status < 200 || status > 299) {
     const error = answer?.error;
-    throw new TokenExchangeError(isString(error) && OAUTH_ERROR.test(error) ? error : 'INVALID_RESPONSE', status);
+    throw new TokenExchangeError(
+      typeof error === 'string' && OAUTH_ERROR.test(error) ? error : 'INVALID_RESPONSE',
+      status,
+    );
   }
   const { access_token, token_type, expires_in, scope } = answer ?? {};
   const issued_token_type = answer?.issued_token_type ?? impliedType;
   if (
-    !isString(access_token) ||
+    typeof access_token !== 'string' ||
     access_token === '' ||
-    !isString(token_type) ||
-    !isString(issued_token_type) ||
+    typeof token_type !== 'string' ||
+    typeof issued_token_type !== 'string' ||
     (expires_in !== undefined && !isNumberIn(expires_in, 0, 1e9)) ||
-    (scope !== undefined && !isString(scope))
+    (scope !== undefined && typeof scope !== 'string')
   )
     throw new TokenExchangeError('INVALID_RESPONSE', status);
-  return freeze({
+  return Object.freeze({
     accessToken: access_token,
     tokenType: token_type,
     expiresAt: expires_in === undefined ? undefined : nowMs + (expires_in as number) * 1000,

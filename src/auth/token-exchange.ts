@@ -2,7 +2,6 @@
 // Calls on the caller's behalf, never with the caller's token (RFC 8693, design §27): the access
 // token a principal presented on the request now running is exchanged at the authorization
 // server for one of another audience. Read or skip this file as a unit.
-import { isObject } from './jws/json.ts';
 import { throwConfigError } from './errors.ts';
 import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
 import { checkOptionNames } from './options.ts';
@@ -48,7 +47,7 @@ const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
  */
 export function tokenExchange(options: TokenExchangeOptions): Exchange {
   const helper = 'tokenExchange()';
-  if (!isObject(options))
+  if (typeof options !== 'object' || options === null)
     throwConfigError(helper, 'options { tokenEndpoint or issuer, clientId, clientSecret or privateKey } are required');
   checkOptionNames(helper, options, [...TOKEN_CLIENT_OPTIONS, 'cache', '_internal']);
   const internal = readInternalOptions(helper, options._internal);

@@ -2,7 +2,6 @@
 // allowed or refused at any step, handed to the `audit` option. Never a token, a password, a
 // proof or a header value: only what the handler decided, and about whom.
 import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
-import { freeze, isObject } from '../agent/shapes.ts';
 import type { Surface } from './authorize.ts';
 
 /** The caller a record is about: its caller key's parts, and its type. */
@@ -65,7 +64,7 @@ const REPORT_EVERY_MS = 60_000;
 export function readAudit(helper: string, value: unknown): Audit | undefined {
   if (value === undefined) return undefined;
   let log: unknown = value;
-  if (isObject(value) && typeof value !== 'function') {
+  if (typeof value === 'object' && value !== null && typeof value !== 'function') {
     checkOptionNames(`${helper}: audit`, value, ['log', 'required']);
     const { log: given, required } = value as { log?: unknown; required?: unknown };
     if (required !== undefined && required !== false)
@@ -101,7 +100,7 @@ function keepingAnswers(log: AuditFunction): Audit {
   };
   return (record) => {
     try {
-      const result = log(freeze(record));
+      const result = log(Object.freeze(record));
       if (result !== undefined && typeof (result as Promise<void>).then === 'function')
         (result as Promise<void>).then(undefined, failed);
     } catch (error) {

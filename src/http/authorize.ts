@@ -3,7 +3,6 @@
 // (which serves through the same handler). Nothing else in the handler compares scopes or owners.
 import type { Principal, SessionMode } from '../agent/types.ts';
 import { mayUseOwner } from '../agent/sessions.ts';
-import { freeze } from '../agent/shapes.ts';
 import { hasScopes, type EntryGrant } from '../auth/internal.ts';
 import { requiredScopes, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
 
@@ -47,7 +46,7 @@ export interface Refused {
   readonly allowed?: readonly string[];
 }
 
-export const ALLOW: Decision = freeze({ allow: true });
+export const ALLOW: Decision = Object.freeze({ allow: true });
 
 /**
  * The decision (design §25, §32), in this order: a method the route does not list is 405; then

@@ -2,7 +2,7 @@ import { isPlainObject } from '../agent/tools.ts';
 import { badRequest, HttpError } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import { readJson } from './json-rpc.ts';
-import { isBoolean, isString, nonEmptyString } from '../agent/shapes.ts';
+import { nonEmptyString } from '../agent/shapes.ts';
 
 /** Largest request body a route reads (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -46,7 +46,7 @@ export function parseSendBody(body: Record<string, unknown>): {
   metadata?: Record<string, unknown>;
 } {
   const { message, sessionId, metadata } = body;
-  if (!isString(message)) throw badRequest('message must be a string');
+  if (typeof message !== 'string') throw badRequest('message must be a string');
   if (sessionId !== undefined) nonEmptyString(sessionId, 'sessionId', badRequest);
   if (metadata !== undefined && !isPlainObject(metadata)) throw badRequest('metadata must be a JSON object');
   return { message, ...(sessionId !== undefined && { sessionId }), ...(metadata !== undefined && { metadata }) };
@@ -55,7 +55,7 @@ export function parseSendBody(body: Record<string, unknown>): {
 /** `{ approved, reason? }` of `POST <base>/approvals/:approvalId`. */
 export function parseDecisionBody(body: Record<string, unknown>): { approved: boolean; reason?: string } {
   const { approved, reason } = body;
-  if (!isBoolean(approved)) throw badRequest('approved must be a boolean');
-  if (reason !== undefined && !isString(reason)) throw badRequest('reason must be a string');
+  if (typeof approved !== 'boolean') throw badRequest('approved must be a boolean');
+  if (reason !== undefined && typeof reason !== 'string') throw badRequest('reason must be a string');
   return { approved, ...(reason !== undefined && { reason }) };
 }

@@ -38,7 +38,6 @@ import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
 import { RequestTrace } from './telemetry.ts';
-import { freeze, isObject, isString } from '../agent/shapes.ts';
 
 export interface AgentHandlerOptions {
   /** Prefix of every route, e.g. `/agent`; default `''`. */
@@ -103,7 +102,7 @@ export interface AgentHandlerOptions {
 export type { RouteScopes } from './scopes.ts';
 
 /** The options of `agentHandler()`; `serve()` takes them too. */
-export const HANDLER_OPTION_NAMES = freeze([
+export const HANDLER_OPTION_NAMES = Object.freeze([
   'basePath',
   'auth',
   'onRefused',
@@ -120,7 +119,7 @@ export const HANDLER_OPTION_NAMES = freeze([
 const HELPER = 'agentHandler()';
 
 function normalizeBasePath(basePath: unknown, helper: string): string {
-  if (!isString(basePath) || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
+  if (typeof basePath !== 'string' || (basePath !== '' && !/^\/[^?#]*$/.test(basePath))) {
     throw new AuthConfigError(`${helper}: basePath must be "" or a path starting with "/", without query or fragment`);
   }
   return basePath.replace(/\/+$/, '');
@@ -185,9 +184,10 @@ export function refuseEmptyAuth(helper: string, options: object): void {
 
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly, as `helper` (`serve()`) in errors. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, helper = HELPER): AgentRoutes {
-  if (!isObject(agent as unknown) || !isString(agent.name))
+  if (typeof agent !== 'object' || agent === null || typeof agent.name !== 'string')
     throw new AuthConfigError(`${helper}: agent must be an agent made by createAgent(…); got ${kindOf(agent)}`);
-  if (!isObject(options as unknown)) throw new AuthConfigError(`${helper}: options must be an object`);
+  if (typeof options !== 'object' || options === null)
+    throw new AuthConfigError(`${helper}: options must be an object`);
   checkOptionNames(helper, options, HANDLER_OPTION_NAMES);
   refuseEmptyAuth(helper, options);
   const basePath = normalizeBasePath(options.basePath ?? '', helper);
@@ -334,8 +334,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       call.tool = tool ?? agentTool?.slice(0, 64);
       // The ids a tool call names, for the record: only ids of a plausible length, never a caller's flood.
       const { sessionId, approvalId } = (isPlainObject(args) ? args : {}) as Record<string, unknown>;
-      if (isString(sessionId) && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
-      if (isString(approvalId) && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
+      if (typeof sessionId === 'string' && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
+      if (typeof approvalId === 'string' && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
       return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool, agentTool);
     };
     // A direct call of an agent tool makes its own session (and approval): the record names them.
@@ -499,7 +499,7 @@ const refusalFailed = (error: unknown) => console.error('agentward: onRefused fa
 
 const ignoreRefusal = () => undefined;
 
-const NONE: readonly Operation[] = freeze([]);
+const NONE: readonly Operation[] = Object.freeze([]);
 /** The longest id a record takes from a tool call's arguments. */
 const MAX_RECORDED_ID = 256;
 const SEND: readonly Operation[] = ['send'];

@@ -124,33 +124,38 @@ const whole = (value: unknown, max = ANY): value is number =>
 /** Reads `limits`: closed, every number checked; `undefined` without it. Errors at creation. */
 export function readLimits(helper: string, value: unknown, hasAuth: boolean): Limits | undefined {
   if (value === undefined) return undefined;
-  const fail = (message: string) => new AuthConfigError(`${helper}: limits${message}`);
   if (typeof value !== 'object' || value === null)
-    throw fail(' must be { requests?, concurrent?, tokens?, failures?, store?, clientAddress? }');
+    throw new AuthConfigError(
+      `${helper}: limits must be { requests?, concurrent?, tokens?, failures?, tenant?, store?, clientAddress? }`,
+    );
   checkOptionNames(`${helper}: limits`, value, [...POLICIES, 'concurrent', 'store', 'clientAddress', 'tenant']);
   const { store, clientAddress, tenant } = value as LimitsOptions;
-  const limits: Record<string, unknown> = readPolicies(fail, helper, '', value, POLICIES);
+  const limits: Record<string, unknown> = readPolicies(helper, '', value, POLICIES);
   limits.store = store ?? memoryLimitStore();
   if (tenant !== undefined) {
     if (typeof tenant !== 'object' || tenant === null)
-      throw fail('.tenant must be { requests?, concurrent?, tokens? }');
+      throw new AuthConfigError(`${helper}: limits.tenant must be { requests?, concurrent?, tokens? }`);
     checkOptionNames(`${helper}: limits.tenant`, tenant, ['requests', 'concurrent', 'tokens']);
-    limits.tenant = readPolicies(fail, helper, 'tenant', tenant, ['requests', 'tokens']);
+    limits.tenant = readPolicies(helper, 'tenant', tenant, ['requests', 'tokens']);
     if (Object.keys(limits.tenant as object).length === 0)
-      throw fail('.tenant needs one of requests, concurrent, tokens');
+      throw new AuthConfigError(`${helper}: limits.tenant needs one of requests, concurrent, tokens`);
   } else if (Object.keys(limits).length === 1) {
-    throw fail(' needs one of requests, concurrent, tokens, failures, tenant');
+    throw new AuthConfigError(`${helper}: limits needs one of requests, concurrent, tokens, failures, tenant`);
   }
-  if (limits.failures !== undefined && !hasAuth) throw fail('.failures needs auth: without it nothing answers 401');
+  if (limits.failures !== undefined && !hasAuth)
+    throw new AuthConfigError(`${helper}: limits.failures needs auth: without it nothing answers 401`);
   const methods = limits.store as Record<string, unknown>;
   if (
     ['hit', 'settle', 'acquire', 'release'].some((method) => typeof methods[method] !== 'function') ||
     (methods.reserve !== undefined && typeof methods.reserve !== 'function')
   ) {
-    throw fail('.store must be a limit store (hit, settle, acquire, release, reserve?), such as memoryLimitStore()');
+    throw new AuthConfigError(
+      `${helper}: limits.store must be a limit store (hit, settle, acquire, release, reserve?), such as memoryLimitStore()`,
+    );
   }
   if (clientAddress !== undefined) {
-    if (typeof clientAddress !== 'function') throw fail('.clientAddress must be a function of the request');
+    if (typeof clientAddress !== 'function')
+      throw new AuthConfigError(`${helper}: limits.clientAddress must be a function of the request`);
     limits.clientAddress = clientAddress;
   }
   return limits as unknown as Limits;
@@ -161,7 +166,6 @@ export function readLimits(helper: string, value: unknown, hasAuth: boolean): Li
  * `'tenant'`, whose policies are named `tenant-<name>`), and its `concurrent`: closed, checked.
  */
 function readPolicies(
-  fail: (message: string) => Error,
   helper: string,
   group: '' | 'tenant',
   value: object,
@@ -172,18 +176,23 @@ function readPolicies(
   for (const key of names) {
     const window = (value as Record<string, unknown>)[key];
     if (window === undefined) continue;
-    if (typeof window !== 'object' || window === null) throw fail(`${at}.${key} must be { limit, windowSec }`);
+    if (typeof window !== 'object' || window === null)
+      throw new AuthConfigError(`${helper}: limits${at}.${key} must be { limit, windowSec }`);
     checkOptionNames(
       `${helper}: limits${at}.${key}`,
       window,
       key === 'tokens' ? ['limit', 'windowSec', 'outputReserve'] : ['limit', 'windowSec'],
     );
     const { limit, windowSec, outputReserve = OUTPUT_RESERVE } = window as TokensWindow;
-    if (!whole(limit)) throw fail(`${at}.${key}.limit must be a positive integer`);
+    if (!whole(limit)) throw new AuthConfigError(`${helper}: limits${at}.${key}.limit must be a positive integer`);
     if (!whole(windowSec, MAX_WINDOW_SEC))
-      throw fail(`${at}.${key}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`);
+      throw new AuthConfigError(
+        `${helper}: limits${at}.${key}.windowSec must be a whole number of seconds from 1 to ${MAX_WINDOW_SEC}`,
+      );
     if (!Number.isSafeInteger(outputReserve) || outputReserve < 0)
-      throw fail(`${at}.tokens.outputReserve must be a whole number of tokens, 0 or more`);
+      throw new AuthConfigError(
+        `${helper}: limits${at}.tokens.outputReserve must be a whole number of tokens, 0 or more`,
+      );
     const name = group === '' ? key : `${group}-${key}`;
     // draft-ietf-httpapi-ratelimit-headers-10 §3.1: a quota policy item, its name a string, `q` its quota, `w` its window in seconds.
     const fields = key === 'tokens' ? TOKEN_FIELDS : RATELIMIT;
@@ -192,7 +201,7 @@ function readPolicies(
   }
   const { concurrent } = value as { concurrent?: unknown };
   if (concurrent !== undefined) {
-    if (!whole(concurrent)) throw fail(`${at}.concurrent must be a positive integer`);
+    if (!whole(concurrent)) throw new AuthConfigError(`${helper}: limits${at}.concurrent must be a positive integer`);
     read.concurrent = concurrent;
   }
   return read;

@@ -3,7 +3,6 @@
 // `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
 // approval is unknown to it.
 import type { Agent, Principal, RunResult, ToolCallResult, ToolListing, TurnMeter } from '../agent/types.ts';
-import { isString } from '../agent/shapes.ts';
 import type { McpTool } from './operations.ts';
 import type { McpConfig } from './mcp.ts';
 import { badRequest, failureOf, type Reply } from './responses.ts';
@@ -161,7 +160,7 @@ function toolOutputSchema(tool: ToolListing): Record<string, unknown> | undefine
 
 /** The name a `tools/call` gives, when it may name an agent tool `mcp.tools` exposes (whether the caller gets it is the agent's to say). */
 export function agentToolOf(config: McpConfig, name: unknown): string | undefined {
-  if (config.tools === undefined || !isString(name) || isBuiltIn(name)) return undefined;
+  if (config.tools === undefined || typeof name !== 'string' || isBuiltIn(name)) return undefined;
   return config.tools === 'agent' || config.tools.includes(name) ? name : undefined;
 }
 

@@ -9,11 +9,10 @@ import { agentToolOf, type CallIds, callTool, listTools, toolOf, type McpAgent }
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
-import { NO_OFFLINE_ACCESS, NOT_A_SCOPE_LIST, SCOPES_NEED_AUTH } from './scopes.ts';
 import { VERSION } from './version.ts';
 import type { Telemetry } from '../agent/telemetry.ts';
 import { tracedToolCall } from './telemetry.ts';
-import { freeze, isArray, isInteger, isObject, isRecord, isString, nonEmptyString } from '../agent/shapes.ts';
+import { isRecord, nonEmptyString } from '../agent/shapes.ts';
 
 /** `mcp` of `agentHandler()` and `serve()`. */
 export interface McpOptions {
@@ -60,7 +59,7 @@ export interface McpConfig {
 }
 
 /** The protocol revisions served, newest first. */
-export const MCP_PROTOCOL_VERSIONS: readonly string[] = freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
+export const MCP_PROTOCOL_VERSIONS: readonly string[] = Object.freeze(['2026-07-28', '2025-11-25', '2025-06-18']);
 /** The revision whose requests must mirror their method and tool name in headers (SEP-2243). */
 const MIRRORED = MCP_PROTOCOL_VERSIONS[0];
 /** The answer to an `initialize` asking for a revision not served: the newest one with a handshake. */
@@ -86,7 +85,7 @@ const HEADER_MISMATCH = -32020;
 const UNSUPPORTED_VERSION = -32022;
 
 /** The MCP route's own tools: no agent tool exposed may take their names. */
-const BUILT_IN_TOOLS: readonly string[] = freeze(['ask', 'decide']);
+const BUILT_IN_TOOLS: readonly string[] = Object.freeze(['ask', 'decide']);
 
 /**
  * Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation.
@@ -101,18 +100,23 @@ export function readMcpOptions(
 ): McpConfig | undefined {
   if (value === undefined || value === false) return undefined;
   const options = value === true ? {} : value;
-  const fail = (message: string) => new AuthConfigError(`${helper}: mcp${message}`);
   /** An entry of a list, quoted and cut short, for the message that refuses it. */
   const quoted = (entry: unknown) => JSON.stringify(String(entry)).slice(0, 80);
   if (!isRecord(options))
-    throw fail(' must be true or { name?, title?, scopes?, tools?, allowedOrigins?, allowedHosts? }');
+    throw new AuthConfigError(
+      `${helper}: mcp must be true or { name?, title?, scopes?, tools?, allowedOrigins?, allowedHosts? }`,
+    );
   checkOptionNames(`${helper}: mcp`, options, ['name', 'title', 'scopes', 'tools', 'allowedOrigins', 'allowedHosts']);
   const { name = agentName, title, scopes = {}, tools, allowedOrigins = [], allowedHosts } = options as McpOptions;
-  nonEmptyString(name, '.name', fail);
-  if (title !== undefined) nonEmptyString(title, '.title', fail);
-  const exposed = readExposedTools(tools, agentTools, fail);
-  if (!isObject(scopes))
-    throw fail(`.scopes must be { ask?, decide?${exposed === undefined ? '' : ', <agent tool>?'} }`);
+  nonEmptyString(name, `${helper}: mcp.name`, (message) => new AuthConfigError(message));
+  if (title !== undefined) nonEmptyString(title, `${helper}: mcp.title`, (message) => new AuthConfigError(message));
+  const exposed = readExposedTools(helper, tools, agentTools);
+  if (typeof scopes !== 'object' || scopes === null)
+    throw new AuthConfigError(
+      exposed === undefined
+        ? `${helper}: mcp.scopes must be { ask?, decide? }`
+        : `${helper}: mcp.scopes must be { ask?, decide?, <agent tool>? }`,
+    );
   // Closed: the built-in tools, and the agent tools exposed (any name when a tools function decides them per caller).
   if (exposed !== 'agent' || agentTools !== undefined)
     checkOptionNames(`${helper}: mcp.scopes`, scopes, [
@@ -120,42 +124,50 @@ export function readMcpOptions(
       ...(exposed === 'agent' ? (agentTools ?? []) : (exposed ?? [])),
     ]);
   for (const [tool, list] of Object.entries(scopes)) {
-    if (list !== undefined && !isScopeList(list)) throw fail(`.scopes.${tool}${NOT_A_SCOPE_LIST}`);
-    if (list?.includes('offline_access')) throw fail(`.scopes.${tool}${NO_OFFLINE_ACCESS}`);
+    if (list !== undefined && !isScopeList(list))
+      throw new AuthConfigError(`${helper}: mcp.scopes.${tool} must be a non-empty list of RFC 6749 scope tokens`);
+    if (list?.includes('offline_access'))
+      throw new AuthConfigError(
+        `${helper}: mcp.scopes.${tool} must not include offline_access: it asks for a refresh token, no access token carries it, so no token could satisfy it`,
+      );
   }
-  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth) throw fail(`.scopes${SCOPES_NEED_AUTH}`);
-  if (!isArray(allowedOrigins)) throw fail('.allowedOrigins must be a list of origins such as "https://app.example"');
+  if (Object.values(scopes).some((list) => list !== undefined) && !hasAuth)
+    throw new AuthConfigError(`${helper}: mcp.scopes need auth (without it no caller has claims to grant them)`);
+  if (!Array.isArray(allowedOrigins))
+    throw new AuthConfigError(`${helper}: mcp.allowedOrigins must be a list of origins such as "https://app.example"`);
   for (const origin of allowedOrigins) {
     if (
-      !isString(origin) ||
+      typeof origin !== 'string' ||
       !/^https?:\/\//.test(origin) ||
       !URL.canParse(origin) ||
       new URL(origin).origin !== origin
     ) {
-      throw fail(`.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`);
+      throw new AuthConfigError(
+        `${helper}: mcp.allowedOrigins holds ${quoted(origin)}, not an origin (http(s)://host[:port], nothing after it)`,
+      );
     }
   }
-  if (allowedHosts !== undefined && (!isArray(allowedHosts) || allowedHosts.length === 0)) {
-    throw fail(
-      '.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"',
+  if (allowedHosts !== undefined && (!Array.isArray(allowedHosts) || allowedHosts.length === 0)) {
+    throw new AuthConfigError(
+      `${helper}: mcp.allowedHosts must be a non-empty list of host names, such as "agent.example.com" or "agent.example.com:8443"`,
     );
   }
   for (const host of allowedHosts ?? []) {
-    if (!isString(host) || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
-      throw fail(
-        `.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
+    if (typeof host !== 'string' || !HOST.test(host) || Number(/:(\d+)$/.exec(host)?.[1] ?? 0) > 65535) {
+      throw new AuthConfigError(
+        `${helper}: mcp.allowedHosts holds ${quoted(host)}, not a host (name, IPv4 or [IPv6], then an optional :port; no scheme or path)`,
       );
     }
   }
   const hosts = allowedHosts === undefined ? undefined : new Set(allowedHosts.map((host) => host.toLowerCase()));
-  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : freeze([...list]));
+  const frozen = (list: readonly string[] | undefined) => (list === undefined ? undefined : Object.freeze([...list]));
   // Without a prototype: a tool named "toString" finds no scopes it was not given.
   const toolScopes: Record<string, readonly string[]> = Object.create(null);
   for (const [tool, list] of Object.entries(scopes)) if (list !== undefined) toolScopes[tool] = frozen(list)!;
-  return freeze({
+  return Object.freeze({
     name,
     title,
-    scopes: freeze(toolScopes),
+    scopes: Object.freeze(toolScopes),
     tools: exposed,
     allowedOrigins: new Set(allowedOrigins),
     hosts,
@@ -168,27 +180,34 @@ export function readMcpOptions(
  * they are fixed); no exposed tool may be named `ask` or `decide` (design §36).
  */
 function readExposedTools(
+  helper: string,
   tools: unknown,
   agentTools: readonly string[] | undefined,
-  fail: (message: string) => Error,
 ): 'agent' | readonly string[] | undefined {
   if (tools === undefined) return undefined;
   const clash = (names: readonly string[]) => names.find((name) => BUILT_IN_TOOLS.includes(name));
   if (tools === 'agent') {
     const taken = clash(agentTools ?? []);
     if (taken !== undefined)
-      throw fail(`.tools: the agent's tool "${taken}" takes the name of the MCP route's own tool; rename it`);
+      throw new AuthConfigError(
+        `${helper}: mcp.tools: the agent's tool "${taken}" takes the name of the MCP route's own tool; rename it`,
+      );
     return 'agent';
   }
-  if (!isArray(tools) || tools.length === 0 || !tools.every((name) => isString(name) && name !== ''))
-    throw fail(".tools must be 'agent' or a non-empty list of the agent's tool names");
+  if (!Array.isArray(tools) || tools.length === 0 || !tools.every((name) => typeof name === 'string' && name !== ''))
+    throw new AuthConfigError(`${helper}: mcp.tools must be 'agent' or a non-empty list of the agent's tool names`);
   const names = tools as readonly string[];
   const taken = clash(names);
-  if (taken !== undefined) throw fail(`.tools names "${taken}", the MCP route's own tool: rename the agent's tool`);
+  if (taken !== undefined)
+    throw new AuthConfigError(
+      `${helper}: mcp.tools names "${taken}", the MCP route's own tool: rename the agent's tool`,
+    );
   const unknown = agentTools === undefined ? undefined : names.find((name) => !agentTools.includes(name));
   if (unknown !== undefined)
-    throw fail(`.tools names ${JSON.stringify(unknown.slice(0, 64))}, which is not one of the agent's tools`);
-  return freeze([...new Set(names)]);
+    throw new AuthConfigError(
+      `${helper}: mcp.tools names ${JSON.stringify(unknown.slice(0, 64))}, which is not one of the agent's tools`,
+    );
+  return Object.freeze([...new Set(names)]);
 }
 
 /** A `Host` value: a DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port. */
@@ -249,7 +268,7 @@ const rpcError = (id: IdText | null, code: number, message: string, status = 200
 const invalid = (id: IdText | null, what: string, status = 400) =>
   rpcError(id, INVALID_REQUEST, `Invalid request: ${what}`, status);
 
-const isId = (id: unknown) => isString(id) || isInteger(id);
+const isId = (id: unknown) => typeof id === 'string' || Number.isInteger(id);
 
 /** The id of a parsed body, as written, when the body is an object whose `id` is a valid one; else `null`. */
 function idIn(parsed: { value: unknown; text: string } | undefined): IdText | null {
@@ -262,7 +281,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
   if (parsed === undefined) return rpcError(null, PARSE_ERROR, 'Parse error: the body is not JSON', 400);
   const { value } = parsed;
   // The 2025-06-18 revision removed JSON-RPC batching; the later ones did not bring it back.
-  if (isArray(value)) return invalid(null, 'batches are not supported');
+  if (Array.isArray(value)) return invalid(null, 'batches are not supported');
   if (!isRecord(value)) return invalid(null, 'not a JSON-RPC message');
   const { jsonrpc, id, method, params } = value;
   const answerId = idIn(parsed);
@@ -274,7 +293,7 @@ function readMessage(parsed: { value: unknown; text: string } | undefined): Mess
     if (validId && ('result' in value || 'error' in value)) return accepted();
     return invalid(answerId, 'method is missing');
   }
-  if (!isString(method)) return invalid(answerId, 'method must be a string');
+  if (typeof method !== 'string') return invalid(answerId, 'method must be a string');
   if (params !== undefined && !isRecord(params)) return invalid(answerId, 'params must be an object');
   return { ...(validId && { id: answerId }), method, ...(params !== undefined && { params }) };
 }
@@ -327,11 +346,12 @@ export async function mcpRoute(
   const parsed = readJson(bytes);
   if (header !== null && !MCP_PROTOCOL_VERSIONS.includes(header)) return unsupported(idIn(parsed));
   const message = readMessage(parsed);
-  if (!('method' in message) || !isString(message.method)) return message as Reply;
+  if (!('method' in message) || typeof message.method !== 'string') return message as Reply;
   // 2026-07-28 names the revision in the body too; the header must then agree with it.
   const meta = message.params?._meta;
-  const claimed = isObject(meta) ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
-  if (claimed !== undefined && (!isString(claimed) || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
+  const claimed =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_KEY] : undefined;
+  if (claimed !== undefined && (typeof claimed !== 'string' || !MCP_PROTOCOL_VERSIONS.includes(claimed)))
     return unsupported(message.id ?? null);
   const mismatch = headerMismatch(message, request, header, claimed as string | undefined);
   if (mismatch !== undefined) return rpcError(message.id ?? null, HEADER_MISMATCH, `Header mismatch: ${mismatch}`, 400);
@@ -351,7 +371,7 @@ export async function mcpRoute(
     case 'initialize': {
       const asked = params.protocolVersion;
       return answer({
-        protocolVersion: isString(asked) && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
+        protocolVersion: typeof asked === 'string' && MCP_PROTOCOL_VERSIONS.includes(asked) ? asked : HANDSHAKE_DEFAULT,
         capabilities: CAPABILITIES,
         serverInfo: serverInfo(config),
       });
@@ -371,7 +391,7 @@ export async function mcpRoute(
       return answer({ tools: await listTools(agent, config, principal), ...(version === MIRRORED && UNCACHED) });
     case 'tools/call': {
       const { name, arguments: args = {} } = params;
-      if (!isString(name)) return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
+      if (typeof name !== 'string') return rpcError(id, INVALID_PARAMS, 'Invalid params: name must be a string');
       if (!isRecord(args)) return rpcError(id, INVALID_PARAMS, 'Invalid params: arguments must be an object');
       const call = async (meter: TurnMeter | undefined): Promise<Reply> => {
         const result = await callTool(agent, config, name, args as Record<string, unknown>, {

@@ -3,13 +3,12 @@
 // table; none has a list of its own.
 import type { ScopeImplies } from '../auth/internal.ts';
 import type { RouteScopes, ScopeGroup } from './scopes.ts';
-import { freeze } from '../agent/shapes.ts';
 
 /** Sending a message, deciding an approval, reading a session, listing or deleting sessions. */
 export type Operation = 'send' | 'decide' | 'read' | 'sessions';
 
 /** The scope group of each operation (`agentHandler`'s `scopes`). */
-export const OPERATION_GROUP: Readonly<Record<Operation, Exclude<ScopeGroup, 'mcp'>>> = freeze({
+export const OPERATION_GROUP: Readonly<Record<Operation, Exclude<ScopeGroup, 'mcp'>>> = Object.freeze({
   send: 'send',
   decide: 'approve',
   read: 'read',
@@ -17,7 +16,7 @@ export const OPERATION_GROUP: Readonly<Record<Operation, Exclude<ScopeGroup, 'mc
 });
 
 /** The MCP tools, and the operation each performs. */
-export const MCP_TOOLS: Readonly<Record<McpTool, Operation>> = freeze({ ask: 'send', decide: 'decide' });
+export const MCP_TOOLS: Readonly<Record<McpTool, Operation>> = Object.freeze({ ask: 'send', decide: 'decide' });
 export type McpTool = 'ask' | 'decide';
 
 /** The operations that run the model: `limits.tokens` meters their turns. */

@@ -1,4 +1,3 @@
-import { freeze, isObject, isString } from '../agent/shapes.ts';
 /** A route's refusal: its status and the message that becomes `{"error":"<message>"}`. */
 export class HttpError extends Error {
   readonly status: number;
@@ -46,7 +45,7 @@ export function withNonce(reply: Reply, nonce: string): Reply {
 }
 
 /** The headers of a JSON answer (the JSON-RPC route's too). */
-export const JSON_HEADERS: Readonly<Record<string, string>> = freeze({
+export const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'application/json',
   'cache-control': 'no-store',
 });
@@ -129,7 +128,7 @@ export function failureOf(error: unknown): { status: number; message: string; he
   // AgentError codes, and STORE_UNAVAILABLE from any store (agentward/postgres's StoreError, or a store of your own).
   const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
   const ours = error instanceof Error && (error.name === 'AgentError' || code === 'STORE_UNAVAILABLE');
-  const known = ours && isString(code) && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
+  const known = ours && typeof code === 'string' && Object.hasOwn(AGENT_ERRORS, code) ? AGENT_ERRORS[code] : undefined;
   if (known !== undefined) {
     if (known[0] >= 500) console.error('agentward: an agent route failed', error);
     const { headers } = error as { headers?: Record<string, string> };
@@ -141,5 +140,5 @@ export function failureOf(error: unknown): { status: number; message: string; he
 
 /** True for the reason of an aborted `AbortSignal` (a client that disconnected). */
 export function isAbort(error: unknown): boolean {
-  return isObject(error) && (error as { name?: unknown }).name === 'AbortError';
+  return typeof error === 'object' && error !== null && (error as { name?: unknown }).name === 'AbortError';
 }

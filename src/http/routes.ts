@@ -8,7 +8,6 @@ import { badRequest, HttpError, jsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import type { Operation } from './operations.ts';
 import { UI_STREAM_HEADERS, uiEventFormat, type UiDecision, type UiRequest } from './ui-stream.ts';
-import { freeze } from '../agent/shapes.ts';
 
 /**
  * What a route does with a method: an operation (design §25); `ui`, the operation the body names
@@ -30,7 +29,11 @@ export interface Route {
 }
 
 const route = (name: Route['name'], operations: Record<string, RouteOperation>): Route =>
-  freeze({ name, operations: new Map(Object.entries(operations)), methods: freeze(Object.keys(operations)) });
+  Object.freeze({
+    name,
+    operations: new Map(Object.entries(operations)),
+    methods: Object.freeze(Object.keys(operations)),
+  });
 
 /** What `method` does on `route`: `undefined` for a method the route does not list (405), whatever its name. */
 export const operationOf = (route: Route | undefined, method: string): RouteOperation | undefined =>
@@ -41,7 +44,7 @@ export const operationOf = (route: Route | undefined, method: string): RouteOper
  * `matchRoute` below is the only reader of a path. `DELETE <base>/chat/:id` and `GET <base>/sessions`
  * are routes of `'owned'` agents only; `POST <base>/mcp` of a handler with `mcp`.
  */
-const ROUTES = freeze({
+const ROUTES = Object.freeze({
   /** `<base>` */
   send: route('send', { POST: 'send' }),
   /** `<base>/health` */

@@ -18,7 +18,6 @@ import type { IdText } from './json-rpc.ts';
 import { JsonReply, type Reply } from './responses.ts';
 import { MCP_TOOLS } from './operations.ts';
 import { operationOf, type Route } from './routes.ts';
-import { isString } from '../agent/shapes.ts';
 
 const OUTCOME = 'agentward.auth.outcome';
 const AUTHENTICATOR = 'agentward.auth.authenticator';
@@ -107,7 +106,7 @@ const TRACEPARENT = /^(?!ff)([\da-f]{2})-(?!0{32})([\da-f]{32})-(?!0{16})([\da-f
 export function parseTraceparent(
   value: unknown,
 ): { traceId: string; spanId: string; traceFlags: number; isRemote: true } | undefined {
-  const match = isString(value) && value.length <= 512 ? TRACEPARENT.exec(value) : null;
+  const match = typeof value === 'string' && value.length <= 512 ? TRACEPARENT.exec(value) : null;
   if (match === null) return undefined;
   const [, version, traceId, spanId, flags, rest] = match as unknown as [
     string,

@@ -6,7 +6,7 @@ import type { RunEvent, RunResult } from '../agent/types.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import type { EventFormat } from './event-stream.ts';
 import { badRequest } from './responses.ts';
-import { isArray, isBoolean, isString, isTextPart, nonEmptyString } from '../agent/shapes.ts';
+import { isTextPart, nonEmptyString } from '../agent/shapes.ts';
 
 export const UI_STREAM_HEADERS: Record<string, string> = { 'x-vercel-ai-ui-message-stream': 'v1' };
 
@@ -31,14 +31,14 @@ export interface UiRequest {
 
 /** The `approval-responded` tool parts of an assistant message, as decisions. */
 function decisionsOf(message: unknown): UiDecision[] {
-  if (!isPlainObject(message) || message.role !== 'assistant' || !isArray(message.parts)) return [];
+  if (!isPlainObject(message) || message.role !== 'assistant' || !Array.isArray(message.parts)) return [];
   return message.parts.filter(isPlainObject).flatMap((part): UiDecision[] => {
     const approval = part.approval;
-    const isTool = isString(part.type) && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
+    const isTool = typeof part.type === 'string' && (part.type.startsWith('tool-') || part.type === 'dynamic-tool');
     if (!isTool || part.state !== 'approval-responded' || !isPlainObject(approval)) return [];
-    if (!isString(approval.id) || !isBoolean(approval.approved))
+    if (typeof approval.id !== 'string' || typeof approval.approved !== 'boolean')
       throw badRequest('an approval response needs id and approved');
-    const reason = isString(approval.reason) ? { reason: approval.reason } : {};
+    const reason = typeof approval.reason === 'string' ? { reason: approval.reason } : {};
     return [{ approvalId: approval.id, approved: approval.approved, ...reason }];
   });
 }
@@ -54,9 +54,9 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
   nonEmptyString(id, 'id', badRequest);
   if (trigger !== undefined && trigger !== 'submit-message')
     throw badRequest('only trigger "submit-message" is supported');
-  if (!isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty list');
+  if (!Array.isArray(messages) || messages.length === 0) throw badRequest('messages must be a non-empty list');
   const last: unknown = messages[messages.length - 1];
-  if (!isPlainObject(last) || !isArray(last.parts)) throw badRequest('each message needs a list of parts');
+  if (!isPlainObject(last) || !Array.isArray(last.parts)) throw badRequest('each message needs a list of parts');
 
   if (last.role === 'user') {
     // A JSON body's parts are plain objects or else no text part.
@@ -67,7 +67,7 @@ export function parseUiRequest(body: Record<string, unknown>): UiRequest {
     if (text.length === 0) throw badRequest('the last user message has no text');
     return { sessionId: id, text, decisions: messages.length > 1 ? decisionsOf(messages[messages.length - 2]) : [] };
   }
-  if (last.role === 'assistant' && isString(last.id)) {
+  if (last.role === 'assistant' && typeof last.id === 'string') {
     const decisions = decisionsOf(last);
     if (decisions.length > 0) return { sessionId: id, messageId: last.id, decisions };
   }

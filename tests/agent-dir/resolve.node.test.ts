@@ -20,9 +20,14 @@ import {
 const AGENT =
   "import { createAgent, echoModel } from 'agentward';\nexport default createAgent({ name: 'temp', model: echoModel() });\n";
 
-/** Asserts that `promise` rejects with an error whose message names `file` and matches `pattern`. */
+/**
+ * Asserts that `promise` rejects with an error whose message names `file` and matches `pattern`,
+ * an `AuthConfigError` with its code like every configuration error (design §38).
+ */
 async function rejectsNaming(promise: Promise<unknown>, file: string, pattern: RegExp): Promise<void> {
-  await assert.rejects(promise, (error: Error) => {
+  await assert.rejects(promise, (error: Error & { code?: unknown }) => {
+    assert.equal(error.name, 'AuthConfigError', error.message);
+    assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
     assert.ok(error.message.includes(file), `names ${file}: ${error.message}`);
     assert.match(error.message, pattern);
     return true;

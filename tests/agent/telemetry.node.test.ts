@@ -41,6 +41,17 @@ test('telemetry is a closed option: unknown keys, a tracer that is none and non-
     'misspelled recordContent',
   );
   assertConfigError(() => createAgent({ ...base, telemetry: { tracer: {} } as never }), 'createAgent()', 'no tracer');
+  // One message per mistake (design §38), each saying what it got.
+  for (const [telemetry, message] of [
+    [
+      { tracer: {} },
+      'createAgent(): telemetry.tracer must be an OpenTelemetry Tracer (startActiveSpan or startSpan); got an object',
+    ],
+    [{ tracer, recordContent: 'yes' }, 'createAgent(): telemetry.recordContent must be true or false; got a string'],
+    [{ tracer, recordPrincipal: 0 }, 'createAgent(): telemetry.recordPrincipal must be true or false; got a number'],
+    ['on', 'createAgent(): telemetry must be { tracer, recordContent?, recordPrincipal? }; got a string'],
+  ] as const)
+    assert.throws(() => createAgent({ ...base, telemetry: telemetry as never }), { message });
   assertConfigError(() => createAgent({ ...base, telemetry: tracer as never }), 'createAgent()', 'a bare tracer');
   assertConfigError(
     () => createAgent({ ...base, telemetry: { tracer, recordContent: 'yes' } as never }),

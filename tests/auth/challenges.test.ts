@@ -183,9 +183,17 @@ test('new AuthError(403, { scope }) from a mapper or a custom entry answers the 
 });
 
 test('AuthError: scope only on a 403, a non-empty list of RFC 6749 scope tokens', () => {
-  assert.throws(() => new AuthError(401, { scope: ['a'] }), RangeError);
+  assert.throws(() => new AuthError(401, { scope: ['a'] }), {
+    name: 'AuthConfigError',
+    code: 'AGENT_AUTH_CONFIG_INVALID',
+    message: 'new AuthError(): scope is the answer of a 403 (insufficient_scope); got status 401',
+  });
   for (const scope of [[], ['a b'], ['a"'], [''], 'a', [1]])
-    assert.throws(() => new AuthError(403, { scope: scope as never }), TypeError);
+    assert.throws(() => new AuthError(403, { scope: scope as never }), {
+      name: 'AuthConfigError',
+      code: 'AGENT_AUTH_CONFIG_INVALID',
+      message: /^new AuthError\(\): scope must be a non-empty list of RFC 6749 scope tokens; got (an array|a string)$/,
+    });
   assert.deepEqual(new AuthError(403, { scope: ['mcp:write'] }).scope, ['mcp:write']);
   assert.equal(new AuthError(403).scope, undefined);
 });

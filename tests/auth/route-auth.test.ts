@@ -189,13 +189,25 @@ test('async entries: a resolved principal accepts, a resolved null skips, a reje
   assert.deepEqual(asked, ['later']);
 });
 
-test('new AuthError(status) takes 401 or 403 only; any other status throws RangeError', () => {
+test('new AuthError(status) takes 401 or 403 only; any other status throws AuthConfigError (AGENT_AUTH_CONFIG_INVALID)', () => {
   assert.equal(new AuthError(401).status, 401);
   assert.equal(new AuthError(403).status, 403);
   assert.ok(new AuthError(403) instanceof Error);
   for (const status of [400, 404, 500, 200, 0, '401', undefined, NaN]) {
-    assert.throws(() => new AuthError(status as 401), RangeError, `status ${String(status)}`);
+    assert.throws(
+      () => new AuthError(status as 401),
+      {
+        name: 'AuthConfigError',
+        code: 'AGENT_AUTH_CONFIG_INVALID',
+        message: /^new AuthError\(\): status must be 401 or 403; got /,
+      },
+      `status ${String(status)}`,
+    );
   }
+  assert.throws(() => new AuthError(500 as 401), { message: 'new AuthError(): status must be 401 or 403; got 500' });
+  assert.throws(() => new AuthError('401' as never), {
+    message: 'new AuthError(): status must be 401 or 403; got a string',
+  });
 });
 
 test('a custom entry that returns an invalid principal (missing id, bad type) is a 500, logged', async () => {

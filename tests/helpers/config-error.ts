@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { AuthConfigError } from '../../src/auth/index.ts';
 
+/** Messages the assertions below saw, for tests/repo/config-errors.test.ts to find in src/ (design §38). */
+export const seenMessages = new Set<string>();
+
 /**
  * Asserts that `create` throws `AuthConfigError` with code `AGENT_AUTH_CONFIG_INVALID`, a
  * message naming `helper` (e.g. `'basic()'`), and none of `secrets` in its message.
@@ -15,6 +18,7 @@ export function assertConfigError(
     create,
     (error: unknown) => {
       assert.ok(error instanceof AuthConfigError, `${what}: AuthConfigError`);
+      seenMessages.add(error.message);
       assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID', what);
       assert.ok(error.message.startsWith(`${helper}: `), `${what}: the message names ${helper}: ${error.message}`);
       for (const secret of secrets)
@@ -58,6 +62,7 @@ export async function assertFactoryRefuses(mistakes: FactoryMistakes, secrets: r
     }
     assert.ok(error !== undefined, `${what}: throws`);
     assert.ok(error instanceof AuthConfigError, `${what}: AuthConfigError, got ${String(error)}`);
+    seenMessages.add(error.message);
     assert.ok(error instanceof TypeError, `${what}: a TypeError too`);
     assert.equal(error.name, 'AuthConfigError', what);
     assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID', what);

@@ -45,7 +45,8 @@ test('serve(): a telemetry option that cannot work is AuthConfigError naming ser
     serve({ agent: createAgent({ name: 'srv', model: echoModel() }), telemetry: { tracer: 1 } as never, port: 0 }),
     (error: unknown) =>
       error instanceof AuthConfigError &&
-      error.message.startsWith('serve(): telemetry: tracer must be an OpenTelemetry Tracer'),
+      error.message ===
+        'serve(): telemetry.tracer must be an OpenTelemetry Tracer (startActiveSpan or startSpan); got a number',
   );
 });
 

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   AuthConfigError,
+  AuthError,
   anonymous,
   apiToken,
   basic,
@@ -32,7 +33,8 @@ import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-lim
 import { durableObjectReplayStore } from '../../src/cloudflare/durable-object-replay.ts';
 import { durableObjectSessionStore } from '../../src/cloudflare/durable-object-sessions.ts';
 import { durableObjectAuditLog } from '../../src/cloudflare/durable-object-audit-log.ts';
-import { assertFactoryRefuses, type FactoryMistakes } from '../helpers/config-error.ts';
+import { assertFactoryRefuses, type FactoryMistakes, seenMessages } from '../helpers/config-error.ts';
+import { literalOf, literalsOf, writes } from '../helpers/message-literals.ts';
 
 const SECRET = 'config-errors-test-secret-0123456789abcdef';
 const TOKEN = 'tok_config_errors_0123456789';
@@ -245,4 +247,92 @@ test("createAgent(): a dynamic agent's tools function returning an invalid tool 
     assert.equal((error as { code?: unknown }).code, 'INVALID_AGENT');
     return true;
   });
+});
+
+// Design §38: every message is one literal of src/. The call errors, and configuration errors
+// the factories above do not reach, provoked here; their messages join those seen above.
+const callErrors: readonly (readonly [what: string, provoke: () => unknown])[] = [
+  ['send() without a message', () => agent().send('')],
+  ['send() with a session id holding a space', () => agent().send('hi', { sessionId: 'a b' })],
+  ['send() with metadata that is a number', () => agent().send('hi', { metadata: 1 as never })],
+  ['send() with a principal that is none', () => agent().send('hi', { principal: {} as never })],
+  ['send() with an onUsage that is no function', () => agent().send('hi', { onUsage: 1 as never })],
+  ['decide() without an approval id', () => agent().decide('', { approved: true })],
+  ['decide() without approved', () => agent().decide('x', { approved: 'yes' as never })],
+  ['decide() with a reason that is a number', () => agent().decide('x', { approved: true, reason: 1 as never })],
+  ['listSessions() of an agent without owned sessions', () => agent().listSessions({ principal: undefined as never })],
+  [
+    'listSessions() without a principal',
+    () =>
+      createAgent({ name: 'owned', model, store: memoryStore(), sessions: 'owned' }).listSessions({
+        principal: undefined as never,
+      }),
+  ],
+  ['new AuthError(500)', () => new AuthError(500 as 401)],
+  ['new AuthError(401) with a scope', () => new AuthError(401, { scope: ['a'] })],
+  ['new AuthError(403) with an empty scope list', () => new AuthError(403, { scope: [] })],
+  ['createAgent() with telemetry that is a string', () => createAgent({ name: 't', model, telemetry: 'on' as never })],
+  [
+    'createAgent() with a tracer that is none',
+    () => createAgent({ name: 't', model, telemetry: { tracer: {} } as never }),
+  ],
+  ['createAgent() with tools that are a number', () => createAgent({ name: 't', model, tools: 5 as never })],
+  [
+    'createAgent() with a tool without a description',
+    () =>
+      createAgent({ name: 't', model, tools: [{ name: 'x', parameters: { type: 'object' }, execute() {} }] as never }),
+  ],
+  [
+    'agentHandler() with offline_access among its scopes',
+    () => agentHandler(agent(), { auth: [anonymous()], scopes: { send: ['offline_access'] } }),
+  ],
+  [
+    'agentHandler() with mcp scopes that are no list',
+    () => agentHandler(agent(), { auth: [anonymous()], mcp: { scopes: { ask: [] } } }),
+  ],
+  [
+    'agentHandler() with a request limit of 0',
+    () => agentHandler(agent(), { auth: [anonymous()], limits: { requests: { limit: 0, windowSec: 60 } } }),
+  ],
+];
+
+test('every configuration and call error provoked in this file is one literal of src/ (design §38)', async () => {
+  const messages = new Set(seenMessages);
+  assert.ok(messages.size >= FACTORIES.length, `the factories' messages were seen first (${messages.size})`);
+  for (const [what, provoke] of callErrors) {
+    let error: unknown;
+    try {
+      await provoke();
+    } catch (thrown) {
+      error = thrown;
+    }
+    assert.ok(error instanceof Error, `${what}: throws`);
+    assert.equal(typeof (error as { code?: unknown }).code, 'string', `${what}: has a code (${error.message})`);
+    messages.add(error.message);
+  }
+  const missing = [...messages].filter((message) => literalOf(message) === undefined);
+  assert.deepEqual(missing, [], 'messages no literal of src/ writes whole');
+});
+
+test('the literal finder can fail: a message glued from pieces, or one never written, is not found', () => {
+  const literals = literalsOf(
+    [
+      "const SHAPE = 'an array of tools, or a record of AI SDK tools';",
+      'throw fail(`${source} must be ${SHAPE}`);',
+      'throw new AuthConfigError(`${helper}: limits.${name}.limit must be a positive integer`);',
+      "throwConfigError(helper, 'secret must be a string');",
+      'throw invalidInput(`${call}: metadata must be a plain object; got ${kindOf(value)}`);',
+      '// throw new Error(`in a comment: never a literal`);',
+    ].join('\n'),
+  );
+  const found = (message: string) => literalOf(message, literals) !== undefined;
+  assert.ok(found('agentHandler(): limits.requests.limit must be a positive integer'));
+  assert.ok(found('jwt(): secret must be a string'));
+  assert.ok(found('send(): metadata must be a plain object; got a number'));
+  // Glued: most of the text comes from a constant, not from the literal that threw.
+  assert.ok(!found('createAgent(): tools must be an array of tools, or a record of AI SDK tools'));
+  assert.ok(!found('jwt(): secret must be a non-empty string'));
+  assert.ok(!found('in a comment: never a literal'));
+  // The helper's name is only a prefix: a message that is all hole is not found.
+  assert.ok(!literalsOf('throw new Error(`${what}`);').some((literal) => writes(literal, 'anything at all')));
 });

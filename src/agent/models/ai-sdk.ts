@@ -5,7 +5,7 @@ import { AgentError, modelError } from '../errors.ts';
 import { reportedUsage, wireToolCall } from '../model-turn.ts';
 import { detailOfBody, type ProviderDetail, withProviderDetail } from '../provider-detail.ts';
 import type { Message, Model, ModelDelta, ModelRequest, ToolCall, Usage } from '../types.ts';
-import { isFunction, isInteger, isNonEmptyString, isObject, isString, isTextPart } from '../shapes.ts';
+import { isNonEmptyString, isTextPart } from '../shapes.ts';
 
 const FAILED = 'the model failed';
 /**
@@ -42,10 +42,11 @@ export interface AiSdkCallOptions {
 export function isAiSdkModel(value: unknown): value is AiSdkLanguageModel {
   const model = value as Partial<AiSdkLanguageModel>;
   return (
-    isObject(model) &&
+    typeof model === 'object' &&
+    model !== null &&
     (model.specificationVersion === 'v3' || model.specificationVersion === 'v4') &&
-    isFunction(model.doGenerate) &&
-    isFunction(model.doStream)
+    typeof model.doGenerate === 'function' &&
+    typeof model.doStream === 'function'
   );
 }
 
@@ -113,7 +114,9 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
           } else if (part.type === 'tool-call') {
             if (part.providerExecuted !== true) yield { type: 'tool-call', call: toolCall(part, calls++) };
           } else if (part.type === 'finish') {
-            finished = (isString(part.finishReason) ? part.finishReason : part.finishReason?.unified) !== 'interrupted';
+            finished =
+              (typeof part.finishReason === 'string' ? part.finishReason : part.finishReason?.unified) !==
+              'interrupted';
             const usage = usageOf(part.usage);
             if (usage !== undefined) yield { type: 'usage', usage };
           } else if (part.type === 'error') {
@@ -137,12 +140,12 @@ export function aiSdkModel(model: AiSdkLanguageModel): Model {
  */
 async function providerError(model: AiSdkLanguageModel, error: unknown, otherwise: string): Promise<AgentError> {
   if (error instanceof AgentError) return error;
-  const { statusCode: status, name } = (isObject(error) ? error : {}) as {
+  const { statusCode: status, name } = (typeof error === 'object' && error !== null ? error : {}) as {
     statusCode?: unknown;
     name?: unknown;
   };
-  const aiSdkName = isString(name) && /^AI_\w{1,60}$/.test(name) ? name : undefined;
-  const failed = isInteger(status)
+  const aiSdkName = typeof name === 'string' && /^AI_\w{1,60}$/.test(name) ? name : undefined;
+  const failed = Number.isInteger(status)
     ? modelError(`the model answered with HTTP ${status}`)
     : modelError(aiSdkName === undefined ? otherwise : `${otherwise} (${aiSdkName})`);
   return withProviderDetail(failed, detailOf(model, error, aiSdkName), await headerValues(model));
@@ -151,12 +154,13 @@ async function providerError(model: AiSdkLanguageModel, error: unknown, otherwis
 /** An `APICallError`'s status, the type its `data` (or `responseBody`) names, and its message; a stream's error part the same. */
 function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string | undefined): ProviderDetail {
   const provider = `${model.provider} ${model.modelId}`;
-  if (!isObject(error)) return { provider, message: isString(error) ? error : undefined };
+  if (typeof error !== 'object' || error === null)
+    return { provider, message: typeof error === 'string' ? error : undefined };
   const { statusCode, data, responseBody, message } = error as Record<string, unknown>;
   const said = detailOfBody(data ?? responseBody ?? (aiSdkName === undefined ? error : undefined));
   return {
     provider,
-    ...(isInteger(statusCode) && { status: statusCode as number }),
+    ...(Number.isInteger(statusCode) && { status: statusCode as number }),
     type: said.type ?? aiSdkName,
     message: (isNonEmptyString(message) ? message : undefined) ?? said.message,
   };
@@ -166,9 +170,11 @@ function detailOf(model: AiSdkLanguageModel, error: unknown, aiSdkName: string |
 async function headerValues(model: AiSdkLanguageModel): Promise<string[]> {
   try {
     const headers = (model as { config?: { headers?: unknown } }).config?.headers;
-    const resolved: unknown = isFunction(headers) ? await (headers as () => unknown)() : headers;
-    if (!isObject(resolved)) return [];
-    return Object.values(resolved).flatMap((value) => (isString(value) ? [value, value.replace(/^\S+\s+/, '')] : []));
+    const resolved: unknown = typeof headers === 'function' ? await (headers as () => unknown)() : headers;
+    if (typeof resolved !== 'object' || resolved === null) return [];
+    return Object.values(resolved).flatMap((value) =>
+      typeof value === 'string' ? [value, value.replace(/^\S+\s+/, '')] : [],
+    );
   } catch {
     return [];
   }
@@ -180,7 +186,8 @@ const toolCall = (part: Part, index: number): ToolCall =>
 /** Usage of a V3/V4 result (`{ inputTokens: { total }, outputTokens: { total } }`; flat numbers read too). */
 const usageOf = (usage: Part['usage']): Usage | undefined =>
   reportedUsage(tokens(usage?.inputTokens), tokens(usage?.outputTokens));
-const tokens = (count: unknown) => (isObject(count) ? (count as { total?: unknown }).total : count);
+const tokens = (count: unknown) =>
+  typeof count === 'object' && count !== null ? (count as { total?: unknown }).total : count;
 
 type PromptMessage =
   | { role: 'system'; content: string }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { freeze } from './freeze.ts';
 
 /** The JWS algorithms this verifier knows. `none` is not one of them and cannot be configured. */
 export type AlgorithmName =
@@ -104,13 +103,13 @@ const algorithmTable = (): ReadonlyMap<string, JwsAlgorithm> =>
       ...FAMILIES.flatMap((family) => SHA_BITS.map((bits) => family(bits, `SHA-${bits}`))),
       eddsa('EdDSA'),
       eddsa('Ed25519'),
-    ].map((algorithm) => [algorithm.name, freeze(algorithm)]),
+    ].map((algorithm) => [algorithm.name, Object.freeze(algorithm)]),
   );
 const TABLE = /* @__PURE__ */ algorithmTable();
 
 /** Every supported algorithm name, in table order. */
 export const ALGORITHM_NAMES: readonly AlgorithmName[] = /* @__PURE__ */ (() =>
-  freeze([...TABLE.keys()] as AlgorithmName[]))();
+  Object.freeze([...TABLE.keys()] as AlgorithmName[]))();
 
 /** The table entry for an exact, case-sensitive `alg`, or `undefined`. */
 export function jwsAlgorithm(name: string): JwsAlgorithm | undefined {

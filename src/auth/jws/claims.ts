@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { isString } from './json.ts';
 
 /** Why the claims of a verified token were refused. */
 export type ClaimsRefusal = 'malformed' | 'expired' | 'not-yet-valid' | 'issued-in-future' | 'issuer' | 'audience';
@@ -35,11 +34,16 @@ export function checkClaims(
   if (exp !== undefined && now - tolerance >= (exp as number)) return 'expired';
   if (nbf !== undefined && nbf > now + tolerance) return 'not-yet-valid';
   if (iat !== undefined && iat > now + tolerance) return 'issued-in-future';
-  if (iss !== undefined && !isString(iss)) return 'issuer';
+  if (iss !== undefined && typeof iss !== 'string') return 'issuer';
   if (policy.issuers !== undefined && !policy.issuers.includes(iss as string)) return 'issuer';
-  if (aud !== undefined && !isString(aud) && !(Array.isArray(aud) && aud.every(isString))) return 'audience';
+  if (
+    aud !== undefined &&
+    typeof aud !== 'string' &&
+    !(Array.isArray(aud) && aud.every((item) => typeof item === 'string'))
+  )
+    return 'audience';
   if (policy.audiences === undefined) return null;
-  if (isString(aud)) return audienceMatches(policy.audiences, aud) ? null : 'audience';
+  if (typeof aud === 'string') return audienceMatches(policy.audiences, aud) ? null : 'audience';
   return Array.isArray(aud) && aud.some((item) => audienceMatches(policy.audiences!, item as string))
     ? null
     : 'audience';
@@ -89,8 +93,8 @@ export function hasScopes(
   implies?: ReadonlyMap<string, readonly string[]>,
 ): boolean {
   const { scope, scp } = claims;
-  const granted = new Set<unknown>(Array.isArray(scp) ? scp : isString(scp) ? scp.split(' ') : []);
-  if (isString(scope)) for (const name of scope.split(' ')) granted.add(name);
+  const granted = new Set<unknown>(Array.isArray(scp) ? scp : typeof scp === 'string' ? scp.split(' ') : []);
+  if (typeof scope === 'string') for (const name of scope.split(' ')) granted.add(name);
   // The closure is transitive already: one pass over it, in any order, grants all a held scope implies.
   if (implies) for (const [held, all] of implies) if (granted.has(held)) for (const name of all) granted.add(name);
   return required.every((scope) => granted.has(scope));

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-import { freeze } from './freeze.ts';
 import { decodeBase64urlInto } from './base64url.ts';
-import { parseJsonObject, isRecord, isString } from './json.ts';
+import { parseJsonObject, isRecord } from './json.ts';
 
 /** A token longer than this is skipped unread (the `Authorization` header has the same cap). */
 // Sizes written out as literals: a bundler drops an unused constant only when it is one.
@@ -138,11 +137,13 @@ function decodeHeader(end: number): JwsHeader | null {
   if (members === null) return null;
   const { alg, kid, typ, jwk } = members;
   // RFC 7515 §4.1.11: no extension is understood, so any `crit` refuses the token.
-  if (!isString(alg) || Object.hasOwn(members, 'crit')) return null;
-  if (kid !== undefined && !isString(kid)) return null;
-  const header = { alg, kid, typ: isString(typ) ? mediaType(typ) : undefined };
+  if (typeof alg !== 'string' || Object.hasOwn(members, 'crit')) return null;
+  if (kid !== undefined && typeof kid !== 'string') return null;
+  const header = { alg, kid, typ: typeof typ === 'string' ? mediaType(typ) : undefined };
   // Frozen with the header: dpop.ts keeps a proof key's thumbprint by this object.
-  return freeze(isRecord(jwk) ? { ...header, jwk: freeze(jwk) as Readonly<Record<string, unknown>> } : header);
+  return Object.freeze(
+    isRecord(jwk) ? { ...header, jwk: Object.freeze(jwk) as Readonly<Record<string, unknown>> } : header,
+  );
 }
 
 /** A `typ` or `cty` value as compared (RFC 7515 §4.1.9, RFC 8725 §3.11): case-insensitive, `application/` optional. */

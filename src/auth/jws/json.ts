@@ -1,14 +1,8 @@
 // SPDX-License-Identifier: MIT
-import { freeze } from './freeze.ts';
-
-/** Whether `value` is a string: the JSON kind most members must be. */
-export const isString = (value: unknown): value is string => typeof value === 'string';
-
-/** Whether `value` is an object, an array included (`typeof null` is `'object'` too, and is not one). */
-export const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
 
 /** Whether `value` is an object other than an array: the shape of a JSON object, a JWK, an options record. */
-export const isRecord = (value: unknown): value is Record<string, unknown> => isObject(value) && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const MAX_DEPTH = 32;
 /** A literal or a number (RFC 8259 §3, §6), from where a value starts. */
@@ -112,5 +106,5 @@ function value(depth: number): unknown {
       if (next !== 0x2c) return undefined;
     }
   }
-  return freeze(container);
+  return Object.freeze(container);
 }

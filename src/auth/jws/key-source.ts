@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-import { freeze } from './freeze.ts';
 import { jwsAlgorithm, type AlgorithmName, type JwsAlgorithm } from './algorithms.ts';
 import type { JwsHeader } from './compact.ts';
 import { describeKey, MIN_SECRET_BYTES, type PublicKeySpec } from './keys.ts';
@@ -21,9 +20,9 @@ export interface KeySource {
 }
 
 /** No key: a token that needs one skips. */
-export const NO_KEYS: readonly VerifyKey[] = /* @__PURE__ */ freeze([]);
+export const NO_KEYS: readonly VerifyKey[] = /* @__PURE__ */ Object.freeze([]);
 /** No key because the key set (or discovery) could not be fetched: a skip, told apart for `onRefused`. */
-export const KEY_SET_UNAVAILABLE: readonly VerifyKey[] = /* @__PURE__ */ freeze([]);
+export const KEY_SET_UNAVAILABLE: readonly VerifyKey[] = /* @__PURE__ */ Object.freeze([]);
 
 /** A key the runtime would not import (no Ed25519 or P-521 there, or a key it refuses): its tokens skip; one warning per algorithm and source. */
 export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Set<string>): readonly VerifyKey[] {
@@ -44,7 +43,7 @@ export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorit
   // forms (an RSA key imported from SPKI verified no faster: docs/design.md §30, "Speed tricks and what they bought").
   const key = await crypto.subtle.importKey('jwk', spec.jwk, algorithm.importParams, false, ['verify']);
   const signatureLength = algorithm.signatureLength ?? Math.ceil((spec.bits as number) / 8);
-  return freeze(
+  return Object.freeze(
     spec.kid === undefined ? { algorithm, key, signatureLength } : { algorithm, key, signatureLength, kid: spec.kid },
   );
 }
@@ -56,7 +55,7 @@ export async function importHmacVerifyKey(
   if (secret.length < MIN_SECRET_BYTES) throw new RangeError(`an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`);
   if (algorithm.kty !== 'oct') throw new TypeError(`${algorithm.name} is not an HMAC algorithm`);
   const key = await crypto.subtle.importKey('raw', secret, algorithm.importParams, false, ['verify']);
-  return freeze({ algorithm, key, signatureLength: algorithm.signatureLength as number });
+  return Object.freeze({ algorithm, key, signatureLength: algorithm.signatureLength as number });
 }
 
 /**
@@ -77,7 +76,7 @@ export function staticKeySource(
       if (slot.keys !== undefined) return slot.keys;
       const algorithm = jwsAlgorithm(header.alg) as JwsAlgorithm;
       return (slot.pending ??= load(algorithm).then(
-        (key) => (slot.keys = freeze([key])),
+        (key) => (slot.keys = Object.freeze([key])),
         (error: unknown) => (slot.keys = importFailed(algorithm, error, warned)),
       ));
     },

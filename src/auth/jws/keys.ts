@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { isRecord, isString } from './json.ts';
-import { freeze } from './freeze.ts';
+import { isRecord } from './json.ts';
 import { algorithmsFor, jwsAlgorithm, type AlgorithmName, type NamedCurve } from './algorithms.ts';
 import { decodeBase64, decodeBase64url, encodeBase64url } from './base64url.ts';
 import { bytesEqual, certificateSpki, readRsaPublicKey, readTlv } from './der.ts';
@@ -100,7 +99,7 @@ function isDerKey(der: Uint8Array<ArrayBuffer>): boolean {
 
 /** A `publicKey` option: PEM text or a public JWK. A string result is why it was refused. */
 export function readPublicKey(value: unknown): PublicKeySpec | string {
-  if (isString(value)) return readSpkiPem(value);
+  if (typeof value === 'string') return readSpkiPem(value);
   if (isRecord(value)) return readPublicJwk(value);
   return `must be ${PEM_FORMS}`;
 }
@@ -178,7 +177,7 @@ function rsaKey(modulus: Uint8Array, exponent: Uint8Array): PublicKeySpec | stri
   }
   if (hasRocaFingerprint(n))
     return 'is an RSA key with the ROCA fingerprint (CVE-2017-15361): its private key can be computed';
-  return freeze({
+  return Object.freeze({
     kty: 'RSA',
     bits,
     algorithms: algorithmsFor('RSA'),
@@ -220,7 +219,7 @@ function ecKey(curve: EcCurve, x: Uint8Array, y: Uint8Array): PublicKeySpec | st
   const [X, Y] = [toBigInt(x), toBigInt(y)];
   if (X >= p || Y >= p || (Y * Y - (X * X * X - 3n * X + b)) % p !== 0n)
     return `is an EC key whose point is not on ${curve}`;
-  return freeze({
+  return Object.freeze({
     kty: 'EC',
     curve,
     algorithms: algorithmsFor('EC', curve),
@@ -229,7 +228,7 @@ function ecKey(curve: EcCurve, x: Uint8Array, y: Uint8Array): PublicKeySpec | st
 }
 
 function ed25519Key(x: Uint8Array): PublicKeySpec {
-  return freeze({
+  return Object.freeze({
     kty: 'OKP',
     curve: 'Ed25519',
     algorithms: algorithmsFor('OKP', 'Ed25519'),
@@ -259,8 +258,8 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
   if (use !== undefined && use !== 'sig') return whose('"use" is not "sig"');
   if (keyOps !== undefined && (!Array.isArray(keyOps) || !keyOps.includes('verify')))
     return whose('"key_ops" lacks "verify"');
-  if (kid !== undefined && !isString(kid)) return whose('"kid" is not a string');
-  if (alg !== undefined && (!isString(alg) || jwsAlgorithm(alg) === undefined))
+  if (kid !== undefined && typeof kid !== 'string') return whose('"kid" is not a string');
+  if (alg !== undefined && (typeof alg !== 'string' || jwsAlgorithm(alg) === undefined))
     return whose('"alg" is not a supported algorithm');
   const bytes = (member: string) => (typeof jwk[member] === 'string' ? decodeBase64url(jwk[member] as string) : null);
   let key: PublicKeySpec | string;
@@ -269,7 +268,7 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
     key = n === null || e === null ? 'is an RSA JWK without valid base64url "n" and "e"' : rsaKey(n, e);
   } else if (kty === 'EC' || kty === 'OKP') {
     const ec = kty === 'EC';
-    if (ec ? !isString(crv) || !Object.hasOwn(CURVES, crv) : crv !== 'Ed25519')
+    if (ec ? typeof crv !== 'string' || !Object.hasOwn(CURVES, crv) : crv !== 'Ed25519')
       return ec ? `is an EC JWK ${OTHER_CURVE}` : 'is an OKP JWK whose "crv" is not "Ed25519"';
     const size = ec ? CURVES[crv as EcCurve].size : 32;
     const [x, y] = [bytes('x'), ec ? bytes('y') : new Uint8Array(size)];
@@ -279,7 +278,7 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
   } else {
     return whose('"kty" is not "RSA", "EC" or "OKP"');
   }
-  if (isString(key) || (alg === undefined && kid === undefined)) return key;
+  if (typeof key === 'string' || (alg === undefined && kid === undefined)) return key;
   if (alg !== undefined && !key.algorithms.includes(alg as AlgorithmName))
     return `has "alg": "${alg}", which does not fit its key type (${describeKey(key)})`;
   // EdDSA with an Ed25519 key is Ed25519 (RFC 9864): a key named either way serves both names.
@@ -289,5 +288,5 @@ export function readPublicJwk(value: object): PublicKeySpec | string {
       : alg === 'EdDSA' || alg === 'Ed25519'
         ? ['EdDSA', 'Ed25519']
         : [alg as AlgorithmName];
-  return freeze(kid === undefined ? { ...key, algorithms } : { ...key, algorithms, kid: kid as string });
+  return Object.freeze(kid === undefined ? { ...key, algorithms } : { ...key, algorithms, kid: kid as string });
 }
