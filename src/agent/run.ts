@@ -7,9 +7,10 @@ import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { addUsage, modelTurn, toolSpecsEstimate, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
-import { approvalNeeded, denial, runTool, toolSpecs, type Answer } from './tools.ts';
+import { approvalNeeded, denial, runTool, toolSpecs, unavailable, type Answer } from './tools.ts';
 import type { RunTrace } from './telemetry.ts';
 import type {
+  DecidedBy,
   Checkpoint,
   Message,
   Model,
@@ -80,6 +81,8 @@ export interface Decision {
   pending: ToolCall;
   approved: boolean;
   reason: string | undefined;
+  /** Who decided, for the `execute_tool` span (design §33). */
+  decidedBy?: DecidedBy | undefined;
 }
 
 /** What an agent fixes for all its runs. */
@@ -223,15 +226,22 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     const { pending, approved, reason } = decided;
     emit({ type: 'step-start' });
     const tool = setup.tools.get(pending.name);
-    if (trace === undefined)
-      record(approved ? await runTool(tool, pending, toolContext, messages) : denial(pending, reason));
+    // Re-checked at resume (design §33): a tool the run's tools no longer offer does not run.
+    const answerDecided = async () =>
+      !approved
+        ? denial(pending, reason)
+        : tool === undefined
+          ? unavailable(pending)
+          : runTool(tool, pending, toolContext, messages);
+    if (trace === undefined) record(await answerDecided());
     else
       record(
         await trace.tool(
           pending,
           approved ? 'approved' : 'denied',
-          () => (approved ? runTool(tool, pending, toolContext, messages) : denial(pending, reason)),
+          answerDecided,
           tool?.description,
+          decided.decidedBy,
         ),
       );
   }

@@ -30,7 +30,11 @@ import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } f
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
 import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
-import { authorize, type Decision, type Refused, type Surface } from './authorize.ts';
+import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
+import { readApprovals, type ApprovalsOptions } from './approvals.ts';
+import { resourcesOf, type ApprovalResource } from '../agent/resources.ts';
+import { ownerKey } from '../agent/sessions.ts';
+import { approvalQueue, queueQuery } from './queue.ts';
 import { readAudit, type AuditOption, type AuditRecord } from './audit.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest } from './ui-stream.ts';
@@ -97,6 +101,14 @@ export interface AgentHandlerOptions {
    * (`required: true` is not supported yet).
    */
   audit?: AuditOption;
+  /**
+   * Who may list and decide pending approvals (design §33), closed: `by` (`'owner'`, the default;
+   * `'approvers'`: also whoever holds `scopes.approve`; `'others'`: as `'approvers'`, but never the
+   * caller that started the run: 403 `self-approval`), `scopes` per tool (`{ deploy: ['ops:approve'] }`,
+   * needed beside `scopes.approve`), `ttlSec` (older pending approvals are shown `expired` and
+   * decided as denied, reason `expired`). `by` other than `'owner'` needs `scopes.approve`.
+   */
+  approvals?: ApprovalsOptions;
 }
 
 export type { RouteScopes } from './scopes.ts';
@@ -113,6 +125,7 @@ export const HANDLER_OPTION_NAMES = freeze([
   'limits',
   'telemetry',
   'audit',
+  'approvals',
 ]);
 
 /** The name the option errors start with. */
@@ -220,6 +233,13 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
 
   const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {}, implies };
   const audit = readAudit(helper, options.audit);
+  const approvals = readApprovals(helper, options.approvals, scopes?.approve, auth);
+  /** What authorize() reads of the agent's sessions and approvals (an agent of createAgent's). */
+  const resources = resourcesOf(agent);
+  // Ownership and the approvals option are decided by authorize() when it needs a resource to do so (design §32).
+  const decidesResources =
+    resources !== undefined &&
+    (owned || approvals.by !== 'owner' || approvals.scopes.size > 0 || approvals.ttlSec !== undefined);
 
   /** A request past its route: the steps of design §25 in order, each a short function below; the first to answer ends it. */
   const steps = async (call: Call): Promise<Reply> =>
@@ -299,12 +319,47 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     if (operation === 'health') return serveRoute(agent, route!, request, principal, undefined);
     if (operation === 'mcp') return mcpCall(call);
     if (operation === 'ui') return uiCall(call);
-    const refused = authorized(call, [operation]);
+    // GET <base>/approvals without sessionId: the queue (design §33).
+    if (route!.name === 'approvals' && call.sessionId === undefined) return queueCall(call);
+    const resource = decidesResources ? await resourceOf(call, route!) : undefined;
+    const refused = authorized(call, [operation], undefined, resource);
     if (refused !== undefined) return refused;
-    if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call);
+    // authorize() decided whose session this is: the operation compares no owner again.
+    const decided = resource === undefined ? undefined : { expired: call.expired, approvals };
+    if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call, decided);
     return await limits.run(limits.caller(request, principal), runsModel([operation]), (meter) =>
-      serveRoute(agent, route!, request, principal, meter, call),
+      serveRoute(agent, route!, request, principal, meter, call, decided),
     );
+  }
+
+  /** The session or approval a route's operation touches, for authorize(); `undefined`: the operation checks it itself (a send). */
+  async function resourceOf(call: Call, route: Route): Promise<Partial<AuthorizeInput> | undefined> {
+    const found = resources!;
+    const mode = agent.sessions;
+    if (route.name === 'session') return { session: { mode, owner: await found.sessionOwner(route.id!) } };
+    if (route.name === 'approvals') {
+      // Under 'shared' with the default rule, a session's approvals are anyone's who knows its id (as before).
+      if (!owned && approvals.by === 'owner') return {};
+      return { session: { mode, owner: await found.sessionOwner(call.sessionId!), approvals: true } };
+    }
+    if (route.name === 'decide') return { approval: { mode, found: await found.approval(route.id!) } };
+    return undefined;
+  }
+
+  /** `GET <base>/approvals` without `sessionId`: the pending approvals the caller may decide, oldest first, a page at a time. */
+  async function queueCall(call: Call): Promise<Reply> {
+    const refused = authorized(call, READ, undefined, { queue: true });
+    if (refused !== undefined) return refused;
+    if (resources === undefined) return errorReply(400, 'sessionId query parameter is required');
+    const query = queueQuery(call.request);
+    // Under 'owner', the runs the caller started (its own sessions'); else every one it may decide.
+    const principal = call.principal;
+    if (approvals.by === 'owner' && principal === undefined)
+      return errorReply(400, 'sessionId query parameter is required');
+    const owner = approvals.by === 'owner' ? ownerKey(principal!) : undefined;
+    const mayDecide = (found: ApprovalResource) =>
+      decide(call, READ, undefined, { approval: { mode: agent.sessions, found } }).allow;
+    return approvalQueue(resources, query, owner, mayDecide, approvals);
   }
 
   /** `/ui`: its body says what it does (send, decide, or both), then the decision, then the run. */
@@ -347,9 +402,15 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     return requiredScopes(scopeConfig, operations, operation === 'mcp' ? {} : undefined, undefined);
   }
 
-  /** `authorize()` on what the call knows (design §32). */
-  function decide(call: Call, operations: readonly Operation[] | undefined, tool?: McpTool): Decision {
+  /** `authorize()` on what the call knows (design §32), and the resource it touches. */
+  function decide(
+    call: Call,
+    operations: readonly Operation[] | undefined,
+    tool?: McpTool,
+    resource?: Partial<AuthorizeInput>,
+  ): Decision {
     return authorize({
+      ...resource,
       surface: call.surface,
       operations,
       methods: call.route?.methods,
@@ -357,15 +418,25 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       grant: call.grant,
       config: scopeConfig,
       tool,
+      approvals,
     });
   }
 
   /** The decision on `operations`: `undefined` when allowed, else the refusal's reply. */
-  function authorized(call: Call, operations: readonly Operation[], tool?: McpTool): Reply | undefined {
+  function authorized(
+    call: Call,
+    operations: readonly Operation[],
+    tool?: McpTool,
+    resource?: Partial<AuthorizeInput>,
+  ): Reply | undefined {
     call.operations = operations;
     if (call.surface === 'ui') call.trace?.operations(operations);
-    const decision = decide(call, operations, tool);
-    return decision.allow ? undefined : refuse(call, decision);
+    const decision = decide(call, operations, tool, resource);
+    if (decision.allow) {
+      call.expired = decision.expired === true;
+      return undefined;
+    }
+    return refuse(call, decision);
   }
 
   /** The reply of a refusal, which the call keeps for its record, its span and `onRefused` (one source). */
@@ -373,9 +444,24 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     call.refusal = { reason: decision.reason, entry: call.grant?.entry, scopes: decision.scopes };
     if (decision.status === 405)
       return errorReply(405, 'Method Not Allowed', { allow: (decision.allowed ?? []).join(', ') });
-    if (decision.status === 404) return errorReply(404, 'Not Found');
+    // As an unknown id answers: the caller cannot tell "not yours" from "none".
+    if (decision.status === 404)
+      return errorReply(
+        404,
+        decision.missing === 'session'
+          ? 'Session not found'
+          : decision.missing === 'approval'
+            ? 'Approval not found'
+            : 'Not Found',
+      );
+    // No token can make the run's starter its own second pair of eyes: a plain 403, no challenge (design §33).
+    if (decision.reason === 'self-approval') {
+      call.refusal = { reason: decision.reason };
+      if (onRefused !== undefined) tellRefused(onRefused, undefined, 'self-approval');
+      return errorReply(403, 'Forbidden');
+    }
     // An entry's own scopes refused here, once the operation is known, are a refusal onRefused hears as the entry would have said it.
-    if (onRefused !== undefined && call.grant !== undefined) tellRefused(onRefused, call.grant.entry);
+    if (onRefused !== undefined && call.grant !== undefined) tellRefused(onRefused, call.grant.entry, 'scope');
     return (authenticate as Authenticate).insufficientScope(call.request, decision.scopes ?? []);
   }
 
@@ -418,6 +504,8 @@ interface Call {
   tool: McpTool | undefined;
   sessionId: string | undefined;
   approvalId: string | undefined;
+  /** authorize() found the approval past `approvals.ttlSec`: it is decided as denied. */
+  expired: boolean;
 }
 
 const newCall = (request: RouteRequest, route: Route | undefined, trace: RequestTrace | undefined): Call => ({
@@ -435,6 +523,7 @@ const newCall = (request: RouteRequest, route: Route | undefined, trace: Request
   // The ids a path or query carries; `/ui` says its own once its body is read.
   sessionId: route?.name === 'session' ? route.id : route?.name === 'approvals' ? sessionQuery(request) : undefined,
   approvalId: route?.name === 'decide' ? route.id : undefined,
+  expired: false,
 });
 
 /** The `sessionId` of `GET <base>/approvals?sessionId=`, read only with a query. */
@@ -471,9 +560,9 @@ function auditRecord(call: Call, status: number): AuditRecord {
 const REFUSED: ReadonlySet<number> = new Set([401, 403, 404, 405, 429]);
 
 /** Tells `onRefused` of a 403 for scopes, as the entry would have; what it throws is logged, never the answer. */
-function tellRefused(onRefused: RefusalListener, entry: string): void {
+function tellRefused(onRefused: RefusalListener, entry: string | undefined, reason: 'scope' | 'self-approval'): void {
   try {
-    const result = onRefused({ entry, reason: 'scope' }) as unknown;
+    const result = onRefused(entry === undefined ? { reason } : { entry, reason }) as unknown;
     if (result instanceof Promise) result.catch(refusalFailed);
   } catch (error) {
     refusalFailed(error);
@@ -488,4 +577,5 @@ const NONE: readonly Operation[] = freeze([]);
 const MAX_RECORDED_ID = 256;
 const SEND: readonly Operation[] = ['send'];
 const DECIDE: readonly Operation[] = ['decide'];
+const READ: readonly Operation[] = ['read'];
 const SEND_AND_DECIDE: readonly Operation[] = ['send', 'decide'];

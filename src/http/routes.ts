@@ -1,6 +1,8 @@
 // The agent routes (design §5): which route a path names, and what each one does once the
 // handler has authenticated the caller and checked its scopes and limits.
-import type { Agent, Principal, RunResult, SendOptions, TurnMeter, Usage } from '../agent/types.ts';
+import type { Agent, DecideOptions, Principal, RunResult, SendOptions, TurnMeter, Usage } from '../agent/types.ts';
+import { AUTHORIZED, resourcesOf, type Authorized } from '../agent/resources.ts';
+import { isExpired, type ApprovalsConfig } from './approvals.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
@@ -111,6 +113,12 @@ export function matchRoute(pathname: string, basePath: string, owned: boolean, m
 /** The query of the request's URL, parsed only by the routes that take one. */
 const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
 
+/** What authorize() decided of the resource (design §32): whether the approval expired, and the `approvals` option. */
+export interface Decided {
+  readonly expired: boolean;
+  readonly approvals?: ApprovalsConfig;
+}
+
 /** What a route learns of the request as it serves it, for the handler's record: the session a send names. */
 export interface Noted {
   sessionId?: string | undefined;
@@ -128,21 +136,24 @@ export function serveRoute(
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
   noted?: Noted,
+  decided?: Decided,
 ): Reply | Promise<Reply> {
+  // authorize() decided whose session it is (design §32): the agent is asked as trusted code, and compares no owner again.
+  const reader = decided === undefined ? principal : undefined;
   switch (route.name) {
     case 'send':
     case 'chat':
       return sendRoute(agent, route.name === 'chat', request, principal, meter, noted);
     case 'session':
       return request.method === 'DELETE'
-        ? deleteRoute(agent, route.id!, principal)
-        : transcriptRoute(agent, route.id!, principal);
+        ? deleteRoute(agent, route.id!, reader)
+        : transcriptRoute(agent, route.id!, reader);
     case 'approvals':
-      return approvalsRoute(agent, request, principal);
+      return approvalsRoute(agent, request, reader, decided);
     case 'sessions':
       return sessionsRoute(agent, request, principal!);
     case 'decide':
-      return decideRoute(agent, route.id!, request, principal, meter);
+      return decideRoute(agent, route.id!, request, principal, meter, decided);
     case 'health':
       return jsonReply({ status: 'ok' });
     default:
@@ -179,10 +190,26 @@ async function transcriptRoute(agent: Agent, id: string, principal: Principal | 
   return jsonReply({ sessionId, messages });
 }
 
-async function approvalsRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+async function approvalsRoute(
+  agent: Agent,
+  request: RouteRequest,
+  principal: Principal | undefined,
+  decided: Decided | undefined,
+): Promise<Reply> {
   const sessionId = queryOf(request).get('sessionId');
   if (!sessionId) throw badRequest('sessionId query parameter is required');
-  return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
+  const pending = await agent.pendingApprovals(sessionId, { principal });
+  const ttl = decided?.approvals;
+  const resources = resourcesOf(agent);
+  if (ttl?.ttlSec === undefined || resources === undefined) return jsonReply({ approvals: pending });
+  // Past approvals.ttlSec a pending approval is shown expired; a read never decides it (design §33).
+  const shown = [];
+  for (const approval of pending) {
+    const found = await resources.approval(approval.id);
+    const expired = found !== undefined && isExpired(ttl, found.createdAt);
+    shown.push({ ...approval, status: expired ? 'expired' : 'pending' });
+  }
+  return jsonReply({ approvals: shown });
 }
 
 async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Principal): Promise<Reply> {
@@ -205,9 +232,16 @@ async function decideRoute(
   request: RouteRequest,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  decided: Decided | undefined,
 ): Promise<Reply> {
   const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
-  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, meter }));
+  const options: DecideOptions & Authorized = { approved, reason, principal, signal: request.signal, meter };
+  return jsonReply(
+    await agent.decide(
+      id,
+      decided === undefined ? options : { ...options, [AUTHORIZED]: { expired: decided.expired } },
+    ),
+  );
 }
 
 /**

@@ -123,6 +123,7 @@ test('authorize(): 405 for no operation, 403 with the union, 404 for a session n
     allow: false,
     status: 404,
     reason: 'not-found',
+    missing: 'session',
   });
   assert.equal(
     authorize({ ...base, operations: ['send'], session: { ...session, owner: ['jwt', null, 'ada'] } }).allow,
