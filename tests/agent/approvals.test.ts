@@ -300,3 +300,28 @@ test('the default bound is 100 pending approvals per principal', async () => {
     );
   await assert.rejects(agent.send('/tool delete {"path":"/etc/101"}', { principal: boss }), isCode('APPROVAL_LIMIT'));
 });
+
+test('re-check at resume: a tools function that no longer returns the approved tool answers tool-unavailable, and it does not run', async () => {
+  const log: string[] = [];
+  let offered = true;
+  const seen: (Principal | undefined)[] = [];
+  const agent = createAgent({
+    name: 't',
+    model: echoModel(),
+    tools: ({ principal }) => (seen.push(principal), offered ? [deleteTool(log)] : []),
+  });
+  const paused = await agent.send('/tool delete {"path":"/srv/b"}', { principal: boss });
+  offered = false;
+  const events: RunEvent[] = [];
+  const resumed = await agent.decide(paused.approvals[0]!.id, {
+    approved: true,
+    principal: { id: 'other', type: 'user', authenticator: 'basic' },
+    onEvent: (e) => events.push(e),
+  });
+  assert.deepEqual(log, [], 'the call did not run');
+  const failed = events.find((e) => e.type === 'tool-error') as Extract<RunEvent, { type: 'tool-error' }>;
+  assert.equal(failed.error, 'tool-unavailable');
+  assert.match(resumed.text, /tool-unavailable/);
+  // The tools function was asked again, with the principal the run started with.
+  assert.deepEqual(seen.at(-1), boss);
+});
