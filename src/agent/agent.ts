@@ -1,5 +1,5 @@
 import { carryPresentedToken, checkOptionNames, holdPresentedToken } from '../auth/internal.ts';
-import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
+import { checkMetadata, checkPrincipal, checkSessionId, personOf, runContext } from './context.ts';
 import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import { randomId } from './ids.ts';
@@ -38,7 +38,14 @@ import {
   usableSession,
 } from './sessions.ts';
 import { memoryStore } from './store.ts';
-import { AUTHORIZED, registerResources, type ApprovalResource, type Authorized } from './resources.ts';
+import {
+  AUDIT_EVENTS,
+  AUTHORIZED,
+  registerResources,
+  type ApprovalResource,
+  type AuditEvents,
+  type Authorized,
+} from './resources.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools } from './tools.ts';
 import { agentTracing, readTelemetry, type RunTrace } from './telemetry.ts';
@@ -46,7 +53,6 @@ import type {
   Agent,
   AgentOptions,
   AuditEntry,
-  DecidedBy,
   DecideOptions,
   Message,
   OwnerKey,
@@ -327,9 +333,14 @@ export function createAgent(options: AgentOptions): Agent {
               at: decidedAt,
             };
             if (reason !== undefined) entry.reason = reason;
-            const decider = decidedBy === undefined ? undefined : deciderOf(decidedBy);
+            const decider = decidedBy === undefined ? undefined : personOf(decidedBy);
             if (decider !== undefined) entry.decidedBy = decider;
             checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
+            // Written before the claim: a required log that fails leaves the approval pending (design §34).
+            if (hooks.auditEvents !== undefined) {
+              const { type: _t, at: _a, decidedAt: _d, ...fields } = entry;
+              await hooks.auditEvents({ type: 'approval-decided', ...fields });
+            }
             // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
             if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
             session.audit.push(entry);
@@ -368,6 +379,7 @@ export function createAgent(options: AgentOptions): Agent {
     onUsage: checkHook(options.onUsage),
     meter: checkHook<TurnMeter>(options.meter, 'meter'),
     trace,
+    auditEvents: (options as AuditEvents)[AUDIT_EVENTS],
   });
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
@@ -490,13 +502,6 @@ export function createAgent(options: AgentOptions): Agent {
     },
   });
   return agent;
-}
-
-/** What the decision records of the decider (design §33): never its claims or its token. */
-function deciderOf(principal: Principal): DecidedBy {
-  const decider: DecidedBy = { id: principal.id, authenticator: principal.authenticator };
-  if (principal.issuer !== undefined) decider.issuer = principal.issuer;
-  return decider;
 }
 
 const approvalResource = (checkpoint: RunCheckpoint, owner: OwnerKey | null): ApprovalResource => ({

@@ -1,7 +1,7 @@
 import { completePrincipal, deepFreeze } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
-import type { Principal, RunContext } from './types.ts';
+import type { DecidedBy, Principal, RunContext } from './types.ts';
 import { freeze, isString } from './shapes.ts';
 
 /**
@@ -48,4 +48,11 @@ export function checkSessionId(value: unknown): string {
     throw invalidInput('sessionId must be 1 to 256 characters without whitespace or control characters');
   }
   return value;
+}
+
+/** What a record keeps of a principal (design §33): its id, authenticator and issuer; never its claims or token. */
+export function personOf(principal: Principal): DecidedBy {
+  const person: DecidedBy = { id: principal.id, authenticator: principal.authenticator };
+  if (principal.issuer !== undefined) person.issuer = principal.issuer;
+  return person;
 }

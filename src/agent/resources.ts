@@ -1,7 +1,7 @@
 // What the route handler asks of an agent before `authorize()` decides (design §32, §33): a
 // session's owner, an approval's session, owner, requester and tool, and the queue of pending
 // approvals, read without running anything. Kept beside the agent, never on it: not public API.
-import type { Agent, OwnerKey } from './types.ts';
+import type { Agent, DecidedBy, OwnerKey } from './types.ts';
 
 /** A pending approval as `authorize()` sees it. */
 export interface ApprovalResource {
@@ -45,3 +45,31 @@ const registry = new WeakMap<Agent, AgentResources>();
 export const registerResources = (agent: Agent, resources: AgentResources): void => void registry.set(agent, resources);
 /** The resources of an agent made by `createAgent`; `undefined` for any other object. */
 export const resourcesOf = (agent: Agent): AgentResources | undefined => registry.get(agent);
+
+/** An agent event joining the handler's audit log (design §34): a tool call run, an approval requested or decided. */
+export type AgentAuditEvent =
+  | { readonly type: 'tool-call'; readonly tool: string; readonly arguments: unknown }
+  | {
+      readonly type: 'approval-requested';
+      readonly approvalId: string;
+      readonly tool: string;
+      readonly requester?: DecidedBy;
+    }
+  | {
+      readonly type: 'approval-decided';
+      readonly approvalId: string;
+      readonly tool: string;
+      readonly approved: boolean;
+      readonly reason?: string;
+      readonly decidedBy?: DecidedBy;
+    };
+
+/**
+ * Where a run's events go, once written (a rejection stops the run before its next step: the
+ * tool does not run). An option key of `send` and `decide` the route handler passes; not public API.
+ */
+export const AUDIT_EVENTS: unique symbol = Symbol('agentward.auditEvents') as never;
+export type AuditSink = (event: AgentAuditEvent) => Promise<void>;
+export interface AuditEvents {
+  [AUDIT_EVENTS]?: AuditSink;
+}

@@ -9,6 +9,8 @@ import { serializedBytes } from './json-size.ts';
 import { addUsage, modelTurn, toolSpecsEstimate, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
 import { approvalNeeded, denial, runTool, toolSpecs, unavailable, type Answer } from './tools.ts';
 import type { RunTrace } from './telemetry.ts';
+import type { AgentAuditEvent, AuditSink } from './resources.ts';
+import { personOf } from './context.ts';
 import type {
   DecidedBy,
   Checkpoint,
@@ -74,6 +76,8 @@ export interface RunStart {
   meter: TurnMeter | undefined;
   /** The run's spans (design §28), with `telemetry` only. */
   trace?: RunTrace | undefined;
+  /** The handler's audit log (design §34): each tool call and approval request is written before it happens. */
+  auditEvents?: AuditSink | undefined;
 }
 
 /** A paused run's call and what was decided on it. */
@@ -130,6 +134,12 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
   const { maxSteps, maxPendingApprovals, sessionBytes, keepsPrincipal } = limits;
   const { context, session, messages, namespace, setup, signal, emit, streaming, store, owner, onUsage, meter, trace } =
     start;
+  const { auditEvents } = start;
+  /** Runs a tool call, written to the audit log first (a required log that fails stops the run: the tool does not run). */
+  const runLogged = async (tool: Tool, call: ToolCall): Promise<Answer> => {
+    await auditEvents?.({ type: 'tool-call', tool: call.name, arguments: call.arguments });
+    return runTool(tool, call, toolContext, messages);
+  };
   let { calls, step, text } = start;
   /** The usage of this call's model turns, added up (`RunResult.usage`). */
   let usage: Usage | undefined;
@@ -177,9 +187,9 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       if (needed === true) return call;
       calls.shift();
       if (needed !== false) record(needed);
-      else if (trace === undefined) record(await runTool(tool, call, toolContext, messages));
-      else
-        record(await trace.tool(call, undefined, () => runTool(tool, call, toolContext, messages), tool?.description));
+      else if (tool === undefined) record(await runTool(tool, call, toolContext, messages));
+      else if (trace === undefined) record(await runLogged(tool, call));
+      else record(await trace.tool(call, undefined, () => runLogged(tool, call), tool.description));
     }
     return undefined;
   }
@@ -217,6 +227,10 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     await store.saveCheckpoint(checkpoint);
     await commit();
     emit({ type: 'approval-request', approval });
+    if (auditEvents !== undefined) {
+      const requested: AgentAuditEvent = { type: 'approval-requested', approvalId: approval.id, tool: call.name };
+      await auditEvents(principal === undefined ? requested : { ...requested, requester: personOf(principal) });
+    }
     emit({ type: 'step-finish' });
     return result('awaiting-approval', [copyRecord(approval)]);
   }
@@ -228,11 +242,7 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     const tool = setup.tools.get(pending.name);
     // Re-checked at resume (design §33): a tool the run's tools no longer offer does not run.
     const answerDecided = async () =>
-      !approved
-        ? denial(pending, reason)
-        : tool === undefined
-          ? unavailable(pending)
-          : runTool(tool, pending, toolContext, messages);
+      !approved ? denial(pending, reason) : tool === undefined ? unavailable(pending) : runLogged(tool, pending);
     if (trace === undefined) record(await answerDecided());
     else
       record(

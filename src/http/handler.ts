@@ -32,10 +32,10 @@ import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, typ
 import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
 import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
 import { readApprovals, type ApprovalsOptions } from './approvals.ts';
-import { resourcesOf, type ApprovalResource } from '../agent/resources.ts';
+import { resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
 import { ownerKey } from '../agent/sessions.ts';
 import { approvalQueue, queueQuery } from './queue.ts';
-import { readAudit, type AuditOption, type AuditRecord } from './audit.ts';
+import { auditSink, readAudit, type AuditOption, type AuditRecord } from './audit.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
@@ -322,7 +322,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // GET <base>/approvals without sessionId: the queue (design §33).
     if (route!.name === 'approvals' && call.sessionId === undefined) return queueCall(call);
     const resource = decidesResources ? await resourceOf(call, route!) : undefined;
-    const refused = authorized(call, [operation], undefined, resource);
+    const refused = authorized(call, [operation], undefined, resource) ?? (await keep(call));
     if (refused !== undefined) return refused;
     // authorize() decided whose session this is: the operation compares no owner again.
     const decided = resource === undefined ? undefined : { expired: call.expired, approvals };
@@ -348,7 +348,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
 
   /** `GET <base>/approvals` without `sessionId`: the pending approvals the caller may decide, oldest first, a page at a time. */
   async function queueCall(call: Call): Promise<Reply> {
-    const refused = authorized(call, READ, undefined, { queue: true });
+    const refused = authorized(call, READ, undefined, { queue: true }) ?? (await keep(call));
     if (refused !== undefined) return refused;
     if (resources === undefined) return errorReply(400, 'sessionId query parameter is required');
     const query = queueQuery(call.request);
@@ -371,10 +371,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     call.sessionId = ui.sessionId;
     call.approvalId = ui.decisions[0]?.approvalId;
     const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
-    const refused = authorized(call, operations);
+    const refused = authorized(call, operations) ?? (await keep(call));
     if (refused !== undefined) return refused;
     const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
-    const serve = (meter: TurnMeter | undefined) => uiRoute(agent, ui, metadata, call.principal, meter);
+    const serve = (meter: TurnMeter | undefined) =>
+      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents);
     return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
   }
 
@@ -434,9 +435,24 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const decision = decide(call, operations, tool, resource);
     if (decision.allow) {
       call.expired = decision.expired === true;
+      if (audit !== undefined) call.auditEvents = auditSink(audit, call.requestId);
       return undefined;
     }
     return refuse(call, decision);
+  }
+
+  /**
+   * With `audit.required`: the allowed request's record is written before its operation runs
+   * (its `status` the decision's 200); one that cannot be written is answered 503 (design §34).
+   */
+  async function keep(call: Call): Promise<Reply | undefined> {
+    if (audit === undefined || !audit.required) return undefined;
+    if (await audit.keep(auditRecord(call, 200))) {
+      call.kept = true;
+      return undefined;
+    }
+    call.refusal = { reason: 'audit-unavailable' };
+    return errorReply(503, 'Service Unavailable', { 'retry-after': '5' });
   }
 
   /** The reply of a refusal, which the call keeps for its record, its span and `onRefused` (one source). */
@@ -474,7 +490,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // The token the caller presented is reachable while the request is answered, and no longer (a run still streaming holds it).
     if (call.principal !== undefined) releasePresentedToken(call.principal);
     if (seen !== undefined) seen.principal = call.principal;
-    if (audit !== undefined && !call.guarded && call.route?.name !== 'health') audit(auditRecord(call, reply.status));
+    if (audit !== undefined && !call.guarded && call.route?.name !== 'health' && !call.kept)
+      audit.record(auditRecord(call, reply.status));
   }
 }
 
@@ -506,6 +523,12 @@ interface Call {
   approvalId: string | undefined;
   /** authorize() found the approval past `approvals.ttlSec`: it is decided as denied. */
   expired: boolean;
+  /** This record's id (a random UUID), which the run's audit events carry too. */
+  readonly requestId: string;
+  /** With `audit.required`: the record was written before the operation ran. */
+  kept: boolean;
+  /** The run's audit events, into the handler's log (design §34). */
+  auditEvents?: AuditSink | undefined;
 }
 
 const newCall = (request: RouteRequest, route: Route | undefined, trace: RequestTrace | undefined): Call => ({
@@ -524,6 +547,8 @@ const newCall = (request: RouteRequest, route: Route | undefined, trace: Request
   sessionId: route?.name === 'session' ? route.id : route?.name === 'approvals' ? sessionQuery(request) : undefined,
   approvalId: route?.name === 'decide' ? route.id : undefined,
   expired: false,
+  requestId: crypto.randomUUID(),
+  kept: false,
 });
 
 /** The `sessionId` of `GET <base>/approvals?sessionId=`, read only with a query. */
@@ -536,7 +561,7 @@ function auditRecord(call: Call, status: number): AuditRecord {
   const refused = REFUSED.has(status);
   const record: { -readonly [K in keyof AuditRecord]: AuditRecord[K] } = {
     time: new Date().toISOString(),
-    requestId: crypto.randomUUID(),
+    requestId: call.requestId,
     surface: call.surface,
     operations: call.operations,
     outcome: refused ? 'refused' : 'allowed',

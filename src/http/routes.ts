@@ -1,7 +1,14 @@
 // The agent routes (design §5): which route a path names, and what each one does once the
 // handler has authenticated the caller and checked its scopes and limits.
 import type { Agent, DecideOptions, Principal, RunResult, SendOptions, TurnMeter, Usage } from '../agent/types.ts';
-import { AUTHORIZED, resourcesOf, type Authorized } from '../agent/resources.ts';
+import {
+  AUDIT_EVENTS,
+  AUTHORIZED,
+  resourcesOf,
+  type AuditEvents,
+  type AuditSink,
+  type Authorized,
+} from '../agent/resources.ts';
 import { isExpired, type ApprovalsConfig } from './approvals.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
@@ -122,6 +129,8 @@ export interface Decided {
 /** What a route learns of the request as it serves it, for the handler's record: the session a send names. */
 export interface Noted {
   sessionId?: string | undefined;
+  /** The handler's audit log for the run's events (design §34). */
+  readonly auditEvents?: AuditSink | undefined;
 }
 
 /**
@@ -153,7 +162,7 @@ export function serveRoute(
     case 'sessions':
       return sessionsRoute(agent, request, principal!);
     case 'decide':
-      return decideRoute(agent, route.id!, request, principal, meter, decided);
+      return decideRoute(agent, route.id!, request, principal, meter, decided, noted?.auditEvents);
     case 'health':
       return jsonReply({ status: 'ok' });
     default:
@@ -171,9 +180,11 @@ async function sendRoute(
 ): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
   if (noted !== undefined) noted.sessionId = sessionId;
+  const logged: SendOptions & AuditEvents = { principal, sessionId, metadata, meter };
+  if (noted?.auditEvents !== undefined) logged[AUDIT_EVENTS] = noted.auditEvents;
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, meter });
-  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, meter }));
+  if (chat && acceptsEventStream(request)) return streamChat(agent, message, logged);
+  return jsonReply(await agent.send(message, { ...logged, signal: request.signal }));
 }
 
 function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
@@ -233,9 +244,17 @@ async function decideRoute(
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
   decided: Decided | undefined,
+  auditEvents: AuditSink | undefined,
 ): Promise<Reply> {
   const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
-  const options: DecideOptions & Authorized = { approved, reason, principal, signal: request.signal, meter };
+  const options: DecideOptions & Authorized & AuditEvents = {
+    approved,
+    reason,
+    principal,
+    signal: request.signal,
+    meter,
+  };
+  if (auditEvents !== undefined) options[AUDIT_EVENTS] = auditEvents;
   return jsonReply(
     await agent.decide(
       id,
@@ -256,11 +275,13 @@ export async function uiRoute(
   metadata: Record<string, unknown> | undefined,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  auditEvents?: AuditSink,
 ): Promise<Reply> {
   const { sessionId, text, decisions } = ui;
+  const logged = auditEvents === undefined ? {} : { [AUDIT_EVENTS]: auditEvents };
   /** The user's text sent, its events streamed. */
   const send: StreamedRun = (onEvent, signal) =>
-    agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
+    agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter, ...logged });
   // The assistant message the chunks make: a new one, or the one whose approvals were answered (decisions alone).
   const stream = (run: StreamedRun) =>
     streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
@@ -278,6 +299,7 @@ export async function uiRoute(
         signal,
         onEvent: streamed ? onEvent : undefined,
         meter,
+        ...logged,
       });
     let result: RunResult | undefined;
     let usage: Usage | undefined;
