@@ -41,7 +41,7 @@ export interface AuthorizeInput {
   readonly queue?: boolean;
   /** The handler's `approvals` option (design §33). */
   readonly approvals?: ApprovalsConfig;
-  // An MCP agent tool, as a resource of its own (design §36), joins here beside `session` and `approval`.
+  // An MCP agent tool, as a resource of its own, joins here beside `session` and `approval`.
 }
 
 /** Why a request is refused: a method the route does not list, scopes the principal lacks, a session not the caller's. */
