@@ -2,7 +2,9 @@
 // every request on every surface goes through, as named steps: the metadata document, the MCP
 // guard, limits.failures and auth, route (404) and method (405), authorize() (403), limits, then
 // the operation (routes.ts, mcp.ts), whose session the agent's ownership rule checks as it starts.
-import type { Agent, Principal, TurnMeter } from '../agent/types.ts';
+import type { Agent, DecideOptions, Principal, RunResult, TurnMeter } from '../agent/types.ts';
+import { AgentError } from '../agent/errors.ts';
+import { HttpError } from './responses.ts';
 import {
   AuthConfigError,
   kindOf,
@@ -32,12 +34,12 @@ import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, typ
 import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
 import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
 import { readApprovals, type ApprovalsOptions } from './approvals.ts';
-import { resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
+import { AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
 import { ownerKey } from '../agent/sessions.ts';
 import { approvalQueue, queueQuery } from './queue.ts';
 import { auditSink, readAudit, type AuditOption, type AuditRecord } from './audit.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
-import { parseUiRequest } from './ui-stream.ts';
+import { parseUiRequest, type UiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
 import { RequestTrace } from './telemetry.ts';
@@ -371,11 +373,15 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     call.sessionId = ui.sessionId;
     call.approvalId = ui.decisions[0]?.approvalId;
     const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
-    const refused = authorized(call, operations) ?? (await keep(call));
+    const refused = authorized(call, operations);
     if (refused !== undefined) return refused;
+    const checked = await uiDecisions(call, ui);
+    if (checked !== undefined && !(checked instanceof Set)) return checked;
+    const kept = await keep(call);
+    if (kept !== undefined) return kept;
     const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
     const serve = (meter: TurnMeter | undefined) =>
-      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents);
+      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents, checked);
     return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
   }
 
@@ -392,7 +398,47 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       if (isString(approvalId) && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
       return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool);
     };
-    return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry);
+    // MCP `decide` asks authorize() about the approval before the agent decides it, as the HTTP route does.
+    const served = decidesResources
+      ? { ...agent, decide: (id: string, options: DecideOptions) => mcpDecide(call, id, options) }
+      : agent;
+    return mcpRoute(served, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry);
+  }
+
+  /** MCP `decide` once authorize() has seen the approval: a refusal is the tool's error, as the agent's own would be. */
+  async function mcpDecide(call: Call, approvalId: string, options: DecideOptions): Promise<RunResult> {
+    const decision = decide(call, DECIDE, 'decide', {
+      approval: { mode: agent.sessions, found: await resources!.approval(approvalId) },
+    });
+    if (!decision.allow) {
+      call.refusal = { reason: decision.reason, scopes: decision.scopes };
+      if (decision.reason === 'self-approval' && onRefused !== undefined)
+        tellRefused(onRefused, undefined, 'self-approval');
+      if (decision.status === 404)
+        throw new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
+      throw new HttpError(403, 'Forbidden');
+    }
+    return agent.decide(approvalId, {
+      ...options,
+      [AUTHORIZED]: { expired: decision.expired === true },
+    } as DecideOptions);
+  }
+
+  /** The approvals a `/ui` request answers, each decided by authorize() (design §33); those not found are the route's to answer. */
+  async function uiDecisions(call: Call, ui: UiRequest): Promise<Reply | Set<string> | undefined> {
+    if (!decidesResources || ui.decisions.length === 0) return undefined;
+    const expired = new Set<string>();
+    for (const { approvalId } of ui.decisions) {
+      const found = await resources!.approval(approvalId);
+      if (found === undefined) continue;
+      call.approvalId = approvalId;
+      const decision = decide(call, call.operations, undefined, { approval: { mode: agent.sessions, found } });
+      // A chat's approval is found through its session: refused as unknown, it answers as an unknown session does.
+      if (!decision.allow)
+        return refuse(call, decision.status === 404 ? { ...decision, missing: 'session' } : decision);
+      if (decision.expired === true) expired.add(approvalId);
+    }
+    return expired;
   }
 
   /** What the route and method need besides the entry's scopes, known from the path (`/ui`: as a send; MCP: the route's): a custom entry's 403 names them too. */

@@ -276,6 +276,7 @@ export async function uiRoute(
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
   auditEvents?: AuditSink,
+  expired?: ReadonlySet<string>,
 ): Promise<Reply> {
   const { sessionId, text, decisions } = ui;
   const logged = auditEvents === undefined ? {} : { [AUDIT_EVENTS]: auditEvents };
@@ -300,6 +301,8 @@ export async function uiRoute(
         onEvent: streamed ? onEvent : undefined,
         meter,
         ...logged,
+        // Past approvals.ttlSec (authorize() said so): decided as denied.
+        ...(expired?.has(approvalId) && { [AUTHORIZED]: { expired: true } }),
       });
     let result: RunResult | undefined;
     let usage: Usage | undefined;

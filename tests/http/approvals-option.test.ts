@@ -38,7 +38,11 @@ const carol = user('carol', 'agent:send agent:read');
 /** Approves, but not the deploy tool's own scope. */
 const dave = user('dave', 'agent:send agent:read agent:approve');
 
-function setup(approvals: AgentHandlerOptions['approvals'], sessions: 'owned' | 'shared' = 'owned') {
+function setup(
+  approvals: AgentHandlerOptions['approvals'],
+  sessions: 'owned' | 'shared' = 'owned',
+  more: AgentHandlerOptions = {},
+) {
   const deployed: unknown[] = [];
   const refusals: unknown[] = [];
   const deploy: Tool = {
@@ -56,6 +60,7 @@ function setup(approvals: AgentHandlerOptions['approvals'], sessions: 'owned' | 
     scopes: { send: ['agent:send'], read: ['agent:read'], approve: ['agent:approve'] },
     onRefused: (refusal) => void refusals.push(refusal),
     ...(approvals !== undefined && { approvals }),
+    ...more,
   });
   return { agent, handler, deployed, refusals, data };
 }
@@ -220,4 +225,68 @@ test('the queue is oldest first, paged with limit and an opaque cursor; a bad li
   assert.deepEqual(seen, ids);
   assert.equal((await handler(get('/approvals?limit=101', bob))).status, 400);
   assert.equal((await handler(get('/approvals?cursor=nope', bob))).status, 400);
+});
+
+test("four eyes on every surface: the starter's useChat approval and MCP decide are refused too", async () => {
+  const { handler, deployed } = setup({ by: 'others' }, 'owned', { mcp: true });
+  const approvalId = await paused(handler, 'alice-5', alice);
+  const ui = await handler(
+    post(
+      '/ui',
+      {
+        id: 'alice-5',
+        trigger: 'submit-message',
+        messages: [
+          { id: 'm0', role: 'user', parts: [{ type: 'text', text: DEPLOY }] },
+          {
+            id: 'm1',
+            role: 'assistant',
+            parts: [
+              {
+                type: 'tool-deploy',
+                toolCallId: 'call_1_0',
+                state: 'approval-responded',
+                input: { env: 'prod' },
+                approval: { id: approvalId, approved: true },
+              },
+            ],
+          },
+        ],
+      },
+      alice,
+    ),
+  );
+  assert.equal(ui.status, 403);
+  assert.equal(await ui.text(), '{"error":"Forbidden"}');
+  const mcp = await handler(
+    post(
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'decide', arguments: { approvalId, approved: true } },
+      },
+      alice,
+    ),
+  );
+  const answer = (await mcp.json()) as { result?: { isError?: boolean; content: { text: string }[] } };
+  assert.equal(answer.result?.isError, true, JSON.stringify(answer));
+  assert.deepEqual(deployed, []);
+  // Another approver decides through MCP.
+  const other = await handler(
+    post(
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'decide', arguments: { approvalId, approved: true } },
+      },
+      bob,
+    ),
+  );
+  const decided = (await other.json()) as { result?: { isError?: boolean } };
+  assert.notEqual(decided.result?.isError, true, JSON.stringify(decided));
+  assert.deepEqual(deployed, [{ env: 'prod' }]);
 });
