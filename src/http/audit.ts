@@ -5,6 +5,7 @@ import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
 import { freeze, isObject } from '../agent/shapes.ts';
 import type { Surface } from './authorize.ts';
 import type { AuditSink } from '../agent/resources.ts';
+import { HttpError } from './responses.ts';
 import { canonicalJson } from '../agent/canonical-json.ts';
 
 /** The caller a record is about: its caller key's parts, and its type. */
@@ -157,18 +158,10 @@ function auditOf(
     keep: (record) => write(record as unknown as Record<string, unknown>),
     async event(requestId, fields) {
       const written = await write({ time: new Date().toISOString(), requestId, ...fields });
-      if (!written && required) throw new AuditUnavailable();
+      // The run stops before its step; the request is answered 503, as when its record could not be written.
+      if (!written && required) throw new HttpError(503, 'Service Unavailable');
     },
   };
-}
-
-/** A required audit log could not be written: the run stops before its next step. */
-export class AuditUnavailable extends Error {
-  readonly code = 'AUDIT_UNAVAILABLE';
-  constructor() {
-    super('the audit log could not be written (audit.required): the run stopped');
-    this.name = 'AuditUnavailable';
-  }
 }
 
 /**

@@ -140,7 +140,7 @@ test('audit.required: an event that cannot be written mid-run stops the run befo
   const { log, inner } = failingLog(2);
   const { handler, ran } = setup({ log, required: true });
   const answer = await post(handler, '', { message: '/tool lookup {"q":4}' });
-  assert.equal(answer.status, 500);
+  assert.equal(answer.status, 503);
   assert.deepEqual(ran, [], 'the tool did not run');
   const records = await all(inner);
   assert.equal(records.length, 1);
