@@ -146,7 +146,8 @@ function normalizeBasePath(basePath: unknown, helper: string): string {
  *
  * Routes under `basePath`: `GET /health` (never behind auth), `POST /` and `POST /chat`
  * (`{ message, sessionId?, metadata? }`; `/chat` streams server-sent events when asked with
- * `Accept: text/event-stream`), `GET /chat/:id`, `GET /approvals?sessionId=…`,
+ * `Accept: text/event-stream`), `GET /chat/:id`, `GET /approvals?sessionId=…` (without
+ * `sessionId`: the queue of approvals the caller may decide, `?limit=&cursor=`),
  * `POST /approvals/:approvalId` (`{ approved, reason? }`) and `POST /ui` (the AI SDK `useChat`
  * endpoint); for an agent with `sessions: 'owned'` also `GET /sessions?limit=&cursor=` (the
  * caller's sessions) and `DELETE /chat/:id`; with `mcp`, `POST /mcp` (the agent as a remote MCP
