@@ -1,7 +1,7 @@
 // The record of every decision (design §32): one `AuditRecord` per request past the guards,
 // allowed or refused at any step, handed to the `audit` option. Never a token, a password, a
 // proof or a header value: only what the handler decided, and about whom.
-import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
+import { AuthConfigError, checkOptionNames, kindOf, sha256 } from '../auth/internal.ts';
 import { freeze, isObject } from '../agent/shapes.ts';
 import type { Surface } from './authorize.ts';
 import type { AuditSink } from '../agent/resources.ts';
@@ -174,14 +174,14 @@ export function auditSink(audit: Audit, requestId: string): AuditSink {
     const { tool, arguments: args } = event;
     const fields: Record<string, unknown> = { type: 'tool-call', tool };
     if (audit.recordArguments) fields.arguments = args;
-    else fields.argumentsSha256 = await sha256Hex(canonicalJson(args ?? null));
+    else fields.argumentsSha256 = sha256Hex(canonicalJson(args ?? null));
     return audit.event(requestId, fields);
   };
 }
 
-async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+/** The SHA-256 of a text, hex: the synchronous one of src/auth (one implementation per primitive). */
+function sha256Hex(text: string): string {
   let hex = '';
-  for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
+  for (const byte of sha256(text)) hex += byte.toString(16).padStart(2, '0');
   return hex;
 }
