@@ -23,7 +23,7 @@ import {
   type ProtectedResourceMetadata,
 } from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
-import { errorReply, failureReply, type Reply, toResponse, withNonce } from './responses.ts';
+import { errorReply, failureReply, jsonReply, type Reply, toResponse, withNonce } from './responses.ts';
 import { pathOf, type RouteRequest, type Seen, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { rpcTooMany } from './json-rpc.ts';
@@ -35,7 +35,7 @@ import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './rout
 import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
 import { readApprovals, type ApprovalsOptions } from './approvals.ts';
 import { AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
-import { ownerKey } from '../agent/sessions.ts';
+import { isAnonymous, ownerKey } from '../agent/sessions.ts';
 import { approvalQueue, queueQuery } from './queue.ts';
 import { auditSink, readAudit, type AuditOption, type AuditRecord } from './audit.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
@@ -359,6 +359,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const principal = call.principal;
     if (approvals.by === 'owner' && principal === undefined)
       return errorReply(400, 'sessionId query parameter is required');
+    // An anonymous caller owns nothing: its sessions are reachable by their ids alone, never listed (design §9).
+    if (approvals.by === 'owner' && isAnonymous(principal!)) return jsonReply({ approvals: [], nextCursor: null });
     const owner = approvals.by === 'owner' ? ownerKey(principal!) : undefined;
     const mayDecide = (found: ApprovalResource) =>
       decide(call, READ, undefined, { approval: { mode: agent.sessions, found } }).allow;

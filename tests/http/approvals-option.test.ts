@@ -290,3 +290,13 @@ test("four eyes on every surface: the starter's useChat approval and MCP decide 
   assert.notEqual(decided.result?.isError, true, JSON.stringify(decided));
   assert.deepEqual(deployed, [{ env: 'prod' }]);
 });
+
+test("the owner's queue of an anonymous caller is empty: another anonymous caller's approvals are reachable by id only", async () => {
+  const { handler } = setup(undefined);
+  const guest: Principal = { ...user('anonymous', 'agent:send agent:read'), authenticator: 'anonymous' };
+  const sent = await handler(post('', { message: DEPLOY }, guest));
+  assert.equal(sent.status, 200, await sent.clone().text());
+  const queue = await handler(get('/approvals', guest));
+  assert.equal(queue.status, 200);
+  assert.deepEqual(await queue.json(), { approvals: [], nextCursor: null });
+});
