@@ -16,6 +16,7 @@ import {
   readScopeImplies,
   callerKey,
   releasePresentedToken,
+  watchExchanges,
   type Authenticate,
   type EntryGrant,
   type RefusalListener,
@@ -300,6 +301,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     }
     call.principal = result.principal;
     call.grant = result.grant;
+    // A token exchange made on this caller's behalf while the request runs joins its log (design §34): what was asked, never a token.
+    if (audit !== undefined)
+      watchExchanges(result.principal, (asked) => audit.event(call.requestId, { type: 'token-exchanged', ...asked }));
     call.nonce = result.dpopNonce;
     call.trace?.accepted(result.principal);
     return undefined;
