@@ -16,7 +16,8 @@
 //   reached: design §22, within 10% of api-token), `api-token-limits-all` (requests, concurrent,
 //   tokens and failures, all four checked on every request), `api-token-tracer` (api-token with
 //   `telemetry: { tracer }` on the agent and the server, a tracer whose spans do nothing: design
-//   §28, within 5% of api-token).
+//   §28, within 5% of api-token), `api-token-audit` (api-token with `audit: { log: memoryAuditLog() }`:
+//   each request's record hashed into the chain, design §34, within 5% of api-token).
 // Rounds interleave: each round starts every server in a fresh process, warms it for 1 s, and
 // measures every case once in a fresh random order, each sample
 // after a quiet-machine gate (other processes' CPU use under 10% of the machine, waiting at most
@@ -33,7 +34,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { createAgent, echoModel, memoryStore } from '../src/agent/index.ts';
+import { createAgent, echoModel, memoryAuditLog, memoryStore } from '../src/agent/index.ts';
 import type { Agent, Store } from '../src/agent/types.ts';
 import type { TelemetryOptions, TelemetrySpan } from '../src/agent/index.ts';
 import { apiToken, jwt } from '../src/auth/index.ts';
@@ -66,6 +67,7 @@ const OURS = [
   'api-token-limits',
   'api-token-limits-all',
   'api-token-tracer',
+  'api-token-audit',
 ] as const;
 /** Limits no request of the benchmark reaches: every check runs, none refuses. */
 const NEVER = { limit: Number.MAX_SAFE_INTEGER, windowSec: 60 };
@@ -211,6 +213,7 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     name === 'api-token-log' ||
     name === 'owned' ||
     name === 'api-token-tracer' ||
+    name === 'api-token-audit' ||
     name.startsWith('api-token-limits')
   )
     ({ auth, authorization } = bearer);
@@ -236,6 +239,7 @@ async function startServer(name: CaseName): Promise<{ origin: string; authorizat
     ...(name === 'jwt-scopes' && { scopes: { send: [SCOPE] } }),
     ...(limits !== undefined && { limits }),
     ...(telemetry !== undefined && { telemetry }),
+    ...(name === 'api-token-audit' && { audit: { log: memoryAuditLog() } }),
   });
   return { origin: server.url, ...(authorization !== undefined && { authorization }) };
 }
@@ -603,6 +607,11 @@ function limitVerdicts(rows: readonly Row[]): string[] {
   if (traced !== undefined)
     out.push(
       `api-token-tracer (a no-op tracer, design §28) ${(traced.reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(traced.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${traced.cpuUs.toFixed(1)}: ${pct(traced.cpuUs, apiToken.cpuUs)}; at most +5%: ${traced.cpuUs <= apiToken.cpuUs * 1.05 ? 'met' : 'MISSED'})`,
+    );
+  const audited = get('api-token-audit');
+  if (audited !== undefined)
+    out.push(
+      `api-token-audit (memoryAuditLog, design §34) ${(audited.reqPerSec / apiToken.reqPerSec).toFixed(3)}x api-token, ${(audited.cpuUs - apiToken.cpuUs).toFixed(1)} CPU-µs/req more (${apiToken.cpuUs.toFixed(1)} against ${audited.cpuUs.toFixed(1)}: ${pct(audited.cpuUs, apiToken.cpuUs)}; at most +5%: ${audited.cpuUs <= apiToken.cpuUs * 1.05 ? 'met' : 'MISSED'})`,
     );
   const floor = get('raw-node-2');
   const node = get('raw-node');

@@ -1,6 +1,6 @@
 // An agent directory holds its whole route configuration (design §31): `auth.ts` exports, beside
 // its default list, the options of `serve()` that are code or belong with the auth list (scopes,
-// scopeImplies, mcp, onRefused, protectedResource, limits, telemetry, audit); `agentward.json` keeps
+// scopeImplies, mcp, onRefused, protectedResource, limits, telemetry, audit, approvals); `agentward.json` keeps
 // its data-only keys (mcp: true, limits without a store). One reading, for `dev`, `start`, the
 // built node server and `resolveAgentDir`, so each serves the directory as `serve()` would.
 import { AuthConfigError, closest } from '../auth/internal.ts';
@@ -18,6 +18,7 @@ export const AUTH_FILE_EXPORTS = Object.freeze([
   'limits',
   'telemetry',
   'audit',
+  'approvals',
 ] as const);
 export type AuthFileExport = (typeof AUTH_FILE_EXPORTS)[number];
 

@@ -1,5 +1,5 @@
 import { carryPresentedToken, checkOptionNames, holdPresentedToken, kindOf } from '../auth/internal.ts';
-import { checkMetadata, checkPrincipal, checkSessionId, runContext } from './context.ts';
+import { checkMetadata, checkPrincipal, checkSessionId, personOf, runContext } from './context.ts';
 import { AgentError, configError, invalidAgent, invalidInput } from './errors.ts';
 import { isoNow } from './clock.ts';
 import { randomId } from './ids.ts';
@@ -38,6 +38,14 @@ import {
   usableSession,
 } from './sessions.ts';
 import { memoryStore } from './store.ts';
+import {
+  AUDIT_EVENTS,
+  AUTHORIZED,
+  registerResources,
+  type ApprovalResource,
+  type AuditEvents,
+  type Authorized,
+} from './resources.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
 import { indexTools, toolListing } from './tools.ts';
 import { checkArguments } from './arguments.ts';
@@ -295,7 +303,11 @@ export function createAgent(options: AgentOptions): Agent {
         throw invalidInput('decide(): the decision needs approved: true or false');
       }
       checkOptionNames('decide()', decision, DECIDE_OPTION_NAMES, invalidInput);
-      const { approved, reason } = decision;
+      // Past approvals.ttlSec (the route handler's authorize() says so): decided as denied, whatever was asked.
+      const authorized = (decision as Authorized)[AUTHORIZED];
+      const expired = authorized?.expired === true;
+      const approved = expired ? false : decision.approved;
+      const reason = expired ? 'expired' : decision.reason;
       const hooks = runHooks('decide()', decision, trace);
       if (reason !== undefined && typeof reason !== 'string')
         throw invalidInput(`decide(): reason must be a string; got ${kindOf(reason)}`);
@@ -313,7 +325,13 @@ export function createAgent(options: AgentOptions): Agent {
           if (checkpoint === undefined) throw notFound();
           const stored = await turnStore.loadSession(sessionId);
           // Someone else's approval answers as an unknown one, before any event names its session.
-          if (mode === 'owned' && decidedBy !== undefined && (stored === undefined || !mayUse(mode, stored, decidedBy)))
+          // Over HTTP, authorize() decided it already (design §32); in process, the §9 rule.
+          if (
+            authorized === undefined &&
+            mode === 'owned' &&
+            decidedBy !== undefined &&
+            (stored === undefined || !mayUse(mode, stored, decidedBy))
+          )
             throw notFound();
           // Named on the span only now: a refused decision names no session the caller may not see (design §32).
           trace?.conversation(sessionId);
@@ -330,19 +348,29 @@ export function createAgent(options: AgentOptions): Agent {
             const context = runContext(started, sessionId, checkMetadata('decide()', checkpoint.metadata));
             const setup = await prepare(context, checkpoint.namespace, turnStore);
             const { pending, messages } = checkpoint;
+            const decidedAt = isoNow();
             const entry: AuditEntry = {
               type: 'approval-decided',
               approvalId,
               tool: pending.name,
               approved,
-              at: isoNow(),
+              decidedAt,
+              at: decidedAt,
             };
             if (reason !== undefined) entry.reason = reason;
-            if (decidedBy !== undefined) entry.decidedBy = decidedBy;
+            const decider = decidedBy === undefined ? undefined : personOf(decidedBy);
+            if (decider !== undefined) entry.decidedBy = decider;
             checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
+            // Written before the claim: a required log that fails leaves the approval pending (design §34).
+            if (hooks.auditEvents !== undefined) {
+              const { type: _t, at: _a, decidedAt: _d, ...fields } = entry;
+              await hooks.auditEvents({ type: 'approval-decided', ...fields });
+            }
             // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
             if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
             session.audit.push(entry);
+            const { type: _, at: __, ...decided } = entry;
+            emit({ type: 'approval-decided', ...decided });
             // The paused run as stored (its messages, step, text, namespace and owner), every other field of the run set here.
             const run = {
               ...checkpoint,
@@ -354,7 +382,7 @@ export function createAgent(options: AgentOptions): Agent {
               emit,
               store: turnStore,
             };
-            return runLoop(limits, run, { pending, approved, reason });
+            return runLoop(limits, run, { pending, approved, reason, decidedBy: decider });
           });
         }),
       );
@@ -376,6 +404,7 @@ export function createAgent(options: AgentOptions): Agent {
     onUsage: checkHook(call, options.onUsage),
     meter: checkHook<TurnMeter>(call, options.meter, 'meter'),
     trace,
+    auditEvents: (options as AuditEvents)[AUDIT_EVENTS],
   });
 
   // With telemetry each run is an `invoke_agent` span; without, these are the calls themselves.
@@ -573,5 +602,46 @@ export function createAgent(options: AgentOptions): Agent {
     callTool,
   });
   noteEchoAgent(agent, model);
+  /** A session's owner, read without its transcript where the store can. */
+  async function sessionOwner(sessionId: string): Promise<OwnerKey | null | undefined> {
+    if (typeof store.sessionOwner === 'function') return store.sessionOwner(sessionId);
+    const session = await store.loadSession(sessionId);
+    return session === undefined ? undefined : (session.owner ?? null);
+  }
+  registerResources(agent, {
+    sessionOwner,
+    async approval(approvalId) {
+      const checkpoint = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
+      if (checkpoint === undefined) return undefined;
+      const owner = await sessionOwner(checkpoint.sessionId);
+      return owner === undefined ? undefined : approvalResource(checkpoint, owner);
+    },
+    async queue(query) {
+      if (typeof store.listPendingApprovals !== 'function')
+        throw invalidInput("this agent's store cannot list pending approvals across sessions; give sessionId");
+      const after = query.after && { createdAt: query.after[0], approvalId: query.after[1] };
+      const rows = (await store.listPendingApprovals({
+        limit: query.limit,
+        ...(query.owner !== undefined && { owner: query.owner }),
+        ...(after !== undefined && { after }),
+      })) as RunCheckpoint[];
+      const found: ApprovalResource[] = [];
+      for (const row of rows) {
+        const owner = await sessionOwner(row.sessionId);
+        if (owner !== undefined) found.push(approvalResource(row, owner));
+      }
+      return found;
+    },
+  });
   return agent;
 }
+
+const approvalResource = (checkpoint: RunCheckpoint, owner: OwnerKey | null): ApprovalResource => ({
+  approvalId: checkpoint.approvalId,
+  sessionId: checkpoint.sessionId,
+  owner,
+  requester: checkpoint.owner,
+  tool: checkpoint.pending.name,
+  arguments: checkpoint.pending.arguments,
+  createdAt: checkpoint.createdAt,
+});

@@ -4,9 +4,8 @@
 // hashed too: editing, removing, inserting or reordering a record breaks the link after it.
 // With a key, `hash` is an HMAC-SHA-256 under it, so whoever can write the stored records but
 // not read the key cannot rebuild the chain. Web Crypto only.
-import { AuthConfigError, constantTimeEqual } from '../auth/internal.ts';
+import { AuthConfigError, constantTimeEqual, sha256 } from '../auth/internal.ts';
 import { canonicalJson } from './canonical-json.ts';
-import { isRecord } from './shapes.ts';
 
 /** The `prev` of the first record of a log: 64 zeros (no record's SHA-256 or HMAC is that, but by a 2⁻²⁵⁶ chance). */
 export const AUDIT_GENESIS: string = '0'.repeat(64);
@@ -32,23 +31,28 @@ export const CHAIN_FIELDS: readonly string[] = Object.freeze(['seq', 'prev', 'ha
 const HEX64 = /^[0-9a-f]{64}$/;
 const encoder = /* @__PURE__ */ new TextEncoder();
 
-const hex = (bytes: ArrayBuffer): string => {
+const hex = (bytes: ArrayBuffer | Uint8Array): string => {
   let text = '';
   for (const byte of new Uint8Array(bytes)) text += byte.toString(16).padStart(2, '0');
   return text;
 };
 
 /** How a log hashes: `(record without hash) → hex`, SHA-256 or HMAC-SHA-256 under the key. */
-export type ChainHasher = (fields: Record<string, unknown>) => Promise<string>;
+export type ChainHasher = ((fields: Record<string, unknown>) => Promise<string>) & {
+  /** The hash of a record's canonical JSON already made: what the hasher hashes, without making it again. */
+  readonly ofText?: (canonical: string) => Promise<string>;
+};
 
 /**
  * The hasher of a log whose options hold `key` (or none): the key is checked here, once, when the
  * log is made (`helper` names the factory in the error, which never shows the key).
  */
 export function chainHasher(helper: string, key: unknown): ChainHasher {
+  // Keyless: the synchronous SHA-256 of src/auth. An awaited crypto.subtle.digest is a thread-pool
+  // job per record on Node, about 25 µs of a request's time where this takes a few (design §34).
   if (key === undefined) {
-    return async (fields) =>
-      hex(await crypto.subtle.digest('SHA-256', encoder.encode(canonicalJson(fields)) as Uint8Array<ArrayBuffer>));
+    const ofText = async (canonical: string) => hex(sha256(canonical));
+    return Object.assign(async (fields: Record<string, unknown>) => ofText(canonicalJson(fields)), { ofText });
   }
   let bytes: Uint8Array;
   if (typeof key === 'string') bytes = encoder.encode(key);
@@ -62,7 +66,7 @@ export function chainHasher(helper: string, key: unknown): ChainHasher {
       `${helper}: key must be at least ${MIN_AUDIT_KEY_BYTES} bytes (a random secret, e.g. 32 bytes base64url-encoded); the one given is shorter`,
     );
   let imported: Promise<CryptoKey> | undefined;
-  return async (fields) => {
+  const ofText = async (canonical: string) => {
     imported ??= crypto.subtle.importKey(
       'raw',
       bytes as Uint8Array<ArrayBuffer>,
@@ -70,9 +74,10 @@ export function chainHasher(helper: string, key: unknown): ChainHasher {
       false,
       ['sign'],
     );
-    const text = encoder.encode(canonicalJson(fields)) as Uint8Array<ArrayBuffer>;
+    const text = encoder.encode(canonical) as Uint8Array<ArrayBuffer>;
     return hex(await crypto.subtle.sign('HMAC', await imported, text));
   };
+  return Object.assign(async (fields: Record<string, unknown>) => ofText(canonicalJson(fields)), { ofText });
 }
 
 /**
@@ -86,22 +91,35 @@ export async function chainRecord(
   prev: string,
   hasher: ChainHasher,
 ): Promise<ChainedRecord> {
-  const fields = recordFields(record);
-  const linked: Record<string, unknown> = { ...fields, seq, prev };
-  return { ...linked, hash: await hasher(linked) } as ChainedRecord;
+  if (hasher.ofText === undefined) {
+    const fields = recordFields(record);
+    const linked: Record<string, unknown> = { ...fields, seq, prev };
+    return { ...linked, hash: await hasher(linked) } as ChainedRecord;
+  }
+  // One canonical JSON text: it checks the record, is what is hashed, and parses into the kept copy.
+  checkShape(record);
+  const canonical = canonicalJson({ ...(record as Record<string, unknown>), seq, prev });
+  const linked = JSON.parse(canonical) as Record<string, unknown>;
+  return { ...linked, hash: await hasher.ofText(canonical) } as ChainedRecord;
 }
 
 /** A record given to `append()`, checked and copied through JSON (so what is hashed is what is stored). */
 export function recordFields(record: unknown): Record<string, unknown> {
-  if (!isRecord(record)) throw new TypeError('an audit record must be a plain JSON object');
-  for (const field of CHAIN_FIELDS)
-    if (Object.hasOwn(record, field))
-      throw new TypeError(`an audit record may not carry "${field}": the log adds seq, prev and hash`);
-  if (recordTime(record) === undefined)
-    throw new TypeError('an audit record needs "time": an ISO 8601 instant such as 2026-01-01T00:00:00.000Z');
+  checkShape(record);
   // canonicalJson refuses what JSON would change (NaN, a Date, a cycle) before the copy is made.
   canonicalJson(record);
   return JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
+}
+
+/** A record's shape: a plain object with `time`, without the chain's fields; else a `TypeError`. */
+function checkShape(record: unknown): asserts record is Record<string, unknown> {
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    throw new TypeError('an audit record must be a plain JSON object');
+  for (const field of CHAIN_FIELDS)
+    if (Object.hasOwn(record, field))
+      throw new TypeError(`an audit record may not carry "${field}": the log adds seq, prev and hash`);
+  if (recordTime(record as Record<string, unknown>) === undefined)
+    throw new TypeError('an audit record needs "time": an ISO 8601 instant such as 2026-01-01T00:00:00.000Z');
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;

@@ -105,7 +105,8 @@ export function memoryAuditLog(options: MemoryAuditLogOptions = {}): AuditLog {
         if (kept.length - first > max) first++;
         // Compact now and then: dropped records are released in one slice, not one shift each.
         if (first >= max) [kept, first] = [kept.slice(first), 0];
-        return JSON.parse(kept[kept.length - 1]!) as ChainedRecord;
+        // A fresh object made from the record's JSON copy: nothing of it is shared with what is kept.
+        return chained;
       });
       turn = appended.catch(() => undefined);
       return appended;

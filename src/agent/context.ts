@@ -1,7 +1,7 @@
 import { completePrincipal, deepFreeze, kindOf } from '../auth/internal.ts';
 import { invalidInput } from './errors.ts';
 import { isPlainObject } from './tools.ts';
-import type { Principal, RunContext } from './types.ts';
+import type { DecidedBy, Principal, RunContext } from './types.ts';
 
 /**
  * The frozen run context. `principal` comes only from the verified principal passed in the
@@ -49,4 +49,11 @@ export function checkSessionId(call: string, value: unknown): string {
     );
   }
   return value;
+}
+
+/** What a record keeps of a principal (design §33): its id, authenticator and issuer; never its claims or token. */
+export function personOf(principal: Principal): DecidedBy {
+  const person: DecidedBy = { id: principal.id, authenticator: principal.authenticator };
+  if (principal.issuer !== undefined) person.issuer = principal.issuer;
+  return person;
 }

@@ -7,9 +7,12 @@ import { AgentError } from './errors.ts';
 import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { addUsage, modelTurn, toolSpecsEstimate, turnEstimate, turnSpent, type TurnTally } from './model-turn.ts';
-import { approvalNeeded, denial, runTool, toolSpecs, type Answer } from './tools.ts';
+import { approvalNeeded, denial, runTool, toolSpecs, unavailable, type Answer } from './tools.ts';
 import type { RunTrace } from './telemetry.ts';
+import type { AgentAuditEvent, AuditSink } from './resources.ts';
+import { personOf } from './context.ts';
 import type {
+  DecidedBy,
   Checkpoint,
   Message,
   Model,
@@ -76,6 +79,8 @@ export interface RunStart {
   trace?: RunTrace | undefined;
   /** A direct tool call: `calls` are answered, then the run ends without asking the model (design §36). */
   direct?: true | undefined;
+  /** The handler's audit log (design §34): each tool call and approval request is written before it happens. */
+  auditEvents?: AuditSink | undefined;
 }
 
 /** A paused run's call and what was decided on it. */
@@ -83,6 +88,8 @@ export interface Decision {
   pending: ToolCall;
   approved: boolean;
   reason: string | undefined;
+  /** Who decided, for the `execute_tool` span (design §33). */
+  decidedBy?: DecidedBy | undefined;
 }
 
 /** What an agent fixes for all its runs. */
@@ -143,7 +150,13 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     meter,
     trace,
     direct,
+    auditEvents,
   } = start;
+  /** Runs a tool call, written to the audit log first (a required log that fails stops the run: the tool does not run). */
+  const runLogged = async (tool: Tool, call: ToolCall): Promise<Answer> => {
+    await auditEvents?.({ type: 'tool-call', tool: call.name, arguments: call.arguments });
+    return runTool(tool, call, toolContext, messages);
+  };
   let { calls, step, text } = start;
   /** The usage of this call's model turns, added up (`RunResult.usage`). */
   let usage: Usage | undefined;
@@ -191,9 +204,9 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
       if (needed === true) return call;
       calls.shift();
       if (needed !== false) record(needed);
-      else if (trace === undefined) record(await runTool(tool, call, toolContext, messages));
-      else
-        record(await trace.tool(call, undefined, () => runTool(tool, call, toolContext, messages), tool?.description));
+      else if (tool === undefined) record(await runTool(tool, call, toolContext, messages));
+      else if (trace === undefined) record(await runLogged(tool, call));
+      else record(await trace.tool(call, undefined, () => runLogged(tool, call), tool.description));
     }
     return undefined;
   }
@@ -232,6 +245,10 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     await store.saveCheckpoint(checkpoint);
     await commit();
     emit({ type: 'approval-request', approval });
+    if (auditEvents !== undefined) {
+      const requested: AgentAuditEvent = { type: 'approval-requested', approvalId: approval.id, tool: call.name };
+      await auditEvents(principal === undefined ? requested : { ...requested, requester: personOf(principal) });
+    }
     emit({ type: 'step-finish' });
     return result('awaiting-approval', [copyRecord(approval)]);
   }
@@ -241,15 +258,18 @@ export async function runLoop(limits: RunLimits, start: RunStart, decided?: Deci
     const { pending, approved, reason } = decided;
     emit({ type: 'step-start' });
     const tool = setup.tools.get(pending.name);
-    if (trace === undefined)
-      record(approved ? await runTool(tool, pending, toolContext, messages) : denial(pending, reason));
+    // Re-checked at resume (design §33): a tool the run's tools no longer offer does not run.
+    const answerDecided = async () =>
+      !approved ? denial(pending, reason) : tool === undefined ? unavailable(pending) : runLogged(tool, pending);
+    if (trace === undefined) record(await answerDecided());
     else
       record(
         await trace.tool(
           pending,
           approved ? 'approved' : 'denied',
-          () => (approved ? runTool(tool, pending, toolContext, messages) : denial(pending, reason)),
+          answerDecided,
           tool?.description,
+          decided.decidedBy,
         ),
       );
   }

@@ -5,6 +5,7 @@ import { isoNow } from './clock.ts';
 import type {
   Message,
   OwnerKey,
+  PendingQuery,
   Principal,
   SessionMode,
   SessionQuery,
@@ -28,7 +29,7 @@ export const ownerKey = (principal: Principal): OwnerKey => {
 };
 
 /** The caller key of a stored owner: sessions stored under §9's key are their owners' still, on every store. */
-const ownerCaller = (owner: OwnerKey): CallerKey => [owner[3] ?? '', owner[1] ?? '', owner[0], owner[2]];
+export const ownerCaller = (owner: OwnerKey): CallerKey => [owner[3] ?? '', owner[1] ?? '', owner[0], owner[2]];
 
 /** `anonymous()` principals, and any principal with `authenticator: 'anonymous'`, own nothing. */
 export const isAnonymous = (principal: Principal): boolean => principal.authenticator === 'anonymous';
@@ -138,6 +139,29 @@ export function pageOf<T extends { updatedAt: string; id: string }>(rows: T[], q
   return rows
     .filter((row) => after === undefined || listingOrder(after, row) < 0)
     .sort(listingOrder)
+    .slice(0, limit);
+}
+
+/** The queue's order (design §33): `createdAt`, then `approvalId`, ascending. Negative when `a` comes first. */
+export function queueOrder(
+  a: { createdAt?: string | undefined; approvalId: string },
+  b: { createdAt?: string | undefined; approvalId: string },
+): number {
+  const at = a.createdAt ?? '';
+  const bt = b.createdAt ?? '';
+  if (at !== bt) return at < bt ? -1 : 1;
+  return a.approvalId === b.approvalId ? 0 : a.approvalId < b.approvalId ? -1 : 1;
+}
+
+/** One page of checkpoints (any order) as `Store.listPendingApprovals` answers `query`: for stores that hold them in hand. */
+export function pendingPage<T extends { createdAt?: string | undefined; approvalId: string }>(
+  rows: T[],
+  query: PendingQuery,
+): T[] {
+  const { after, limit } = query;
+  return rows
+    .filter((row) => after === undefined || queueOrder(after, row) < 0)
+    .sort(queueOrder)
     .slice(0, limit);
 }
 

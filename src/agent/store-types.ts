@@ -3,6 +3,13 @@
 import type { Principal } from '../auth/internal.ts';
 import type { Message } from './types.ts';
 
+/** Who decided an approval (design §33): the decider's id, authenticator and issuer; never its claims or token. */
+export interface DecidedBy {
+  id: string;
+  authenticator: string;
+  issuer?: string;
+}
+
 /** A decision on an approval, kept beside the transcript for audit. */
 export interface AuditEntry {
   type: 'approval-decided';
@@ -10,7 +17,11 @@ export interface AuditEntry {
   tool: string;
   approved: boolean;
   reason?: string;
-  decidedBy?: Principal;
+  /** Absent: trusted code decided (no principal). */
+  decidedBy?: DecidedBy;
+  /** When it was decided (ISO 8601). */
+  decidedAt: string;
+  /** The same instant, under its earlier name. */
   at: string;
 }
 
@@ -54,6 +65,16 @@ export interface SessionQuery {
   after?: { updatedAt: string; id: string };
 }
 
+/** A page of pending approvals across sessions (design §33's queue), oldest first: `createdAt`, then `approvalId`. */
+export interface PendingQuery {
+  /** Only the checkpoints of runs this key started (an owner's queue); absent: every one. */
+  owner?: OwnerKey;
+  /** At most this many (1 to 101). */
+  limit: number;
+  /** Only checkpoints strictly after this one in that order (keyset paging). */
+  after?: { createdAt: string; approvalId: string };
+}
+
 /** A paused run, JSON-serializable: everything needed to resume it after a restart. */
 export interface Checkpoint {
   approvalId: string;
@@ -63,6 +84,8 @@ export interface Checkpoint {
   /** The owner key of the principal the run started with, for the bound on pending approvals (absent: trusted code). */
   owner?: OwnerKey;
   metadata: Record<string, unknown>;
+  /** When the run paused (ISO 8601); the queue's order. */
+  createdAt?: string;
   [field: string]: unknown;
 }
 
@@ -86,6 +109,12 @@ export interface Store {
   appendMemory(namespace: string, note: string): Promise<void>;
   /** How many checkpoints carry this `owner` (an index on the checkpoints' owner, not a scan). */
   countCheckpoints?(owner: OwnerKey): Promise<number>;
+  /**
+   * Pending approvals across sessions, oldest first, a page at a time (design §33's queue): an
+   * index on the checkpoints' `createdAt` (and owner), never a scan of sessions. Optional: without
+   * it `GET <base>/approvals` needs `sessionId`.
+   */
+  listPendingApprovals?(query: PendingQuery): Promise<Checkpoint[]>;
   /** One owner's sessions, a page at a time (required by `sessions: 'owned'`). */
   listSessions?(query: SessionQuery): Promise<SessionSummary[]>;
   /** Removes a session with all its checkpoints; `true` when there was anything to remove (required by `sessions: 'owned'`). */

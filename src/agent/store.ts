@@ -1,7 +1,7 @@
 import { checkOptionNames } from '../auth/internal.ts';
 import { configError } from './errors.ts';
 import { keyedQueue } from './key-queue.ts';
-import { pageOf, summaryOf } from './sessions.ts';
+import { pageOf, pendingPage, summaryOf } from './sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from './types.ts';
 
 export interface MemoryStoreOptions {
@@ -224,6 +224,17 @@ export function memoryStore(options: MemoryStoreOptions | Map<string, string> = 
     async listCheckpoints(sessionId) {
       sweep();
       return listIds(sessionId).flatMap((approvalId) => read<Checkpoint>(checkpointKey(approvalId)) ?? []);
+    },
+    async listPendingApprovals(query) {
+      sweep();
+      const ids =
+        query.owner === undefined
+          ? [...checkpointsOf.values()].flatMap((set) => [...set])
+          : [...(pendingOf.get(JSON.stringify(query.owner)) ?? [])];
+      return pendingPage(
+        ids.flatMap((approvalId) => read<Checkpoint>(checkpointKey(approvalId)) ?? []),
+        query,
+      );
     },
     async loadMemory(namespace) {
       return read<string[]>(memoryKey(namespace)) ?? [];

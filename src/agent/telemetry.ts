@@ -3,7 +3,7 @@
 // `telemetry` option nothing of this module runs, and nothing is allocated for it.
 import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import { AgentError, configError } from './errors.ts';
-import type { Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
+import type { DecidedBy, Message, Model, ModelRequest, RunResult, ToolCall, Usage } from './types.ts';
 
 /** An attribute's value, as OpenTelemetry takes it. */
 export type SpanAttributeValue = string | number | boolean | string[];
@@ -227,6 +227,7 @@ export interface RunTrace {
     approval: 'approved' | 'denied' | undefined,
     answer: () => T | Promise<T>,
     description?: string,
+    decidedBy?: DecidedBy,
   ): Promise<T>;
 }
 
@@ -238,7 +239,7 @@ export interface RunTrace {
  * Contents are on the run's chat and tool spans, not on the run's.
  */
 export function agentTracing(
-  { tracer, recordContent }: Telemetry,
+  { tracer, recordContent, recordPrincipal }: Telemetry,
   agent: string,
   model?: Model,
 ): <A, B>(
@@ -335,6 +336,7 @@ export function agentTracing(
       approval: 'approved' | 'denied' | undefined,
       answer: () => T | Promise<T>,
       description?: string,
+      decidedBy?: DecidedBy,
     ): Promise<T> {
       const attributes: SpanAttributes = {
         [OPERATION]: 'execute_tool',
@@ -346,6 +348,12 @@ export function agentTracing(
       };
       if (description !== undefined) attributes['gen_ai.tool.description'] = description;
       if (approval !== undefined) attributes['agentward.approval.outcome'] = approval;
+      // The decider (design §33): its authenticator and issuer, and its id unless recordPrincipal is false.
+      if (decidedBy !== undefined) {
+        attributes['agentward.approval.decided_by.authenticator'] = decidedBy.authenticator;
+        if (decidedBy.issuer !== undefined) attributes['agentward.approval.decided_by.issuer'] = decidedBy.issuer;
+        if (recordPrincipal) attributes['agentward.approval.decided_by.id'] = decidedBy.id;
+      }
       if (recordContent) attributes['gen_ai.tool.call.arguments'] = JSON.stringify(call.arguments) ?? 'null';
       return inSpan(tracer, `execute_tool ${call.name}`, { kind: INTERNAL, attributes }, answer, answered);
     }

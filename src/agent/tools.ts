@@ -292,6 +292,9 @@ export async function runTool(
   return result;
 }
 
+/** An approved call whose tool the re-made run no longer offers (design §33): it does not run. */
+export const unavailable = (call: ToolCall): Answer => failure(call, 'tool-unavailable');
+
 export function denial(call: ToolCall, reason: string | undefined): Answer {
   const content = reason ? `Denied by the user: ${reason}` : 'Denied by the user.';
   return answer(call, content, 'tool-denied', reason ? { reason } : undefined);

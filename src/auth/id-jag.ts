@@ -8,7 +8,7 @@ import { kindOf, throwConfigError } from './errors.ts';
 import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
 import { checkOptionNames } from './options.ts';
 import { keptTokens, readCache, readRequest, subjectOf } from './on-behalf.ts';
-import { keepPresentedTokens } from './presented-token.ts';
+import { exchanged, keepPresentedTokens } from './presented-token.ts';
 import { TOKEN_CLIENT_OPTIONS, tokenClient, type TokenClient, type TokenClientOptions } from './token-client.ts';
 import { TokenExchangeError, type ExchangedToken } from './token-endpoint.ts';
 import type { Principal } from './types.ts';
@@ -123,6 +123,8 @@ export function idJag(options: IdJagOptions): IdJagExchange {
     });
     const token = await leg('authorization-server', toServer, grant, ACCESS_TOKEN_TYPE);
     kept.keep(key, token);
+    // The request's audit log hears what was asked for (never a token): design §34.
+    await exchanged(principal, { audience: [audience], resource: params.resource, scope: params.scope });
     return token;
   };
 }

@@ -15,7 +15,12 @@ export { readScopeImplies, type ScopeImplies } from './scope-implies.ts';
 export { checkOptionNames, closest } from './options.ts';
 export { completePrincipal, deepFreeze } from './principal.ts';
 export { callerKey, sameCaller, type CallerKey } from './caller-key.ts';
-export { carryPresentedToken, holdPresentedToken, releasePresentedToken } from './presented-token.ts';
+export {
+  carryPresentedToken,
+  holdPresentedToken,
+  releasePresentedToken,
+  watchExchanges,
+} from './presented-token.ts';
 export {
   adoptDpopAlgs,
   advertisedDpopAlgs,

@@ -31,7 +31,16 @@ interface Held {
   readonly token: string;
   holders: number;
   carried?: Principal[];
+  /** Hears each exchange of the token (never the token): the request's audit log (design §34). */
+  onExchange?: ExchangeListener;
 }
+
+/** What an exchange made on a caller's behalf is told: what was asked for, never a token. */
+export type ExchangeListener = (exchanged: {
+  readonly audience: readonly string[];
+  readonly resource: readonly string[];
+  readonly scope: readonly string[];
+}) => Promise<void> | void;
 const presented = /* @__PURE__ */ new WeakMap<Principal, Held>();
 
 /** From now on, `routeAuth()` ties each access token a token-verifying entry accepted to the principal it gave. */
@@ -96,6 +105,24 @@ export function releasePresentedToken(principal: Principal): void {
 export function carryPresentedToken(from: Principal | undefined, to: Principal | undefined): void {
   const held = from === undefined ? undefined : presented.get(from);
   if (held === undefined || to === undefined || !sameCaller(callerKey(from!), callerKey(to))) return;
-  presented.set(to, { token: held.token, holders: 1 });
+  presented.set(to, { token: held.token, holders: 1, ...(held.onExchange && { onExchange: held.onExchange }) });
   (held.carried ??= []).push(to);
+}
+
+/**
+ * Has `listener` hear each exchange of the token `principal` presented on this request (the route
+ * handler's audit log, design §34): an exchange made inside a request joins that request's log.
+ */
+export function watchExchanges(principal: Principal, listener: ExchangeListener): void {
+  const held = presented.get(principal);
+  if (held !== undefined) held.onExchange = listener;
+}
+
+/** Tells the request's listener of an exchange made (what its rejection says fails the exchange). */
+export async function exchanged(
+  principal: Principal | undefined,
+  asked: Parameters<ExchangeListener>[0],
+): Promise<void> {
+  const held = principal === undefined ? undefined : presented.get(principal);
+  await held?.onExchange?.(asked);
 }

@@ -35,14 +35,18 @@ export const MAX_REPORTED = 256;
 /** Why an entry refused a bearer token (design §12): for the operator, never sent to the client. */
 export type RefusalReason = (typeof PROGRESS)[number];
 
+/** Why the route's decision refused a caller no token could help (design §33): the run's starter deciding it. */
+export type DecisionReason = 'self-approval';
+
 /** Every reason the JWS core gives is one of these: a reason added there and not here fails the type check. */
 export type JwsReasonsCovered = Covered<JwsRefusal | ClaimsRefusal>;
 type Covered<T extends RefusalReason> = T;
 
 /** What `onRefused` hears: the entry (`jwt`, `oidc`, `apiToken`), the reason, and the token's `kid`/`iss` when readable. Never the token. */
 export interface Refusal {
-  readonly entry: string;
-  readonly reason: RefusalReason;
+  /** The refusing entry; absent on a refusal of the route's own decision (`self-approval`, design §33). */
+  readonly entry?: string;
+  readonly reason: RefusalReason | DecisionReason;
   readonly kid?: string;
   readonly iss?: string;
 }
@@ -69,7 +73,7 @@ export function requestRefusals(listener: RefusalListener): RequestRefusals {
   let best: Refusal | undefined;
   return {
     report(entry, reason, kid, iss) {
-      if (best !== undefined && PROGRESS.indexOf(reason) <= PROGRESS.indexOf(best.reason)) return;
+      if (best !== undefined && PROGRESS.indexOf(reason) <= PROGRESS.indexOf(best.reason as RefusalReason)) return;
       const refusal: { -readonly [K in keyof Refusal]: Refusal[K] } = { entry, reason };
       // Both come from an unverified token: bounded, so a forged one cannot flood the operator's log.
       if (kid !== undefined) refusal.kid = kid.slice(0, MAX_REPORTED);

@@ -6,7 +6,7 @@ import { throwConfigError } from './errors.ts';
 import { clockOf, readInternalOptions, type InternalOptions } from './internal-options.ts';
 import { checkOptionNames } from './options.ts';
 import { keptTokens, readCache, readRequest, subjectOf } from './on-behalf.ts';
-import { keepPresentedTokens } from './presented-token.ts';
+import { exchanged, keepPresentedTokens } from './presented-token.ts';
 import { TOKEN_CLIENT_OPTIONS, tokenClient, type TokenClientOptions } from './token-client.ts';
 import { TokenExchangeError, type ExchangedToken } from './token-endpoint.ts';
 import type { Principal } from './types.ts';
@@ -74,6 +74,8 @@ export function tokenExchange(options: TokenExchangeOptions): Exchange {
     if (params.scope.length > 0) form.set('scope', params.scope.join(' '));
     const token = await post(form);
     kept.keep(key, token);
+    // The request's audit log hears what was asked for (never a token): design §34.
+    await exchanged(principal, { audience: params.audience, resource: params.resource, scope: params.scope });
     return token;
   };
 }

@@ -24,7 +24,13 @@ export interface DurableObjectSessionStoreOptions {
 export const SESSION_LOCK_SEC = 60;
 
 /** The store calls the object answers: every method of `durableObjectStore`, and a session's lock. */
-const DATA_CALLS = [...STORE_METHODS, 'countCheckpoints', 'listSessions', 'deleteSession'] as const;
+const DATA_CALLS = [
+  ...STORE_METHODS,
+  'countCheckpoints',
+  'listSessions',
+  'deleteSession',
+  'listPendingApprovals',
+] as const;
 type DataCall = (typeof DATA_CALLS)[number];
 type Call = { op: DataCall; args: unknown[] } | { op: 'lock' | 'unlock'; args: [string, string, number?] };
 

@@ -3,7 +3,7 @@
 import { AuthConfigError, kindOf } from '../auth/internal.ts';
 import { keyedQueue } from '../agent/key-queue.ts';
 import { refuseOptions } from '../agent/options.ts';
-import { pageOf, summaryOf } from '../agent/sessions.ts';
+import { pageOf, pendingPage, summaryOf } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, Store } from '../agent/types.ts';
 
 /** The part of `DurableObjectStorage` (`ctx.storage` of a Durable Object) this store uses. */
@@ -51,6 +51,8 @@ export function durableObjectStore(
   const bySession = (sessionId: string) => `checkpoints-of:${quoted(sessionId)}:`;
   const ownerText = (owner: unknown) => (Array.isArray(owner) ? JSON.stringify(owner) : undefined);
   const pendingOf = (owner: string) => `pending-of:${owner}:`;
+  /** Every pending checkpoint by approval id, its `createdAt` the value: the queue's index (design §33). */
+  const ALL_PENDING = 'pending:';
   const sessionsOf = (owner: string) => `sessions-of:${owner}:`;
 
   /** The head of a value: its number of chunks; chunk `n` is under `<key>#<n>`. */
@@ -94,6 +96,7 @@ export function durableObjectStore(
     const owner = ownerText(checkpoint.owner);
     const pending = [...removals(key, count), storage.delete(bySession(checkpoint.sessionId) + quoted(approvalId))];
     if (owner !== undefined) pending.push(storage.delete(pendingOf(owner) + quoted(approvalId)));
+    pending.push(storage.delete(ALL_PENDING + quoted(approvalId)));
     const [removed] = await Promise.all(pending);
     return removed === true;
   }
@@ -118,8 +121,22 @@ export function durableObjectStore(
       const owner = ownerText(checkpoint.owner);
       const pending = writes(checkpointKey(checkpoint.approvalId), checkpoint, undefined);
       pending.push(storage.put(bySession(checkpoint.sessionId) + quoted(checkpoint.approvalId), ''));
-      if (owner !== undefined) pending.push(storage.put(pendingOf(owner) + quoted(checkpoint.approvalId), ''));
+      // The index entries hold the checkpoint's createdAt: the queue orders by it without reading a checkpoint.
+      const createdAt = checkpoint.createdAt ?? '';
+      if (owner !== undefined) pending.push(storage.put(pendingOf(owner) + quoted(checkpoint.approvalId), createdAt));
+      pending.push(storage.put(ALL_PENDING + quoted(checkpoint.approvalId), createdAt));
       await Promise.all(pending);
+    },
+    async listPendingApprovals(query) {
+      const prefix = query.owner === undefined ? ALL_PENDING : pendingOf(JSON.stringify(query.owner));
+      const entries = [...(await storage.list({ prefix })).entries()].map(([key, createdAt]) => ({
+        approvalId: JSON.parse(key.slice(prefix.length)) as string,
+        createdAt: typeof createdAt === 'string' ? createdAt : '',
+      }));
+      const page = pendingPage(entries, query);
+      return (await Promise.all(page.map(({ approvalId }) => read<Checkpoint>(checkpointKey(approvalId))))).flatMap(
+        (checkpoint) => checkpoint ?? [],
+      );
     },
     deleteCheckpoint: (approvalId) => forgetCheckpoint(approvalId),
     async listCheckpoints(sessionId) {

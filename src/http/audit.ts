@@ -1,8 +1,11 @@
 // The record of every decision (design §32): one `AuditRecord` per request past the guards,
 // allowed or refused at any step, handed to the `audit` option. Never a token, a password, a
 // proof or a header value: only what the handler decided, and about whom.
-import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
+import { AuthConfigError, checkOptionNames, kindOf, sha256 } from '../auth/internal.ts';
 import type { Surface } from './authorize.ts';
+import type { AuditSink } from '../agent/resources.ts';
+import { HttpError } from './responses.ts';
+import { canonicalJson } from '../agent/canonical-json.ts';
 
 /** The caller a record is about: its caller key's parts, and its type. */
 export interface AuditCaller {
@@ -48,43 +51,80 @@ export interface AuditRecord {
 /** A function that receives each record; what it throws or rejects never changes the answer. */
 export type AuditFunction = (record: AuditRecord) => void | Promise<void>;
 
-/**
- * The `audit` option: a function, or `{ log, required? }` (kept log stores come later; `log` is a
- * function of records until then).
- */
-export type AuditOption = AuditFunction | { readonly log: AuditFunction; readonly required?: boolean };
+/** A kept log (design §34): `memoryAuditLog()`, `postgresAuditLog()`, the Durable Object log; what the handler needs of it. */
+export interface AuditAppender {
+  append(record: Record<string, unknown>): Promise<unknown>;
+}
 
-/** What the handler calls for each record. */
-export type Audit = (record: AuditRecord) => void;
+/**
+ * The `audit` option: a function of each record, or `{ log, required?, recordArguments? }` where
+ * `log` is a kept audit log (`memoryAuditLog()`, `postgresAuditLog()`, the Durable Object log) or
+ * a function. `required: true`: a request whose record cannot be written is answered 503 before
+ * its operation runs, and a run whose event cannot be written stops before its next step.
+ * `recordArguments: true`: a tool call's record holds its arguments, not only their SHA-256.
+ */
+export type AuditOption =
+  | AuditFunction
+  | {
+      readonly log: AuditFunction | AuditAppender;
+      readonly required?: boolean;
+      readonly recordArguments?: boolean;
+    };
+
+/** What the handler calls: `record` after each answer; `keep` (required) before the operation, resolving false when it could not. */
+export interface Audit {
+  readonly required: boolean;
+  readonly recordArguments: boolean;
+  /** After the answer; never changes it. */
+  record(record: AuditRecord): void;
+  /** With `required`: writes the record now; `false` when it could not be written (the request is answered 503). */
+  keep(record: AuditRecord): Promise<boolean>;
+  /** An agent event of the request `requestId`: written, or (required) a rejection that stops the run. */
+  event(requestId: string, fields: Record<string, unknown>): Promise<void>;
+}
 
 /** A minute: an audit function's failures are reported at most this often. */
 const REPORT_EVERY_MS = 60_000;
 
-/** Reads `audit`: a function, or `{ log, required? }`; errors at creation. */
+/** Reads `audit`: a function, or `{ log, required?, recordArguments? }`; errors at creation. */
 export function readAudit(helper: string, value: unknown): Audit | undefined {
   if (value === undefined) return undefined;
   let log: unknown = value;
+  let required = false;
+  let recordArguments = false;
   if (typeof value === 'object' && value !== null && typeof value !== 'function') {
-    checkOptionNames(`${helper}: audit`, value, ['log', 'required']);
-    const { log: given, required } = value as { log?: unknown; required?: unknown };
-    if (required !== undefined && required !== false)
-      throw new AuthConfigError(
-        `${helper}: audit.required is not supported yet: a record that cannot be kept does not refuse the request; omit it`,
-      );
-    log = given;
+    checkOptionNames(`${helper}: audit`, value, ['log', 'required', 'recordArguments']);
+    const given = value as { log?: unknown; required?: unknown; recordArguments?: unknown };
+    if (given.required !== undefined && typeof given.required !== 'boolean')
+      throw new AuthConfigError(`${helper}: audit.required must be true or false`);
+    if (given.recordArguments !== undefined && typeof given.recordArguments !== 'boolean')
+      throw new AuthConfigError(`${helper}: audit.recordArguments must be true or false`);
+    required = given.required === true;
+    recordArguments = given.recordArguments === true;
+    log = given.log;
   }
-  if (typeof log !== 'function')
+  const append =
+    typeof log === 'object' && log !== null && typeof (log as { append?: unknown }).append === 'function'
+      ? (record: Record<string, unknown>) => (log as unknown as AuditAppender).append(record)
+      : typeof log === 'function'
+        ? (record: Record<string, unknown>) => (log as AuditFunction)(record as unknown as AuditRecord)
+        : undefined;
+  if (append === undefined)
     throw new AuthConfigError(
-      `${helper}: audit must be a function of each AuditRecord, or { log }; got ${kindOf(log)}`,
+      `${helper}: audit must be a function of each AuditRecord, or { log } with an audit log or a function; got ${kindOf(log)}`,
     );
-  return keepingAnswers(log as AuditFunction);
+  return auditOf(append, required, recordArguments);
 }
 
 /**
- * `log`, made harmless to the answer: what it throws, or its promise rejects with, is reported
- * on stderr at most once a minute (with how many failed since), never the record.
+ * The log, made harmless to the answer unless `required`: what it throws, or its promise rejects
+ * with, is reported on stderr at most once a minute (with how many failed since), never the record.
  */
-function keepingAnswers(log: AuditFunction): Audit {
+function auditOf(
+  append: (record: Record<string, unknown>) => unknown,
+  required: boolean,
+  recordArguments: boolean,
+): Audit {
   let lastReport = -Infinity;
   let unreported = 0;
   const failed = (error: unknown) => {
@@ -93,18 +133,54 @@ function keepingAnswers(log: AuditFunction): Audit {
     if (now - lastReport < REPORT_EVERY_MS) return;
     lastReport = now;
     console.error(
-      `agentward: the audit function failed (${unreported} time${unreported === 1 ? '' : 's'} since the last report); the answers were unchanged:`,
+      `agentward: the audit log failed (${unreported} time${unreported === 1 ? '' : 's'} since the last report)${required ? '' : '; the answers were unchanged'}:`,
       error instanceof Error ? error.message : String(error),
     );
     unreported = 0;
   };
-  return (record) => {
+  /** Appends, resolving true once written, false (reported) when not. */
+  const write = async (record: Record<string, unknown>): Promise<boolean> => {
     try {
-      const result = log(Object.freeze(record));
-      if (result !== undefined && typeof (result as Promise<void>).then === 'function')
-        (result as Promise<void>).then(undefined, failed);
+      await append(Object.freeze(record));
+      return true;
     } catch (error) {
       failed(error);
+      return false;
     }
   };
+  return {
+    required,
+    recordArguments,
+    record(record) {
+      void write(record as unknown as Record<string, unknown>);
+    },
+    keep: (record) => write(record as unknown as Record<string, unknown>),
+    async event(requestId, fields) {
+      const written = await write({ time: new Date().toISOString(), requestId, ...fields });
+      // The run stops before its step; the request is answered 503, as when its record could not be written.
+      if (!written && required) throw new HttpError(503, 'Service Unavailable');
+    },
+  };
+}
+
+/**
+ * The sink a request's run writes its events to (design §34): each with the request's id; a tool
+ * call's arguments as the SHA-256 of their canonical JSON (RFC 8785) unless `recordArguments`.
+ */
+export function auditSink(audit: Audit, requestId: string): AuditSink {
+  return async (event) => {
+    if (event.type !== 'tool-call') return audit.event(requestId, { ...event });
+    const { tool, arguments: args } = event;
+    const fields: Record<string, unknown> = { type: 'tool-call', tool };
+    if (audit.recordArguments) fields.arguments = args;
+    else fields.argumentsSha256 = sha256Hex(canonicalJson(args ?? null));
+    return audit.event(requestId, fields);
+  };
+}
+
+/** The SHA-256 of a text, hex: the synchronous one of src/auth (one implementation per primitive). */
+function sha256Hex(text: string): string {
+  let hex = '';
+  for (const byte of sha256(text)) hex += byte.toString(16).padStart(2, '0');
+  return hex;
 }

@@ -2,7 +2,9 @@
 // every request on every surface goes through, as named steps: the metadata document, the MCP
 // guard, limits.failures and auth, route (404) and method (405), authorize() (403), limits, then
 // the operation (routes.ts, mcp.ts), whose session the agent's ownership rule checks as it starts.
-import type { Agent, Principal, TurnMeter } from '../agent/types.ts';
+import type { Agent, DecideOptions, Principal, RunResult, TurnMeter } from '../agent/types.ts';
+import { AgentError } from '../agent/errors.ts';
+import { HttpError } from './responses.ts';
 import {
   AuthConfigError,
   kindOf,
@@ -14,6 +16,7 @@ import {
   readScopeImplies,
   callerKey,
   releasePresentedToken,
+  watchExchanges,
   type Authenticate,
   type EntryGrant,
   type RefusalListener,
@@ -21,7 +24,7 @@ import {
   type ProtectedResourceMetadata,
 } from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
-import { errorReply, failureReply, type Reply, toResponse, withNonce } from './responses.ts';
+import { errorReply, failureReply, jsonReply, type Reply, toResponse, withNonce } from './responses.ts';
 import { pathOf, type RouteRequest, type Seen, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { rpcTooMany } from './json-rpc.ts';
@@ -31,10 +34,14 @@ import type { CallIds } from './mcp-tools.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
 import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
-import { authorize, type Decision, type Refused, type Surface } from './authorize.ts';
-import { readAudit, type AuditOption, type AuditRecord } from './audit.ts';
+import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
+import { readApprovals, type ApprovalsOptions } from './approvals.ts';
+import { AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
+import { isAnonymous, ownerKey } from '../agent/sessions.ts';
+import { approvalQueue, queueQuery } from './queue.ts';
+import { auditSink, readAudit, type AuditOption, type AuditRecord } from './audit.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
-import { parseUiRequest } from './ui-stream.ts';
+import { parseUiRequest, type UiRequest } from './ui-stream.ts';
 import { isPlainObject } from '../agent/tools.ts';
 import { readTelemetry, type TelemetryOptions } from '../agent/telemetry.ts';
 import { RequestTrace } from './telemetry.ts';
@@ -97,6 +104,14 @@ export interface AgentHandlerOptions {
    * (`required: true` is not supported yet).
    */
   audit?: AuditOption;
+  /**
+   * Who may list and decide pending approvals (design §33), closed: `by` (`'owner'`, the default;
+   * `'approvers'`: also whoever holds `scopes.approve`; `'others'`: as `'approvers'`, but never the
+   * caller that started the run: 403 `self-approval`), `scopes` per tool (`{ deploy: ['ops:approve'] }`,
+   * needed beside `scopes.approve`), `ttlSec` (older pending approvals are shown `expired` and
+   * decided as denied, reason `expired`). `by` other than `'owner'` needs `scopes.approve`.
+   */
+  approvals?: ApprovalsOptions;
 }
 
 export type { RouteScopes } from './scopes.ts';
@@ -113,6 +128,7 @@ export const HANDLER_OPTION_NAMES = Object.freeze([
   'limits',
   'telemetry',
   'audit',
+  'approvals',
 ]);
 
 /** The name the option errors start with. */
@@ -131,7 +147,8 @@ function normalizeBasePath(basePath: unknown, helper: string): string {
  *
  * Routes under `basePath`: `GET /health` (never behind auth), `POST /` and `POST /chat`
  * (`{ message, sessionId?, metadata? }`; `/chat` streams server-sent events when asked with
- * `Accept: text/event-stream`), `GET /chat/:id`, `GET /approvals?sessionId=…`,
+ * `Accept: text/event-stream`), `GET /chat/:id`, `GET /approvals?sessionId=…` (without
+ * `sessionId`: the queue of approvals the caller may decide, `?limit=&cursor=`),
  * `POST /approvals/:approvalId` (`{ approved, reason? }`) and `POST /ui` (the AI SDK `useChat`
  * endpoint); for an agent with `sessions: 'owned'` also `GET /sessions?limit=&cursor=` (the
  * caller's sessions) and `DELETE /chat/:id`; with `mcp`, `POST /mcp` (the agent as a remote MCP
@@ -221,6 +238,13 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
 
   const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {}, implies };
   const audit = readAudit(helper, options.audit);
+  const approvals = readApprovals(helper, options.approvals, scopes?.approve, auth);
+  /** What authorize() reads of the agent's sessions and approvals (an agent of createAgent's). */
+  const resources = resourcesOf(agent);
+  // Ownership and the approvals option are decided by authorize() when it needs a resource to do so (design §32).
+  const decidesResources =
+    resources !== undefined &&
+    (owned || approvals.by !== 'owner' || approvals.scopes.size > 0 || approvals.ttlSec !== undefined);
 
   /** A request past its route: the steps of design §25 in order, each a short function below; the first to answer ends it. */
   const steps = async (call: Call): Promise<Reply> =>
@@ -278,6 +302,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     }
     call.principal = result.principal;
     call.grant = result.grant;
+    // A token exchange made on this caller's behalf while the request runs joins its log (design §34): what was asked, never a token.
+    if (audit !== undefined)
+      watchExchanges(result.principal, (asked) => audit.event(call.requestId, { type: 'token-exchanged', ...asked }));
     call.nonce = result.dpopNonce;
     call.trace?.accepted(result.principal);
     return undefined;
@@ -300,12 +327,49 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     if (operation === 'health') return serveRoute(agent, route!, request, principal, undefined);
     if (operation === 'mcp') return mcpCall(call);
     if (operation === 'ui') return uiCall(call);
-    const refused = authorized(call, [operation]);
+    // GET <base>/approvals without sessionId: the queue (design §33).
+    if (route!.name === 'approvals' && call.sessionId === undefined) return queueCall(call);
+    const resource = decidesResources ? await resourceOf(call, route!) : undefined;
+    const refused = authorized(call, [operation], undefined, resource) ?? (await keep(call));
     if (refused !== undefined) return refused;
-    if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call);
+    // authorize() decided whose session this is: the operation compares no owner again.
+    const decided = resource === undefined ? undefined : { expired: call.expired, approvals };
+    if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call, decided);
     return await limits.run(limits.caller(request, principal), runsModel([operation]), (meter) =>
-      serveRoute(agent, route!, request, principal, meter, call),
+      serveRoute(agent, route!, request, principal, meter, call, decided),
     );
+  }
+
+  /** The session or approval a route's operation touches, for authorize(); `undefined`: the operation checks it itself (a send). */
+  async function resourceOf(call: Call, route: Route): Promise<Partial<AuthorizeInput> | undefined> {
+    const found = resources!;
+    const mode = agent.sessions;
+    if (route.name === 'session') return { session: { mode, owner: await found.sessionOwner(route.id!) } };
+    if (route.name === 'approvals') {
+      // Under 'shared' with the default rule, a session's approvals are anyone's who knows its id (as before).
+      if (!owned && approvals.by === 'owner') return {};
+      return { session: { mode, owner: await found.sessionOwner(call.sessionId!), approvals: true } };
+    }
+    if (route.name === 'decide') return { approval: { mode, found: await found.approval(route.id!) } };
+    return undefined;
+  }
+
+  /** `GET <base>/approvals` without `sessionId`: the pending approvals the caller may decide, oldest first, a page at a time. */
+  async function queueCall(call: Call): Promise<Reply> {
+    const refused = authorized(call, READ, undefined, { queue: true }) ?? (await keep(call));
+    if (refused !== undefined) return refused;
+    if (resources === undefined) return errorReply(400, 'sessionId query parameter is required');
+    const query = queueQuery(call.request);
+    // Under 'owner', the runs the caller started (its own sessions'); else every one it may decide.
+    const principal = call.principal;
+    if (approvals.by === 'owner' && principal === undefined)
+      return errorReply(400, 'sessionId query parameter is required');
+    // An anonymous caller owns nothing: its sessions are reachable by their ids alone, never listed (design §9).
+    if (approvals.by === 'owner' && isAnonymous(principal!)) return jsonReply({ approvals: [], nextCursor: null });
+    const owner = approvals.by === 'owner' ? ownerKey(principal!) : undefined;
+    const mayDecide = (found: ApprovalResource) =>
+      decide(call, READ, undefined, { approval: { mode: agent.sessions, found } }).allow;
+    return approvalQueue(resources, query, owner, mayDecide, approvals);
   }
 
   /** `/ui`: its body says what it does (send, decide, or both), then the decision, then the run. */
@@ -319,8 +383,13 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
     const refused = authorized(call, operations);
     if (refused !== undefined) return refused;
+    const checked = await uiDecisions(call, ui);
+    if (checked !== undefined && !(checked instanceof Set)) return checked;
+    const kept = await keep(call);
+    if (kept !== undefined) return kept;
     const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
-    const serve = (meter: TurnMeter | undefined) => uiRoute(agent, ui, metadata, call.principal, meter);
+    const serve = (meter: TurnMeter | undefined) =>
+      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents, checked);
     return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
   }
 
@@ -336,11 +405,56 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       const { sessionId, approvalId } = (isPlainObject(args) ? args : {}) as Record<string, unknown>;
       if (typeof sessionId === 'string' && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
       if (typeof approvalId === 'string' && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
-      return authorized(call, tool === undefined ? NONE : [MCP_TOOLS[tool]], tool, agentTool);
+      return authorized(
+        call,
+        tool === undefined ? NONE : [MCP_TOOLS[tool]],
+        tool,
+        agentTool === undefined ? undefined : { agentTool },
+      );
     };
     // A direct call of an agent tool makes its own session (and approval): the record names them.
     const noted = ({ sessionId, approvalId }: CallIds) => Object.assign(call, { sessionId, approvalId });
-    return mcpRoute(agent, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
+    // MCP `decide` asks authorize() about the approval before the agent decides it, as the HTTP route does.
+    const served = decidesResources
+      ? { ...agent, decide: (id: string, options: DecideOptions) => mcpDecide(call, id, options) }
+      : agent;
+    return mcpRoute(served, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
+  }
+
+  /** MCP `decide` once authorize() has seen the approval: a refusal is the tool's error, as the agent's own would be. */
+  async function mcpDecide(call: Call, approvalId: string, options: DecideOptions): Promise<RunResult> {
+    const decision = decide(call, DECIDE, 'decide', {
+      approval: { mode: agent.sessions, found: await resources!.approval(approvalId) },
+    });
+    if (!decision.allow) {
+      call.refusal = { reason: decision.reason, scopes: decision.scopes };
+      if (decision.reason === 'self-approval' && onRefused !== undefined)
+        tellRefused(onRefused, undefined, 'self-approval');
+      if (decision.status === 404)
+        throw new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
+      throw new HttpError(403, 'Forbidden');
+    }
+    return agent.decide(approvalId, {
+      ...options,
+      [AUTHORIZED]: { expired: decision.expired === true },
+    } as DecideOptions);
+  }
+
+  /** The approvals a `/ui` request answers, each decided by authorize() (design §33); those not found are the route's to answer. */
+  async function uiDecisions(call: Call, ui: UiRequest): Promise<Reply | Set<string> | undefined> {
+    if (!decidesResources || ui.decisions.length === 0) return undefined;
+    const expired = new Set<string>();
+    for (const { approvalId } of ui.decisions) {
+      const found = await resources!.approval(approvalId);
+      if (found === undefined) continue;
+      call.approvalId = approvalId;
+      const decision = decide(call, call.operations, undefined, { approval: { mode: agent.sessions, found } });
+      // A chat's approval is found through its session: refused as unknown, it answers as an unknown session does.
+      if (!decision.allow)
+        return refuse(call, decision.status === 404 ? { ...decision, missing: 'session' } : decision);
+      if (decision.expired === true) expired.add(approvalId);
+    }
+    return expired;
   }
 
   /** What the route and method need besides the entry's scopes, known from the path (`/ui`: as a send; MCP: the route's): a custom entry's 403 names them too. */
@@ -351,14 +465,15 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     return requiredScopes(scopeConfig, operations, operation === 'mcp' ? {} : undefined, undefined);
   }
 
-  /** `authorize()` on what the call knows (design §32). */
+  /** `authorize()` on what the call knows (design §32), and the resource it touches. */
   function decide(
     call: Call,
     operations: readonly Operation[] | undefined,
     tool?: McpTool,
-    agentTool?: string,
+    resource?: Partial<AuthorizeInput>,
   ): Decision {
     return authorize({
+      ...resource,
       surface: call.surface,
       operations,
       methods: call.route?.methods,
@@ -366,7 +481,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       grant: call.grant,
       config: scopeConfig,
       tool,
-      agentTool,
+      approvals,
     });
   }
 
@@ -375,12 +490,31 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     call: Call,
     operations: readonly Operation[],
     tool?: McpTool,
-    agentTool?: string,
+    resource?: Partial<AuthorizeInput>,
   ): Reply | undefined {
     call.operations = operations;
     if (call.surface === 'ui') call.trace?.operations(operations);
-    const decision = decide(call, operations, tool, agentTool);
-    return decision.allow ? undefined : refuse(call, decision);
+    const decision = decide(call, operations, tool, resource);
+    if (decision.allow) {
+      call.expired = decision.expired === true;
+      if (audit !== undefined) call.auditEvents = auditSink(audit, call.requestId);
+      return undefined;
+    }
+    return refuse(call, decision);
+  }
+
+  /**
+   * With `audit.required`: the allowed request's record is written before its operation runs
+   * (its `status` the decision's 200); one that cannot be written is answered 503 (design §34).
+   */
+  async function keep(call: Call): Promise<Reply | undefined> {
+    if (audit === undefined || !audit.required) return undefined;
+    if (await audit.keep(auditRecord(call, 200))) {
+      call.kept = true;
+      return undefined;
+    }
+    call.refusal = { reason: 'audit-unavailable' };
+    return errorReply(503, 'Service Unavailable', { 'retry-after': '5' });
   }
 
   /** The reply of a refusal, which the call keeps for its record, its span and `onRefused` (one source). */
@@ -388,9 +522,24 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     call.refusal = { reason: decision.reason, entry: call.grant?.entry, scopes: decision.scopes };
     if (decision.status === 405)
       return errorReply(405, 'Method Not Allowed', { allow: (decision.allowed ?? []).join(', ') });
-    if (decision.status === 404) return errorReply(404, 'Not Found');
+    // As an unknown id answers: the caller cannot tell "not yours" from "none".
+    if (decision.status === 404)
+      return errorReply(
+        404,
+        decision.missing === 'session'
+          ? 'Session not found'
+          : decision.missing === 'approval'
+            ? 'Approval not found'
+            : 'Not Found',
+      );
+    // No token can make the run's starter its own second pair of eyes: a plain 403, no challenge (design §33).
+    if (decision.reason === 'self-approval') {
+      call.refusal = { reason: decision.reason };
+      if (onRefused !== undefined) tellRefused(onRefused, undefined, 'self-approval');
+      return errorReply(403, 'Forbidden');
+    }
     // An entry's own scopes refused here, once the operation is known, are a refusal onRefused hears as the entry would have said it.
-    if (onRefused !== undefined && call.grant !== undefined) tellRefused(onRefused, call.grant.entry);
+    if (onRefused !== undefined && call.grant !== undefined) tellRefused(onRefused, call.grant.entry, 'scope');
     return (authenticate as Authenticate).insufficientScope(call.request, decision.scopes ?? []);
   }
 
@@ -403,7 +552,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // The token the caller presented is reachable while the request is answered, and no longer (a run still streaming holds it).
     if (call.principal !== undefined) releasePresentedToken(call.principal);
     if (seen !== undefined) seen.principal = call.principal;
-    if (audit !== undefined && !call.guarded && call.route?.name !== 'health') audit(auditRecord(call, reply.status));
+    if (audit !== undefined && !call.guarded && call.route?.name !== 'health' && !call.kept)
+      audit.record(auditRecord(call, reply.status));
   }
 }
 
@@ -434,6 +584,14 @@ interface Call {
   tool: string | undefined;
   sessionId: string | undefined;
   approvalId: string | undefined;
+  /** authorize() found the approval past `approvals.ttlSec`: it is decided as denied. */
+  expired: boolean;
+  /** This record's id (a random UUID), which the run's audit events carry too. */
+  readonly requestId: string;
+  /** With `audit.required`: the record was written before the operation ran. */
+  kept: boolean;
+  /** The run's audit events, into the handler's log (design §34). */
+  auditEvents?: AuditSink | undefined;
 }
 
 const newCall = (request: RouteRequest, route: Route | undefined, trace: RequestTrace | undefined): Call => ({
@@ -451,6 +609,9 @@ const newCall = (request: RouteRequest, route: Route | undefined, trace: Request
   // The ids a path or query carries; `/ui` says its own once its body is read.
   sessionId: route?.name === 'session' ? route.id : route?.name === 'approvals' ? sessionQuery(request) : undefined,
   approvalId: route?.name === 'decide' ? route.id : undefined,
+  expired: false,
+  requestId: crypto.randomUUID(),
+  kept: false,
 });
 
 /** The `sessionId` of `GET <base>/approvals?sessionId=`, read only with a query. */
@@ -463,7 +624,7 @@ function auditRecord(call: Call, status: number): AuditRecord {
   const refused = REFUSED.has(status);
   const record: { -readonly [K in keyof AuditRecord]: AuditRecord[K] } = {
     time: new Date().toISOString(),
-    requestId: crypto.randomUUID(),
+    requestId: call.requestId,
     surface: call.surface,
     operations: call.operations,
     outcome: refused ? 'refused' : 'allowed',
@@ -487,9 +648,9 @@ function auditRecord(call: Call, status: number): AuditRecord {
 const REFUSED: ReadonlySet<number> = new Set([401, 403, 404, 405, 429]);
 
 /** Tells `onRefused` of a 403 for scopes, as the entry would have; what it throws is logged, never the answer. */
-function tellRefused(onRefused: RefusalListener, entry: string): void {
+function tellRefused(onRefused: RefusalListener, entry: string | undefined, reason: 'scope' | 'self-approval'): void {
   try {
-    const result = onRefused({ entry, reason: 'scope' }) as unknown;
+    const result = onRefused(entry === undefined ? { reason } : { entry, reason }) as unknown;
     if (result instanceof Promise) result.catch(refusalFailed);
   } catch (error) {
     refusalFailed(error);
@@ -504,4 +665,5 @@ const NONE: readonly Operation[] = Object.freeze([]);
 const MAX_RECORDED_ID = 256;
 const SEND: readonly Operation[] = ['send'];
 const DECIDE: readonly Operation[] = ['decide'];
+const READ: readonly Operation[] = ['read'];
 const SEND_AND_DECIDE: readonly Operation[] = ['send', 'decide'];

@@ -1,6 +1,15 @@
 // The agent routes (design §5): which route a path names, and what each one does once the
 // handler has authenticated the caller and checked its scopes and limits.
-import type { Agent, Principal, RunResult, SendOptions, TurnMeter, Usage } from '../agent/types.ts';
+import type { Agent, DecideOptions, Principal, RunResult, SendOptions, TurnMeter, Usage } from '../agent/types.ts';
+import {
+  AUDIT_EVENTS,
+  AUTHORIZED,
+  resourcesOf,
+  type AuditEvents,
+  type AuditSink,
+  type Authorized,
+} from '../agent/resources.ts';
+import { isExpired, type ApprovalsConfig } from './approvals.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
@@ -114,9 +123,17 @@ export function matchRoute(pathname: string, basePath: string, owned: boolean, m
 /** The query of the request's URL, parsed only by the routes that take one. */
 const queryOf = (request: RouteRequest) => new URL(request.url).searchParams;
 
+/** What authorize() decided of the resource (design §32): whether the approval expired, and the `approvals` option. */
+export interface Decided {
+  readonly expired: boolean;
+  readonly approvals?: ApprovalsConfig;
+}
+
 /** What a route learns of the request as it serves it, for the handler's record: the session a send names. */
 export interface Noted {
   sessionId?: string | undefined;
+  /** The handler's audit log for the run's events (design §34). */
+  readonly auditEvents?: AuditSink | undefined;
 }
 
 /**
@@ -131,21 +148,24 @@ export function serveRoute(
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
   noted?: Noted,
+  decided?: Decided,
 ): Reply | Promise<Reply> {
+  // authorize() decided whose session it is (design §32): the agent is asked as trusted code, and compares no owner again.
+  const reader = decided === undefined ? principal : undefined;
   switch (route.name) {
     case 'send':
     case 'chat':
       return sendRoute(agent, route.name === 'chat', request, principal, meter, noted);
     case 'session':
       return request.method === 'DELETE'
-        ? deleteRoute(agent, route.id!, principal)
-        : transcriptRoute(agent, route.id!, principal);
+        ? deleteRoute(agent, route.id!, reader)
+        : transcriptRoute(agent, route.id!, reader);
     case 'approvals':
-      return approvalsRoute(agent, request, principal);
+      return approvalsRoute(agent, request, reader, decided);
     case 'sessions':
       return sessionsRoute(agent, request, principal!);
     case 'decide':
-      return decideRoute(agent, route.id!, request, principal, meter);
+      return decideRoute(agent, route.id!, request, principal, meter, decided, noted?.auditEvents);
     case 'health':
       return jsonReply({ status: 'ok' });
     default:
@@ -163,9 +183,11 @@ async function sendRoute(
 ): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
   if (noted !== undefined) noted.sessionId = sessionId;
+  const logged: SendOptions & AuditEvents = { principal, sessionId, metadata, meter };
+  if (noted?.auditEvents !== undefined) logged[AUDIT_EVENTS] = noted.auditEvents;
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
-  if (chat && acceptsEventStream(request)) return streamChat(agent, message, { principal, sessionId, metadata, meter });
-  return jsonReply(await agent.send(message, { principal, sessionId, metadata, signal: request.signal, meter }));
+  if (chat && acceptsEventStream(request)) return streamChat(agent, message, logged);
+  return jsonReply(await agent.send(message, { ...logged, signal: request.signal }));
 }
 
 function streamChat(agent: Agent, message: string, options: SendOptions): Promise<Response> {
@@ -182,10 +204,26 @@ async function transcriptRoute(agent: Agent, id: string, principal: Principal | 
   return jsonReply({ sessionId, messages });
 }
 
-async function approvalsRoute(agent: Agent, request: RouteRequest, principal: Principal | undefined): Promise<Reply> {
+async function approvalsRoute(
+  agent: Agent,
+  request: RouteRequest,
+  principal: Principal | undefined,
+  decided: Decided | undefined,
+): Promise<Reply> {
   const sessionId = queryOf(request).get('sessionId');
   if (!sessionId) throw badRequest('sessionId query parameter is required');
-  return jsonReply({ approvals: await agent.pendingApprovals(sessionId, { principal }) });
+  const pending = await agent.pendingApprovals(sessionId, { principal });
+  const ttl = decided?.approvals;
+  const resources = resourcesOf(agent);
+  if (ttl?.ttlSec === undefined || resources === undefined) return jsonReply({ approvals: pending });
+  // Past approvals.ttlSec a pending approval is shown expired; a read never decides it (design §33).
+  const shown = [];
+  for (const approval of pending) {
+    const found = await resources.approval(approval.id);
+    const expired = found !== undefined && isExpired(ttl, found.createdAt);
+    shown.push({ ...approval, status: expired ? 'expired' : 'pending' });
+  }
+  return jsonReply({ approvals: shown });
 }
 
 async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Principal): Promise<Reply> {
@@ -208,9 +246,24 @@ async function decideRoute(
   request: RouteRequest,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  decided: Decided | undefined,
+  auditEvents: AuditSink | undefined,
 ): Promise<Reply> {
   const { approved, reason } = parseDecisionBody(jsonObject(await readBodyBytes(request)));
-  return jsonReply(await agent.decide(id, { approved, reason, principal, signal: request.signal, meter }));
+  const options: DecideOptions & Authorized & AuditEvents = {
+    approved,
+    reason,
+    principal,
+    signal: request.signal,
+    meter,
+  };
+  if (auditEvents !== undefined) options[AUDIT_EVENTS] = auditEvents;
+  return jsonReply(
+    await agent.decide(
+      id,
+      decided === undefined ? options : { ...options, [AUTHORIZED]: { expired: decided.expired } },
+    ),
+  );
 }
 
 /**
@@ -225,11 +278,14 @@ export async function uiRoute(
   metadata: Record<string, unknown> | undefined,
   principal: Principal | undefined,
   meter: TurnMeter | undefined,
+  auditEvents?: AuditSink,
+  expired?: ReadonlySet<string>,
 ): Promise<Reply> {
   const { sessionId, text, decisions } = ui;
+  const logged = auditEvents === undefined ? {} : { [AUDIT_EVENTS]: auditEvents };
   /** The user's text sent, its events streamed. */
   const send: StreamedRun = (onEvent, signal) =>
-    agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter });
+    agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter, ...logged });
   // The assistant message the chunks make: a new one, or the one whose approvals were answered (decisions alone).
   const stream = (run: StreamedRun) =>
     streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
@@ -247,6 +303,9 @@ export async function uiRoute(
         signal,
         onEvent: streamed ? onEvent : undefined,
         meter,
+        ...logged,
+        // Past approvals.ttlSec (authorize() said so): decided as denied.
+        ...(expired?.has(approvalId) && { [AUTHORIZED]: { expired: true } }),
       });
     let result: RunResult | undefined;
     let usage: Usage | undefined;

@@ -153,6 +153,11 @@ export function uiEventFormat(messageId: string): EventFormat {
         return output(event.toolCallId, 'error', { errorText: event.error });
       case 'tool-denied':
         return output(event.toolCallId, 'denied');
+      case 'approval-decided': {
+        // A transient data part (the UI message stream's kind for app data, kept out of the message): who decided, and when (design §33).
+        const { type: _, ...data } = event;
+        return sse({ type: 'data-approval-decided', data, transient: true });
+      }
       case 'step-finish':
         return closeText() + sse({ type: 'finish-step' });
       case 'error':

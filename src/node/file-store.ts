@@ -5,7 +5,7 @@ import { AuthConfigError, kindOf } from '../auth/internal.ts';
 import { access, mkdir, open, readdir, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pageOf, sessionTitle } from '../agent/sessions.ts';
+import { pageOf, pendingPage, sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 
 type Kind =
@@ -246,6 +246,25 @@ export function fileStore(dir: string | URL, options?: Readonly<Record<string, n
       return serialized(pathOf('checkpoints', approvalId), () => dropCheckpoint(approvalId));
     },
     listCheckpoints,
+    // The checkpoints folder holds the pending approvals only (an owner's: its pending index): read, ordered, paged.
+    async listPendingApprovals(query) {
+      await ensureDirs();
+      const found: Checkpoint[] = [];
+      if (query.owner === undefined) {
+        for (const name of await names(join(root, 'checkpoints'))) {
+          const checkpoint = await read<Checkpoint>(join(root, 'checkpoints', name));
+          if (checkpoint !== undefined) found.push(checkpoint);
+        }
+      } else {
+        for (const name of await names(pendingOf(query.owner))) {
+          const entry = await read<CheckpointEntry>(join(pendingOf(query.owner), name));
+          const checkpoint =
+            entry === undefined ? undefined : await read<Checkpoint>(pathOf('checkpoints', entry.approvalId));
+          if (checkpoint !== undefined) found.push(checkpoint);
+        }
+      }
+      return pendingPage(found, query);
+    },
     async countCheckpoints(owner) {
       let count = 0;
       for (const name of await names(pendingOf(owner))) {

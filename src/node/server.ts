@@ -54,6 +54,8 @@ export interface ServeOptions {
   telemetry?: AgentHandlerOptions['telemetry'];
   /** One `AuditRecord` per request past the guards, allowed or refused (`agentHandler`'s `audit`, design §32). */
   audit?: AgentHandlerOptions['audit'];
+  /** As `agentHandler`'s `approvals` (design §33). */
+  approvals?: AgentHandlerOptions['approvals'];
   /** Prefix of the agent routes; default `/agent`. */
   basePath?: string;
   /** Default 3000; `0` picks a free port. */

@@ -7,8 +7,11 @@
 import { AUDIT_GENESIS } from '../agent/audit-chain.ts';
 import { AuthConfigError } from '../auth/internal.ts';
 
-/** The schema version this agentward writes and reads. 2: sessions.owner, the owner's JSON, read before the record. */
-export const SCHEMA_VERSION = 2;
+/**
+ * The schema version this agentward writes and reads. 2: sessions.owner, the owner's JSON, read
+ * before the record. 3: checkpoints.created_at, the queue's order (design §33).
+ */
+export const SCHEMA_VERSION = 3;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -48,6 +51,12 @@ export const createStatements = (s: string): string[] => [
   )`,
   `CREATE INDEX IF NOT EXISTS checkpoints_by_session ON ${s}.checkpoints (session_key)`,
   `CREATE INDEX IF NOT EXISTS checkpoints_by_owner ON ${s}.checkpoints (owner_key) WHERE owner_key IS NOT NULL`,
+  // Version 3: the queue of pending approvals across sessions, oldest first (design §33), filled by
+  // migrate() from each body; ties in created_at go by key (an approval id may be too long for an index).
+  `ALTER TABLE ${s}.checkpoints ADD COLUMN IF NOT EXISTS created_at text COLLATE "C"`,
+  `UPDATE ${s}.checkpoints SET created_at = COALESCE(body::json->>'createdAt', '') WHERE created_at IS NULL`,
+  `CREATE INDEX IF NOT EXISTS checkpoints_queue ON ${s}.checkpoints (created_at, key)`,
+  `CREATE INDEX IF NOT EXISTS checkpoints_queue_by_owner ON ${s}.checkpoints (owner_key, created_at, key) WHERE owner_key IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS ${s}.memory (
     namespace_key bytea NOT NULL,
     seq bigint GENERATED ALWAYS AS IDENTITY,

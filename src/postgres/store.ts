@@ -289,14 +289,16 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       },
       async saveCheckpoint(checkpoint) {
         await run(
-          `INSERT INTO ${s}.checkpoints (key, session_key, owner_key, body)
-           VALUES (${KEY(1)}, ${KEY(2)}, CASE WHEN $3::text IS NULL THEN NULL ELSE ${KEY(3)} END, $4)
-           ON CONFLICT (key) DO UPDATE SET session_key = EXCLUDED.session_key, owner_key = EXCLUDED.owner_key, body = EXCLUDED.body`,
+          `INSERT INTO ${s}.checkpoints (key, session_key, owner_key, body, created_at)
+           VALUES (${KEY(1)}, ${KEY(2)}, CASE WHEN $3::text IS NULL THEN NULL ELSE ${KEY(3)} END, $4, $5)
+           ON CONFLICT (key) DO UPDATE SET session_key = EXCLUDED.session_key, owner_key = EXCLUDED.owner_key, body = EXCLUDED.body,
+             created_at = EXCLUDED.created_at`,
           [
             escapeText(checkpoint.approvalId, 'an approval id'),
             escapeText(checkpoint.sessionId, 'a session id'),
             ownerText(checkpoint.owner),
             JSON.stringify(checkpoint),
+            escapeText(checkpoint.createdAt ?? '', 'createdAt'),
           ],
         );
       },
@@ -311,6 +313,24 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const rows = await run(`SELECT body FROM ${s}.checkpoints WHERE session_key = ${KEY(1)} ORDER BY key`, [
           escapeText(sessionId, 'a session id'),
         ]);
+        return rows.map((row) => JSON.parse(String(row.body)) as Checkpoint);
+      },
+      // The queue (design §33): an index on (created_at, key), an owner's on (owner_key, created_at, key).
+      // Ties in created_at go by key, the approval id's SHA-256: the cursor's approval id names its place.
+      async listPendingApprovals(query) {
+        const after = query.after;
+        const rows = await run(
+          `SELECT body FROM ${s}.checkpoints
+           WHERE ($1::text IS NULL OR owner_key = CASE WHEN $1::text IS NULL THEN NULL ELSE ${KEY(1)} END)
+             AND ($2::text IS NULL OR (created_at, key) > ($2::text COLLATE "C", ${KEY(3)}))
+           ORDER BY created_at, key LIMIT $4`,
+          [
+            query.owner === undefined ? null : ownerText(query.owner),
+            after === undefined ? null : escapeText(after.createdAt, 'a cursor'),
+            after === undefined ? null : escapeText(after.approvalId, 'a cursor'),
+            query.limit,
+          ],
+        );
         return rows.map((row) => JSON.parse(String(row.body)) as Checkpoint);
       },
       async countCheckpoints(owner: OwnerKey) {

@@ -67,22 +67,33 @@ test('approving resumes the run: the tool runs and the decider is recorded in th
   assert.equal(resumed.status, 'completed');
   assert.equal(resumed.sessionId, paused.sessionId);
   assert.equal(resumed.text, 'Tool results: delete: deleted /srv/a');
-  assert.deepEqual(events.map((e) => e.type).slice(0, 4), ['start', 'step-start', 'tool-result', 'step-finish']);
+  assert.deepEqual(events.map((e) => e.type).slice(0, 5), [
+    'start',
+    'approval-decided',
+    'step-start',
+    'tool-result',
+    'step-finish',
+  ]);
+  // The approval-decided event says who decided and when (design §33), as the transcript keeps it.
+  const decided = events[1] as Extract<RunEvent, { type: 'approval-decided' }>;
+  assert.deepEqual(decided.decidedBy, { id: 'boss', authenticator: 'jwt', issuer: 'https://idp.example' });
   assert.equal(events.at(-1)?.type, 'finish');
   const { audit, messages } = await agent.transcript(paused.sessionId);
   assert.equal(audit.length, 1);
   assert.deepEqual(
-    { ...audit[0], at: undefined },
+    { ...audit[0], at: undefined, decidedAt: undefined },
     {
       type: 'approval-decided',
       approvalId: paused.approvals[0]!.id,
       tool: 'delete',
       approved: true,
       reason: 'ok by me',
-      decidedBy: boss,
+      decidedBy: { id: 'boss', authenticator: 'jwt', issuer: 'https://idp.example' },
+      decidedAt: undefined,
       at: undefined,
     },
   );
+  assert.equal(audit[0]!.decidedAt, decided.decidedAt);
   assert.ok(!Number.isNaN(Date.parse(audit[0]!.at)));
   assert.deepEqual(messages, resumed.messages);
   assert.deepEqual(await agent.pendingApprovals(paused.sessionId), []);
@@ -288,4 +299,29 @@ test('the default bound is 100 pending approvals per principal', async () => {
       'awaiting-approval',
     );
   await assert.rejects(agent.send('/tool delete {"path":"/etc/101"}', { principal: boss }), isCode('APPROVAL_LIMIT'));
+});
+
+test('re-check at resume: a tools function that no longer returns the approved tool answers tool-unavailable, and it does not run', async () => {
+  const log: string[] = [];
+  let offered = true;
+  const seen: (Principal | undefined)[] = [];
+  const agent = createAgent({
+    name: 't',
+    model: echoModel(),
+    tools: ({ principal }) => (seen.push(principal), offered ? [deleteTool(log)] : []),
+  });
+  const paused = await agent.send('/tool delete {"path":"/srv/b"}', { principal: boss });
+  offered = false;
+  const events: RunEvent[] = [];
+  const resumed = await agent.decide(paused.approvals[0]!.id, {
+    approved: true,
+    principal: { id: 'other', type: 'user', authenticator: 'basic' },
+    onEvent: (e) => events.push(e),
+  });
+  assert.deepEqual(log, [], 'the call did not run');
+  const failed = events.find((e) => e.type === 'tool-error') as Extract<RunEvent, { type: 'tool-error' }>;
+  assert.equal(failed.error, 'tool-unavailable');
+  assert.match(resumed.text, /tool-unavailable/);
+  // The tools function was asked again, with the principal the run started with.
+  assert.deepEqual(seen.at(-1), boss);
 });

@@ -159,7 +159,7 @@ test('a dynamic run resumed after a restart (a fresh store instance reading the 
   const { audit } = await make(after).transcript('restart-1');
   assert.deepEqual(
     audit.map((entry) => entry.decidedBy),
-    [bob],
+    [{ id: bob.id, authenticator: bob.authenticator, ...(bob.issuer !== undefined && { issuer: bob.issuer }) }],
   );
 });
 

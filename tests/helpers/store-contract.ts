@@ -296,6 +296,37 @@ export function storeContract(name: string, open: (t: Context) => Promise<StoreU
     }
   });
 
+  test(`${name} (store contract): listPendingApprovals pages through pending approvals across sessions, oldest first, an owner's alone when asked`, async (t) => {
+    const { store, reopen } = await open(t);
+    if (store.listPendingApprovals === undefined) return;
+    const pending = (approvalId: string, sessionId: string, second: number, owner?: OwnerKey): Checkpoint => ({
+      ...checkpoint(approvalId, sessionId),
+      createdAt: at(second),
+      ...(owner !== undefined && { owner }),
+    });
+    // Saved out of order (ties in the same instant go in an order of the store's own, which its cursor follows).
+    await store.saveCheckpoint(pending('q3', 's2', 5, BOB));
+    await store.saveCheckpoint(pending('q1', 's1', 1, ALICE));
+    await store.saveCheckpoint(pending('q2b', 's3', 3, ALICE));
+    await store.saveCheckpoint(pending('q2a', 's1', 2));
+    await store.saveCheckpoint(pending('q4', 's4', 4, ALICE));
+    await store.deleteCheckpoint('q4');
+    const ids = (rows: Checkpoint[]) => rows.map((row) => row.approvalId);
+    for (const view of [store, await reopen()]) {
+      assert.deepEqual(ids(await view.listPendingApprovals!({ limit: 10 })), ['q1', 'q2a', 'q2b', 'q3']);
+      const first = await view.listPendingApprovals!({ limit: 2 });
+      assert.deepEqual(ids(first), ['q1', 'q2a']);
+      const last = first.at(-1)!;
+      const rest = await view.listPendingApprovals!({
+        limit: 2,
+        after: { createdAt: String(last.createdAt), approvalId: last.approvalId },
+      });
+      assert.deepEqual(ids(rest), ['q2b', 'q3']);
+      assert.deepEqual(ids(await view.listPendingApprovals!({ limit: 10, owner: ALICE })), ['q1', 'q2b']);
+      assert.deepEqual(ids(await view.listPendingApprovals!({ limit: 10, owner: ALICE_ELSEWHERE })), []);
+    }
+  });
+
   test(`${name} (store contract): withSession runs the turns of one session one after another, other sessions alongside`, async (t) => {
     const { store } = await open(t);
     if (typeof store.withSession !== 'function') return;

@@ -123,6 +123,7 @@ test('authorize(): 405 for no operation, 403 with the union, 404 for a session n
     allow: false,
     status: 404,
     reason: 'not-found',
+    missing: 'session',
   });
   assert.equal(
     authorize({ ...base, operations: ['send'], session: { ...session, owner: ['jwt', null, 'ada'] } }).allow,
@@ -203,19 +204,21 @@ test('audit: a throwing or rejecting function never changes the answer, and is r
       }
       await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(errors.length, 1, 'one report for six failures');
-      assert.match(String(errors[0]![0]), /audit function failed/);
+      assert.match(String(errors[0]![0]), /audit log failed/);
     }
   } finally {
     console.error = original;
   }
 });
 
-test('audit: the option is closed; required is not supported yet', () => {
+test('audit: the option is closed; required and recordArguments are booleans', () => {
   const agent = createAgent({ name: 'a', model: echoModel() });
   const auth = apiToken(API_TOKEN);
   assert.throws(() => agentHandler(agent, { auth, audit: 'yes' as never }), /audit must be a function/);
   assert.throws(() => agentHandler(agent, { auth, audit: { log: () => {}, requird: true } as never }), /requird/);
-  assert.throws(() => agentHandler(agent, { auth, audit: { log: () => {}, required: true } }), /not supported yet/);
+  assert.throws(() => agentHandler(agent, { auth, audit: { log: () => {}, required: 'yes' as never } }), /required/);
+  assert.throws(() => agentHandler(agent, { auth, audit: { log: {} as never } }), /audit must be a function/);
+  agentHandler(agent, { auth, audit: { log: () => {}, required: true, recordArguments: true } });
   agentHandler(agent, { auth, audit: { log: () => {} } });
 });
 

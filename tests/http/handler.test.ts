@@ -48,7 +48,15 @@ interface RouteCase {
   status: number;
   /** How the principal that auth accepted is seen by the agent; absent for routes that start no run. */
   principalSeen?(fixture: PrincipalAgent, response: Response): Promise<Principal | undefined>;
+  /** What is seen is the decider as recorded: its id, authenticator and issuer (design §33). */
+  decider?: boolean;
 }
+
+const deciderOf = ({ id, authenticator, issuer }: Principal) => ({
+  id,
+  authenticator,
+  ...(issuer !== undefined && { issuer }),
+});
 
 const ranAs = async (fixture: PrincipalAgent) => {
   assert.deepEqual(
@@ -105,7 +113,8 @@ const ROUTES: RouteCase[] = [
     },
     status: 200,
     // The decider is recorded beside the transcript (the resumed run keeps its own principal).
-    principalSeen: async ({ agent }) => (await agent.transcript('approvals-decide')).audit.at(-1)?.decidedBy,
+    principalSeen: async ({ agent }) => (await agent.transcript('approvals-decide')).audit.at(-1)?.decidedBy as never,
+    decider: true,
   },
   {
     name: 'POST <base>/ui',
@@ -248,7 +257,11 @@ for (const route of ROUTES) {
       const { headers, principal } = await form.accepted();
       const response = await handler((await route.prepare(fixture))(headers));
       assert.equal(response.status, route.status);
-      if (route.principalSeen) assert.deepEqual(await route.principalSeen(fixture, response), principal);
+      if (route.principalSeen)
+        assert.deepEqual(
+          await route.principalSeen(fixture, response),
+          route.decider && principal !== undefined ? deciderOf(principal) : principal,
+        );
       else await response.body?.cancel();
     });
   }
@@ -362,7 +375,7 @@ test('approval routes: GET lists the pending approvals; POST decides one and ans
   assert.deepEqual(deployed, [{ env: 'prod' }]);
   assert.deepEqual(modelSaw.at(-1), starter, 'the resumed run keeps the principal it started with');
   const audit = (await agent.transcript('deploy-1')).audit.at(-1);
-  assert.deepEqual(audit?.decidedBy, { id: 'ci', type: 'service', authenticator: 'api-token' });
+  assert.deepEqual(audit?.decidedBy, { id: 'ci', authenticator: 'api-token' });
   assert.equal(audit?.reason, 'ship it');
 
   const again = await handler(

@@ -60,10 +60,8 @@ test("the invoke_agent span of a stranger's refused decision names no session", 
   const refused = await post(`/approvals/${approvals[0]!.id}`, { approved: true }, EVE);
   assert.equal(refused.status, 404);
   const spans = memory.spans();
-  assert.ok(
-    spans.some((span) => span.name.startsWith('invoke_agent')),
-    'the run was traced',
-  );
+  // authorize() refused it before the agent was asked (design §32): no run, so no invoke_agent span at all.
+  assert.ok(!spans.some((span) => span.name.startsWith('invoke_agent')), 'no run was started');
   for (const span of spans)
     assert.ok(!JSON.stringify(span.attributes).includes('ada-secret-session'), `${span.name} names the session`);
   // The owner's own decision still names it.

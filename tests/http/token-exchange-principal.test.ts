@@ -19,7 +19,7 @@ import {
   type Principal,
 } from '../../src/auth/index.ts';
 import { jwtAt } from '../helpers/test-hook.ts';
-import { createAgent, memoryStore } from '../../src/agent/index.ts';
+import { createAgent, memoryAuditLog, memoryStore } from '../../src/agent/index.ts';
 import type { Agent, Model } from '../../src/agent/index.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { AUDIENCE, ISSUER, NOW, claims, signToken, testKey } from '../helpers/jwt.ts';
@@ -329,4 +329,26 @@ test('the presented token is reachable for the request’s lifetime only: a tool
   const again = await post(handler, '', token, { message: 'renewals?' });
   assert.match(await again.text(), /a Bearer token/);
   await assert.rejects(exchange(kept!, { audience: 'https://crm.example.com' }), isNoSubjectToken);
+});
+
+test("a token exchanged inside a request joins that request's audit log: the audience, never the token (design §34)", async () => {
+  const { agent } = crmAgent(false);
+  const log = memoryAuditLog();
+  const handler = agentHandler(agent, { basePath: '/agent', auth: [jwtEntry()], audit: { log } });
+  const token = await accessToken();
+  assert.equal((await post(handler, '', token, { message: 'renewals?', sessionId: 'crm-audit' })).status, 200);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const records: Record<string, unknown>[] = [];
+  for await (const record of log.read()) records.push(record);
+  const exchangedRecord = records.find((record) => record.type === 'token-exchanged');
+  assert.deepEqual(exchangedRecord?.audience, ['https://crm.example.com']);
+  const request = records.find((record) => record.status === 200);
+  assert.equal(exchangedRecord?.requestId, request?.requestId, 'the request it was made in');
+  assert.equal(JSON.stringify(records).includes(token.split('.')[2]!), false, 'no token in the log');
+  // Outside a request (in process) an exchange has no log: nothing more is written.
+  const before = records.length;
+  await agent.send('again', { sessionId: 'crm-audit' });
+  let after = 0;
+  for await (const _ of log.read()) after++;
+  assert.equal(after, before);
 });

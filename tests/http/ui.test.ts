@@ -153,7 +153,8 @@ test('useChat endpoint: a tool call that needs approval appears as approval-requ
   assert.deepEqual(modelSaw, [ada, ada]);
   assert.deepEqual(
     (await agent.transcript('ui-approve')).audit.map((entry) => [entry.approved, entry.decidedBy]),
-    [[true, ada]],
+    // The decider's id, authenticator and issuer (design §33): never its claims.
+    [[true, { id: 'ada', authenticator: 'custom' }]],
   );
 });
 
@@ -358,7 +359,14 @@ test('useChat endpoint on the wire: the approval request follows the tool input 
   };
   const resumed = await wire(await handler(uiBody('wire-tool', [user, assistant], { messageId })));
   assert.deepEqual(resumed[0], { type: 'start', messageId });
-  assert.deepEqual(resumed.slice(1, 3), [
+  // Who decided, as a transient data part before the resumed step (design §33).
+  const decided = resumed[1] as { type: string; transient: boolean; data: Record<string, unknown> };
+  assert.deepEqual(
+    [decided.type, decided.transient, decided.data.approvalId, decided.data.approved],
+    ['data-approval-decided', true, approvalId, true],
+  );
+  assert.equal(typeof decided.data.decidedAt, 'string');
+  assert.deepEqual(resumed.slice(2, 4), [
     { type: 'start-step' },
     { type: 'tool-output-available', toolCallId, output: { deployed: 'prod' } },
   ]);

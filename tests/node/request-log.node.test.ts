@@ -249,7 +249,7 @@ test('serve(): the JSON log line, onRefused and the audit record agree on a refu
   t.after(() => (process.stdout.write = write));
   const records: { status: number; reason?: string; entry?: string; caller?: { authenticator: string; id: string } }[] =
     [];
-  const heard: { entry: string; reason: string }[] = [];
+  const heard: { entry?: string; reason: string }[] = [];
   const agent = createAgent({ name: 'agree', model: echoModel(), store: memoryStore() });
   const server = await serve({
     agent,

@@ -403,11 +403,37 @@ test("postgresStore: migrate() brings a version 1 schema to version 2, filling e
     older.loadSession('v1-owned'),
     (error: unknown) =>
       (error as StoreError).code === 'STORE_SCHEMA' &&
-      /older than this agentward's \(2\): run `await store\.migrate\(\)`/.test((error as Error).message),
+      /older than this agentward's \(\d+\): run `await store\.migrate\(\)`/.test((error as Error).message),
   );
   await older.migrate();
   assert.deepEqual(await older.sessionOwner!('v1-owned'), owner);
   assert.equal(await older.sessionOwner!('v1-free'), null);
   assert.equal(await older.sessionOwner!('v1-none'), undefined);
   assert.deepEqual((await older.loadSession('v1-owned'))?.owner, owner);
+});
+
+test("postgresStore: migrate() brings a version 2 schema to version 3, filling the queue's order of each pending checkpoint", async () => {
+  const { store, schema, pool } = await freshStore();
+  await store.saveCheckpoint({
+    approvalId: 'v2-b',
+    sessionId: 's',
+    metadata: {},
+    createdAt: '2026-01-01T00:00:02.000Z',
+  });
+  await store.saveCheckpoint({
+    approvalId: 'v2-a',
+    sessionId: 's',
+    metadata: {},
+    createdAt: '2026-01-01T00:00:01.000Z',
+  });
+  // Back to what version 2 wrote: no queue column, version 2 recorded.
+  await pool.query(`ALTER TABLE "${schema}".checkpoints DROP COLUMN created_at`);
+  await pool.query(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+  const older = postgresStore({ client: pool, schema });
+  await older.migrate();
+  const queue = await older.listPendingApprovals!({ limit: 10 });
+  assert.deepEqual(
+    queue.map((checkpoint) => checkpoint.approvalId),
+    ['v2-a', 'v2-b'],
+  );
 });

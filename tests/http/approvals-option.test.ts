@@ -1,0 +1,302 @@
+// The route option `approvals` (design §33), decided in authorize(): who may decide (`by`), four
+// eyes (`'others'`: never the run's starter, 403 self-approval without a challenge), per-tool
+// scopes (checked after ownership), `ttlSec` (shown expired, decided as denied), and the queue
+// (`GET <base>/approvals` without sessionId, oldest first, paged).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { agentHandler } from '../../src/http/index.ts';
+import type { AgentHandlerOptions } from '../../src/http/handler.ts';
+import { AuthConfigError } from '../../src/auth/index.ts';
+import type { AuthFn, Principal } from '../../src/auth/index.ts';
+import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
+import type { Tool } from '../../src/agent/index.ts';
+import { decodeBase64url, encodeBase64url } from '../../src/auth/jws/base64url.ts';
+
+const BASE = 'http://localhost/agent';
+const DEPLOY = '/tool deploy {"env":"prod"}';
+
+/** Accepts the principal a test names in `x-principal` (base64url of its JSON), claims and all. */
+const asHeader: AuthFn = Object.assign(
+  (request: Request) => {
+    const named = request.headers.get('x-principal');
+    return named === null ? null : (JSON.parse(new TextDecoder().decode(decodeBase64url(named)!)) as Principal);
+  },
+  { challenges: [{ scheme: 'Test' }] },
+);
+
+const user = (id: string, scope: string): Principal => ({
+  id,
+  type: 'user',
+  authenticator: 'custom',
+  claims: { sub: id, scope },
+});
+const ALL = 'agent:send agent:read agent:approve ops:approve';
+const alice = user('alice', ALL);
+const bob = user('bob', ALL);
+/** Sends and reads, approves nothing. */
+const carol = user('carol', 'agent:send agent:read');
+/** Approves, but not the deploy tool's own scope. */
+const dave = user('dave', 'agent:send agent:read agent:approve');
+
+function setup(
+  approvals: AgentHandlerOptions['approvals'],
+  sessions: 'owned' | 'shared' = 'owned',
+  more: AgentHandlerOptions = {},
+) {
+  const deployed: unknown[] = [];
+  const refusals: unknown[] = [];
+  const deploy: Tool = {
+    name: 'deploy',
+    description: 'Deploys',
+    parameters: { type: 'object' },
+    needsApproval: true,
+    execute: (a) => (deployed.push(a), 'ok'),
+  };
+  const data = new Map<string, string>();
+  const agent = createAgent({ name: 'web', model: echoModel(), tools: [deploy], store: memoryStore(data), sessions });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: asHeader,
+    scopes: { send: ['agent:send'], read: ['agent:read'], approve: ['agent:approve'] },
+    onRefused: (refusal) => void refusals.push(refusal),
+    ...(approvals !== undefined && { approvals }),
+    ...more,
+  });
+  return { agent, handler, deployed, refusals, data };
+}
+
+const as = (principal: Principal) => ({
+  'x-principal': encodeBase64url(new TextEncoder().encode(JSON.stringify(principal))),
+});
+const get = (path: string, principal: Principal) => new Request(BASE + path, { headers: as(principal) });
+const post = (path: string, body: unknown, principal: Principal) =>
+  new Request(BASE + path, {
+    method: 'POST',
+    headers: { ...as(principal), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+
+async function paused(handler: (r: Request) => Promise<Response>, sessionId: string, owner: Principal) {
+  const sent = await handler(post('', { message: DEPLOY, sessionId }, owner));
+  assert.equal(sent.status, 200, await sent.clone().text());
+  return ((await sent.json()) as { approvals: { id: string }[] }).approvals[0]!.id;
+}
+
+test('approvals is closed and checked at creation; by other than owner needs scopes.approve', () => {
+  const agent = createAgent({ name: 'web', model: echoModel(), sessions: 'owned' });
+  const make = (options: AgentHandlerOptions) => () => agentHandler(agent, { auth: asHeader, ...options });
+  assert.throws(make({ approvals: { by: 'approvers' } }), AuthConfigError);
+  assert.throws(make({ approvals: { by: 'others' }, scopes: { read: ['r'] } }), /needs scopes\.approve/);
+  assert.throws(make({ approvals: { bye: 'owner' } as never }), /did you mean "by"/);
+  assert.throws(make({ approvals: { by: 'anyone' as never } }), /'owner', 'approvers' or 'others'/);
+  assert.throws(make({ approvals: { ttlSec: 0 } }), /ttlSec/);
+  assert.throws(make({ approvals: { scopes: { deploy: [] } } }), /scopes\.deploy/);
+  make({ approvals: { by: 'others' }, scopes: { approve: ['a'] } })();
+});
+
+test("by 'approvers': anyone holding scopes.approve lists and decides every pending approval; the decider is recorded", async () => {
+  const { agent, handler, deployed } = setup({ by: 'approvers' });
+  const approvalId = await paused(handler, 'alice-1', alice);
+  // The queue of others' approvals needs scopes.approve beside scopes.read.
+  const denied = await handler(get('/approvals', carol));
+  assert.equal(denied.status, 403);
+  assert.match(denied.headers.get('www-authenticate') ?? '', /scope="agent:read agent:approve"/);
+  const queue = await handler(get('/approvals', bob));
+  assert.equal(queue.status, 200);
+  const listed = (await queue.json()) as { approvals: Record<string, unknown>[]; nextCursor: string | null };
+  assert.equal(listed.approvals.length, 1);
+  const [item] = listed.approvals;
+  assert.deepEqual(
+    { ...item, createdAt: undefined },
+    {
+      id: approvalId,
+      sessionId: 'alice-1',
+      tool: 'deploy',
+      arguments: { env: 'prod' },
+      requester: { id: 'alice', authenticator: 'custom' },
+      createdAt: undefined,
+    },
+  );
+  assert.equal(listed.nextCursor, null);
+  // A session's approvals too, but not its transcript: approvers read approvals, not conversations.
+  assert.equal((await handler(get('/approvals?sessionId=alice-1', bob))).status, 200);
+  assert.equal((await handler(get('/chat/alice-1', bob))).status, 404);
+  const decided = await handler(post(`/approvals/${approvalId}`, { approved: true }, bob));
+  assert.equal(decided.status, 200, await decided.clone().text());
+  assert.deepEqual(deployed, [{ env: 'prod' }]);
+  const { audit } = await agent.transcript('alice-1');
+  assert.deepEqual(audit[0]!.decidedBy, { id: 'bob', authenticator: 'custom' });
+  assert.equal(typeof audit[0]!.decidedAt, 'string');
+});
+
+test("by 'owner' (the default under 'owned'): another approver gets the 404 an unknown approval gets", async () => {
+  const { handler, deployed } = setup(undefined);
+  const approvalId = await paused(handler, 'alice-2', alice);
+  const other = await handler(post(`/approvals/${approvalId}`, { approved: true }, bob));
+  const unknown = await handler(post('/approvals/no-such-approval', { approved: true }, bob));
+  assert.equal(other.status, 404);
+  assert.deepEqual(await other.text(), await unknown.text());
+  // The owner's queue lists the owner's own runs only.
+  const mine = (await (await handler(get('/approvals', alice))).json()) as { approvals: { id: string }[] };
+  assert.deepEqual(
+    mine.approvals.map((a) => a.id),
+    [approvalId],
+  );
+  const theirs = (await (await handler(get('/approvals', bob))).json()) as { approvals: unknown[] };
+  assert.deepEqual(theirs.approvals, []);
+  assert.deepEqual(deployed, []);
+});
+
+test("by 'others' (four eyes): the run's starter never decides it: 403 Forbidden, self-approval, no challenge", async () => {
+  const { agent, handler, deployed, refusals } = setup({ by: 'others' });
+  const approvalId = await paused(handler, 'alice-3', alice);
+  for (const approved of [true, false]) {
+    const own = await handler(post(`/approvals/${approvalId}`, { approved }, alice));
+    assert.equal(own.status, 403);
+    assert.equal(await own.text(), '{"error":"Forbidden"}');
+    assert.equal(own.headers.get('www-authenticate'), null, 'no token can fix it');
+  }
+  assert.deepEqual(refusals, [{ reason: 'self-approval' }, { reason: 'self-approval' }]);
+  // The starter's queue does not offer what the starter may not decide.
+  const queue = (await (await handler(get('/approvals', alice))).json()) as { approvals: unknown[] };
+  assert.deepEqual(queue.approvals, []);
+  assert.deepEqual(deployed, []);
+  const decided = await handler(post(`/approvals/${approvalId}`, { approved: true }, bob));
+  assert.equal(decided.status, 200);
+  assert.deepEqual(deployed, [{ env: 'prod' }]);
+  assert.deepEqual((await agent.transcript('alice-3')).audit[0]!.decidedBy, { id: 'bob', authenticator: 'custom' });
+});
+
+test('per-tool scopes are checked after ownership: 404 for who may not see it, else 403 naming the union', async () => {
+  const { handler, deployed } = setup({ scopes: { deploy: ['ops:approve'] } });
+  const owner = user('erin', 'agent:send agent:read agent:approve');
+  const approvalId = await paused(handler, 'erin-1', owner);
+  // A stranger holding every scope learns nothing of the approval, not even its tool's scopes.
+  const stranger = await handler(post(`/approvals/${approvalId}`, { approved: true }, dave));
+  assert.equal(stranger.status, 404);
+  assert.equal(await stranger.text(), '{"error":"Approval not found"}');
+  const short = await handler(post(`/approvals/${approvalId}`, { approved: true }, owner));
+  assert.equal(short.status, 403);
+  assert.match(short.headers.get('www-authenticate') ?? '', /scope="agent:approve ops:approve"/);
+  assert.deepEqual(deployed, []);
+});
+
+test('ttlSec: an older pending approval is shown expired when read, and a decision denies it with reason expired', async () => {
+  const { agent, handler, deployed, data } = setup({ ttlSec: 60 });
+  const approvalId = await paused(handler, 'alice-4', alice);
+  const listed = async () =>
+    ((await (await handler(get('/approvals?sessionId=alice-4', alice))).json()) as { approvals: { status: string }[] })
+      .approvals;
+  assert.equal((await listed())[0]!.status, 'pending');
+  // Two minutes pass (the checkpoint's createdAt moved back in the store's data).
+  const key = `checkpoint:${approvalId}`;
+  const checkpoint = JSON.parse(data.get(key)!) as { createdAt: string };
+  checkpoint.createdAt = new Date(Date.now() - 120_000).toISOString();
+  data.set(key, JSON.stringify(checkpoint));
+  assert.equal((await listed())[0]!.status, 'expired');
+  assert.equal((await listed())[0]!.status, 'expired', 'a read decides nothing');
+  const decided = await handler(post(`/approvals/${approvalId}`, { approved: true }, alice));
+  assert.equal(decided.status, 200);
+  assert.deepEqual(deployed, [], 'an expired approval never runs its tool');
+  const entry = (await agent.transcript('alice-4')).audit[0]!;
+  assert.deepEqual([entry.approved, entry.reason], [false, 'expired']);
+});
+
+test('the queue is oldest first, paged with limit and an opaque cursor; a bad limit or cursor is 400', async () => {
+  const { handler } = setup({ by: 'approvers' });
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    ids.push(await paused(handler, `q-${i}`, i % 2 === 0 ? alice : carol));
+    // Each a later millisecond than the one before: the order is createdAt's, not the ids'.
+    await new Promise((resolve) => setTimeout(resolve, 3));
+  }
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const path: string = `/approvals?limit=2${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+    const page = (await (await handler(get(path, bob))).json()) as {
+      approvals: { id: string }[];
+      nextCursor: string | null;
+    };
+    assert.ok(page.approvals.length <= 2);
+    seen.push(...page.approvals.map((a) => a.id));
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+  assert.deepEqual(seen, ids);
+  assert.equal((await handler(get('/approvals?limit=101', bob))).status, 400);
+  assert.equal((await handler(get('/approvals?cursor=nope', bob))).status, 400);
+});
+
+test("four eyes on every surface: the starter's useChat approval and MCP decide are refused too", async () => {
+  const { handler, deployed } = setup({ by: 'others' }, 'owned', { mcp: true });
+  const approvalId = await paused(handler, 'alice-5', alice);
+  const ui = await handler(
+    post(
+      '/ui',
+      {
+        id: 'alice-5',
+        trigger: 'submit-message',
+        messages: [
+          { id: 'm0', role: 'user', parts: [{ type: 'text', text: DEPLOY }] },
+          {
+            id: 'm1',
+            role: 'assistant',
+            parts: [
+              {
+                type: 'tool-deploy',
+                toolCallId: 'call_1_0',
+                state: 'approval-responded',
+                input: { env: 'prod' },
+                approval: { id: approvalId, approved: true },
+              },
+            ],
+          },
+        ],
+      },
+      alice,
+    ),
+  );
+  assert.equal(ui.status, 403);
+  assert.equal(await ui.text(), '{"error":"Forbidden"}');
+  const mcp = await handler(
+    post(
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'decide', arguments: { approvalId, approved: true } },
+      },
+      alice,
+    ),
+  );
+  const answer = (await mcp.json()) as { result?: { isError?: boolean; content: { text: string }[] } };
+  assert.equal(answer.result?.isError, true, JSON.stringify(answer));
+  assert.deepEqual(deployed, []);
+  // Another approver decides through MCP.
+  const other = await handler(
+    post(
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'decide', arguments: { approvalId, approved: true } },
+      },
+      bob,
+    ),
+  );
+  const decided = (await other.json()) as { result?: { isError?: boolean } };
+  assert.notEqual(decided.result?.isError, true, JSON.stringify(decided));
+  assert.deepEqual(deployed, [{ env: 'prod' }]);
+});
+
+test("the owner's queue of an anonymous caller is empty: another anonymous caller's approvals are reachable by id only", async () => {
+  const { handler } = setup(undefined);
+  const guest: Principal = { ...user('anonymous', 'agent:send agent:read'), authenticator: 'anonymous' };
+  const sent = await handler(post('', { message: DEPLOY }, guest));
+  assert.equal(sent.status, 200, await sent.clone().text());
+  const queue = await handler(get('/approvals', guest));
+  assert.equal(queue.status, 200);
+  assert.deepEqual(await queue.json(), { approvals: [], nextCursor: null });
+});
