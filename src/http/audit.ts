@@ -103,17 +103,19 @@ export function readAudit(helper: string, value: unknown): Audit | undefined {
     recordArguments = given.recordArguments === true;
     log = given.log;
   }
-  const append =
-    typeof log === 'object' && log !== null && typeof (log as { append?: unknown }).append === 'function'
-      ? (record: Record<string, unknown>) => (log as unknown as AuditAppender).append(record)
-      : typeof log === 'function'
-        ? (record: Record<string, unknown>) => (log as AuditFunction)(record as unknown as AuditRecord)
-        : undefined;
+  // Run events (tool calls, approvals, token exchanges) join an audit log's chain; a function of
+  // each AuditRecord receives the request records only, the shape its type says.
+  const isLog = typeof log === 'object' && log !== null && typeof (log as { append?: unknown }).append === 'function';
+  const append = isLog
+    ? (record: Record<string, unknown>) => (log as unknown as AuditAppender).append(record)
+    : typeof log === 'function'
+      ? (record: Record<string, unknown>) => (log as AuditFunction)(record as unknown as AuditRecord)
+      : undefined;
   if (append === undefined)
     throw new AuthConfigError(
       `${helper}: audit must be a function of each AuditRecord, or { log } with an audit log or a function; got ${kindOf(log)}`,
     );
-  return auditOf(append, required, recordArguments);
+  return auditOf(append, required, recordArguments, isLog);
 }
 
 /**
@@ -124,6 +126,7 @@ function auditOf(
   append: (record: Record<string, unknown>) => unknown,
   required: boolean,
   recordArguments: boolean,
+  events: boolean,
 ): Audit {
   let lastReport = -Infinity;
   let unreported = 0;
@@ -156,6 +159,7 @@ function auditOf(
     },
     keep: (record) => write(record as unknown as Record<string, unknown>),
     async event(requestId, fields) {
+      if (!events) return;
       const written = await write({ time: new Date().toISOString(), requestId, ...fields });
       // The run stops before its step; the request is answered 503, as when its record could not be written.
       if (!written && required) throw new HttpError(503, 'Service Unavailable');

@@ -86,6 +86,10 @@ const AUTH = './src/auth/index.ts';
 // 15,717 B, the handler 35,305 B. DPoP is an option of jwt() and oidc() read at run time, and
 // telemetry an option of agentHandler() and createAgent(): their code is in those bundles whether
 // or not the option is given, and kept out of the bundles that do not import those factories.
+// Moved once since, to 10% over what this round needs (docs/design.md §23):
+// jwt() 18,658 B and oidc() 17,306 B (tenants, the entry's grant as data), the handler 44,616 B
+// (authorize(), the audit record and sink, approvals and their queue, tenant budgets, agent tools
+// over MCP, the output reserve).
 const BUNDLES: Bundle[] = [
   {
     name: 'routeAuth([apiToken(t)])',
@@ -101,27 +105,25 @@ const BUNDLES: Bundle[] = [
   },
   {
     name: 'routeAuth([jwt({ secret, audience })])',
-    budget: 19_900,
+    budget: 20_600,
     uses: ['dpop'],
     entry: `import { routeAuth, jwt } from '${AUTH}'; export default routeAuth([jwt({ secret: 'a-secret-of-at-least-32-bytes-0123456789', audience: 'api' })]);`,
   },
   {
     name: 'routeAuth([jwt({ jwksUrl, audience })])',
-    budget: 19_900,
+    budget: 20_600,
     uses: ['dpop'],
     entry: `import { routeAuth, jwt } from '${AUTH}'; export default routeAuth([jwt({ jwksUrl: 'https://id.example/jwks.json', audience: 'api' })]);`,
   },
   {
     name: 'routeAuth([oidc({ issuer, audience })])',
-    budget: 18_200,
+    budget: 19_100,
     uses: ['dpop'],
     entry: `import { routeAuth, oidc } from '${AUTH}'; export default routeAuth([oidc({ issuer: 'https://id.example', audience: 'api' })]);`,
   },
   {
     name: "agentHandler(createAgent({ name: 'a', model: echoModel() }), { auth: [apiToken(t)] }) from src/index.ts",
-    // 40,900 before design §33 and §34's handler parts: the approvals option, the queue, resources
-    // read for authorize(), and the audit log's sink (about 700 B gzipped).
-    budget: 42_000,
+    budget: 49_100,
     uses: ['telemetry'],
     entry: `import { agentHandler, apiToken, createAgent, echoModel } from './src/index.ts'; export default agentHandler(createAgent({ name: 'a', model: echoModel() }), { auth: [apiToken('an-api-token-0123456789')] });`,
   },

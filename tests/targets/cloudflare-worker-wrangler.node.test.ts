@@ -289,10 +289,11 @@ describe('cloudflare-worker target: the declared openai-compatible model, every 
         '/chat',
         '{"message":"hi","sessionId":"has space"}',
         400,
-        { error: 'sessionId must be 1 to 256 characters without whitespace or control characters' },
+        {
+          error: 'send(): sessionId must be 1 to 256 characters without whitespace or control characters; got a string',
+        },
       ],
       ['POST', '/ui', '{"id":"x","messages":[]}', 400, { error: 'messages must be a non-empty list' }],
-      ['GET', '/approvals', undefined, 400, { error: 'sessionId query parameter is required' }],
       ['GET', '/chat', undefined, 405, { error: 'Method Not Allowed' }],
       ['GET', '', undefined, 405, { error: 'Method Not Allowed' }],
       ['GET', '/nope', undefined, 404, { error: 'Not Found' }],
@@ -307,6 +308,11 @@ describe('cloudflare-worker target: the declared openai-compatible model, every 
       assert.deepEqual(await response.json(), answer, `${method} ${path} ${body}`);
       if (status === 405) assert.equal(response.headers.get('allow'), 'POST');
     }
+    // Without sessionId, GET /approvals is the queue of the caller's own runs' pending approvals (design §33).
+    const queue = await worker.fetch('http://worker/agent/approvals', { headers: json });
+    assert.equal(queue.status, 200);
+    const listed = (await queue.json()) as { approvals: unknown; nextCursor: unknown };
+    assert.ok(Array.isArray(listed.approvals) && 'nextCursor' in listed, JSON.stringify(listed));
     const large = await post(worker, '/chat', { message: 'x'.repeat(1024 * 1024) });
     assert.equal(large.status, 413);
     await large.body?.cancel();
