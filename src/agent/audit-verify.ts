@@ -60,7 +60,7 @@ export interface AuditVerification {
  * chain that holds: keep `{ seq, hash }` from `agentward audit head` elsewhere and pass it as
  * `head`. It throws only for bad options (`AuthConfigError`).
  * @example
- * const result = await verifyAuditLog(log.read(), { key: process.env.AUDIT_KEY });
+ * const result = await verifyAuditLog(log.read(), { key: env.AUDIT_KEY });
  * if (!result.ok) console.error(`the audit log is broken at seq ${result.brokenSeq} (${result.reason})`);
  */
 export async function verifyAuditLog(

@@ -35,7 +35,7 @@ const ignore = () => {};
  * gap. `read()` pages through the records in `seq` order. A lost database fails with
  * `StoreError` `STORE_UNAVAILABLE`; tables not made yet with `STORE_SCHEMA` (run `migrate()`).
  * @example
- * const log = postgresAuditLog({ client: pool, key: process.env.AUDIT_KEY });
+ * const log = postgresAuditLog({ client: pool, key: env.AUDIT_KEY });
  * await log.migrate();
  */
 export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAuditLog {
