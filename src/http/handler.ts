@@ -2,7 +2,7 @@
 // every request on every surface goes through, as named steps: the metadata document, the MCP
 // guard, limits.failures and auth, route (404) and method (405), authorize() (403), limits, then
 // the operation (routes.ts, mcp.ts), whose session the agent's ownership rule checks as it starts.
-import type { Agent, DecideOptions, Principal, RunResult, TurnMeter } from '../agent/types.ts';
+import type { Agent, DecideOptions, Principal, RunResult, SendOptions, TurnMeter } from '../agent/types.ts';
 import { AgentError } from '../agent/errors.ts';
 import { HttpError } from './responses.ts';
 import {
@@ -245,6 +245,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   const decidesResources =
     resources !== undefined &&
     (owned || approvals.by !== 'owner' || approvals.scopes.size > 0 || approvals.ttlSec !== undefined);
+  /** Under 'owned', a send's session is decided by authorize() once the body names it (design §32). */
+  const decidesSends = owned && resources !== undefined;
 
   /** A request past its route: the steps of design §25 in order, each a short function below; the first to answer ends it. */
   const steps = async (call: Call): Promise<Reply> =>
@@ -332,6 +334,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const resource = decidesResources ? await resourceOf(call, route!) : undefined;
     const refused = authorized(call, [operation], undefined, resource) ?? (await keep(call));
     if (refused !== undefined) return refused;
+    if (decidesSends && operation === 'send') call.continues = (sessionId) => continuing(call, sessionId);
     // authorize() decided whose session this is: the operation compares no owner again.
     const decided = resource === undefined ? undefined : { expired: call.expired, approvals };
     if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call, decided);
@@ -352,6 +355,24 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     }
     if (route.name === 'decide') return { approval: { mode, found: await found.approval(route.id!) } };
     return undefined;
+  }
+
+  /**
+   * A send's session, its id read from the body: authorize() decides whether the caller may
+   * continue it, and refuses as an unknown id answers (design §32). An id no session has is the
+   * agent's to answer (a new session, or 400 for an anonymous caller's chosen id). authorize()
+   * decides on this path; the agent's own §9 check stays behind it as a defence in depth, as the
+   * owner read here and the turn are not atomic (a session deleted and made again by another
+   * owner in between) and the agent's turn lock serialises only the turns.
+   */
+  async function continuing(call: Call, sessionId: string): Promise<Reply | undefined> {
+    const owner = await resources!.sessionOwner(sessionId);
+    if (owner === undefined) return undefined;
+    const decision = decide(call, call.operations, undefined, { session: { mode: agent.sessions, owner } });
+    if (decision.allow) return undefined;
+    // An anonymous caller's chosen id is refused by the agent as for a new session (400): someone else's session answers the same.
+    if (isAnonymous(call.principal!)) return undefined;
+    return refuse(call, decision);
   }
 
   /** `GET <base>/approvals` without `sessionId`: the pending approvals the caller may decide, oldest first, a page at a time. */
@@ -381,7 +402,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     call.sessionId = ui.sessionId;
     call.approvalId = ui.decisions[0]?.approvalId;
     const operations = ui.text === undefined ? DECIDE : ui.decisions.length === 0 ? SEND : SEND_AND_DECIDE;
-    const refused = authorized(call, operations);
+    const refused =
+      authorized(call, operations) ??
+      (decidesSends && ui.text !== undefined ? await continuing(call, ui.sessionId) : undefined);
     if (refused !== undefined) return refused;
     const checked = await uiDecisions(call, ui);
     if (checked !== undefined && !(checked instanceof Set)) return checked;
@@ -415,10 +438,22 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // A direct call of an agent tool makes its own session (and approval): the record names them.
     const noted = ({ sessionId, approvalId }: CallIds) => Object.assign(call, { sessionId, approvalId });
     // MCP `decide` asks authorize() about the approval before the agent decides it, as the HTTP route does.
+    // MCP `ask` naming a session asks authorize() about it before the run, as a send over HTTP does.
     const served = decidesResources
-      ? { ...agent, decide: (id: string, options: DecideOptions) => mcpDecide(call, id, options) }
+      ? {
+          ...agent,
+          decide: (id: string, options: DecideOptions) => mcpDecide(call, id, options),
+          ...(decidesSends && { send: (message: string, options?: SendOptions) => mcpAsk(call, message, options) }),
+        }
       : agent;
     return mcpRoute(served, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
+  }
+
+  /** MCP `ask` once authorize() has seen the session it names: a refusal is the tool's error, as the agent's own would be. */
+  async function mcpAsk(call: Call, message: string, options: SendOptions = {}): Promise<RunResult> {
+    const refused = options.sessionId === undefined ? undefined : await continuing(call, options.sessionId);
+    if (refused !== undefined) throw new AgentError('SESSION_NOT_FOUND', 'no session has this id');
+    return agent.send(message, options);
   }
 
   /** MCP `decide` once authorize() has seen the approval: a refusal is the tool's error, as the agent's own would be. */
@@ -592,6 +627,8 @@ interface Call {
   kept: boolean;
   /** The run's audit events, into the handler's log (design §34). */
   auditEvents?: AuditSink | undefined;
+  /** A send's check of the session its body names (`continuing`), once the body is read. */
+  continues?: ((sessionId: string) => Promise<Reply | undefined>) | undefined;
 }
 
 const newCall = (request: RouteRequest, route: Route | undefined, trace: RequestTrace | undefined): Call => ({

@@ -134,6 +134,11 @@ export interface Noted {
   sessionId?: string | undefined;
   /** The handler's audit log for the run's events (design §34). */
   readonly auditEvents?: AuditSink | undefined;
+  /**
+   * authorize() on the existing session a send names, once its body is read (design §32): the
+   * refusal's reply, or `undefined` (allowed, or no such session: the send makes it).
+   */
+  readonly continues?: ((sessionId: string) => Promise<Reply | undefined>) | undefined;
 }
 
 /**
@@ -183,6 +188,8 @@ async function sendRoute(
 ): Promise<Reply> {
   const { message, sessionId, metadata } = parseSendBody(jsonObject(await readBodyBytes(request)));
   if (noted !== undefined) noted.sessionId = sessionId;
+  const refused = sessionId === undefined ? undefined : await noted?.continues?.(sessionId);
+  if (refused !== undefined) return refused;
   const logged: SendOptions & AuditEvents = { principal, sessionId, metadata, meter };
   if (noted?.auditEvents !== undefined) logged[AUDIT_EVENTS] = noted.auditEvents;
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.

@@ -307,11 +307,20 @@ test('a failed run is isError with what the HTTP routes would say, never interna
 });
 
 test('ownership: another principal can neither continue a session nor decide its approval (as on every route)', async () => {
+  // Turns counted: authorize() refuses another's `ask` before its run, so the agent's turn is never entered.
+  const entered: string[] = [];
+  const store = memoryStore();
+  const counted: typeof store = Object.assign(Object.create(null), store, {
+    withSession: <T>(id: string, turn: (s: typeof store) => Promise<T>): Promise<T> => {
+      entered.push(id);
+      return turn(counted);
+    },
+  });
   const owned = createAgent({
     name: 'owned',
     model: echoModel(),
     sessions: 'owned',
-    store: memoryStore(),
+    store: counted,
     tools: [
       { name: 'deploy', description: 'd', parameters: { type: 'object' }, needsApproval: true, execute: () => 'done' },
     ],
@@ -327,6 +336,7 @@ test('ownership: another principal can neither continue a session nor decide its
     { authorization: 'Bearer b' },
   );
   assert.deepEqual(taken.body.result, { content: [{ type: 'text', text: 'Session not found' }], isError: true });
+  assert.deepEqual(entered, [sessionId], "another's ask never reaches the agent's turn");
   const decided = await post(
     handler,
     rpc(3, 'tools/call', { name: 'decide', arguments: { approvalId: approvals[0].id, approved: true } }),

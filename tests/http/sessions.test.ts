@@ -373,3 +373,35 @@ test('the property test can fail: a handler that answers a stranger differently 
   assert.notDeepEqual(mine, unknown);
   assert.equal(seededRandom(1).int(10), seededRandom(1).int(10));
 });
+
+test("owned: authorize() decides a send to another's session before its run: the agent's turn is never entered", async () => {
+  // A store whose turns are counted: a send refused by the agent's own check enters the turn first.
+  const entered: string[] = [];
+  const store = memoryStore();
+  const counted = Object.assign(Object.create(null), store, {
+    withSession: <T>(sessionId: string, turn: (s: typeof store) => Promise<T>): Promise<T> => {
+      entered.push(sessionId);
+      return turn(counted);
+    },
+  });
+  const agent = createAgent({ name: 'web', model: echoModel(), store: counted, sessions: 'owned' });
+  const handler = agentHandler(agent, { basePath: '/agent', auth: asHeader });
+  assert.equal((await handler(post('', { message: 'mine', sessionId: 's-alice' }, alice))).status, 200);
+  assert.deepEqual(entered, ['s-alice']);
+  const bob = strangers[0]!;
+  for (const request of [
+    post('', { message: 'take over', sessionId: 's-alice' }, bob),
+    post('/chat', { message: 'take over', sessionId: 's-alice' }, bob),
+    post('/chat', { message: 'take over', sessionId: 's-alice' }, bob, { accept: 'text/event-stream' }),
+    post('/ui', uiMessage('s-alice', 'take over'), bob),
+  ]) {
+    const response = await handler(request);
+    assert.equal(response.status, 404);
+    assert.deepEqual(await response.json(), { error: 'Session not found' });
+  }
+  assert.deepEqual(entered, ['s-alice'], 'a refused send never reaches the agent');
+  // The owner still continues it, and a new id is still a new session.
+  assert.equal((await handler(post('/chat', { message: 'again', sessionId: 's-alice' }, alice))).status, 200);
+  assert.equal((await handler(post('', { message: 'new', sessionId: 's-bob' }, bob))).status, 200);
+  assert.deepEqual(entered, ['s-alice', 's-alice', 's-bob']);
+});
