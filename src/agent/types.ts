@@ -4,7 +4,7 @@ import type { Principal } from '../auth/internal.ts';
 import type { AiSdkTool } from './ai-sdk-tools.ts';
 import type { ToolParameters } from './arguments.ts';
 import type { AiSdkLanguageModel } from './models/ai-sdk.ts';
-import type { AuditEntry, DecidedBy, Store } from './store-types.ts';
+import type { AuditEntry, Store } from './store-types.ts';
 
 export type { Principal };
 export type * from './store-types.ts';
@@ -258,15 +258,7 @@ export type RunEvent =
   | { type: 'tool-call'; call: ToolCall }
   | { type: 'approval-request'; approval: PendingApproval }
   /** A pending approval decided (design §33): by whom (absent: trusted code) and when; `reason` `expired` past `approvals.ttlSec`. */
-  | {
-      type: 'approval-decided';
-      approvalId: string;
-      tool: string;
-      approved: boolean;
-      reason?: string;
-      decidedBy?: DecidedBy;
-      decidedAt: string;
-    }
+  | Omit<AuditEntry, 'at'>
   | { type: 'tool-result'; toolCallId: string; output: unknown }
   | { type: 'tool-error'; toolCallId: string; error: string }
   | { type: 'tool-denied'; toolCallId: string; reason?: string }
