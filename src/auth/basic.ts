@@ -59,7 +59,7 @@ function crossSiteWrite(request: RequestView): boolean {
   // `Origin: null` (an opaque origin, a sandboxed frame) is no site of this server's.
   const from = URL.canParse(origin) ? new URL(origin) : null;
   const own = new URL(request.url);
-  // Over https, a page served over http is another site, whatever its host (design §26).
+  // Over https, a page served over http is another site, whatever its host (design §20).
   if (from === null || (own.protocol === 'https:' && from.protocol !== 'https:')) return true;
   return from.host !== own.host && from.host !== headers.get('host')?.toLowerCase();
 }

@@ -325,7 +325,7 @@ test("basic(): a browser's cross-site POST skips whatever its credentials (Sec-F
   assert.equal(!result.ok && result.response.status, 401);
 });
 
-test("basic(): without Sec-Fetch-Site, an https server's Origin must be https too: Origin http://<its host> skips, https://<its host> is accepted; an http server compares the host alone (design §26)", async () => {
+test("basic(): without Sec-Fetch-Site, an https server's Origin must be https too: Origin http://<its host> skips, https://<its host> is accepted; an http server compares the host alone (design §20)", async () => {
   const entry = basic({ users: { ada: PASSWORD } });
   const at = (url: string, method: string, origin: string, host?: string) => {
     const headers = new Headers({ authorization: basicAuthorization('ada', PASSWORD), origin });
