@@ -34,11 +34,17 @@ export interface AgentResources {
 /**
  * An option key the route handler passes once `authorize()` has decided ownership: the agent's
  * operation then compares no owner again (its in-process callers still get the §9 rule).
- * `expired`: the approval waited past `approvals.ttlSec`, and is decided as denied.
+ * `expired` (on `decide`): the approval waited past `approvals.ttlSec`, and is decided as denied.
+ * `expiredIf` (on `send`, which still checks its session itself): whether a pending approval made
+ * at `createdAt` is past `approvals.ttlSec`; the send then denies it (reason `expired`) and
+ * resumes its run before the message goes (design §33).
  */
 export const AUTHORIZED: unique symbol = Symbol('agentward.authorized') as never;
 export interface Authorized {
-  readonly [AUTHORIZED]?: { readonly expired?: boolean };
+  readonly [AUTHORIZED]?: {
+    readonly expired?: boolean;
+    readonly expiredIf?: (createdAt: string | undefined) => boolean;
+  };
 }
 
 const registry = new WeakMap<Agent, AgentResources>();

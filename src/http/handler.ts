@@ -33,9 +33,9 @@ import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } f
 import type { CallIds } from './mcp-tools.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
-import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
+import { matchRoute, operationOf, serveRoute, uiRoute, withExpiry, type Route } from './routes.ts';
 import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
-import { readApprovals, type ApprovalsOptions } from './approvals.ts';
+import { expiryOf, readApprovals, type ApprovalsOptions } from './approvals.ts';
 import { AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
 import { isAnonymous, ownerKey } from '../agent/sessions.ts';
 import { approvalQueue, queueQuery } from './queue.ts';
@@ -239,6 +239,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {}, implies };
   const audit = readAudit(helper, options.audit);
   const approvals = readApprovals(helper, options.approvals, scopes?.approve, auth);
+  /** With `approvals.ttlSec`: a send denies its session's expired approval first (design §33). */
+  const expiredIf = expiryOf(approvals);
   /** What authorize() reads of the agent's sessions and approvals (an agent of createAgent's). */
   const resources = resourcesOf(agent);
   // Ownership and the approvals option are decided by authorize() when it needs a resource to do so (design §32).
@@ -335,6 +337,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const refused = authorized(call, [operation], undefined, resource) ?? (await keep(call));
     if (refused !== undefined) return refused;
     if (decidesSends && operation === 'send') call.continues = (sessionId) => continuing(call, sessionId);
+    if (operation === 'send') call.expiredIf = expiredIf;
     // authorize() decided whose session this is: the operation compares no owner again.
     const decided = resource === undefined ? undefined : { expired: call.expired, approvals };
     if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call, decided);
@@ -412,7 +415,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     if (kept !== undefined) return kept;
     const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
     const serve = (meter: TurnMeter | undefined) =>
-      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents, checked);
+      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents, checked, expiredIf);
     return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
   }
 
@@ -443,17 +446,22 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       ? {
           ...agent,
           decide: (id: string, options: DecideOptions) => mcpDecide(call, id, options),
-          ...(decidesSends && { send: (message: string, options?: SendOptions) => mcpAsk(call, message, options) }),
+          send: (message: string, options?: SendOptions) => mcpAsk(call, message, options),
         }
       : agent;
     return mcpRoute(served, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
   }
 
-  /** MCP `ask` once authorize() has seen the session it names: a refusal is the tool's error, as the agent's own would be. */
+  /**
+   * MCP `ask` once authorize() has seen the session it names (under 'owned'): a refusal is the
+   * tool's error, as the agent's own would be. With `approvals.ttlSec`, an expired approval of the
+   * session is denied first, as on every send.
+   */
   async function mcpAsk(call: Call, message: string, options: SendOptions = {}): Promise<RunResult> {
-    const refused = options.sessionId === undefined ? undefined : await continuing(call, options.sessionId);
+    const refused =
+      !decidesSends || options.sessionId === undefined ? undefined : await continuing(call, options.sessionId);
     if (refused !== undefined) throw new AgentError('SESSION_NOT_FOUND', 'no session has this id');
-    return agent.send(message, options);
+    return agent.send(message, expiredIf === undefined ? options : withExpiry(options, expiredIf));
   }
 
   /** MCP `decide` once authorize() has seen the approval: a refusal is the tool's error, as the agent's own would be. */
@@ -627,6 +635,8 @@ interface Call {
   kept: boolean;
   /** The run's audit events, into the handler's log (design §34). */
   auditEvents?: AuditSink | undefined;
+  /** With `approvals.ttlSec`, on a send: whether a pending approval has expired (design §33). */
+  expiredIf?: ((createdAt: string | undefined) => boolean) | undefined;
   /** A send's check of the session its body names (`continuing`), once the body is read. */
   continues?: ((sessionId: string) => Promise<Reply | undefined>) | undefined;
 }

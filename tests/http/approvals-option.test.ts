@@ -8,8 +8,8 @@ import { agentHandler } from '../../src/http/index.ts';
 import type { AgentHandlerOptions } from '../../src/http/handler.ts';
 import { AuthConfigError } from '../../src/auth/index.ts';
 import type { AuthFn, Principal } from '../../src/auth/index.ts';
-import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
-import type { Tool } from '../../src/agent/index.ts';
+import { createAgent, echoModel, memoryAuditLog, memoryStore } from '../../src/agent/index.ts';
+import type { ChainedRecord, Message, Tool } from '../../src/agent/index.ts';
 import { decodeBase64url, encodeBase64url } from '../../src/auth/jws/base64url.ts';
 
 const BASE = 'http://localhost/agent';
@@ -200,6 +200,104 @@ test('ttlSec: an older pending approval is shown expired when read, and a decisi
   assert.deepEqual(deployed, [], 'an expired approval never runs its tool');
   const entry = (await agent.transcript('alice-4')).audit[0]!;
   assert.deepEqual([entry.approved, entry.reason], [false, 'expired']);
+});
+
+/** Two minutes pass for a pending approval: its checkpoint's createdAt moved back in the memory store's data. */
+function age(data: Map<string, string>, approvalId: string): void {
+  const key = `checkpoint:${approvalId}`;
+  const checkpoint = JSON.parse(data.get(key)!) as { createdAt: string };
+  checkpoint.createdAt = new Date(Date.now() - 120_000).toISOString();
+  data.set(key, JSON.stringify(checkpoint));
+}
+
+test('ttlSec: a send to a session whose approval expired denies it (reason expired), resumes the run, then sends', async () => {
+  const log = memoryAuditLog();
+  const { agent, handler, deployed, data } = setup({ ttlSec: 60 }, 'owned', { audit: { log } });
+  const approvalId = await paused(handler, 'alice-6', alice);
+  // Not expired yet: the send is refused as before, and nothing is decided.
+  const early = await handler(post('', { message: 'hello', sessionId: 'alice-6' }, alice));
+  assert.equal(early.status, 409);
+  age(data, approvalId);
+  const sent = await handler(post('', { message: 'hello', sessionId: 'alice-6' }, alice));
+  assert.equal(sent.status, 200, await sent.clone().text());
+  const result = (await sent.json()) as { status: string; text: string; messages: Message[] };
+  assert.deepEqual([result.status, result.text], ['completed', 'hello']);
+  assert.deepEqual(deployed, [], 'an expired approval never runs its tool');
+  const { messages, audit } = await agent.transcript('alice-6');
+  // The model was told of the denial (the resumed run's turn), then the message went as any send.
+  assert.deepEqual(
+    messages.map((m) => [m.role, m.content]),
+    [
+      ['user', DEPLOY],
+      ['assistant', ''],
+      ['tool', 'Denied by the user: expired'],
+      ['assistant', 'Tool results: deploy: Denied by the user: expired'],
+      ['user', 'hello'],
+      ['assistant', 'hello'],
+    ],
+  );
+  assert.equal(audit.length, 1);
+  const entry = audit[0]!;
+  assert.deepEqual(
+    [entry.approvalId, entry.approved, entry.reason, entry.decidedBy],
+    [approvalId, false, 'expired', { id: 'alice', authenticator: 'custom' }],
+  );
+  assert.ok(Date.parse(entry.decidedAt) > 0);
+  assert.deepEqual(await agent.pendingApprovals('alice-6'), []);
+  // The audit log holds the decision beside the send's record.
+  let records: ChainedRecord[] = [];
+  for (let i = 0; i < 50 && !records.some((r) => r.type === 'approval-decided'); i++) {
+    records = [];
+    for await (const record of log.read()) records.push(record);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const decided = records.find((r) => r.type === 'approval-decided')!;
+  assert.deepEqual(
+    [decided.approvalId, decided.approved, decided.reason, decided.decidedBy],
+    [approvalId, false, 'expired', { id: 'alice', authenticator: 'custom' }],
+  );
+});
+
+test('ttlSec: a useChat message and an MCP ask deny an expired approval of their session first, as a send does', async () => {
+  const { agent, handler, deployed, data } = setup({ ttlSec: 60 }, 'owned', { mcp: true });
+  const viaUi = await paused(handler, 'alice-7', alice);
+  age(data, viaUi);
+  const ui = await handler(
+    post(
+      '/ui',
+      {
+        id: 'alice-7',
+        trigger: 'submit-message',
+        messages: [{ id: 'm2', role: 'user', parts: [{ type: 'text', text: 'and now?' }] }],
+      },
+      alice,
+    ),
+  );
+  assert.equal(ui.status, 200);
+  const stream = await ui.text();
+  assert.match(stream, /"type":"data-approval-decided"/);
+  assert.match(stream, /"reason":"expired"/);
+  const chat = await agent.transcript('alice-7');
+  assert.deepEqual([chat.audit[0]?.reason, chat.messages.at(-1)?.content], ['expired', 'and now?']);
+  const viaMcp = await paused(handler, 'alice-8', alice);
+  age(data, viaMcp);
+  const mcp = await handler(
+    post(
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'ask', arguments: { message: 'still there?', sessionId: 'alice-8' } },
+      },
+      alice,
+    ),
+  );
+  const answer = (await mcp.json()) as { result?: { isError?: boolean } };
+  assert.notEqual(answer.result?.isError, true, JSON.stringify(answer));
+  const asked = await agent.transcript('alice-8');
+  assert.deepEqual([asked.audit[0]?.reason, asked.messages.at(-1)?.content], ['expired', 'still there?']);
+  assert.deepEqual(deployed, []);
 });
 
 test('the queue is oldest first, paged with limit and an opaque cursor; a bad limit or cursor is 400', async () => {
