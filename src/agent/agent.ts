@@ -601,6 +601,7 @@ export function createAgent(options: AgentOptions): Agent {
           onUsage: undefined,
           meter: undefined,
           direct: true,
+          auditEvents: (options as AuditEvents)[AUDIT_EVENTS],
         });
       });
       if ('invalid' in result) return { status: 'completed', text: result.invalid, isError: true };

@@ -2,7 +2,15 @@
 // every request on every surface goes through, as named steps: the metadata document, the MCP
 // guard, limits.failures and auth, route (404) and method (405), authorize() (403), limits, then
 // the operation (routes.ts, mcp.ts), whose session the agent's ownership rule checks as it starts.
-import type { Agent, DecideOptions, Principal, RunResult, SendOptions, TurnMeter } from '../agent/types.ts';
+import type {
+  Agent,
+  CallToolOptions,
+  DecideOptions,
+  Principal,
+  RunResult,
+  SendOptions,
+  TurnMeter,
+} from '../agent/types.ts';
 import { AgentError } from '../agent/errors.ts';
 import { HttpError } from './responses.ts';
 import {
@@ -36,7 +44,7 @@ import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, typ
 import { matchRoute, operationOf, serveRoute, uiRoute, withExpiry, type Route } from './routes.ts';
 import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
 import { expiryOf, readApprovals, type ApprovalsOptions } from './approvals.ts';
-import { AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
+import { AUDIT_EVENTS, AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
 import { isAnonymous, ownerKey } from '../agent/sessions.ts';
 import { approvalQueue, queueQuery } from './queue.ts';
 import { auditSink, readAudit, type AuditOption, type AuditRecord } from './audit.ts';
@@ -424,31 +432,41 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // Whom the limits count, known before the body is read (clientAddress may read the Request).
     const caller = limits?.caller(call.request, call.principal);
     const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
-    const forbidden = (tool: McpTool | undefined, args: unknown, agentTool?: string) => {
+    // Authorized, then (audit.required) the request's record written before anything runs (design §34).
+    const forbidden = async (tool: McpTool | undefined, args: unknown, agentTool?: string) => {
       // An agent tool's name is the caller's text until the agent says it has it: cut for the record (design §32).
       call.tool = tool ?? agentTool?.slice(0, 64);
       // The ids a tool call names, for the record: only ids of a plausible length, never a caller's flood.
       const { sessionId, approvalId } = (isPlainObject(args) ? args : {}) as Record<string, unknown>;
       if (typeof sessionId === 'string' && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
       if (typeof approvalId === 'string' && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
-      return authorized(
-        call,
-        tool === undefined ? NONE : [MCP_TOOLS[tool]],
-        tool,
-        agentTool === undefined ? undefined : { agentTool },
+      return (
+        authorized(
+          call,
+          tool === undefined ? NONE : [MCP_TOOLS[tool]],
+          tool,
+          agentTool === undefined ? undefined : { agentTool },
+        ) ?? (await keep(call))
       );
     };
     // A direct call of an agent tool makes its own session (and approval): the record names them.
     const noted = ({ sessionId, approvalId }: CallIds) => Object.assign(call, { sessionId, approvalId });
+    // The run's events join the audit log, as on the HTTP routes (design §34).
+    const logged = <T extends object>(options: T | undefined): T =>
+      (call.auditEvents === undefined ? (options ?? {}) : { ...options, [AUDIT_EVENTS]: call.auditEvents }) as T;
     // MCP `decide` asks authorize() about the approval before the agent decides it, as the HTTP route does.
     // MCP `ask` naming a session asks authorize() about it before the run, as a send over HTTP does.
-    const served = decidesResources
-      ? {
-          ...agent,
-          decide: (id: string, options: DecideOptions) => mcpDecide(call, id, options),
-          send: (message: string, options?: SendOptions) => mcpAsk(call, message, options),
-        }
-      : agent;
+    const served =
+      decidesResources || audit !== undefined
+        ? {
+            ...agent,
+            decide: (id: string, options: DecideOptions) =>
+              decidesResources ? mcpDecide(call, id, logged(options)) : agent.decide(id, logged(options)),
+            send: (message: string, options?: SendOptions) => mcpAsk(call, message, logged(options)),
+            callTool: (name: string, args: unknown, options?: CallToolOptions) =>
+              agent.callTool(name, args, logged(options)),
+          }
+        : agent;
     return mcpRoute(served, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
   }
 
@@ -595,7 +613,13 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // The token the caller presented is reachable while the request is answered, and no longer (a run still streaming holds it).
     if (call.principal !== undefined) releasePresentedToken(call.principal);
     if (seen !== undefined) seen.principal = call.principal;
-    if (audit !== undefined && !call.guarded && call.route?.name !== 'health' && !call.kept)
+    // A request whose record was kept before its operation gets a second one only when refused after it (MCP decide's approval).
+    if (
+      audit !== undefined &&
+      !call.guarded &&
+      call.route?.name !== 'health' &&
+      (!call.kept || call.refusal !== undefined)
+    )
       audit.record(auditRecord(call, reply.status));
   }
 }
