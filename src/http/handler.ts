@@ -692,7 +692,8 @@ const sessionQuery = (request: RouteRequest) =>
 /** The record of one answer (design §32): never a token, a password, a proof or a header value. */
 function auditRecord(call: Call, status: number): AuditRecord {
   const { refusal, principal } = call;
-  const refused = REFUSED.has(status);
+  // MCP answers a refused `decide` in its tool result (200): the record still says it was refused.
+  const refused = REFUSED.has(status) || (status === 200 && refusal !== undefined);
   const record: { -readonly [K in keyof AuditRecord]: AuditRecord[K] } = {
     time: new Date().toISOString(),
     requestId: call.requestId,

@@ -398,3 +398,31 @@ test("the owner's queue of an anonymous caller is empty: another anonymous calle
   assert.equal(queue.status, 200);
   assert.deepEqual(await queue.json(), { approvals: [], nextCursor: null });
 });
+
+test('audit.required: an MCP decide refused after its record was kept (self-approval) gets a refused record too', async () => {
+  const log = memoryAuditLog();
+  const { handler, deployed } = setup({ by: 'others' }, 'owned', { mcp: true, audit: { log, required: true } });
+  const approvalId = await paused(handler, 'alice-9', alice);
+  const mcp = await handler(
+    post(
+      '/mcp',
+      {
+        jsonrpc: '2.0',
+        id: 5,
+        method: 'tools/call',
+        params: { name: 'decide', arguments: { approvalId, approved: true } },
+      },
+      alice,
+    ),
+  );
+  assert.equal(((await mcp.json()) as { result?: { isError?: boolean } }).result?.isError, true);
+  assert.deepEqual(deployed, []);
+  let records: ChainedRecord[] = [];
+  for (let i = 0; i < 50 && !records.some((r) => r.outcome === 'refused'); i++) {
+    records = [];
+    for await (const record of log.read()) records.push(record);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const refused = records.find((r) => r.outcome === 'refused' && r.surface === 'mcp');
+  assert.deepEqual([refused?.reason, refused?.approvalId], ['self-approval', approvalId]);
+});
