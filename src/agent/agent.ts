@@ -681,7 +681,12 @@ export function createAgent(options: AgentOptions): Agent {
         const owner = await sessionOwner(row.sessionId);
         if (owner !== undefined) found.push(approvalResource(row, owner));
       }
-      return found;
+      const last = rows.at(-1);
+      return {
+        found,
+        last: last === undefined ? undefined : [last.createdAt, last.approvalId],
+        more: rows.length >= query.limit,
+      };
     },
   });
   return agent;

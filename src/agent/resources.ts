@@ -24,11 +24,20 @@ export interface QueueQuery {
   readonly after?: readonly [createdAt: string, approvalId: string];
 }
 
+/** One read of the queue: the store's page, those of its approvals whose session is gone left out. */
+export interface QueueRead {
+  readonly found: ApprovalResource[];
+  /** The last approval of the store's page, gone or not (`[createdAt, approvalId]`): where the next read starts. */
+  readonly last: readonly [createdAt: string, approvalId: string] | undefined;
+  /** Whether the store's page was full: it may have more after `last`. */
+  readonly more: boolean;
+}
+
 export interface AgentResources {
   /** The owner of a session: `undefined` when there is no such session, `null` when it has none. */
   sessionOwner(sessionId: string): Promise<OwnerKey | null | undefined>;
   approval(approvalId: string): Promise<ApprovalResource | undefined>;
-  queue(query: QueueQuery): Promise<ApprovalResource[]>;
+  queue(query: QueueQuery): Promise<QueueRead>;
 }
 
 /**

@@ -11,6 +11,10 @@ import type { AuthFn, Principal } from '../../src/auth/index.ts';
 import { createAgent, echoModel, memoryAuditLog, memoryStore } from '../../src/agent/index.ts';
 import type { ChainedRecord, Message, Tool } from '../../src/agent/index.ts';
 import { decodeBase64url, encodeBase64url } from '../../src/auth/jws/base64url.ts';
+import { approvalQueue, MAX_QUEUE_SCAN } from '../../src/http/queue.ts';
+import { DEFAULT_APPROVALS } from '../../src/http/approvals.ts';
+import type { AgentResources, ApprovalResource, QueueQuery } from '../../src/agent/resources.ts';
+import { toResponse } from '../../src/http/responses.ts';
 
 const BASE = 'http://localhost/agent';
 const DEPLOY = '/tool deploy {"env":"prod"}';
@@ -323,6 +327,133 @@ test('the queue is oldest first, paged with limit and an opaque cursor; a bad li
   assert.deepEqual(seen, ids);
   assert.equal((await handler(get('/approvals?limit=101', bob))).status, 400);
   assert.equal((await handler(get('/approvals?cursor=nope', bob))).status, 400);
+});
+
+test('the queue skips the approvals the caller may not decide and still fills each page while more wait', async () => {
+  const ship: Tool = {
+    name: 'ship',
+    description: 'Ships',
+    parameters: { type: 'object' },
+    needsApproval: true,
+    execute: () => 'shipped',
+  };
+  const deploy: Tool = { ...ship, name: 'deploy', description: 'Deploys' };
+  const agent = createAgent({
+    name: 'web',
+    model: echoModel(),
+    tools: [ship, deploy],
+    store: memoryStore(),
+    sessions: 'owned',
+  });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: asHeader,
+    scopes: { send: ['agent:send'], read: ['agent:read'], approve: ['agent:approve'] },
+    // dave lacks ops:approve: every deploy call is one he may not decide, and is left out of his queue.
+    approvals: { by: 'approvers', scopes: { deploy: ['ops:approve'] } },
+  });
+  // 30 visible approvals, each followed by 3 invisible ones: 120 in the store, more than one store page.
+  for (let i = 0; i < 30; i++) {
+    const sent = await handler(post('', { message: '/tool ship {}', sessionId: `ship-${i}` }, alice));
+    assert.equal(sent.status, 200);
+    for (let j = 0; j < 3; j++)
+      assert.equal(
+        (await handler(post('', { message: '/tool deploy {}', sessionId: `deploy-${i}-${j}` }, bob))).status,
+        200,
+      );
+  }
+  type Page = { approvals: { id: string; tool: string }[]; nextCursor: string | null };
+  const pages = async (who: Principal, limit: number): Promise<Page[]> => {
+    const seen: Page[] = [];
+    let cursor: string | null = null;
+    do {
+      const path: string = `/approvals?limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const answer = await handler(get(path, who));
+      assert.equal(answer.status, 200);
+      const page = (await answer.json()) as Page;
+      seen.push(page);
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    return seen;
+  };
+  // bob holds every scope: the store's whole order; dave's queue is its ship calls, in that order.
+  const all = (await pages(bob, 100)).flatMap((page) => page.approvals);
+  assert.equal(all.length, 120);
+  const visible = all.filter((a) => a.tool === 'ship').map((a) => a.id);
+  const paged = await pages(dave, 4);
+  assert.deepEqual(
+    paged.map((page) => page.approvals.length),
+    [4, 4, 4, 4, 4, 4, 4, 2],
+    'every page but the last is full',
+  );
+  assert.deepEqual(
+    paged.flatMap((page) => page.approvals.map((a) => a.id)),
+    visible,
+  );
+  const one = await pages(dave, 100);
+  assert.deepEqual(
+    one.map((page) => page.approvals.length),
+    [30],
+    'one page reads on through the store pages',
+  );
+});
+
+test('the queue reads at most MAX_QUEUE_SCAN approvals for one page; its cursor then goes on after the last one read', async () => {
+  // 2,500 pending approvals in the store's order; the caller may decide every 1,200th.
+  const rows: ApprovalResource[] = Array.from({ length: 2500 }, (_, n) => ({
+    approvalId: `a${String(n).padStart(5, '0')}`,
+    sessionId: `s${n}`,
+    owner: null,
+    requester: undefined,
+    tool: n % 1200 === 1199 ? 'ship' : 'deploy',
+    arguments: {},
+    createdAt: '2026-12-07T00:00:00.000Z',
+  }));
+  const reads: number[] = [];
+  const resources: AgentResources = {
+    sessionOwner: async () => null,
+    approval: async () => undefined,
+    async queue({ limit, after }: QueueQuery) {
+      reads.push(limit);
+      const from = after === undefined ? 0 : rows.findIndex((row) => row.approvalId === after[1]) + 1;
+      const page = rows.slice(from, from + limit);
+      const last = page.at(-1);
+      return { found: page, last: last && [last.createdAt, last.approvalId], more: page.length === limit };
+    },
+  };
+  type Page = { approvals: { id: string }[]; nextCursor: string | null };
+  const pageAfter = async (cursor: string | null) => {
+    const reply = await approvalQueue(
+      resources,
+      {
+        limit: 5,
+        after:
+          cursor === null
+            ? undefined
+            : (JSON.parse(new TextDecoder().decode(decodeBase64url(cursor)!)) as [string, string]),
+      },
+      undefined,
+      (row) => row.tool === 'ship',
+      DEFAULT_APPROVALS,
+    );
+    return (await toResponse(reply).json()) as Page;
+  };
+  const first = await pageAfter(null);
+  assert.deepEqual(first.approvals, [], 'none within the first MAX_QUEUE_SCAN');
+  assert.equal(
+    reads.reduce((a, b) => a + b, 0),
+    MAX_QUEUE_SCAN,
+  );
+  assert.ok(first.nextCursor !== null, 'more wait after the bound');
+  const ids: string[] = [];
+  let cursor: string | null = first.nextCursor;
+  for (let i = 0; cursor !== null && i < 10; i++) {
+    const page = await pageAfter(cursor);
+    ids.push(...page.approvals.map((a) => a.id));
+    cursor = page.nextCursor;
+  }
+  assert.equal(cursor, null);
+  assert.deepEqual(ids, ['a01199', 'a02399']);
 });
 
 test("four eyes on every surface: the starter's useChat approval and MCP decide are refused too", async () => {
