@@ -6,6 +6,7 @@ import { randomId } from './ids.ts';
 import { serializedBytes } from './json-size.ts';
 import { keyedQueue } from './key-queue.ts';
 import { noteEchoAgent } from './echo-mark.ts';
+import { addUsage } from './model-turn.ts';
 import { memoryNamespace, REMEMBER, rememberTool, withNotes } from './memory.ts';
 import {
   AGENT_OPTION_NAMES,
@@ -243,7 +244,13 @@ export function createAgent(options: AgentOptions): Agent {
       // What the message adds to the record (and its comma), counted once: a 1 MiB message takes a walk of its own.
       const askedBytes = serializedBytes(asked) + 1;
       const events = runEvents(sendOptions);
-      const result = await events.settle(
+      // Past approvals.ttlSec (the route handler says when): the session's expired approval is denied first.
+      const expiredIf = (sendOptions as Authorized)[AUTHORIZED]?.expiredIf;
+      /**
+       * One turn of the send: its run, or (`expire`) the session's pending approval denied as
+       * expired and its run resumed with that denial (design §33), which ends the turn.
+       */
+      const attempt = (expire: boolean) =>
         turn(sessionId, async (turnStore) => {
           // Checked before the run is observed: a refused caller sees no event of someone else's session.
           const session = await sessionToSend(
@@ -255,8 +262,14 @@ export function createAgent(options: AgentOptions): Agent {
             message,
             askedBytes,
           );
-          return events.observe(sessionId, async (emit) => {
-            if ((await turnStore.listCheckpoints(sessionId)).length > 0) {
+          return events.observe(sessionId, async (emit): Promise<{ sent?: RunResult; resumed?: RunResult }> => {
+            const waiting = (await turnStore.listCheckpoints(sessionId)) as RunCheckpoint[];
+            const [first] = waiting;
+            if (first !== undefined) {
+              if (expire && expiredIf !== undefined && waiting.length === 1 && expiredIf(first.createdAt)) {
+                const verdict = { approved: false, reason: 'expired', decidedBy: principal };
+                return { resumed: await resume(turnStore, first, session, verdict, hooks, emit) };
+              }
               throw new AgentError(
                 'APPROVAL_PENDING',
                 'the session waits for an approval decision; decide it before sending a new message',
@@ -267,7 +280,7 @@ export function createAgent(options: AgentOptions): Agent {
             const namespace = memory === undefined ? undefined : await memoryNamespace(memory, principal);
             const setup = await prepare(context, namespace, turnStore);
             const messages: Message[] = [...session.messages, asked];
-            return runLoop(limits, {
+            const sent = await runLoop(limits, {
               ...hooks,
               context,
               session,
@@ -281,8 +294,20 @@ export function createAgent(options: AgentOptions): Agent {
               store: turnStore,
               owner,
             });
+            return { sent };
           });
-        }),
+        });
+      const result = await events.settle(
+        (async () => {
+          const first = await attempt(true);
+          if (first.sent !== undefined) return first.sent;
+          // The denied run is stored in its own turn; the message then goes as any send (409 if the run waits again).
+          const sent = (await attempt(false)).sent as RunResult;
+          // The resumed run's model turns were this send's too (design §33: metered to its caller).
+          const spent = first.resumed?.usage;
+          if (spent === undefined) return sent;
+          return { ...sent, usage: sent.usage === undefined ? spent : addUsage(spent, sent.usage) };
+        })(),
       );
       trace?.ended(result);
       return result;
@@ -313,16 +338,14 @@ export function createAgent(options: AgentOptions): Agent {
         throw invalidInput(`decide(): reason must be a string; got ${kindOf(reason)}`);
       const decidedBy = checkPrincipal('decide()', decision.principal, 'the decider');
       letGo = holdPresentedToken(decidedBy);
-      const notFound = () =>
-        new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
       const found = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
-      if (found === undefined) throw notFound();
+      if (found === undefined) throw approvalNotFound();
       const { sessionId } = found;
       const events = runEvents(decision);
       const result = await events.settle(
         turn(sessionId, async (turnStore) => {
           const checkpoint = (await turnStore.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
-          if (checkpoint === undefined) throw notFound();
+          if (checkpoint === undefined) throw approvalNotFound();
           const stored = await turnStore.loadSession(sessionId);
           // Someone else's approval answers as an unknown one, before any event names its session.
           // Over HTTP, authorize() decided it already (design §32); in process, the §9 rule.
@@ -332,58 +355,13 @@ export function createAgent(options: AgentOptions): Agent {
             decidedBy !== undefined &&
             (stored === undefined || !mayUse(mode, stored, decidedBy))
           )
-            throw notFound();
+            throw approvalNotFound();
           // Named on the span only now: a refused decision names no session the caller may not see (design §32).
           trace?.conversation(sessionId);
           const session = stored ?? newSession(sessionId);
-          return events.observe(sessionId, async (emit) => {
-            // The run resumes as the principal it started with; the decider is only recorded. Its own
-            // object: it carries the token the decider presented only when the decider is that principal (design §27).
-            const started = checkPrincipal(
-              'decide()',
-              checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
-              'the checkpoint principal',
-            );
-            carryPresentedToken(decidedBy, started);
-            const context = runContext(started, sessionId, checkMetadata('decide()', checkpoint.metadata));
-            const setup = await prepare(context, checkpoint.namespace, turnStore);
-            const { pending, messages } = checkpoint;
-            const decidedAt = isoNow();
-            const entry: AuditEntry = {
-              type: 'approval-decided',
-              approvalId,
-              tool: pending.name,
-              approved,
-              decidedAt,
-              at: decidedAt,
-            };
-            if (reason !== undefined) entry.reason = reason;
-            const decider = decidedBy === undefined ? undefined : personOf(decidedBy);
-            if (decider !== undefined) entry.decidedBy = decider;
-            checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
-            // Written before the claim: a required log that fails leaves the approval pending (design §34).
-            if (hooks.auditEvents !== undefined) {
-              const { type: _t, at: _a, decidedAt: _d, ...fields } = entry;
-              await hooks.auditEvents({ type: 'approval-decided', ...fields });
-            }
-            // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
-            if (!(await turnStore.deleteCheckpoint(approvalId))) throw notFound();
-            session.audit.push(entry);
-            const { type: _, at: __, ...decided } = entry;
-            emit({ type: 'approval-decided', ...decided });
-            // The paused run as stored (its messages, step, text, namespace and owner), every other field of the run set here.
-            const run = {
-              ...checkpoint,
-              ...hooks,
-              calls: checkpoint.remaining,
-              context,
-              session,
-              setup,
-              emit,
-              store: turnStore,
-            };
-            return runLoop(limits, run, { pending, approved, reason, decidedBy: decider });
-          });
+          return events.observe(sessionId, (emit) =>
+            resume(turnStore, checkpoint, session, { approved, reason, decidedBy }, hooks, emit),
+          );
         }),
       );
       trace?.ended(result);
@@ -396,6 +374,78 @@ export function createAgent(options: AgentOptions): Agent {
       letGo?.();
     }
   }
+
+  /** What a paused run is resumed with: the decision, and who made it (`undefined`: trusted code). */
+  interface Verdict {
+    approved: boolean;
+    reason: string | undefined;
+    decidedBy: Principal | undefined;
+  }
+
+  /**
+   * A paused run resumed with its decision, inside its session's turn (a `decide`, or a send that
+   * found the approval past `approvals.ttlSec`): recorded in the audit log, claimed, kept in the
+   * transcript and emitted, then run on from its checkpoint (design §33).
+   */
+  async function resume(
+    turnStore: Store,
+    checkpoint: RunCheckpoint,
+    session: SessionRecord,
+    { approved, reason, decidedBy }: Verdict,
+    hooks: ReturnType<typeof runHooks>,
+    emit: (event: RunEvent) => void,
+  ): Promise<RunResult> {
+    const { approvalId, sessionId } = checkpoint;
+    // The run resumes as the principal it started with; the decider is only recorded. Its own
+    // object: it carries the token the decider presented only when the decider is that principal (design §27).
+    const started = checkPrincipal(
+      'decide()',
+      checkpoint.principal === undefined ? undefined : { ...checkpoint.principal },
+      'the checkpoint principal',
+    );
+    carryPresentedToken(decidedBy, started);
+    const context = runContext(started, sessionId, checkMetadata('decide()', checkpoint.metadata));
+    const setup = await prepare(context, checkpoint.namespace, turnStore);
+    const { pending, messages } = checkpoint;
+    const decidedAt = isoNow();
+    const entry: AuditEntry = {
+      type: 'approval-decided',
+      approvalId,
+      tool: pending.name,
+      approved,
+      decidedAt,
+      at: decidedAt,
+    };
+    if (reason !== undefined) entry.reason = reason;
+    const decider = decidedBy === undefined ? undefined : personOf(decidedBy);
+    if (decider !== undefined) entry.decidedBy = decider;
+    checkSize(serializedBytes({ ...session, messages }) + serializedBytes(entry) + 1, sessionBytes);
+    // Written before the claim: a required log that fails leaves the approval pending (design §34).
+    if (hooks.auditEvents !== undefined) {
+      const { type: _t, at: _a, decidedAt: _d, ...fields } = entry;
+      await hooks.auditEvents({ type: 'approval-decided', ...fields });
+    }
+    // Claimed only now, so a failure above leaves the approval pending; only one decider wins the claim.
+    if (!(await turnStore.deleteCheckpoint(approvalId))) throw approvalNotFound();
+    session.audit.push(entry);
+    const { type: _, at: __, ...decided } = entry;
+    emit({ type: 'approval-decided', ...decided });
+    // The paused run as stored (its messages, step, text, namespace and owner), every other field of the run set here.
+    const run = {
+      ...checkpoint,
+      ...hooks,
+      calls: checkpoint.remaining,
+      context,
+      session,
+      setup,
+      emit,
+      store: turnStore,
+    };
+    return runLoop(limits, run, { pending, approved, reason, decidedBy: decider });
+  }
+
+  const approvalNotFound = () =>
+    new AgentError('APPROVAL_NOT_FOUND', 'no pending approval has this id (unknown or already decided)');
 
   /** What a call (`send`, `decide`) gives its run besides its state: its signal, whether it streams, its hooks (checked) and its spans. */
   const runHooks = (call: string, options: SendOptions | DecideOptions, trace: RunTrace | undefined) => ({
@@ -551,6 +601,7 @@ export function createAgent(options: AgentOptions): Agent {
           onUsage: undefined,
           meter: undefined,
           direct: true,
+          auditEvents: (options as AuditEvents)[AUDIT_EVENTS],
         });
       });
       if ('invalid' in result) return { status: 'completed', text: result.invalid, isError: true };
@@ -630,7 +681,12 @@ export function createAgent(options: AgentOptions): Agent {
         const owner = await sessionOwner(row.sessionId);
         if (owner !== undefined) found.push(approvalResource(row, owner));
       }
-      return found;
+      const last = rows.at(-1);
+      return {
+        found,
+        last: last === undefined ? undefined : [last.createdAt, last.approvalId],
+        more: rows.length >= query.limit,
+      };
     },
   });
   return agent;

@@ -24,21 +24,36 @@ export interface QueueQuery {
   readonly after?: readonly [createdAt: string, approvalId: string];
 }
 
+/** One read of the queue: the store's page, those of its approvals whose session is gone left out. */
+export interface QueueRead {
+  readonly found: ApprovalResource[];
+  /** The last approval of the store's page, gone or not (`[createdAt, approvalId]`): where the next read starts. */
+  readonly last: readonly [createdAt: string, approvalId: string] | undefined;
+  /** Whether the store's page was full: it may have more after `last`. */
+  readonly more: boolean;
+}
+
 export interface AgentResources {
   /** The owner of a session: `undefined` when there is no such session, `null` when it has none. */
   sessionOwner(sessionId: string): Promise<OwnerKey | null | undefined>;
   approval(approvalId: string): Promise<ApprovalResource | undefined>;
-  queue(query: QueueQuery): Promise<ApprovalResource[]>;
+  queue(query: QueueQuery): Promise<QueueRead>;
 }
 
 /**
  * An option key the route handler passes once `authorize()` has decided ownership: the agent's
  * operation then compares no owner again (its in-process callers still get the §9 rule).
- * `expired`: the approval waited past `approvals.ttlSec`, and is decided as denied.
+ * `expired` (on `decide`): the approval waited past `approvals.ttlSec`, and is decided as denied.
+ * `expiredIf` (on `send`, which still checks its session itself): whether a pending approval made
+ * at `createdAt` is past `approvals.ttlSec`; the send then denies it (reason `expired`) and
+ * resumes its run before the message goes (design §33).
  */
 export const AUTHORIZED: unique symbol = Symbol('agentward.authorized') as never;
 export interface Authorized {
-  readonly [AUTHORIZED]?: { readonly expired?: boolean };
+  readonly [AUTHORIZED]?: {
+    readonly expired?: boolean;
+    readonly expiredIf?: (createdAt: string | undefined) => boolean;
+  };
 }
 
 const registry = new WeakMap<Agent, AgentResources>();

@@ -353,9 +353,10 @@ export function runEvents({ onEvent, signal }: { onEvent?: (event: RunEvent) => 
     }
   };
   return {
-    observe(sessionId: string, body: (emit: (event: RunEvent) => void) => Promise<RunResult>): Promise<RunResult> {
+    /** `start` the first time (a send that resumed an expired approval's run first observes twice). */
+    observe<T>(sessionId: string, body: (emit: (event: RunEvent) => void) => Promise<T>): Promise<T> {
+      if (!started) emit({ type: 'start', sessionId });
       started = true;
-      emit({ type: 'start', sessionId });
       return body(emit);
     },
     async settle(turnDone: Promise<RunResult>): Promise<RunResult> {

@@ -76,6 +76,13 @@ export function readApprovals(
   return Object.freeze({ by, scopes: perTool, ttlSec });
 }
 
+/**
+ * What a send is told of `ttlSec` (design §33): whether a pending approval made at `createdAt`
+ * has expired, so the send denies it first; `undefined` without `ttlSec`.
+ */
+export const expiryOf = (config: ApprovalsConfig): ((createdAt: string | undefined) => boolean) | undefined =>
+  config.ttlSec === undefined ? undefined : (createdAt) => createdAt !== undefined && isExpired(config, createdAt);
+
 /** Is an approval made at `createdAt` past `ttlSec` at `now` (ms)? */
 export const isExpired = (config: ApprovalsConfig, createdAt: string, now = Date.now()): boolean =>
   config.ttlSec !== undefined && now - Date.parse(createdAt) > config.ttlSec * 1000;

@@ -2,7 +2,15 @@
 // every request on every surface goes through, as named steps: the metadata document, the MCP
 // guard, limits.failures and auth, route (404) and method (405), authorize() (403), limits, then
 // the operation (routes.ts, mcp.ts), whose session the agent's ownership rule checks as it starts.
-import type { Agent, DecideOptions, Principal, RunResult, SendOptions, TurnMeter } from '../agent/types.ts';
+import type {
+  Agent,
+  CallToolOptions,
+  DecideOptions,
+  Principal,
+  RunResult,
+  SendOptions,
+  TurnMeter,
+} from '../agent/types.ts';
 import { AgentError } from '../agent/errors.ts';
 import { HttpError } from './responses.ts';
 import {
@@ -33,10 +41,10 @@ import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } f
 import type { CallIds } from './mcp-tools.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
-import { matchRoute, operationOf, serveRoute, uiRoute, type Route } from './routes.ts';
+import { matchRoute, operationOf, serveRoute, uiRoute, withExpiry, type Route } from './routes.ts';
 import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
-import { readApprovals, type ApprovalsOptions } from './approvals.ts';
-import { AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
+import { expiryOf, readApprovals, type ApprovalsOptions } from './approvals.ts';
+import { AUDIT_EVENTS, AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
 import { isAnonymous, ownerKey } from '../agent/sessions.ts';
 import { approvalQueue, queueQuery } from './queue.ts';
 import { auditSink, readAudit, type AuditOption, type AuditRecord } from './audit.ts';
@@ -239,6 +247,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   const scopeConfig: ScopeConfig = { groups: scopes, tools: mcp?.scopes ?? {}, implies };
   const audit = readAudit(helper, options.audit);
   const approvals = readApprovals(helper, options.approvals, scopes?.approve, auth);
+  /** With `approvals.ttlSec`: a send denies its session's expired approval first (design §33). */
+  const expiredIf = expiryOf(approvals);
   /** What authorize() reads of the agent's sessions and approvals (an agent of createAgent's). */
   const resources = resourcesOf(agent);
   // Ownership and the approvals option are decided by authorize() when it needs a resource to do so (design §32).
@@ -335,6 +345,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const refused = authorized(call, [operation], undefined, resource) ?? (await keep(call));
     if (refused !== undefined) return refused;
     if (decidesSends && operation === 'send') call.continues = (sessionId) => continuing(call, sessionId);
+    if (operation === 'send') call.expiredIf = expiredIf;
     // authorize() decided whose session this is: the operation compares no owner again.
     const decided = resource === undefined ? undefined : { expired: call.expired, approvals };
     if (limits === undefined) return await serveRoute(agent, route!, request, principal, undefined, call, decided);
@@ -412,7 +423,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     if (kept !== undefined) return kept;
     const metadata = isPlainObject(body.metadata) ? body.metadata : undefined;
     const serve = (meter: TurnMeter | undefined) =>
-      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents, checked);
+      uiRoute(agent, ui, metadata, call.principal, meter, call.auditEvents, checked, expiredIf);
     return await (limits === undefined ? serve(undefined) : limits.run(caller!, true, serve));
   }
 
@@ -421,39 +432,54 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // Whom the limits count, known before the body is read (clientAddress may read the Request).
     const caller = limits?.caller(call.request, call.principal);
     const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
-    const forbidden = (tool: McpTool | undefined, args: unknown, agentTool?: string) => {
+    // Authorized, then (audit.required) the request's record written before anything runs (design §34).
+    const forbidden = async (tool: McpTool | undefined, args: unknown, agentTool?: string) => {
       // An agent tool's name is the caller's text until the agent says it has it: cut for the record (design §32).
       call.tool = tool ?? agentTool?.slice(0, 64);
       // The ids a tool call names, for the record: only ids of a plausible length, never a caller's flood.
       const { sessionId, approvalId } = (isPlainObject(args) ? args : {}) as Record<string, unknown>;
       if (typeof sessionId === 'string' && sessionId.length <= MAX_RECORDED_ID) call.sessionId = sessionId;
       if (typeof approvalId === 'string' && approvalId.length <= MAX_RECORDED_ID) call.approvalId = approvalId;
-      return authorized(
-        call,
-        tool === undefined ? NONE : [MCP_TOOLS[tool]],
-        tool,
-        agentTool === undefined ? undefined : { agentTool },
+      return (
+        authorized(
+          call,
+          tool === undefined ? NONE : [MCP_TOOLS[tool]],
+          tool,
+          agentTool === undefined ? undefined : { agentTool },
+        ) ?? (await keep(call))
       );
     };
     // A direct call of an agent tool makes its own session (and approval): the record names them.
     const noted = ({ sessionId, approvalId }: CallIds) => Object.assign(call, { sessionId, approvalId });
+    // The run's events join the audit log, as on the HTTP routes (design §34).
+    const logged = <T extends object>(options: T | undefined): T =>
+      (call.auditEvents === undefined ? (options ?? {}) : { ...options, [AUDIT_EVENTS]: call.auditEvents }) as T;
     // MCP `decide` asks authorize() about the approval before the agent decides it, as the HTTP route does.
     // MCP `ask` naming a session asks authorize() about it before the run, as a send over HTTP does.
-    const served = decidesResources
-      ? {
-          ...agent,
-          decide: (id: string, options: DecideOptions) => mcpDecide(call, id, options),
-          ...(decidesSends && { send: (message: string, options?: SendOptions) => mcpAsk(call, message, options) }),
-        }
-      : agent;
+    const served =
+      decidesResources || audit !== undefined
+        ? {
+            ...agent,
+            decide: (id: string, options: DecideOptions) =>
+              decidesResources ? mcpDecide(call, id, logged(options)) : agent.decide(id, logged(options)),
+            send: (message: string, options?: SendOptions) => mcpAsk(call, message, logged(options)),
+            callTool: (name: string, args: unknown, options?: CallToolOptions) =>
+              agent.callTool(name, args, logged(options)),
+          }
+        : agent;
     return mcpRoute(served, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
   }
 
-  /** MCP `ask` once authorize() has seen the session it names: a refusal is the tool's error, as the agent's own would be. */
+  /**
+   * MCP `ask` once authorize() has seen the session it names (under 'owned'): a refusal is the
+   * tool's error, as the agent's own would be. With `approvals.ttlSec`, an expired approval of the
+   * session is denied first, as on every send.
+   */
   async function mcpAsk(call: Call, message: string, options: SendOptions = {}): Promise<RunResult> {
-    const refused = options.sessionId === undefined ? undefined : await continuing(call, options.sessionId);
+    const refused =
+      !decidesSends || options.sessionId === undefined ? undefined : await continuing(call, options.sessionId);
     if (refused !== undefined) throw new AgentError('SESSION_NOT_FOUND', 'no session has this id');
-    return agent.send(message, options);
+    return agent.send(message, expiredIf === undefined ? options : withExpiry(options, expiredIf));
   }
 
   /** MCP `decide` once authorize() has seen the approval: a refusal is the tool's error, as the agent's own would be. */
@@ -587,7 +613,13 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     // The token the caller presented is reachable while the request is answered, and no longer (a run still streaming holds it).
     if (call.principal !== undefined) releasePresentedToken(call.principal);
     if (seen !== undefined) seen.principal = call.principal;
-    if (audit !== undefined && !call.guarded && call.route?.name !== 'health' && !call.kept)
+    // A request whose record was kept before its operation gets a second one only when refused after it (MCP decide's approval).
+    if (
+      audit !== undefined &&
+      !call.guarded &&
+      call.route?.name !== 'health' &&
+      (!call.kept || call.refusal !== undefined)
+    )
       audit.record(auditRecord(call, reply.status));
   }
 }
@@ -627,6 +659,8 @@ interface Call {
   kept: boolean;
   /** The run's audit events, into the handler's log (design §34). */
   auditEvents?: AuditSink | undefined;
+  /** With `approvals.ttlSec`, on a send: whether a pending approval has expired (design §33). */
+  expiredIf?: ((createdAt: string | undefined) => boolean) | undefined;
   /** A send's check of the session its body names (`continuing`), once the body is read. */
   continues?: ((sessionId: string) => Promise<Reply | undefined>) | undefined;
 }
@@ -658,7 +692,8 @@ const sessionQuery = (request: RouteRequest) =>
 /** The record of one answer (design §32): never a token, a password, a proof or a header value. */
 function auditRecord(call: Call, status: number): AuditRecord {
   const { refusal, principal } = call;
-  const refused = REFUSED.has(status);
+  // MCP answers a refused `decide` in its tool result (200): the record still says it was refused.
+  const refused = REFUSED.has(status) || (status === 200 && refusal !== undefined);
   const record: { -readonly [K in keyof AuditRecord]: AuditRecord[K] } = {
     time: new Date().toISOString(),
     requestId: call.requestId,

@@ -66,6 +66,20 @@ export function rpcReply(
   return new JsonReply(status, `{"jsonrpc":"2.0","id":${id ?? 'null'},${JSON.stringify(member).slice(1)}`, headers);
 }
 
+/**
+ * A 503 of `audit.required` (the request's record could not be written, design §34) as the MCP
+ * route answers it, as it answers a 429 of the limits: the same status and `Retry-After`, with a
+ * JSON-RPC error carrying the request's id and `data: { retryAfter }`.
+ */
+export function rpcUnavailable(id: IdText | null, reply: JsonReply): JsonReply {
+  const retryAfter = Number(reply.headers['retry-after'] ?? 5);
+  const error = { code: SERVICE_UNAVAILABLE, message: 'Service Unavailable', data: { retryAfter } };
+  return rpcReply(id, { error }, 503, { ...JSON_HEADERS, 'retry-after': String(retryAfter) });
+}
+
+/** The JSON-RPC error code of a request whose record could not be written (an implementation-defined server error). */
+const SERVICE_UNAVAILABLE = -32001;
+
 /** The JSON-RPC error code of a request refused by the server's limits (an implementation-defined server error). */
 const TOO_MANY_REQUESTS = -32000;
 

@@ -5,7 +5,7 @@
 import type { Agent, Principal, RunResult, ToolCallResult, ToolListing, TurnMeter } from '../agent/types.ts';
 import type { McpTool } from './operations.ts';
 import type { McpConfig } from './mcp.ts';
-import { badRequest, failureOf, type Reply } from './responses.ts';
+import { badRequest, failureOf, HttpError, type Reply } from './responses.ts';
 
 /** What the MCP route needs of an agent; the cloudflare-worker target gives one that forwards to a session's Durable Object. */
 export interface McpAgent {
@@ -243,7 +243,7 @@ export async function callTool(
     );
   } catch (error) {
     // limits.tokens refused a model turn: the whole request is answered 429, as on every route.
-    if ((error as { code?: unknown } | null)?.code === 'TOKEN_LIMIT') throw error;
+    if ((error as { code?: unknown } | null)?.code === 'TOKEN_LIMIT' || auditUnavailable(error)) throw error;
     return toolError(error);
   }
 }
@@ -271,6 +271,7 @@ async function callAgentTool(
     result = await agent.callTool(name, args, { principal, signal, only });
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code === 'TOOL_NOT_FOUND') return undefined;
+    if (auditUnavailable(error)) throw error;
     return toolError(error);
   }
   if (result.status === 'awaiting-approval') {
@@ -346,6 +347,12 @@ function runResult(result: RunResult): ToolResult {
 }
 
 /** A failed call as a tool error: the message the HTTP routes give the same failure (a bug: a generic one, logged there). */
+/**
+ * `audit.required`: an event of the run that could not be written (the tool did not run) answers
+ * the whole request 503, as on every route (design §34), never a tool result.
+ */
+export const auditUnavailable = (error: unknown): boolean => error instanceof HttpError && error.status === 503;
+
 function toolError(error: unknown): ToolResult {
   const { message } = failureOf(error);
   return { content: [{ type: 'text', text: message }], isError: true };

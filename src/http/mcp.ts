@@ -4,8 +4,16 @@
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { readBodyBytes } from './body.ts';
-import { type IdText, idSource, readJson, rpcReply, rpcTooMany } from './json-rpc.ts';
-import { agentToolOf, type CallIds, callTool, listTools, toolOf, type McpAgent } from './mcp-tools.ts';
+import { type IdText, idSource, readJson, rpcReply, rpcTooMany, rpcUnavailable } from './json-rpc.ts';
+import {
+  agentToolOf,
+  auditUnavailable,
+  type CallIds,
+  callTool,
+  listTools,
+  toolOf,
+  type McpAgent,
+} from './mcp-tools.ts';
 import type { McpTool } from './operations.ts';
 import { errorReply, failureReply, JsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
@@ -328,13 +336,15 @@ function headerMismatch(
  * `tools/call` names (design §15, §25), once the message is read. `limit` runs each `tools/call`
  * under the handler's limits (design §22), handing it the meter its model turns pass (`limits.tokens`).
  * `noted` hears the session and approval an agent tool's call made, for the request's record (design §32).
+ * `forbidden` also writes the request's record first under `audit.required`; a 503 (the record
+ * could not be written, design §34) answers the request's id, as a 429 does, and nothing runs.
  */
 export async function mcpRoute(
   agent: McpAgent,
   config: McpConfig,
   request: RouteRequest,
   principal: Principal | undefined,
-  forbidden: (tool: McpTool | undefined, args: unknown, agentTool?: string) => Reply | undefined,
+  forbidden: (tool: McpTool | undefined, args: unknown, agentTool?: string) => Promise<Reply | undefined>,
   limit?: (call: (meter: TurnMeter | undefined) => Promise<Reply>) => Promise<Reply>,
   telemetry?: Telemetry,
   noted?: (ids: CallIds) => void,
@@ -359,7 +369,8 @@ export async function mcpRoute(
   // Scopes before anything is done: the route's, and a tool call's its tool's (design §25).
   const tool = message.method === 'tools/call' ? toolOf(agent, message.params?.name) : undefined;
   const agentTool = message.method === 'tools/call' ? agentToolOf(config, message.params?.name) : undefined;
-  const refused = forbidden(tool, tool === undefined ? undefined : message.params?.arguments, agentTool);
+  const refused = await forbidden(tool, tool === undefined ? undefined : message.params?.arguments, agentTool);
+  if (refused instanceof JsonReply && refused.status === 503) return rpcUnavailable(message.id ?? null, refused);
   if (refused !== undefined) return refused;
   // A notification (initialized, cancelled, …) is accepted and needs no answer.
   if (message.id === undefined) return accepted();
@@ -406,14 +417,19 @@ export async function mcpRoute(
           ? result
           : answer(result as unknown as Record<string, unknown>);
       };
-      // A refusal of the limits, before the call or by limits.tokens during it, answers the request's id (design §29).
+      // A refusal of the limits, before the call or by limits.tokens during it, answers the request's id (design §29);
+      // so does an audit event that could not be written under audit.required (design §34).
+      const unwritten = (error: unknown) => {
+        if (!auditUnavailable(error)) throw error;
+        return rpcUnavailable(id, failureReply(error));
+      };
       const limited = () =>
         limit === undefined
-          ? call(undefined)
+          ? call(undefined).catch(unwritten)
           : limit(call).then(
               (reply) => rpcTooMany(id, reply),
               (error: unknown) => {
-                if ((error as { code?: unknown } | null)?.code !== 'TOKEN_LIMIT') throw error;
+                if ((error as { code?: unknown } | null)?.code !== 'TOKEN_LIMIT') return unwritten(error);
                 return rpcTooMany(id, failureReply(error));
               },
             );

@@ -45,13 +45,22 @@ function decodeQueueCursor(cursor: string): readonly [string, string] {
   return [value[0], value[1]];
 }
 
-const encodeQueueCursor = (row: ApprovalResource) =>
-  encodeBase64url(new TextEncoder().encode(JSON.stringify([row.createdAt, row.approvalId])));
+const encodeQueueCursor = (position: readonly [createdAt: string, approvalId: string]) =>
+  encodeBase64url(new TextEncoder().encode(JSON.stringify(position)));
+
+/** The most rows of the store's one page (the store contract's bound). */
+const STORE_PAGE = 101;
+/**
+ * The most pending approvals one page reads from the store looking for ones the caller may
+ * decide: a bound on a request's work when many in a row are not the caller's to see.
+ */
+export const MAX_QUEUE_SCAN = 1000;
 
 /**
- * The page: the store's next `limit` pending approvals (of `owner`'s runs, or every one), those the
- * caller may decide (`mayDecide`: authorize() on each) shown; `nextCursor` follows the store's page,
- * so a page may hold fewer than `limit` and the next still more.
+ * The page: the next `limit` pending approvals the caller may decide (`mayDecide`: authorize() on
+ * each), of `owner`'s runs or every one. Those it may not decide are skipped, reading on through
+ * the store's pages, so a page holds `limit` whenever that many follow within `MAX_QUEUE_SCAN`;
+ * `nextCursor` follows the page's last approval, or (the scan's bound reached) the last one read.
  */
 export async function approvalQueue(
   resources: AgentResources,
@@ -60,16 +69,34 @@ export async function approvalQueue(
   mayDecide: (found: ApprovalResource) => boolean,
   approvals: ApprovalsConfig,
 ): Promise<Reply> {
-  const rows = await resources.queue({
-    limit: page.limit + 1,
-    ...(owner !== undefined && { owner }),
-    ...(page.after !== undefined && { after: page.after }),
-  });
-  const shown = rows.slice(0, page.limit);
-  const last = shown.at(-1);
+  const shown: ApprovalResource[] = [];
+  let after = page.after;
+  let scanned = 0;
+  let more = true;
+  // One more than the page: finding it says another page exists.
+  while (shown.length <= page.limit && more && scanned < MAX_QUEUE_SCAN) {
+    const limit = scanned === 0 ? page.limit + 1 : Math.min(STORE_PAGE, MAX_QUEUE_SCAN - scanned);
+    const read = await resources.queue({
+      limit,
+      ...(owner !== undefined && { owner }),
+      ...(after !== undefined && { after }),
+    });
+    scanned += limit;
+    for (const row of read.found) if (mayDecide(row)) shown.push(row);
+    more = read.more;
+    after = read.last ?? after;
+  }
+  const items = shown.slice(0, page.limit);
+  const last = items.at(-1);
+  const nextCursor =
+    shown.length > page.limit && last !== undefined
+      ? encodeQueueCursor([last.createdAt, last.approvalId])
+      : more && after !== undefined
+        ? encodeQueueCursor(after)
+        : null;
   const now = Date.now();
   return jsonReply({
-    approvals: shown.filter(mayDecide).map((row) => {
+    approvals: items.map((row) => {
       const item: Record<string, unknown> = {
         id: row.approvalId,
         sessionId: row.sessionId,
@@ -82,6 +109,6 @@ export async function approvalQueue(
         item.status = isExpired(approvals, row.createdAt, now) ? 'expired' : 'pending';
       return item;
     }),
-    nextCursor: rows.length > page.limit && last !== undefined ? encodeQueueCursor(last) : null,
+    nextCursor,
   });
 }

@@ -134,6 +134,8 @@ export interface Noted {
   sessionId?: string | undefined;
   /** The handler's audit log for the run's events (design §34). */
   readonly auditEvents?: AuditSink | undefined;
+  /** With `approvals.ttlSec`: whether a pending approval has expired; the send denies it first (design §33). */
+  readonly expiredIf?: ((createdAt: string | undefined) => boolean) | undefined;
   /**
    * authorize() on the existing session a send names, once its body is read (design §32): the
    * refusal's reply, or `undefined` (allowed, or no such session: the send makes it).
@@ -190,8 +192,9 @@ async function sendRoute(
   if (noted !== undefined) noted.sessionId = sessionId;
   const refused = sessionId === undefined ? undefined : await noted?.continues?.(sessionId);
   if (refused !== undefined) return refused;
-  const logged: SendOptions & AuditEvents = { principal, sessionId, metadata, meter };
+  let logged: SendOptions & AuditEvents = { principal, sessionId, metadata, meter };
   if (noted?.auditEvents !== undefined) logged[AUDIT_EVENTS] = noted.auditEvents;
+  if (noted?.expiredIf !== undefined) logged = withExpiry(logged, noted.expiredIf);
   // A stream's run stops when its body is cancelled (streamRun), never on the request's signal: Deno warns on a read of that.
   if (chat && acceptsEventStream(request)) return streamChat(agent, message, logged);
   return jsonReply(await agent.send(message, { ...logged, signal: request.signal }));
@@ -287,12 +290,15 @@ export async function uiRoute(
   meter: TurnMeter | undefined,
   auditEvents?: AuditSink,
   expired?: ReadonlySet<string>,
+  expiredIf?: (createdAt: string | undefined) => boolean,
 ): Promise<Reply> {
   const { sessionId, text, decisions } = ui;
   const logged = auditEvents === undefined ? {} : { [AUDIT_EVENTS]: auditEvents };
-  /** The user's text sent, its events streamed. */
-  const send: StreamedRun = (onEvent, signal) =>
-    agent.send(text!, { principal, sessionId, metadata, signal, onEvent, meter, ...logged });
+  /** The user's text sent, its events streamed (an expired approval of the session denied first). */
+  const send: StreamedRun = (onEvent, signal) => {
+    const options = { principal, sessionId, metadata, signal, onEvent, meter, ...logged };
+    return agent.send(text!, expiredIf === undefined ? options : withExpiry(options, expiredIf));
+  };
   // The assistant message the chunks make: a new one, or the one whose approvals were answered (decisions alone).
   const stream = (run: StreamedRun) =>
     streamRun(run, uiEventFormat(ui.messageId ?? `msg-${crypto.randomUUID()}`), UI_STREAM_HEADERS);
@@ -328,3 +334,9 @@ export async function uiRoute(
   };
   return stream(run);
 }
+
+/** A send's options with what `approvals.ttlSec` says of its session's pending approval (design §33). */
+export const withExpiry = <T extends SendOptions>(
+  options: T,
+  expiredIf: (createdAt: string | undefined) => boolean,
+): T & Authorized => ({ ...options, [AUTHORIZED]: { expiredIf } });

@@ -14,7 +14,7 @@ const BASE = 'https://agent.example/agent';
 const TOKEN = 'an-audit-wiring-token-0123456789';
 const OTHER = 'another-audit-wiring-token-98765';
 
-function setup(audit: AgentHandlerOptions['audit']) {
+function setup(audit: AgentHandlerOptions['audit'], more: AgentHandlerOptions = {}) {
   const ran: unknown[] = [];
   const tools: Tool[] = [
     { name: 'lookup', description: 'Looks up', parameters: { type: 'object' }, execute: (a) => (ran.push(a), 'found') },
@@ -28,7 +28,7 @@ function setup(audit: AgentHandlerOptions['audit']) {
   ];
   const agent = createAgent({ name: 'audited', model: echoModel(), tools });
   const auth = [apiToken(TOKEN, { id: 'ada' }), apiToken(OTHER, { id: 'bob' })];
-  return { ran, handler: agentHandler(agent, { basePath: '/agent', auth, audit }) };
+  return { ran, handler: agentHandler(agent, { basePath: '/agent', auth, audit, ...more }) };
 }
 
 const post = (handler: (r: Request) => Promise<Response>, path: string, body: unknown, token = TOKEN) =>
@@ -145,4 +145,74 @@ test('audit.required: an event that cannot be written mid-run stops the run befo
   const records = await all(inner);
   assert.equal(records.length, 1);
   assert.deepEqual(records[0]!.operations, ['send']);
+});
+
+/** A JSON-RPC request to the MCP route. */
+const rpc = (id: number, method: string, params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
+const MCP = { mcp: { tools: ['lookup'] } } as const;
+
+test('audit.required on MCP: a record that cannot be written is 503 answering the request id, before any tool runs', async () => {
+  const errors: unknown[][] = [];
+  const original = console.error;
+  console.error = (...args: unknown[]) => void errors.push(args);
+  try {
+    const { handler, ran } = setup({ log: failingLog(1).log, required: true }, MCP);
+    const calls = [
+      rpc(7, 'tools/call', { name: 'ask', arguments: { message: '/tool lookup {"q":5}' } }),
+      rpc(8, 'tools/call', { name: 'lookup', arguments: { q: 6 } }),
+      rpc(9, 'tools/list'),
+    ];
+    for (const body of calls) {
+      const answer = await post(handler, '/mcp', body);
+      assert.equal(answer.status, 503, body.method);
+      assert.equal(answer.headers.get('retry-after'), '5');
+      assert.deepEqual(await answer.json(), {
+        jsonrpc: '2.0',
+        id: body.id,
+        error: { code: -32001, message: 'Service Unavailable', data: { retryAfter: 5 } },
+      });
+    }
+    assert.deepEqual(ran, [], 'no tool ran');
+  } finally {
+    console.error = original;
+  }
+});
+
+test("audit on MCP: a tools/call's run events join the chain; under required one that cannot be written stops the tool", async () => {
+  const log = memoryAuditLog();
+  const kept = setup({ log, required: true }, MCP);
+  const asked = await post(
+    kept.handler,
+    '/mcp',
+    rpc(1, 'tools/call', { name: 'ask', arguments: { message: '/tool lookup {"q":7}' } }),
+  );
+  assert.equal(asked.status, 200);
+  const direct = await post(kept.handler, '/mcp', rpc(2, 'tools/call', { name: 'lookup', arguments: { q: 8 } }));
+  assert.equal(direct.status, 200);
+  assert.deepEqual(kept.ran, [{ q: 7 }, { q: 8 }]);
+  const records = await settled(log, 4);
+  const calls = records.filter((r) => r.type === 'tool-call');
+  assert.equal(calls.length, 2, JSON.stringify(records));
+  const requests = records.filter((r) => r.type === undefined);
+  assert.deepEqual(
+    calls.map((c) => requests.some((r) => r.requestId === c.requestId && r.surface === 'mcp')),
+    [true, true],
+  );
+  assert.equal((await verifyAuditLog(records)).ok, true);
+  // The request record is written (1st append); the tool call event (2nd) fails: 503, the tool does not run.
+  for (const body of [
+    rpc(3, 'tools/call', { name: 'ask', arguments: { message: '/tool lookup {"q":9}' } }),
+    rpc(4, 'tools/call', { name: 'lookup', arguments: { q: 10 } }),
+  ]) {
+    const failing = setup({ log: failingLog(2).log, required: true }, MCP);
+    const answer = await post(failing.handler, '/mcp', body);
+    assert.equal(answer.status, 503);
+    assert.equal(((await answer.json()) as { id: number }).id, body.id);
+    assert.deepEqual(failing.ran, [], 'the tool did not run');
+  }
 });

@@ -12,8 +12,10 @@ import { verifyAuditLog } from '../../src/index.ts';
 import { postgresAuditLog, postgresStore, StoreError } from '../../src/postgres/index.ts';
 import { auditLogContract, KEY, readAll, record } from '../helpers/audit-log-contract.ts';
 import { startDatabase, type TestDatabase } from '../helpers/postgres.ts';
+import { lineMatching } from '../helpers/http-client.ts';
 
 const writerChild = fileURLToPath(new URL('../helpers/children/audit-writer.ts', import.meta.url));
+const serverChild = fileURLToPath(new URL('../helpers/children/postgres-server.ts', import.meta.url));
 let db: TestDatabase;
 const children: ChildProcessWithoutNullStreams[] = [];
 before(async () => {
@@ -185,6 +187,61 @@ test('postgresAuditLog: two processes, each with its own pool, appending at once
     { ok: true, midChain: false, records: 2 * count },
   );
   assert.deepEqual(await log.head(), result.last);
+});
+
+test('postgresAuditLog: two server processes on one database, serving at once, write one gapless chain of both their records', async () => {
+  const schema = db.schema();
+  // migrate() by postgresStore's (the first server's) makes the log's table too; one after the other, as in production.
+  const urls: string[] = [];
+  for (const _ of [1, 2]) {
+    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: db.url, AGENT_PG_SCHEMA: schema, AGENT_AUDIT: '1' };
+    const child = spawn(process.execPath, [serverChild], { env });
+    children.push(child);
+    child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    urls.push(`${(await lineMatching(child.stdout, /^listening /)).slice('listening '.length)}/agent`);
+  }
+  const perServer = 20;
+  // Each server gets sends of its own sessions, half of them a tool call that asks for approval (events in the chain).
+  const answers = await Promise.all(
+    Array.from({ length: 2 * perServer }, (_, n) =>
+      fetch(urls[n % 2]!, {
+        method: 'POST',
+        headers: { authorization: 'Bearer alice-token-0123456789', 'content-type': 'application/json' },
+        body: JSON.stringify({
+          sessionId: `server-${n % 2}-${n}`,
+          message: n % 4 < 2 ? `hello ${n}` : `/tool refund {"amount":${n}}`,
+        }),
+      }).then((response) => response.status),
+    ),
+  );
+  assert.deepEqual(answers, Array(2 * perServer).fill(200));
+  const log = postgresAuditLog({ client: db.pool(), schema });
+  // A request's record is appended after its answer: wait until every one is in.
+  let records: ChainedRecord[] = [];
+  for (let i = 0; i < 200; i++) {
+    records = await readAll(log);
+    if (records.filter((r) => r.status === 200).length >= 2 * perServer) break;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  const requests = records.filter((r) => r.status === 200);
+  for (const server of [0, 1])
+    assert.equal(
+      requests.filter((r) => String(r.sessionId).startsWith(`server-${server}-`)).length,
+      perServer,
+      `every request of server ${server} recorded once`,
+    );
+  assert.equal(records.filter((r) => r.type === 'approval-requested').length, perServer, "the runs' events too");
+  // The two processes served at once: their records interleave in the one chain.
+  const server = (r: ChainedRecord) => String(r.sessionId).slice(0, 'server-0'.length);
+  const switches = requests.filter((r, i) => i > 0 && server(r) !== server(requests[i - 1]!)).length;
+  assert.ok(switches > 1, `the processes took turns (${switches} switches)`);
+  assert.deepEqual(
+    records.map((r) => r.seq),
+    Array.from({ length: records.length }, (_, i) => i + 1),
+    'one chain, no gap',
+  );
+  const result = await verifyAuditLog(records);
+  assert.deepEqual({ ok: result.ok, records: result.records }, { ok: true, records: records.length });
 });
 
 test('postgresAuditLog faults: with the database down an append fails STORE_UNAVAILABLE and takes no seq; after a restart the chain goes on', async (t) => {

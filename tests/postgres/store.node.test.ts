@@ -7,6 +7,7 @@ import { createAgent, echoModel } from '../../src/agent/index.ts';
 import type { Model, Store } from '../../src/agent/types.ts';
 import { apiToken } from '../../src/auth/api-token.ts';
 import { serve } from '../../src/node/server.ts';
+import { agentHandler } from '../../src/http/index.ts';
 import { postgresStore, SCHEMA_VERSION, StoreError } from '../../src/postgres/index.ts';
 import type { PgPool } from '../../src/postgres/index.ts';
 import { sessionRecord, storeContract } from '../helpers/store-contract.ts';
@@ -435,5 +436,55 @@ test("postgresStore: migrate() brings a version 2 schema to version 3, filling t
   assert.deepEqual(
     queue.map((checkpoint) => checkpoint.approvalId),
     ['v2-a', 'v2-b'],
+  );
+});
+
+test('postgresStore: a send past approvals.ttlSec denies the expired approval in a turn of its own, then sends (design §33)', async () => {
+  const { store } = await freshStore();
+  const ran: unknown[] = [];
+  const agent = createAgent({
+    name: 'ttl',
+    model: echoModel(),
+    store,
+    tools: [
+      {
+        name: 'deploy',
+        description: 'Deploys',
+        parameters: { type: 'object' },
+        needsApproval: true,
+        execute: (a) => (ran.push(a), 'ok'),
+      },
+    ],
+  });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: apiToken('ttl-token-0123456789abcdef', { id: 'ada' }),
+    approvals: { ttlSec: 1 },
+  });
+  const send = (message: string) =>
+    handler(
+      new Request('http://localhost/agent', {
+        method: 'POST',
+        headers: { authorization: 'Bearer ttl-token-0123456789abcdef', 'content-type': 'application/json' },
+        body: JSON.stringify({ message, sessionId: 'ttl-session' }),
+      }),
+    );
+  const paused = (await (await send('/tool deploy {"env":"prod"}')).json()) as { approvals: { id: string }[] };
+  const approvalId = paused.approvals[0]!.id;
+  assert.equal((await send('too soon')).status, 409);
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  const sent = await send('hello');
+  assert.equal(sent.status, 200, await sent.clone().text());
+  assert.equal(((await sent.json()) as { text: string }).text, 'hello');
+  assert.deepEqual(ran, []);
+  assert.equal(await store.loadCheckpoint(approvalId), undefined);
+  const { messages, audit } = await agent.transcript('ttl-session');
+  assert.deepEqual(
+    [audit[0]?.approvalId, audit[0]?.approved, audit[0]?.reason, audit[0]?.decidedBy],
+    [approvalId, false, 'expired', { id: 'ada', authenticator: 'api-token' }],
+  );
+  assert.deepEqual(
+    messages.slice(2).map((m) => m.content),
+    ['Denied by the user: expired', 'Tool results: deploy: Denied by the user: expired', 'hello', 'hello'],
   );
 });
