@@ -204,7 +204,7 @@ describe('MCP clients against serve({ mcp }) with OAuth from oidc-provider', () 
     const tools = await client.listTools();
     assert.deepEqual(
       tools.tools.map((tool) => tool.name),
-      ['ask', 'decide'],
+      ['ask', 'decide', 'read'],
     );
     const asked = await client.callTool({ name: 'ask', arguments: { message: DEPLOY_MESSAGE } });
     const content = asked.structuredContent as {
@@ -635,7 +635,7 @@ describe("the agent's own tools (mcp.tools, design §36) through the v1 SDK and 
       const listed = await (client as ClientV1).listTools();
       assert.deepEqual(
         listed.tools.map((tool) => tool.name),
-        ['ask', 'decide', 'deploy', 'lookup'],
+        ['ask', 'decide', 'read', 'deploy', 'lookup'],
       );
       const looked = await callTool('lookup', { key: 'region' });
       assert.equal(looked.isError, false);
