@@ -8,7 +8,7 @@ import { agentHandler } from '../../src/http/index.ts';
 import type { AgentHandlerOptions } from '../../src/http/handler.ts';
 import type { AuthFn, Principal } from '../../src/auth/index.ts';
 import { createAgent, echoModel, memoryAuditLog, memoryStore } from '../../src/agent/index.ts';
-import type { ChainedRecord, Tool } from '../../src/agent/index.ts';
+import type { ChainedRecord, Model, Tool } from '../../src/agent/index.ts';
 import { decodeBase64url, encodeBase64url } from '../../src/auth/jws/base64url.ts';
 import { assertConfigError } from '../helpers/config-error.ts';
 import { memoryTracer } from '../helpers/memory-tracer.ts';
@@ -397,4 +397,20 @@ test('read writes its record like every MCP call (audit.required: 503 before it)
   } finally {
     console.error = original;
   }
+});
+
+test('a read never runs the model: limits.tokens, once spent, refuses an MCP ask but not a read', async () => {
+  // A model that reports spending more than the window holds: after one turn the window is spent.
+  const spender: Model = { generate: async () => ({ text: 'ok', usage: { inputTokens: 5000, outputTokens: 0 } }) };
+  const agent = createAgent({ name: 'web', model: spender, tools: () => [], sessions: 'owned' });
+  const handler = agentHandler(agent, {
+    basePath: '/agent',
+    auth: asHeader,
+    mcp: true,
+    limits: { tokens: { limit: 1000, windowSec: 60 } },
+  });
+  assert.equal((await mcpCall(handler, alice, 'ask', { message: 'hi' })).body.result?.isError, false);
+  const ask = await mcpCall(handler, alice, 'ask', { message: 'again' });
+  assert.equal(ask.status, 429, JSON.stringify(ask.body));
+  assert.deepEqual(listed(await read(handler, alice)), { approvals: [], nextCursor: null });
 });
