@@ -32,7 +32,7 @@ import {
   type ProtectedResourceMetadata,
 } from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
-import { errorReply, failureReply, jsonReply, type Reply, toResponse, withNonce } from './responses.ts';
+import { badRequest, errorReply, failureReply, jsonReply, type Reply, toResponse, withNonce } from './responses.ts';
 import { pathOf, type RouteRequest, type Seen, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { rpcTooMany } from './json-rpc.ts';
@@ -79,7 +79,7 @@ export interface AgentHandlerOptions {
    * Scopes each group of routes requires of the principal's verified claims (`scope`, or `scp`), all
    * of them; else 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (design §15),
    * which MCP clients answer by asking the user for those scopes. `send`: `POST <base>`, `/chat`, a
-   * `/ui` message, MCP `ask`; `read`: `GET <base>/chat/:id`, `GET <base>/approvals`; `approve`:
+   * `/ui` message, MCP `ask`; `read`: `GET <base>/chat/:id`, `GET <base>/approvals`, MCP `read`; `approve`:
    * `POST <base>/approvals/:id`, a `/ui` approval response, MCP `decide`; `sessions`: `GET
    * <base>/sessions`, `DELETE <base>/chat/:id`; `mcp`: `<base>/mcp`. A request needs the union of
    * its groups, the entry's own scopes and on MCP the tool's, and the 403 names it whole (design
@@ -94,7 +94,8 @@ export interface AgentHandlerOptions {
   scopeImplies?: Readonly<Record<string, readonly string[]>>;
   /**
    * Serve the agent as a remote MCP server at `POST <base>/mcp` (design §18): the tools `ask` and,
-   * when a run can wait for an approval, `decide`, behind the same auth as every route.
+   * when a run can wait for an approval, `decide` and `read` (the approvals the caller may decide),
+   * behind the same auth as every route.
    */
   mcp?: boolean | McpOptions;
   /**
@@ -434,15 +435,11 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     if (sessionId === undefined) {
       const listed = await queueOf(call, queuePage(limit, cursor));
       if (listed === undefined)
-        throw new HttpError(
-          400,
-          'sessionId is required: there is no queue of pending approvals to list for this caller',
-        );
+        throw badRequest('sessionId is required: there is no queue of pending approvals to list for this caller');
       return listed;
     }
     if (limit !== undefined || cursor !== undefined)
-      throw new HttpError(
-        400,
+      throw badRequest(
         "limit and cursor page the queue (read without sessionId); a session's pending approvals come in one answer",
       );
     const resource = decidesResources ? await approvalsResource(sessionId) : undefined;
@@ -709,7 +706,7 @@ interface Call {
   refusal: CallRefusal | undefined;
   /** The MCP guard answered: the request never got past the guards (no record). */
   guarded: boolean;
-  /** The MCP tool a `tools/call` names: `ask`, `decide` or an agent tool (cut to 64 characters). */
+  /** The MCP tool a `tools/call` names: `ask`, `decide`, `read` or an agent tool (cut to 64 characters). */
   tool: string | undefined;
   sessionId: string | undefined;
   approvalId: string | undefined;
