@@ -238,6 +238,16 @@ test("by 'approvers': read pages the queue across sessions exactly as GET <base>
   assert.equal((listed(await read(handler, bob)).approvals as unknown[]).length, 4);
 });
 
+test("by 'others' and per-tool scopes: read lists only what the caller may decide, never its own runs", async () => {
+  const { handler } = setup({ by: 'others', scopes: { deploy: ['ops:approve'] } });
+  const approvalId = await paused(handler, 'alice-9', alice);
+  const ids = async (who: Principal) =>
+    (listed(await read(handler, who)).approvals as { id: string }[]).map((approval) => approval.id);
+  assert.deepEqual(await ids(alice), [], "the run's starter is never its own second pair of eyes");
+  assert.deepEqual(await ids(user('dave', ALL)), [], 'lacks ops:approve');
+  assert.deepEqual(await ids(user('dora', `${ALL} ops:approve`)), [approvalId]);
+});
+
 test("with sessionId: that session's pending approvals as the HTTP route lists them; another's session under 'owned' is not found", async () => {
   const { handler } = setup(undefined);
   const approvalId = await paused(handler, 'alice-1', alice);
