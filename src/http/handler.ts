@@ -32,21 +32,28 @@ import {
   type ProtectedResourceMetadata,
 } from '../auth/internal.ts';
 import { nodeEnv } from './env.ts';
-import { errorReply, failureReply, jsonReply, type Reply, toResponse, withNonce } from './responses.ts';
+import { badRequest, errorReply, failureReply, jsonReply, type Reply, toResponse, withNonce } from './responses.ts';
 import { pathOf, type RouteRequest, type Seen, webRouteRequest } from './route-request.ts';
 import { metadataPaths, protectedResourceRoute, type ProtectedResourceOptions } from './protected-resource.ts';
 import { rpcTooMany } from './json-rpc.ts';
 import { readRouteScopes, type RouteScopes } from './scopes.ts';
 import { mcpGuard, mcpRoute, readMcpOptions, type McpConfig, type McpOptions } from './mcp.ts';
-import type { CallIds } from './mcp-tools.ts';
+import type { CallIds, McpAgent } from './mcp-tools.ts';
 import { limiter, readLimits, type LimitedRoute, type Limiter, type LimitsOptions } from './limits.ts';
 import { MCP_TOOLS, requiredScopes, runsModel, type McpTool, type Operation, type ScopeConfig } from './operations.ts';
-import { matchRoute, operationOf, serveRoute, uiRoute, withExpiry, type Route } from './routes.ts';
+import { matchRoute, operationOf, serveRoute, sessionApprovals, uiRoute, withExpiry, type Route } from './routes.ts';
 import { authorize, type AuthorizeInput, type Decision, type Refused, type Surface } from './authorize.ts';
 import { expiryOf, readApprovals, type ApprovalsOptions } from './approvals.ts';
 import { AUDIT_EVENTS, AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
 import { isAnonymous, ownerKey } from '../agent/sessions.ts';
-import { approvalQueue, queueQuery } from './queue.ts';
+import {
+  approvalQueue,
+  queuePage,
+  queueQuery,
+  type ApprovalsAnswer,
+  type ApprovalsQuery,
+  type QueuePage,
+} from './queue.ts';
 import { auditSink, readAudit, type AuditOption, type AuditRecord } from './audit.ts';
 import { jsonObject, readBodyBytes } from './body.ts';
 import { parseUiRequest, type UiRequest } from './ui-stream.ts';
@@ -72,7 +79,7 @@ export interface AgentHandlerOptions {
    * Scopes each group of routes requires of the principal's verified claims (`scope`, or `scp`), all
    * of them; else 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (design §15),
    * which MCP clients answer by asking the user for those scopes. `send`: `POST <base>`, `/chat`, a
-   * `/ui` message, MCP `ask`; `read`: `GET <base>/chat/:id`, `GET <base>/approvals`; `approve`:
+   * `/ui` message, MCP `ask`; `read`: `GET <base>/chat/:id`, `GET <base>/approvals`, MCP `read`; `approve`:
    * `POST <base>/approvals/:id`, a `/ui` approval response, MCP `decide`; `sessions`: `GET
    * <base>/sessions`, `DELETE <base>/chat/:id`; `mcp`: `<base>/mcp`. A request needs the union of
    * its groups, the entry's own scopes and on MCP the tool's, and the 403 names it whole (design
@@ -87,7 +94,8 @@ export interface AgentHandlerOptions {
   scopeImplies?: Readonly<Record<string, readonly string[]>>;
   /**
    * Serve the agent as a remote MCP server at `POST <base>/mcp` (design §18): the tools `ask` and,
-   * when a run can wait for an approval, `decide`, behind the same auth as every route.
+   * when a run can wait for an approval, `decide` and `read` (the approvals the caller may decide),
+   * behind the same auth as every route.
    */
   mcp?: boolean | McpOptions;
   /**
@@ -359,13 +367,16 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const found = resources!;
     const mode = agent.sessions;
     if (route.name === 'session') return { session: { mode, owner: await found.sessionOwner(route.id!) } };
-    if (route.name === 'approvals') {
-      // Under 'shared' with the default rule, a session's approvals are anyone's who knows its id (as before).
-      if (!owned && approvals.by === 'owner') return {};
-      return { session: { mode, owner: await found.sessionOwner(call.sessionId!), approvals: true } };
-    }
+    if (route.name === 'approvals') return approvalsResource(call.sessionId!);
     if (route.name === 'decide') return { approval: { mode, found: await found.approval(route.id!) } };
     return undefined;
+  }
+
+  /** The session whose pending approvals a read lists, for authorize() (`GET <base>/approvals?sessionId=`, MCP `read`). */
+  async function approvalsResource(sessionId: string): Promise<Partial<AuthorizeInput>> {
+    // Under 'shared' with the default rule, a session's approvals are anyone's who knows its id (as before).
+    if (!owned && approvals.by === 'owner') return {};
+    return { session: { mode: agent.sessions, owner: await resources!.sessionOwner(sessionId), approvals: true } };
   }
 
   /**
@@ -391,17 +402,61 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
     const refused = authorized(call, READ, undefined, { queue: true }) ?? (await keep(call));
     if (refused !== undefined) return refused;
     if (resources === undefined) return errorReply(400, 'sessionId query parameter is required');
-    const query = queueQuery(call.request);
+    const listed = await queueOf(call, queueQuery(call.request));
+    return listed === undefined ? errorReply(400, 'sessionId query parameter is required') : jsonReply(listed);
+  }
+
+  /**
+   * The queue's page, once authorize() allowed the read (design §33): the one listing of
+   * `GET <base>/approvals` and MCP `read`. `undefined` where no queue can be listed (no store's
+   * listing, or under `'owner'` no principal to own a session): the caller must name a session.
+   */
+  async function queueOf(call: Call, page: QueuePage): Promise<ApprovalsAnswer | undefined> {
+    if (resources === undefined) return undefined;
     // Under 'owner', the runs the caller started (its own sessions'); else every one it may decide.
     const principal = call.principal;
-    if (approvals.by === 'owner' && principal === undefined)
-      return errorReply(400, 'sessionId query parameter is required');
+    if (approvals.by === 'owner' && principal === undefined) return undefined;
     // An anonymous caller owns nothing: its sessions are reachable by their ids alone, never listed (design §9).
-    if (approvals.by === 'owner' && isAnonymous(principal!)) return jsonReply({ approvals: [], nextCursor: null });
+    if (approvals.by === 'owner' && isAnonymous(principal!)) return { approvals: [], nextCursor: null };
     const owner = approvals.by === 'owner' ? ownerKey(principal!) : undefined;
+    const tool = call.surface === 'mcp' ? 'read' : undefined;
     const mayDecide = (found: ApprovalResource) =>
-      decide(call, READ, undefined, { approval: { mode: agent.sessions, found } }).allow;
-    return approvalQueue(resources, query, owner, mayDecide, approvals);
+      decide(call, READ, tool, { approval: { mode: agent.sessions, found } }).allow;
+    return approvalQueue(resources, page, owner, mayDecide, approvals);
+  }
+
+  /**
+   * MCP `read`, its scopes already decided (with `scopes.approve` for the queue, design §33):
+   * without `sessionId` the queue's page, as `GET <base>/approvals` answers; with it, that
+   * session's pending approvals, as `GET <base>/approvals?sessionId=` answers, a session the
+   * caller may not read answering as an unknown one does. A read never runs the model.
+   */
+  async function mcpRead(call: Call, { sessionId, limit, cursor }: ApprovalsQuery): Promise<ApprovalsAnswer> {
+    if (sessionId === undefined) {
+      const listed = await queueOf(call, queuePage(limit, cursor));
+      if (listed === undefined)
+        throw badRequest('sessionId is required: there is no queue of pending approvals to list for this caller');
+      return listed;
+    }
+    if (limit !== undefined || cursor !== undefined)
+      throw badRequest(
+        "limit and cursor page the queue (read without sessionId); a session's pending approvals come in one answer",
+      );
+    const resource = decidesResources ? await approvalsResource(sessionId) : undefined;
+    if (resource !== undefined) {
+      const decision = decide(call, READ, 'read', resource);
+      if (!decision.allow) {
+        call.refusal = { reason: decision.reason, scopes: decision.scopes };
+        throw new AgentError('SESSION_NOT_FOUND', 'no session has this id');
+      }
+    }
+    // authorize() decided whose session it is: the agent compares no owner again (as on the HTTP route).
+    return sessionApprovals(
+      agent,
+      sessionId,
+      resource === undefined ? call.principal : undefined,
+      resource === undefined ? undefined : approvals,
+    );
   }
 
   /** `/ui`: its body says what it does (send, decide, or both), then the decision, then the run. */
@@ -431,7 +486,8 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   function mcpCall(call: Call): Promise<Reply> {
     // Whom the limits count, known before the body is read (clientAddress may read the Request).
     const caller = limits?.caller(call.request, call.principal);
-    const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, true, serve));
+    // A read never runs the model: limits.tokens does not refuse it, as it refuses no GET <base>/approvals.
+    const limited = limits && ((serve: LimitedRoute) => (limits as Limiter).run(caller!, call.tool !== 'read', serve));
     // Authorized, then (audit.required) the request's record written before anything runs (design §34).
     const forbidden = async (tool: McpTool | undefined, args: unknown, agentTool?: string) => {
       // An agent tool's name is the caller's text until the agent says it has it: cut for the record (design §32).
@@ -445,7 +501,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
           call,
           tool === undefined ? NONE : [MCP_TOOLS[tool]],
           tool,
-          agentTool === undefined ? undefined : { agentTool },
+          agentTool !== undefined ? { agentTool } : tool === 'read' ? { queue: readsQueue(args) } : undefined,
         ) ?? (await keep(call))
       );
     };
@@ -456,7 +512,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
       (call.auditEvents === undefined ? (options ?? {}) : { ...options, [AUDIT_EVENTS]: call.auditEvents }) as T;
     // MCP `decide` asks authorize() about the approval before the agent decides it, as the HTTP route does.
     // MCP `ask` naming a session asks authorize() about it before the run, as a send over HTTP does.
-    const served =
+    // MCP `read` lists what GET <base>/approvals lists, through the same code (design §33).
+    const readApprovals = (query: ApprovalsQuery) => mcpRead(call, query);
+    const served: McpAgent =
       decidesResources || audit !== undefined
         ? {
             ...agent,
@@ -465,8 +523,9 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
             send: (message: string, options?: SendOptions) => mcpAsk(call, message, logged(options)),
             callTool: (name: string, args: unknown, options?: CallToolOptions) =>
               agent.callTool(name, args, logged(options)),
+            readApprovals,
           }
-        : agent;
+        : { ...agent, readApprovals };
     return mcpRoute(served, mcp as McpConfig, call.request, call.principal, forbidden, limited, telemetry, noted);
   }
 
@@ -647,7 +706,7 @@ interface Call {
   refusal: CallRefusal | undefined;
   /** The MCP guard answered: the request never got past the guards (no record). */
   guarded: boolean;
-  /** The MCP tool a `tools/call` names: `ask`, `decide` or an agent tool (cut to 64 characters). */
+  /** The MCP tool a `tools/call` names: `ask`, `decide`, `read` or an agent tool (cut to 64 characters). */
   tool: string | undefined;
   sessionId: string | undefined;
   approvalId: string | undefined;
@@ -684,6 +743,9 @@ const newCall = (request: RouteRequest, route: Route | undefined, trace: Request
   requestId: crypto.randomUUID(),
   kept: false,
 });
+
+/** Whether MCP `read`'s arguments ask for the queue (no `sessionId`), which needs `scopes.approve` too under `approvals.by` other than `'owner'`. */
+const readsQueue = (args: unknown) => !isPlainObject(args) || args.sessionId === undefined;
 
 /** The `sessionId` of `GET <base>/approvals?sessionId=`, read only with a query. */
 const sessionQuery = (request: RouteRequest) =>

@@ -1,10 +1,12 @@
 // The tools an agent offers over MCP (design §18): `ask` sends a message as the authenticated
 // principal, exactly as `POST <base>` does; `decide` answers an approval, as
-// `POST <base>/approvals/:id` does. Ownership is the agent's: a stranger's session or
+// `POST <base>/approvals/:id` does; `read` lists the pending approvals the caller may decide, as
+// `GET <base>/approvals` does (design §33). Ownership is the agent's: a stranger's session or
 // approval is unknown to it.
 import type { Agent, Principal, RunResult, ToolCallResult, ToolListing, TurnMeter } from '../agent/types.ts';
 import type { McpTool } from './operations.ts';
 import type { McpConfig } from './mcp.ts';
+import type { ApprovalsAnswer, ApprovalsQuery } from './queue.ts';
 import { badRequest, failureOf, HttpError, type Reply } from './responses.ts';
 
 /** What the MCP route needs of an agent; the cloudflare-worker target gives one that forwards to a session's Durable Object. */
@@ -17,6 +19,11 @@ export interface McpAgent {
   /** The agent's own tools, for `mcp.tools` (design §36). */
   listTools?: Agent['listTools'];
   callTool?: Agent['callTool'];
+  /**
+   * MCP `read`, as the request's caller (design §33): the queue's page, or a session's pending
+   * approvals, as `GET <base>/approvals` answers them. `read` is offered with `decide` when this is given.
+   */
+  readApprovals?: (query: ApprovalsQuery) => Promise<ApprovalsAnswer>;
 }
 
 /** The result of `tools/call` (MCP `CallToolResult`). */
@@ -36,7 +43,7 @@ const JSON_TYPES = ['object', 'array', 'string', 'number', 'boolean', 'null'];
 /** A tool's `inputSchema`: these properties, the `required` ones, and no other; `callTool` checks arguments against it. */
 interface InputSchema {
   type: 'object';
-  properties: Record<string, { type: string; description?: string }>;
+  properties: Record<string, { type: string; description?: string; minimum?: number; maximum?: number }>;
   required: string[];
   additionalProperties: false;
 }
@@ -71,6 +78,39 @@ const RUN_OUTPUT = {
   required: ['sessionId', 'status', 'text', 'approvals'],
 };
 
+/** `read`'s answer: `GET <base>/approvals`'s JSON (with `sessionId`, no `nextCursor`). */
+const READ_OUTPUT = {
+  type: 'object',
+  properties: {
+    approvals: {
+      ...typed('array', 'Pending tool calls, oldest first: call decide with an id to approve or deny it.'),
+      items: {
+        type: 'object',
+        properties: {
+          id: string('The approvalId to pass to decide.'),
+          sessionId: string('The conversation the call waits in.'),
+          tool: string('The tool the agent wants to call.'),
+          arguments: typed(JSON_TYPES, 'The arguments of the tool call, as the model gave them.'),
+          toolCallId: string(),
+          requester: {
+            ...typed(['object', 'null'], 'Who started the run that waits: their id and how they signed in.'),
+            properties: { id: string(), authenticator: string() },
+          },
+          createdAt: string('When the call started waiting (ISO 8601).'),
+          status: {
+            type: 'string',
+            enum: ['pending', 'expired'],
+            description: 'expired: it waited too long and will be denied at the next decide or message.',
+          },
+        },
+        required: ['id', 'tool'],
+      },
+    },
+    nextCursor: typed(['string', 'null'], 'Pass it as cursor to read the next page; null: this is the last one.'),
+  },
+  required: ['approvals'],
+};
+
 const INPUTS = {
   ask: input(
     {
@@ -87,10 +127,23 @@ const INPUTS = {
     },
     ['approvalId', 'approved'],
   ),
+  read: input(
+    {
+      sessionId: string('Only the pending approvals of this conversation (all of them at once).'),
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: 100,
+        description: 'How many approvals one page holds, from 1 to 100 (default 20).',
+      },
+      cursor: string('The nextCursor of the previous page, to read the next one.'),
+    },
+    [],
+  ),
 };
 
 /**
- * The tools of `tools/list`: `ask`, `decide` when a run can wait for an approval, then the agent
+ * The tools of `tools/list`: `ask`, `decide` and `read` when a run can wait for an approval, then the agent
  * tools `mcp.tools` exposes that the principal gets (design §36).
  */
 export async function listTools(
@@ -101,11 +154,11 @@ export async function listTools(
   const builtIn = builtInTools(agent, config);
   if (config.tools === undefined || agent.listTools === undefined) return builtIn;
   const listed = await agent.listTools({ principal, ...(config.tools !== 'agent' && { only: config.tools }) });
-  // A tools function may return a tool named ask or decide: the route's own tool keeps the name, that one is not offered.
+  // A tools function may return a tool named ask, decide or read: the route's own tool keeps the name, that one is not offered.
   return [...builtIn, ...listed.filter((tool) => !isBuiltIn(tool.name)).map(agentToolEntry)];
 }
 
-const isBuiltIn = (name: string) => name === 'ask' || name === 'decide';
+const isBuiltIn = (name: string) => name === 'ask' || name === 'decide' || name === 'read';
 
 /**
  * An agent tool as MCP lists it: its name, description and input schema, and an `outputSchema`
@@ -164,7 +217,7 @@ export function agentToolOf(config: McpConfig, name: unknown): string | undefine
   return config.tools === 'agent' || config.tools.includes(name) ? name : undefined;
 }
 
-/** The built-in tools: `ask`, and `decide` when a run can wait for an approval. */
+/** The built-in tools: `ask`, and `decide` and `read` when a run can wait for an approval. */
 function builtInTools(agent: McpAgent, config: McpConfig): Record<string, unknown>[] {
   const ask = {
     name: 'ask',
@@ -181,7 +234,15 @@ function builtInTools(agent: McpAgent, config: McpConfig): Record<string, unknow
     inputSchema: INPUTS.decide,
     outputSchema: RUN_OUTPUT,
   };
-  return [ask, decide];
+  if (agent.readApprovals === undefined) return [ask, decide];
+  const read = {
+    name: 'read',
+    title: 'List pending approvals',
+    description: `Lists pending approvals you may decide: tool calls the agent "${config.name}" is waiting on, oldest first, each with the id to pass to decide. Without sessionId, every one you may decide across conversations, a page at a time (limit, then cursor set to the previous page's nextCursor); with sessionId, all of that conversation's. Reading decides nothing.`,
+    inputSchema: INPUTS.read,
+    outputSchema: READ_OUTPUT,
+  };
+  return [ask, decide, read];
 }
 
 interface CallContext {
@@ -199,9 +260,13 @@ export interface CallIds {
   readonly approvalId?: string;
 }
 
-/** The tool a `tools/call` names, when the agent offers it: `ask`, and `decide` when a run can wait for an approval. */
+/** The tool a `tools/call` names, when the agent offers it: `ask`, and `decide` and `read` when a run can wait for an approval. */
 export const toolOf = (agent: McpAgent, name: unknown): McpTool | undefined =>
-  name === 'ask' || (name === 'decide' && agent.awaitsApprovals !== false) ? name : undefined;
+  name === 'ask' ||
+  (name === 'decide' && agent.awaitsApprovals !== false) ||
+  (name === 'read' && agent.awaitsApprovals !== false && agent.readApprovals !== undefined)
+    ? name
+    : undefined;
 
 /**
  * Runs `tools/call`, its scopes checked (design §25): `undefined` for a tool that does not exist,
@@ -230,6 +295,10 @@ export async function callTool(
           ...(sessionId !== undefined && { sessionId: sessionId as string }),
         }),
       );
+    }
+    if (name === 'read') {
+      const { sessionId, limit, cursor } = args as ApprovalsQuery;
+      return readResult(await agent.readApprovals!({ sessionId, limit, cursor }));
     }
     const { approvalId, approved, reason } = args;
     return runResult(
@@ -310,8 +379,13 @@ function checkArguments(args: Record<string, unknown>, { properties, required }:
         `unknown argument ${JSON.stringify(key.slice(0, 64))}; the arguments are ${Object.keys(properties).join(', ')}`,
       );
   }
-  for (const [key, { type }] of Object.entries(properties)) {
+  for (const [key, { type, minimum, maximum }] of Object.entries(properties)) {
     const value = args[key];
+    if (type === 'integer' && value !== undefined) {
+      if (!Number.isInteger(value) || (value as number) < minimum! || (value as number) > maximum!)
+        throw badRequest(`${key} must be an integer from ${minimum} to ${maximum}`);
+      continue;
+    }
     if (
       value === undefined
         ? required.includes(key)
@@ -344,6 +418,12 @@ function runResult(result: RunResult): ToolResult {
     },
     isError: false,
   };
+}
+
+/** `read`'s answer: its JSON as structured content, and as text for clients that read text only. */
+function readResult(answer: ApprovalsAnswer): ToolResult {
+  const structuredContent = { ...answer } as Record<string, unknown>;
+  return { content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent, isError: false };
 }
 
 /** A failed call as a tool error: the message the HTTP routes give the same failure (a bug: a generic one, logged there). */

@@ -1,6 +1,6 @@
 // The agent as a remote MCP server (design §18): `POST <base>/mcp`, the Streamable HTTP
 // transport without sessions, answering each JSON-RPC 2.0 request with one JSON answer.
-// The tools themselves (`ask`, `decide`) are in mcp-tools.ts; this file is the wire.
+// The tools themselves (`ask`, `decide`, `read`) are in mcp-tools.ts; this file is the wire.
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, isScopeList, checkOptionNames } from '../auth/internal.ts';
 import { readBodyBytes } from './body.ts';
@@ -30,16 +30,19 @@ export interface McpOptions {
   title?: string;
   /**
    * Scopes each tool requires of the principal's verified claims; without them, 403
-   * `insufficient_scope` naming them. Besides `ask` and `decide`, any agent tool `tools` exposes
-   * (design §36): its call needs the entry's scopes, `scopes.mcp` and these, no scope group.
+   * `insufficient_scope` naming them. Besides `ask`, `decide` and `read`, any agent tool `tools`
+   * exposes (design §36): its call needs the entry's scopes, `scopes.mcp` and these, no scope group.
    */
-  scopes?: { ask?: readonly string[]; decide?: readonly string[] } & Readonly<Record<string, readonly string[]>>;
+  scopes?: { ask?: readonly string[]; decide?: readonly string[]; read?: readonly string[] } & Readonly<
+    Record<string, readonly string[]>
+  >;
   /**
-   * List the agent's own tools as MCP tools beside `ask` and `decide` (design §36): `'agent'` all
+   * List the agent's own tools as MCP tools beside `ask`, `decide` and `read` (design §36): `'agent'` all
    * of them, or the names given. Off by default. A call runs through the agent's tool path
    * (arguments checked, approval asked: a call that needs one answers `awaiting-approval` and is
    * decided with `decide`). A `tools` function of the agent is called with the caller's principal,
-   * so each caller sees the tools it gets; one named `ask` or `decide` is left out.
+   * so each caller sees the tools it gets; one named `ask`, `decide` or `read` is left out (a fixed
+   * tool of one of those names exposed here is an error at creation).
    */
   tools?: 'agent' | readonly string[];
   /** Origins (`https://host[:port]`) besides the server's own whose browsers may call the route. */
@@ -93,7 +96,7 @@ const HEADER_MISMATCH = -32020;
 const UNSUPPORTED_VERSION = -32022;
 
 /** The MCP route's own tools: no agent tool exposed may take their names. */
-const BUILT_IN_TOOLS: readonly string[] = Object.freeze(['ask', 'decide']);
+const BUILT_IN_TOOLS: readonly string[] = Object.freeze(['ask', 'decide', 'read']);
 
 /**
  * Reads `mcp`: `undefined`/`false` (no route), `true`, or the options, closed; errors at creation.
@@ -122,8 +125,8 @@ export function readMcpOptions(
   if (typeof scopes !== 'object' || scopes === null)
     throw new AuthConfigError(
       exposed === undefined
-        ? `${helper}: mcp.scopes must be { ask?, decide? }`
-        : `${helper}: mcp.scopes must be { ask?, decide?, <agent tool>? }`,
+        ? `${helper}: mcp.scopes must be { ask?, decide?, read? }`
+        : `${helper}: mcp.scopes must be { ask?, decide?, read?, <agent tool>? }`,
     );
   // Closed: the built-in tools, and the agent tools exposed (any name when a tools function decides them per caller).
   if (exposed !== 'agent' || agentTools !== undefined)
@@ -185,7 +188,7 @@ export function readMcpOptions(
 
 /**
  * `mcp.tools`: `'agent'`, or a non-empty list of the agent's tool names (checked against them when
- * they are fixed); no exposed tool may be named `ask` or `decide` (design §36).
+ * they are fixed); no exposed tool may be named `ask`, `decide` or `read` (design §36).
  */
 function readExposedTools(
   helper: string,

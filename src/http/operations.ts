@@ -15,9 +15,13 @@ export const OPERATION_GROUP: Readonly<Record<Operation, Exclude<ScopeGroup, 'mc
   sessions: 'sessions',
 });
 
-/** The MCP tools, and the operation each performs. */
-export const MCP_TOOLS: Readonly<Record<McpTool, Operation>> = Object.freeze({ ask: 'send', decide: 'decide' });
-export type McpTool = 'ask' | 'decide';
+/** The MCP tools, and the operation each performs: `read` lists the pending approvals the caller may decide. */
+export const MCP_TOOLS: Readonly<Record<McpTool, Operation>> = Object.freeze({
+  ask: 'send',
+  decide: 'decide',
+  read: 'read',
+});
+export type McpTool = 'ask' | 'decide' | 'read';
 
 /** The operations that run the model: `limits.tokens` meters their turns. */
 export const runsModel = (operations: readonly Operation[]): boolean =>
@@ -26,7 +30,7 @@ export const runsModel = (operations: readonly Operation[]): boolean =>
 /** The scope configuration of one handler: the groups (`scopes`) and the MCP tools' (`mcp.scopes`). */
 export interface ScopeConfig {
   readonly groups: Readonly<RouteScopes> | undefined;
-  /** `mcp.scopes`: of `ask`, `decide` and the agent tools exposed (design §36). */
+  /** `mcp.scopes`: of `ask`, `decide`, `read` and the agent tools exposed (design §36). */
   readonly tools: Readonly<Record<string, readonly string[]>>;
   /** `scopeImplies` (design §29): a scope held grants every scope it implies. */
   readonly implies?: ScopeImplies;
@@ -35,8 +39,8 @@ export interface ScopeConfig {
 /**
  * The scopes `operations` need on a surface (design §25), each once: the accepting entry's own,
  * then on MCP `scopes.mcp`, then each operation's group, then on MCP the tool's `mcp.scopes`.
- * `mcp`: the request came through the MCP route (`tool`: the tool it calls, if any: `ask`, `decide`
- * or an agent tool, which performs no operation and so brings no group's scopes, design §36).
+ * `mcp`: the request came through the MCP route (`tool`: the tool it calls, if any: `ask`, `decide`,
+ * `read` or an agent tool, which performs no operation and so brings no group's scopes, design §36).
  */
 export function requiredScopes(
   config: ScopeConfig,

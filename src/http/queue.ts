@@ -5,8 +5,24 @@ import type { OwnerKey } from '../agent/types.ts';
 import { checkLimit } from '../agent/sessions.ts';
 import { decodeBase64url, encodeBase64url } from '../auth/internal.ts';
 import { isExpired, type ApprovalsConfig } from './approvals.ts';
-import { badRequest, jsonReply, type Reply } from './responses.ts';
+import { badRequest } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
+
+/**
+ * What `GET <base>/approvals` and MCP `read` answer (design §33): the pending approvals, and for
+ * the queue (no `sessionId`) the cursor of the next page, `null` when none follows.
+ */
+export interface ApprovalsAnswer {
+  readonly approvals: readonly object[];
+  readonly nextCursor?: string | null;
+}
+
+/** MCP `read`'s arguments: a session's pending approvals, or a page of the queue. */
+export interface ApprovalsQuery {
+  readonly sessionId?: string | undefined;
+  readonly limit?: number | undefined;
+  readonly cursor?: string | undefined;
+}
 
 /** A page asked for: how many, after which approval. */
 export interface QueuePage {
@@ -21,15 +37,22 @@ export function queueQuery(request: RouteRequest): QueuePage {
   const query = new URL(request.url).searchParams;
   const limit = query.get('limit');
   const cursor = query.get('cursor');
-  if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw badRequest('limit must be an integer from 1 to 100');
+  if (limit !== null && !/^[0-9]{1,3}$/.test(limit)) throw badRequest(LIMIT_ERROR);
+  return queuePage(limit === null ? undefined : Number(limit), cursor ?? undefined);
+}
+
+/** A page asked for by `limit` (1 to 100, default 20) and the `cursor` of a previous page (MCP `read`'s arguments too); 400 for anything else. */
+export function queuePage(limit: number | undefined, cursor: string | undefined): QueuePage {
   let asked: number;
   try {
-    asked = checkLimit(limit === null ? undefined : Number(limit));
+    asked = checkLimit(limit);
   } catch {
-    throw badRequest('limit must be an integer from 1 to 100');
+    throw badRequest(LIMIT_ERROR);
   }
-  return { limit: asked, after: cursor === null ? undefined : decodeQueueCursor(cursor) };
+  return { limit: asked, after: cursor === undefined ? undefined : decodeQueueCursor(cursor) };
 }
+
+const LIMIT_ERROR = 'limit must be an integer from 1 to 100';
 
 function decodeQueueCursor(cursor: string): readonly [string, string] {
   if (cursor.length > 1024) throw badRequest(CURSOR_ERROR);
@@ -68,7 +91,7 @@ export async function approvalQueue(
   owner: OwnerKey | undefined,
   mayDecide: (found: ApprovalResource) => boolean,
   approvals: ApprovalsConfig,
-): Promise<Reply> {
+): Promise<ApprovalsAnswer> {
   const shown: ApprovalResource[] = [];
   let after = page.after;
   let scanned = 0;
@@ -95,7 +118,7 @@ export async function approvalQueue(
         ? encodeQueueCursor(after)
         : null;
   const now = Date.now();
-  return jsonReply({
+  return {
     approvals: items.map((row) => {
       const item: Record<string, unknown> = {
         id: row.approvalId,
@@ -110,5 +133,5 @@ export async function approvalQueue(
       return item;
     }),
     nextCursor,
-  });
+  };
 }

@@ -16,6 +16,7 @@ import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from
 import { badRequest, HttpError, jsonReply, type Reply } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 import type { Operation } from './operations.ts';
+import type { ApprovalsAnswer } from './queue.ts';
 import { UI_STREAM_HEADERS, uiEventFormat, type UiDecision, type UiRequest } from './ui-stream.ts';
 
 /**
@@ -222,10 +223,23 @@ async function approvalsRoute(
 ): Promise<Reply> {
   const sessionId = queryOf(request).get('sessionId');
   if (!sessionId) throw badRequest('sessionId query parameter is required');
+  return jsonReply(await sessionApprovals(agent, sessionId, principal, decided?.approvals));
+}
+
+/**
+ * A session's pending approvals, as `GET <base>/approvals?sessionId=` and MCP `read` answer them.
+ * `principal`: the caller the agent checks the session against, or `undefined` once authorize()
+ * has decided it (design §32). With `approvals.ttlSec`, each is shown `pending` or `expired`.
+ */
+export async function sessionApprovals(
+  agent: Agent,
+  sessionId: string,
+  principal: Principal | undefined,
+  ttl: ApprovalsConfig | undefined,
+): Promise<ApprovalsAnswer> {
   const pending = await agent.pendingApprovals(sessionId, { principal });
-  const ttl = decided?.approvals;
   const resources = resourcesOf(agent);
-  if (ttl?.ttlSec === undefined || resources === undefined) return jsonReply({ approvals: pending });
+  if (ttl?.ttlSec === undefined || resources === undefined) return { approvals: pending };
   // Past approvals.ttlSec a pending approval is shown expired; a read never decides it (design §33).
   const shown = [];
   for (const approval of pending) {
@@ -233,7 +247,7 @@ async function approvalsRoute(
     const expired = found !== undefined && isExpired(ttl, found.createdAt);
     shown.push({ ...approval, status: expired ? 'expired' : 'pending' });
   }
-  return jsonReply({ approvals: shown });
+  return { approvals: shown };
 }
 
 async function sessionsRoute(agent: Agent, request: RouteRequest, principal: Principal): Promise<Reply> {

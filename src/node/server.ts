@@ -199,6 +199,7 @@ export async function serve(options: ServeOptions): Promise<AgentServer> {
       limits: options.limits,
       telemetry: options.telemetry,
       audit: options.audit,
+      approvals: options.approvals,
     },
     'serve()',
   );

@@ -67,7 +67,7 @@ test('offline_access in any scope list an entry or a route requires is AuthConfi
       () => agentHandler(agent, { auth, scopes: { [group]: ['agent:chat', 'offline_access'] } }),
       `agentHandler(): scopes.${group} ${OFFLINE}`,
     );
-  for (const tool of ['ask', 'decide'])
+  for (const tool of ['ask', 'decide', 'read'])
     refused(
       () => agentHandler(agent, { auth, mcp: { scopes: { [tool]: ['offline_access'] } } }),
       `agentHandler(): mcp.scopes.${tool} ${OFFLINE}`,

@@ -14,7 +14,6 @@ import { decodeBase64url, encodeBase64url } from '../../src/auth/jws/base64url.t
 import { approvalQueue, MAX_QUEUE_SCAN } from '../../src/http/queue.ts';
 import { DEFAULT_APPROVALS } from '../../src/http/approvals.ts';
 import type { AgentResources, ApprovalResource, QueueQuery } from '../../src/agent/resources.ts';
-import { toResponse } from '../../src/http/responses.ts';
 
 const BASE = 'http://localhost/agent';
 const DEPLOY = '/tool deploy {"env":"prod"}';
@@ -423,7 +422,7 @@ test('the queue reads at most MAX_QUEUE_SCAN approvals for one page; its cursor 
   };
   type Page = { approvals: { id: string }[]; nextCursor: string | null };
   const pageAfter = async (cursor: string | null) => {
-    const reply = await approvalQueue(
+    const page = await approvalQueue(
       resources,
       {
         limit: 5,
@@ -436,7 +435,7 @@ test('the queue reads at most MAX_QUEUE_SCAN approvals for one page; its cursor 
       (row) => row.tool === 'ship',
       DEFAULT_APPROVALS,
     );
-    return (await toResponse(reply).json()) as Page;
+    return page as Page;
   };
   const first = await pageAfter(null);
   assert.deepEqual(first.approvals, [], 'none within the first MAX_QUEUE_SCAN');

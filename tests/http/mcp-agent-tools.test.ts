@@ -78,7 +78,7 @@ test('mcp.tools lists the agent tools with their schemas beside ask and decide; 
   const listed = (await post(handler, rpc(1, 'tools/list'))).body.result.tools as Record<string, any>[];
   assert.deepEqual(
     listed.map((entry) => entry.name),
-    ['ask', 'decide', 'weather', 'deploy', 'echo'],
+    ['ask', 'decide', 'read', 'weather', 'deploy', 'echo'],
   );
   const byName = Object.fromEntries(listed.map((entry) => [entry.name, entry]));
   assert.equal(byName.weather.description, 'Current weather of a city');
@@ -209,8 +209,8 @@ test('a tools function is called with the caller principal: each caller lists an
     ((await post(handler, rpc(1, 'tools/list'), { authorization: who })).body.result.tools as { name: string }[]).map(
       (entry) => entry.name,
     );
-  assert.deepEqual(await names('admin'), ['ask', 'decide', 'weather', 'deploy']);
-  assert.deepEqual(await names('guest'), ['ask', 'decide', 'weather']);
+  assert.deepEqual(await names('admin'), ['ask', 'decide', 'read', 'weather', 'deploy']);
+  assert.deepEqual(await names('guest'), ['ask', 'decide', 'read', 'weather']);
   const refused = await post(handler, call(2, 'deploy', { service: 'api' }), { authorization: 'guest' });
   assert.equal(refused.status, 200);
   assert.equal(refused.body.error.code, -32602);

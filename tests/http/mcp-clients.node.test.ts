@@ -18,7 +18,8 @@ import {
   UnauthorizedError as UnauthorizedV2,
 } from '@modelcontextprotocol/client';
 import { jwt, oidc, protectedResourceMetadata, routeAuth } from '../../src/auth/index.ts';
-import type { Principal } from '../../src/agent/types.ts';
+import type { Principal, Tool } from '../../src/agent/types.ts';
+import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import { serve, toNodeListener, type AgentServer } from '../../src/node.ts';
 import { createServer } from 'node:http';
 import { principalAgent, DEPLOY_MESSAGE } from '../helpers/http-agent.ts';
@@ -204,7 +205,7 @@ describe('MCP clients against serve({ mcp }) with OAuth from oidc-provider', () 
     const tools = await client.listTools();
     assert.deepEqual(
       tools.tools.map((tool) => tool.name),
-      ['ask', 'decide'],
+      ['ask', 'decide', 'read'],
     );
     const asked = await client.callTool({ name: 'ask', arguments: { message: DEPLOY_MESSAGE } });
     const content = asked.structuredContent as {
@@ -635,7 +636,7 @@ describe("the agent's own tools (mcp.tools, design §36) through the v1 SDK and 
       const listed = await (client as ClientV1).listTools();
       assert.deepEqual(
         listed.tools.map((tool) => tool.name),
-        ['ask', 'decide', 'deploy', 'lookup'],
+        ['ask', 'decide', 'read', 'deploy', 'lookup'],
       );
       const looked = await callTool('lookup', { key: 'region' });
       assert.equal(looked.isError, false);
@@ -655,6 +656,111 @@ describe("the agent's own tools (mcp.tools, design §36) through the v1 SDK and 
       assert.equal((decided.structuredContent as { status: string }).status, 'completed');
       assert.equal((decided.structuredContent as { sessionId: string }).sessionId, content.sessionId);
       assert.deepEqual(deployed.at(-1), { env: 'prod' });
+      await client.close();
+    });
+  }
+});
+
+describe("an approver's MCP client under approvals.by 'approvers' (design §33): read lists the queue, decide acts on it", () => {
+  let agentServer: AgentServer;
+  let url: string;
+  const deployed: unknown[] = [];
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/agent`;
+    const deploy: Tool<{ env: string }> = {
+      name: 'deploy',
+      description: 'Deploys the app',
+      parameters: { type: 'object', properties: { env: { type: 'string' } } },
+      needsApproval: true,
+      execute: (args) => (deployed.push(args), { deployed: args.env }),
+    };
+    const agent = createAgent({
+      name: 'queue-test',
+      model: echoModel(),
+      tools: [deploy],
+      store: memoryStore(),
+      sessions: 'owned',
+    });
+    const people: Record<string, Principal> = {
+      'Bearer alice': { type: 'user', id: 'alice', authenticator: 'custom', claims: { scope: 'agent:send' } },
+      'Bearer bob': { type: 'user', id: 'bob', authenticator: 'custom', claims: { scope: 'agent:read agent:approve' } },
+    };
+    agentServer = await serve({
+      agent,
+      port,
+      host: '127.0.0.1',
+      basePath: '/agent',
+      log: 'off',
+      auth: (request) => people[request.headers.get('authorization') ?? ''] ?? null,
+      scopes: { send: ['agent:send'], read: ['agent:read'], approve: ['agent:approve'] },
+      approvals: { by: 'approvers' },
+      mcp: true,
+    });
+  });
+  after(async () => {
+    await agentServer?.close();
+  });
+
+  for (const v1 of [true, false]) {
+    test(`${v1 ? 'v1 SDK' : 'current client'}: read pages the approvals of Alice's runs, decide approves each, read then lists none`, async () => {
+      // Alice's two runs wait for approval, each in a session of its own.
+      const started: string[] = [];
+      for (const sessionId of ['deploy-1', 'deploy-2'].map((id) => `${id}-${v1}`)) {
+        const sent = await fetch(url, {
+          method: 'POST',
+          headers: { authorization: 'Bearer alice', 'content-type': 'application/json' },
+          body: JSON.stringify({ message: DEPLOY_MESSAGE, sessionId }),
+        });
+        started.push(((await sent.json()) as { approvals: { id: string }[] }).approvals[0]!.id);
+        await new Promise((resolve) => setTimeout(resolve, 3));
+      }
+      const requestInit = { headers: { authorization: 'Bearer bob' } };
+      const client = v1
+        ? new ClientV1({ name: 'v1-approver', version: '1.0.0' })
+        : new ClientV2({ name: 'v2-approver', version: '1.0.0' });
+      await client.connect(
+        (v1
+          ? new TransportV1(new URL(`${url}/mcp`), { requestInit })
+          : new TransportV2(new URL(`${url}/mcp`), { requestInit })) as never,
+      );
+      const callTool = (name: string, args: Record<string, unknown>) =>
+        (client as ClientV1).callTool({ name, arguments: args }) as Promise<{
+          structuredContent?: Record<string, unknown>;
+          content: { type: string; text?: string }[];
+          isError?: boolean;
+        }>;
+      const tools = await (client as ClientV1).listTools();
+      assert.deepEqual(
+        tools.tools.map((tool) => tool.name),
+        ['ask', 'decide', 'read'],
+      );
+      // The client checks each answer against read's outputSchema.
+      type Page = { approvals: { id: string; sessionId: string; tool: string }[]; nextCursor: string | null };
+      const seen: Page['approvals'] = [];
+      let cursor: string | null = null;
+      do {
+        const read = await callTool('read', { limit: 1, ...(cursor !== null && { cursor }) });
+        assert.equal(read.isError, false, JSON.stringify(read.content));
+        const page = read.structuredContent as Page;
+        assert.deepEqual(JSON.parse(read.content[0]!.text!), page);
+        seen.push(...page.approvals);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      assert.deepEqual(
+        seen.map((approval) => approval.id),
+        started,
+      );
+      assert.ok(seen.every((approval) => approval.tool === 'deploy'));
+      const before = deployed.length;
+      for (const approval of seen) {
+        const decided = await callTool('decide', { approvalId: approval.id, approved: true });
+        assert.equal((decided.structuredContent as { status: string }).status, 'completed');
+        assert.equal((decided.structuredContent as { sessionId: string }).sessionId, approval.sessionId);
+      }
+      assert.equal(deployed.length, before + 2);
+      const empty = await callTool('read', {});
+      assert.deepEqual(empty.structuredContent, { approvals: [], nextCursor: null });
       await client.close();
     });
   }

@@ -74,7 +74,7 @@ test('the Inspector CLI lists the agent tools beside ask and decide, and --stric
   ).result;
   assert.deepEqual(
     tools.map((entry) => entry.name),
-    ['ask', 'decide', 'weather', 'deploy'],
+    ['ask', 'decide', 'read', 'weather', 'deploy'],
   );
   assert.equal(tools.find((entry) => entry.name === 'deploy')?.outputSchema?.type, 'object');
   const strict = await inspector('--method', 'tools/list', '--strict', '--format', 'json');

@@ -212,10 +212,11 @@ test('tools/list: ask with its schemas; decide only when some tool can wait for 
     ),
     ['ask'],
   );
-  assert.deepEqual(await names(principalAgent().agent), ['ask', 'decide']);
+  assert.deepEqual(await names(principalAgent().agent), ['ask', 'decide', 'read']);
   assert.deepEqual(await names(createAgent({ name: 'dynamic', model: echoModel(), tools: () => [lookup] })), [
     'ask',
     'decide',
+    'read',
   ]);
   const [ask, decide] = (await post(open(principalAgent().agent), rpc(1, 'tools/list'))).body.result.tools;
   assert.deepEqual(ask.inputSchema.required, ['message']);

@@ -148,7 +148,7 @@ test("every property at every depth of every tool's inputSchema and outputSchema
   const { tools } = JSON.parse(listed.text).result as { tools: Record<string, Record<string, unknown>>[] };
   assert.deepEqual(
     tools.map((tool) => tool.name),
-    ['ask', 'decide'],
+    ['ask', 'decide', 'read'],
   );
   const JSON_TYPES = new Set(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
   let checked = 0;

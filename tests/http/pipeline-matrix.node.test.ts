@@ -350,6 +350,28 @@ async function runMatrix(send: Send): Promise<void> {
     { status: 200, challenge: null, toolError: false },
   );
 
+  // MCP tools/call read: the route's scope and read's; a session not the caller's is not found, as GET /approvals answers.
+  const readTool = rpc('tools/call', { name: 'read', arguments: { sessionId: 'alice-chat' } });
+  await check(send, 'MCP read, no credential', mcp(readTool), UNAUTHORIZED);
+  await check(
+    send,
+    'MCP read, without agent:read',
+    { ...mcp(readTool), headers: await aliceWithout('agent:read') },
+    forbidden('agent:mcp agent:read'),
+  );
+  await check(
+    send,
+    'MCP read, with it',
+    { ...mcp(readTool), headers: alice },
+    { status: 200, challenge: null, toolError: false },
+  );
+  await check(
+    send,
+    "MCP read, another's session",
+    { ...mcp(readTool), headers: bob },
+    { status: 200, challenge: null, toolError: true },
+  );
+
   // MCP's other methods: the route's scope only.
   for (const method of ['initialize', 'tools/list', 'ping']) {
     const body = rpc(
