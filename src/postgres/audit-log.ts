@@ -4,7 +4,8 @@ import { type AuditLog, readRange } from '../agent/audit-log.ts';
 import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { auditStatements, checkSchemaName } from './schema.ts';
-import { hearErrors, type PgPool, type PgPoolClient, POSTGRES_STORE_DEFAULTS } from './store.ts';
+import { connectWithin, hearErrors, type PgPool, type PgPoolClient, POSTGRES_STORE_DEFAULTS } from './store.ts';
+import { withPool } from '../agent/pools.ts';
 
 export interface PostgresAuditLogOptions {
   /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()` and `connect()`. */
@@ -23,6 +24,22 @@ export interface PostgresAuditLog extends AuditLog {
 
 /** Records one `read()` query fetches at a time. */
 const PAGE = 500;
+
+/**
+ * Milliseconds an append waits for a pooled connection, and then for the chain's head row, when
+ * the pool sets no `connectionTimeoutMillis` of its own (postgresStore's `connectTimeout` default).
+ * An append holds the head for about a millisecond, so writers queue far below it; a wait this
+ * long is no queue but a pool whose every connection is held by work waiting for this very
+ * append (turns of a postgresStore on the same pool), or a writer cut off while holding the
+ * head. The append then fails as any unwritable one does, instead of waiting for ever.
+ */
+export const AUDIT_WAIT_MS = 5_000;
+
+/** The pool's own `connectionTimeoutMillis` (node-postgres keeps its options), when it sets one; else `AUDIT_WAIT_MS`. */
+function waitOf(pool: PgPool): number {
+  const own = (pool as { options?: { connectionTimeoutMillis?: unknown } }).options?.connectionTimeoutMillis;
+  return typeof own === 'number' && Number.isFinite(own) && own > 0 ? Math.ceil(own) : AUDIT_WAIT_MS;
+}
 
 const ignore = () => {};
 
@@ -51,12 +68,18 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
   const s = checkSchemaName(schema, helper);
   const hasher = chainHasher(helper, key);
   hearErrors(client);
+  const wait = waitOf(client);
 
   const failure = (error: unknown) => {
     const state = sqlState(error);
     // 42P01: no such table; 3F000: no such schema.
     if (state === '42P01' || state === '3F000')
       return new StoreError('STORE_SCHEMA', `${helper}: its tables are missing; run migrate()`, { cause: error });
+    // 55P03: lock_timeout, the head row stayed locked past the wait.
+    if (state === '55P03')
+      return new StoreError('STORE_UNAVAILABLE', `${helper}: the chain's head stayed locked past ${wait} ms`, {
+        cause: error,
+      });
     return storeFailure(error);
   };
 
@@ -70,16 +93,12 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
 
   /** Runs `body` in one transaction on one pooled connection; rolls back (or drops the connection) when it fails. */
   async function transaction<T>(body: (conn: PgPoolClient) => Promise<T>): Promise<T> {
-    let conn: PgPoolClient;
-    try {
-      conn = await client.connect();
-    } catch (error) {
-      throw failure(error);
-    }
+    const conn = await connectWithin(client, wait);
     conn.on?.('error', ignore);
     let broken = false;
     try {
-      await query('BEGIN', [], conn);
+      // The wait for the head row is bounded too (`wait` is a whole number of milliseconds, not a value).
+      await query(`BEGIN; SET LOCAL lock_timeout = ${wait}`, [], conn);
       const result = await body(conn);
       await query('COMMIT', [], conn);
       return result;
@@ -96,7 +115,7 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
     }
   }
 
-  return {
+  const log: PostgresAuditLog = {
     async migrate() {
       // The lock the other stores' migrate() take: processes starting at once take turns.
       // (The schema name is a checked plain identifier: it may stand in the literal.)
@@ -143,4 +162,6 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
       return { seq: Number(row.seq), hash: String(row.hash) };
     },
   };
+  // Its pool: agentHandler() refuses an audit log on the pool whose connection a postgresStore's turn holds.
+  return withPool(log, client);
 }

@@ -1,5 +1,6 @@
 // The limit store on PostgreSQL (design §22, §25): the counters of `limits` shared by every process
 // on one database, so several instances behind a load balancer hold one budget exactly.
+import { withPool } from '../agent/pools.ts';
 import type { LimitStore } from '../http/limit-store.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { poolOptions, type PgPool } from './store.ts';
@@ -92,7 +93,7 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
     }
   }
 
-  return {
+  const store: PostgresLimitStore = {
     async migrate() {
       // The lock postgresStore's and postgresReplayStore's migrate() take: processes starting at once take turns.
       // (The schema name is a checked plain identifier: it may stand in the literal.)
@@ -217,4 +218,6 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       );
     },
   };
+  // Its pool: agentHandler() refuses a limit store on the pool of the agent's postgresStore.
+  return withPool(store, client);
 }

@@ -1,4 +1,5 @@
 import { keyedQueue } from '../agent/key-queue.ts';
+import { withPool } from '../agent/pools.ts';
 import { sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
@@ -55,6 +56,35 @@ export function hearErrors(pool: Pick<PgPool, 'on'>): void {
     listened.add(pool);
     pool.on('error', ignore);
   }
+}
+
+/**
+ * A connection of `pool` within `ms`, else `StoreError` `STORE_UNAVAILABLE`: a wait for a pool
+ * whose connections are all held never lasts for ever. One that comes after the wait ended goes
+ * straight back to the pool; what `connect()` rejects with is thrown as `storeFailure` says.
+ */
+export function connectWithin(pool: Pick<PgPool, 'connect'>, ms: number): Promise<PgPoolClient> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      reject(new StoreError('STORE_UNAVAILABLE', `no database connection became free within ${ms} ms`));
+    }, ms);
+    pool.connect().then(
+      (conn) => {
+        if (settled) return conn.release();
+        settled = true;
+        clearTimeout(timer);
+        resolve(conn);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(storeFailure(error));
+      },
+    );
+  });
 }
 
 /**
@@ -131,36 +161,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   hearErrors(pool);
 
   /** A pooled connection within `connectTimeout`, listened to while it is ours. */
-  function lease(): Promise<{ conn: PgPoolClient; done(failed: boolean): void }> {
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => {
-        settled = true;
-        reject(new StoreError('STORE_UNAVAILABLE', `no database connection became free within ${connectTimeout} ms`));
-      }, connectTimeout);
-      pool.connect().then(
-        (conn) => {
-          if (settled) return conn.release();
-          settled = true;
-          clearTimeout(timer);
-          conn.on?.('error', ignore);
-          resolve({
-            conn,
-            done(failed) {
-              conn.removeListener?.('error', ignore);
-              // A connection that failed is closed, never handed to the next caller.
-              conn.release(failed || undefined);
-            },
-          });
-        },
-        (error: unknown) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          reject(storeFailure(error));
-        },
-      );
-    });
+  async function lease(): Promise<{ conn: PgPoolClient; done(failed: boolean): void }> {
+    const conn = await connectWithin(pool, connectTimeout);
+    conn.on?.('error', ignore);
+    return {
+      conn,
+      done(failed) {
+        conn.removeListener?.('error', ignore);
+        // A connection that failed is closed, never handed to the next caller.
+        conn.release(failed || undefined);
+      },
+    };
   }
 
   let ready: Promise<void> | undefined;
@@ -417,7 +428,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   });
   const local = keyedQueue();
 
-  return {
+  const store: PostgresStore = {
     ...pooled,
     async migrate() {
       await withConnection((conn) =>
@@ -452,4 +463,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       });
     },
   };
+  // The pool each turn holds a connection of: agentHandler() refuses an audit log or limit store on it.
+  return withPool(store, pool);
 }
