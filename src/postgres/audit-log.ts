@@ -4,7 +4,14 @@ import { type AuditLog, readRange } from '../agent/audit-log.ts';
 import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { auditStatements, checkSchemaName } from './schema.ts';
-import { connectWithin, hearErrors, type PgPool, type PgPoolClient, POSTGRES_STORE_DEFAULTS } from './store.ts';
+import {
+  connectWithin,
+  hearErrors,
+  type PgPool,
+  type PgPoolClient,
+  poolWait,
+  POSTGRES_STORE_DEFAULTS,
+} from './store.ts';
 import { withPool } from '../agent/pools.ts';
 
 export interface PostgresAuditLogOptions {
@@ -24,22 +31,6 @@ export interface PostgresAuditLog extends AuditLog {
 
 /** Records one `read()` query fetches at a time. */
 const PAGE = 500;
-
-/**
- * Milliseconds an append waits for a pooled connection, and then for the chain's head row, when
- * the pool sets no `connectionTimeoutMillis` of its own (postgresStore's `connectTimeout` default).
- * An append holds the head for about a millisecond, so writers queue far below it; a wait this
- * long is no queue but a pool whose every connection is held by work waiting for this very
- * append (turns of a postgresStore on the same pool), or a writer cut off while holding the
- * head. The append then fails as any unwritable one does, instead of waiting for ever.
- */
-export const AUDIT_WAIT_MS = 5_000;
-
-/** The pool's own `connectionTimeoutMillis` (node-postgres keeps its options), when it sets one; else `AUDIT_WAIT_MS`. */
-function waitOf(pool: PgPool): number {
-  const own = (pool as { options?: { connectionTimeoutMillis?: unknown } }).options?.connectionTimeoutMillis;
-  return typeof own === 'number' && Number.isFinite(own) && own > 0 ? Math.ceil(own) : AUDIT_WAIT_MS;
-}
 
 const ignore = () => {};
 
@@ -68,7 +59,7 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
   const s = checkSchemaName(schema, helper);
   const hasher = chainHasher(helper, key);
   hearErrors(client);
-  const wait = waitOf(client);
+  const wait = poolWait(client);
 
   const failure = (error: unknown) => {
     const state = sqlState(error);

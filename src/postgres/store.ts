@@ -59,6 +59,24 @@ export function hearErrors(pool: Pick<PgPool, 'on'>): void {
 }
 
 /**
+ * Milliseconds a write made inside a turn (an audit log's append, a limit store's statement)
+ * waits for a connection of its pool, and an append for the chain's head row, when the pool sets
+ * no `connectionTimeoutMillis` of its own: `connectTimeout`'s default. Such a write holds its
+ * connection for about a millisecond (an append 1 to 2 ms, a count 0.4 to 1.6 ms), so writers
+ * queue far below it; a wait this long is no queue but a pool whose every connection is held by
+ * turns waiting for this very write (a log or limit store on the store's pool), or a writer cut
+ * off holding the head. The write then fails, as one that cannot be written, instead of waiting
+ * for ever.
+ */
+export const POOL_WAIT_MS = 5_000;
+
+/** The pool's own `connectionTimeoutMillis` (a node-postgres `Pool` keeps its options), when it sets one; else `POOL_WAIT_MS`. */
+export function poolWait(pool: object): number {
+  const own = (pool as { options?: { connectionTimeoutMillis?: unknown } }).options?.connectionTimeoutMillis;
+  return typeof own === 'number' && Number.isFinite(own) && own > 0 ? Math.ceil(own) : POOL_WAIT_MS;
+}
+
+/**
  * A connection of `pool` within `ms`, else `StoreError` `STORE_UNAVAILABLE`: a wait for a pool
  * whose connections are all held never lasts for ever. One that comes after the wait ended goes
  * straight back to the pool; what `connect()` rejects with is thrown as `storeFailure` says.

@@ -14,7 +14,7 @@ import { apiToken } from '../../src/auth/api-token.ts';
 import { agentHandler } from '../../src/http/index.ts';
 import { serve } from '../../src/node/server.ts';
 import { postgresAuditLog, postgresLimitStore, postgresStore, StoreError } from '../../src/postgres/index.ts';
-import { AUDIT_WAIT_MS } from '../../src/postgres/audit-log.ts';
+import { POOL_WAIT_MS } from '../../src/postgres/store.ts';
 import { startDatabase, type TestDatabase } from '../helpers/postgres.ts';
 import { captureConsoleError } from '../helpers/console.ts';
 import { readAll, record } from '../helpers/audit-log-contract.ts';
@@ -153,7 +153,7 @@ test('a shared pool the handler cannot see: the tool-call append gives up within
   const handler = agentHandler(agent, { basePath: '/agent', auth, audit: { log } });
   // Three sends on two connections: two turns hold both, and their appends wait for a third.
   const { result: answers, calls } = await captureConsoleError(() =>
-    within(4 * AUDIT_WAIT_MS, 'three sends on one pool of two', sendAll(handler, 3)),
+    within(4 * POOL_WAIT_MS, 'three sends on one pool of two', sendAll(handler, 3)),
   );
   assert.deepEqual(
     answers.map((answer) => answer.status),
@@ -173,13 +173,13 @@ test('a shared pool the handler cannot see, with audit.required: the run stops b
   const { agent, ran } = tickAgent(wrapped(store));
   const handler = agentHandler(agent, { basePath: '/agent', auth, audit: { log, required: true } });
   const { result: answers } = await captureConsoleError(() =>
-    within(AUDIT_WAIT_MS + 10_000, 'one send on a pool of one', sendAll(handler, 1)),
+    within(POOL_WAIT_MS + 10_000, 'one send on a pool of one', sendAll(handler, 1)),
   );
   assert.equal(answers[0]!.status, 503, await answers[0]!.clone().text());
   assert.deepEqual(ran, [], 'the tool did not run');
 });
 
-test("postgresAuditLog: a pool whose connections are all held elsewhere: the append fails STORE_UNAVAILABLE after the pool's connectionTimeoutMillis, or AUDIT_WAIT_MS", async () => {
+test("postgresAuditLog: a pool whose connections are all held elsewhere: the append fails STORE_UNAVAILABLE after the pool's connectionTimeoutMillis, or POOL_WAIT_MS", async () => {
   const schema = db.schema();
   const setup = postgresAuditLog({ client: db.pool({ max: 1 }), schema });
   await setup.migrate();
@@ -200,23 +200,23 @@ test("postgresAuditLog: a pool whose connections are all held elsewhere: the app
         error.message === 'no database connection became free within 200 ms',
     ),
   );
-  // A node-postgres pool of one without connectionTimeoutMillis, its connection held: AUDIT_WAIT_MS.
+  // A node-postgres pool of one without connectionTimeoutMillis, its connection held: POOL_WAIT_MS.
   const pool = db.pool({ max: 1 });
   const held = await pool.connect();
   try {
     const started = Date.now();
     await within(
-      AUDIT_WAIT_MS + 5_000,
+      POOL_WAIT_MS + 5_000,
       'an append on a held pool of one',
       assert.rejects(
         postgresAuditLog({ client: pool, schema }).append(record(1)),
         (error: unknown) =>
           error instanceof StoreError &&
           error.code === 'STORE_UNAVAILABLE' &&
-          error.message === `no database connection became free within ${AUDIT_WAIT_MS} ms`,
+          error.message === `no database connection became free within ${POOL_WAIT_MS} ms`,
       ),
     );
-    assert.ok(Date.now() - started >= AUDIT_WAIT_MS - 50, 'it waited its bound');
+    assert.ok(Date.now() - started >= POOL_WAIT_MS - 50, 'it waited its bound');
   } finally {
     held.release();
   }
@@ -250,4 +250,40 @@ test("postgresAuditLog: the chain's head locked by another writer past the bound
     holder.release();
   }
   assert.equal((await log.append(record(2))).seq, 1);
+});
+
+test("postgresLimitStore: a pool whose connections are all held elsewhere: a count fails STORE_UNAVAILABLE after the pool's connectionTimeoutMillis, or POOL_WAIT_MS", async () => {
+  const schema = db.schema();
+  await postgresLimitStore({ client: db.pool({ max: 1 }), schema }).migrate();
+  const unavailable = (ms: number) => (error: unknown) =>
+    error instanceof StoreError &&
+    error.code === 'STORE_UNAVAILABLE' &&
+    error.message === `no database connection became free within ${ms} ms`;
+  const never = {
+    options: { connectionTimeoutMillis: 200 },
+    query: () => new Promise<never>(() => {}),
+    connect: () => new Promise<never>(() => {}),
+  };
+  await within(
+    5_000,
+    'a count on a pool that never connects',
+    assert.rejects(postgresLimitStore({ client: never, schema }).hit('k', 60, 1, 10), unavailable(200)),
+  );
+  const pool = db.pool({ max: 1 });
+  const limits = postgresLimitStore({ client: pool, schema });
+  const held = await pool.connect();
+  try {
+    await within(
+      POOL_WAIT_MS + 5_000,
+      'a reservation on a held pool of one',
+      assert.rejects(limits.reserve!('k', 60, 1, 100, 1_000), unavailable(POOL_WAIT_MS)),
+    );
+  } finally {
+    held.release();
+  }
+  // The connection free again: the reservation that gave up counted nothing.
+  assert.deepEqual(
+    { allowed: (await limits.hit('k', 60, 0, 10)).allowed, count: (await limits.hit('k', 60, 0, 10)).count },
+    { allowed: true, count: 0 },
+  );
 });
