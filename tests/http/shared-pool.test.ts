@@ -10,6 +10,7 @@ import { POOL } from '../../src/agent/pools.ts';
 import { AuthConfigError, apiToken } from '../../src/auth/index.ts';
 import { agentHandler, memoryLimitStore } from '../../src/http/index.ts';
 import { postgresAuditLog, postgresLimitStore, postgresReplayStore, postgresStore } from '../../src/postgres/index.ts';
+import { literalOf } from '../helpers/message-literals.ts';
 
 /** A stand-in for a node-postgres Pool, with the options a real one keeps (its password among them). */
 const pool = (name: string) => ({
@@ -129,4 +130,9 @@ test('the pool a PostgreSQL store names is not enumerable: a store or log that i
     assert.ok(!JSON.stringify(Object.entries(made)).includes('secret-password'));
     assert.equal(Object.getOwnPropertySymbols({ ...made }).length, 0);
   }
+});
+
+test('the refusals are literals at their throw site in src/http (design §38)', () => {
+  assert.equal(literalOf(AUDIT_REFUSED), 'src/http/handler.ts');
+  assert.equal(literalOf(LIMITS_REFUSED), 'src/http/handler.ts');
 });
