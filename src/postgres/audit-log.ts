@@ -15,7 +15,7 @@ import {
 import { withPool } from '../agent/pools.ts';
 
 export interface PostgresAuditLogOptions {
-  /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()` and `connect()`. */
+  /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()` and `connect()`; never the store's. */
   client: PgPool;
   /** The schema holding the tables `audit_log` and `audit_head`: a plain identifier, default `agentward`. */
   schema?: string;
@@ -42,8 +42,12 @@ const ignore = () => {};
  * database), inserts it and moves the head, and commits. A failed append leaves no record and no
  * gap. `read()` pages through the records in `seq` order. A lost database fails with
  * `StoreError` `STORE_UNAVAILABLE`; tables not made yet with `STORE_SCHEMA` (run `migrate()`).
+ * Give it a pool of its own, never `postgresStore`'s: a turn holds a connection of the store's
+ * pool while its events are appended (`agentHandler()` refuses that pool). An append waits for a
+ * connection, and for the head, at most the pool's `connectionTimeoutMillis` (else
+ * `POOL_WAIT_MS`), then fails with `STORE_UNAVAILABLE`.
  * @example
- * const log = postgresAuditLog({ client: pool, key: env.AUDIT_KEY });
+ * const log = postgresAuditLog({ client: new pg.Pool({ connectionString, max: 4 }), key: env.AUDIT_KEY });
  * await log.migrate();
  */
 export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAuditLog {
