@@ -48,6 +48,7 @@ import {
   type Authorized,
 } from './resources.ts';
 import { schemasReady } from './ai-sdk-tools.ts';
+import { poolOf } from './pools.ts';
 import { indexTools, toolListing } from './tools.ts';
 import { checkArguments } from './arguments.ts';
 import { agentTracing, readTelemetry, type RunTrace } from './telemetry.ts';
@@ -661,6 +662,7 @@ export function createAgent(options: AgentOptions): Agent {
   }
   registerResources(agent, {
     sessionOwner,
+    storePool: poolOf(store),
     async approval(approvalId) {
       const checkpoint = (await store.loadCheckpoint(approvalId)) as RunCheckpoint | undefined;
       if (checkpoint === undefined) return undefined;

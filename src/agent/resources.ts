@@ -38,6 +38,8 @@ export interface AgentResources {
   sessionOwner(sessionId: string): Promise<OwnerKey | null | undefined>;
   approval(approvalId: string): Promise<ApprovalResource | undefined>;
   queue(query: QueueQuery): Promise<QueueRead>;
+  /** The pool whose connection each turn of the agent's store holds (a PostgreSQL store's), when the store names one. */
+  readonly storePool?: object | undefined;
 }
 
 /**

@@ -102,7 +102,7 @@ agentward audit verify <file.jsonl> [--head <seq>:<hash>] [--key-env <NAME>]
     mid-chain, as an export made with --since does), exit 1 naming the first broken seq.
 
 The log is the one the directory's auth.ts exports as \`audit\`:
-  export const audit = { log: postgresAuditLog({ client: pool, key: process.env.AUDIT_KEY }) };
+  export const audit = { log: postgresAuditLog({ client: auditPool, key: process.env.AUDIT_KEY }) };
 
 options:
   --since <iso>      export records at or after this instant (e.g. 2026-01-01T00:00:00Z)

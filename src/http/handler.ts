@@ -46,6 +46,7 @@ import { authorize, type AuthorizeInput, type Decision, type Refused, type Surfa
 import { expiryOf, readApprovals, type ApprovalsOptions } from './approvals.ts';
 import { AUDIT_EVENTS, AUTHORIZED, resourcesOf, type ApprovalResource, type AuditSink } from '../agent/resources.ts';
 import { isAnonymous, ownerKey } from '../agent/sessions.ts';
+import { poolOf } from '../agent/pools.ts';
 import {
   approvalQueue,
   queuePage,
@@ -215,6 +216,26 @@ export function refuseEmptyAuth(helper: string, options: object): void {
   }
 }
 
+/**
+ * An audit log or a limit store on the pool whose connection each turn of the agent's store holds
+ * (one PostgreSQL pool for all three) is an error (design §34): their writes inside a turn wait
+ * for a connection of that pool, and with as many turns running as the pool has connections,
+ * nothing ever proceeds. A limit store is refused even with no `tokens` (whose counts are the
+ * ones written inside a turn): one pool for the counters keeps working whatever policy comes next.
+ */
+function refuseSharedPool(helper: string, storePool: object | undefined, options: AgentHandlerOptions): void {
+  if (storePool === undefined) return;
+  const { audit, limits } = options;
+  if (typeof audit === 'object' && audit !== null && poolOf(audit.log) === storePool)
+    throw new AuthConfigError(
+      `${helper}: audit.log and store share one PostgreSQL pool; give the audit log a pool of its own; got the same pool`,
+    );
+  if (poolOf(limits?.store) === storePool)
+    throw new AuthConfigError(
+      `${helper}: limits.store and store share one PostgreSQL pool; give the limit store a pool of its own; got the same pool`,
+    );
+}
+
 /** `agentHandler()` without the Web `Request` and `Response` around it: the node server uses it directly, as `helper` (`serve()`) in errors. */
 export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, helper = HELPER): AgentRoutes {
   if (typeof agent !== 'object' || agent === null || typeof agent.name !== 'string')
@@ -259,6 +280,7 @@ export function agentRoutes(agent: Agent, options: AgentHandlerOptions = {}, hel
   const expiredIf = expiryOf(approvals);
   /** What authorize() reads of the agent's sessions and approvals (an agent of createAgent's). */
   const resources = resourcesOf(agent);
+  refuseSharedPool(helper, resources?.storePool, options);
   // Ownership and the approvals option are decided by authorize() when it needs a resource to do so (design §32).
   const decidesResources =
     resources !== undefined &&

@@ -4,10 +4,18 @@ import { type AuditLog, readRange } from '../agent/audit-log.ts';
 import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { auditStatements, checkSchemaName } from './schema.ts';
-import { hearErrors, type PgPool, type PgPoolClient, POSTGRES_STORE_DEFAULTS } from './store.ts';
+import {
+  connectWithin,
+  hearErrors,
+  type PgPool,
+  type PgPoolClient,
+  poolWait,
+  POSTGRES_STORE_DEFAULTS,
+} from './store.ts';
+import { withPool } from '../agent/pools.ts';
 
 export interface PostgresAuditLogOptions {
-  /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()` and `connect()`. */
+  /** The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()` and `connect()`; never the store's. */
   client: PgPool;
   /** The schema holding the tables `audit_log` and `audit_head`: a plain identifier, default `agentward`. */
   schema?: string;
@@ -34,8 +42,12 @@ const ignore = () => {};
  * database), inserts it and moves the head, and commits. A failed append leaves no record and no
  * gap. `read()` pages through the records in `seq` order. A lost database fails with
  * `StoreError` `STORE_UNAVAILABLE`; tables not made yet with `STORE_SCHEMA` (run `migrate()`).
+ * Give it a pool of its own, never `postgresStore`'s: a turn holds a connection of the store's
+ * pool while its events are appended (`agentHandler()` refuses that pool). An append waits for a
+ * connection, and for the head, at most the pool's `connectionTimeoutMillis` (else
+ * `POOL_WAIT_MS`), then fails with `STORE_UNAVAILABLE`.
  * @example
- * const log = postgresAuditLog({ client: pool, key: env.AUDIT_KEY });
+ * const log = postgresAuditLog({ client: new pg.Pool({ connectionString, max: 4 }), key: env.AUDIT_KEY });
  * await log.migrate();
  */
 export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAuditLog {
@@ -51,12 +63,18 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
   const s = checkSchemaName(schema, helper);
   const hasher = chainHasher(helper, key);
   hearErrors(client);
+  const wait = poolWait(client);
 
   const failure = (error: unknown) => {
     const state = sqlState(error);
     // 42P01: no such table; 3F000: no such schema.
     if (state === '42P01' || state === '3F000')
       return new StoreError('STORE_SCHEMA', `${helper}: its tables are missing; run migrate()`, { cause: error });
+    // 55P03: lock_timeout, the head row stayed locked past the wait.
+    if (state === '55P03')
+      return new StoreError('STORE_UNAVAILABLE', `${helper}: the chain's head stayed locked past ${wait} ms`, {
+        cause: error,
+      });
     return storeFailure(error);
   };
 
@@ -70,16 +88,12 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
 
   /** Runs `body` in one transaction on one pooled connection; rolls back (or drops the connection) when it fails. */
   async function transaction<T>(body: (conn: PgPoolClient) => Promise<T>): Promise<T> {
-    let conn: PgPoolClient;
-    try {
-      conn = await client.connect();
-    } catch (error) {
-      throw failure(error);
-    }
+    const conn = await connectWithin(client, wait);
     conn.on?.('error', ignore);
     let broken = false;
     try {
-      await query('BEGIN', [], conn);
+      // The wait for the head row is bounded too (`wait` is a whole number of milliseconds, not a value).
+      await query(`BEGIN; SET LOCAL lock_timeout = ${wait}`, [], conn);
       const result = await body(conn);
       await query('COMMIT', [], conn);
       return result;
@@ -96,7 +110,7 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
     }
   }
 
-  return {
+  const log: PostgresAuditLog = {
     async migrate() {
       // The lock the other stores' migrate() take: processes starting at once take turns.
       // (The schema name is a checked plain identifier: it may stand in the literal.)
@@ -143,4 +157,6 @@ export function postgresAuditLog(options: PostgresAuditLogOptions): PostgresAudi
       return { seq: Number(row.seq), hash: String(row.hash) };
     },
   };
+  // Its pool: agentHandler() refuses an audit log on the pool whose connection a postgresStore's turn holds.
+  return withPool(log, client);
 }

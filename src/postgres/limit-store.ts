@@ -1,16 +1,19 @@
 // The limit store on PostgreSQL (design §22, §25): the counters of `limits` shared by every process
 // on one database, so several instances behind a load balancer hold one budget exactly.
+import { withPool } from '../agent/pools.ts';
 import type { LimitStore } from '../http/limit-store.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
-import { poolOptions, type PgPool } from './store.ts';
+import { connectWithin, poolOptions, poolWait, type PgPool } from './store.ts';
 
 export interface PostgresLimitStoreOptions {
   /**
    * The pool (the caller creates it, and ends it): node-postgres `Pool`, or anything with `query()`.
    * Give it a pool of its own: a turn of `postgresStore` holds its connection while its tokens are
-   * reserved and settled, so a pool shared with it and full of turns would wait for itself.
+   * reserved and settled, so a pool shared with it and full of turns would wait for itself
+   * (`agentHandler()` refuses the store's pool). A statement waits for a connection at most the
+   * pool's `connectionTimeoutMillis`, else 5,000 ms, then fails with `STORE_UNAVAILABLE`.
    */
-  client: Pick<PgPool, 'query' | 'on'>;
+  client: Pick<PgPool, 'query' | 'on'> & Partial<Pick<PgPool, 'connect'>>;
   /** The schema holding the tables `limit_windows` and `limit_slots`: a plain identifier, default `agentward`. */
   schema?: string;
 }
@@ -20,6 +23,8 @@ export interface PostgresLimitStore extends LimitStore {
   /** Creates the schema and the tables when missing; idempotent. */
   migrate(): Promise<void>;
 }
+
+const ignore = () => {};
 
 /** Windows that ended and slots without a live lease are deleted on one call in this many. */
 const PURGE_EVERY = 1_000;
@@ -70,17 +75,39 @@ function current(row: Record<string, unknown>, windowSec: number) {
  */
 export function postgresLimitStore(options: PostgresLimitStoreOptions): PostgresLimitStore {
   const { client, schema, s } = poolOptions('postgresLimitStore()', options);
+  const wait = poolWait(client);
   let calls = 0;
+
+  /**
+   * One statement on a connection taken within `wait` (a count is written inside a turn: a pool
+   * whose connections the turns hold never keeps it waiting for ever), or with `query()` on a
+   * pool without `connect()`. A connection that failed is closed, never handed to the next caller.
+   */
+  async function statement(text: string, values?: unknown[]): Promise<Record<string, unknown>[]> {
+    if (typeof client.connect !== 'function') return (await client.query(text, values)).rows;
+    const conn = await connectWithin(client as Pick<PgPool, 'connect'>, wait);
+    conn.on?.('error', ignore);
+    let failed = false;
+    try {
+      return (await conn.query(text, values)).rows;
+    } catch (error) {
+      failed = sqlState(error) === undefined;
+      throw error;
+    } finally {
+      conn.removeListener?.('error', ignore);
+      conn.release(failed || undefined);
+    }
+  }
 
   async function query(text: string, values: unknown[]): Promise<Record<string, unknown>[]> {
     try {
       if (++calls % PURGE_EVERY === 0) {
-        await client.query(`DELETE FROM ${s}.limit_windows WHERE ends_at < ${NOW}`);
-        await client.query(
+        await statement(`DELETE FROM ${s}.limit_windows WHERE ends_at < ${NOW}`);
+        await statement(
           `DELETE FROM ${s}.limit_slots WHERE NOT EXISTS (SELECT FROM jsonb_each(leases) AS lease(id, ends) WHERE ends::float8 > ${NOW})`,
         );
       }
-      return (await client.query(text, values)).rows;
+      return await statement(text, values);
     } catch (error) {
       // 42P01: no such table; 3F000: no such schema; 42703: no such column (a table from before reserve()).
       const state = sqlState(error);
@@ -92,7 +119,7 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
     }
   }
 
-  return {
+  const store: PostgresLimitStore = {
     async migrate() {
       // The lock postgresStore's and postgresReplayStore's migrate() take: processes starting at once take turns.
       // (The schema name is a checked plain identifier: it may stand in the literal.)
@@ -217,4 +244,6 @@ export function postgresLimitStore(options: PostgresLimitStoreOptions): Postgres
       );
     },
   };
+  // Its pool: agentHandler() refuses a limit store on the pool of the agent's postgresStore.
+  return withPool(store, client);
 }

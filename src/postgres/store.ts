@@ -1,4 +1,5 @@
 import { keyedQueue } from '../agent/key-queue.ts';
+import { withPool } from '../agent/pools.ts';
 import { sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
 import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
@@ -55,6 +56,54 @@ export function hearErrors(pool: Pick<PgPool, 'on'>): void {
     listened.add(pool);
     pool.on('error', ignore);
   }
+}
+
+/**
+ * Milliseconds a write made inside a turn (an audit log's append, a limit store's statement)
+ * waits for a connection of its pool, and an append for the chain's head row, when the pool sets
+ * no `connectionTimeoutMillis` of its own: `connectTimeout`'s default. Such a write holds its
+ * connection a few milliseconds (a count 0.4 to 1.6 ms; an append about 3 ms with fsync on: on a
+ * shared 2-core machine 64 appenders queued on a pool of 4 waited at most 0.44 s, p99 0.41 s), so
+ * a queue of writers stays far below it; a wait this long is a pool whose every connection is
+ * held by turns waiting for this very write (a log or limit store on the store's pool), or a
+ * writer cut off holding the head. The write then fails, as one that cannot be written, instead
+ * of waiting for ever.
+ */
+export const POOL_WAIT_MS = 5_000;
+
+/** The pool's own `connectionTimeoutMillis` (a node-postgres `Pool` keeps its options), when it sets one; else `POOL_WAIT_MS`. */
+export function poolWait(pool: object): number {
+  const own = (pool as { options?: { connectionTimeoutMillis?: unknown } }).options?.connectionTimeoutMillis;
+  return typeof own === 'number' && Number.isFinite(own) && own > 0 ? Math.ceil(own) : POOL_WAIT_MS;
+}
+
+/**
+ * A connection of `pool` within `ms`, else `StoreError` `STORE_UNAVAILABLE`: a wait for a pool
+ * whose connections are all held never lasts for ever. One that comes after the wait ended goes
+ * straight back to the pool; what `connect()` rejects with is thrown as `storeFailure` says.
+ */
+export function connectWithin(pool: Pick<PgPool, 'connect'>, ms: number): Promise<PgPoolClient> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      reject(new StoreError('STORE_UNAVAILABLE', `no database connection became free within ${ms} ms`));
+    }, ms);
+    pool.connect().then(
+      (conn) => {
+        if (settled) return conn.release();
+        settled = true;
+        clearTimeout(timer);
+        resolve(conn);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(storeFailure(error));
+      },
+    );
+  });
 }
 
 /**
@@ -131,36 +180,17 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   hearErrors(pool);
 
   /** A pooled connection within `connectTimeout`, listened to while it is ours. */
-  function lease(): Promise<{ conn: PgPoolClient; done(failed: boolean): void }> {
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => {
-        settled = true;
-        reject(new StoreError('STORE_UNAVAILABLE', `no database connection became free within ${connectTimeout} ms`));
-      }, connectTimeout);
-      pool.connect().then(
-        (conn) => {
-          if (settled) return conn.release();
-          settled = true;
-          clearTimeout(timer);
-          conn.on?.('error', ignore);
-          resolve({
-            conn,
-            done(failed) {
-              conn.removeListener?.('error', ignore);
-              // A connection that failed is closed, never handed to the next caller.
-              conn.release(failed || undefined);
-            },
-          });
-        },
-        (error: unknown) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          reject(storeFailure(error));
-        },
-      );
-    });
+  async function lease(): Promise<{ conn: PgPoolClient; done(failed: boolean): void }> {
+    const conn = await connectWithin(pool, connectTimeout);
+    conn.on?.('error', ignore);
+    return {
+      conn,
+      done(failed) {
+        conn.removeListener?.('error', ignore);
+        // A connection that failed is closed, never handed to the next caller.
+        conn.release(failed || undefined);
+      },
+    };
   }
 
   let ready: Promise<void> | undefined;
@@ -417,7 +447,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   });
   const local = keyedQueue();
 
-  return {
+  const store: PostgresStore = {
     ...pooled,
     async migrate() {
       await withConnection((conn) =>
@@ -452,4 +482,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       });
     },
   };
+  // The pool each turn holds a connection of: agentHandler() refuses an audit log or limit store on it.
+  return withPool(store, pool);
 }
