@@ -31,29 +31,39 @@ export const CHAIN_FIELDS: readonly string[] = Object.freeze(['seq', 'prev', 'ha
 const HEX64 = /^[0-9a-f]{64}$/;
 const encoder = /* @__PURE__ */ new TextEncoder();
 
-const hex = (bytes: ArrayBuffer | Uint8Array): string => {
-  let text = '';
-  for (const byte of new Uint8Array(bytes)) text += byte.toString(16).padStart(2, '0');
-  return text;
-};
+/** Hex of each byte value, made once: writing a digest is then 32 lookups. */
+const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
 
-/** How a log hashes: `(record without hash) → hex`, SHA-256 or HMAC-SHA-256 under the key. */
-export type ChainHasher = ((fields: Record<string, unknown>) => Promise<string>) & {
-  /** The hash of a record's canonical JSON already made: what the hasher hashes, without making it again. */
-  readonly ofText?: (canonical: string) => Promise<string>;
-};
+/** Bytes as lowercase hex. */
+function hex(bytes: ArrayBuffer | Uint8Array): string {
+  let text = '';
+  for (const byte of new Uint8Array(bytes)) text += HEX_BYTES[byte];
+  return text;
+}
+
+/** The SHA-256 of a text's UTF-8 bytes, as hex: the synchronous SHA-256 of src/auth. */
+export const sha256Hex = (text: string): string => hex(sha256(text));
+
+/**
+ * How a log hashes a record: the canonical JSON of the record without `hash` (seq and prev in it)
+ * into hex, SHA-256 or HMAC-SHA-256 under the key.
+ */
+export interface ChainHasher {
+  readonly hash: (canonical: string) => Promise<string>;
+  /**
+   * Without a key, the same hash at once: the synchronous SHA-256 of src/auth. An awaited
+   * `crypto.subtle.digest` is a thread-pool job per record on Node, about 25 µs of a request's
+   * time where this takes 3 (design §34). With a key, `undefined`: HMAC is Web Crypto's, awaited.
+   */
+  readonly hashNow: ((canonical: string) => string) | undefined;
+}
 
 /**
  * The hasher of a log whose options hold `key` (or none): the key is checked here, once, when the
  * log is made (`helper` names the factory in the error, which never shows the key).
  */
 export function chainHasher(helper: string, key: unknown): ChainHasher {
-  // Keyless: the synchronous SHA-256 of src/auth. An awaited crypto.subtle.digest is a thread-pool
-  // job per record on Node, about 25 µs of a request's time where this takes a few (design §34).
-  if (key === undefined) {
-    const ofText = async (canonical: string) => hex(sha256(canonical));
-    return Object.assign(async (fields: Record<string, unknown>) => ofText(canonicalJson(fields)), { ofText });
-  }
+  if (key === undefined) return { hash: async (canonical) => sha256Hex(canonical), hashNow: sha256Hex };
   let bytes: Uint8Array;
   if (typeof key === 'string') bytes = encoder.encode(key);
   else if (key instanceof Uint8Array) bytes = key.slice();
@@ -66,7 +76,7 @@ export function chainHasher(helper: string, key: unknown): ChainHasher {
       `${helper}: key must be at least ${MIN_AUDIT_KEY_BYTES} bytes (a random secret, e.g. 32 bytes base64url-encoded); the one given is shorter`,
     );
   let imported: Promise<CryptoKey> | undefined;
-  const ofText = async (canonical: string) => {
+  const hash = async (canonical: string) => {
     imported ??= crypto.subtle.importKey(
       'raw',
       bytes as Uint8Array<ArrayBuffer>,
@@ -77,38 +87,40 @@ export function chainHasher(helper: string, key: unknown): ChainHasher {
     const text = encoder.encode(canonical) as Uint8Array<ArrayBuffer>;
     return hex(await crypto.subtle.sign('HMAC', await imported, text));
   };
-  return Object.assign(async (fields: Record<string, unknown>) => ofText(canonicalJson(fields)), { ofText });
+  return { hash, hashNow: undefined };
 }
 
 /**
- * The record a log keeps: a copy of `record`'s JSON fields with `seq`, `prev` and `hash`. The
- * record must be a plain JSON object with a `time` (an ISO 8601 instant, which `read()`'s
- * `since`/`until` compare) and without the chain's own fields; else a `TypeError`.
+ * What is hashed for a record appended as `seq` after `prev`: the canonical JSON (RFC 8785) of its
+ * fields with `seq` and `prev`. The record must be a plain JSON object with a `time` (an ISO 8601
+ * instant, which `read()`'s `since`/`until` compare) and without the chain's own fields; else a
+ * `TypeError`. The text both checks the record and is its copy: what is hashed is what is kept.
  */
+export function linkedText(record: unknown, seq: number, prev: string): string {
+  checkShape(record);
+  return canonicalJson({ ...record, seq, prev });
+}
+
+/** The record a log keeps and `append()` returns: a fresh copy of the linked text, with its hash. */
+export const chainedRecord = (canonical: string, hash: string): ChainedRecord =>
+  ({ ...(JSON.parse(canonical) as Record<string, unknown>), hash }) as ChainedRecord;
+
+/** The record a log keeps for `record` appended as `seq` after `prev`: its JSON fields, `seq`, `prev` and `hash`. */
 export async function chainRecord(
   record: unknown,
   seq: number,
   prev: string,
   hasher: ChainHasher,
 ): Promise<ChainedRecord> {
-  if (hasher.ofText === undefined) {
-    const fields = recordFields(record);
-    const linked: Record<string, unknown> = { ...fields, seq, prev };
-    return { ...linked, hash: await hasher(linked) } as ChainedRecord;
-  }
-  // One canonical JSON text: it checks the record, is what is hashed, and parses into the kept copy.
-  checkShape(record);
-  const canonical = canonicalJson({ ...(record as Record<string, unknown>), seq, prev });
-  const linked = JSON.parse(canonical) as Record<string, unknown>;
-  return { ...linked, hash: await hasher.ofText(canonical) } as ChainedRecord;
+  const canonical = linkedText(record, seq, prev);
+  return chainedRecord(canonical, await hasher.hash(canonical));
 }
 
 /** A record given to `append()`, checked and copied through JSON (so what is hashed is what is stored). */
 export function recordFields(record: unknown): Record<string, unknown> {
   checkShape(record);
-  // canonicalJson refuses what JSON would change (NaN, a Date, a cycle) before the copy is made.
-  canonicalJson(record);
-  return JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
+  // canonicalJson refuses what JSON would change (NaN, a Date, a cycle); its text is the copy.
+  return JSON.parse(canonicalJson(record)) as Record<string, unknown>;
 }
 
 /** A record's shape: a plain object with `time`, without the chain's fields; else a `TypeError`. */

@@ -8,8 +8,9 @@ import {
   type AuditKey,
   type ChainedRecord,
   chainHasher,
-  chainRecord,
+  chainedRecord,
   isoInstant,
+  linkedText,
   recordTime,
 } from './audit-chain.ts';
 import { configError } from './errors.ts';
@@ -94,23 +95,43 @@ export function memoryAuditLog(options: MemoryAuditLogOptions = {}): AuditLog {
   let kept: string[] = [];
   let first = 0;
   let last: AuditHead = { seq: 0, hash: AUDIT_GENESIS };
-  let turn: Promise<unknown> = Promise.resolve();
+
+  /** Links `record` after the last one with `hash` made of its text, and keeps it. */
+  const keep = (canonical: string, hash: string): ChainedRecord => {
+    // The canonical text is an object's: the hash goes in as one more member (read() parses it).
+    kept.push(`${canonical.slice(0, -1)},"hash":"${hash}"}`);
+    last = { seq: last.seq + 1, hash };
+    if (kept.length - first > max) first++;
+    // Compact now and then: dropped records are released in one slice, not one shift each.
+    if (first >= max) [kept, first] = [kept.slice(first), 0];
+    // A fresh object made from the text: nothing of it is shared with the caller or what is kept.
+    return chainedRecord(canonical, hash);
+  };
+
+  const { hashNow } = hasher;
+  // Without a key the hash is synchronous: each append is done in one step, before the next
+  // starts, so appends never fork the chain and need no queue of promises (design §34).
+  const append: AuditLog['append'] =
+    hashNow !== undefined
+      ? async (record) => {
+          const canonical = linkedText(record, last.seq + 1, last.hash);
+          return keep(canonical, hashNow(canonical));
+        }
+      : (() => {
+          // With a key the HMAC is awaited: appends take turns, so concurrent ones never fork the chain.
+          let turn: Promise<unknown> = Promise.resolve();
+          return (record) => {
+            const appended = turn.then(async () => {
+              const canonical = linkedText(record, last.seq + 1, last.hash);
+              return keep(canonical, await hasher.hash(canonical));
+            });
+            turn = appended.catch(() => undefined);
+            return appended;
+          };
+        })();
 
   return {
-    append(record) {
-      const appended = turn.then(async () => {
-        const chained = await chainRecord(record, last.seq + 1, last.hash, hasher);
-        kept.push(JSON.stringify(chained));
-        last = { seq: chained.seq, hash: chained.hash };
-        if (kept.length - first > max) first++;
-        // Compact now and then: dropped records are released in one slice, not one shift each.
-        if (first >= max) [kept, first] = [kept.slice(first), 0];
-        // A fresh object made from the record's JSON copy: nothing of it is shared with what is kept.
-        return chained;
-      });
-      turn = appended.catch(() => undefined);
-      return appended;
-    },
+    append,
     async *read(readOptions) {
       const range = readRange(readOptions);
       // A snapshot: records appended while the reader waits come on the next read.

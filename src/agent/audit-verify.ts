@@ -10,6 +10,7 @@ import {
   sameHash,
 } from './audit-chain.ts';
 import { configError } from './errors.ts';
+import { canonicalJson } from './canonical-json.ts';
 
 /** Options of `verifyAuditLog()`. */
 export interface VerifyAuditLogOptions {
@@ -101,7 +102,7 @@ export async function verifyAuditLog(
       if (!sameHash(item.prev, previous.hash)) return result({ seq: item.seq, reason: 'prev' });
     }
     const { hash, ...fields } = item;
-    if (!sameHash(await hasher(fields), hash)) return result({ seq: item.seq, reason: 'hash' });
+    if (!sameHash(await hasher.hash(canonicalJson(fields)), hash)) return result({ seq: item.seq, reason: 'hash' });
     if (head !== undefined && item.seq === head.seq) {
       headChecked = true;
       if (!sameHash(item.hash, head.hash)) return result({ seq: item.seq, reason: 'head' });

@@ -1,11 +1,13 @@
 // The record of every decision (design §32): one `AuditRecord` per request past the guards,
 // allowed or refused at any step, handed to the `audit` option. Never a token, a password, a
 // proof or a header value: only what the handler decided, and about whom.
-import { AuthConfigError, checkOptionNames, kindOf, sha256 } from '../auth/internal.ts';
+import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
 import type { Surface } from './authorize.ts';
 import type { AuditSink } from '../agent/resources.ts';
 import { HttpError } from './responses.ts';
 import { canonicalJson } from '../agent/canonical-json.ts';
+import { sha256Hex } from '../agent/audit-chain.ts';
+import { isoNow } from '../agent/clock.ts';
 
 /** The caller a record is about: its caller key's parts, and its type. */
 export interface AuditCaller {
@@ -160,7 +162,7 @@ function auditOf(
     keep: (record) => write(record as unknown as Record<string, unknown>),
     async event(requestId, fields) {
       if (!events) return;
-      const written = await write({ time: new Date().toISOString(), requestId, ...fields });
+      const written = await write({ time: isoNow(), requestId, ...fields });
       // The run stops before its step; the request is answered 503, as when its record could not be written.
       if (!written && required) throw new HttpError(503, 'Service Unavailable');
     },
@@ -180,11 +182,4 @@ export function auditSink(audit: Audit, requestId: string): AuditSink {
     else fields.argumentsSha256 = sha256Hex(canonicalJson(args ?? null));
     return audit.event(requestId, fields);
   };
-}
-
-/** The SHA-256 of a text, hex: the synchronous one of src/auth (one implementation per primitive). */
-function sha256Hex(text: string): string {
-  let hex = '';
-  for (const byte of sha256(text)) hex += byte.toString(16).padStart(2, '0');
-  return hex;
 }

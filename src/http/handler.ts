@@ -12,6 +12,7 @@ import type {
   TurnMeter,
 } from '../agent/types.ts';
 import { AgentError } from '../agent/errors.ts';
+import { isoNow } from '../agent/clock.ts';
 import { HttpError } from './responses.ts';
 import {
   AuthConfigError,
@@ -779,7 +780,7 @@ function auditRecord(call: Call, status: number): AuditRecord {
   // MCP answers a refused `decide` in its tool result (200): the record still says it was refused.
   const refused = REFUSED.has(status) || (status === 200 && refusal !== undefined);
   const record: { -readonly [K in keyof AuditRecord]: AuditRecord[K] } = {
-    time: new Date().toISOString(),
+    time: isoNow(),
     requestId: call.requestId,
     surface: call.surface,
     operations: call.operations,
