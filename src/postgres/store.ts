@@ -1,8 +1,9 @@
+import { AgentError } from '../agent/errors.ts';
 import { keyedQueue } from '../agent/key-queue.ts';
 import { withPool } from '../agent/pools.ts';
 import { sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
-import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
+import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { checkSchemaName, createStatements, KEY, SCHEMA_VERSION } from './schema.ts';
 
@@ -128,7 +129,8 @@ export function poolOptions<Client extends Pick<PgPool, 'query' | 'on'>>(
 
 /** A string as JSON escapes it, without the quotes: never NUL nor a lone surrogate, so PostgreSQL text holds it. */
 function escapeText(value: unknown, what: string): string {
-  if (typeof value !== 'string') throw new TypeError(`postgresStore(): ${what} must be a string`);
+  if (typeof value !== 'string')
+    throw new AgentError('INVALID_INPUT', `postgresStore(): ${what} must be a string; got ${kindOf(value)}`);
   return JSON.stringify(value).slice(1, -1);
 }
 const unescapeText = (text: unknown): string => JSON.parse(`"${String(text)}"`) as string;
