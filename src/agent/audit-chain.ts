@@ -4,8 +4,9 @@
 // hashed too: editing, removing, inserting or reordering a record breaks the link after it.
 // With a key, `hash` is an HMAC-SHA-256 under it, so whoever can write the stored records but
 // not read the key cannot rebuild the chain. Web Crypto only.
-import { AuthConfigError, constantTimeEqual, sha256 } from '../auth/internal.ts';
+import { AuthConfigError, constantTimeEqual, kindOf, sha256 } from '../auth/internal.ts';
 import { canonicalJson } from './canonical-json.ts';
+import { AuditError } from './errors.ts';
 
 /** The `prev` of the first record of a log: 64 zeros (no record's SHA-256 or HMAC is that, but by a 2⁻²⁵⁶ chance). */
 export const AUDIT_GENESIS: string = '0'.repeat(64);
@@ -93,8 +94,8 @@ export function chainHasher(helper: string, key: unknown): ChainHasher {
 /**
  * What is hashed for a record appended as `seq` after `prev`: the canonical JSON (RFC 8785) of its
  * fields with `seq` and `prev`. The record must be a plain JSON object with a `time` (an ISO 8601
- * instant, which `read()`'s `since`/`until` compare) and without the chain's own fields; else a
- * `TypeError`. The text both checks the record and is its copy: what is hashed is what is kept.
+ * instant, which `read()`'s `since`/`until` compare) and without the chain's own fields; else an
+ * `AuditError`. The text both checks the record and is its copy: what is hashed is what is kept.
  */
 export function linkedText(record: unknown, seq: number, prev: string): string {
   checkShape(record);
@@ -123,15 +124,25 @@ export function recordFields(record: unknown): Record<string, unknown> {
   return JSON.parse(canonicalJson(record)) as Record<string, unknown>;
 }
 
-/** A record's shape: a plain object with `time`, without the chain's fields; else a `TypeError`. */
+/** A record's shape: a plain object with `time`, without the chain's fields; else an `AuditError`. */
 function checkShape(record: unknown): asserts record is Record<string, unknown> {
   if (typeof record !== 'object' || record === null || Array.isArray(record))
-    throw new TypeError('an audit record must be a plain JSON object');
+    throw new AuditError(
+      'AUDIT_RECORD_INVALID',
+      `append(): an audit record must be a plain JSON object; got ${kindOf(record)}`,
+    );
+  const fields = record as Record<string, unknown>;
   for (const field of CHAIN_FIELDS)
-    if (Object.hasOwn(record, field))
-      throw new TypeError(`an audit record may not carry "${field}": the log adds seq, prev and hash`);
-  if (recordTime(record as Record<string, unknown>) === undefined)
-    throw new TypeError('an audit record needs "time": an ISO 8601 instant such as 2026-01-01T00:00:00.000Z');
+    if (Object.hasOwn(fields, field))
+      throw new AuditError(
+        'AUDIT_RECORD_INVALID',
+        `append(): an audit record may not carry "${field}" (the log adds seq, prev and hash); got ${kindOf(fields[field])}`,
+      );
+  if (recordTime(fields) === undefined)
+    throw new AuditError(
+      'AUDIT_RECORD_INVALID',
+      `append(): an audit record needs "time", an ISO 8601 instant such as 2026-01-01T00:00:00.000Z; got ${kindOf(fields.time)}`,
+    );
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;

@@ -1,7 +1,7 @@
 // The audit log (design §34): what every log is (append, read, head), the reading options they
 // share, and the bounded log in memory for tests and development. The PostgreSQL log is in
 // src/postgres/audit-log.ts, the Durable Object log in src/cloudflare/durable-object-audit-log.ts.
-import { checkOptionNames } from '../auth/internal.ts';
+import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import {
   AUDIT_GENESIS,
   type AuditHead,
@@ -13,7 +13,7 @@ import {
   linkedText,
   recordTime,
 } from './audit-chain.ts';
-import { configError } from './errors.ts';
+import { AuditError, configError } from './errors.ts';
 
 /** What `read()` returns: records from `fromSeq` on, with `since` ≤ `time` < `until`, in `seq` order. */
 export interface AuditReadOptions {
@@ -49,21 +49,33 @@ export interface MemoryAuditLogOptions {
 /** The defaults of `memoryAuditLog()`'s options. */
 export const MEMORY_AUDIT_LOG_DEFAULTS: Readonly<{ max: number }> = Object.freeze({ max: 10_000 });
 
-/** `read()`'s options, checked (a bad one is a `TypeError` naming it), as bounds: `since`/`until` in ms, `fromSeq`. */
+/** `read()`'s options, checked (a bad one is an `AuditError` `AUDIT_READ_INVALID` naming it), as bounds: `since`/`until` in ms, `fromSeq`. */
 export function readRange(options: unknown): { since: number; until: number; fromSeq: number } {
   if (options === undefined) return { since: -Infinity, until: Infinity, fromSeq: 1 };
   if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new TypeError('read(): options must be { since?, until?, fromSeq? }');
-  checkOptionNames('read()', options, ['since', 'until', 'fromSeq'], (message) => new TypeError(message));
+    throw new AuditError(
+      'AUDIT_READ_INVALID',
+      `read(): options must be { since?, until?, fromSeq? }; got ${kindOf(options)}`,
+    );
+  checkOptionNames(
+    'read()',
+    options,
+    ['since', 'until', 'fromSeq'],
+    (message) => new AuditError('AUDIT_READ_INVALID', message),
+  );
   const { since, until, fromSeq = 1 } = options as AuditReadOptions;
-  const instant = (value: unknown, name: string) => {
+  const instant = (value: unknown, name: 'since' | 'until') => {
     if (value === undefined) return name === 'since' ? -Infinity : Infinity;
     const ms = isoInstant(value);
     if (ms === undefined)
-      throw new TypeError(`read(): ${name} must be an ISO 8601 instant such as 2026-01-01T00:00:00Z`);
+      throw new AuditError(
+        'AUDIT_READ_INVALID',
+        `read(): ${name} must be an ISO 8601 instant such as 2026-01-01T00:00:00Z; got ${kindOf(value)}`,
+      );
     return ms;
   };
-  if (!Number.isInteger(fromSeq) || fromSeq < 1) throw new TypeError('read(): fromSeq must be a positive integer');
+  if (!Number.isInteger(fromSeq) || fromSeq < 1)
+    throw new AuditError('AUDIT_READ_INVALID', `read(): fromSeq must be a positive integer; got ${kindOf(fromSeq)}`);
   return { since: instant(since, 'since'), until: instant(until, 'until'), fromSeq };
 }
 

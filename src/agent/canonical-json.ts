@@ -5,12 +5,17 @@
 // sorted by their names' UTF-16 code units (§3.2.3), which is what `Array.prototype.sort`
 // compares without a comparator. I-JSON (RFC 7493) refuses what has no exact JSON form.
 
-/** Why a value has no canonical JSON: a `TypeError` naming the path of the bad part (`$["tools"][2]`), never its value. */
-function refuse(path: readonly (string | number)[], what: string): TypeError {
-  let at = '$';
-  for (const step of path) at += typeof step === 'number' ? `[${step}]` : `[${JSON.stringify(step)}]`;
-  return new TypeError(`canonicalJson(): ${at} ${what}`);
+import { AuditError } from './errors.ts';
+
+/** The path of a part, as a refusal names it (`$["tools"][2]`): made only when a part is refused. */
+function pathText(path: readonly (string | number)[]): string {
+  let text = '$';
+  for (const step of path) text += typeof step === 'number' ? `[${step}]` : `[${JSON.stringify(step)}]`;
+  return text;
 }
+
+/** Why a value has no canonical JSON: an `AuditError` (`AUDIT_RECORD_INVALID`, a `TypeError`) naming the path of the bad part, never its value. */
+const refuse = (message: string) => new AuditError('AUDIT_RECORD_INVALID', message);
 
 /** Whether `text` holds a lone surrogate (a UTF-16 unit with no pair): I-JSON has no such string (RFC 7493 §2.1). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -19,26 +24,29 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * Writes `value` as canonical JSON. `path` holds the names and indexes that lead to it, and
  * `open` the objects and arrays being written around it (a cycle comes back to one of them);
  * both are read only to name a refused part, so no path text is made while all is well
- * (making it for every member was two thirds of the time of an audit record's text).
+ * (making it for every member took an audit record's text from 3.5 to 5.4 µs).
  */
 function write(value: unknown, path: (string | number)[], open: object[]): string {
   switch (typeof value) {
     case 'string':
-      if (LONE_SURROGATE.test(value)) throw refuse(path, 'holds a lone surrogate (not I-JSON)');
+      if (LONE_SURROGATE.test(value))
+        throw refuse(`canonicalJson(): ${pathText(path)} holds a lone surrogate (not I-JSON)`);
       return JSON.stringify(value);
     case 'number':
       // NaN and ±Infinity have no JSON form (RFC 8785 §3.2.2.3); -0 is written "0", as toString does.
-      if (!Number.isFinite(value)) throw refuse(path, 'is not a finite number');
+      if (!Number.isFinite(value)) throw refuse(`canonicalJson(): ${pathText(path)} is not a finite number`);
       return String(value);
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object':
       break;
     default:
-      throw refuse(path, `is ${value === undefined ? 'undefined' : `a ${typeof value}`} (not JSON)`);
+      throw refuse(
+        `canonicalJson(): ${pathText(path)} is ${value === undefined ? 'undefined' : `a ${typeof value}`} (not JSON)`,
+      );
   }
   if (value === null) return 'null';
-  if (open.includes(value)) throw refuse(path, 'refers to itself (a cycle)');
+  if (open.includes(value)) throw refuse(`canonicalJson(): ${pathText(path)} refers to itself (a cycle)`);
   open.push(value);
   let text: string;
   if (Array.isArray(value)) {
@@ -52,14 +60,16 @@ function write(value: unknown, path: (string | number)[], open: object[]): strin
   } else {
     const prototype = Object.getPrototypeOf(value);
     // A Date, a Map, a class instance: JSON.stringify would write something else than its fields.
-    if (prototype !== Object.prototype && prototype !== null) throw refuse(path, 'is not a plain object');
+    if (prototype !== Object.prototype && prototype !== null)
+      throw refuse(`canonicalJson(): ${pathText(path)} is not a plain object`);
     const record = value as Record<string, unknown>;
     text = '{';
     for (const name of Object.keys(record).sort()) {
       // As JSON.stringify does: a property whose value is undefined is not written.
       if (record[name] === undefined) continue;
       path.push(name);
-      if (LONE_SURROGATE.test(name)) throw refuse(path, 'has a name that holds a lone surrogate (not I-JSON)');
+      if (LONE_SURROGATE.test(name))
+        throw refuse(`canonicalJson(): ${pathText(path)} has a name that holds a lone surrogate (not I-JSON)`);
       text += `${text.length === 1 ? '' : ','}${JSON.stringify(name)}:${write(record[name], path, open)}`;
       path.pop();
     }
@@ -74,7 +84,8 @@ function write(value: unknown, path: (string | number)[], open: object[]): strin
  * booleans and null; object members sorted by name in UTF-16 code units, no whitespace. A member
  * whose value is `undefined` is left out, as `JSON.stringify` leaves it out; anything else
  * without an exact JSON form (`undefined` elsewhere, NaN, ±Infinity, a bigint, a function, a
- * lone surrogate, a Date or other non-plain object, a cycle) throws a `TypeError`.
+ * lone surrogate, a Date or other non-plain object, a cycle) throws an `AuditError`
+ * (`AUDIT_RECORD_INVALID`, a `TypeError`).
  * @example
  * canonicalJson({ b: [1e30, 4.50], a: '€' }) // '{"a":"€","b":[1e+30,4.5]}'
  */

@@ -1,4 +1,5 @@
 import { encodeBase64url } from '../auth/internal.ts';
+import { invalidInput } from './errors.ts';
 
 const ID_BYTES = 16;
 /** Ids made from one `getRandomValues` call. */
@@ -14,7 +15,8 @@ let lastChars: string[] | undefined;
  */
 export function idsOf(bytes: Uint8Array): string[] {
   const count = bytes.length / ID_BYTES;
-  if (!Number.isInteger(count)) throw new RangeError('idsOf(): the bytes must be a multiple of 16 long');
+  if (!Number.isInteger(count))
+    throw invalidInput(`idsOf(): the bytes must be a multiple of 16 long; got ${bytes.length} bytes`);
   lastChars ??= Array.from({ length: 256 }, (_, byte) => encodeBase64url(Uint8Array.of(byte)));
   const heads = encodeBase64url(bytes.subarray(0, count * (ID_BYTES - 1)));
   const ids = new Array<string>(count);

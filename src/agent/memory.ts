@@ -1,4 +1,4 @@
-import { invalidAgent } from './errors.ts';
+import { invalidAgent, invalidInput } from './errors.ts';
 import type { MemoryOptions, Principal, Store, Tool } from './types.ts';
 import { isNonEmptyString } from './shapes.ts';
 
@@ -26,8 +26,8 @@ export function rememberTool(store: Store, namespace: string): Tool<{ note: stri
       additionalProperties: false,
     },
     async execute({ note }) {
-      if (typeof note !== 'string' || note.trim() === '') throw new Error('note must be a non-empty string');
-      if (note.length > MAX_NOTE) throw new Error(`note must be at most ${MAX_NOTE} characters`);
+      if (typeof note !== 'string' || note.trim() === '') throw invalidInput('note must be a non-empty string');
+      if (note.length > MAX_NOTE) throw invalidInput(`note must be at most ${MAX_NOTE} characters`);
       await store.appendMemory(namespace, note.trim());
       return `Remembered: ${note.trim()}`;
     },

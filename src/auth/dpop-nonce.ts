@@ -4,6 +4,7 @@
 // and accepts the same ones; a proof carries the current one or the previous period's.
 import { encodeBase64url } from './jws/base64url.ts';
 import type { DpopReplayStore } from './dpop-replay.ts';
+import { AuthUpstreamError, kindOf } from './errors.ts';
 
 /** A fresh nonce: 128 random bits, base64url (RFC 9449 §8's `NQCHAR`s). What a store keeps under a new key. */
 export const newDpopNonce = (): string => encodeBase64url(crypto.getRandomValues(new Uint8Array(16)));
@@ -29,7 +30,10 @@ export function dpopNonces(store: DpopReplayStore, rotateSec: number): DpopNonce
         );
         // It goes into a header: the store's own value must be a nonce, never anything else.
         if (typeof value !== 'string' || !/^[\w-]{22,256}$/.test(value))
-          throw new TypeError('the DPoP replay store gave a nonce that is not base64url');
+          throw new AuthUpstreamError(
+            'AGENT_AUTH_UPSTREAM_INVALID',
+            `the DPoP replay store's nonce() must give 22 to 256 base64url characters; got ${kindOf(value)}`,
+          );
         return value;
       })();
       // A failed call is asked again by the next request.

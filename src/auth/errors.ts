@@ -74,6 +74,28 @@ export class AuthConfigError extends TypeError {
   }
 }
 
+/** The codes of `AuthUpstreamError`. */
+export type AuthUpstreamErrorCode = 'AGENT_AUTH_UPSTREAM_INVALID' | 'AGENT_AUTH_UPSTREAM_UNAVAILABLE';
+
+/**
+ * What a helper could not use from a server or store it was configured with: an OpenID provider's
+ * discovery document, a key set, an introspection endpoint, or the DPoP replay store's nonce.
+ * `code` is `AGENT_AUTH_UPSTREAM_INVALID` (it answered, but not something usable: a status other
+ * than 2xx, a body too large or not JSON, an issuer other than the configured one, a nonce that is
+ * not base64url) or `AGENT_AUTH_UPSTREAM_UNAVAILABLE` (no answer in time). The helper catches it:
+ * the request skips (or fails closed) and the message goes into the warning that names the URL,
+ * never a token or a body.
+ */
+export class AuthUpstreamError extends Error {
+  readonly code: AuthUpstreamErrorCode;
+
+  constructor(code: AuthUpstreamErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AuthUpstreamError';
+    this.code = code;
+  }
+}
+
 /** Throws the `AuthConfigError` `<helper>: <message>`: what a helper was given cannot work. */
 export function throwConfigError(helper: string, message: string): never {
   throw new AuthConfigError(`${helper}: ${message}`);

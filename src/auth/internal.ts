@@ -8,7 +8,7 @@ export { readBoundedBody } from './bounded-body.ts';
 export { constantTimeEqual } from './constant-time.ts';
 export type { DpopReplayStore } from './dpop-replay.ts';
 export { newDpopNonce } from './dpop-nonce.ts';
-export { AuthConfigError, isScopeList, kindOf } from './errors.ts';
+export { AuthConfigError, AuthUpstreamError, isScopeList, kindOf } from './errors.ts';
 export { decodeBase64url, encodeBase64url } from './jws/base64url.ts';
 export { hasScopes } from './jws/claims.ts';
 export { readScopeImplies, type ScopeImplies } from './scope-implies.ts';

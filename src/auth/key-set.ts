@@ -13,7 +13,7 @@ import {
 import { readPublicJwk, type PublicKeySpec } from './jws/keys.ts';
 import { readBoundedBody } from './bounded-body.ts';
 import { attemptGate } from './attempt-gate.ts';
-import { throwConfigError } from './errors.ts';
+import { AuthUpstreamError, throwConfigError } from './errors.ts';
 import { clockOf, type FetchLike, type InternalOptions } from './internal-options.ts';
 
 /** Limits of a key-set (and discovery) fetch and of the cache. */
@@ -67,7 +67,7 @@ export async function fetchJsonObject(
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      reject(new Error(`no answer within ${timeoutMs} ms`));
+      reject(new AuthUpstreamError('AGENT_AUTH_UPSTREAM_UNAVAILABLE', `no answer within ${timeoutMs} ms`));
       controller.abort();
     }, timeoutMs);
   });
@@ -90,7 +90,7 @@ export async function fetchJsonObject(
 }
 
 /** Why a fetched answer was refused, for the warning that names the URL: `answered <what>`. */
-const answered = (what: string | number) => new Error(`answered ${what}`);
+const refused = (message: string) => new AuthUpstreamError('AGENT_AUTH_UPSTREAM_INVALID', message);
 
 async function readJsonObject(
   url: string,
@@ -106,17 +106,18 @@ async function readJsonObject(
     signal,
   });
   // `redirect: 'manual'` yields the 3xx itself (Node, workerd) or an `opaqueredirect` of status 0 (browsers).
-  if (!response.ok) throw answered(response.type === 'opaqueredirect' ? 'a redirect' : response.status);
+  if (response.type === 'opaqueredirect') throw refused('answered a redirect');
+  if (!response.ok) throw refused(`answered ${response.status}`);
   const bytes = await readBoundedBody(response.body, limit);
-  if (bytes === null) throw answered(`more than ${limit} bytes`);
+  if (bytes === null) throw refused(`answered more than ${limit} bytes`);
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw answered('a body that is not UTF-8');
+    throw refused('answered a body that is not UTF-8');
   }
   const object = parseJsonObject(text);
-  if (object === null) throw answered('a body that is not a JSON object');
+  if (object === null) throw refused('answered a body that is not a JSON object');
   return object;
 }
 
@@ -132,7 +133,7 @@ export async function importKeySet(
   warned = new Set<string>(),
 ): Promise<VerifyKey[]> {
   const { keys } = document;
-  if (!Array.isArray(keys)) throw answered('JSON without a "keys" array');
+  if (!Array.isArray(keys)) throw refused('answered JSON without a "keys" array');
   const candidates: { spec: PublicKeySpec; algorithms: JwsAlgorithm[] }[] = [];
   for (const jwk of keys as unknown[]) {
     if (candidates.length === MAX_KEY_SET_KEYS) break;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-import { kindOf, throwConfigError } from './errors.ts';
+import { AuthUpstreamError, kindOf, throwConfigError } from './errors.ts';
 import type { AlgorithmName } from './jws/algorithms.ts';
 import { KEY_SET_UNAVAILABLE, type KeySource } from './jws/key-source.ts';
 import { fetchJsonObject, keySetCache, readHttpsUrl, withoutQuery } from './key-set.ts';
@@ -126,7 +126,8 @@ function discoveredKeySet(
     try {
       const document = await fetchJsonObject(url, internals);
       if (!issues(document.issuer)) {
-        throw new Error(
+        throw new AuthUpstreamError(
+          'AGENT_AUTH_UPSTREAM_INVALID',
           `its issuer ${JSON.stringify(String(document.issuer).slice(0, 200))} is not the configured issuer`,
         );
       }
@@ -137,7 +138,10 @@ function discoveredKeySet(
       const local =
         issuerUrl.protocol === 'http:' && jwksUri?.protocol === 'http:' && jwksUri.hostname === issuerUrl.hostname;
       if (jwksUri?.protocol !== 'https:' && !local)
-        throw new Error('its jwks_uri is not an https: URL (http: only on the host of a local http: issuer)');
+        throw new AuthUpstreamError(
+          'AGENT_AUTH_UPSTREAM_INVALID',
+          'its jwks_uri is not an https: URL (http: only on the host of a local http: issuer)',
+        );
       keys ??= keySetCache((jwksUri as URL).href, algorithms, internals);
       return true;
     } catch (error) {

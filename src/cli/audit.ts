@@ -6,17 +6,19 @@ import { type AuditHead, chainHasher } from '../agent/audit-chain.ts';
 import type { AuditLog } from '../agent/audit-log.ts';
 import { verifyAuditLog } from '../agent/audit-verify.ts';
 import { loadAuthFile } from '../agent-dir/resolve.ts';
+import { CliError } from './errors.ts';
 
 /** The log an agent directory's auth.ts exports as `audit: { log }`, or an error that says how to give one. */
 export async function directoryAuditLog(dir: string): Promise<AuditLog> {
   const how = 'export const audit = { log } from auth.ts, e.g. { log: postgresAuditLog({ client, key }) }';
   const loaded = await loadAuthFile(dir);
-  if (loaded === undefined) throw new Error(`${dir}: has no auth.ts, so no audit log: ${how}`);
+  if (loaded === undefined) throw new CliError('CLI_NO_AUDIT_LOG', `${dir}: has no auth.ts, so no audit log: ${how}`);
   const audit = loaded.exports.audit as { log?: Partial<AuditLog> } | undefined;
-  if (audit === undefined) throw new Error(`${loaded.file}: exports no audit log: ${how}`);
+  if (audit === undefined) throw new CliError('CLI_NO_AUDIT_LOG', `${loaded.file}: exports no audit log: ${how}`);
   const log = typeof audit === 'object' && audit !== null ? audit.log : undefined;
   if (typeof log?.read !== 'function' || typeof log.head !== 'function')
-    throw new Error(
+    throw new CliError(
+      'CLI_NO_AUDIT_LOG',
       `${loaded.file}: its audit export is not { log } with a log of agentward (memoryAuditLog, postgresAuditLog, durableObjectAuditLog): ${how}`,
     );
   return log as AuditLog;

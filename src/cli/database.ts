@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { LimitStore } from '../http/limit-store.ts';
+import { CliError } from './errors.ts';
 import { postgresLimitStore, postgresStore, SCHEMA_VERSION } from '../postgres/index.ts';
 import type { PgPool } from '../postgres/index.ts';
 
@@ -19,13 +20,14 @@ async function driverOf(dir: string): Promise<Driver> {
     const file = createRequire(join(dir, 'package.json')).resolve('pg');
     const module = (await import(pathToFileURL(file).href)) as Driver & { default?: Driver };
     const driver = module.default ?? module;
-    if (typeof driver.Pool !== 'function') throw new TypeError('pg has no Pool');
-    return driver;
+    if (typeof driver.Pool === 'function') return driver;
   } catch {
-    throw new Error(
-      `AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed for ${dir}: run npm install pg there`,
-    );
+    // Not installed, or not loadable: the same way out.
   }
+  throw new CliError(
+    'CLI_ENV_INVALID',
+    `AGENT_DATABASE_URL is set, but the PostgreSQL driver pg is not installed for ${dir}: run npm install pg there`,
+  );
 }
 
 /** Runs `migrate()` on AGENT_DATABASE_URL (schema AGENT_DATABASE_SCHEMA, default agentward); nothing when it is not set. */
@@ -41,7 +43,8 @@ export async function migrateDatabase(dir: string, log: (line: string) => void =
   } catch (error) {
     // The driver's messages name a host, a user or a SQLSTATE, never the password; the URL itself is left out.
     const cause = (error as { cause?: { message?: unknown } })?.cause?.message ?? (error as Error)?.message;
-    throw new Error(
+    throw new CliError(
+      'CLI_DATABASE',
       `AGENT_DATABASE_URL: the database could not be migrated: ${typeof cause === 'string' ? cause : 'unknown error'}`,
     );
   } finally {
@@ -71,7 +74,8 @@ export async function limitStoreOf(
     await store.migrate();
   } catch (error) {
     const cause = (error as { cause?: { message?: unknown } })?.cause?.message ?? (error as Error)?.message;
-    throw new Error(
+    throw new CliError(
+      'CLI_DATABASE',
       `AGENT_DATABASE_URL: the limits table could not be created: ${typeof cause === 'string' ? cause : 'unknown error'}`,
     );
   }

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { dataDirOf } from '../agent-dir/names.ts';
 import { specifierStrings } from '../agent-dir/source-scan.ts';
 import { DEV_SERVER_PORT_IN_USE, type DevReport, type DevStart } from './dev-messages.ts';
+import { CliError } from './errors.ts';
 import { newApiToken } from './scaffold.ts';
 
 /** True for a changed path (relative to the directory) that must not restart the server. */
@@ -204,7 +205,8 @@ const DEV_SERVER = fileURLToPath(
 /** Runs until SIGINT or SIGTERM, then exits with 0 once the server has closed. */
 export async function runDevLoop(dir: string, options: { quiet: boolean }): Promise<void> {
   const folder = resolve(dir);
-  if (!existsSync(folder) || !statSync(folder).isDirectory()) throw new Error(`${folder}: is not a directory`);
+  if (!existsSync(folder) || !statSync(folder).isDirectory())
+    throw new CliError('CLI_DIRECTORY', `${folder}: is not a directory`);
   const args = [...process.execArgv, DEV_SERVER, folder, ...(options.quiet ? ['--quiet'] : [])];
   const env = {
     NODE_ENV: 'development',

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { BUILD_TARGETS, type BuildTarget } from '../agent-dir/names.ts';
 import { errorLine } from './error-line.ts';
+import { CliError } from './errors.ts';
 
 interface CommandSpec {
   synopsis: string;
@@ -141,6 +142,7 @@ interface Unknown {
 
 /** A wrong command line: exit code 2, with a pointer to the help. */
 class UsageError extends Error {
+  readonly code = 'CLI_USAGE';
   readonly command: string | undefined;
   readonly unknown: Unknown | undefined;
   constructor(message: string, command?: string, unknown?: Unknown) {
@@ -293,7 +295,7 @@ async function audit({ positionals, values }: Parsed): Promise<number> {
   const keyEnv = values.get('--key-env');
   const key = keyEnv === undefined ? undefined : process.env[keyEnv];
   if (keyEnv !== undefined && !key)
-    throw new Error(`audit verify: the environment variable ${keyEnv} (--key-env) is not set`);
+    throw new CliError('CLI_ENV_INVALID', `audit verify: the environment variable ${keyEnv} (--key-env) is not set`);
   return cli.auditVerify(argument, {
     ...(pinned === undefined ? {} : { head: { seq: Number(pinned[1]), hash: pinned[2]! } }),
     ...(key === undefined ? {} : { key }),

@@ -4,6 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_FILE, AUTH_FILES, DEFAULT_BASE_PATH, SETTINGS_FILE, SPEC_FILE } from '../agent-dir/names.ts';
+import { CliError } from './errors.ts';
 
 const AGENT_SOURCE = `import { createAgent, echoModel } from 'agentward';
 import type { Tool } from 'agentward';
@@ -95,7 +96,10 @@ export async function initAgentDir(directory: string): Promise<{ dir: string; fi
   const files = [AGENT_FILE, SPEC_FILE, SETTINGS_FILE];
   const existing = [...files, ...AUTH_FILES].filter((name) => existsSync(join(dir, name)));
   if (existing.length > 0)
-    throw new Error(`${dir}: already holds ${existing.join(', ')}; refusing to overwrite an existing agent`);
+    throw new CliError(
+      'CLI_DIRECTORY',
+      `${dir}: already holds ${existing.join(', ')}; refusing to overwrite an existing agent`,
+    );
 
   const name =
     basename(dir)

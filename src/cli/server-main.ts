@@ -16,6 +16,7 @@ import { BUILD_TARGETS, dataDirOf, SETTINGS_FILE } from '../agent-dir/names.ts';
 import type { AgentManifest, BuildTarget, ProjectSettings } from '../agent-dir/agent-dir.ts';
 import { directoryRouteOptions, type DirectoryRouteOptions } from '../agent-dir/route-options.ts';
 import { limitStoreOf, migrateDatabase } from './database.ts';
+import { CliError } from './errors.ts';
 import { loadAgentDir, loadAgentFiles } from '../agent-dir/resolve.ts';
 import { apiTokenDigest } from '../agent-dir/token-digest.ts';
 import { NO_AUTH_CONFIGURED } from '../cloudflare/spec-worker.ts';
@@ -112,7 +113,8 @@ export class PortInUseError extends Error {
 
 function portFrom(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535) throw new Error('PORT must be an integer from 0 to 65535');
+  if (!/^\d{1,5}$/.test(value) || Number(value) > 65535)
+    throw new CliError('CLI_ENV_INVALID', 'PORT must be an integer from 0 to 65535');
   return Number(value);
 }
 
@@ -296,7 +298,7 @@ const RUN_HINTS: Readonly<Record<BuildTarget, string>> = {
  */
 export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promise<void> {
   const folder = resolve(dir);
-  if (!existsSync(folder)) throw new Error(`${folder}: does not exist`);
+  if (!existsSync(folder)) throw new CliError('CLI_DIRECTORY', `${folder}: does not exist`);
   const target = await builtOutputTarget(folder);
   if (target !== undefined) return startBuiltOutput(folder, target, flags);
   // An empty AGENT_API_TOKEN stops the start here, before a token is generated for the run.
@@ -311,7 +313,8 @@ export async function startAgentDir(dir: string, flags: ServerFlags = {}): Promi
 async function startBuiltOutput(folder: string, target: BuildTarget, flags: ServerFlags): Promise<void> {
   const serverFile = join(folder, 'server.js');
   if (!existsSync(serverFile)) {
-    throw new Error(
+    throw new CliError(
+      'CLI_DIRECTORY',
       `${folder}: is a ${target} build output, which agentward start does not run; run it with: cd ${folder} && ${RUN_HINTS[target]}`,
     );
   }

@@ -11,6 +11,7 @@ import {
   recordFields,
 } from '../agent/audit-chain.ts';
 import { type AuditLog, inRange, readRange } from '../agent/audit-log.ts';
+import { AuditError } from '../agent/errors.ts';
 import { AuthConfigError, checkOptionNames, decodeBase64url, encodeBase64url } from '../auth/internal.ts';
 import { checkNamespace, type DurableObjectNamespaceLike, unavailable } from './durable-object-sessions.ts';
 
@@ -75,7 +76,12 @@ export function durableObjectAuditLog(
     } catch (error) {
       throw unavailable('the audit log', error);
     }
-    if (response.status === 400) throw new TypeError(((await response.json()) as { error: string }).error);
+    if (response.status === 400) {
+      // The object's refusal, thrown again here as the class and code it was thrown with there.
+      const { error, code } = (await response.json()) as { error: string; code?: string };
+      if (code === 'AUDIT_RECORD_INVALID' || code === 'AUDIT_READ_INVALID') throw new AuditError(code, error);
+      throw new AuthConfigError(error);
+    }
     if (!response.ok) throw unavailable('the audit log', new Error(`the object answered ${response.status}`));
     return response.json();
   }
@@ -135,8 +141,8 @@ export class AuditLogObjectCore {
       return Response.json(await done);
     } catch (error) {
       // A record or key the chain refuses: the message says what (never the key), the caller rethrows it.
-      if (error instanceof TypeError || error instanceof AuthConfigError)
-        return Response.json({ error: error.message }, { status: 400 });
+      if (error instanceof AuditError || error instanceof AuthConfigError)
+        return Response.json({ error: error.message, code: error.code }, { status: 400 });
       throw error;
     }
   }

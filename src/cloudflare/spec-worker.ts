@@ -7,7 +7,7 @@ import { createAgent } from '../agent/agent.ts';
 import { echoModel } from '../agent/models/echo.ts';
 import { openAICompatible } from '../agent/models/openai.ts';
 import type { Model } from '../agent/types.ts';
-import { apiToken, type AuthFn } from '../auth/internal.ts';
+import { apiToken, AuthConfigError, type AuthFn, kindOf } from '../auth/internal.ts';
 import { agentHandler, type AgentHandlerOptions } from '../http/handler.ts';
 import { readLimits, type LimitWindow } from '../http/limits.ts';
 import { readMcpOptions } from '../http/mcp.ts';
@@ -91,7 +91,9 @@ function modelOf(spec: SpecWorkerOptions['spec'], env: SpecWorkerEnv): Model {
 function binding<T>(env: SpecWorkerEnv, name: 'AGENT_SESSIONS' | 'AGENT_LIMITS'): T {
   const namespace = env?.[name];
   if (typeof namespace?.idFromName !== 'function')
-    throw new Error(`the ${name} Durable Object binding is missing (see wrangler.toml)`);
+    throw new AuthConfigError(
+      `createSpecWorker(): the ${name} Durable Object binding is missing (see wrangler.toml); got ${kindOf(namespace)}`,
+    );
   return namespace as T;
 }
 

@@ -10,6 +10,7 @@ import {
   type Authorized,
 } from '../agent/resources.ts';
 import { isExpired, type ApprovalsConfig } from './approvals.ts';
+import { AgentError } from '../agent/errors.ts';
 import { addUsage } from '../agent/model-turn.ts';
 import { jsonObject, parseDecisionBody, parseSendBody, readBodyBytes } from './body.ts';
 import { acceptsEventStream, chatEventFormat, streamRun, type StreamedRun } from './event-stream.ts';
@@ -177,7 +178,10 @@ export function serveRoute(
     case 'health':
       return jsonReply({ status: 'ok' });
     default:
-      throw new Error(`the handler serves ${route.name} itself`);
+      throw new AgentError(
+        'INTERNAL',
+        `agentHandler(): the route ${route.name} is the handler's own, never served here`,
+      );
   }
 }
 

@@ -6,7 +6,9 @@ import {
   wwwAuthenticateLines,
   readBoundedBody,
   checkOptionNames,
+  kindOf,
 } from '../auth/internal.ts';
+import { AgentError } from '../agent/errors.ts';
 import { ROUTES, type AgentRoutes } from '../http/handler.ts';
 import { errorReply, HttpError, JsonReply, type Reply, responseText } from '../http/responses.ts';
 import { socketAddresses, type RouteRequest } from '../http/route-request.ts';
@@ -76,7 +78,13 @@ export function toNodeListener(handler: WebHandler, options: NodeListenerOptions
   const routes = (handler as { [ROUTES]?: AgentRoutes })[ROUTES];
   if (routes !== undefined) return nodeBridge((request) => routes(request), { origin: options.origin });
   const checked = (response: unknown): Reply =>
-    response instanceof Response ? response : failed(new TypeError('the handler did not return a Response'));
+    response instanceof Response
+      ? response
+      : failed(
+          new AuthConfigError(
+            `toNodeListener(): the handler must return a Response (or a promise of one); got ${kindOf(response)}`,
+          ),
+        );
   return nodeBridge(
     (request) => {
       const result: unknown = handler(request.request());
@@ -107,7 +115,9 @@ export function nodeBridge(
   const deliver = (response: unknown, res: ServerResponse) => {
     try {
       if (!(response instanceof Response || response instanceof JsonReply))
-        response = failed(new TypeError('the handler did not return a Response'));
+        response = failed(
+          new AuthConfigError(`serve(): a channel must answer with a Response; got ${kindOf(response)}`),
+        );
       if (cutOff.has(res.req) && !res.req.complete) res.shouldKeepAlive = false;
       // A large JSON answer (a long transcript) was just serialized: it is written in the next turn of the event loop.
       if (response instanceof JsonReply && response.text.length > LARGE_REPLY && !deferred.has(response)) {
@@ -324,7 +334,7 @@ export class NodeRequest implements RouteRequest {
 
   request(): Request {
     if (this.#request !== undefined) return this.#request;
-    if (this.#bodyRead) throw new TypeError('the request body was already read');
+    if (this.#bodyRead) throw new AgentError('INTERNAL', 'NodeRequest.request(): the request body was already read');
     const request = toRequest(this.#req, this.url, this.signal);
     if (request === undefined) throw new HttpError(400, 'Bad Request');
     // A handler of your own that hands this Request to agentHandler() passes the address on with it.
@@ -339,7 +349,8 @@ export class NodeRequest implements RouteRequest {
    */
   readBody(limit: number): Promise<Uint8Array | null> {
     if (this.#request !== undefined) return readBoundedBody(this.#request.body, limit);
-    if (this.#bodyRead) return Promise.reject(new TypeError('the request body was already read'));
+    if (this.#bodyRead)
+      return Promise.reject(new AgentError('INTERNAL', 'NodeRequest.readBody(): the request body was already read'));
     this.#bodyRead = true;
     if (this.#over !== undefined) return Promise.reject(this.#over === 'gone' ? clientGone() : answeredFirst());
     if (this.#timedOut) return Promise.reject(bodyTimedOut());

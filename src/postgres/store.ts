@@ -1,8 +1,9 @@
+import { AgentError } from '../agent/errors.ts';
 import { keyedQueue } from '../agent/key-queue.ts';
 import { withPool } from '../agent/pools.ts';
 import { sessionTitle } from '../agent/sessions.ts';
 import type { Checkpoint, OwnerKey, SessionRecord, SessionSummary, Store } from '../agent/types.ts';
-import { AuthConfigError, checkOptionNames } from '../auth/internal.ts';
+import { AuthConfigError, checkOptionNames, kindOf } from '../auth/internal.ts';
 import { sqlState, StoreError, storeFailure } from './errors.ts';
 import { checkSchemaName, createStatements, KEY, SCHEMA_VERSION } from './schema.ts';
 
@@ -128,7 +129,8 @@ export function poolOptions<Client extends Pick<PgPool, 'query' | 'on'>>(
 
 /** A string as JSON escapes it, without the quotes: never NUL nor a lone surrogate, so PostgreSQL text holds it. */
 function escapeText(value: unknown, what: string): string {
-  if (typeof value !== 'string') throw new TypeError(`postgresStore(): ${what} must be a string`);
+  if (typeof value !== 'string')
+    throw new AgentError('INVALID_INPUT', `postgresStore(): ${what} must be a string; got ${kindOf(value)}`);
   return JSON.stringify(value).slice(1, -1);
 }
 const unescapeText = (text: unknown): string => JSON.parse(`"${String(text)}"`) as string;
@@ -219,9 +221,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     }
   }
 
-  const schemaError = (message: string, cause?: unknown) =>
-    new StoreError('STORE_SCHEMA', `postgresStore(): schema ${schema} ${message}`, { cause });
-
   /** The version recorded in the schema, `undefined` when it has none; fails when the tables are missing. */
   async function recordedVersion(conn: PgPoolClient): Promise<number | undefined> {
     let rows: Row[];
@@ -230,15 +229,20 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     } catch (error) {
       const state = sqlState(error);
       if (state === '42P01' || state === '3F000')
-        throw schemaError('has no agentward tables: run `await store.migrate()` once first', error);
+        throw new StoreError(
+          'STORE_SCHEMA',
+          `postgresStore(): schema ${schema} has no agentward tables: run \`await store.migrate()\` once first`,
+          { cause: error },
+        );
       throw error;
     }
     return rows.length === 0 ? undefined : Number(rows[0]!.value);
   }
 
   const tooNew = (version: number) =>
-    schemaError(
-      `is at version ${version}, newer than this agentward knows (${SCHEMA_VERSION}): upgrade agentward; migrate() never downgrades a schema`,
+    new StoreError(
+      'STORE_SCHEMA',
+      `postgresStore(): schema ${schema} is at version ${version}, newer than this agentward knows (${SCHEMA_VERSION}): upgrade agentward; migrate() never downgrades a schema`,
     );
 
   function checked(): Promise<void> {
@@ -246,8 +250,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       const version = await recordedVersion(conn);
       if (version !== undefined && version > SCHEMA_VERSION) throw tooNew(version);
       if (version !== SCHEMA_VERSION)
-        throw schemaError(
-          `is at version ${version ?? 'none'}, older than this agentward's (${SCHEMA_VERSION}): run \`await store.migrate()\``,
+        throw new StoreError(
+          'STORE_SCHEMA',
+          `postgresStore(): schema ${schema} is at version ${version ?? 'none'}, older than this agentward's (${SCHEMA_VERSION}): run \`await store.migrate()\``,
         );
     }).catch((error: unknown) => {
       ready = undefined;

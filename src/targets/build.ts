@@ -6,8 +6,9 @@ import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path';
 import { BUILD_TARGETS, readAgentDir } from '../agent-dir/agent-dir.ts';
 import type { AgentManifest, BuildTarget } from '../agent-dir/agent-dir.ts';
-import { checkOptionNames } from '../auth/internal.ts';
+import { checkOptionNames, kindOf } from '../auth/internal.ts';
 import { isInside, writeJson } from './copy.ts';
+import { BuildError } from './errors.ts';
 import { buildWorker, checkWorkerDir } from './cloudflare-worker.ts';
 import { buildDocker } from './docker.ts';
 import { buildNodeServer } from './node-server.ts';
@@ -32,9 +33,16 @@ async function holdsBuild(out: string): Promise<boolean> {
 
 /** Refuses an `out` that is or holds the agent directory, and a non-empty folder that is no earlier build (never deleted). */
 async function checkOut(out: string, dir: string): Promise<void> {
-  if (isInside(dir, out)) throw new Error(`${out}: the output folder must not be the agent directory or contain it`);
+  if (isInside(dir, out))
+    throw new BuildError(
+      'BUILD_OUT_REFUSED',
+      `${out}: the output folder must not be the agent directory or contain it`,
+    );
   if (existsSync(out) && (await readdir(out)).length > 0 && !(await holdsBuild(out)))
-    throw new Error(`${out}: exists and is not an agentward build output; refusing to overwrite it`);
+    throw new BuildError(
+      'BUILD_OUT_REFUSED',
+      `${out}: exists and is not an agentward build output; refusing to overwrite it`,
+    );
 }
 
 /**
@@ -77,12 +85,27 @@ async function writeWhole<T>(out: string, write: (folder: string) => Promise<T>)
  */
 export async function build(dir: string, options: BuildOptions): Promise<AgentManifest> {
   if (typeof options !== 'object' || options === null)
-    throw new Error('build(): options { target, out, log? } are required');
-  checkOptionNames('build()', options, ['target', 'out', 'log'], (message) => new Error(message));
+    throw new BuildError(
+      'BUILD_OPTIONS_INVALID',
+      `build(): options { target, out, log? } are required; got ${kindOf(options)}`,
+    );
+  checkOptionNames(
+    'build()',
+    options,
+    ['target', 'out', 'log'],
+    (message) => new BuildError('BUILD_OPTIONS_INVALID', message),
+  );
   const { target, out: outOption } = options;
-  if (!BUILD_TARGETS.includes(target)) throw new Error(`build(): target must be one of ${BUILD_TARGETS.join(', ')}`);
+  if (!BUILD_TARGETS.includes(target))
+    throw new BuildError(
+      'BUILD_OPTIONS_INVALID',
+      `build(): target must be one of ${BUILD_TARGETS.join(', ')}; got ${kindOf(target)}`,
+    );
   if (typeof outOption !== 'string' || outOption === '')
-    throw new Error('build(): out must be the path of the output folder');
+    throw new BuildError(
+      'BUILD_OPTIONS_INVALID',
+      `build(): out must be the path of the output folder; got ${kindOf(outOption)}`,
+    );
   const info = await readAgentDir(dir);
   const spec = target === 'cloudflare-worker' ? checkWorkerDir(info) : undefined;
   const out = resolve(outOption);

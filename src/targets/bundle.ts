@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { stripTypes } from '../agent-dir/transpile.ts';
+import { BuildError } from './errors.ts';
 
 /**
  * A bundler for agentward's own web-standard modules, so that the Workers target is one
@@ -27,7 +28,8 @@ function parseBindings(list: string, file: string): Binding[] {
     .filter((part) => part.length > 0)
     .map((part) => {
       const match = /^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/.exec(part);
-      if (match === null) throw new Error(`${file}: cannot bundle the import or export of "${part}"`);
+      if (match === null)
+        throw new BuildError('BUILD_UNSUPPORTED', `${file}: cannot bundle the import or export of "${part}"`);
       return { imported: match[1] as string, local: match[2] ?? (match[1] as string) };
     });
 }
@@ -50,7 +52,7 @@ export async function bundleModules(entry: string): Promise<{ code: string; entr
   async function visit(file: string): Promise<string> {
     const known = names.get(file);
     if (known !== undefined) return known;
-    if (visiting.has(file)) throw new Error(`${file}: import cycle; cannot bundle`);
+    if (visiting.has(file)) throw new BuildError('BUILD_UNSUPPORTED', `${file}: import cycle; cannot bundle`);
     visiting.add(file);
     // Run from the compiled package, a module ends with a source map comment naming a file the bundle does not ship.
     let body = stripTypes(await readFile(file, 'utf8'), file).replace(/^\/\/# sourceMappingURL=\S*\s*$/m, '');
@@ -79,7 +81,8 @@ export async function bundleModules(entry: string): Promise<{ code: string; entr
       return `${kind} ${name}`;
     });
     const leftover = LEFTOVER.exec(body);
-    if (leftover !== null) throw new Error(`${file}: cannot bundle this module syntax: ${leftover[0].trim()}`);
+    if (leftover !== null)
+      throw new BuildError('BUILD_UNSUPPORTED', `${file}: cannot bundle this module syntax: ${leftover[0].trim()}`);
     visiting.delete(file);
     const name = `module${modules.size}`;
     modules.set(file, { file, body, exports });

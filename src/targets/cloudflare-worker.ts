@@ -7,6 +7,7 @@ import type { AgentDir, AgentManifest, AgentSpec } from '../agent-dir/agent-dir.
 import { WORKER_BINDINGS, type SpecWorkerOptions } from '../cloudflare/spec-worker.ts';
 import { bundleModules } from './bundle.ts';
 import { ownExtension } from './copy.ts';
+import { BuildError } from './errors.ts';
 
 /**
  * A JavaScript string literal of any text: JSON's escapes, plus U+2028 and U+2029, which older
@@ -36,25 +37,36 @@ const WORKER_MODEL_FIELDS: Readonly<Record<string, readonly string[]>> = {
 
 /** agent.json as the worker serves it: every field honoured, or an error naming the one that is not. */
 function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'] {
-  const cannot = (field: string, why: string) =>
-    new Error(
-      `${specFile}: "${field}" ${why}; the cloudflare-worker target serves name, instructions and model ({ "provider": "echo" } or { "provider": "openai-compatible", "baseURL", "model" }, the API key from the ${WORKER_BINDINGS.modelApiKey} secret)`,
-    );
   for (const field of Object.keys(spec))
-    if (!WORKER_SPEC_FIELDS.includes(field)) throw cannot(field, 'is not a field the worker can honour');
+    if (!WORKER_SPEC_FIELDS.includes(field))
+      throw new BuildError(
+        'BUILD_UNSUPPORTED',
+        `${specFile}: "${field}" is not a field the worker can honour; the cloudflare-worker target serves name, instructions and model ({ "provider": "echo" } or { "provider": "openai-compatible", "baseURL", "model" }, the API key from the ${WORKER_BINDINGS.modelApiKey} secret)`,
+      );
   const { name, instructions, model } = spec;
   if (model === undefined) return { name, ...(instructions !== undefined && { instructions }) };
-  if (typeof model !== 'object' || model === null || Array.isArray(model)) throw cannot('model', 'must be an object');
+  if (typeof model !== 'object' || model === null || Array.isArray(model))
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
+      `${specFile}: "model" must be an object; the cloudflare-worker target serves { "provider": "echo" } or { "provider": "openai-compatible", "baseURL", "model" }`,
+    );
   const declared = model as Record<string, unknown>;
   const provider = declared.provider;
   const fields =
     typeof provider === 'string' && Object.hasOwn(WORKER_MODEL_FIELDS, provider)
       ? WORKER_MODEL_FIELDS[provider]
       : undefined;
-  if (fields === undefined) throw cannot('model.provider', 'must be "echo" or "openai-compatible"');
+  if (fields === undefined)
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
+      `${specFile}: "model.provider" must be "echo" or "openai-compatible", the providers the cloudflare-worker target serves`,
+    );
   for (const field of Object.keys(declared))
     if (!fields.includes(field))
-      throw cannot(`model.${field}`, `is not a field the worker can honour for provider "${provider}"`);
+      throw new BuildError(
+        'BUILD_UNSUPPORTED',
+        `${specFile}: "model.${field}" is not a field the worker can honour for provider "${provider}"; the cloudflare-worker target serves ${fields.join(', ')} (the API key from the ${WORKER_BINDINGS.modelApiKey} secret)`,
+      );
   if (provider === 'echo')
     return { name, ...(instructions !== undefined && { instructions }), model: { provider: 'echo' } };
   const { baseURL, model: modelName } = declared;
@@ -65,10 +77,21 @@ function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'
     url = undefined;
   }
   if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:'))
-    throw cannot('model.baseURL', 'must be an absolute http(s) URL');
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
+      `${specFile}: "model.baseURL" must be an absolute http(s) URL for the cloudflare-worker target`,
+    );
   // agent.json is written into worker.js and the manifest, and printed by the build.
-  if (url.username !== '' || url.password !== '') throw cannot('model.baseURL', 'must not hold credentials');
-  if (typeof modelName !== 'string' || modelName === '') throw cannot('model.model', 'must be a non-empty string');
+  if (url.username !== '' || url.password !== '')
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
+      `${specFile}: "model.baseURL" must not hold credentials; the cloudflare-worker target writes it into worker.js (the API key comes from the ${WORKER_BINDINGS.modelApiKey} secret)`,
+    );
+  if (typeof modelName !== 'string' || modelName === '')
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
+      `${specFile}: "model.model" must be a non-empty string (the model's name) for the cloudflare-worker target`,
+    );
   return {
     name,
     ...(instructions !== undefined && { instructions }),
@@ -79,16 +102,21 @@ function workerSpec(spec: AgentSpec, specFile: string): SpecWorkerOptions['spec'
 /** agent.json as the worker serves it, checked before the output folder is touched; an error names what it cannot serve. */
 export function checkWorkerDir(info: AgentDir): SpecWorkerOptions['spec'] {
   if (info.authFile !== undefined) {
-    throw new Error(
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
       `${info.authFile}: the cloudflare-worker target has no auth list (it is protected by the AGENT_API_TOKEN binding alone), so it cannot serve an agent with this file; build for node-server or docker, or remove the file`,
     );
   }
   const specFile = join(info.dir, 'agent.json');
   if (info.spec === undefined)
-    throw new Error(`${specFile}: not found; the cloudflare-worker target serves this declarative spec`);
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
+      `${specFile}: not found; the cloudflare-worker target serves this declarative spec`,
+    );
   const secret = secretLookingField(info.spec);
   if (secret !== undefined) {
-    throw new Error(
+    throw new BuildError(
+      'BUILD_UNSUPPORTED',
       `${specFile}: "${secret}" looks like a secret, and the cloudflare-worker target writes this file into worker.js; keep secrets in Workers secrets`,
     );
   }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isTypeScript, javaScriptName, rewriteSpecifiers, stripTypes } from '../agent-dir/transpile.ts';
+import { BuildError } from './errors.ts';
 
 /** `.ts` run from the repository's sources, `.js` from the package: the extension of agentward's own modules. */
 export const ownExtension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -32,7 +33,13 @@ async function compileSources(): Promise<string> {
   await new Promise<void>((done, fail) => {
     execFile(join(root, 'node_modules', '.bin', 'tsc'), args, (error, stdout) => {
       if (error)
-        fail(new Error(`compiling agentward's sources (tsc ${args.join(' ')}) failed: ${stdout || error.message}`));
+        fail(
+          new BuildError(
+            'BUILD_FAILED',
+            `compiling agentward's sources (tsc ${args.join(' ')}) failed: ${stdout || error.message}`,
+            { cause: error },
+          ),
+        );
       else done();
     });
   });
@@ -95,7 +102,10 @@ export async function copyModules(
 export async function copyCompiledPackage(to: string): Promise<void> {
   const from = await compiledPackage();
   if (!existsSync(join(from, 'index.js')))
-    throw new Error(`${from}: agentward's compiled package is incomplete (no index.js); reinstall agentward`);
+    throw new BuildError(
+      'BUILD_FAILED',
+      `${from}: agentward's compiled package is incomplete (no index.js); reinstall agentward`,
+    );
   const left = new Set([join(from, 'bin'), join(from, 'cli', 'main.js'), join(from, 'cli', 'main.js.map')]);
   await cp(from, to, { recursive: true, filter: (path) => !left.has(path) && !path.endsWith('.d.ts') });
 }

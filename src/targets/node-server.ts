@@ -8,6 +8,7 @@ import { AGENTWARD_ENTRIES } from '../agent-dir/resolve.ts';
 import { tokenDigest } from '../agent-dir/token-digest.ts';
 import { javaScriptSpecifier, packageName } from '../agent-dir/transpile.ts';
 import { copyCompiledPackage, copyModules, isInside, packageVersions, specifierTo, writeJson } from './copy.ts';
+import { BuildError } from './errors.ts';
 
 /** The port server.js and the Dockerfile name: the built server's default (DEFAULT_PORT in src/cli/server-main.ts). */
 export const PORT = 3000;
@@ -66,12 +67,14 @@ export async function buildNodeServer(
     const entry = AGENTWARD_ENTRIES.get(specifier);
     if (entry !== undefined) return specifierTo(folder, join(runtime, `${entry}.js`));
     if (specifier.startsWith('agentward/')) {
-      throw new Error(
+      throw new BuildError(
+        'BUILD_UNSUPPORTED',
         `${info.dir}: imports ${specifier}, which is not an entry point of agentward (${[...AGENTWARD_ENTRIES.keys()].join(', ')})`,
       );
     }
     if (specifier.startsWith('.') && !isInside(resolve(info.dir, relative(app, folder), specifier), info.dir)) {
-      throw new Error(
+      throw new BuildError(
+        'BUILD_UNSUPPORTED',
         `${info.dir}: imports ${specifier}, outside the agent directory; the build copies only the directory (import agentward as 'agentward')`,
       );
     }

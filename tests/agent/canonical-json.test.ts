@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../../src/agent/canonical-json.ts';
+import { AuditError } from '../../src/agent/errors.ts';
 import { readVectors } from '../helpers/jwt.ts';
 
 interface JcsVectors {
@@ -79,7 +80,15 @@ test('what has no exact JSON form is refused with the path, never the value', ()
     [cycle, /refers to itself/],
     [NaN, /is not a finite number/],
   ];
-  for (const [value, message] of cases) assert.throws(() => canonicalJson(value), message);
+  for (const [value, message] of cases)
+    assert.throws(
+      () => canonicalJson(value),
+      (error: unknown) =>
+        error instanceof AuditError &&
+        error instanceof TypeError &&
+        error.code === 'AUDIT_RECORD_INVALID' &&
+        message.test(error.message),
+    );
   // A paired surrogate is a character: written as itself.
   assert.equal(canonicalJson('\uD83D\uDE00'), '"😀"');
   // The same object twice (not a cycle) is fine.

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeBase64url } from '../../src/auth/jws/base64url.ts';
+import { AgentError } from '../../src/agent/errors.ts';
 import { idsOf, randomId } from '../../src/agent/ids.ts';
 
 /** The 16 bytes `idsOf` gives id `i` of `count`: its 15-byte head, then its byte among the last `count`. */
@@ -22,7 +23,13 @@ test('every id made from a batch is exactly the base64url of its own 16 random b
       assert.match(ids[i]!, /^[A-Za-z0-9_-]{21}[AQgw]$/);
     }
   }
-  assert.throws(() => idsOf(new Uint8Array(20)), RangeError);
+  assert.throws(
+    () => idsOf(new Uint8Array(20)),
+    (error: unknown) =>
+      error instanceof AgentError &&
+      error.code === 'INVALID_INPUT' &&
+      error.message === 'idsOf(): the bytes must be a multiple of 16 long; got 20 bytes',
+  );
 });
 
 test('randomId draws 16 fresh bytes from crypto.getRandomValues for every id and never repeats one', () => {

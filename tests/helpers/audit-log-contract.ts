@@ -10,7 +10,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AUDIT_GENESIS, type AuditLog, type ChainedRecord, verifyAuditLog } from '../../src/agent/index.ts';
+import { AUDIT_GENESIS, AuditError, type AuditLog, type ChainedRecord, verifyAuditLog } from '../../src/agent/index.ts';
 
 export interface AuditLogUnderTest {
   /** A new, empty log (with `key` when given). */
@@ -131,7 +131,15 @@ export function auditLogContract(name: string, open: (options: { key?: string })
       { ok: true, midChain: true, records: 4 },
     );
     for (const bad of [{ since: 'yesterday' }, { until: '2026-01-01' }, { fromSeq: 0 }, { fromSeq: 1.5 }, { form: 1 }])
-      await assert.rejects(readAll(log, bad as never), TypeError, JSON.stringify(bad));
+      await assert.rejects(
+        readAll(log, bad as never),
+        (error: unknown) =>
+          error instanceof AuditError &&
+          error instanceof TypeError &&
+          error.code === 'AUDIT_READ_INVALID' &&
+          error.message.startsWith('read(): '),
+        JSON.stringify(bad),
+      );
   });
 
   test(`${name} (audit log contract): a record without time, or with seq/prev/hash, or not JSON, is refused and takes no seq`, async () => {
@@ -149,7 +157,13 @@ export function auditLogContract(name: string, open: (options: { key?: string })
       [record(2)],
       null,
     ];
-    for (const bad of refused) await assert.rejects(log.append(bad as never), TypeError, JSON.stringify(bad));
+    for (const bad of refused)
+      await assert.rejects(
+        log.append(bad as never),
+        (error: unknown) =>
+          error instanceof AuditError && error instanceof TypeError && error.code === 'AUDIT_RECORD_INVALID',
+        JSON.stringify(bad),
+      );
     const next = await log.append(record(3));
     assert.equal(next.seq, 2);
     assert.equal((await verifyAuditLog(log.read())).ok, true);

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import { createAgent, echoModel, memoryStore } from '../../src/agent/index.ts';
 import type { Model } from '../../src/agent/types.ts';
-import { apiToken, basic } from '../../src/auth/index.ts';
+import { apiToken, AuthConfigError, basic } from '../../src/auth/index.ts';
 import { agentHandler } from '../../src/http/handler.ts';
 import { jsonResponse } from '../../src/http/responses.ts';
 import { serve, toNodeListener } from '../../src/node.ts';
@@ -142,9 +142,25 @@ test("toNodeListener(): a handler's own Response (string, stream, empty) is writ
   assert.equal(json.text, '{"ok":true}');
   assert.equal(json.headers['x-added'], 'later', 'headers set on the response after it was built still go out');
   assert.equal(json.headers['content-length'], '11');
-  const broken = await send(`${url}/other`);
+  const logged: unknown[] = [];
+  const log = console.error;
+  console.error = (...args: unknown[]) => void logged.push(args[1]);
+  let broken: Awaited<ReturnType<typeof send>>;
+  try {
+    broken = await send(`${url}/other`);
+  } finally {
+    console.error = log;
+  }
   assert.equal(broken.status, 500);
   assert.equal(broken.text, '{"error":"Internal Server Error"}');
+  // The server log says why, as an error with a class and a code (design §38), never to the client.
+  const [error] = logged;
+  assert.ok(error instanceof AuthConfigError, String(error));
+  assert.equal(error.code, 'AGENT_AUTH_CONFIG_INVALID');
+  assert.equal(
+    error.message,
+    'toNodeListener(): the handler must return a Response (or a promise of one); got a string',
+  );
 });
 
 test('toNodeListener(): a read JSON response is not written from the recorded text (its body is gone)', async () => {

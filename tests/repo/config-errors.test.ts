@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import {
   AuthConfigError,
   AuthError,
+  AuthUpstreamError,
   anonymous,
   apiToken,
   basic,
@@ -18,6 +19,8 @@ import {
   routeAuth,
 } from '../../src/auth/index.ts';
 import {
+  AgentError,
+  AuditError,
   createAgent,
   echoModel,
   memoryAuditLog,
@@ -33,6 +36,12 @@ import { durableObjectLimitStore } from '../../src/cloudflare/durable-object-lim
 import { durableObjectReplayStore } from '../../src/cloudflare/durable-object-replay.ts';
 import { durableObjectSessionStore } from '../../src/cloudflare/durable-object-sessions.ts';
 import { durableObjectAuditLog } from '../../src/cloudflare/durable-object-audit-log.ts';
+import { idsOf } from '../../src/agent/ids.ts';
+import { rememberTool } from '../../src/agent/memory.ts';
+import { dpopNonces } from '../../src/auth/dpop-nonce.ts';
+import { jwsAlgorithm } from '../../src/auth/jws/algorithms.ts';
+import { importHmacVerifyKey, importVerifyKey, KeyUnfitError } from '../../src/auth/jws/key-source.ts';
+import { type PublicKeySpec, readPublicJwk } from '../../src/auth/jws/keys.ts';
 import { assertFactoryRefuses, type FactoryMistakes, seenMessages } from '../helpers/config-error.ts';
 import { literalOf, literalsOf, writes } from '../helpers/message-literals.ts';
 
@@ -255,7 +264,30 @@ test("createAgent(): a dynamic agent's tools function returning an invalid tool 
 
 // Design §38: every message is one literal of src/. The call errors, and configuration errors
 // the factories above do not reach, provoked here; their messages join those seen above.
-const callErrors: readonly (readonly [what: string, provoke: () => unknown])[] = [
+/** The first record an audit log's `read()` yields: `read()`'s options are checked when it is iterated. */
+const firstRead = (options: unknown) =>
+  memoryAuditLog()
+    .read(options as never)
+    [Symbol.asyncIterator]()
+    .next();
+const TIME = '2026-01-01T00:00:00.000Z';
+/** A public P-256 key (RFC 7515 A.3's), which serves ES256 only. */
+const P256_JWK = {
+  kty: 'EC',
+  crv: 'P-256',
+  x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+  y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+};
+
+/** A class of error, for `instanceof`. */
+type ErrorClass = abstract new (...args: never) => Error;
+
+// With a class and a code where one is given (design §38: every thrown error has a class and a code).
+const callErrors: readonly (readonly [
+  what: string,
+  provoke: () => unknown,
+  expected?: readonly [ErrorClass, string],
+])[] = [
   ['send() without a message', () => agent().send('')],
   ['send() with a session id holding a space', () => agent().send('hi', { sessionId: 'a b' })],
   ['send() with metadata that is a number', () => agent().send('hi', { metadata: 1 as never })],
@@ -284,7 +316,11 @@ const callErrors: readonly (readonly [what: string, provoke: () => unknown])[] =
   [
     'createAgent() with a tool without a description',
     () =>
-      createAgent({ name: 't', model, tools: [{ name: 'x', parameters: { type: 'object' }, execute() {} }] as never }),
+      createAgent({
+        name: 't',
+        model,
+        tools: [{ name: 'x', parameters: { type: 'object' }, execute() {} }] as never,
+      }),
   ],
   [
     'agentHandler() with offline_access among its scopes',
@@ -298,12 +334,67 @@ const callErrors: readonly (readonly [what: string, provoke: () => unknown])[] =
     'agentHandler() with a request limit of 0',
     () => agentHandler(agent(), { auth: [anonymous()], limits: { requests: { limit: 0, windowSec: 60 } } }),
   ],
+  ['append() with an array', () => memoryAuditLog().append([] as never), [AuditError, 'AUDIT_RECORD_INVALID']],
+  [
+    'append() with a seq of its own',
+    () => memoryAuditLog().append({ time: TIME, seq: 1 }),
+    [AuditError, 'AUDIT_RECORD_INVALID'],
+  ],
+  ['append() without time', () => memoryAuditLog().append({ at: TIME }), [AuditError, 'AUDIT_RECORD_INVALID']],
+  [
+    'append() with NaN in the record',
+    () => memoryAuditLog().append({ time: TIME, amount: Number.NaN }),
+    [AuditError, 'AUDIT_RECORD_INVALID'],
+  ],
+  ['read() with options that are a string', () => firstRead('all'), [AuditError, 'AUDIT_READ_INVALID']],
+  ['read() with an unknown option', () => firstRead({ form: 1 }), [AuditError, 'AUDIT_READ_INVALID']],
+  ['read() with since that is no instant', () => firstRead({ since: 'yesterday' }), [AuditError, 'AUDIT_READ_INVALID']],
+  ['read() with fromSeq 0', () => firstRead({ fromSeq: 0 }), [AuditError, 'AUDIT_READ_INVALID']],
+  ['idsOf() with 20 bytes', () => idsOf(new Uint8Array(20)), [AgentError, 'INVALID_INPUT']],
+  [
+    'the remember tool with a blank note',
+    () => rememberTool(memoryStore(), 'n').execute({ note: ' ' }, {} as never),
+    [AgentError, 'INVALID_INPUT'],
+  ],
+  [
+    'postgresStore() asked for a session id that is a number',
+    () =>
+      postgresStore({ client: { query: async () => ({ rows: [] }), connect: async () => ({}) } as never }).loadSession(
+        5 as never,
+      ),
+    [AgentError, 'INVALID_INPUT'],
+  ],
+  [
+    'jwt() with a 31-byte secret',
+    () => jwt({ secret: 'x'.repeat(31) }),
+    [AuthConfigError, 'AGENT_AUTH_CONFIG_INVALID'],
+  ],
+  [
+    'importHmacVerifyKey() with a 31-byte secret',
+    () => importHmacVerifyKey(new Uint8Array(31), jwsAlgorithm('HS256')!),
+    [KeyUnfitError, 'AGENT_AUTH_KEY_UNFIT'],
+  ],
+  [
+    'importHmacVerifyKey() for RS256',
+    () => importHmacVerifyKey(new Uint8Array(32), jwsAlgorithm('RS256')!),
+    [KeyUnfitError, 'AGENT_AUTH_KEY_UNFIT'],
+  ],
+  [
+    'importVerifyKey() of a P-256 key for RS256',
+    () => importVerifyKey(readPublicJwk(P256_JWK) as PublicKeySpec, jwsAlgorithm('RS256')!),
+    [KeyUnfitError, 'AGENT_AUTH_KEY_UNFIT'],
+  ],
+  [
+    'a DPoP replay store whose nonce() gives what is not a nonce',
+    () => dpopNonces({ nonce: async () => 'short' } as never, 300)(1_800_000_000),
+    [AuthUpstreamError, 'AGENT_AUTH_UPSTREAM_INVALID'],
+  ],
 ];
 
 test('every configuration and call error provoked in this file is one literal of src/ (design §38)', async () => {
   const messages = new Set(seenMessages);
   assert.ok(messages.size >= FACTORIES.length, `the factories' messages were seen first (${messages.size})`);
-  for (const [what, provoke] of callErrors) {
+  for (const [what, provoke, expected] of callErrors) {
     let error: unknown;
     try {
       await provoke();
@@ -312,6 +403,11 @@ test('every configuration and call error provoked in this file is one literal of
     }
     assert.ok(error instanceof Error, `${what}: throws`);
     assert.equal(typeof (error as { code?: unknown }).code, 'string', `${what}: has a code (${error.message})`);
+    if (expected !== undefined) {
+      const [kind, code] = expected;
+      assert.ok(error instanceof kind, `${what}: is a ${kind.name} (${error.name}: ${error.message})`);
+      assert.equal((error as { code?: unknown }).code, code, `${what}: ${error.message}`);
+    }
     messages.add(error.message);
   }
   const missing = [...messages].filter((message) => literalOf(message) === undefined);

@@ -19,6 +19,21 @@ export interface KeySource {
   holds?(key: VerifyKey): boolean;
 }
 
+/**
+ * A key asked to verify for an algorithm it cannot serve (`code` `AGENT_AUTH_KEY_UNFIT`). The
+ * callers check first (`jwt()` its options at creation, a key set and a DPoP proof each key
+ * before importing it), so only a bug of agentward throws it; the token then skips, with a
+ * warning. Here in src/auth/jws, which imports nothing of the rest of auth (design §30).
+ */
+export class KeyUnfitError extends TypeError {
+  readonly code = 'AGENT_AUTH_KEY_UNFIT' as const;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyUnfitError';
+  }
+}
+
 /** No key: a token that needs one skips. */
 export const NO_KEYS: readonly VerifyKey[] = /* @__PURE__ */ Object.freeze([]);
 /** No key because the key set (or discovery) could not be fetched: a skip, told apart for `onRefused`. */
@@ -38,7 +53,7 @@ export function importFailed(algorithm: JwsAlgorithm, error: unknown, warned: Se
 
 export async function importVerifyKey(spec: PublicKeySpec, algorithm: JwsAlgorithm): Promise<VerifyKey> {
   if (!spec.algorithms.includes(algorithm.name))
-    throw new TypeError(`${algorithm.name} does not fit ${describeKey(spec)}`);
+    throw new KeyUnfitError(`importVerifyKey(): the algorithm ${algorithm.name} does not fit ${describeKey(spec)}`);
   // A PEM key too: its members were checked and re-encoded as a JWK, so one import path serves both
   // forms (an RSA key imported from SPKI verified no faster: docs/design.md §30, "Speed tricks and what they bought").
   const key = await crypto.subtle.importKey('jwk', spec.jwk, algorithm.importParams, false, ['verify']);
@@ -52,8 +67,14 @@ export async function importHmacVerifyKey(
   secret: Uint8Array<ArrayBuffer>,
   algorithm: JwsAlgorithm,
 ): Promise<VerifyKey> {
-  if (secret.length < MIN_SECRET_BYTES) throw new RangeError(`an HMAC key must be at least ${MIN_SECRET_BYTES} bytes`);
-  if (algorithm.kty !== 'oct') throw new TypeError(`${algorithm.name} is not an HMAC algorithm`);
+  if (secret.length < MIN_SECRET_BYTES)
+    throw new KeyUnfitError(
+      `importHmacVerifyKey(): an HMAC key must be at least ${MIN_SECRET_BYTES} bytes; got ${secret.length} bytes`,
+    );
+  if (algorithm.kty !== 'oct')
+    throw new KeyUnfitError(
+      `importHmacVerifyKey(): a secret verifies only HMAC algorithms (HS256, HS384, HS512); got ${algorithm.name}`,
+    );
   const key = await crypto.subtle.importKey('raw', secret, algorithm.importParams, false, ['verify']);
   return Object.freeze({ algorithm, key, signatureLength: algorithm.signatureLength as number });
 }
