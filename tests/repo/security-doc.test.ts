@@ -190,7 +190,7 @@ test('every test SECURITY.md cites exists: the file, a test in it, and a test of
 test('SECURITY.md is the threat model and a table of checks within 60 KB, one sentence a row', () => {
   const markdown = read('SECURITY.md');
   const size = new TextEncoder().encode(markdown).length;
-  assert.ok(size <= 60 * 1024, `SECURITY.md is ${size} B`);
+  assert.ok(size <= 60_000, `SECURITY.md is ${size} B`);
   assert.ok(markdown.includes('\n## Threat model\n'));
   const { checks } = citations(markdown);
   assert.deepEqual(
