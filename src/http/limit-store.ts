@@ -138,8 +138,9 @@ export interface LocalCounters {
   hit(key: string, windowSec: number, cost: number, limit: number): WindowCount;
   reserve(key: string, windowSec: number, cost: number, more: number, limit: number): Reservation;
   settle(key: string, windowSec: number, start: number, delta: number): WindowCount;
-  acquire(key: string, lease: string, limit: number): boolean;
-  release(key: string, lease: string): void;
+  /** `lease` a number for the limiter's own slots: unique in this process, and no string to make and hash per request. */
+  acquire(key: string, lease: string | number, limit: number): boolean;
+  release(key: string, lease: string | number): void;
 }
 const localStores = new WeakMap<LimitStore, LocalCounters>();
 /** The memory store behind `store`, called without promises; `undefined` for any other store. */
@@ -158,7 +159,7 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
   // recently counted goes first, without reordering anything on a count.
   const windows = new Map<number, Map<string, Window>>();
   const kinds = new Map<string, Set<Window>>();
-  const slots = new Map<string, Set<string>>();
+  const slots = new Map<string, Set<string | number>>();
 
   const answer = (allowed: boolean, count: number, start: number, windowSec: number, t: number): WindowCount => ({
     allowed,

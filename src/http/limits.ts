@@ -5,7 +5,14 @@
 import { AgentError } from '../agent/errors.ts';
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, callerKey, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
-import { localCounters, memoryLimitStore, type LimitStore, type Reservation, type WindowCount } from './limit-store.ts';
+import {
+  localCounters,
+  memoryLimitStore,
+  type LimitStore,
+  type LocalCounters,
+  type Reservation,
+  type WindowCount,
+} from './limit-store.ts';
 import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
@@ -440,12 +447,11 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
       let teamSpent = teamTokens && counters.hit(team.tokens, teamTokens.windowSec, 0, teamTokens.limit - 1);
       if (pending(teamSpent)) teamSpent = await teamSpent;
       if (turn && teamSpent?.allowed === false) return refusal(teamTokens!, teamSpent);
-      const local_ = local !== undefined;
-      let slot = concurrent === undefined ? undefined : takeSlot(counters, local_, caller.concurrent, concurrent);
+      let slot = concurrent === undefined ? undefined : takeSlot(counters, local, caller.concurrent, concurrent);
       if (pending(slot)) slot = await slot;
       if (slot === null) return concurrentRefusal('concurrent', concurrent!);
       const teamConcurrent = team && tenant!.concurrent;
-      let teamSlot = teamConcurrent ? takeSlot(counters, local_, team.concurrent, teamConcurrent) : undefined;
+      let teamSlot = teamConcurrent ? takeSlot(counters, local, team.concurrent, teamConcurrent) : undefined;
       if (pending(teamSlot)) teamSlot = await teamSlot;
       if (teamSlot === null) {
         await slot?.release();
@@ -481,11 +487,12 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
       }
       if (counted === undefined && teamCounted === undefined && spent === undefined && teamSpent === undefined)
         return finish(reply, undefined, slots);
-      const headers: Record<string, string> = {};
-      if (counted !== undefined) fieldsOf(headers, requests!, counted);
-      if (teamCounted !== undefined) fieldsOf(headers, tenant!.requests!, teamCounted);
-      if (spent !== undefined) fieldsOf(headers, tokens!, spent);
-      if (teamSpent !== undefined) fieldsOf(headers, teamTokens!, teamSpent);
+      // A JSON answer's fields go into one copy of its headers, ours replacing any of the same name.
+      const headers: Record<string, string> = reply instanceof JsonReply ? { ...reply.headers } : {};
+      if (counted !== undefined) fieldsOf(headers, requests!, counted, false);
+      if (teamCounted !== undefined) fieldsOf(headers, tenant!.requests!, teamCounted, counted !== undefined);
+      if (spent !== undefined) fieldsOf(headers, tokens!, spent, false);
+      if (teamSpent !== undefined) fieldsOf(headers, teamTokens!, teamSpent, spent !== undefined);
       return finish(reply, headers, slots);
     },
   };
@@ -511,13 +518,13 @@ function bothSlots(slot: Slot | undefined, teamSlot: Slot | undefined): Slot | u
   };
 }
 
-/** Puts `policy`'s two fields, its quota and what is left of it, in `headers`. */
-function fieldsOf(headers: Record<string, string>, policy: Policy, count: WindowCount): void {
+/** Puts `policy`'s two fields, its quota and what is left of it, in `headers`: after the principal's items (`append`), else in their place. */
+function fieldsOf(headers: Record<string, string>, policy: Policy, count: WindowCount, append: boolean): void {
   // A field is a list (RFC 9651 §3.1): the tenant's item follows the principal's.
   const [quota, left] = policy.fields;
-  headers[quota] = headers[quota] === undefined ? policy.item : `${headers[quota]}, ${policy.item}`;
   const item = limitItem(policy, count);
-  headers[left] = headers[left] === undefined ? item : `${headers[left]}, ${item}`;
+  headers[quota] = append ? `${headers[quota]}, ${policy.item}` : policy.item;
+  headers[left] = append ? `${headers[left]}, ${item}` : item;
 }
 
 /**
@@ -586,13 +593,35 @@ interface Slot {
  * A concurrency slot, held until `release()` (once, whoever calls it; it never throws) and renewed
  * meanwhile; `null` when none is free.
  */
-function takeSlot(counters: Counters, local: boolean, key: string, limit: number): Slot | null | Promise<Slot | null> {
+function takeSlot(
+  counters: Counters,
+  local: LocalCounters | undefined,
+  key: string,
+  limit: number,
+): Slot | null | Promise<Slot | null> {
+  // This process's memory keeps a slot until it is released (a lease released twice changes
+  // nothing): nothing to renew or wait for, and a number is lease enough.
+  if (local) {
+    const lease = ++leases;
+    return local.acquire(key, lease, limit) ? new LocalSlot(local, key, lease) : null;
+  }
   // Unique across processes (a random prefix), and no random bytes per request.
-  const lease = `${(prefix ??= crypto.randomUUID())}:${++leases}`;
-  // This process's memory keeps a slot until it is released (a lease released twice changes nothing): nothing to renew or wait for.
-  if (local)
-    return counters.acquire(key, lease, limit, LEASE_SEC) ? { release: () => void counters.release(key, lease) } : null;
-  return sharedSlot(counters, key, lease, limit);
+  return sharedSlot(counters, key, `${(prefix ??= crypto.randomUUID())}:${++leases}`, limit);
+}
+
+/** A slot of the memory store: one object, its `release` shared. */
+class LocalSlot implements Slot {
+  readonly local: LocalCounters;
+  readonly key: string;
+  readonly lease: number;
+  constructor(local: LocalCounters, key: string, lease: number) {
+    this.local = local;
+    this.key = key;
+    this.lease = lease;
+  }
+  release(): undefined {
+    this.local.release(this.key, this.lease);
+  }
 }
 
 /** A slot in a store shared by processes: renewed every half lease while it is held. */
@@ -623,9 +652,10 @@ const slotFailed = (error: unknown) =>
   );
 
 /**
- * The accepted answer with its RateLimit fields. Its slot is free before the client has the whole
- * answer: released now, or before a streamed body's end (or failure) is passed on, or when the
- * client cancels it. A `Response` must have headers of its own (not a fetched one's).
+ * The accepted answer with its RateLimit fields (a `JsonReply`'s: its own headers with them).
+ * Its slot is free before the client has the whole answer: released now, or before a streamed
+ * body's end (or failure) is passed on, or when the client cancels it. A `Response` must have
+ * headers of its own (not a fetched one's).
  */
 function finish(
   reply: Reply,
@@ -636,7 +666,7 @@ function finish(
   if (reply instanceof Response && (reply.headers.has(RATELIMIT[0]) || reply.headers.has(TOKEN_FIELDS[0])))
     headers = undefined;
   if (reply instanceof JsonReply) {
-    const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
+    const answer = headers ? new JsonReply(reply.status, reply.text, headers) : reply;
     const released = slot?.release();
     return released ? released.then(() => answer) : answer;
   }
