@@ -487,7 +487,7 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
       }
       if (counted === undefined && teamCounted === undefined && spent === undefined && teamSpent === undefined)
         return finish(reply, undefined, slots);
-      // A JSON answer's fields go into one copy of its headers, ours replacing any of the same name.
+      // A JSON answer's fields go into one copy of its headers, ours replacing any of the same name (design §30).
       const headers: Record<string, string> = reply instanceof JsonReply ? { ...reply.headers } : {};
       if (counted !== undefined) fieldsOf(headers, requests!, counted, false);
       if (teamCounted !== undefined) fieldsOf(headers, tenant!.requests!, teamCounted, counted !== undefined);
@@ -609,7 +609,10 @@ function takeSlot(
   return sharedSlot(counters, key, `${(prefix ??= crypto.randomUUID())}:${++leases}`, limit);
 }
 
-/** A slot of the memory store: one object, its `release` shared. */
+/**
+ * A slot of the memory store: one object, its `release` shared (docs/design.md §30, "Speed
+ * tricks and what they bought").
+ */
 class LocalSlot implements Slot {
   readonly local: LocalCounters;
   readonly key: string;

@@ -30,7 +30,7 @@ const MAX_ID = 128;
 
 /**
  * Each operation's span name and options, made once (as a run's are, agent/telemetry.ts): a
- * tracer reads them and keeps none of them.
+ * tracer reads them and keeps none of them (docs/design.md §30, "Speed tricks and what they bought").
  */
 const SPANS: Record<string, { name: string; options: TelemetrySpanOptions }> = {};
 
