@@ -125,6 +125,8 @@ interface Window {
   used: boolean;
   readonly key: string;
   readonly windowSec: number;
+  /** The windows of its kind: a refunded failure slot drops its window without reading the key's kind again. */
+  readonly kind: Set<Window>;
 }
 
 /**
@@ -136,8 +138,9 @@ export interface LocalCounters {
   hit(key: string, windowSec: number, cost: number, limit: number): WindowCount;
   reserve(key: string, windowSec: number, cost: number, more: number, limit: number): Reservation;
   settle(key: string, windowSec: number, start: number, delta: number): WindowCount;
-  acquire(key: string, lease: string, limit: number): boolean;
-  release(key: string, lease: string): void;
+  /** `lease` a number for the limiter's own slots: unique in this process, and no string to make and hash per request. */
+  acquire(key: string, lease: string | number, limit: number): boolean;
+  release(key: string, lease: string | number): void;
 }
 const localStores = new WeakMap<LimitStore, LocalCounters>();
 /** The memory store behind `store`, called without promises; `undefined` for any other store. */
@@ -156,7 +159,7 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
   // recently counted goes first, without reordering anything on a count.
   const windows = new Map<number, Map<string, Window>>();
   const kinds = new Map<string, Set<Window>>();
-  const slots = new Map<string, Set<string>>();
+  const slots = new Map<string, Set<string | number>>();
 
   const answer = (allowed: boolean, count: number, start: number, windowSec: number, t: number): WindowCount => ({
     allowed,
@@ -181,37 +184,40 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
           windows.get(oldest.windowSec)!.delete(oldest.key);
         }
       }
-    const window: Window = { start, count, used: false, key, windowSec };
+    const window: Window = { start, count, used: false, key, windowSec, kind };
     kind.add(window);
     let byKey = windows.get(windowSec);
     if (byKey === undefined) windows.set(windowSec, (byKey = new Map()));
     byKey.set(key, window);
   }
 
-  /** What the last `count` added. */
-  let added = 0;
-  /** Counts `cost` and as much of `more` as fits within `limit` (what `reserve` counts), or nothing past it. */
-  function count(key: string, windowSec: number, cost: number, more: number, limit: number): WindowCount {
+  /**
+   * Counts `cost` and as much of `more` as fits within `limit` (what `reserve` counts), or nothing
+   * past it; answered as a reservation (`reserving`) in one object, not a count copied into one.
+   */
+  function count(key: string, windowSec: number, cost: number, more: number, limit: number, reserving: boolean) {
     const t = now();
     const start = Math.floor(t / windowSec) * windowSec;
     const window = windows.get(windowSec)?.get(key);
     const counted = window !== undefined && window.start === start ? window.count : 0;
-    if (counted + cost > limit) return answer(false, counted, start, windowSec, t);
-    added = cost + Math.min(more, limit - counted - cost);
-    if (added === 0) return answer(true, counted, start, windowSec, t);
-    if (window === undefined) add(key, windowSec, start, added);
-    else (window.start = start), (window.count = counted + added), (window.used = true);
-    return answer(true, counted + added, start, windowSec, t);
+    const allowed = counted + cost <= limit;
+    const added = allowed ? cost + Math.min(more, limit - counted - cost) : 0;
+    if (added !== 0) {
+      if (window === undefined) add(key, windowSec, start, added);
+      else (window.start = start), (window.count = counted + added), (window.used = true);
+    }
+    const resetSec = start + windowSec - t;
+    return reserving
+      ? { allowed, count: counted + added, resetSec, start, reserved: added }
+      : { allowed, count: counted + added, resetSec, start };
   }
 
-  const hit = (key: string, windowSec: number, cost: number, limit: number) => count(key, windowSec, cost, 0, limit);
+  const hit = (key: string, windowSec: number, cost: number, limit: number): WindowCount =>
+    count(key, windowSec, cost, 0, limit, false);
 
   const counters: LocalCounters = {
     hit,
-    reserve(key, windowSec, cost, more, limit) {
-      const { allowed, count: counted, resetSec, start } = count(key, windowSec, cost, more, limit);
-      return { allowed, count: counted, resetSec, start, reserved: allowed ? added : 0 };
-    },
+    reserve: (key, windowSec, cost, more, limit) => count(key, windowSec, cost, more, limit, true) as Reservation,
     settle(key, windowSec, start, delta) {
       const t = now();
       const window = windows.get(windowSec)?.get(key);
@@ -222,7 +228,7 @@ function memoryCounters(maxKeys: number, now: () => number): LimitStore {
       // A window back at 0 holds nothing worth a key (a refunded failure slot).
       if (window.count === 0) {
         windows.get(windowSec)!.delete(key);
-        kinds.get(kindOf(key))!.delete(window);
+        window.kind.delete(window);
       }
       return answer(true, window.count, start, windowSec, t);
     },

@@ -5,7 +5,14 @@
 import { AgentError } from '../agent/errors.ts';
 import type { Principal, TurnMeter } from '../agent/types.ts';
 import { AuthConfigError, callerKey, checkOptionNames, BOOLEAN_PRINCIPAL, type AuthResult } from '../auth/internal.ts';
-import { localCounters, memoryLimitStore, type LimitStore, type Reservation, type WindowCount } from './limit-store.ts';
+import {
+  localCounters,
+  memoryLimitStore,
+  type LimitStore,
+  type LocalCounters,
+  type Reservation,
+  type WindowCount,
+} from './limit-store.ts';
 import { errorReply, JsonReply, type Reply, toResponse } from './responses.ts';
 import type { RouteRequest } from './route-request.ts';
 
@@ -358,6 +365,14 @@ export interface Limiter {
 type Counters = { [K in keyof LimitStore]: MaybeSync<LimitStore[K]> };
 type MaybeSync<F> = F extends (...args: infer A) => infer R ? (...args: A) => R | Awaited<R> : never;
 
+/**
+ * Whether a store's answer is still to come. The memory store answers at once, and its answers
+ * are used as they are: an `await` of each would cost a microtask and a resumed frame, seven a
+ * request with all four limits (docs/design.md §30, "Speed tricks and what they bought").
+ */
+const pending = <T>(value: T | PromiseLike<T>): value is PromiseLike<T> =>
+  typeof (value as { then?: unknown } | undefined)?.then === 'function';
+
 /** The limits of one handler, on its store. */
 export function limiter({ requests, concurrent, tokens, failures, tenant, store, clientAddress }: Limits): Limiter {
   let told = false;
@@ -397,14 +412,17 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
       }
       // Counted first, so that guesses at once are bounded too; given back below unless the answer is a 401.
       const key = windowKey(failures!, `a${address}`);
-      const taken = await counters.hit(key, failures!.windowSec, 1, failures!.limit);
+      let taken = counters.hit(key, failures!.windowSec, 1, failures!.limit);
+      if (pending(taken)) taken = await taken;
       if (!taken.allowed) return { ok: false, response: toResponse(refusal(failures!, taken)) };
       let result: AuthResult | undefined;
       try {
         result = await authenticate();
       } finally {
-        if (result === undefined || !failed(request, result, builtInOnly))
-          await counters.settle(key, failures!.windowSec, taken.start, -1);
+        if (result === undefined || !failed(request, result, builtInOnly)) {
+          const given = counters.settle(key, failures!.windowSec, taken.start, -1);
+          if (pending(given)) await given;
+        }
       }
       return result;
     },
@@ -422,17 +440,19 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
     async run(caller, turn, serve) {
       const team = caller.tenant;
       // A read creates no key: a caller without a window has spent nothing.
-      let spent = tokens && (await counters.hit(caller.tokens, tokens.windowSec, 0, tokens.limit - 1));
+      let spent = tokens && counters.hit(caller.tokens, tokens.windowSec, 0, tokens.limit - 1);
+      if (pending(spent)) spent = await spent;
       if (turn && spent?.allowed === false) return refusal(tokens!, spent);
       const teamTokens = team && tenant!.tokens;
-      let teamSpent = teamTokens && (await counters.hit(team.tokens, teamTokens.windowSec, 0, teamTokens.limit - 1));
+      let teamSpent = teamTokens && counters.hit(team.tokens, teamTokens.windowSec, 0, teamTokens.limit - 1);
+      if (pending(teamSpent)) teamSpent = await teamSpent;
       if (turn && teamSpent?.allowed === false) return refusal(teamTokens!, teamSpent);
-      const local_ = local !== undefined;
-      const slot =
-        concurrent === undefined ? undefined : await takeSlot(counters, local_, caller.concurrent, concurrent);
+      let slot = concurrent === undefined ? undefined : takeSlot(counters, local, caller.concurrent, concurrent);
+      if (pending(slot)) slot = await slot;
       if (slot === null) return concurrentRefusal('concurrent', concurrent!);
       const teamConcurrent = team && tenant!.concurrent;
-      const teamSlot = teamConcurrent ? await takeSlot(counters, local_, team.concurrent, teamConcurrent) : undefined;
+      let teamSlot = teamConcurrent ? takeSlot(counters, local, team.concurrent, teamConcurrent) : undefined;
+      if (pending(teamSlot)) teamSlot = await teamSlot;
       if (teamSlot === null) {
         await slot?.release();
         return concurrentRefusal('tenant-concurrent', teamConcurrent!);
@@ -442,14 +462,15 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
       let teamCounted: WindowCount | undefined;
       let reply: Reply;
       try {
-        counted = requests && (await counters.hit(caller.requests, requests.windowSec, 1, requests.limit));
+        const count = requests && counters.hit(caller.requests, requests.windowSec, 1, requests.limit);
+        counted = pending(count) ? await count : count;
         if (counted?.allowed === false) {
           await slots?.release();
           return refusal(requests!, counted);
         }
         const teamRequests = team && tenant!.requests;
-        teamCounted =
-          teamRequests && (await counters.hit(team.requests, teamRequests.windowSec, 1, teamRequests.limit));
+        const teamCount = teamRequests && counters.hit(team.requests, teamRequests.windowSec, 1, teamRequests.limit);
+        teamCounted = pending(teamCount) ? await teamCount : teamCount;
         if (teamCounted?.allowed === false) {
           // Refused by the tenant's window: the principal's count of this request is given back.
           if (counted !== undefined) await counters.settle(caller.requests, requests!.windowSec, counted.start, -1);
@@ -464,12 +485,15 @@ export function limiter({ requests, concurrent, tokens, failures, tenant, store,
         await slots?.release();
         throw error;
       }
-      const headers: Record<string, string> = {};
-      if (counted !== undefined) fieldsOf(headers, requests!, counted);
-      if (teamCounted !== undefined) fieldsOf(headers, tenant!.requests!, teamCounted);
-      if (spent !== undefined) fieldsOf(headers, tokens!, spent);
-      if (teamSpent !== undefined) fieldsOf(headers, teamTokens!, teamSpent);
-      return finish(reply, Object.keys(headers).length === 0 ? undefined : headers, slots);
+      if (counted === undefined && teamCounted === undefined && spent === undefined && teamSpent === undefined)
+        return finish(reply, undefined, slots);
+      // A JSON answer's fields go into one copy of its headers, ours replacing any of the same name (design §30).
+      const headers: Record<string, string> = reply instanceof JsonReply ? { ...reply.headers } : {};
+      if (counted !== undefined) fieldsOf(headers, requests!, counted, false);
+      if (teamCounted !== undefined) fieldsOf(headers, tenant!.requests!, teamCounted, counted !== undefined);
+      if (spent !== undefined) fieldsOf(headers, tokens!, spent, false);
+      if (teamSpent !== undefined) fieldsOf(headers, teamTokens!, teamSpent, spent !== undefined);
+      return finish(reply, headers, slots);
     },
   };
 }
@@ -494,13 +518,13 @@ function bothSlots(slot: Slot | undefined, teamSlot: Slot | undefined): Slot | u
   };
 }
 
-/** Puts `policy`'s two fields, its quota and what is left of it, in `headers`. */
-function fieldsOf(headers: Record<string, string>, policy: Policy, count: WindowCount): void {
+/** Puts `policy`'s two fields, its quota and what is left of it, in `headers`: after the principal's items (`append`), else in their place. */
+function fieldsOf(headers: Record<string, string>, policy: Policy, count: WindowCount, append: boolean): void {
   // A field is a list (RFC 9651 §3.1): the tenant's item follows the principal's.
   const [quota, left] = policy.fields;
-  headers[quota] = headers[quota] === undefined ? policy.item : `${headers[quota]}, ${policy.item}`;
   const item = limitItem(policy, count);
-  headers[left] = headers[left] === undefined ? item : `${headers[left]}, ${item}`;
+  headers[quota] = append ? `${headers[quota]}, ${policy.item}` : policy.item;
+  headers[left] = append ? `${headers[left]}, ${item}` : item;
 }
 
 /**
@@ -516,25 +540,32 @@ function tokenMeter(counters: Counters, budgets: readonly Budget[]): TurnMeter {
     const held: Reservation[] = [];
     for (const { policy, key, seen } of budgets) {
       const { windowSec, limit, outputReserve } = policy;
-      const reserved: Reservation =
-        counters.reserve === undefined
-          ? reservedBy(await counters.hit(key, windowSec, cost, limit), cost)
-          : await counters.reserve(key, windowSec, cost, maxOutputTokens === undefined ? outputReserve : 0, limit);
+      let reserved: Reservation | PromiseLike<Reservation>;
+      if (counters.reserve === undefined) {
+        const hit = counters.hit(key, windowSec, cost, limit);
+        reserved = reservedBy(pending(hit) ? await hit : hit, cost);
+      } else {
+        reserved = counters.reserve(key, windowSec, cost, maxOutputTokens === undefined ? outputReserve : 0, limit);
+        if (pending(reserved)) reserved = await reserved;
+      }
       if (!reserved.allowed) {
         // Refused by one budget (the tenant's, say): what the others reserved for this turn goes back.
-        for (const [index, taken] of held.entries()) {
+        for (let index = 0; index < held.length; index++) {
           const { policy: other, key: otherKey } = budgets[index]!;
-          await counters.settle(otherKey, other.windowSec, taken.start, -taken.reserved);
+          await counters.settle(otherKey, other.windowSec, held[index]!.start, -held[index]!.reserved);
         }
         throw tokensRefused(policy, reserved, cost);
       }
       seen(reserved);
       held.push(reserved);
     }
+    // Index loops: `entries()` made an iterator and an array per budget, each turn.
     return async (used) => {
-      for (const [index, reserved] of held.entries()) {
+      for (let index = 0; index < held.length; index++) {
+        const reserved = held[index]!;
         const { policy, key, seen } = budgets[index]!;
-        seen(await counters.settle(key, policy.windowSec, reserved.start, used - reserved.reserved));
+        const settled = counters.settle(key, policy.windowSec, reserved.start, used - reserved.reserved);
+        seen(pending(settled) ? await settled : settled);
       }
     };
   };
@@ -562,13 +593,38 @@ interface Slot {
  * A concurrency slot, held until `release()` (once, whoever calls it; it never throws) and renewed
  * meanwhile; `null` when none is free.
  */
-function takeSlot(counters: Counters, local: boolean, key: string, limit: number): Slot | null | Promise<Slot | null> {
+function takeSlot(
+  counters: Counters,
+  local: LocalCounters | undefined,
+  key: string,
+  limit: number,
+): Slot | null | Promise<Slot | null> {
+  // This process's memory keeps a slot until it is released (a lease released twice changes
+  // nothing): nothing to renew or wait for, and a number is lease enough.
+  if (local) {
+    const lease = ++leases;
+    return local.acquire(key, lease, limit) ? new LocalSlot(local, key, lease) : null;
+  }
   // Unique across processes (a random prefix), and no random bytes per request.
-  const lease = `${(prefix ??= crypto.randomUUID())}:${++leases}`;
-  // This process's memory keeps a slot until it is released (a lease released twice changes nothing): nothing to renew or wait for.
-  if (local)
-    return counters.acquire(key, lease, limit, LEASE_SEC) ? { release: () => void counters.release(key, lease) } : null;
-  return sharedSlot(counters, key, lease, limit);
+  return sharedSlot(counters, key, `${(prefix ??= crypto.randomUUID())}:${++leases}`, limit);
+}
+
+/**
+ * A slot of the memory store: one object, its `release` shared (docs/design.md §30, "Speed
+ * tricks and what they bought").
+ */
+class LocalSlot implements Slot {
+  readonly local: LocalCounters;
+  readonly key: string;
+  readonly lease: number;
+  constructor(local: LocalCounters, key: string, lease: number) {
+    this.local = local;
+    this.key = key;
+    this.lease = lease;
+  }
+  release(): undefined {
+    this.local.release(this.key, this.lease);
+  }
 }
 
 /** A slot in a store shared by processes: renewed every half lease while it is held. */
@@ -599,9 +655,10 @@ const slotFailed = (error: unknown) =>
   );
 
 /**
- * The accepted answer with its RateLimit fields. Its slot is free before the client has the whole
- * answer: released now, or before a streamed body's end (or failure) is passed on, or when the
- * client cancels it. A `Response` must have headers of its own (not a fetched one's).
+ * The accepted answer with its RateLimit fields (a `JsonReply`'s: its own headers with them).
+ * Its slot is free before the client has the whole answer: released now, or before a streamed
+ * body's end (or failure) is passed on, or when the client cancels it. A `Response` must have
+ * headers of its own (not a fetched one's).
  */
 function finish(
   reply: Reply,
@@ -612,7 +669,7 @@ function finish(
   if (reply instanceof Response && (reply.headers.has(RATELIMIT[0]) || reply.headers.has(TOKEN_FIELDS[0])))
     headers = undefined;
   if (reply instanceof JsonReply) {
-    const answer = headers ? new JsonReply(reply.status, reply.text, { ...reply.headers, ...headers }) : reply;
+    const answer = headers ? new JsonReply(reply.status, reply.text, headers) : reply;
     const released = slot?.release();
     return released ? released.then(() => answer) : answer;
   }

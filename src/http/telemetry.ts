@@ -12,6 +12,7 @@ import {
   spanFailed,
   type Telemetry,
   type TelemetrySpan,
+  type TelemetrySpanOptions,
 } from '../agent/telemetry.ts';
 import type { Principal } from '../agent/types.ts';
 import type { IdText } from './json-rpc.ts';
@@ -26,6 +27,12 @@ const ENTRY = 'agentward.auth.entry';
 
 /** The characters of a caller's JSON-RPC id a span keeps (design §32). */
 const MAX_ID = 128;
+
+/**
+ * Each operation's span name and options, made once (as a run's are, agent/telemetry.ts): a
+ * tracer reads them and keeps none of them (docs/design.md §30, "Speed tricks and what they bought").
+ */
+const SPANS: Record<string, { name: string; options: TelemetrySpanOptions }> = {};
 
 /** The span of one request: started with its answer, told what happens as it goes, ended with the reply. */
 export class RequestTrace {
@@ -45,8 +52,11 @@ export class RequestTrace {
     // names no route or a method it does not answer.
     const named = operationOf(route, method);
     const operation = named === undefined ? 'unknown' : named === 'ui' ? 'send' : named;
-    const options = { kind: INTERNAL, attributes: { 'agentward.operation': operation } };
-    return startSpan(this.telemetry.tracer, `agentward ${operation}`, options, (span) => {
+    const { name, options } = (SPANS[operation] ??= {
+      name: `agentward ${operation}`,
+      options: { kind: INTERNAL, attributes: { 'agentward.operation': operation } },
+    });
+    return startSpan(this.telemetry.tracer, name, options, (span) => {
       this.span = span;
       return answer();
     });
