@@ -147,11 +147,18 @@ function checkShape(record: unknown): asserts record is Record<string, unknown> 
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/;
 
+/** The last instant read, and its milliseconds: records of one millisecond share their `time` text. */
+let lastInstant = { text: '', ms: 0 };
+
 /** Milliseconds since the epoch of an ISO 8601 instant (date, time and zone), else `undefined`. */
 export function isoInstant(value: unknown): number | undefined {
-  if (typeof value !== 'string' || !ISO_INSTANT.test(value)) return undefined;
+  if (typeof value !== 'string') return undefined;
+  if (value === lastInstant.text) return lastInstant.ms;
+  if (!ISO_INSTANT.test(value)) return undefined;
   const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
+  if (Number.isNaN(ms)) return undefined;
+  lastInstant = { text: value, ms };
+  return ms;
 }
 
 /** The instant of a record's `time`, or `undefined`. */

@@ -21,6 +21,13 @@ const refuse = (message: string) => new AuditError('AUDIT_RECORD_INVALID', messa
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
+ * Member names already checked, as written with their colon (`"time":`): records of one kind
+ * repeat them (docs/design.md §30, "Speed tricks"). At most 1,000 names of up to 64 units, kept
+ * for the process; a name past either bound is checked and written each time.
+ */
+const MEMBER_NAMES = new Map<string, string>();
+
+/**
  * Writes `value` as canonical JSON. `path` holds the names and indexes that lead to it, and
  * `open` the objects and arrays being written around it (a cycle comes back to one of them);
  * both are read only to name a refused part, so no path text is made while all is well
@@ -68,9 +75,14 @@ function write(value: unknown, path: (string | number)[], open: object[]): strin
       // As JSON.stringify does: a property whose value is undefined is not written.
       if (record[name] === undefined) continue;
       path.push(name);
-      if (LONE_SURROGATE.test(name))
-        throw refuse(`canonicalJson(): ${pathText(path)} has a name that holds a lone surrogate (not I-JSON)`);
-      text += `${text.length === 1 ? '' : ','}${JSON.stringify(name)}:${write(record[name], path, open)}`;
+      let member = MEMBER_NAMES.get(name);
+      if (member === undefined) {
+        if (LONE_SURROGATE.test(name))
+          throw refuse(`canonicalJson(): ${pathText(path)} has a name that holds a lone surrogate (not I-JSON)`);
+        member = `${JSON.stringify(name)}:`;
+        if (name.length <= 64 && MEMBER_NAMES.size < 1_000) MEMBER_NAMES.set(name, member);
+      }
+      text += `${text.length === 1 ? '' : ','}${member}${write(record[name], path, open)}`;
       path.pop();
     }
     text += '}';
