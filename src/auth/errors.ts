@@ -22,6 +22,8 @@ export const isScopeList = (value: unknown): value is readonly string[] =>
  */
 export class AuthError extends Error {
   readonly status: 401 | 403;
+  /** `AGENT_AUTH_UNAUTHORIZED` with 401, `AGENT_AUTH_FORBIDDEN` with 403. */
+  readonly code: 'AGENT_AUTH_UNAUTHORIZED' | 'AGENT_AUTH_FORBIDDEN';
   /** The scopes a 403 asks the client to obtain (`insufficient_scope`). */
   readonly scope?: readonly string[];
 
@@ -44,6 +46,7 @@ export class AuthError extends Error {
     (this as { [AUTH_ERROR]?: true })[AUTH_ERROR] = true;
     this.name = 'AuthError';
     this.status = status;
+    this.code = status === 401 ? 'AGENT_AUTH_UNAUTHORIZED' : 'AGENT_AUTH_FORBIDDEN';
     if (scope !== undefined) this.scope = Object.freeze([...scope]);
   }
 }

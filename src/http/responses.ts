@@ -1,5 +1,9 @@
-/** A route's refusal: its status and the message that becomes `{"error":"<message>"}`. */
+/**
+ * A route's refusal: its status and the message that becomes `{"error":"<message>"}`. The route
+ * handler catches it and answers with it; `code` is `HTTP_REFUSAL` and `status` tells refusals apart.
+ */
 export class HttpError extends Error {
+  readonly code = 'HTTP_REFUSAL' as const;
   readonly status: number;
 
   constructor(status: number, message: string) {

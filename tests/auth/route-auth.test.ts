@@ -97,6 +97,12 @@ test('an entry that throws AuthError(403) refuses with 403; later entries are no
   assert.deepEqual(asked, ['stopper']);
 });
 
+test('AuthError carries a code for its status: AGENT_AUTH_UNAUTHORIZED (401), AGENT_AUTH_FORBIDDEN (403)', () => {
+  assert.equal(new AuthError(401).code, 'AGENT_AUTH_UNAUTHORIZED');
+  assert.equal(new AuthError(403).code, 'AGENT_AUTH_FORBIDDEN');
+  assert.equal(new AuthError(403, { scope: ['mcp:write'] }).code, 'AGENT_AUTH_FORBIDDEN');
+});
+
 test('an entry that throws anything else is a 500 with a generic body, logged once with console.error, never sent to the caller', async () => {
   const secret = 'db-password-hunter2';
   const thrown: [string, unknown][] = [
