@@ -32,7 +32,7 @@ const MAX_ID = 128;
  * Each operation's span name and options, made once (as a run's are, agent/telemetry.ts): a
  * tracer reads them and keeps none of them (docs/design.md §30, "Speed tricks and what they bought").
  */
-const SPANS: Record<string, { name: string; options: TelemetrySpanOptions }> = {};
+const SPANS = new Map<string, { name: string; options: TelemetrySpanOptions }>();
 
 /** The span of one request: started with its answer, told what happens as it goes, ended with the reply. */
 export class RequestTrace {
@@ -52,10 +52,15 @@ export class RequestTrace {
     // names no route or a method it does not answer.
     const named = operationOf(route, method);
     const operation = named === undefined ? 'unknown' : named === 'ui' ? 'send' : named;
-    const { name, options } = (SPANS[operation] ??= {
-      name: `agentward ${operation}`,
-      options: { kind: INTERNAL, attributes: { 'agentward.operation': operation } },
-    });
+    let kept = SPANS.get(operation);
+    if (kept === undefined) {
+      kept = {
+        name: `agentward ${operation}`,
+        options: { kind: INTERNAL, attributes: { 'agentward.operation': operation } },
+      };
+      SPANS.set(operation, kept);
+    }
+    const { name, options } = kept;
     return startSpan(this.telemetry.tracer, name, options, (span) => {
       this.span = span;
       return answer();
