@@ -63,3 +63,24 @@ test('sha256() of strings agrees with Web Crypto on their UTF-8 bytes for 0 to 8
     }
   }
 });
+
+test('sha256() agrees with Web Crypto at the edges of its kept buffer: strings of 318 to 322 UTF-16 units of 1- to 4-byte characters, bytes of 1,010 to 1,030', async () => {
+  const encoder = new TextEncoder();
+  const check = async (input: string | Uint8Array, what: string) => {
+    const bytes = typeof input === 'string' ? encoder.encode(input) : input;
+    const expected = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+    assert.equal(hex(sha256(input)), hex(expected), what);
+    // A short input straight after: nothing of the longer message may be left in the kept buffer.
+    assert.equal(hex(sha256('z')), '594e519ae499312b29433b7dd8a97ff068defcba9755b6d5d00e84c524d67b06', `after ${what}`);
+  };
+  for (const char of ['a', '\u00e9', '\u20ac', '\u{1f600}'])
+    for (let units = 318; units <= 322; units++) {
+      const text = char.repeat(Math.ceil(units / char.length)).slice(0, units - (units % char.length));
+      await check(text, `${text.length} units of ${JSON.stringify(char)}`);
+    }
+  for (let length = 1010; length <= 1030; length++)
+    await check(
+      Uint8Array.from({ length }, (_, i) => (i * 7 + length) & 0xff),
+      `${length} bytes`,
+    );
+});
